@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the project needs (LibreOffice for the sidecar, fonts, test tools), only those
+# missing. Used by `npm start` and by CI. Needs root; otherwise prints what to install and exits non-zero.
+set -euo pipefail
+packages=(
+  libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
+  fonts-dejavu fonts-crosextra-carlito fonts-crosextra-caladea
+  poppler-utils espeak-ng ffmpeg chromium
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "edgefloor: missing system packages: ${missing[*]}" >&2
+  echo "edgefloor: install them with: sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+echo "edgefloor: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,29 @@
+// Builds converter inputs and contexts from in-memory bytes, for converter and engine tests in workerd.
+import { env } from 'cloudflare:test'
+import { loadConfig, type Config } from '../../worker/config'
+import { ConversionError, type ConversionContext, type ConversionInput, type ConversionOutput } from '../../worker/converters/converter'
+
+export function inputFromBytes(name: string, bytes: Uint8Array, contentType = 'application/octet-stream'): ConversionInput {
+  const extension = name.includes('.') ? name.slice(name.lastIndexOf('.')).toLowerCase() : ''
+  return {
+    name,
+    extension,
+    contentType,
+    size: bytes.byteLength,
+    stream: () => new Blob([bytes]).stream(),
+    bytes: async (maxBytes) => {
+      if (bytes.byteLength > maxBytes) throw new ConversionError(`file is larger than ${maxBytes} bytes`, { status: 413 })
+      return bytes
+    },
+  }
+}
+
+export function testContext(overrides: Partial<ConversionContext> & { settings?: Partial<Config> } = {}): ConversionContext {
+  const { settings, ...rest } = overrides
+  return { jobId: 'test-job', config: { ...loadConfig(env), ...settings }, options: {}, ...rest }
+}
+
+export async function outputBytes(output: ConversionOutput): Promise<Uint8Array> {
+  if (output.body instanceof Uint8Array) return output.body
+  return new Uint8Array(await new Response(output.body).arrayBuffer())
+}

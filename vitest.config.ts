@@ -1,0 +1,43 @@
+// Two projects: `worker` runs inside workerd with real D1, R2 and Queues (the Worker under test is
+// worker/index.ts, configured by wrangler.toml); `node` runs the sidecar and end-to-end suites on Node 22.
+import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
+import { fileURLToPath } from 'node:url'
+import { defineConfig } from 'vitest/config'
+
+const root = fileURLToPath(new URL('.', import.meta.url))
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest(async () => ({
+            wrangler: { configPath: `${root}wrangler.toml` },
+            remoteBindings: false,
+            miniflare: {
+              bindings: {
+                JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
+                TEST_MIGRATIONS: await readD1Migrations(`${root}migrations`),
+              },
+            },
+          })),
+        ],
+        test: {
+          name: 'worker',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/sidecar/**', 'test/e2e/**'],
+          setupFiles: ['test/setup/apply-migrations.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['test/sidecar/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
+  },
+})

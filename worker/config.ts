@@ -1,0 +1,140 @@
+// Every setting of the Worker, validated once per env object. A setting lives in exactly three places:
+// wrangler.toml [vars] (or a secret), this schema, and the README's configuration table.
+import { z } from 'zod'
+
+const DURATION = /^(\d+)\s*(ms|s|m|h|d|w)$/
+const UNIT_SECONDS = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400, w: 604800 } as const
+
+/** "7d", "24h", "90s" → seconds. Plain numbers are seconds too. */
+export function parseDurationSeconds(value: string): number | undefined {
+  const trimmed = value.trim()
+  if (/^\d+$/.test(trimmed)) return Number(trimmed)
+  const match = DURATION.exec(trimmed)
+  if (!match) return undefined
+  return Math.floor(Number(match[1]) * UNIT_SECONDS[match[2] as keyof typeof UNIT_SECONDS])
+}
+
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      const seconds = parseDurationSeconds(value)
+      if (seconds === undefined || seconds <= 0) {
+        ctx.addIssue({ code: 'custom', message: `expected a duration like 7d, 24h, 15m or 90s, got "${value}"` })
+        return z.NEVER
+      }
+      return seconds
+    })
+
+const flag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])
+    .default(fallback ? 'true' : 'false')
+    .transform((value) => ['true', '1', 'yes', 'on'].includes(value))
+
+const integer = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback)
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value ? value : undefined))
+
+const MiB = 1024 * 1024
+
+export const configSchema = z.object({
+  APP_URL: z.url().default('http://127.0.0.1:8787'),
+
+  // auth
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters'),
+  JWT_ISSUER: z.string().min(1).default('edgefloor'),
+  JWT_AUDIENCE: z.string().min(1).default('edgefloor'),
+  AUTH_JWT_EXPIRATION_AUTH: duration('7d'),
+  AUTH_JWT_EXPIRATION_VERIFY: duration('24h'),
+  AUTH_JWT_EXPIRATION_RESET: duration('1h'),
+  AUTH_REFRESH_TTL: duration('30d'),
+  AUTH_REGISTRATION_ENABLED: flag(true),
+  AUTH_REQUIRE_EMAIL_VERIFICATION: flag(false),
+  AUTH_DEFAULT_ROLE: z.string().min(1).default('user'),
+  AUTH_RATE_LIMIT_PER_MINUTE: integer(10),
+
+  // email
+  EMAIL_PROVIDER: z.enum(['console', 'mailchannels']).default('console'),
+  EMAIL_FROM: z.string().min(3).default('Edgefloor <no-reply@edgefloor.local>'),
+  MAILCHANNELS_API_URL: z.url().default('https://api.mailchannels.net/tx/v1/send'),
+  MAILCHANNELS_API_KEY: optionalText,
+
+  // files
+  FILES_MAX_BYTES: integer(100 * MiB, 1),
+  FILES_URL_TTL: duration('1h'),
+  FILES_QUOTA_BYTES: integer(0),
+  FILES_AUTO_CONVERT: flag(false),
+  R2_S3_ENDPOINT: optionalText,
+  R2_ACCESS_KEY_ID: optionalText,
+  R2_SECRET_ACCESS_KEY: optionalText,
+  R2_BUCKET_NAME: z.string().default('edgefloor-files'),
+
+  // conversion pipeline
+  CONVERT_WAIT_MS: integer(60_000),
+  CONVERT_PAGES_PER_STEP: integer(10, 1),
+  WEBHOOK_ALLOW_HTTP: flag(false),
+
+  // image → PNG
+  IMAGE_MAX_BYTES: integer(50 * MiB, 1),
+  IMAGE_MAX_PIXELS: integer(40_000_000, 1),
+  IMAGE_MAX_DIMENSION: integer(0),
+
+  // PDF → PNG
+  PDF_DPI: integer(150, 10),
+  PDF_MAX_PAGES: integer(1000, 1),
+  PDF_MAX_PAGE_PIXELS: integer(40_000_000, 1),
+  PDF_MAX_BYTES: integer(100 * MiB, 1),
+
+  // text → PNG
+  TEXT_MAX_BYTES: integer(5 * MiB, 1),
+  TEXT_MAX_PAGES: integer(200, 1),
+
+  // Office → PDF (Gotenberg-compatible sidecar)
+  GOTENBERG_URL: z.url().default('http://127.0.0.1:3000'),
+  GOTENBERG_USERNAME: optionalText,
+  GOTENBERG_PASSWORD: optionalText,
+  GOTENBERG_TIMEOUT_MS: integer(120_000, 1),
+  OFFICE_MAX_BYTES: integer(50 * MiB, 1),
+
+  // audio → text
+  TRANSCRIBE_PROVIDER: z.enum(['workers-ai', 'openai']).default('workers-ai'),
+  TRANSCRIBE_MODEL: z.string().default('@cf/openai/whisper-large-v3-turbo'),
+  TRANSCRIBE_URL: optionalText,
+  TRANSCRIBE_API_KEY: optionalText,
+  AUDIO_MAX_BYTES: integer(100 * MiB, 1),
+  AUDIO_MAX_SECONDS: integer(4 * 3600, 1),
+})
+
+export type Config = z.output<typeof configSchema>
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError'
+}
+
+const parsed = new WeakMap<object, Config>()
+
+/** Parses the env's vars and secrets once per env object; a bad value names the variable. */
+export function loadConfig(env: object): Config {
+  const cached = parsed.get(env)
+  if (cached) return cached
+  const result = configSchema.safeParse(stringVars(env))
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`)
+  }
+  parsed.set(env, result.data)
+  return result.data
+}
+
+function stringVars(env: object): Record<string, string> {
+  const vars: Record<string, string> = {}
+  for (const [key, value] of Object.entries(env)) {
+    if (typeof value === 'string') vars[key] = value
+    else if (typeof value === 'number' || typeof value === 'boolean') vars[key] = String(value)
+  }
+  return vars
+}

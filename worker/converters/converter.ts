@@ -1,0 +1,91 @@
+// The one interface every converter implements. A converter turns one stored file into one or more new
+// files; it knows nothing of HTTP, queues or D1 (the pipeline does), only its input, its settings and engines.
+import type { Config } from '../config'
+
+/** The source file of a conversion step. The bytes come from storage on demand. */
+export interface ConversionInput {
+  readonly name: string // file name with extension, e.g. "report.docx"
+  readonly extension: string // lower-case with the dot: ".docx"
+  readonly contentType: string // sniffed MIME type
+  readonly size: number // bytes
+  /** A fresh stream of the bytes (each call reads storage again). */
+  stream(): ReadableStream<Uint8Array>
+  /**
+   * The whole file in memory, for engines that need it (WASM decoders). Throws a permanent ConversionError
+   * when the file is larger than maxBytes, before reading anything.
+   */
+  bytes(maxBytes: number): Promise<Uint8Array>
+}
+
+/** A slice of a step, for converters that fan out (PDF pages): outputs [start, end) of `total`. */
+export interface PartRange {
+  readonly start: number
+  readonly end: number
+}
+
+export interface ConversionContext {
+  readonly jobId: string
+  readonly config: Config
+  /** Options given by the client in the convert request (e.g. { landscape: true, password: "…" }). */
+  readonly options: Readonly<Record<string, string | number | boolean>>
+  /** Set when the pipeline runs one part of a step that `plan` split. */
+  readonly part?: PartRange
+  /** Bindings an engine may need; only what exists in this runtime. */
+  readonly ai?: Ai
+  readonly signal?: AbortSignal
+}
+
+export interface ConversionOutput {
+  /** Position among all outputs of the step, 0-based; "n of m" uses index + 1 and total. */
+  readonly index: number
+  readonly total: number
+  readonly extension: string // ".png"
+  readonly contentType: string // "image/png"
+  readonly body: ReadableStream<Uint8Array> | Uint8Array
+  /** Facts recorded on the new file record (e.g. { width, height, page }). */
+  readonly metadata?: Readonly<Record<string, unknown>>
+}
+
+export interface ConversionPlan {
+  /** Total number of outputs the step will produce. */
+  readonly total: number
+  /** How to split the step into messages; one part covers everything when absent. */
+  readonly parts: readonly PartRange[]
+  /** Facts recorded on the source record (e.g. { page_count: 12 }). */
+  readonly sourceMetadata?: Readonly<Record<string, unknown>>
+}
+
+export interface Converter {
+  readonly name: string
+  /** Extensions with the dot, lower-case: ['.pdf']. */
+  readonly from: readonly string[]
+  /** Target extension with the dot: '.png'. */
+  readonly to: string
+  /** Optional: converters whose work splits (PDF pages) say how, after a cheap look at the input. */
+  plan?(input: ConversionInput, ctx: ConversionContext): Promise<ConversionPlan>
+  /**
+   * Converts the input (or ctx.part of it). Returning no outputs ends the chain here (e.g. a PNG that
+   * would not get smaller).
+   */
+  convert(input: ConversionInput, ctx: ConversionContext): Promise<ConversionOutput[]>
+}
+
+/**
+ * A failed conversion. `retryable` alone decides what the queue does: true for transient causes (a sidecar
+ * that is down, a 5xx, a rate limit), false for the input's own faults (corrupt, encrypted, too large).
+ * `status` is the HTTP status the API answers with when the failure reaches a client (422 by default).
+ */
+export class ConversionError extends Error {
+  override readonly name = 'ConversionError'
+  readonly retryable: boolean
+  readonly status: 400 | 413 | 415 | 422 | 502 | 503 | 504
+
+  constructor(
+    message: string,
+    options: { retryable?: boolean; status?: ConversionError['status']; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause })
+    this.retryable = options.retryable ?? false
+    this.status = options.status ?? (this.retryable ? 503 : 422)
+  }
+}
