@@ -11,13 +11,18 @@ export default defineConfig({
     projects: [
       {
         plugins: [
-          cloudflareTest(async () => ({
+          // Values that global setups `provide` (loopback stand-ins' URLs) become bindings here.
+          cloudflareTest(async ({ inject }) => ({
             wrangler: { configPath: `${root}wrangler.toml` },
             remoteBindings: false,
             miniflare: {
               bindings: {
                 JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
                 TEST_MIGRATIONS: await readD1Migrations(`${root}migrations`),
+                EMAIL_PROVIDER: 'mailchannels',
+                MAILCHANNELS_API_URL: `${inject('mailCatcherUrl')}/tx/v1/send`,
+                MAILCHANNELS_API_KEY: 'test-mailchannels-key',
+                MAIL_CATCHER_URL: inject('mailCatcherUrl'),
               },
             },
           })),
@@ -27,6 +32,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/sidecar/**', 'test/e2e/**'],
           setupFiles: ['test/setup/apply-migrations.ts'],
+          globalSetup: ['test/setup/mail-catcher.ts'],
         },
       },
       {

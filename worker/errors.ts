@@ -1,4 +1,5 @@
 // The one error model: ApiError carries a public message and status; the private cause stays in the log.
+import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 
 export interface ErrorBody {
@@ -35,6 +36,10 @@ export class ApiError extends Error {
 export function toErrorResponse(error: unknown, requestId: string): Response {
   if (error instanceof ApiError) {
     return Response.json(error.toBody(), { status: error.status, headers: error.headers })
+  }
+  if (error instanceof HTTPException && error.status < 500) {
+    // Hono's own 4xx (e.g. malformed JSON from the validator): its message is meant for the client.
+    return Response.json({ message: error.message || 'bad request', code: 'bad_request' }, { status: error.status })
   }
   console.error(JSON.stringify({ level: 'error', requestId, error: describeError(error) }))
   return Response.json({ message: 'internal error', request_id: requestId }, { status: 500 })

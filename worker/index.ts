@@ -1,4 +1,10 @@
+// The Worker: HTTP through the Hono app; Durable Objects exported for their bindings.
+import { createApp } from './app'
+
+const app = createApp()
+
 export default {
-  async fetch() { return Response.json({ name: 'edgefloor' }) },
+  fetch: app.fetch,
 } satisfies ExportedHandler<Env>
-export class RateLimiter {}
+
+export { RateLimiter } from './auth/rate-limit'

@@ -1,1 +1,0 @@
-CREATE TABLE users (id TEXT PRIMARY KEY);

@@ -1,0 +1,37 @@
+// Drives the Worker through its own fetch handler in workerd, as a client would.
+import { exports } from 'cloudflare:workers'
+
+export const BASE = 'http://edgefloor.test'
+
+export interface CallOptions {
+  token?: string
+  json?: unknown
+  body?: BodyInit
+  headers?: Record<string, string>
+  /** Client address as Cloudflare reports it; a fresh one per call unless given (rate limits are per IP). */
+  ip?: string
+}
+
+export function randomIp(): string {
+  const octet = () => Math.floor(Math.random() * 254) + 1
+  return `10.${octet()}.${octet()}.${octet()}`
+}
+
+export async function call(method: string, path: string, options: CallOptions = {}): Promise<Response> {
+  const headers = new Headers(options.headers)
+  headers.set('cf-connecting-ip', options.ip ?? randomIp())
+  if (options.token) headers.set('authorization', `Bearer ${options.token}`)
+  let body = options.body
+  if (options.json !== undefined) {
+    headers.set('content-type', 'application/json')
+    body = JSON.stringify(options.json)
+  }
+  return exports.default.fetch(new Request(`${BASE}${path}`, { method, headers, body }))
+}
+
+/** Calls and parses the JSON body, returning both. */
+export async function callJson<T = any>(method: string, path: string, options: CallOptions = {}): Promise<{ status: number; body: T; headers: Headers }> {
+  const response = await call(method, path, options)
+  const text = await response.text()
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, headers: response.headers }
+}

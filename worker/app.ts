@@ -1,0 +1,52 @@
+// The Hono app: middleware order, route mounting and the error handler.
+import { bodyLimit } from 'hono/body-limit'
+import { newRouter, type AppEnv } from './api'
+import { accountRoutes } from './auth/routes'
+import { loadConfig } from './config'
+import { openDatabase } from './db/client'
+import { ApiError, toErrorResponse } from './errors'
+import packageJson from '../package.json'
+
+const JSON_BODY_MAX_BYTES = 1024 * 1024
+
+export function createApp() {
+  const app = newRouter()
+
+  app.use(async (c, next) => {
+    const requestId = c.req.header('cf-ray') ?? crypto.randomUUID()
+    c.set('requestId', requestId)
+    c.set('config', loadConfig(c.env))
+    c.set('db', openDatabase(c.env.DB))
+    await next()
+    c.header('x-request-id', requestId)
+  })
+
+  const limitJson = bodyLimit({
+    maxSize: JSON_BODY_MAX_BYTES,
+    onError: () => {
+      throw new ApiError(413, `request body is larger than ${JSON_BODY_MAX_BYTES} bytes`, { code: 'body_too_large' })
+    },
+  })
+  app.use(async (c, next) => {
+    if (c.req.header('content-type')?.toLowerCase().includes('application/json')) return limitJson(c, next)
+    await next()
+  })
+
+  app.get('/', (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' }))
+
+  app.route('/', accountRoutes())
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'Edgefloor API', version: packageJson.version, description: 'Accounts, file storage and automatic file conversion at the edge.' },
+  })
+
+  app.notFound(() => {
+    throw new ApiError(404, 'not found', { code: 'not_found' })
+  })
+  app.onError((error, c) => toErrorResponse(error, c.get('requestId') ?? 'unknown'))
+  return app
+}
+
+export type App = ReturnType<typeof createApp>

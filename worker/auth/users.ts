@@ -1,0 +1,151 @@
+// User accounts: creating, authenticating, verifying and resetting, and the public shapes of a user.
+import { eq } from 'drizzle-orm'
+import type { Config } from '../config'
+import type { Database } from '../db/client'
+import { newId } from '../db/ids'
+import { spentTokens, users } from '../db/schema'
+import { ApiError } from '../errors'
+import { userValueSchemas } from '../rules/resources'
+import { readableValues, withDefaults } from '../rules/values'
+import { models } from '../rules/resources'
+import { hashPassword, spendDummyCheck, verifyPassword } from './passwords'
+import { revokeAllSessions } from './sessions'
+
+export type UserRecord = typeof users.$inferSelect
+
+/** The authenticated caller, as middleware puts it on the request. */
+export interface AuthUser {
+  id: string
+  email: string
+  name: string
+  role: string
+  emailVerified: boolean
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase()
+}
+
+export function newSecurityStamp(): string {
+  return crypto.randomUUID()
+}
+
+export function toAuthUser(user: UserRecord): AuthUser {
+  return { id: user.id, email: user.email, name: user.name, role: user.role, emailVerified: user.emailVerified }
+}
+
+/** The user object of the login response: exactly these four keys (spec). */
+export function loginShape(user: UserRecord) {
+  return { _id: user.id, email: user.email, name: user.name, role: user.role }
+}
+
+/** Everything a user may read about an account: built-in fields and the custom fields with `r`. */
+export function publicShape(user: UserRecord) {
+  return {
+    _id: user.id,
+    email: user.email,
+    name: user.name,
+    role: user.role,
+    email_verified: user.emailVerified,
+    created_at: new Date(user.createdAt).toISOString(),
+    updated_at: new Date(user.updatedAt).toISOString(),
+    ...readableValues(userValueSchemas, user.values),
+  }
+}
+
+export async function findUser(db: Database, id: string): Promise<UserRecord | undefined> {
+  return db.query.users.findFirst({ where: eq(users.id, id) })
+}
+
+export async function findUserByEmail(db: Database, email: string): Promise<UserRecord | undefined> {
+  return db.query.users.findFirst({ where: eq(users.email, normalizeEmail(email)) })
+}
+
+export interface Registration {
+  email: string
+  password: string
+  name?: string | undefined
+  values: Record<string, unknown>
+}
+
+export async function registerUser(db: Database, config: Config, input: Registration): Promise<UserRecord> {
+  if (!config.AUTH_REGISTRATION_ENABLED) throw new ApiError(403, 'registration is disabled', { code: 'registration_disabled' })
+  const email = normalizeEmail(input.email)
+  if (await findUserByEmail(db, email)) throw emailTaken()
+  const now = Date.now()
+  const record = {
+    id: newId(now),
+    email,
+    passwordHash: await hashPassword(input.password),
+    name: input.name?.trim() ?? '',
+    role: config.AUTH_DEFAULT_ROLE,
+    emailVerified: false,
+    securityStamp: newSecurityStamp(),
+    values: withDefaults(models.Users.values, input.values),
+    createdAt: now,
+    updatedAt: now,
+  }
+  try {
+    const [created] = await db.insert(users).values(record).returning()
+    return created!
+  } catch (error) {
+    // Two registrations racing for one address: the unique index decides.
+    if (String((error as Error)?.cause ?? error).includes('UNIQUE')) throw emailTaken()
+    throw error
+  }
+}
+
+const emailTaken = () => new ApiError(409, 'an account with this email already exists', { code: 'email_taken' })
+
+/** The user for these credentials, or 401; an unknown email costs the same hash work as a wrong password. */
+export async function authenticate(db: Database, email: string, password: string): Promise<UserRecord> {
+  const user = await findUserByEmail(db, email)
+  if (!user) {
+    await spendDummyCheck(password)
+    throw invalidCredentials()
+  }
+  const check = await verifyPassword(user.passwordHash, password)
+  if (!check.matches) throw invalidCredentials()
+  if (check.needsRehash) {
+    const passwordHash = await hashPassword(password)
+    await db.update(users).set({ passwordHash }).where(eq(users.id, user.id))
+    return { ...user, passwordHash }
+  }
+  return user
+}
+
+const invalidCredentials = () => new ApiError(401, 'invalid email or password', { code: 'invalid_credentials' })
+
+/** Records a single-use token as spent; false when it already was. */
+export async function spendToken(db: Database, jti: string, expiresAtSeconds: number): Promise<boolean> {
+  const inserted = await db
+    .insert(spentTokens)
+    .values({ jti, expiresAt: expiresAtSeconds * 1000 })
+    .onConflictDoNothing()
+    .returning({ jti: spentTokens.jti })
+  return inserted.length === 1
+}
+
+export async function markEmailVerified(db: Database, userId: string): Promise<UserRecord | undefined> {
+  const [updated] = await db
+    .update(users)
+    .set({ emailVerified: true, updatedAt: Date.now() })
+    .where(eq(users.id, userId))
+    .returning()
+  return updated
+}
+
+/** Sets a new password and a new security stamp: every session and token issued before stops working. */
+export async function replacePassword(db: Database, userId: string, password: string): Promise<void> {
+  await db
+    .update(users)
+    .set({ passwordHash: await hashPassword(password), securityStamp: newSecurityStamp(), updatedAt: Date.now() })
+    .where(eq(users.id, userId))
+  await revokeAllSessions(db, userId)
+}
+
+/** Ends every session of the user, access tokens included (a new security stamp). */
+export async function signOutEverywhere(db: Database, userId: string): Promise<void> {
+  await db.update(users).set({ securityStamp: newSecurityStamp() }).where(eq(users.id, userId))
+  await revokeAllSessions(db, userId)
+}

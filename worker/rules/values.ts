@@ -1,0 +1,77 @@
+// A model's `values` map — { field: [type, letters, default?] } — turned into zod schemas. Letters: c = the
+// client may set it on create, r = it is returned (and filterable), u = the client may set it on update.
+// Fields a letter does not grant are refused, not ignored, so a mass-assignment attempt is visible.
+import { z } from 'zod'
+
+export const VALUE_TYPES = ['String', 'Number', 'Boolean', 'Object', 'Date'] as const
+export type ValueType = (typeof VALUE_TYPES)[number]
+export type ValueSpec = readonly [type: ValueType, letters: string, defaultValue?: unknown]
+export type ValuesMap = Readonly<Record<string, ValueSpec>>
+
+function fieldSchema(type: ValueType): z.ZodType {
+  switch (type) {
+    case 'String':
+      return z.string().max(10_000)
+    case 'Number':
+      return z.number().finite()
+    case 'Boolean':
+      return z.boolean()
+    case 'Object':
+      return z.record(z.string(), z.unknown())
+    case 'Date':
+      return z.iso.datetime({ offset: true }).or(z.iso.date())
+  }
+}
+
+function fieldsWith(values: ValuesMap, letter: 'c' | 'r' | 'u'): string[] {
+  return Object.entries(values)
+    .filter(([, [, letters]]) => letters.includes(letter))
+    .map(([name]) => name)
+}
+
+/** Throws with the field's name when a values map is malformed (checked at start-up). */
+export function validateValuesMap(model: string, values: ValuesMap): void {
+  for (const [name, spec] of Object.entries(values)) {
+    const [type, letters] = spec
+    if (!VALUE_TYPES.includes(type)) throw new Error(`model ${model}: field ${name} has unknown type ${String(type)}`)
+    if (!/^[cru]*$/.test(letters)) throw new Error(`model ${model}: field ${name} has letters "${letters}" (allowed: c, r, u)`)
+    if (spec.length > 2 && spec[2] !== undefined && !fieldSchema(type).safeParse(spec[2]).success) {
+      throw new Error(`model ${model}: field ${name} has a default that is not a ${type}`)
+    }
+  }
+}
+
+function objectOf(values: ValuesMap, names: string[]) {
+  return z.strictObject(Object.fromEntries(names.map((name) => [name, fieldSchema(values[name]![0]).optional()])))
+}
+
+export interface ValueSchemas {
+  /** Fields the client may send on create. */
+  create: z.ZodObject
+  /** Fields the client may send on update. */
+  update: z.ZodObject
+  readable: readonly string[]
+}
+
+export function buildValueSchemas(values: ValuesMap): ValueSchemas {
+  return {
+    create: objectOf(values, fieldsWith(values, 'c')),
+    update: objectOf(values, fieldsWith(values, 'u')),
+    readable: fieldsWith(values, 'r'),
+  }
+}
+
+/** The stored values for a new record: what the client sent, then defaults (an Object defaults to {}). */
+export function withDefaults(values: ValuesMap, given: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = {}
+  for (const [name, [type, , fallback]] of Object.entries(values)) {
+    if (given[name] !== undefined) result[name] = given[name]
+    else if (fallback !== undefined) result[name] = structuredClone(fallback)
+    else if (type === 'Object') result[name] = {}
+  }
+  return result
+}
+
+export function readableValues(schemas: ValueSchemas, stored: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(schemas.readable.filter((name) => name in stored).map((name) => [name, stored[name]]))
+}
