@@ -50,3 +50,42 @@ export const spentTokens = sqliteTable('spent_tokens', {
   jti: text('jti').primaryKey(),
   expiresAt: integer('expires_at').notNull(),
 })
+
+/**
+ * Stored files: uploads and the files converted from them (`parentId`). Bytes live in R2 under `key`, which the
+ * server chooses and never returns. `originKey` makes converted outputs idempotent: one record per
+ * (conversion step, output index), however often a queue message is delivered.
+ */
+export const files = sqliteTable(
+  'files',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    parentId: text('parent_id'),
+    name: text('name').notNull(),
+    extension: text('extension').notNull(),
+    contentType: text('content_type').notNull(),
+    size: integer('size').notNull(),
+    hash: text('hash').notNull(),
+    key: text('key').notNull(),
+    prefix: text('prefix').notNull().default(''),
+    fileModifiedAt: integer('file_modified_at'),
+    /** For converted files: position among the outputs of the step that made it (0-based), and their count. */
+    partIndex: integer('part_index'),
+    partTotal: integer('part_total'),
+    /** Facts about the content: page_count, width, height, word_count, language, … */
+    metadata: text('metadata', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+    jobId: text('job_id'),
+    originKey: text('origin_key'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (table) => [
+    uniqueIndex('files_key_unique').on(table.key),
+    uniqueIndex('files_origin_unique').on(table.originKey),
+    index('files_user_id').on(table.userId, table.id),
+    index('files_parent').on(table.parentId, table.partIndex),
+  ],
+)
