@@ -138,3 +138,23 @@ describe('health and unknown paths', () => {
     expect(res).toMatchObject({ status: 404, body: { message: 'not found' } })
   })
 })
+
+describe('custom user fields (Users values map)', () => {
+  it('stores fields with c on register, applies defaults and returns fields with r', async () => {
+    const email = uniqueEmail()
+    const res = await callJson('POST', '/auth/register', {
+      json: { email, password: 'long enough', avatar_url: 'https://example.com/a.png' },
+    })
+    expect(res.body.user).toMatchObject({ avatar_url: 'https://example.com/a.png', preferences: {} })
+    const login = await callJson('POST', '/auth/login', { json: { email, password: 'long enough' } })
+    expect(Object.keys(login.body.user).sort()).toEqual(['_id', 'email', 'name', 'role'])
+    const me = await callJson('GET', '/auth/user', { token: login.body.token })
+    expect(me.body).toMatchObject({ avatar_url: 'https://example.com/a.png', preferences: {} })
+  })
+
+  it('refuses a custom field of the wrong type', async () => {
+    const res = await callJson('POST', '/auth/register', { json: { email: uniqueEmail(), password: 'long enough', preferences: 'dark' } })
+    expect(res.status).toBe(400)
+    expect(res.body.message).toContain('preferences')
+  })
+})

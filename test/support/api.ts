@@ -35,3 +35,24 @@ export async function callJson<T = any>(method: string, path: string, options: C
   const text = await response.text()
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, headers: response.headers }
 }
+
+/**
+ * Calls a Worker built with some settings changed (same real D1, R2, Queues and Durable Objects), for
+ * behaviour that depends on configuration.
+ */
+export async function callWithSettings(settings: Partial<Record<keyof Env, string>>, method: string, path: string, options: CallOptions = {}): Promise<Response> {
+  const { createApp } = await import('../../worker/app')
+  const { env, createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test')
+  const headers = new Headers(options.headers)
+  headers.set('cf-connecting-ip', options.ip ?? randomIp())
+  if (options.token) headers.set('authorization', `Bearer ${options.token}`)
+  let body = options.body
+  if (options.json !== undefined) {
+    headers.set('content-type', 'application/json')
+    body = JSON.stringify(options.json)
+  }
+  const ctx = createExecutionContext()
+  const response = await createApp().fetch(new Request(`${BASE}${path}`, { method, headers, body }), { ...env, ...settings }, ctx)
+  await waitOnExecutionContext(ctx)
+  return response
+}
