@@ -1,6 +1,6 @@
 // The Hono app: middleware order, route mounting and the error handler.
 import { bodyLimit } from 'hono/body-limit'
-import { newRouter, type AppEnv } from './api'
+import { newRouter } from './api'
 import { accountRoutes } from './auth/routes'
 import { loadConfig } from './config'
 import { openDatabase } from './db/client'
