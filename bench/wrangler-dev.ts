@@ -1,0 +1,71 @@
+// Serves a Worker entry with `wrangler dev --local` on a free loopback port, with its own local state under
+// .tmp/, for benchmarks that measure through real HTTP. Timing is taken by the client: inside workerd the
+// clock does not advance during synchronous work.
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const root = fileURLToPath(new URL('..', import.meta.url))
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+export interface DevWorker {
+  url: string
+  pid: number
+  stop(): void
+}
+
+/** Starts `entry` (default: the real Worker) with the project's wrangler.toml and fresh migrated state. */
+export async function startDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}): Promise<DevWorker> {
+  const state = mkdtempSync(join(root, '.tmp', 'bench-state-'))
+  const envFile = join(state, 'bench.env')
+  writeFileSync(envFile, Object.entries({ JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }).map(([k, v]) => `${k}=${v}`).join('\n'))
+  const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' }
+  const migrate = spawnSync('wrangler', ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state], { cwd: root, env, encoding: 'utf8' })
+  if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`)
+  const port = await freePort()
+  const child = spawn(
+    'wrangler',
+    ['dev', entry, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'warn'],
+    { cwd: root, env, detached: true, stdio: ['ignore', 'ignore', 'inherit'] },
+  )
+  const url = `http://127.0.0.1:${port}`
+  const stop = () => {
+    try {
+      process.kill(-child.pid!, 'SIGTERM')
+    } catch {}
+    rmSync(state, { recursive: true, force: true })
+  }
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${url}/`)).status < 500) return { url, pid: child.pid!, stop }
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  stop()
+  throw new Error('the worker did not start within 60 s')
+}
+
+/** Memory of the workerd processes started under a wrangler process group (resident set, MiB). */
+export function workerdRssMiB(groupId: number): number {
+  const ps = spawnSync('ps', ['-o', 'rss=,comm=', '-g', String(groupId)], { encoding: 'utf8' })
+  return ps.stdout
+    .split('\n')
+    .filter((line) => line.includes('workerd'))
+    .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]) / 1024, 0)
+}
+
+export function formatRatio(label: string, ours: number, baselineLabel: string, baseline: number, unit: string): string {
+  return `${label}: ours ${ours.toFixed(2)} ${unit} · ${baselineLabel} ${baseline.toFixed(2)} ${unit} · ratio ${(ours / baseline).toFixed(2)}`
+}
