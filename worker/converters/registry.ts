@@ -1,0 +1,29 @@
+// The one registry of converters: "what does `.ext` become, and who does it". Two converters claiming one
+// source extension is a programming error, refused when the module loads (so at start-up, and in tests).
+import type { Converter } from './converter'
+
+/** Every converter of the service; each converter module adds itself here with one line. */
+const CONVERTERS: readonly Converter[] = []
+
+export function buildRegistry(converters: readonly Converter[]): ReadonlyMap<string, Converter> {
+  const byExtension = new Map<string, Converter>()
+  for (const converter of converters) {
+    for (const extension of converter.from) {
+      const claimed = byExtension.get(extension)
+      if (claimed) throw new Error(`converters ${claimed.name} and ${converter.name} both claim ${extension}`)
+      byExtension.set(extension, converter)
+    }
+  }
+  return byExtension
+}
+
+const registry = buildRegistry(CONVERTERS)
+
+/** The converter for a lower-case extension with its dot (".docx"), if any. */
+export function converterFor(extension: string): Converter | undefined {
+  return registry.get(extension.toLowerCase())
+}
+
+export function allConverters(): readonly Converter[] {
+  return CONVERTERS
+}
