@@ -5,11 +5,22 @@ import { accountRoutes } from './auth/routes'
 import { loadConfig } from './config'
 import { openDatabase } from './db/client'
 import { ApiError, toErrorResponse } from './errors'
+import { compileResources } from './rules/compile'
+import { resources, type ResourceConfig } from './rules/resources'
+import { resourceRoutes } from './rules/routes'
 import packageJson from '../package.json'
 
 const JSON_BODY_MAX_BYTES = 1024 * 1024
 
-export function createApp() {
+const defaultRoutes = compileResources(resources)
+
+export interface AppOptions {
+  /** The models and resource routes (worker/rules/resources.ts); tests pass their own. */
+  resources?: ResourceConfig
+}
+
+export function createApp(options: AppOptions = {}) {
+  const resourceRouteList = options.resources ? compileResources(options.resources) : defaultRoutes
   const app = newRouter()
 
   app.use(async (c, next) => {
@@ -35,6 +46,7 @@ export function createApp() {
   app.get('/', (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' }))
 
   app.route('/', accountRoutes())
+  app.route('/', resourceRoutes(resourceRouteList))
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
   app.doc31('/openapi.json', {

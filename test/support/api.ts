@@ -1,5 +1,6 @@
 // Drives the Worker through its own fetch handler in workerd, as a client would.
 import { exports } from 'cloudflare:workers'
+import type { ResourceConfig } from '../../worker/rules/resources'
 
 export const BASE = 'http://edgefloor.test'
 
@@ -41,6 +42,17 @@ export async function callJson<T = any>(method: string, path: string, options: C
  * behaviour that depends on configuration.
  */
 export async function callWithSettings(settings: Partial<Record<keyof Env, string>>, method: string, path: string, options: CallOptions = {}): Promise<Response> {
+  return callBuiltApp({ settings }, method, path, options)
+}
+
+/** Calls a Worker built with other models and resource routes (e.g. the Posts example). */
+export async function callWithResources(resources: ResourceConfig, method: string, path: string, options: CallOptions = {}) {
+  const response = await callBuiltApp({ resources }, method, path, options)
+  const text = await response.text()
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any, headers: response.headers }
+}
+
+async function callBuiltApp(build: { settings?: Partial<Record<keyof Env, string>>; resources?: ResourceConfig }, method: string, path: string, options: CallOptions): Promise<Response> {
   const { createApp } = await import('../../worker/app')
   const { env, createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test')
   const headers = new Headers(options.headers)
@@ -52,7 +64,8 @@ export async function callWithSettings(settings: Partial<Record<keyof Env, strin
     body = JSON.stringify(options.json)
   }
   const ctx = createExecutionContext()
-  const response = await createApp().fetch(new Request(`${BASE}${path}`, { method, headers, body }), { ...env, ...settings }, ctx)
+  const app = createApp({ resources: build.resources })
+  const response = await app.fetch(new Request(`${BASE}${path}`, { method, headers, body }), { ...env, ...build.settings }, ctx)
   await waitOnExecutionContext(ctx)
   return response
 }

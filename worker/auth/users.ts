@@ -70,6 +70,16 @@ export interface Registration {
 
 export async function registerUser(db: Database, config: Config, input: Registration): Promise<UserRecord> {
   if (!config.AUTH_REGISTRATION_ENABLED) throw new ApiError(403, 'registration is disabled', { code: 'registration_disabled' })
+  return createUser(db, { ...input, role: config.AUTH_DEFAULT_ROLE, emailVerified: false })
+}
+
+export interface NewUser extends Registration {
+  role: string
+  emailVerified: boolean
+}
+
+/** Inserts an account (registration, or an admin through /users); a taken email answers 409. */
+export async function createUser(db: Database, input: NewUser): Promise<UserRecord> {
   const email = normalizeEmail(input.email)
   if (await findUserByEmail(db, email)) throw emailTaken()
   const now = Date.now()
@@ -78,8 +88,8 @@ export async function registerUser(db: Database, config: Config, input: Registra
     email,
     passwordHash: await hashPassword(input.password),
     name: input.name?.trim() ?? '',
-    role: config.AUTH_DEFAULT_ROLE,
-    emailVerified: false,
+    role: input.role,
+    emailVerified: input.emailVerified,
     securityStamp: newSecurityStamp(),
     values: withDefaults(models.Users.values, input.values),
     createdAt: now,
@@ -89,13 +99,16 @@ export async function registerUser(db: Database, config: Config, input: Registra
     const [created] = await db.insert(users).values(record).returning()
     return created!
   } catch (error) {
-    // Two registrations racing for one address: the unique index decides.
-    if (String((error as Error)?.cause ?? error).includes('UNIQUE')) throw emailTaken()
-    throw error
+    throw isUniqueViolation(error) ? emailTaken() : error
   }
 }
 
-const emailTaken = () => new ApiError(409, 'an account with this email already exists', { code: 'email_taken' })
+/** Two writes racing for one address: the unique index decides. */
+export function isUniqueViolation(error: unknown): boolean {
+  return String((error as Error)?.cause ?? error).includes('UNIQUE')
+}
+
+export const emailTaken = () => new ApiError(409, 'an account with this email already exists', { code: 'email_taken' })
 
 /** The user for these credentials, or 401; an unknown email costs the same hash work as a wrong password. */
 export async function authenticate(db: Database, email: string, password: string): Promise<UserRecord> {

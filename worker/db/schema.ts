@@ -89,3 +89,20 @@ export const files = sqliteTable(
     index('files_parent').on(table.parentId, table.partIndex),
   ],
 )
+
+/**
+ * Records of the custom models declared in worker/rules/resources.ts: one table for all of them, the fields as
+ * a JSON document validated by the model's `values` schemas, so adding a model needs no migration. Fields that
+ * rules filter on get expression indexes on json_extract (created by the rules store).
+ */
+export const records = sqliteTable(
+  'records',
+  {
+    id: text('id').primaryKey(),
+    model: text('model').notNull(),
+    data: text('data', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (table) => [index('records_model').on(table.model, table.id)],
+)

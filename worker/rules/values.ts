@@ -72,6 +72,26 @@ export function withDefaults(values: ValuesMap, given: Record<string, unknown>):
   return result
 }
 
+/** The readable fields as optional typed properties, for response schemas. */
+export function readableShape(values: ValuesMap): Record<string, z.ZodType> {
+  return Object.fromEntries(fieldsWith(values, 'r').map((name) => [name, fieldSchema(values[name]![0]).optional()]))
+}
+
+/** A query-string filter value as the field's type: "true" → true for Booleans, numbers for Numbers. */
+export function parseFilterValue(type: ValueType, text: string): string | number | boolean | undefined {
+  switch (type) {
+    case 'String':
+    case 'Date':
+      return text
+    case 'Number':
+      return Number.isFinite(Number(text)) && text.trim() !== '' ? Number(text) : undefined
+    case 'Boolean':
+      return text === 'true' ? true : text === 'false' ? false : undefined
+    case 'Object':
+      return undefined
+  }
+}
+
 export function readableValues(schemas: ValueSchemas, stored: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(schemas.readable.filter((name) => name in stored).map((name) => [name, stored[name]]))
 }

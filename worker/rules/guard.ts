@@ -1,0 +1,70 @@
+// Applying a route's rules to one request. A rule that fails for the caller whatever the record holds answers
+// 403 and names the rule; a rule that fails because of the record answers 404 unless the caller may read that
+// record (then 403): someone else's record is indistinguishable from a missing one.
+import type { SQL } from 'drizzle-orm'
+import type { AuthUser } from '../auth/users'
+import { ApiError } from '../errors'
+import type { CompiledOperation, CompiledRoute, Operation } from './compile'
+import { evaluate, injectedValue, specialise, type ResourceFields } from './evaluate'
+import type { ModelStore } from './store'
+import { toWhere } from './to-where'
+
+export function forbidden(operation: CompiledOperation, message = 'not allowed'): ApiError {
+  return new ApiError(403, message, { code: 'forbidden', details: { rule: operation.source } })
+}
+
+export function notFound(route: CompiledRoute): ApiError {
+  return new ApiError(404, `${route.isUsers ? 'user' : `${route.model} record`} not found`, { code: 'not_found' })
+}
+
+/** The caller-specialised `_readAll` rule as SQL, or 403 when it can never pass for this caller. */
+export function listCondition(route: CompiledRoute, store: ModelStore, user: AuthUser): SQL {
+  const operation = route.operations._readAll
+  const rule = specialise(operation.rule, user)
+  if (rule.kind === 'const' && !rule.value) throw forbidden(operation)
+  return toWhere(rule, store.resolve)
+}
+
+/**
+ * The record addressed by the URL, once the caller passed `operation`'s rule for it. `parentId` (relation
+ * routes) must match the record's foreign key, else the record is not found under that parent.
+ */
+export async function loadPermitted(
+  route: CompiledRoute,
+  store: ModelStore,
+  name: Exclude<Operation, '_create' | '_readAll'>,
+  user: AuthUser,
+  id: string,
+  parentId?: string,
+): Promise<ResourceFields> {
+  const operation = route.operations[name]
+  const rule = specialise(operation.rule, user)
+  if (rule.kind === 'const' && !rule.value) throw forbidden(operation)
+  const record = await store.find(id)
+  if (!record || (route.parent && record[route.parent.foreignKey] !== parentId)) throw notFound(route)
+  if (evaluate(rule, user, record)) return record
+  const mayRead = name !== '_read' && evaluate(route.operations._read.rule, user, record)
+  throw mayRead ? forbidden(operation) : notFound(route)
+}
+
+/** Applies `inject` on top of what the client sent: the server's values always win. */
+export function withInjected(operation: CompiledOperation, user: AuthUser, fields: Record<string, unknown>, stored?: ResourceFields): Record<string, unknown> {
+  const result = { ...fields }
+  for (const [field, expression] of operation.inject) result[field] = injectedValue(expression, user, stored)
+  return result
+}
+
+/** The record as it would be stored must pass `_create`'s rule (e.g. its user_id is the caller's id). */
+export function checkCreate(route: CompiledRoute, user: AuthUser, candidate: ResourceFields): void {
+  if (!evaluate(route.operations._create.rule, user, candidate)) throw forbidden(route.operations._create)
+}
+
+/** Users: role, email and email_verified are set only by callers who pass `_privileged`. */
+export const PRIVILEGED_USER_FIELDS = ['role', 'email', 'email_verified'] as const
+
+export function checkPrivileged(route: CompiledRoute, user: AuthUser, fields: Record<string, unknown>, stored?: ResourceFields): void {
+  if (!route.isUsers) return
+  const touched = PRIVILEGED_USER_FIELDS.filter((field) => fields[field] !== undefined)
+  if (touched.length === 0) return
+  if (!evaluate(route.privileged.rule, user, stored)) throw forbidden(route.privileged, `not allowed to set ${touched.join(', ')}`)
+}

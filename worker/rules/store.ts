@@ -1,0 +1,226 @@
+// Where the records of a resource route live: the users table for Users, the shared records table (JSON
+// documents) for custom models. Both answer in the shape rules see (wire names, `_id`), so routes and rules
+// never care which one they talk to.
+import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm'
+import { createUser, emailTaken, findUser, isUniqueViolation, normalizeEmail, type UserRecord } from '../auth/users'
+import type { Config } from '../config'
+import type { Database } from '../db/client'
+import { newId } from '../db/ids'
+import { files, records, users } from '../db/schema'
+import { ApiError } from '../errors'
+import type { ResourceFields, Scalar } from './evaluate'
+import { jsonPath, type FieldAccess, type FieldResolver } from './to-where'
+import type { CompiledRoute } from './compile'
+
+export interface StoreDeps {
+  readonly db: Database
+  readonly d1: D1Database
+  readonly bucket: R2Bucket
+  readonly config: Config
+}
+
+export interface ListQuery {
+  /** The `_readAll` rule as SQL (already specialised for the caller). */
+  readonly where: SQL
+  /** field = value conditions: the relation's foreign key and the client's filters on readable fields. */
+  readonly equals: ReadonlyArray<readonly [field: string, value: Scalar]>
+  readonly limit: number
+  /** Rows older than this id (ids are time-ordered): the next page. */
+  readonly before?: string
+}
+
+export interface ModelStore {
+  readonly resolve: FieldResolver
+  find(id: string): Promise<ResourceFields | undefined>
+  list(query: ListQuery): Promise<ResourceFields[]>
+  insert(fields: Record<string, unknown>): Promise<ResourceFields>
+  update(id: string, fields: Record<string, unknown>): Promise<ResourceFields>
+  remove(id: string): Promise<void>
+  /** What a client may read of a record: `_id`, the readable fields and the timestamps. */
+  present(record: ResourceFields): Record<string, unknown>
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+function equalsCondition(access: FieldAccess, value: Scalar): SQL {
+  if (access.kind === 'column') return sql`${access.column} = ${typeof value === 'boolean' ? Number(value) : value}`
+  const path = sql.raw(`'${jsonPath(access.path)}'`)
+  if (typeof value === 'boolean') return sql`json_type(${access.document}, ${path}) = ${value ? 'true' : 'false'}`
+  return sql`json_extract(${access.document}, ${path}) = ${value}`
+}
+
+function listConditions(resolve: FieldResolver, query: ListQuery, idColumn: SQL | typeof users.id): SQL[] {
+  const conditions = [query.where, ...query.equals.map(([field, value]) => equalsCondition(resolve(field), value))]
+  if (query.before) conditions.push(lt(idColumn as typeof users.id, query.before))
+  return conditions
+}
+
+// ---- Users -----------------------------------------------------------------------------------------------
+
+const USER_COLUMNS: Record<string, FieldAccess> = {
+  _id: { kind: 'column', column: sql`${users.id}`, type: 'text' },
+  email: { kind: 'column', column: sql`${users.email}`, type: 'text' },
+  name: { kind: 'column', column: sql`${users.name}`, type: 'text' },
+  role: { kind: 'column', column: sql`${users.role}`, type: 'text' },
+  email_verified: { kind: 'column', column: sql`${users.emailVerified}`, type: 'boolean' },
+}
+
+function userFields(user: UserRecord): ResourceFields {
+  return {
+    ...user.values,
+    _id: user.id,
+    email: user.email,
+    name: user.name,
+    role: user.role,
+    email_verified: user.emailVerified,
+    created_at: iso(user.createdAt),
+    updated_at: iso(user.updatedAt),
+  }
+}
+
+const BUILT_IN_USER_FIELDS = ['_id', 'email', 'name', 'role', 'email_verified', 'created_at', 'updated_at']
+
+/**
+ * @param children relation routes under /users whose records belong to a user and go with the account.
+ */
+export function usersStore(deps: StoreDeps, route: CompiledRoute, children: readonly CompiledRoute[]): ModelStore {
+  const { db } = deps
+  const resolve: FieldResolver = (field) =>
+    USER_COLUMNS[field] ?? { kind: 'json', document: sql`${users.values}`, path: field }
+  const customFields = Object.keys(route.values)
+
+  return {
+    resolve,
+    async find(id) {
+      const user = await findUser(db, id)
+      return user && userFields(user)
+    },
+    async list(query) {
+      const rows = await db
+        .select()
+        .from(users)
+        .where(and(...listConditions(resolve, query, users.id)))
+        .orderBy(desc(users.id))
+        .limit(query.limit)
+      return rows.map(userFields)
+    },
+    async insert(fields) {
+      const values = Object.fromEntries(customFields.filter((name) => fields[name] !== undefined).map((name) => [name, fields[name]]))
+      const user = await createUser(db, {
+        email: String(fields.email),
+        password: String(fields.password),
+        name: typeof fields.name === 'string' ? fields.name : undefined,
+        role: typeof fields.role === 'string' ? fields.role : deps.config.AUTH_DEFAULT_ROLE,
+        emailVerified: fields.email_verified === true,
+        values,
+      })
+      return userFields(user)
+    },
+    async update(id, fields) {
+      const current = await findUser(db, id)
+      if (!current) throw new ApiError(404, 'user not found')
+      const changes: Partial<typeof users.$inferInsert> = { updatedAt: Date.now() }
+      if (typeof fields.name === 'string') changes.name = fields.name.trim()
+      if (typeof fields.role === 'string') changes.role = fields.role
+      if (typeof fields.email === 'string') changes.email = normalizeEmail(fields.email)
+      if (typeof fields.email_verified === 'boolean') changes.emailVerified = fields.email_verified
+      const custom = customFields.filter((name) => fields[name] !== undefined)
+      if (custom.length > 0) changes.values = { ...current.values, ...Object.fromEntries(custom.map((name) => [name, fields[name]])) }
+      try {
+        const [updated] = await db.update(users).set(changes).where(eq(users.id, id)).returning()
+        return userFields(updated!)
+      } catch (error) {
+        throw isUniqueViolation(error) ? emailTaken() : error
+      }
+    },
+    async remove(id) {
+      // Records first (one batch: all or nothing), bytes after: a failure can leave unreachable bytes to
+      // retry, never a record whose bytes are gone.
+      const keys = (await db.select({ key: files.key }).from(files).where(eq(files.userId, id))).map((row) => row.key)
+      const owned = children.map((child) =>
+        db.delete(records).where(and(eq(records.model, child.model), equalsCondition(recordResolver(child.parent!.foreignKey), id))),
+      )
+      await db.batch([db.delete(users).where(eq(users.id, id)), db.delete(files).where(eq(files.userId, id)), ...owned])
+      for (let start = 0; start < keys.length; start += 1000) await deps.bucket.delete(keys.slice(start, start + 1000))
+    },
+    present(record) {
+      const readable = [...BUILT_IN_USER_FIELDS, ...route.schemas.readable]
+      return Object.fromEntries(readable.filter((name) => name in record).map((name) => [name, record[name]]))
+    },
+  }
+}
+
+// ---- Custom models ---------------------------------------------------------------------------------------
+
+function recordResolver(field: string): FieldAccess {
+  if (field === '_id') return { kind: 'column', column: sql`${records.id}`, type: 'text' }
+  return { kind: 'json', document: sql`${records.data}`, path: field }
+}
+
+function recordFields(row: typeof records.$inferSelect): ResourceFields {
+  return { ...row.data, _id: row.id, created_at: iso(row.createdAt), updated_at: iso(row.updatedAt) }
+}
+
+const indexedModels = new WeakMap<D1Database, Set<string>>()
+
+/**
+ * Expression indexes on the fields a model's rules and relation filter by, created once per isolate and
+ * database (IF NOT EXISTS makes a repeat harmless), so a filtered list stays an index lookup as records grow.
+ */
+async function ensureIndexes(d1: D1Database, route: CompiledRoute, fields: readonly string[]): Promise<void> {
+  const done = indexedModels.get(d1) ?? new Set<string>()
+  indexedModels.set(d1, done)
+  if (done.has(route.model)) return
+  const statements = fields
+    .filter((field) => field !== '_id' && field !== 'user_id')
+    .map((field) => {
+      const name = `records_${route.model}_${field}`.toLowerCase()
+      return d1.prepare(`CREATE INDEX IF NOT EXISTS ${name} ON records (model, json_extract(data, '${jsonPath(field)}'))`)
+    })
+  if (statements.length > 0) await d1.batch(statements)
+  done.add(route.model)
+}
+
+export function recordsStore(deps: StoreDeps, route: CompiledRoute, indexedFields: readonly string[]): ModelStore {
+  const { db } = deps
+  const ofModel = eq(records.model, route.model)
+  return {
+    resolve: recordResolver,
+    async find(id) {
+      const row = await db.query.records.findFirst({ where: and(ofModel, eq(records.id, id)) })
+      return row && recordFields(row)
+    },
+    async list(query) {
+      await ensureIndexes(deps.d1, route, indexedFields)
+      const rows = await db
+        .select()
+        .from(records)
+        .where(and(ofModel, ...listConditions(recordResolver, query, records.id as unknown as typeof users.id)))
+        .orderBy(desc(records.id))
+        .limit(query.limit)
+      return rows.map(recordFields)
+    },
+    async insert(fields) {
+      const now = Date.now()
+      const [row] = await db.insert(records).values({ id: newId(now), model: route.model, data: fields, createdAt: now, updatedAt: now }).returning()
+      return recordFields(row!)
+    },
+    async update(id, fields) {
+      const current = await db.query.records.findFirst({ where: and(ofModel, eq(records.id, id)) })
+      if (!current) throw new ApiError(404, `${route.model} record not found`)
+      const [row] = await db
+        .update(records)
+        .set({ data: { ...current.data, ...fields }, updatedAt: Date.now() })
+        .where(and(ofModel, eq(records.id, id)))
+        .returning()
+      return recordFields(row!)
+    },
+    async remove(id) {
+      await db.delete(records).where(and(ofModel, eq(records.id, id)))
+    },
+    present(record) {
+      const readable = ['_id', ...route.schemas.readable, 'created_at', 'updated_at']
+      return Object.fromEntries(readable.filter((name) => name in record).map((name) => [name, record[name]]))
+    },
+  }
+}

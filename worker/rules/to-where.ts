@@ -1,0 +1,76 @@
+// A rule specialised for the caller (evaluate.ts `specialise`) as a SQL condition, so `_readAll` filters in the
+// query instead of after it: a list can never leak rows, and pagination counts only visible rows. The SQL keeps
+// the evaluator's meaning: strict types, and a missing or null field fails `=` and `!=` alike.
+import { and, not, or, sql, type SQL } from 'drizzle-orm'
+import type { Operand, Rule } from './parse'
+import type { Scalar } from './evaluate'
+
+/** How a resource field is read in SQL: a typed column, or a path in a JSON column. */
+export type FieldAccess =
+  | { readonly kind: 'column'; readonly column: SQL; readonly type: 'text' | 'boolean' }
+  | { readonly kind: 'json'; readonly document: SQL; readonly path: string }
+
+export type FieldResolver = (field: string) => FieldAccess
+
+const NEVER = sql`0`
+
+/** `json_extract(doc, '$.field')` exactly as the expression indexes are written, so they apply. */
+export function jsonPath(field: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field)) throw new Error(`bad field name ${field}`)
+  return `$.${field}`
+}
+
+function extract(access: Extract<FieldAccess, { kind: 'json' }>): SQL {
+  return sql`json_extract(${access.document}, ${sql.raw(`'${jsonPath(access.path)}'`)})`
+}
+
+function jsonType(access: Extract<FieldAccess, { kind: 'json' }>): SQL {
+  return sql`json_type(${access.document}, ${sql.raw(`'${jsonPath(access.path)}'`)})`
+}
+
+function equalsLiteral(access: FieldAccess, value: Scalar): SQL {
+  if (access.kind === 'column') {
+    if (access.type === 'boolean') return typeof value === 'boolean' ? sql`${access.column} = ${value ? 1 : 0}` : NEVER
+    return typeof value === 'string' ? sql`${access.column} = ${value}` : NEVER
+  }
+  if (typeof value === 'boolean') return sql`${jsonType(access)} = ${value ? 'true' : 'false'}`
+  if (typeof value === 'string') return sql`(${jsonType(access)} = 'text' AND ${extract(access)} = ${value})`
+  return sql`(${jsonType(access)} IN ('integer', 'real') AND ${extract(access)} = ${value})`
+}
+
+/** The field holds a scalar (not missing, null, an object or an array). */
+function hasScalar(access: FieldAccess): SQL {
+  if (access.kind === 'column') return sql`${access.column} IS NOT NULL`
+  return sql`${jsonType(access)} IN ('text', 'integer', 'real', 'true', 'false')`
+}
+
+function valueOf(access: FieldAccess): SQL {
+  return access.kind === 'column' ? access.column : extract(access)
+}
+
+function compare(op: '=' | '!=', left: Operand, right: Operand, resolve: FieldResolver): SQL {
+  if (left.kind === 'literal' && right.kind === 'resource') return compare(op, right, left, resolve)
+  if (left.kind !== 'resource') throw new Error('rule is not specialised for the caller')
+  const access = resolve(left.field)
+  if (right.kind === 'literal') {
+    const equals = equalsLiteral(access, right.value)
+    return op === '=' ? equals : (and(hasScalar(access), not(equals)) as SQL)
+  }
+  if (right.kind !== 'resource') throw new Error('rule is not specialised for the caller')
+  const other = resolve(right.field)
+  const relation = op === '=' ? sql`${valueOf(access)} = ${valueOf(other)}` : sql`${valueOf(access)} != ${valueOf(other)}`
+  return and(hasScalar(access), hasScalar(other), relation) as SQL
+}
+
+export function toWhere(rule: Rule, resolve: FieldResolver): SQL {
+  switch (rule.kind) {
+    case 'const':
+      return rule.value ? sql`1` : NEVER
+    case 'compare':
+      return compare(rule.op, rule.left, rule.right, resolve)
+    case 'and':
+      return and(...rule.items.map((item) => toWhere(item, resolve))) as SQL
+    case 'or':
+      return or(...rule.items.map((item) => toWhere(item, resolve))) as SQL
+  }
+}
