@@ -55,7 +55,8 @@ export function specialise(rule: Rule, user: AuthUser): Rule {
     }
     case 'and':
     case 'or': {
-      const decisive = rule.kind === 'and' ? false : true
+      // The value that settles the whole: one false settles an and, one true an or.
+      const decisive = rule.kind === 'or'
       const items: Rule[] = []
       for (const item of rule.items.map((inner) => specialise(inner, user))) {
         if (item.kind === 'const') {

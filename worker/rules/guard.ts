@@ -59,12 +59,18 @@ export function checkCreate(route: CompiledRoute, user: AuthUser, candidate: Res
   if (!evaluate(route.operations._create.rule, user, candidate)) throw forbidden(route.operations._create)
 }
 
-/** Users: role, email and email_verified are set only by callers who pass `_privileged`. */
-export const PRIVILEGED_USER_FIELDS = ['role', 'email', 'email_verified'] as const
+/** Users: role, email and email_verified are set only by callers who pass `_privileged` (email on update only). */
+const PRIVILEGED_USER_FIELDS = { create: ['role', 'email_verified'], update: ['role', 'email', 'email_verified'] } as const
 
-export function checkPrivileged(route: CompiledRoute, user: AuthUser, fields: Record<string, unknown>, stored?: ResourceFields): void {
+export function checkPrivileged(
+  route: CompiledRoute,
+  user: AuthUser,
+  fields: Record<string, unknown>,
+  stored: ResourceFields | undefined,
+  operation: keyof typeof PRIVILEGED_USER_FIELDS,
+): void {
   if (!route.isUsers) return
-  const touched = PRIVILEGED_USER_FIELDS.filter((field) => fields[field] !== undefined)
+  const touched = PRIVILEGED_USER_FIELDS[operation].filter((field) => fields[field] !== undefined)
   if (touched.length === 0) return
   if (!evaluate(route.privileged.rule, user, stored)) throw forbidden(route.privileged, `not allowed to set ${touched.join(', ')}`)
 }

@@ -142,12 +142,12 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
     async (c) => {
       const store = storeFor(c)
       const body = validated(c, 'json')
-      checkPrivileged(route, c.var.user, body)
       let fields = route.isUsers ? body : withDefaults(route.values, body)
       const parentId = parentOf(c)
       if (route.parent && parentId) fields = { ...fields, [route.parent.foreignKey]: parentId }
       fields = withInjected(route.operations._create, c.var.user, fields)
       checkCreate(route, c.var.user, fields)
+      checkPrivileged(route, c.var.user, body, undefined, 'create')
       const created = await store.insert(fields)
       return c.json(store.present(created), 201)
     },
@@ -183,7 +183,7 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
       const id = c.req.param(route.itemParam)!
       const record = await loadPermitted(route, store, '_update', c.var.user, id, parentOf(c))
       const body = validated(c, 'json')
-      checkPrivileged(route, c.var.user, body, record)
+      checkPrivileged(route, c.var.user, body, record, 'update')
       const updated = await store.update(id, withInjected(route.operations._update, c.var.user, body, record))
       return c.json(store.present(updated), 200)
     },

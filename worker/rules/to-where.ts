@@ -44,7 +44,7 @@ function hasScalar(access: FieldAccess): SQL {
   return sql`${jsonType(access)} IN ('text', 'integer', 'real', 'true', 'false')`
 }
 
-function valueOf(access: FieldAccess): SQL {
+function fieldValue(access: FieldAccess): SQL {
   return access.kind === 'column' ? access.column : extract(access)
 }
 
@@ -58,7 +58,7 @@ function compare(op: '=' | '!=', left: Operand, right: Operand, resolve: FieldRe
   }
   if (right.kind !== 'resource') throw new Error('rule is not specialised for the caller')
   const other = resolve(right.field)
-  const relation = op === '=' ? sql`${valueOf(access)} = ${valueOf(other)}` : sql`${valueOf(access)} != ${valueOf(other)}`
+  const relation = op === '=' ? sql`${fieldValue(access)} = ${fieldValue(other)}` : sql`${fieldValue(access)} != ${fieldValue(other)}`
   return and(hasScalar(access), hasScalar(other), relation) as SQL
 }
 
