@@ -8,6 +8,7 @@ import { ApiError, toErrorResponse } from './errors'
 import { compileResources } from './rules/compile'
 import { resources, type ResourceConfig } from './rules/resources'
 import { resourceRoutes } from './rules/routes'
+import { mountDocs, serviceStatusRoute } from './docs/routes'
 import packageJson from '../package.json'
 
 const JSON_BODY_MAX_BYTES = 1024 * 1024
@@ -43,16 +44,12 @@ export function createApp(options: AppOptions = {}) {
     await next()
   })
 
-  app.get('/', (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' }))
+  app.openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
 
   app.route('/', accountRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
 
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
-    info: { title: 'Edgefloor API', version: packageJson.version, description: 'Accounts, file storage and automatic file conversion at the edge.' },
-  })
+  mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })
 
   app.notFound(() => {
     throw new ApiError(404, 'not found', { code: 'not_found' })

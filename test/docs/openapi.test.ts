@@ -1,0 +1,104 @@
+// The OpenAPI document: valid against the official OpenAPI 3.1 JSON schema, and complete: every route the app
+// mounts is in it with its method, path parameters declared, protected operations documenting their errors.
+import openApi31Schema from '@seriousme/openapi-schema-validator/schemas/v3.1/schema.json'
+import Ajv2020 from 'ajv/dist/2020.js'
+import addFormats from 'ajv-formats'
+import { inspectRoutes } from 'hono/dev'
+import { describe, expect, it } from 'vitest'
+import { createApp } from '../../worker/app'
+import { toOpenApiPath } from '../../worker/docs/routes'
+import { call, callJson } from '../support/api'
+
+interface Operation {
+  parameters?: Array<{ name: string; in: string; required?: boolean }>
+  security?: Array<Record<string, string[]>>
+  responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>
+}
+type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } }
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']
+
+async function fetchDocument(): Promise<Document> {
+  const { status, body, headers } = await callJson<Document>('GET', '/openapi.json')
+  expect(status).toBe(200)
+  expect(headers.get('content-type')).toContain('application/json')
+  return body
+}
+
+function operationsOf(document: Document) {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.includes(method))
+      .map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, path, operation })),
+  )
+}
+
+describe('GET /openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const document = await fetchDocument()
+    const ajv = new Ajv2020({ strict: false, allErrors: true })
+    ;(addFormats as unknown as (ajv: Ajv2020) => void)(ajv)
+    ajv.addFormat('media-range', true)
+    const validate = ajv.compile(openApi31Schema)
+    const valid = validate(document)
+    expect(validate.errors ?? []).toEqual([])
+    expect(valid).toBe(true)
+    expect(document.openapi).toBe('3.1.0')
+  })
+
+  it('declares bearer JWT as its security scheme', async () => {
+    const document = await fetchDocument()
+    expect(document.components.securitySchemes).toEqual({ bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } })
+  })
+
+  it('describes every mounted route with its method', async () => {
+    const document = await fetchDocument()
+    const documented = new Set(operationsOf(document).map(({ key }) => key))
+    const mounted = inspectRoutes(createApp())
+      .filter((route) => !route.isMiddleware && route.method !== 'ALL')
+      .map((route) => `${route.method} ${toOpenApiPath(route.path)}`)
+    const missing = [...new Set(mounted)].filter((key) => !documented.has(key))
+    expect(missing).toEqual([])
+  })
+
+  it('writes path parameters as {name} and declares each one', async () => {
+    const document = await fetchDocument()
+    for (const { key, path, operation } of operationsOf(document)) {
+      expect(path, key).not.toContain(':')
+      const inPath = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]).sort()
+      const declared = (operation.parameters ?? [])
+        .filter((parameter) => parameter.in === 'path')
+        .map((parameter) => parameter.name)
+        .sort()
+      expect(declared, key).toEqual(inPath)
+    }
+  })
+
+  it('documents 401 with the { message } error shape on every operation that needs a token', async () => {
+    const document = await fetchDocument()
+    const secured = operationsOf(document).filter(({ operation }) => operation.security?.some((scheme) => 'bearer' in scheme))
+    expect(secured.length).toBeGreaterThan(5)
+    for (const { key, operation } of secured) {
+      expect(operation.responses['401']?.content?.['application/json']?.schema, key).toEqual({ $ref: '#/components/schemas/Error' })
+    }
+  })
+
+  it('generates the document once and serves the same bytes on every request', async () => {
+    const first = await (await call('GET', '/openapi.json')).text()
+    const second = await (await call('GET', '/openapi.json')).text()
+    expect(second).toBe(first)
+  })
+})
+
+describe('toOpenApiPath', () => {
+  it.each([
+    ['/files/:id', '/files/{id}'],
+    ['/files/:id/download', '/files/{id}/download'],
+    ['/files/uploads/:uploadId/:part', '/files/uploads/{uploadId}/{part}'],
+    ['/files/:id{[0-9a-z]+}/files', '/files/{id}/files'],
+    ['/convert/{extension}', '/convert/{extension}'],
+    ['/', '/'],
+  ])('%s → %s', (hono, openApi) => {
+    expect(toOpenApiPath(hono)).toBe(openApi)
+  })
+})
