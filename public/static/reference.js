@@ -175,6 +175,12 @@ function render(document) {
       groups.get(tag).push({ method, path, operation: { ...operation, parameters: [...(item.parameters ?? []), ...(operation.parameters ?? [])] } })
     }
   }
+  // The pages' own routes come last: readers come for the API.
+  const documentation = groups.get('Documentation')
+  if (documentation) {
+    groups.delete('Documentation')
+    groups.set('Documentation', documentation)
+  }
   const toc = globalThis.document.getElementById('toc')
   const main = globalThis.document.getElementById('reference')
   toc.replaceChildren(

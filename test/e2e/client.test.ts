@@ -1,0 +1,60 @@
+// The typed client (client/index.ts) against the real Worker under `wrangler dev --local`: sign-in, the typed
+// routes of `hono/client`, upload with X-Edgefloor-* headers, convert and follow the job, download, delete.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { EdgefloorClient, EdgefloorError, type Job } from '../../client/index.ts'
+import { photoJpeg, pngSize, startWorker, uniqueEmail, type DevWorker } from './dev-worker.ts'
+
+let worker: DevWorker
+
+beforeAll(async () => {
+  worker = await startWorker()
+})
+
+afterAll(() => worker?.stop())
+
+async function signedInClient(): Promise<{ client: EdgefloorClient; email: string }> {
+  const client = new EdgefloorClient(worker.url)
+  const email = uniqueEmail('client')
+  await client.register({ email, password: 'a long enough password', name: 'Client Test' })
+  await client.login({ email, password: 'a long enough password' })
+  return { client, email }
+}
+
+describe('EdgefloorClient', () => {
+  it('logs in, keeps the token and sends it with the next calls', async () => {
+    const { client, email } = await signedInClient()
+    expect(client.token).toMatch(/^eyJ/)
+    expect(await client.currentUser()).toMatchObject({ email, name: 'Client Test', role: 'user' })
+  })
+
+  it('turns an error answer into EdgefloorError with the status and the message', async () => {
+    const client = new EdgefloorClient(worker.url)
+    const failure = await client.login({ email: uniqueEmail('nobody'), password: 'a long enough password' }).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(EdgefloorError)
+    expect(failure).toMatchObject({ status: 401, message: expect.any(String) })
+  })
+
+  // Waits for the files API (issue 3) and the pipeline with image → PNG (issue 4): un-skip when they land.
+  it.skip('uploads a JPEG with the X-Edgefloor headers, converts it to PNG, follows the job and downloads both', async () => {
+    const { client } = await signedInClient()
+    const jpeg = photoJpeg()
+    const modified = new Date('2026-03-01T12:00:00Z')
+    const upload = await client.upload(jpeg, { name: 'Holiday photo.jpg', type: 'image/jpeg', modified })
+    expect(upload).toMatchObject({ name: 'Holiday photo.jpg', extension: '.jpg', content_type: 'image/jpeg', size: jpeg.byteLength })
+    expect(upload.parent_file ?? null).toBeNull()
+    expect(await client.downloadBytes(upload._id)).toEqual(jpeg)
+
+    const seen: Job['status'][] = []
+    const created = await client.convert(upload._id, { deadlineMs: 60_000, intervalMs: 200, onProgress: (job) => seen.push(job.status) })
+    expect(created).toHaveLength(1)
+    const png = created[0]!
+    expect(png).toMatchObject({ extension: '.png', content_type: 'image/png', parent_file: upload._id })
+    expect(seen.at(-1) ?? 'done').toBe('done')
+    expect(pngSize(await client.downloadBytes(png._id))).toEqual({ width: 160, height: 120 })
+
+    const deleted = await client.deleteFile(upload._id)
+    expect(deleted.deleted.sort()).toEqual([upload._id, png._id].sort())
+    const gone = await client.file(png._id).catch((error: unknown) => error)
+    expect(gone).toMatchObject({ status: 404 })
+  })
+})
