@@ -17,10 +17,30 @@ describe('GET /docs', () => {
   })
 })
 
+describe('GET /console', () => {
+  it('serves the console page, which loads only its own script and styles', async () => {
+    const response = await call('GET', '/console')
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toContain('text/html')
+    expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+    const html = await response.text()
+    expect(html).toContain('<script type="module" src="/static/console.js"></script>')
+    expect(html).toContain('id="upload-progress"')
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//)
+  })
+
+  it('keeps the access token in sessionStorage and never writes localStorage', async () => {
+    const script = await (await call('GET', '/static/console.js')).text()
+    expect(script).toContain('sessionStorage.setItem(TOKEN_KEY, body.token)')
+    expect(script).not.toContain('localStorage')
+  })
+})
+
 describe('GET /static/:file', () => {
   it.each([
     ['reference.js', 'javascript', 'fetch(\'/openapi.json\')'],
     ['pages.css', 'text/css', '.operation'],
+    ['console.js', 'javascript', 'XMLHttpRequest'],
   ])('serves %s as %s', async (file, type, excerpt) => {
     const response = await call('GET', `/static/${file}`)
     expect(response.status).toBe(200)

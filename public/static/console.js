@@ -1,0 +1,293 @@
+// The console: sign in, upload with a progress bar, convert and watch the job live, see PNG outputs as
+// thumbnails and transcripts as text, download, delete. Same origin; the access token lives in sessionStorage
+// (gone when the tab closes), the refresh token only in memory.
+
+const TOKEN_KEY = 'edgefloor.token'
+const POLL_INTERVAL_MS = 400
+const THUMBNAIL_LIMIT = 24
+
+const $ = (selector, root = document) => root.querySelector(selector)
+let refreshToken
+const objectUrls = new Set()
+
+function token() {
+  return sessionStorage.getItem(TOKEN_KEY)
+}
+
+async function api(method, path, { json, headers = {}, raw = false } = {}) {
+  const init = { method, headers: { ...headers } }
+  if (token()) init.headers.authorization = `Bearer ${token()}`
+  if (json !== undefined) {
+    init.headers['content-type'] = 'application/json'
+    init.body = JSON.stringify(json)
+  }
+  const response = await fetch(path, init)
+  if (response.status === 401 && token()) signOut('Your session ended: sign in again.')
+  if (raw) {
+    if (!response.ok) throw new Error(await errorMessage(response))
+    return response
+  }
+  const text = await response.text()
+  const body = text ? JSON.parse(text) : undefined
+  if (!response.ok) throw new Error(body?.message ?? `HTTP ${response.status}`)
+  return { body, response }
+}
+
+async function errorMessage(response) {
+  try {
+    return (await response.json()).message ?? `HTTP ${response.status}`
+  } catch {
+    return `HTTP ${response.status}`
+  }
+}
+
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+}
+
+function say(element, text, isError = false) {
+  element.textContent = text
+  element.classList.toggle('error', isError)
+}
+
+// --- session -------------------------------------------------------------------------------------------
+
+async function showSession() {
+  const signedIn = Boolean(token())
+  $('#auth-panel').hidden = signedIn
+  $('#files-panel').hidden = !signedIn
+  $('#sign-out').hidden = !signedIn
+  $('#who').textContent = ''
+  if (!signedIn) return
+  try {
+    const { body: user } = await api('GET', '/auth/user')
+    $('#who').textContent = user.email
+    await loadFiles()
+  } catch (error) {
+    if (token()) say($('#upload-message'), error.message, true)
+  }
+}
+
+function signOut(message) {
+  if (refreshToken) api('POST', '/auth/logout', { json: { refresh_token: refreshToken } }).catch(() => {})
+  sessionStorage.removeItem(TOKEN_KEY)
+  refreshToken = undefined
+  for (const url of objectUrls) URL.revokeObjectURL(url)
+  objectUrls.clear()
+  $('#files').replaceChildren()
+  showSession()
+  if (message) say($('#auth-message'), message, true)
+}
+
+$('#auth-form').addEventListener('submit', async (event) => {
+  event.preventDefault()
+  const form = event.currentTarget
+  const mode = event.submitter?.value ?? 'login'
+  const fields = Object.fromEntries(new FormData(form))
+  const message = $('#auth-message')
+  try {
+    if (mode === 'register') {
+      await api('POST', '/auth/register', { json: { email: fields.email, password: fields.password, name: fields.name || undefined } })
+    }
+    const { body } = await api('POST', '/auth/login', { json: { email: fields.email, password: fields.password } })
+    sessionStorage.setItem(TOKEN_KEY, body.token)
+    refreshToken = body.refresh_token
+    say(message, '')
+    form.reset()
+    await showSession()
+  } catch (error) {
+    say(message, error.message, true)
+  }
+})
+
+$('#sign-out').addEventListener('click', () => signOut())
+
+// --- upload --------------------------------------------------------------------------------------------
+
+/** XHR rather than fetch: only XHR reports upload progress. */
+function uploadFile(file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest()
+    request.open('POST', '/files')
+    request.setRequestHeader('authorization', `Bearer ${token()}`)
+    request.setRequestHeader('x-edgefloor-name', encodeURIComponent(file.name))
+    request.setRequestHeader('x-edgefloor-size', String(file.size))
+    request.setRequestHeader('x-edgefloor-type', file.type || 'application/octet-stream')
+    request.setRequestHeader('x-edgefloor-modified', String(file.lastModified))
+    request.upload.addEventListener('progress', (event) => event.lengthComputable && onProgress(event.loaded / event.total))
+    request.addEventListener('load', () => {
+      let body
+      try {
+        body = JSON.parse(request.responseText)
+      } catch {}
+      if (request.status >= 200 && request.status < 300) resolve(body)
+      else reject(new Error(body?.message ?? `upload failed: HTTP ${request.status}`))
+    })
+    request.addEventListener('error', () => reject(new Error('upload failed: network error')))
+    const form = new FormData()
+    form.append('file', file, file.name)
+    request.send(form)
+  })
+}
+
+$('#upload-form').addEventListener('submit', async (event) => {
+  event.preventDefault()
+  const file = $('#file-input').files[0]
+  if (!file) return
+  const progress = $('#upload-progress')
+  const message = $('#upload-message')
+  progress.hidden = false
+  progress.value = 0
+  say(message, `Uploading ${file.name}…`)
+  try {
+    const record = await uploadFile(file, (fraction) => (progress.value = fraction))
+    progress.value = 1
+    say(message, `Uploaded ${record.name} (${formatBytes(record.size)})`)
+    $('#upload-form').reset()
+    $('#files').prepend(fileItem(record))
+    $('#files-empty').hidden = true
+  } catch (error) {
+    say(message, error.message, true)
+  } finally {
+    setTimeout(() => (progress.hidden = true), 1500)
+  }
+})
+
+// --- files ---------------------------------------------------------------------------------------------
+
+async function loadFiles() {
+  const { body: files } = await api('GET', '/files?root=true')
+  const roots = files.filter((file) => !file.parent_file)
+  $('#files').replaceChildren(...roots.map(fileItem))
+  $('#files-empty').hidden = roots.length > 0
+}
+
+function fileItem(record) {
+  const item = $('#file-template').content.firstElementChild.cloneNode(true)
+  item.dataset.id = record._id
+  $('.file-name', item).textContent = record.name
+  $('.file-meta', item).textContent = `${record.extension} · ${record.content_type} · ${formatBytes(record.size)}`
+  $('[data-action="convert"]', item).addEventListener('click', () => convert(record, item))
+  $('[data-action="download"]', item).addEventListener('click', () => download(record))
+  $('[data-action="delete"]', item).addEventListener('click', () => remove(record, item))
+  return item
+}
+
+async function download(record) {
+  const response = await api('GET', `/files/${record._id}/download`, { raw: true })
+  const url = URL.createObjectURL(await response.blob())
+  const link = document.createElement('a')
+  link.href = url
+  link.download = record.name.endsWith(record.extension) ? record.name : `${record.name}${record.extension}`
+  link.click()
+  setTimeout(() => URL.revokeObjectURL(url), 10_000)
+}
+
+async function remove(record, item) {
+  if (!confirm(`Delete ${record.name} and the files converted from it?`)) return
+  try {
+    await api('DELETE', `/files/${record._id}`)
+    item.remove()
+    $('#files-empty').hidden = $('#files').children.length > 0
+  } catch (error) {
+    say($('#upload-message'), error.message, true)
+  }
+}
+
+// --- conversion ----------------------------------------------------------------------------------------
+
+async function convert(record, item) {
+  const jobBox = $('.job', item)
+  const button = $('[data-action="convert"]', item)
+  jobBox.hidden = false
+  button.disabled = true
+  $('.outputs', item).replaceChildren()
+  showJob(item, { status: 'queued' })
+  try {
+    const { body, response } = await api('POST', `/files/${record._id}/convert`, { headers: { prefer: 'respond-async' } })
+    if (Array.isArray(body)) {
+      showJob(item, { status: 'done', files: body })
+      await showOutputs(item, body)
+      return
+    }
+    const jobPath = response.headers.get('location') ?? `/jobs/${body._id ?? body.id}`
+    const job = await watchJob(jobPath, (state) => showJob(item, state))
+    if (job.status === 'failed') return
+    await showOutputs(item, job.files ?? (await api('GET', `/files/${record._id}`)).body.files ?? [])
+  } catch (error) {
+    showJob(item, { status: 'failed', error: error.message })
+  } finally {
+    button.disabled = false
+  }
+}
+
+/** Polls the job until it ends; every state is shown as it comes. */
+async function watchJob(jobPath, onState) {
+  for (;;) {
+    const { body: job } = await api('GET', jobPath)
+    onState(job)
+    if (job.status === 'done' || job.status === 'failed') return job
+    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS))
+  }
+}
+
+function showJob(item, job) {
+  const status = $('.job-status', item)
+  status.textContent = job.status === 'failed' ? `failed: ${job.error ?? job.message ?? 'unknown error'}` : job.status
+  status.className = `job-status ${job.status}`
+  const steps = Array.isArray(job.steps) ? job.steps : []
+  $('.job-steps', item).replaceChildren(
+    ...steps.map((step) => {
+      const li = document.createElement('li')
+      const what = step.converter ?? step.name ?? `${step.from ?? ''} → ${step.to ?? ''}`
+      li.textContent = `${what}: ${step.status}${step.error ? ` (${step.error})` : ''}`
+      li.className = step.status
+      return li
+    }),
+  )
+}
+
+async function showOutputs(item, files) {
+  const outputs = $('.outputs', item)
+  outputs.replaceChildren(...files.map(outputItem))
+  let thumbnails = 0
+  for (const file of files) {
+    const figure = outputs.querySelector(`[data-id="${CSS.escape(file._id)}"]`)
+    if (file.extension === '.png' && thumbnails++ < THUMBNAIL_LIMIT) {
+      const response = await api('GET', `/files/${file._id}/download`, { raw: true })
+      const url = URL.createObjectURL(await response.blob())
+      objectUrls.add(url)
+      const image = document.createElement('img')
+      image.className = 'thumbnail'
+      image.alt = file.name
+      image.src = url
+      figure.prepend(image)
+    } else if (file.extension === '.txt') {
+      const response = await api('GET', `/files/${file._id}/download`, { raw: true })
+      const transcript = document.createElement('pre')
+      transcript.className = 'transcript'
+      transcript.textContent = await response.text()
+      figure.prepend(transcript)
+    }
+  }
+}
+
+function outputItem(file) {
+  const figure = document.createElement('figure')
+  figure.className = 'output'
+  figure.dataset.id = file._id
+  const caption = document.createElement('figcaption')
+  const link = document.createElement('button')
+  link.type = 'button'
+  link.className = 'link'
+  link.textContent = file.name
+  link.title = `Download ${file.name}`
+  link.addEventListener('click', () => download(file))
+  caption.append(link, ` ${formatBytes(file.size)}`)
+  figure.append(caption)
+  return figure
+}
+
+showSession()
