@@ -160,8 +160,14 @@ $('#upload-form').addEventListener('submit', async (event) => {
 async function loadFiles() {
   const { body: files } = await api('GET', '/files?root=true')
   const roots = files.filter((file) => !file.parent_file)
-  $('#files').replaceChildren(...roots.map(fileItem))
+  const items = roots.map(fileItem)
+  $('#files').replaceChildren(...items)
   $('#files-empty').hidden = roots.length > 0
+  // Outputs of earlier conversions: GET /files/:id carries the direct children.
+  for (const [index, record] of roots.slice(0, THUMBNAIL_LIMIT).entries()) {
+    const { body: detail } = await api('GET', `/files/${record._id}`)
+    if (detail.files?.length) await showOutputs(items[index], detail.files)
+  }
 }
 
 function fileItem(record) {
