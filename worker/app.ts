@@ -8,6 +8,7 @@ import { ApiError, toErrorResponse } from './errors'
 import { compileResources } from './rules/compile'
 import { resources, type ResourceConfig } from './rules/resources'
 import { resourceRoutes } from './rules/routes'
+import { fileRoutes } from './files/routes'
 import { mountDocs, serviceStatusRoute } from './docs/routes'
 import packageJson from '../package.json'
 
@@ -48,6 +49,7 @@ export function createApp(options: AppOptions = {}) {
 
   app.route('/', accountRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
+  app.route('/', fileRoutes())
 
   mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })
 

@@ -1,0 +1,145 @@
+// POST /files: streamed multipart uploads, headers, sniffing, limits, and nothing left behind on failure.
+import { env } from 'cloudflare:test'
+import { describe, expect, it } from 'vitest'
+import { call, callJson, callWithSettings } from '../support/api'
+import { signUp, type TestUser } from '../support/accounts'
+import { multipartBody, PDF_HEAD, PNG_HEAD, uploaded, uploadFile } from '../support/files'
+
+const sha256 = async (bytes: Uint8Array) =>
+  [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('')
+
+async function storedState(user: TestUser) {
+  const objects = await env.BUCKET.list({ prefix: `u/${user.id}/` })
+  const rows = await env.DB.prepare('SELECT count(*) AS n FROM files WHERE user_id = ?').bind(user.id).first<number>('n')
+  return { objects: objects.objects.length, rows }
+}
+
+describe('POST /files', () => {
+  it('stores the file and answers the record', async () => {
+    const user = await signUp()
+    const bytes = new TextEncoder().encode('hello, edge\n')
+    const res = await uploadFile(user, 'Notes ü.TXT', bytes, { 'x-edgefloor-modified': '1700000000000', 'x-edgefloor-size': String(bytes.length) })
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({
+      name: 'Notes ü.TXT',
+      extension: '.txt',
+      content_type: 'text/plain',
+      size: bytes.length,
+      hash: await sha256(bytes),
+      parent_file: null,
+      file_modified_at: '2023-11-14T22:13:20.000Z',
+    })
+    expect(res.body.url).toMatch(new RegExp(`^http://edgefloor\\.test/files/${res.body._id}/download\\?token=\\d+\\.[\\w-]{43}$`))
+    expect(Object.keys(res.body)).not.toContain('user_id')
+    expect(Object.keys(res.body)).not.toContain('key')
+    expect(await storedState(user)).toEqual({ objects: 1, rows: 1 })
+  })
+
+  it('trusts the bytes over the declared type and name', async () => {
+    const user = await signUp()
+    const res = await uploadFile(user, 'photo.png', PDF_HEAD, { 'x-edgefloor-type': 'image/png' })
+    expect(res.body).toMatchObject({ extension: '.png', content_type: 'application/pdf' })
+    const png = await uploaded(user, 'image', PNG_HEAD)
+    expect(png).toMatchObject({ extension: '', content_type: 'image/png' })
+  })
+
+  it('accepts the Basefloor header names and an ISO modified date', async () => {
+    const user = await signUp()
+    const res = await callJson('POST', '/files', {
+      token: user.token,
+      body: multipartBody('x.bin', 'abc'),
+      headers: { 'x-basefloor-name': encodeURIComponent('Résumé 2024.txt'), 'x-basefloor-modified': '2024-02-03T04:05:06Z' },
+    })
+    expect(res.body).toMatchObject({ name: 'Résumé 2024.txt', file_modified_at: '2024-02-03T04:05:06.000Z' })
+  })
+
+  it('expands @user._id in the prefix and refuses traversal', async () => {
+    const user = await signUp()
+    const ok = await uploadFile(user, 'a.txt', 'a', { 'x-edgefloor-prefix': '/docs/@user._id/2024/' })
+    expect(ok.body.prefix).toBe(`docs/${user.id}/2024`)
+    for (const prefix of ['../other', 'a/../../b', '..', 'a\\b', 'a/%2e%2e/b', 'x\u0001y']) {
+      const res = await uploadFile(user, 'a.txt', 'a', { 'x-edgefloor-prefix': encodeURIComponent(prefix) })
+      expect(res.status, prefix).toBe(400)
+    }
+    expect(await storedState(user)).toEqual({ objects: 1, rows: 1 })
+  })
+
+  it.each([
+    ['no body', { headers: {} }, 'multipart'],
+    ['JSON', { json: { file: 'x' } }, 'multipart'],
+    ['no file field', { body: (() => { const f = new FormData(); f.append('other', 'x'); return f })() }, 'no file'],
+  ])('refuses %s with 400', async (_case, options, message) => {
+    const user = await signUp()
+    const res = await callJson('POST', '/files', { token: user.token, ...options })
+    expect(res.status).toBe(400)
+    expect(res.body.message).toContain(message)
+    expect(await storedState(user)).toEqual({ objects: 0, rows: 0 })
+  })
+
+  it.each([
+    ['smaller', '10'],
+    ['larger', '2'],
+  ])('refuses a file %s than its declared size, leaving nothing', async (_case, size) => {
+    const user = await signUp()
+    const res = await uploadFile(user, 'a.txt', 'abcdef', { 'x-edgefloor-size': size })
+    expect(res.status).toBe(400)
+    expect(res.body.message).toContain('does not match the declared size')
+    expect(await storedState(user)).toEqual({ objects: 0, rows: 0 })
+  })
+
+  it('refuses files over FILES_MAX_BYTES (declared or streamed) with 413', async () => {
+    const user = await signUp()
+    const declared = await callWithSettings({ FILES_MAX_BYTES: '4' }, 'POST', '/files', { token: user.token, body: multipartBody('a.txt', 'abcdef'), headers: { 'x-edgefloor-size': '6' } })
+    expect(declared.status).toBe(413)
+    const streamed = await callWithSettings({ FILES_MAX_BYTES: '4' }, 'POST', '/files', { token: user.token, body: multipartBody('a.txt', 'abcdef') })
+    expect(streamed.status).toBe(413)
+    expect(await streamed.json()).toMatchObject({ message: 'the file is larger than 4 bytes' })
+    expect(await storedState(user)).toEqual({ objects: 0, rows: 0 })
+  })
+
+  it('enforces the per-user quota with the numbers', async () => {
+    const user = await signUp()
+    const first = await callWithSettings({ FILES_QUOTA_BYTES: '10' }, 'POST', '/files', { token: user.token, body: multipartBody('a.txt', '1234567') })
+    expect(first.status).toBe(201)
+    const second = await callWithSettings({ FILES_QUOTA_BYTES: '10' }, 'POST', '/files', { token: user.token, body: multipartBody('b.txt', '1234567') })
+    expect(second.status).toBe(413)
+    expect(await second.json()).toMatchObject({ code: 'quota_exceeded', used: 7, quota: 10 })
+    expect(await storedState(user)).toEqual({ objects: 1, rows: 1 })
+  })
+
+  it('leaves nothing behind when the upload breaks off half-way', async () => {
+    const user = await signUp()
+    const boundary = 'edgefloorboundary'
+    const head = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n`)
+    let sent = 0
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(head)
+        else if (sent < 5) controller.enqueue(new Uint8Array(64 * 1024).fill(sent))
+        else controller.error(new Error('connection reset'))
+        sent++
+      },
+    })
+    const res = await call('POST', '/files', { token: user.token, body, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }).catch((error) => error)
+    if (res instanceof Response) expect(res.status).toBeGreaterThanOrEqual(400)
+    expect(await storedState(user)).toEqual({ objects: 0, rows: 0 })
+  })
+
+  it('streams a 50 MiB upload into storage byte for byte', async () => {
+    const user = await signUp()
+    const bytes = new Uint8Array(50 * 1024 * 1024)
+    for (let i = 0; i < bytes.length; i += 4096) bytes[i] = (i / 4096) & 0xff
+    const res = await uploadFile(user, 'big.bin', bytes, { 'x-edgefloor-size': String(bytes.length) })
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({ size: bytes.length, hash: await sha256(bytes) })
+    const stored = await env.BUCKET.head((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects[0]!.key)
+    expect(stored!.size).toBe(bytes.length)
+  }, 120_000)
+
+  it('stores a file of unknown length in parts', async () => {
+    const user = await signUp()
+    const bytes = new Uint8Array(9 * 1024 * 1024 + 7).map((_, i) => i % 251)
+    const res = await uploadFile(user, 'parts.bin', bytes)
+    expect(res).toMatchObject({ status: 201, body: { size: bytes.length, hash: await sha256(bytes) } })
+  })
+})

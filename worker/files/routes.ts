@@ -1,0 +1,267 @@
+// File endpoints: parse the request, call the files module, shape the answer. Every route but the download
+// (which also accepts a signed URL) requires the bearer token, and every lookup is scoped to the caller.
+import { createRoute, z, type RouteConfig } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import { bearerSecurity, errorResponse, jsonResponse, newRouter, type AppEnv } from '../api'
+import { bearerToken, requireAuth } from '../auth/middleware'
+import { readToken } from '../auth/tokens'
+import { ID_PATTERN } from '../db/ids'
+import { files } from '../db/schema'
+import { ApiError } from '../errors'
+import { eq } from 'drizzle-orm'
+import { streamDownload } from './download'
+import { childrenOf, deleteFileTree, fileNotFound, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
+import { verifyFileToken } from './signed-url'
+import { replaceFileContent, storeFile } from './store'
+import { cleanFileName, extensionOf, readUpload, uploadAllowance } from './upload'
+import { afterUpload } from './hooks'
+
+const tags = ['Files']
+const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
+const IdParams = z.object({ id: Id })
+const FileWithChildren = FileResponseSchema.extend({ files: z.array(FileResponseSchema) }).openapi('FileWithChildren')
+const PAGE_MAX = 200
+
+const uploadHeaders = z.object({
+  'x-edgefloor-name': z.string().optional().openapi({ description: 'file name, URI-encoded (X-Basefloor-Name also accepted)' }),
+  'x-edgefloor-size': z.string().optional().openapi({ description: 'exact size in bytes; the upload must match it' }),
+  'x-edgefloor-type': z.string().optional().openapi({ description: 'declared MIME type: a hint, the bytes decide' }),
+  'x-edgefloor-modified': z.string().optional().openapi({ description: 'last modified: epoch milliseconds or ISO date' }),
+  'x-edgefloor-prefix': z.string().optional().openapi({ description: 'storage path prefix; @user._id expands to the caller' }),
+})
+
+// A plain schema, not zod: a zod form validator would buffer the whole upload to parse it.
+const multipartFile = {
+  'multipart/form-data': {
+    schema: { type: 'object' as const, properties: { file: { type: 'string' as const, format: 'binary' } }, required: ['file'] },
+  },
+}
+
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(PAGE_MAX).default(50),
+  cursor: Id.optional().openapi({ description: 'from the Link header of the previous page' }),
+  parent_file: Id.optional(),
+  extension: z.string().max(20).optional().openapi({ example: '.png' }),
+  content_type: z.string().max(200).optional(),
+  root: z.enum(['true', 'false']).optional().openapi({ description: 'true: only uploads, not converted files' }),
+})
+
+const route = <R extends RouteConfig>(config: R) =>
+  createRoute({ tags, security: bearerSecurity, ...config, responses: { ...config.responses, 401: errorResponse('Missing or invalid token') } })
+
+const upload = route({
+  method: 'post',
+  path: '/files',
+  summary: 'Upload a file (multipart, field "file"), streamed to storage',
+  middleware: [requireAuth()] as const,
+  request: { headers: uploadHeaders, body: { required: true, content: multipartFile } },
+  responses: {
+    201: jsonResponse(FileResponseSchema, 'The stored file'),
+    400: errorResponse('Not multipart, no "file" field, size mismatch, bad header'),
+    413: errorResponse('Larger than FILES_MAX_BYTES or the quota'),
+  },
+})
+
+const list = route({
+  method: 'get',
+  path: '/files',
+  summary: "The caller's files, newest first (next page in the Link header)",
+  middleware: [requireAuth()] as const,
+  request: { query: listQuery },
+  responses: { 200: jsonResponse(z.array(FileResponseSchema), 'One page of files'), 400: errorResponse('Bad query') },
+})
+
+const read = route({
+  method: 'get',
+  path: '/files/{id}',
+  summary: 'One file, with its direct children (the files converted from it)',
+  middleware: [requireAuth()] as const,
+  request: { params: IdParams },
+  responses: { 200: jsonResponse(FileWithChildren, 'The file'), 404: errorResponse('Not found (or not yours)') },
+})
+
+const children = route({
+  method: 'get',
+  path: '/files/{id}/files',
+  summary: 'The files converted from this one (same pagination and filters as the list)',
+  middleware: [requireAuth()] as const,
+  request: { params: IdParams, query: listQuery.omit({ parent_file: true, root: true }) },
+  responses: { 200: jsonResponse(z.array(FileResponseSchema), 'One page of children'), 404: errorResponse('Not found (or not yours)') },
+})
+
+const UpdateBody = z.strictObject({ name: z.string().min(1).max(255) }).openapi('FileUpdate')
+
+const update = route({
+  method: 'put',
+  path: '/files/{id}',
+  summary: 'Rename (JSON { name }) or replace the content (multipart "file"; its conversions are deleted)',
+  middleware: [requireAuth()] as const,
+  request: {
+    params: IdParams,
+    headers: uploadHeaders,
+    // Not `required`: the JSON schema then validates JSON bodies only, and multipart passes to the handler.
+    body: { required: false, content: { 'application/json': { schema: UpdateBody }, ...multipartFile } },
+  },
+  responses: {
+    200: jsonResponse(FileResponseSchema, 'The updated file'),
+    400: errorResponse('Validation error'),
+    404: errorResponse('Not found (or not yours)'),
+    413: errorResponse('Too large'),
+  },
+})
+
+const remove = route({
+  method: 'delete',
+  path: '/files/{id}',
+  summary: 'Delete a file and every file converted from it',
+  middleware: [requireAuth()] as const,
+  request: { params: IdParams },
+  responses: {
+    200: jsonResponse(z.object({ deleted: z.array(z.string()) }).openapi('Deleted'), 'The ids deleted'),
+    404: errorResponse('Not found (or not yours)'),
+  },
+})
+
+const download = createRoute({
+  tags,
+  method: 'get',
+  path: '/files/{id}/download',
+  summary: 'The bytes (Range, ETag and conditional requests); the bearer token or the signed ?token= of `url`',
+  security: [{ bearer: [] }, { signedUrl: [] }],
+  request: {
+    params: IdParams,
+    query: z.object({
+      token: z.string().max(200).optional().openapi({ description: 'the signed token from the record\'s url' }),
+      download: z.enum(['0', '1']).optional().openapi({ description: '1: Content-Disposition attachment' }),
+      force: z.enum(['0', '1']).optional().openapi({ description: "Basefloor's name for download=1" }),
+    }),
+  },
+  responses: {
+    200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } },
+    206: { description: 'A byte range of the file' },
+    304: { description: 'Not modified' },
+    401: errorResponse('No bearer token and no valid signed token'),
+    404: errorResponse('Not found'),
+    416: errorResponse('Range not satisfiable'),
+  },
+})
+
+function origin(c: Context<AppEnv>): string {
+  return new URL(c.req.url).origin
+}
+
+function nextLink(c: Context<AppEnv>, cursor: string): string {
+  const url = new URL(c.req.url)
+  url.searchParams.set('cursor', cursor)
+  return `<${url.pathname}${url.search}>; rel="next"`
+}
+
+const shape = (c: Context<AppEnv>, row: FileRow) => toFileResponse(row, c.var.config, origin(c))
+
+/** The owner of the file the download is for: by signed token, or by bearer token (then ownership is checked). */
+async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<FileRow> {
+  if (signed) {
+    const row = await c.var.db.query.files.findFirst({ where: eq(files.id, id) })
+    if (!row) throw fileNotFound()
+    if (!(await verifyFileToken(c.var.config, signed, row.id, row.userId))) {
+      throw new ApiError(401, 'the file link is invalid or has expired', { code: 'unauthorized' })
+    }
+    return row
+  }
+  const token = bearerToken(c.req.header('authorization'))
+  const claims = token ? await readToken(c.var.config, token, 'auth') : undefined
+  if (!claims) throw new ApiError(401, 'missing bearer token or signed file link', { code: 'unauthorized', headers: { 'www-authenticate': 'Bearer' } })
+  // The stamp check of requireAuth: a revoked session must not download either.
+  const user = await c.var.db.query.users.findFirst({ columns: { id: true, securityStamp: true }, where: (users, { eq }) => eq(users.id, claims.sub) })
+  if (!user || user.securityStamp !== claims.stm) throw new ApiError(401, 'invalid or expired token', { code: 'unauthorized' })
+  return findOwnedFile(c.var.db, user.id, id)
+}
+
+export function fileRoutes() {
+  const app = newRouter()
+  app.openAPIRegistry.registerComponent('securitySchemes', 'signedUrl', { type: 'apiKey', in: 'query', name: 'token', description: "the signed token in a file record's url" })
+
+  app.openapi(upload, async (c) => {
+    const incoming = await readUpload(c.req.raw, c.var.user.id)
+    const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size)
+    const row = await storeFile(
+      { db: c.var.db, bucket: c.env.BUCKET },
+      { ...incoming, ...allowance, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },
+    )
+    await afterUpload(c, row)
+    return c.json(await shape(c, row), 201)
+  })
+
+  app.openapi(list, async (c) => {
+    const query = c.req.valid('query')
+    const page = await listFiles(c.var.db, c.var.user.id, {
+      limit: query.limit,
+      cursor: query.cursor,
+      parentId: query.parent_file,
+      extension: query.extension?.toLowerCase(),
+      contentType: query.content_type,
+      rootOnly: query.root === 'true',
+    })
+    if (page.next) c.header('link', nextLink(c, page.next))
+    return c.json(await Promise.all(page.rows.map((row) => shape(c, row))), 200)
+  })
+
+  app.openapi(read, async (c) => {
+    const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
+    const kids = await childrenOf(c.var.db, c.var.user.id, row.id)
+    return c.json({ ...(await shape(c, row)), files: await Promise.all(kids.map((kid) => shape(c, kid))) }, 200)
+  })
+
+  app.openapi(children, async (c) => {
+    const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
+    const query = c.req.valid('query')
+    const page = await listFiles(c.var.db, c.var.user.id, {
+      limit: query.limit,
+      cursor: query.cursor,
+      parentId: row.id,
+      extension: query.extension?.toLowerCase(),
+      contentType: query.content_type,
+    })
+    if (page.next) c.header('link', nextLink(c, page.next))
+    return c.json(await Promise.all(page.rows.map((kid) => shape(c, kid))), 200)
+  })
+
+  app.openapi(update, async (c) => {
+    const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
+    const isJson = c.req.header('content-type')?.toLowerCase().includes('application/json')
+    if (isJson) {
+      const { name } = (c.req.valid as unknown as (target: 'json') => z.infer<typeof UpdateBody>)('json')
+      const clean = cleanFileName(name)
+      const [updated] = await c.var.db.update(files).set({ name: clean, updatedAt: Date.now() }).where(eq(files.id, row.id)).returning()
+      return c.json(await shape(c, updated!), 200)
+    }
+    const incoming = await readUpload(c.req.raw, c.var.user.id)
+    const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size)
+    const stale = (await fileTree(c.var.db, c.var.user.id, row.id)).filter((file) => file.id !== row.id)
+    const hasNewName = c.req.header('x-edgefloor-name') ?? c.req.header('x-basefloor-name')
+    const name = hasNewName ? incoming.name : row.name
+    const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, stale, {
+      ...incoming,
+      name,
+      extension: hasNewName ? incoming.extension : extensionOf(row.name) || incoming.extension,
+      fileModifiedAt: incoming.modifiedAt,
+      ...allowance,
+    })
+    await afterUpload(c, updated)
+    return c.json(await shape(c, updated), 200)
+  })
+
+  app.openapi(remove, async (c) => {
+    const deleted = await deleteFileTree(c.var.db, c.env.BUCKET, c.var.user.id, c.req.valid('param').id)
+    return c.json({ deleted }, 200)
+  })
+
+  // A streamed body with several statuses (200, 206, 304): the handler answers a plain Response.
+  app.openapi(download, (async (c: Context<AppEnv>) => {
+    const query = c.req.query()
+    const row = await downloadOwner(c, c.req.param('id')!, query.token)
+    return streamDownload(c.env.BUCKET, row, c.req.raw, query.download === '1' || query.force === '1')
+  }) as never)
+
+  return app
+}

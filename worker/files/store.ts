@@ -1,0 +1,242 @@
+// Writing file bytes and records together: bytes to R2 first (streamed, hashed and counted on the way), then
+// the D1 record. A failure at any point removes what was written, so no record ever points at missing bytes
+// and no object is left without a record. Uploads and the conversion pipeline both store files through here.
+import { eq, inArray } from 'drizzle-orm'
+import type { Database } from '../db/client'
+import { newId } from '../db/ids'
+import { files } from '../db/schema'
+import { ApiError } from '../errors'
+import { objectKey } from './keys'
+import type { FileRow } from './records'
+
+export interface StoreDeps {
+  readonly db: Database
+  readonly bucket: R2Bucket
+}
+
+export interface NewFile {
+  readonly userId: string
+  readonly parentId?: string | null
+  readonly name: string
+  readonly extension: string
+  readonly contentType: string
+  readonly body: ReadableStream<Uint8Array> | Uint8Array
+  /** The exact size when known (declared by the client): the stream must match it. */
+  readonly size?: number
+  /** Refuse (413) once the stream passes this many bytes. */
+  readonly maxBytes?: number
+  /** The error for passing maxBytes, when a quota rather than the size limit set it. */
+  readonly overLimit?: () => ApiError
+  readonly prefix?: string
+  readonly fileModifiedAt?: number | null
+  readonly partIndex?: number | null
+  readonly partTotal?: number | null
+  readonly metadata?: Record<string, unknown>
+  readonly jobId?: string | null
+  /** Idempotency: a second store with the same origin returns the first record (queue redelivery). */
+  readonly originKey?: string | null
+}
+
+/** R2 multipart parts for streams of unknown length (R2's minimum part is 5 MiB). */
+const PART_BYTES = 8 * 1024 * 1024
+
+interface Written {
+  size: number
+  hash: string
+}
+
+const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
+
+/** Counts and hashes the bytes passing through; errors with 413/400 when they exceed the limits. */
+function meter(limits: { size?: number; maxBytes?: number; overLimit?: () => ApiError }) {
+  const digest = new crypto.DigestStream('SHA-256')
+  const hashing = digest.getWriter()
+  let size = 0
+  const stream = new TransformStream<Uint8Array, Uint8Array>({
+    async transform(chunk, controller) {
+      size += chunk.byteLength
+      if (limits.maxBytes !== undefined && size > limits.maxBytes) throw limits.overLimit?.() ?? tooLarge(limits.maxBytes)
+      if (limits.size !== undefined && size > limits.size) throw sizeMismatch(limits.size)
+      await hashing.write(chunk.slice())
+      controller.enqueue(chunk)
+    },
+    async flush() {
+      if (limits.size !== undefined && size !== limits.size) throw sizeMismatch(limits.size)
+      await hashing.close()
+    },
+  })
+  return { stream, result: async (): Promise<Written> => ({ size, hash: hex(await digest.digest) }) }
+}
+
+const tooLarge = (maxBytes: number) => new ApiError(413, `the file is larger than ${maxBytes} bytes`, { code: 'file_too_large' })
+
+const sizeMismatch = (declared: number) =>
+  new ApiError(400, `the file's size does not match the declared size of ${declared} bytes`, { code: 'size_mismatch' })
+
+async function putStream(bucket: R2Bucket, key: string, source: ReadableStream<Uint8Array>, file: NewFile): Promise<Written> {
+  const metered = meter(file)
+  let failure: unknown
+  const counted = source.pipeThrough(metered.stream)
+  const httpMetadata = { contentType: file.contentType }
+  try {
+    if (file.size !== undefined) {
+      const fixed = new FixedLengthStream(file.size)
+      const piping = counted.pipeTo(fixed.writable).catch((error) => {
+        failure = error
+      })
+      await bucket.put(key, fixed.readable, { httpMetadata })
+      await piping
+    } else {
+      await putInParts(bucket, key, counted, httpMetadata)
+    }
+  } catch (error) {
+    await bucket.delete(key).catch(() => {})
+    throw failure instanceof ApiError ? failure : error
+  }
+  if (failure) {
+    await bucket.delete(key)
+    throw failure
+  }
+  return metered.result()
+}
+
+async function putInParts(bucket: R2Bucket, key: string, stream: ReadableStream<Uint8Array>, httpMetadata: R2HTTPMetadata): Promise<void> {
+  const reader = stream.getReader()
+  let carry: Uint8Array | undefined
+  // One part in memory at a time: PART_BYTES bounds what an upload of unknown length costs.
+  const nextPart = async (): Promise<Uint8Array> => {
+    const part = new Uint8Array(PART_BYTES)
+    let filled = 0
+    for (;;) {
+      let chunk = carry
+      carry = undefined
+      if (!chunk) {
+        const { done, value } = await reader.read()
+        if (done) return part.subarray(0, filled)
+        chunk = value
+      }
+      const take = Math.min(chunk.length, PART_BYTES - filled)
+      part.set(chunk.subarray(0, take), filled)
+      filled += take
+      if (take < chunk.length) carry = chunk.subarray(take)
+      if (filled === PART_BYTES) return part
+    }
+  }
+  const first = await nextPart()
+  if (first.length < PART_BYTES) {
+    await bucket.put(key, first, { httpMetadata })
+    return
+  }
+  const upload = await bucket.createMultipartUpload(key, { httpMetadata })
+  try {
+    const parts: R2UploadedPart[] = []
+    for (let part = first; part.length > 0; part = await nextPart()) parts.push(await upload.uploadPart(parts.length + 1, part))
+    await upload.complete(parts)
+  } catch (error) {
+    await upload.abort().catch(() => {})
+    throw error
+  }
+}
+
+/** Writes the bytes under `key` and answers their size and SHA-256. */
+export async function writeObject(bucket: R2Bucket, key: string, file: NewFile): Promise<Written> {
+  if (file.body instanceof Uint8Array) {
+    if (file.maxBytes !== undefined && file.body.byteLength > file.maxBytes) throw file.overLimit?.() ?? tooLarge(file.maxBytes)
+    const hash = hex(await crypto.subtle.digest('SHA-256', file.body))
+    await bucket.put(key, file.body, { httpMetadata: { contentType: file.contentType } })
+    return { size: file.body.byteLength, hash }
+  }
+  return putStream(bucket, key, file.body, file)
+}
+
+/** Stores bytes and record; returns the record. Idempotent on `originKey`. */
+export async function storeFile(deps: StoreDeps, file: NewFile): Promise<FileRow> {
+  if (file.originKey) {
+    const existing = await deps.db.query.files.findFirst({ where: eq(files.originKey, file.originKey) })
+    if (existing) return existing
+  }
+  const now = Date.now()
+  const id = newId(now)
+  const key = objectKey(file.userId, id, file.prefix)
+  const written = await writeObject(deps.bucket, key, file)
+  try {
+    const [row] = await deps.db
+      .insert(files)
+      .values({
+        id,
+        userId: file.userId,
+        parentId: file.parentId ?? null,
+        name: file.name,
+        extension: file.extension,
+        contentType: file.contentType,
+        size: written.size,
+        hash: written.hash,
+        key,
+        prefix: file.prefix ?? '',
+        fileModifiedAt: file.fileModifiedAt ?? null,
+        partIndex: file.partIndex ?? null,
+        partTotal: file.partTotal ?? null,
+        metadata: file.metadata ?? {},
+        jobId: file.jobId ?? null,
+        originKey: file.originKey ?? null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+    return row!
+  } catch (error) {
+    await deps.bucket.delete(key)
+    if (file.originKey) {
+      // Two deliveries of one step raced: the first record wins.
+      const existing = await deps.db.query.files.findFirst({ where: eq(files.originKey, file.originKey) })
+      if (existing) return existing
+    }
+    throw error
+  }
+}
+
+/**
+ * Replaces a file's bytes (PUT /files/:id with a file): new object, then in one D1 batch the record updated and
+ * its now-stale conversions removed, then the old bytes deleted. A failure before the batch removes the new
+ * object; the record never points at bytes that are gone.
+ */
+export async function replaceFileContent(
+  deps: StoreDeps,
+  row: FileRow,
+  staleChildren: ReadonlyArray<{ id: string; key: string }>,
+  file: Omit<NewFile, 'userId'>,
+): Promise<FileRow> {
+  const now = Date.now()
+  const key = objectKey(row.userId, newId(now), row.prefix)
+  const written = await writeObject(deps.bucket, key, { ...file, userId: row.userId })
+  try {
+    const update = deps.db
+      .update(files)
+      .set({
+        name: file.name,
+        extension: file.extension,
+        contentType: file.contentType,
+        size: written.size,
+        hash: written.hash,
+        key,
+        fileModifiedAt: file.fileModifiedAt ?? row.fileModifiedAt,
+        metadata: {},
+        updatedAt: now,
+      })
+      .where(eq(files.id, row.id))
+      .returning()
+    const removals = chunk(staleChildren.map((child) => child.id), 90).map((ids) => deps.db.delete(files).where(inArray(files.id, ids)))
+    const [updated] = await deps.db.batch([update, ...removals])
+    await deps.bucket.delete([row.key, ...staleChildren.map((child) => child.key)])
+    return updated[0]!
+  } catch (error) {
+    await deps.bucket.delete(key)
+    throw error
+  }
+}
+
+function chunk<T>(items: readonly T[], size: number): T[][] {
+  const chunks: T[][] = []
+  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size))
+  return chunks
+}

@@ -1,0 +1,156 @@
+// POST /files and content replacement: the client's X-Edgefloor-* headers read and checked, the multipart file
+// streamed to storage with its type sniffed from the first bytes, the quota enforced.
+import { eq, sum } from 'drizzle-orm'
+import type { Config } from '../config'
+import type { Database } from '../db/client'
+import { files } from '../db/schema'
+import { ApiError } from '../errors'
+import { readMultipartFile } from './multipart'
+import { SNIFF_BYTES, sniffContentType } from './sniff'
+
+export interface UploadMeta {
+  readonly name: string
+  readonly extension: string
+  readonly size?: number
+  readonly modifiedAt?: number
+  readonly prefix: string
+}
+
+export interface IncomingFile extends UploadMeta {
+  readonly contentType: string
+  readonly body: ReadableStream<Uint8Array>
+}
+
+const bad = (message: string) => new ApiError(400, message, { code: 'validation_failed' })
+
+/** X-Edgefloor-<name>, or the Basefloor client's X-Basefloor-<name>. */
+function uploadHeader(headers: Headers, name: string): string | undefined {
+  return headers.get(`x-edgefloor-${name}`) ?? headers.get(`x-basefloor-${name}`) ?? undefined
+}
+
+/** A display name: URI-decoded, no path, no control characters, at most 255 characters. */
+export function cleanFileName(raw: string): string {
+  let name = raw
+  try {
+    name = decodeURIComponent(raw)
+  } catch {}
+  name = name.replace(/[\u0000-\u001f\u007f]/g, '').split(/[\\/]/).pop()!.trim()
+  if (name === '' || name === '.' || name === '..') return 'file'
+  return name.slice(0, 255)
+}
+
+export function extensionOf(name: string): string {
+  const dot = name.lastIndexOf('.')
+  return dot > 0 && dot < name.length - 1 ? name.slice(dot).toLowerCase() : ''
+}
+
+/** A storage prefix of safe path segments; `@user._id` expands to the caller. Traversal is refused, not fixed. */
+export function cleanPrefix(raw: string | undefined, userId: string): string {
+  if (!raw) return ''
+  let prefix = raw
+  try {
+    prefix = decodeURIComponent(raw)
+  } catch {}
+  prefix = prefix.replaceAll('@user._id', userId)
+  if (/[\u0000-\u001f\u007f\\]/.test(prefix)) throw bad('the prefix may not contain control characters or backslashes')
+  const segments = prefix.split('/').filter((segment) => segment !== '' && segment !== '.')
+  if (segments.some((segment) => segment === '..')) throw bad('the prefix may not contain ".."')
+  if (segments.some((segment) => !/^[\p{L}\p{N} ._@-]+$/u.test(segment))) throw bad('prefix segments may contain letters, digits, space, ".", "_", "@" and "-"')
+  const clean = segments.join('/')
+  if (clean.length > 512) throw bad('the prefix is longer than 512 characters')
+  return clean
+}
+
+function parseModified(raw: string | undefined): number | undefined {
+  if (!raw) return undefined
+  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : Date.parse(raw)
+  if (!Number.isFinite(ms)) throw bad('X-Edgefloor-Modified must be epoch milliseconds or an ISO date')
+  return ms
+}
+
+function parseSize(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined
+  if (!/^\d{1,15}$/.test(raw)) throw bad('X-Edgefloor-Size must be a whole number of bytes')
+  return Number(raw)
+}
+
+/** The bytes with their first SNIFF_BYTES looked at: the sniffed type, and a stream that still has them all. */
+async function sniffStream(stream: ReadableStream<Uint8Array>, extension: string): Promise<{ contentType: string; body: ReadableStream<Uint8Array> }> {
+  const reader = stream.getReader()
+  const head: Uint8Array[] = []
+  let length = 0
+  let done = false
+  while (length < SNIFF_BYTES && !done) {
+    const next = await reader.read()
+    if (next.done) done = true
+    else {
+      head.push(next.value)
+      length += next.value.byteLength
+    }
+  }
+  const joined = new Uint8Array(length)
+  let offset = 0
+  for (const chunk of head) {
+    joined.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        if (joined.byteLength > 0) controller.enqueue(joined)
+        if (done) controller.close()
+      },
+      async pull(controller) {
+        const next = await reader.read()
+        if (next.done) controller.close()
+        else controller.enqueue(next.value)
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  )
+  return { contentType: sniffContentType(joined.subarray(0, SNIFF_BYTES), extension), body }
+}
+
+/** Reads an upload request: headers, then the multipart `file` part as a sniffed stream. */
+export async function readUpload(request: Request, userId: string): Promise<IncomingFile> {
+  const headers = request.headers
+  const size = parseSize(uploadHeader(headers, 'size'))
+  const modifiedAt = parseModified(uploadHeader(headers, 'modified'))
+  const prefix = cleanPrefix(uploadHeader(headers, 'prefix'), userId)
+  const { file } = await readMultipartFile(request.body, headers.get('content-type') ?? undefined)
+  const name = cleanFileName(uploadHeader(headers, 'name') ?? file.filename)
+  const extension = extensionOf(name)
+  const sniffed = await sniffStream(file.stream, extension)
+  return { name, extension, size, modifiedAt, prefix, contentType: sniffed.contentType, body: sniffed.body }
+}
+
+export interface Allowance {
+  /** The most bytes this upload may have (FILES_MAX_BYTES, or what is left of the quota). */
+  readonly maxBytes: number
+  readonly overLimit: () => ApiError
+}
+
+const tooLarge = (maxBytes: number) => new ApiError(413, `the file is larger than ${maxBytes} bytes`, { code: 'file_too_large' })
+
+function quotaExceeded(used: number, quota: number, size?: number): ApiError {
+  const left = Math.max(0, quota - used)
+  return new ApiError(413, `storage quota exceeded: ${used} of ${quota} bytes used, ${left} left${size === undefined ? '' : `, the file has ${size}`}`, {
+    code: 'quota_exceeded',
+    details: { used, quota },
+  })
+}
+
+/** What this user may still store in one file; 413 at once when the declared size is already too much. */
+export async function uploadAllowance(db: Database, config: Config, userId: string, declaredSize?: number): Promise<Allowance> {
+  const sizeLimit = config.FILES_MAX_BYTES
+  if (declaredSize !== undefined && declaredSize > sizeLimit) throw tooLarge(sizeLimit)
+  const quota = config.FILES_QUOTA_BYTES
+  if (quota === 0) return { maxBytes: sizeLimit, overLimit: () => tooLarge(sizeLimit) }
+  const [usage] = await db.select({ used: sum(files.size) }).from(files).where(eq(files.userId, userId))
+  const used = Number(usage?.used ?? 0)
+  const left = quota - used
+  if (left <= 0 || (declaredSize !== undefined && declaredSize > left)) throw quotaExceeded(used, quota, declaredSize)
+  if (left >= sizeLimit) return { maxBytes: sizeLimit, overLimit: () => tooLarge(sizeLimit) }
+  return { maxBytes: left, overLimit: () => quotaExceeded(used, quota) }
+}
