@@ -4,19 +4,10 @@
 // Workers (erasable TypeScript only: Node runs it by stripping types).
 import { hc } from 'hono/client'
 import type { App } from '../worker/app'
+import type { FileResponse } from '../worker/files/records'
 
-/** A file record as the API returns it (SPEC "File record" plus Edgefloor's fields). */
-export interface FileRecord {
-  _id: string
-  name: string
-  extension: string
-  content_type: string
-  size: number
-  url: string
-  parent_file: string | null
-  files?: FileRecord[]
-  [field: string]: unknown
-}
+/** A file record as the API returns it: the Worker's own response schema (worker/files/records.ts). */
+export type FileRecord = FileResponse & { files?: FileRecord[] }
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed'
 

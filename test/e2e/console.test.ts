@@ -1,6 +1,6 @@
 // The console and the API reference in headless Chromium against the real Worker (`wrangler dev --local`):
 // sign up, upload a JPEG with the progress bar, convert it, watch the job end and the PNG thumbnail appear.
-import { copyFileSync, mkdirSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -49,6 +49,17 @@ async function signUp(page: Page): Promise<string> {
   return email
 }
 
+async function uploadPhoto(page: Page) {
+  await page.setInputFiles('#file-input', { name: 'photo.jpg', mimeType: 'image/jpeg', buffer: Buffer.from(photoJpeg()) })
+  await page.click('#upload-form button[type=submit]')
+  const item = page.locator('.file', { hasText: 'photo.jpg' })
+  await item.waitFor({ timeout: WAIT_MS })
+  expect(await page.getAttribute('#upload-progress', 'value')).toBe('1')
+  expect(await page.textContent('#upload-message')).toBe('Uploaded photo.jpg (2.2 KiB)')
+  expect(await item.locator('.file-meta').textContent()).toBe('.jpg · image/jpeg · 2.2 KiB')
+  return item
+}
+
 describe('/console in Chromium', () => {
   it('creates an account, keeps the token in sessionStorage only, and signs out', async () => {
     const { page } = await openPage('/console')
@@ -72,17 +83,32 @@ describe('/console in Chromium', () => {
     await page.close()
   })
 
-  // Waits for the files API (issue 3) and the pipeline with image → PNG (issue 4): un-skip when they land.
-  it.skip('uploads a JPEG, converts it and shows the PNG thumbnail, then deletes it', async () => {
+  it('uploads a JPEG with the progress bar, lists it after a reload, downloads and deletes it', async () => {
     const { page, errors } = await openPage('/console')
     await signUp(page)
-    await page.setInputFiles('#file-input', { name: 'photo.jpg', mimeType: 'image/jpeg', buffer: Buffer.from(photoJpeg()) })
-    await page.click('#upload-form button[type=submit]')
+    await uploadPhoto(page)
     const item = page.locator('.file', { hasText: 'photo.jpg' })
+    await page.reload()
     await item.waitFor({ timeout: WAIT_MS })
-    expect(await page.getAttribute('#upload-progress', 'value')).toBe('1')
-    expect(await item.locator('.file-meta').textContent()).toContain('image/jpeg')
 
+    const [download] = await Promise.all([page.waitForEvent('download'), item.locator('[data-action=download]').click()])
+    expect(download.suggestedFilename()).toBe('photo.jpg')
+    expect(new Uint8Array(readFileSync((await download.path())!))).toEqual(photoJpeg())
+
+    page.once('dialog', (dialog) => dialog.accept())
+    await item.locator('[data-action=delete]').click()
+    await item.waitFor({ state: 'detached', timeout: WAIT_MS })
+    await page.reload()
+    await page.waitForSelector('#files-empty:not([hidden])')
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  // Waits for the pipeline with image → PNG (issue 4): un-skip when it lands.
+  it.skip('converts the JPEG and shows the PNG thumbnail', async () => {
+    const { page, errors } = await openPage('/console')
+    await signUp(page)
+    const item = await uploadPhoto(page)
     await item.locator('[data-action=convert]').click()
     await item.locator('.job-status.done').waitFor({ timeout: WAIT_MS })
     const thumbnail = item.locator('img.thumbnail')
@@ -93,12 +119,6 @@ describe('/console in Chromium', () => {
     mkdirSync(join(root, 'docs'), { recursive: true })
     await page.screenshot({ path: join(artifactsDir, 'console.png') })
     copyFileSync(join(artifactsDir, 'console.png'), join(root, 'docs', 'console.png'))
-
-    page.once('dialog', (dialog) => dialog.accept())
-    await item.locator('[data-action=delete]').click()
-    await item.waitFor({ state: 'detached', timeout: WAIT_MS })
-    await page.reload()
-    await page.waitForSelector('#files-empty:not([hidden])')
     expect(errors).toEqual([])
     await page.close()
   })
