@@ -9,6 +9,7 @@ import { compileResources } from './rules/compile'
 import { resources, type ResourceConfig } from './rules/resources'
 import { resourceRoutes } from './rules/routes'
 import { fileRoutes } from './files/routes'
+import { pipelineRoutes } from './pipeline/routes'
 import { mountDocs, serviceStatusRoute } from './docs/routes'
 import packageJson from '../package.json'
 
@@ -50,6 +51,7 @@ export function createApp(options: AppOptions = {}) {
   app.route('/', accountRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
   app.route('/', fileRoutes())
+  app.route('/', pipelineRoutes())
 
   mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })
 

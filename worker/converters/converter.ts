@@ -33,6 +33,8 @@ export interface ConversionContext {
   /** Bindings an engine may need; only what exists in this runtime. */
   readonly ai?: Ai
   readonly signal?: AbortSignal
+  /** Which delivery of the step this is (1 on the first): converters may report it, never depend on it. */
+  readonly attempt?: number
 }
 
 export interface ConversionOutput {

@@ -17,13 +17,28 @@ export function buildRegistry(converters: readonly Converter[]): ReadonlyMap<str
   return byExtension
 }
 
-const registry = buildRegistry(CONVERTERS)
+const converters: Converter[] = [...CONVERTERS]
+const registry = new Map(buildRegistry(CONVERTERS))
+
+/**
+ * Adds a converter at run time (the tests' chain converters); refuses an extension that is already claimed,
+ * exactly as the start-up check does.
+ */
+export function registerConverter(converter: Converter): void {
+  for (const [extension, claimed] of buildRegistry([...converters, converter])) registry.set(extension, claimed)
+  converters.push(converter)
+}
 
 /** The converter for a lower-case extension with its dot (".docx"), if any. */
 export function converterFor(extension: string): Converter | undefined {
   return registry.get(extension.toLowerCase())
 }
 
+/** A converter by its name, as stored on a job step. */
+export function converterNamed(name: string): Converter | undefined {
+  return converters.find((converter) => converter.name === name)
+}
+
 export function allConverters(): readonly Converter[] {
-  return CONVERTERS
+  return converters
 }

@@ -106,3 +106,52 @@ export const records = sqliteTable(
   },
   (table) => [index('records_model').on(table.model, table.id)],
 )
+
+/** A conversion job: the chain started from one file by POST /files/:id/convert (or an auto-convert upload). */
+export const jobs = sqliteTable(
+  'jobs',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    fileId: text('file_id').notNull(),
+    /** queued → running → done | failed */
+    status: text('status').$type<'queued' | 'running' | 'done' | 'failed'>().notNull(),
+    options: text('options', { mode: 'json' }).$type<Record<string, string | number | boolean>>().notNull().default(sql`'{}'`),
+    callbackUrl: text('callback_url'),
+    error: text('error'),
+    errorStatus: integer('error_status'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+    finishedAt: integer('finished_at'),
+  },
+  (table) => [index('jobs_user').on(table.userId, table.id), index('jobs_file').on(table.fileId, table.id)],
+)
+
+/**
+ * One step of a job: one converter on one source file (or one range of its outputs, for converters that fan
+ * out). A queue message names a step; the unique (job, source, part) makes creating a step idempotent.
+ */
+export const jobSteps = sqliteTable(
+  'job_steps',
+  {
+    id: text('id').primaryKey(),
+    jobId: text('job_id')
+      .notNull()
+      .references(() => jobs.id, { onDelete: 'cascade' }),
+    sourceFileId: text('source_file_id').notNull(),
+    converter: text('converter').notNull(),
+    /** For a part of a split step: outputs [start, end) of the step's total; -1 when not split. */
+    partStart: integer('part_start').notNull().default(-1),
+    partEnd: integer('part_end'),
+    /** queued → running → done | failed; `split` when the step was divided into parts. */
+    status: text('status').$type<'queued' | 'running' | 'done' | 'failed' | 'split'>().notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    error: text('error'),
+    outputIds: text('output_ids', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (table) => [uniqueIndex('job_steps_unique').on(table.jobId, table.sourceFileId, table.partStart), index('job_steps_job').on(table.jobId)],
+)

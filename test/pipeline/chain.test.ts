@@ -1,0 +1,146 @@
+// Jobs through the real local Queue: chains of steps, naming and parent_file, waiting and 202, fan-out in
+// parts, permanent and transient failures, idempotent redelivery, ownership.
+import { env } from 'cloudflare:test'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { call, callJson } from '../support/api'
+import { signUp, type TestUser } from '../support/accounts'
+import { uploaded } from '../support/files'
+import { registerChainConverters } from '../support/chain-converters'
+
+let user: TestUser
+
+beforeAll(async () => {
+  registerChainConverters()
+  user = await signUp()
+})
+
+async function pollJob(id: string, owner: TestUser = user) {
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    const res = await callJson('GET', `/jobs/${id}`, { token: owner.token })
+    if (res.body.status === 'done' || res.body.status === 'failed' || Date.now() > deadline) return res.body
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+describe('GET /convert/:extension', () => {
+  it('answers what an extension becomes, and null when nothing converts it', async () => {
+    expect((await callJson('GET', '/convert/tsplit', { token: user.token })).body).toEqual({ extension: '.tsplit', accepted: true, to: '.tpart' })
+    expect((await callJson('GET', '/convert/.TSPLIT', { token: user.token })).body.extension).toBe('.tsplit')
+    expect((await callJson('GET', '/convert/xyz', { token: user.token })).body).toEqual({ extension: '.xyz', accepted: false, to: null })
+  })
+})
+
+describe('POST /files/:id/convert', () => {
+  it('waits for the whole chain and answers every file in chain order', async () => {
+    const source = await uploaded(user, 'notes.tsplit', 'abcdwxyz')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    const names = res.body.map((file: { name: string }) => file.name)
+    expect(names).toEqual(['notes (1 of 2).tpart', 'notes (2 of 2).tpart', 'notes (1 of 2) (1 of 1).tupper', 'notes (2 of 2) (1 of 1).tupper'])
+    const [part1, part2, upper1, upper2] = res.body
+    expect(part1).toMatchObject({ parent_file: source._id, part_index: 0, part_total: 2, metadata: { half: 0 } })
+    expect(part2.parent_file).toBe(source._id)
+    expect(upper1.parent_file).toBe(part1._id)
+    expect(upper2.parent_file).toBe(part2._id)
+    expect(await (await call('GET', `/files/${upper2._id}/download`, { token: user.token })).text()).toBe('WXYZ')
+    const original = await callJson('GET', `/files/${source._id}`, { token: user.token })
+    expect(original.body).toMatchObject({ hash: source.hash, size: 8 })
+  })
+
+  it('answers 202 with the job and its Location for Prefer: respond-async', async () => {
+    const source = await uploaded(user, 'later.tsplit', 'abcd')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })
+    expect(res.status).toBe(202)
+    expect(res.headers.get('location')).toBe(`/jobs/${res.body._id}`)
+    expect(res.body).toMatchObject({ file_id: source._id, status: 'queued' })
+    const job = await pollJob(res.body._id)
+    expect(job.status).toBe('done')
+    expect(job.files).toHaveLength(4)
+    expect(job.steps.map((step: { converter: string; status: string }) => `${step.converter}:${step.status}`).sort()).toEqual([
+      'test-split:done',
+      'test-upper:done',
+      'test-upper:done',
+    ])
+    const listed = await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })
+    expect(listed.body.map((j: { _id: string }) => j._id)).toEqual([res.body._id])
+  })
+
+  it('fans a planned step out into parts and keeps the outputs in order', async () => {
+    const source = await uploaded(user, 'word.tfan', 'edgefloor')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(res.body.map((file: { name: string }) => file.name)).toEqual(Array.from({ length: 9 }, (_, i) => `word (${i + 1} of 9).tchar`))
+    const texts = await Promise.all(res.body.map(async (file: { _id: string }) => (await call('GET', `/files/${file._id}/download`, { token: user.token })).text()))
+    expect(texts.join('')).toBe('edgefloor')
+    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body.metadata).toEqual({ char_count: 9 })
+  })
+
+  it('fails fast on a permanent error, naming the step and the reason', async () => {
+    const source = await uploaded(user, 'bad.tbroken', 'xyz')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ message: 'test-broken on "bad.tbroken" failed: the input is corrupt at byte 3', code: 'conversion_failed' })
+    const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
+    expect(job.body).toMatchObject({ status: 'failed', steps: [{ status: 'failed', attempts: 1, error: 'the input is corrupt at byte 3' }] })
+    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body.files).toEqual([])
+  })
+
+  it('retries a transient failure with backoff until it works', async () => {
+    const source = await uploaded(user, 'busy.tflaky', 'x')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).text()).toBe('worked on attempt 3')
+  }, 60_000)
+
+  it('refuses a file nothing converts with 415 and creates no job', async () => {
+    const source = await uploaded(user, 'plain.xyz', 'x')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res).toMatchObject({ status: 415, body: { message: 'no converter accepts .xyz' } })
+    expect((await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })).body).toEqual([])
+  })
+
+  it("answers 404 for another user's file and job", async () => {
+    const source = await uploaded(user, 'mine.tsplit', 'abcd')
+    const job = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })
+    const stranger = await signUp()
+    for (const [method, path] of [
+      ['POST', `/files/${source._id}/convert`],
+      ['GET', `/files/${source._id}/jobs`],
+      ['GET', `/jobs/${job.body._id}`],
+      ['GET', `/jobs/${job.body._id}/events`],
+      ['POST', `/jobs/${job.body._id}/retry`],
+    ] as const) {
+      expect((await call(method, path, { token: stranger.token })).status, `${method} ${path}`).toBe(404)
+    }
+    await pollJob(job.body._id)
+  })
+})
+
+describe('redelivery', () => {
+  it('running every message of a job three times leaves one record and one object per output', async () => {
+    const source = await uploaded(user, 'again.tsplit', 'abcdefgh')
+    const done = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(done.status).toBe(200)
+    const job = await callJson('GET', `/jobs/${done.body[0].job_id}`, { token: user.token })
+    // Deliver every step's message again, three times, as at-least-once delivery may.
+    const { runStep } = await import('../../worker/pipeline/consumer')
+    const { openDatabase } = await import('../../worker/db/client')
+    const { loadConfig } = await import('../../worker/config')
+    const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), waitUntil: () => {} }
+    for (let round = 0; round < 3; round++) {
+      for (const step of job.body.steps) await runStep(deps, { jobId: job.body._id, stepId: step._id }, 1)
+    }
+    // And as if the steps had never finished: reset them and run again.
+    await env.DB.prepare("UPDATE job_steps SET status = 'queued' WHERE job_id = ?").bind(job.body._id).run()
+    await env.DB.prepare("UPDATE jobs SET status = 'running' WHERE id = ?").bind(job.body._id).run()
+    for (let round = 0; round < 3; round++) {
+      for (const step of job.body.steps) await runStep(deps, { jobId: job.body._id, stepId: step._id }, 2)
+    }
+    const rows = await env.DB.prepare('SELECT count(*) AS n FROM files WHERE job_id = ?').bind(job.body._id).first('n')
+    expect(rows).toBe(4)
+    const objects = await env.BUCKET.list({ prefix: `u/${user.id}/` })
+    const keys = await env.DB.prepare('SELECT key FROM files WHERE user_id = ?').bind(user.id).all<{ key: string }>()
+    expect(objects.objects.map((object) => object.key).sort()).toEqual(keys.results.map((row) => row.key).sort())
+  })
+})

@@ -1,0 +1,75 @@
+// Converters for pipeline tests, registered at run time in the test isolate (which also runs the queue
+// consumer): a two-output step, a follow-up step, a converter that fans out into parts, one that fails for
+// good and one that fails twice for transient reasons before it works.
+import { registerConverter, converterNamed } from '../../worker/converters/registry'
+import { ConversionError, type Converter } from '../../worker/converters/converter'
+
+const text = (value: string) => new TextEncoder().encode(value)
+
+export const splitter: Converter = {
+  name: 'test-split',
+  from: ['.tsplit'],
+  to: '.tpart',
+  async convert(input) {
+    const body = new TextDecoder().decode(await input.bytes(1024))
+    const halves = [body.slice(0, body.length / 2), body.slice(body.length / 2)]
+    return halves.map((half, index) => ({ index, total: 2, extension: '.tpart', contentType: 'text/plain', body: text(half), metadata: { half: index } }))
+  },
+}
+
+export const upper: Converter = {
+  name: 'test-upper',
+  from: ['.tpart'],
+  to: '.tupper',
+  async convert(input) {
+    const body = new TextDecoder().decode(await input.bytes(1024))
+    return [{ index: 0, total: 1, extension: '.tupper', contentType: 'text/plain', body: text(body.toUpperCase()) }]
+  },
+}
+
+/** One output per character, planned in parts of two. */
+export const fanOut: Converter = {
+  name: 'test-fan',
+  from: ['.tfan'],
+  to: '.tchar',
+  async plan(input) {
+    const total = (await input.bytes(1024)).length
+    const parts = []
+    for (let start = 0; start < total; start += 2) parts.push({ start, end: Math.min(total, start + 2) })
+    return { total, parts, sourceMetadata: { char_count: total } }
+  },
+  async convert(input, ctx) {
+    const bytes = await input.bytes(1024)
+    const { start, end } = ctx.part ?? { start: 0, end: bytes.length }
+    return Array.from({ length: end - start }, (_, i) => ({
+      index: start + i,
+      total: bytes.length,
+      extension: '.tchar',
+      contentType: 'text/plain',
+      body: bytes.slice(start + i, start + i + 1),
+    }))
+  },
+}
+
+export const broken: Converter = {
+  name: 'test-broken',
+  from: ['.tbroken'],
+  to: '.tnever',
+  async convert() {
+    throw new ConversionError('the input is corrupt at byte 3')
+  },
+}
+
+export const flaky: Converter = {
+  name: 'test-flaky',
+  from: ['.tflaky'],
+  to: '.tfixed',
+  async convert(_input, ctx) {
+    if ((ctx.attempt ?? 1) < 3) throw new ConversionError('the engine is busy', { retryable: true })
+    return [{ index: 0, total: 1, extension: '.tfixed', contentType: 'text/plain', body: text(`worked on attempt ${ctx.attempt}`) }]
+  },
+}
+
+export function registerChainConverters(): void {
+  for (const converter of [splitter, upper, fanOut, broken, flaky]) if (!converterNamed(converter.name)) registerConverter(converter)
+}

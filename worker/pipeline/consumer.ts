@@ -1,0 +1,151 @@
+// The queue consumer: runs one step of a job per message. Every effect is idempotent, because Queues deliver
+// at least once: outputs are stored under a unique (step, output index), next steps under a unique (job,
+// source, part), and a finished step is skipped when its message comes again.
+import { and, eq } from 'drizzle-orm'
+import type { Config } from '../config'
+import { ConversionError, type ConversionContext, type Converter } from '../converters/converter'
+import { converterFor, converterNamed } from '../converters/registry'
+import type { Database } from '../db/client'
+import { files, jobs, jobSteps } from '../db/schema'
+import { describeError } from '../errors'
+import type { FileRow } from '../files/records'
+import { storeFile } from '../files/store'
+import { storedInput } from './input'
+import { ensureSteps, failJob, finishJobIfDone, newStep, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
+import { outputName } from './naming'
+import { notifyJobFinished } from './webhooks'
+
+export interface PipelineDeps {
+  readonly db: Database
+  readonly bucket: R2Bucket
+  readonly queue: Queue<StepMessage>
+  readonly config: Config
+  readonly ai?: Ai
+  /** Keeps background work (webhooks) alive after the handler returns. */
+  readonly waitUntil: (promise: Promise<unknown>) => void
+}
+
+/** The converter that continues a chain from a file of this extension, if any (never X → X again). */
+export function nextConverter(extension: string): Converter | undefined {
+  const converter = converterFor(extension)
+  return converter && converter.to !== extension ? converter : undefined
+}
+
+export async function enqueueSteps(queue: Queue<StepMessage>, steps: readonly StepRow[]): Promise<void> {
+  if (steps.length === 0) return
+  await queue.sendBatch(steps.map((step) => ({ body: { jobId: step.jobId, stepId: step.id } })))
+}
+
+/**
+ * Runs the step. Returns normally when the message is settled (done, skipped, or failed for good); throws a
+ * retryable error when the queue should deliver it again.
+ */
+export async function runStep(deps: PipelineDeps, message: StepMessage, attempt: number): Promise<void> {
+  const { db } = deps
+  const step = await db.query.jobSteps.findFirst({ where: eq(jobSteps.id, message.stepId) })
+  if (!step || step.status === 'done' || step.status === 'split' || step.status === 'failed') return
+  const job = await db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) })
+  if (!job || job.status === 'failed' || job.status === 'done') return
+  const source = await db.query.files.findFirst({ where: and(eq(files.id, step.sourceFileId), eq(files.userId, job.userId)) })
+  const converter = converterNamed(step.converter)
+  if (!source || !converter) {
+    await failStep(deps, job, step, new ConversionError(source ? `no converter named ${step.converter}` : 'the source file was deleted'), source)
+    return
+  }
+  await updateStep(db, step.id, { status: 'running', attempts: attempt, error: null })
+  if (job.status === 'queued') await updateJob(db, job.id, { status: 'running' })
+
+  const input = storedInput(deps.bucket, source)
+  const context: ConversionContext = { jobId: job.id, config: deps.config, options: job.options, ai: deps.ai, attempt }
+  try {
+    let part = step.partStart >= 0 ? { start: step.partStart, end: step.partEnd ?? step.partStart } : undefined
+    if (converter.plan && !part) {
+      const plan = await converter.plan(input, context)
+      if (plan.sourceMetadata) await db.update(files).set({ metadata: { ...source.metadata, ...plan.sourceMetadata } }).where(eq(files.id, source.id))
+      if (plan.parts.length > 1) {
+        const parts = plan.parts.map((range) => newStep(job.id, source.id, converter, Date.now(), range))
+        const queued = await ensureSteps(db, parts)
+        await updateStep(db, step.id, { status: 'split' })
+        await enqueueSteps(deps.queue, queued)
+        return
+      }
+      part = plan.parts[0]
+    }
+    const outputs = await converter.convert(input, { ...context, part })
+    const stored: FileRow[] = []
+    for (const output of outputs) {
+      stored.push(
+        await storeFile(deps, {
+          userId: job.userId,
+          parentId: source.id,
+          name: outputName(source.name, output.index + 1, output.total, output.extension),
+          extension: output.extension,
+          contentType: output.contentType,
+          body: output.body,
+          prefix: source.prefix,
+          partIndex: output.index,
+          partTotal: output.total,
+          metadata: { ...output.metadata },
+          jobId: job.id,
+          originKey: `${step.id}:${output.index}`,
+        }),
+      )
+    }
+    const following = stored.flatMap((file) => {
+      const next = nextConverter(file.extension)
+      return next ? [newStep(job.id, file.id, next)] : []
+    })
+    const queued = await ensureSteps(db, following)
+    await updateStep(db, step.id, { status: 'done', outputIds: stored.map((file) => file.id) })
+    await enqueueSteps(deps.queue, queued)
+    if (await finishJobIfDone(db, job.id)) deps.waitUntil(notifyJobFinished(deps, job.id))
+  } catch (error) {
+    if (error instanceof ConversionError && !error.retryable) {
+      await failStep(deps, job, step, error, source)
+      return
+    }
+    await updateStep(db, step.id, { status: 'queued', error: describeRetry(error) })
+    throw error
+  }
+}
+
+function describeRetry(error: unknown): string {
+  return error instanceof ConversionError ? `retrying: ${error.message}` : 'retrying after an internal error'
+}
+
+async function failStep(deps: PipelineDeps, job: JobRow, step: StepRow, error: ConversionError, source?: FileRow): Promise<void> {
+  const reason = `${step.converter} on "${source?.name ?? step.sourceFileId}" failed: ${error.message}`
+  await updateStep(deps.db, step.id, { status: 'failed', error: error.message })
+  await failJob(deps.db, job, reason, error.status)
+  deps.waitUntil(notifyJobFinished(deps, job.id))
+}
+
+/** Retry delays grow with the attempt: 2, 4, 8, 16 … seconds, at most 5 minutes. */
+export function retryDelaySeconds(attempt: number): number {
+  return Math.min(300, 2 ** Math.max(1, attempt))
+}
+
+export async function consumeConversions(batch: MessageBatch<StepMessage>, deps: PipelineDeps): Promise<void> {
+  for (const message of batch.messages) {
+    try {
+      await runStep(deps, message.body, message.attempts)
+      message.ack()
+    } catch (error) {
+      console.warn(JSON.stringify({ level: 'warn', step: message.body.stepId, attempt: message.attempts, error: describeError(error) }))
+      message.retry({ delaySeconds: retryDelaySeconds(message.attempts) })
+    }
+  }
+}
+
+/** Messages that ran out of retries: their step and job fail with the last reason. */
+export async function consumeDeadLetters(batch: MessageBatch<StepMessage>, deps: PipelineDeps): Promise<void> {
+  for (const message of batch.messages) {
+    const step = await deps.db.query.jobSteps.findFirst({ where: eq(jobSteps.id, message.body.stepId) })
+    const job = step && (await deps.db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) }))
+    if (step && job && step.status !== 'done' && step.status !== 'split') {
+      const last = step.error?.replace(/^retrying: /, '') ?? 'unknown error'
+      await failStep(deps, job, step, new ConversionError(`gave up after ${message.attempts} attempts: ${last}`, { status: 503 }))
+    }
+    message.ack()
+  }
+}

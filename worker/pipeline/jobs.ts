@@ -1,0 +1,201 @@
+// Jobs and steps in D1: creating a job with its first step, the caller-scoped lookups, the job's public view
+// with its files in chain order, and the bookkeeping the consumer does as steps finish.
+import { z } from '@hono/zod-openapi'
+import { and, desc, eq, inArray, sql } from 'drizzle-orm'
+import type { Config } from '../config'
+import type { Converter } from '../converters/converter'
+import type { Database } from '../db/client'
+import { newId } from '../db/ids'
+import { files, jobs, jobSteps } from '../db/schema'
+import { ApiError } from '../errors'
+import { FileResponseSchema, toFileResponse, type FileResponse, type FileRow } from '../files/records'
+
+export type JobRow = typeof jobs.$inferSelect
+export type StepRow = typeof jobSteps.$inferSelect
+
+/** What a queue message carries: the step to run. */
+export interface StepMessage {
+  readonly jobId: string
+  readonly stepId: string
+}
+
+export const JobOptionsSchema = z.record(z.string().max(64), z.union([z.string().max(1000), z.number(), z.boolean()]))
+
+export const StepSchema = z
+  .object({
+    _id: z.string(),
+    converter: z.string(),
+    source_file: z.string(),
+    part: z.object({ start: z.number().int(), end: z.number().int() }).nullable(),
+    status: z.enum(['queued', 'running', 'done', 'failed', 'split']),
+    attempts: z.number().int(),
+    error: z.string().nullable(),
+    outputs: z.array(z.string()),
+  })
+  .openapi('JobStep')
+
+export const JobSchema = z
+  .object({
+    _id: z.string(),
+    file_id: z.string(),
+    status: z.enum(['queued', 'running', 'done', 'failed']),
+    error: z.string().nullable(),
+    options: JobOptionsSchema,
+    steps: z.array(StepSchema),
+    files: z.array(FileResponseSchema).openapi({ description: 'every file the job created, in chain order' }),
+    created_at: z.string(),
+    updated_at: z.string(),
+    finished_at: z.string().nullable(),
+  })
+  .openapi('Job')
+
+export type JobView = z.infer<typeof JobSchema>
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+export const jobNotFound = () => new ApiError(404, 'job not found', { code: 'not_found' })
+
+export async function findOwnedJob(db: Database, userId: string, id: string): Promise<JobRow> {
+  const job = await db.query.jobs.findFirst({ where: and(eq(jobs.id, id), eq(jobs.userId, userId)) })
+  if (!job) throw jobNotFound()
+  return job
+}
+
+export async function jobsOfFile(db: Database, userId: string, fileId: string): Promise<JobRow[]> {
+  return db.query.jobs.findMany({ where: and(eq(jobs.userId, userId), eq(jobs.fileId, fileId)), orderBy: desc(jobs.id), limit: 100 })
+}
+
+/** Creates the job and its first step (queued); the caller enqueues the step. */
+export async function createJob(
+  db: Database,
+  file: FileRow,
+  converter: Converter,
+  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string },
+): Promise<{ job: JobRow; step: StepRow }> {
+  const now = Date.now()
+  const job: JobRow = {
+    id: newId(now),
+    userId: file.userId,
+    fileId: file.id,
+    status: 'queued',
+    options: request.options ?? {},
+    callbackUrl: request.callbackUrl ?? null,
+    error: null,
+    errorStatus: null,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+  }
+  const step = newStep(job.id, file.id, converter, now)
+  await db.batch([db.insert(jobs).values(job), db.insert(jobSteps).values(step)])
+  return { job, step }
+}
+
+export function newStep(jobId: string, sourceFileId: string, converter: Converter, now = Date.now(), part?: { start: number; end: number }): StepRow {
+  return {
+    id: newId(now),
+    jobId,
+    sourceFileId,
+    converter: converter.name,
+    partStart: part?.start ?? -1,
+    partEnd: part?.end ?? null,
+    status: 'queued',
+    attempts: 0,
+    error: null,
+    outputIds: [],
+    createdAt: now,
+    updatedAt: now,
+  }
+}
+
+/**
+ * Inserts steps that do not exist yet (a redelivered message creates the same steps again) and answers the
+ * stored ones, so the caller enqueues exactly the steps that are still queued.
+ */
+export async function ensureSteps(db: Database, steps: StepRow[]): Promise<StepRow[]> {
+  if (steps.length === 0) return []
+  for (const step of steps) await db.insert(jobSteps).values(step).onConflictDoNothing()
+  const stored = await db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, steps[0]!.jobId) })
+  const wanted = new Set(steps.map((step) => `${step.sourceFileId}:${step.partStart}`))
+  return stored.filter((step) => wanted.has(`${step.sourceFileId}:${step.partStart}`) && step.status === 'queued')
+}
+
+export async function updateStep(db: Database, id: string, changes: Partial<StepRow>): Promise<void> {
+  await db.update(jobSteps).set({ ...changes, updatedAt: Date.now() }).where(eq(jobSteps.id, id))
+}
+
+export async function updateJob(db: Database, id: string, changes: Partial<JobRow>): Promise<void> {
+  await db.update(jobs).set({ ...changes, updatedAt: Date.now() }).where(eq(jobs.id, id))
+}
+
+/** Marks the job failed with the step's reason; the files made before stay. */
+export async function failJob(db: Database, job: JobRow, message: string, status: number): Promise<void> {
+  const now = Date.now()
+  await db
+    .update(jobs)
+    .set({ status: 'failed', error: message, errorStatus: status, updatedAt: now, finishedAt: now })
+    .where(and(eq(jobs.id, job.id), sql`${jobs.status} != 'failed'`))
+}
+
+/** Done once no step is queued or running (and none failed). Answers whether this call finished it. */
+export async function finishJobIfDone(db: Database, jobId: string): Promise<boolean> {
+  const open = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(jobSteps)
+    .where(and(eq(jobSteps.jobId, jobId), inArray(jobSteps.status, ['queued', 'running', 'failed'])))
+  if ((open[0]?.n ?? 0) > 0) return false
+  const now = Date.now()
+  const finished = await db
+    .update(jobs)
+    .set({ status: 'done', updatedAt: now, finishedAt: now })
+    .where(and(eq(jobs.id, jobId), inArray(jobs.status, ['queued', 'running'])))
+    .returning({ id: jobs.id })
+  return finished.length > 0
+}
+
+/** The files a job made, in chain order: level by level from the source, each level in output order. */
+export async function jobFiles(db: Database, job: JobRow): Promise<FileRow[]> {
+  const made = await db.query.files.findMany({ where: and(eq(files.jobId, job.id), eq(files.userId, job.userId)) })
+  const byParent = new Map<string, FileRow[]>()
+  for (const file of made) byParent.set(file.parentId ?? '', [...(byParent.get(file.parentId ?? '') ?? []), file])
+  const ordered: FileRow[] = []
+  let level = [job.fileId]
+  while (level.length > 0) {
+    const next: string[] = []
+    for (const parent of level) {
+      const kids = (byParent.get(parent) ?? []).sort((a, b) => (a.partIndex ?? 0) - (b.partIndex ?? 0) || a.id.localeCompare(b.id))
+      ordered.push(...kids)
+      next.push(...kids.map((kid) => kid.id))
+    }
+    level = next
+  }
+  return ordered
+}
+
+export async function jobView(db: Database, config: Config, origin: string, job: JobRow): Promise<JobView> {
+  const steps = await db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, job.id), orderBy: [jobSteps.createdAt, jobSteps.id] })
+  const made = await jobFiles(db, job)
+  return {
+    _id: job.id,
+    file_id: job.fileId,
+    status: job.status,
+    error: job.error,
+    options: job.options,
+    steps: steps.map((step) => ({
+      _id: step.id,
+      converter: step.converter,
+      source_file: step.sourceFileId,
+      part: step.partStart < 0 ? null : { start: step.partStart, end: step.partEnd ?? step.partStart },
+      status: step.status,
+      attempts: step.attempts,
+      error: step.error,
+      outputs: step.outputIds,
+    })),
+    files: await Promise.all(made.map((file) => toFileResponse(file, config, origin))),
+    created_at: iso(job.createdAt),
+    updated_at: iso(job.updatedAt),
+    finished_at: job.finishedAt === null ? null : iso(job.finishedAt),
+  }
+}
+
+export type { FileResponse }

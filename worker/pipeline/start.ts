@@ -1,0 +1,41 @@
+// Starting a conversion job for a stored file, and waiting for it: used by POST /files/:id/convert and by
+// auto-conversion after an upload.
+import { eq } from 'drizzle-orm'
+import type { Config } from '../config'
+import { converterFor } from '../converters/registry'
+import type { Database } from '../db/client'
+import { jobs } from '../db/schema'
+import { ApiError } from '../errors'
+import type { FileRow } from '../files/records'
+import { enqueueSteps } from './consumer'
+import { createJob, type JobRow, type StepMessage } from './jobs'
+import { checkCallbackUrl } from './webhooks'
+
+export async function startJob(
+  deps: { db: Database; queue: Queue<StepMessage> },
+  config: Config,
+  file: FileRow,
+  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string } = {},
+): Promise<JobRow> {
+  const converter = converterFor(file.extension)
+  if (!converter) {
+    throw new ApiError(415, `no converter accepts ${file.extension || 'files without an extension'}`, { code: 'not_convertible' })
+  }
+  const callbackUrl = request.callbackUrl ? checkCallbackUrl(config, request.callbackUrl) : undefined
+  const { job, step } = await createJob(deps.db, file, converter, { options: request.options, callbackUrl })
+  await enqueueSteps(deps.queue, [step])
+  return job
+}
+
+const POLL_MS = 200
+
+/** The job once it is done or failed, or as it stands when `waitMs` runs out. */
+export async function waitForJob(db: Database, jobId: string, waitMs: number): Promise<JobRow> {
+  const deadline = Date.now() + waitMs
+  for (;;) {
+    const job = await db.query.jobs.findFirst({ where: eq(jobs.id, jobId) })
+    if (!job) throw new ApiError(404, 'job not found', { code: 'not_found' })
+    if (job.status === 'done' || job.status === 'failed' || Date.now() >= deadline) return job
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))))
+  }
+}

@@ -1,0 +1,59 @@
+// The optional callback of a job: when it finishes, a POST to its callback_url with the job's outcome, signed
+// with HMAC-SHA256 over "<timestamp>.<body>" under the job's own secret (shown to its owner in GET /jobs/:id),
+// retried a few times with backoff on network errors and 5xx.
+import { eq } from 'drizzle-orm'
+import type { Config } from '../config'
+import type { Database } from '../db/client'
+import { jobs } from '../db/schema'
+import { ApiError } from '../errors'
+
+const encoder = new TextEncoder()
+const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
+
+async function hmac(key: string, message: string): Promise<string> {
+  const cryptoKey = await crypto.subtle.importKey('raw', encoder.encode(key), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+  return hex(await crypto.subtle.sign('HMAC', cryptoKey, encoder.encode(message)))
+}
+
+/** The per-job signing secret: derived, never stored, so it cannot leak from the database. */
+export function webhookSecret(config: Config, jobId: string): Promise<string> {
+  return hmac(`edgefloor webhooks\u0000${config.JWT_SECRET}`, jobId)
+}
+
+/** A callback URL must be https (http only with WEBHOOK_ALLOW_HTTP, for local receivers). */
+export function checkCallbackUrl(config: Config, raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ApiError(400, 'callback_url is not a URL', { code: 'validation_failed' })
+  }
+  const allowed = url.protocol === 'https:' || (url.protocol === 'http:' && config.WEBHOOK_ALLOW_HTTP)
+  if (!allowed) throw new ApiError(400, 'callback_url must be https', { code: 'validation_failed' })
+  if (url.username || url.password) throw new ApiError(400, 'callback_url may not carry credentials', { code: 'validation_failed' })
+  return url.toString()
+}
+
+const ATTEMPTS = 4
+
+export async function notifyJobFinished(deps: { db: Database; config: Config }, jobId: string): Promise<void> {
+  const job = await deps.db.query.jobs.findFirst({ where: eq(jobs.id, jobId) })
+  if (!job?.callbackUrl) return
+  const body = JSON.stringify({ event: `job.${job.status}`, job: { _id: job.id, file_id: job.fileId, status: job.status, error: job.error } })
+  const timestamp = String(Math.floor(Date.now() / 1000))
+  const signature = await hmac(await webhookSecret(deps.config, job.id), `${timestamp}.${body}`)
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    try {
+      const response = await fetch(job.callbackUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-edgefloor-timestamp': timestamp, 'x-edgefloor-signature': `sha256=${signature}` },
+        body,
+        redirect: 'manual',
+      })
+      await response.body?.cancel()
+      if (response.status < 500) return
+    } catch {}
+    if (attempt < ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (attempt - 1)))
+  }
+  console.warn(JSON.stringify({ level: 'warn', job: job.id, message: 'webhook delivery failed' }))
+}
