@@ -5,20 +5,14 @@
 import { hc } from 'hono/client'
 import type { App } from '../worker/app'
 import type { FileResponse } from '../worker/files/records'
+import type { JobView } from '../worker/pipeline/jobs'
 
 /** A file record as the API returns it: the Worker's own response schema (worker/files/records.ts). */
 export type FileRecord = FileResponse & { files?: FileRecord[] }
 
-export type JobStatus = 'queued' | 'running' | 'done' | 'failed'
-
-/** A conversion job (`GET /jobs/:id`): its status, and the records created so far. */
-export interface Job {
-  _id: string
-  status: JobStatus
-  files?: FileRecord[]
-  error?: string | null
-  [field: string]: unknown
-}
+/** A conversion job (`GET /jobs/:id`): status, steps, the files created so far (worker/pipeline/jobs.ts). */
+export type Job = JobView
+export type JobStatus = Job['status']
 
 export interface UploadOptions {
   /** Original file name (X-Edgefloor-Name); the extension is taken from it. */
@@ -129,10 +123,11 @@ export class EdgefloorClient {
     const response = await this.#request('POST', `/files/${encodeURIComponent(fileId)}/convert`, { headers: { prefer: 'respond-async' } })
     const body = await readBody(response)
     if (!response.ok) throw new EdgefloorError(response.status, body)
-    if (response.status === 202 || !Array.isArray(body)) return body as Job
-    // The server finished within the request and answered the records (SPEC contract): a done job.
+    if (!Array.isArray(body)) return body as Job
+    // The server finished within the request and answered the records (the spec's contract): read the job.
     const location = response.headers.get('location')
-    return { _id: location?.split('/').pop() ?? '', status: 'done', files: body as FileRecord[] }
+    if (location) return this.#json<Job>('GET', new URL(location, this.baseUrl).pathname)
+    throw new Error('the convert answer has neither a job nor a Location')
   }
 
   /** Polls GET /jobs/:id until it is done (returns it) or failed (throws its message). */

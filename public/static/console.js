@@ -229,13 +229,49 @@ async function convert(record, item) {
   }
 }
 
-/** Polls the job until it ends; every state is shown as it comes. */
+/**
+ * Follows the job live through GET /jobs/:id/events (Server-Sent Events read with fetch, since an EventSource
+ * cannot send the bearer header); if the stream breaks before the end, polls GET /jobs/:id instead.
+ */
 async function watchJob(jobPath, onState) {
+  let last
+  try {
+    last = await streamJobEvents(`${jobPath}/events`, onState)
+  } catch {}
+  while (!last || (last.status !== 'done' && last.status !== 'failed')) {
+    if (last) await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS))
+    last = (await api('GET', jobPath)).body
+    onState(last)
+  }
+  return last
+}
+
+async function streamJobEvents(path, onState) {
+  const response = await api('GET', path, { headers: { accept: 'text/event-stream' }, raw: true })
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ''
+  let last
   for (;;) {
-    const { body: job } = await api('GET', jobPath)
-    onState(job)
-    if (job.status === 'done' || job.status === 'failed') return job
-    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS))
+    const { value, done } = await reader.read()
+    if (done) return last
+    buffer += value.replaceAll('\r\n', '\n')
+    let end
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const event = buffer.slice(0, end)
+      buffer = buffer.slice(end + 2)
+      const data = event
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n')
+      if (!data) continue
+      last = JSON.parse(data)
+      onState(last)
+      if (last.status === 'done' || last.status === 'failed') {
+        reader.cancel().catch(() => {})
+        return last
+      }
+    }
   }
 }
 

@@ -53,7 +53,15 @@ describe('EdgefloorClient', () => {
     expect(gone).toMatchObject({ status: 404 })
   })
 
-  // Waits for the pipeline with image → PNG (issue 4): un-skip when it lands.
+  it('reports a conversion nothing accepts as EdgefloorError with the API message', async () => {
+    const { client } = await signedInClient()
+    const upload = await client.upload(new TextEncoder().encode('not convertible'), { name: 'notes.bin' })
+    const refused = await client.convert(upload._id).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(EdgefloorError)
+    expect(refused).toMatchObject({ status: 415, message: expect.any(String) })
+  })
+
+  // Waits for the image → PNG converter (issue 4): un-skip when it lands.
   it.skip('converts a JPEG to PNG, follows the job and downloads the PNG', async () => {
     const { client } = await signedInClient()
     const upload = await client.upload(photoJpeg(), { name: 'Holiday photo.jpg', type: 'image/jpeg' })

@@ -104,7 +104,21 @@ describe('/console in Chromium', () => {
     await page.close()
   })
 
-  // Waits for the pipeline with image → PNG (issue 4): un-skip when it lands.
+  it('shows why a conversion was refused', async () => {
+    const { page } = await openPage('/console')
+    await signUp(page)
+    await page.setInputFiles('#file-input', { name: 'notes.bin', mimeType: 'application/octet-stream', buffer: Buffer.from('not convertible') })
+    await page.click('#upload-form button[type=submit]')
+    const item = page.locator('.file', { hasText: 'notes.bin' })
+    await item.waitFor({ timeout: WAIT_MS })
+    await item.locator('[data-action=convert]').click()
+    await item.locator('.job-status.failed').waitFor({ timeout: WAIT_MS })
+    expect(await item.locator('.job-status').textContent()).toMatch(/^failed: .+/)
+    expect(await item.locator('[data-action=convert]').isEnabled()).toBe(true)
+    await page.close()
+  })
+
+  // Waits for the image → PNG converter (issue 4): un-skip when it lands.
   it.skip('converts the JPEG and shows the PNG thumbnail', async () => {
     const { page, errors } = await openPage('/console')
     await signUp(page)
