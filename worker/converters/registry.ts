@@ -1,9 +1,10 @@
 // The one registry of converters: "what does `.ext` become, and who does it". Two converters claiming one
 // source extension is a programming error, refused when the module loads (so at start-up, and in tests).
 import type { Converter } from './converter'
+import { imageToPng } from './image-to-png'
 
 /** Every converter of the service; each converter module adds itself here with one line. */
-const CONVERTERS: readonly Converter[] = []
+const CONVERTERS: readonly Converter[] = [imageToPng]
 
 export function buildRegistry(converters: readonly Converter[]): ReadonlyMap<string, Converter> {
   const byExtension = new Map<string, Converter>()

@@ -1,0 +1,53 @@
+// The streaming PNG encoder: output decoded again (by the Squoosh PNG decoder) must give back the pixels,
+// with colour and alpha reduced only when nothing is lost.
+import { describe, expect, it } from 'vitest'
+import { decodeImage } from '../../worker/engines/image/decode'
+import { encodePngBytes, readPngHeader, type RawImage } from '../../worker/engines/png/encode'
+
+function image(width: number, height: number, channels: 1 | 2 | 3 | 4, pixel: (x: number, y: number) => number[]): RawImage {
+  const data = new Uint8Array(width * height * channels)
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data.set(pixel(x, y), (y * width + x) * channels)
+  return { width, height, channels, data }
+}
+
+function toRgba(source: RawImage): Uint8Array {
+  const out = new Uint8Array(source.width * source.height * 4)
+  for (let p = 0; p < source.width * source.height; p++) {
+    const i = p * source.channels
+    const [r, g, b] = source.channels >= 3 ? [source.data[i]!, source.data[i + 1]!, source.data[i + 2]!] : [source.data[i]!, source.data[i]!, source.data[i]!]
+    const a = source.channels === 2 || source.channels === 4 ? source.data[i + source.channels - 1]! : 255
+    out.set([r, g, b, a], p * 4)
+  }
+  return out
+}
+
+describe('PNG encoder', () => {
+  it.each([
+    ['RGBA with transparency', image(37, 23, 4, (x, y) => [x * 7, y * 11, (x * y) & 255, (x + y) * 5]), 6],
+    ['opaque RGBA → RGB', image(40, 30, 4, (x, y) => [x * 6, 255 - y * 8, 128, 255]), 2],
+    ['gray RGB → gray', image(50, 20, 3, (x) => [x * 5, x * 5, x * 5]), 0],
+    ['gray with alpha', image(16, 16, 4, (x, y) => [x * 16, x * 16, x * 16, y * 16]), 4],
+    ['1×1', image(1, 1, 3, () => [1, 2, 3]), 2],
+    ['noise', image(64, 64, 3, () => [Math.random() * 256, Math.random() * 256, Math.random() * 256]), 2],
+  ])('%s round-trips exactly', async (_name, source, colorType) => {
+    const png = await encodePngBytes(source)
+    expect(readPngHeader(png)).toEqual({ width: source.width, height: source.height, bitDepth: 8, colorType })
+    const decoded = await decodeImage(png, 'png')
+    expect(decoded.data).toEqual(toRgba(source))
+  })
+
+  it('keeps the channels when asked', async () => {
+    const source = image(8, 8, 3, () => [9, 9, 9])
+    expect(readPngHeader(await encodePngBytes(source, { keepChannels: true }))!.colorType).toBe(2)
+  })
+
+  it('compresses smooth images well', async () => {
+    const gradient = image(512, 512, 3, (x, y) => [x / 2, y / 2, (x + y) / 4])
+    const png = await encodePngBytes(gradient)
+    expect(png.byteLength).toBeLessThan(gradient.data.byteLength / 20)
+  })
+
+  it('refuses data that does not match the size', async () => {
+    await expect(encodePngBytes({ width: 10, height: 10, channels: 3, data: new Uint8Array(10) })).rejects.toThrow('does not match')
+  })
+})

@@ -1,0 +1,40 @@
+// Images to optimized PNG, in the Worker: the header is read first (a pixel flood is refused before decoding),
+// then WASM decoders, an optional downscale, and the streaming PNG encoder. A PNG that would not get smaller
+// (and is not resized) produces no output, which ends the chain.
+import { decodeImage } from '../engines/image/decode'
+import { readImageHeader } from '../engines/image/header'
+import { fitWithin } from '../engines/image/resize'
+import { encodePng, encodePngBytes } from '../engines/png/encode'
+import { ConversionError, type Converter } from './converter'
+
+export const imageToPng: Converter = {
+  name: 'image-to-png',
+  from: ['.jpg', '.jpeg', '.jfif', '.png', '.webp', '.gif', '.bmp'],
+  to: '.png',
+  async convert(input, ctx) {
+    const { IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_DIMENSION } = ctx.config
+    // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
+    const bytes = await input.bytes(IMAGE_MAX_BYTES)
+    const header = readImageHeader(bytes)
+    if (!header) throw new ConversionError(`"${input.name}" is not a JPEG, PNG, WebP, GIF or BMP image`, { status: 415 })
+    const pixels = header.width * header.height
+    if (pixels > IMAGE_MAX_PIXELS) {
+      throw new ConversionError(`the image is ${header.width}×${header.height} (${pixels} pixels); the limit is ${IMAGE_MAX_PIXELS} pixels`)
+    }
+    if (pixels === 0) throw new ConversionError('the image has no pixels')
+    let decoded
+    try {
+      decoded = await decodeImage(bytes, header.format)
+    } catch (error) {
+      throw new ConversionError(`the ${header.format.toUpperCase()} image cannot be decoded: ${(error as Error)?.message ?? error}`, { cause: error })
+    }
+    const image = IMAGE_MAX_DIMENSION > 0 ? fitWithin(decoded, IMAGE_MAX_DIMENSION) : decoded
+    const metadata = { width: image.width, height: image.height, source_format: header.format }
+    const output = { index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata }
+    if (header.format === 'png' && image === decoded) {
+      const png = await encodePngBytes(image)
+      return png.byteLength < input.size ? [{ ...output, body: png }] : []
+    }
+    return [{ ...output, body: encodePng(image) }]
+  },
+}

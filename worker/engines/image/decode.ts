@@ -1,0 +1,47 @@
+// Decoding images to RGBA pixels. JPEG, PNG and WebP through the Squoosh codecs compiled to WASM (imported
+// statically: workerd compiles no WebAssembly from bytes), one fresh instance per image so its memory is
+// released with it; GIF (first frame) with omggif and BMP in TypeScript.
+import decodeJpegWasm, { init as initJpeg } from '@jsquash/jpeg/decode'
+import { decode as decodePngWasm } from '@jsquash/png/decode'
+import initPng from '@jsquash/png/codec/pkg/squoosh_png.js'
+import decodeWebpWasm, { init as initWebp } from '@jsquash/webp/decode'
+import jpegWasm from '@jsquash/jpeg/codec/dec/mozjpeg_dec.wasm'
+// The package's own .d.ts for this file describes the instance exports; the bundler gives the module.
+import * as pngWasmImport from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm'
+import webpWasm from '@jsquash/webp/codec/dec/webp_dec.wasm'
+import { GifReader } from 'omggif'
+import type { RawImage } from '../png/encode'
+import { decodeBmp } from './bmp'
+import type { ImageFormat } from './header'
+
+const pngWasm = (pngWasmImport as unknown as { default: WebAssembly.Module }).default
+let pngReady: Promise<unknown> | undefined
+const copyOf = (bytes: Uint8Array) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+
+function fromImageData(image: { width: number; height: number; data: Uint8ClampedArray }): RawImage {
+  return { width: image.width, height: image.height, channels: 4, data: new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength) }
+}
+
+export async function decodeImage(bytes: Uint8Array, format: ImageFormat): Promise<RawImage> {
+  switch (format) {
+    case 'jpeg':
+      await initJpeg(jpegWasm)
+      return fromImageData(await decodeJpegWasm(copyOf(bytes)))
+    case 'webp':
+      await initWebp(webpWasm)
+      return fromImageData(await decodeWebpWasm(copyOf(bytes)))
+    case 'png':
+      // wasm-bindgen's module keeps one instance; its memory is reused from image to image.
+      pngReady ??= initPng(pngWasm)
+      await pngReady
+      return fromImageData((await decodePngWasm(copyOf(bytes))) as { width: number; height: number; data: Uint8ClampedArray })
+    case 'gif': {
+      const reader = new GifReader(bytes)
+      const data = new Uint8Array(reader.width * reader.height * 4)
+      reader.decodeAndBlitFrameRGBA(0, data)
+      return { width: reader.width, height: reader.height, channels: 4, data }
+    }
+    case 'bmp':
+      return decodeBmp(bytes)
+  }
+}
