@@ -4,7 +4,7 @@
 import { decodeImage } from '../engines/image/decode'
 import { readImageHeader } from '../engines/image/header'
 import { fitWithin } from '../engines/image/resize'
-import { encodePng, encodePngBytes } from '../engines/png/encode'
+import { encodePng, encodePngBytes, type RawImage } from '../engines/png/encode'
 import { ConversionError, type Converter } from './converter'
 
 export const imageToPng: Converter = {
@@ -22,7 +22,7 @@ export const imageToPng: Converter = {
       throw new ConversionError(`the image is ${header.width}×${header.height} (${pixels} pixels); the limit is ${IMAGE_MAX_PIXELS} pixels`)
     }
     if (pixels === 0) throw new ConversionError('the image has no pixels')
-    let decoded
+    let decoded: RawImage
     try {
       decoded = await decodeImage(bytes, header.format)
     } catch (error) {
