@@ -61,8 +61,7 @@ describe('EdgefloorClient', () => {
     expect(refused).toMatchObject({ status: 415, message: expect.any(String) })
   })
 
-  // Waits for the image → PNG converter (issue 4): un-skip when it lands.
-  it.skip('converts a JPEG to PNG, follows the job and downloads the PNG', async () => {
+  it('converts a JPEG to PNG, follows the job and downloads the PNG', async () => {
     const { client } = await signedInClient()
     const upload = await client.upload(photoJpeg(), { name: 'Holiday photo.jpg', type: 'image/jpeg' })
     const seen: Job['status'][] = []
