@@ -83,6 +83,21 @@ describe('GET /openapi.json', () => {
     }
   })
 
+  it('describes the upload as multipart with a binary file and its X-Edgefloor headers, the download as binary', async () => {
+    const document = (await fetchDocument()) as unknown as { paths: Record<string, Record<string, any>> }
+    const upload = document.paths['/files']?.post
+    expect(upload?.requestBody?.content?.['multipart/form-data']?.schema).toMatchObject({
+      type: 'object',
+      properties: { file: { type: 'string', format: 'binary' } },
+      required: ['file'],
+    })
+    const headers = (upload?.parameters ?? []).filter((parameter: { in: string }) => parameter.in === 'header').map((parameter: { name: string }) => parameter.name)
+    expect(headers).toEqual(expect.arrayContaining(['x-edgefloor-name', 'x-edgefloor-size', 'x-edgefloor-type', 'x-edgefloor-modified', 'x-edgefloor-prefix']))
+    const download = document.paths['/files/{id}/download']?.get
+    const binary = Object.values(download?.responses?.['200']?.content ?? {}).map((media: any) => media.schema)
+    expect(binary).toContainEqual({ type: 'string', format: 'binary' })
+  })
+
   it('generates the document once and serves the same bytes on every request', async () => {
     const first = await (await call('GET', '/openapi.json')).text()
     const second = await (await call('GET', '/openapi.json')).text()
