@@ -2,9 +2,10 @@
 // source extension is a programming error, refused when the module loads (so at start-up, and in tests).
 import type { Converter } from './converter'
 import { imageToPng } from './image-to-png'
+import { pdfToPng } from './pdf-to-png'
 
 /** Every converter of the service; each converter module adds itself here with one line. */
-const CONVERTERS: readonly Converter[] = [imageToPng]
+const CONVERTERS: readonly Converter[] = [imageToPng, pdfToPng]
 
 export function buildRegistry(converters: readonly Converter[]): ReadonlyMap<string, Converter> {
   const byExtension = new Map<string, Converter>()

@@ -1,0 +1,104 @@
+// PDF → PNG pages with PDFium in WASM, on real PDFs made by LibreOffice.
+import { describe, expect, it } from 'vitest'
+import { pageScale, pdfToPng } from '../../worker/converters/pdf-to-png'
+import { decodeImage } from '../../worker/engines/image/decode'
+import { readPngHeader } from '../../worker/engines/png/encode'
+import { encrypted, threePages } from '../fixtures/pdf/pdfs'
+import { callJson } from '../support/api'
+import { signUp } from '../support/accounts'
+import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { uploaded } from '../support/files'
+
+/** Share of dark pixels in a rectangle of the rendered page (0..1). */
+async function inkIn(png: Uint8Array, box: { x0: number; y0: number; x1: number; y1: number }) {
+  const image = await decodeImage(png, 'png')
+  let dark = 0
+  let total = 0
+  for (let y = Math.floor(box.y0 * image.height); y < box.y1 * image.height; y++) {
+    for (let x = Math.floor(box.x0 * image.width); x < box.x1 * image.width; x++) {
+      const i = (y * image.width + x) * 4
+      if (image.data[i]! < 128) dark++
+      total++
+    }
+  }
+  return dark / total
+}
+
+describe('pdf-to-png', () => {
+  it('plans the pages in ranges and records page_count', async () => {
+    const plan = await pdfToPng.plan!(inputFromBytes('three.pdf', threePages), testContext({ settings: { CONVERT_PAGES_PER_STEP: 2 } }))
+    expect(plan).toEqual({ total: 3, parts: [{ start: 0, end: 2 }, { start: 2, end: 3 }], sourceMetadata: { page_count: 3 } })
+  })
+
+  it('renders each page at PDF_DPI, in order, with text where the text is', async () => {
+    const outputs = await pdfToPng.convert(inputFromBytes('three.pdf', threePages), testContext())
+    expect(outputs.map((output) => [output.index, output.total, output.extension])).toEqual([
+      [0, 3, '.png'],
+      [1, 3, '.png'],
+      [2, 3, '.png'],
+    ])
+    const first = await outputBytes(outputs[0]!)
+    // A4 at 150 dpi is 1240 × 1754 pixels (PDFium floors the page's points first: 1239 × 1752); a text page
+    // needs no colour.
+    expect(readPngHeader(first)).toMatchObject({ width: 1239, height: 1752, colorType: 0 })
+    expect(outputs[0]!.metadata).toEqual({ page: 1, width: 1239, height: 1752, dpi: 150 })
+    expect(await inkIn(first, { x0: 0.05, y0: 0.03, x1: 0.7, y1: 0.12 })).toBeGreaterThan(0.005)
+    expect(await inkIn(first, { x0: 0.1, y0: 0.5, x1: 0.9, y1: 0.9 })).toBe(0)
+  })
+
+  it('renders only the part it is given', async () => {
+    const outputs = await pdfToPng.convert(inputFromBytes('three.pdf', threePages), testContext({ part: { start: 1, end: 3 } }))
+    expect(outputs.map((output) => output.metadata?.page)).toEqual([2, 3])
+  })
+
+  it('lowers the DPI of pages that would pass PDF_MAX_PAGE_PIXELS', async () => {
+    expect(pageScale({ width: 595, height: 842 }, 150, 40_000_000)).toBeCloseTo(150 / 72)
+    const [output] = await pdfToPng.convert(inputFromBytes('three.pdf', threePages), testContext({ part: { start: 0, end: 1 }, settings: { PDF_MAX_PAGE_PIXELS: 100_000 } }))
+    const { width, height } = output!.metadata as { width: number; height: number }
+    expect(width * height).toBeLessThanOrEqual(100_000)
+    expect(width * height).toBeGreaterThan(90_000)
+  })
+
+  it.each([
+    ['without a password', {}, 'password-protected PDF: give its password as options.password'],
+    ['with a wrong one', { password: 'nope' }, 'password-protected PDF: the password is wrong'],
+  ])('refuses an encrypted PDF %s', async (_case, options, message) => {
+    await expect(pdfToPng.plan!(inputFromBytes('locked.pdf', encrypted), testContext({ options }))).rejects.toMatchObject({ retryable: false, message })
+  })
+
+  it('opens an encrypted PDF with its password', async () => {
+    const outputs = await pdfToPng.convert(inputFromBytes('locked.pdf', encrypted), testContext({ options: { password: 's3cret' }, part: { start: 0, end: 1 } }))
+    expect(outputs).toHaveLength(1)
+  })
+
+  it.each([
+    ['truncated', threePages.slice(0, 2000)],
+    ['not a PDF', new TextEncoder().encode('%PDF-1.7 but then nothing of the sort')],
+  ])('fails a %s PDF permanently with the engine\'s reason', async (_case, bytes) => {
+    const failure = await pdfToPng.plan!(inputFromBytes('bad.pdf', bytes), testContext()).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
+    expect(failure.message).toMatch(/^the PDF cannot be read: /)
+  })
+
+  it('refuses more pages than PDF_MAX_PAGES', async () => {
+    await expect(pdfToPng.plan!(inputFromBytes('three.pdf', threePages), testContext({ settings: { PDF_MAX_PAGES: 2 } }))).rejects.toThrow(
+      'the PDF has 3 pages; the limit is 2 (PDF_MAX_PAGES)',
+    )
+  })
+})
+
+describe('PDF → PNG through the pipeline', () => {
+  it('makes one PNG per page, named and ordered, each the child of the PDF', async () => {
+    const user = await signUp()
+    const pdf = await uploaded(user, 'Report.pdf', threePages)
+    const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(res.body.map((file: { name: string; parent_file: string; part_index: number }) => [file.name, file.parent_file, file.part_index])).toEqual([
+      ['Report (1 of 3).png', pdf._id, 0],
+      ['Report (2 of 3).png', pdf._id, 1],
+      ['Report (3 of 3).png', pdf._id, 2],
+    ])
+    const source = await callJson('GET', `/files/${pdf._id}`, { token: user.token })
+    expect(source.body.metadata).toEqual({ page_count: 3 })
+  })
+})

@@ -1,0 +1,76 @@
+// PDF → one PNG per page, rendered by PDFium in WASM. plan() counts the pages (recorded as page_count on the
+// PDF) and splits them into ranges of CONVERT_PAGES_PER_STEP, one queue message each, so a long PDF never
+// renders more than one range in one invocation; each page is encoded to PNG before the next is rendered.
+import { PdfOpenError, withPdf, type OpenPdf } from '../engines/pdfium'
+import { encodePngBytes } from '../engines/png/encode'
+import { ConversionError, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from './converter'
+
+const POINTS_PER_INCH = 72
+
+function passwordOf(ctx: ConversionContext): string | undefined {
+  const password = ctx.options.password
+  return typeof password === 'string' && password ? password : undefined
+}
+
+async function openInput<T>(input: ConversionInput, ctx: ConversionContext, use: (pdf: OpenPdf) => Promise<T>): Promise<T> {
+  // PDFium reads from memory: PDF_MAX_BYTES bounds the copy.
+  const bytes = await input.bytes(ctx.config.PDF_MAX_BYTES)
+  try {
+    return await withPdf(bytes, passwordOf(ctx), use)
+  } catch (error) {
+    if (error instanceof PdfOpenError) {
+      if (error.needsPassword) {
+        throw new ConversionError(passwordOf(ctx) ? 'password-protected PDF: the password is wrong' : 'password-protected PDF: give its password as options.password')
+      }
+      throw new ConversionError(`the PDF cannot be read: ${error.message}`)
+    }
+    throw error
+  }
+}
+
+function checkPageCount(count: number, maxPages: number): void {
+  if (count === 0) throw new ConversionError('the PDF has no pages')
+  if (count > maxPages) throw new ConversionError(`the PDF has ${count} pages; the limit is ${maxPages} (PDF_MAX_PAGES)`)
+}
+
+/** Pixels per point: PDF_DPI, lowered for pages so large that they would pass PDF_MAX_PAGE_PIXELS. */
+export function pageScale(size: { width: number; height: number }, dpi: number, maxPixels: number): number {
+  const scale = dpi / POINTS_PER_INCH
+  const pixels = size.width * scale * size.height * scale
+  return pixels <= maxPixels ? scale : Math.sqrt(maxPixels / (size.width * size.height))
+}
+
+export const pdfToPng: Converter = {
+  name: 'pdf-to-png',
+  from: ['.pdf'],
+  to: '.png',
+  async plan(input, ctx) {
+    const pageCount = await openInput(input, ctx, async (pdf) => pdf.pageCount)
+    checkPageCount(pageCount, ctx.config.PDF_MAX_PAGES)
+    const perStep = ctx.config.CONVERT_PAGES_PER_STEP
+    const parts = []
+    for (let start = 0; start < pageCount; start += perStep) parts.push({ start, end: Math.min(pageCount, start + perStep) })
+    return { total: pageCount, parts, sourceMetadata: { page_count: pageCount } }
+  },
+  async convert(input, ctx) {
+    return openInput(input, ctx, async (pdf) => {
+      checkPageCount(pdf.pageCount, ctx.config.PDF_MAX_PAGES)
+      const { start, end } = ctx.part ?? { start: 0, end: pdf.pageCount }
+      const outputs: ConversionOutput[] = []
+      for (let index = start; index < Math.min(end, pdf.pageCount); index++) {
+        const scale = pageScale(pdf.pageSize(index), ctx.config.PDF_DPI, ctx.config.PDF_MAX_PAGE_PIXELS)
+        const image = await pdf.renderPage(index, scale)
+        const body = await encodePngBytes(image)
+        outputs.push({
+          index,
+          total: pdf.pageCount,
+          extension: '.png',
+          contentType: 'image/png',
+          body,
+          metadata: { page: index + 1, width: image.width, height: image.height, dpi: Math.round(scale * POINTS_PER_INCH) },
+        })
+      }
+      return outputs
+    })
+  },
+}
