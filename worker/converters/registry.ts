@@ -3,9 +3,10 @@
 import type { Converter } from './converter'
 import { imageToPng } from './image-to-png'
 import { pdfToPng } from './pdf-to-png'
+import { textToPng } from './text-to-png'
 
 /** Every converter of the service; each converter module adds itself here with one line. */
-const CONVERTERS: readonly Converter[] = [imageToPng, pdfToPng]
+const CONVERTERS: readonly Converter[] = [imageToPng, pdfToPng, textToPng]
 
 export function buildRegistry(converters: readonly Converter[]): ReadonlyMap<string, Converter> {
   const byExtension = new Map<string, Converter>()

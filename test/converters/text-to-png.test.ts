@@ -1,0 +1,76 @@
+// text → PNG pages rendered by resvg in WASM with the bundled font.
+import { describe, expect, it } from 'vitest'
+import { pageStyle, textToPng } from '../../worker/converters/text-to-png'
+import { decodeImage } from '../../worker/engines/image/decode'
+import { readPngHeader } from '../../worker/engines/png/encode'
+import { callJson } from '../support/api'
+import { signUp } from '../support/accounts'
+import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { uploaded } from '../support/files'
+
+async function inkIn(png: Uint8Array, box: { x0: number; y0: number; x1: number; y1: number }) {
+  const image = await decodeImage(png, 'png')
+  let dark = 0
+  let total = 0
+  for (let y = Math.floor(box.y0 * image.height); y < box.y1 * image.height; y++) {
+    for (let x = Math.floor(box.x0 * image.width); x < box.x1 * image.width; x++) {
+      if (image.data[(y * image.width + x) * 4]! < 128) dark++
+      total++
+    }
+  }
+  return dark / total
+}
+
+const encode = (text: string) => new TextEncoder().encode(text)
+
+describe('text-to-png', () => {
+  it('draws the text on white A4 pages at PDF_DPI', async () => {
+    const [page] = await textToPng.convert(inputFromBytes('note.txt', encode('Hello, Edgefloor!\nΚαλημέρα · Привет')), testContext())
+    const png = await outputBytes(page!)
+    expect(readPngHeader(png)).toMatchObject({ width: 1241, height: 1754, colorType: 0 })
+    expect(page!.metadata).toEqual({ page: 1, width: 1241, height: 1754, dpi: 150 })
+    expect(await inkIn(png, { x0: 0.07, y0: 0.05, x1: 0.4, y1: 0.09 })).toBeGreaterThan(0.02)
+    expect(await inkIn(png, { x0: 0, y0: 0.2, x1: 1, y1: 1 })).toBe(0)
+  })
+
+  it('breaks a long text into pages, in order', async () => {
+    const { geometry } = pageStyle(72)
+    const lines = Array.from({ length: geometry.rows * 2 + 1 }, (_, i) => `line ${i + 1}`)
+    const outputs = await textToPng.convert(inputFromBytes('long.txt', encode(lines.join('\n'))), testContext({ settings: { PDF_DPI: 72 } }))
+    expect(outputs.map((output) => [output.index, output.total])).toEqual([
+      [0, 3],
+      [1, 3],
+      [2, 3],
+    ])
+    const last = await outputBytes(outputs[2]!)
+    expect(await inkIn(last, { x0: 0, y0: 0.2, x1: 1, y1: 1 })).toBe(0)
+  })
+
+  it('reads UTF-16 and draws CJK it has no glyph for as visible replacements', async () => {
+    const utf16 = new Uint8Array([0xff, 0xfe, ...new Uint8Array(new Uint16Array([...'漢字 ok'].map((c) => c.charCodeAt(0))).buffer)])
+    const [page] = await textToPng.convert(inputFromBytes('cjk.txt', utf16), testContext({ settings: { PDF_DPI: 72 } }))
+    expect(await inkIn(await outputBytes(page!), { x0: 0.05, y0: 0.04, x1: 0.2, y1: 0.09 })).toBeGreaterThan(0.02)
+  })
+
+  it('refuses a text over TEXT_MAX_PAGES', async () => {
+    const text = 'x\n'.repeat(500)
+    await expect(textToPng.convert(inputFromBytes('big.txt', encode(text)), testContext({ settings: { TEXT_MAX_PAGES: 2 } }))).rejects.toMatchObject({
+      retryable: false,
+      message: expect.stringMatching(/^the text needs \d+ pages; the limit is 2 \(TEXT_MAX_PAGES\)$/),
+    })
+  })
+
+  it('refuses a text over TEXT_MAX_BYTES before reading it', async () => {
+    await expect(textToPng.convert(inputFromBytes('big.txt', encode('abcdef')), testContext({ settings: { TEXT_MAX_BYTES: 3 } }))).rejects.toMatchObject({ status: 413 })
+  })
+})
+
+describe('text → PNG through the pipeline', () => {
+  it('converts an uploaded text file into page PNGs', async () => {
+    const user = await signUp()
+    const txt = await uploaded(user, 'readme.txt', 'Edgefloor turns text into pages.\n')
+    const res = await callJson('POST', `/files/${txt._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([['readme (1 of 1).png', txt._id]])
+  })
+})
