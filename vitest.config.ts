@@ -23,6 +23,11 @@ export default defineConfig({
                 MAILCHANNELS_API_URL: `${inject('mailCatcherUrl')}/tx/v1/send`,
                 MAILCHANNELS_API_KEY: 'test-mailchannels-key',
                 MAIL_CATCHER_URL: inject('mailCatcherUrl'),
+                // Workers AI has no local mode: transcription goes to a loopback whisper.cpp stand-in.
+                TRANSCRIBE_PROVIDER: 'openai',
+                TRANSCRIBE_URL: inject('whisperUrl'),
+                TRANSCRIBE_API_KEY: 'test-transcribe-key',
+                WHISPER_URL: inject('whisperUrl'),
               },
             },
           })),
@@ -32,7 +37,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/sidecar/**', 'test/e2e/**'],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: ['test/setup/mail-catcher.ts'],
+          globalSetup: ['test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts'],
         },
       },
       {

@@ -5,6 +5,7 @@ declare global {
     interface Env {
       TEST_MIGRATIONS: D1Migration[]
       MAIL_CATCHER_URL: string
+      WHISPER_URL: string
     }
   }
 }

@@ -1,12 +1,13 @@
 // The one registry of converters: "what does `.ext` become, and who does it". Two converters claiming one
 // source extension is a programming error, refused when the module loads (so at start-up, and in tests).
+import { audioToText } from './audio-to-text'
 import type { Converter } from './converter'
 import { imageToPng } from './image-to-png'
 import { pdfToPng } from './pdf-to-png'
 import { textToPng } from './text-to-png'
 
 /** Every converter of the service; each converter module adds itself here with one line. */
-const CONVERTERS: readonly Converter[] = [imageToPng, pdfToPng, textToPng]
+const CONVERTERS: readonly Converter[] = [imageToPng, pdfToPng, textToPng, audioToText]
 
 export function buildRegistry(converters: readonly Converter[]): ReadonlyMap<string, Converter> {
   const byExtension = new Map<string, Converter>()

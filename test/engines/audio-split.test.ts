@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest'
+import { AudioFormatError, probeAudio, splitAudio } from '../../worker/engines/audio/split'
+import { speechMp3, speechWav } from '../fixtures/audio/speech'
+
+describe('audio probing and splitting', () => {
+  it('measures WAV and MP3 durations', () => {
+    expect(probeAudio(speechWav, 'wav').durationSeconds).toBeCloseTo(2.78, 1)
+    expect(probeAudio(speechMp3, 'mp3').durationSeconds).toBeCloseTo(2.88, 1)
+  })
+
+  it('cuts a WAV at sample boundaries into valid WAV files with their start times', () => {
+    const chunks = splitAudio(speechWav, 'wav', 10_000)
+    expect(chunks.length).toBe(5)
+    let expectedStart = 0
+    for (const chunk of chunks) {
+      expect(chunk.startSeconds).toBeCloseTo(expectedStart, 6)
+      expect(probeAudio(chunk.bytes, 'wav').durationSeconds).toBeCloseTo(chunk.durationSeconds, 6)
+      expect(chunk.bytes.byteLength).toBeLessThanOrEqual(10_000)
+      expectedStart += chunk.durationSeconds
+    }
+    expect(expectedStart).toBeCloseTo(probeAudio(speechWav, 'wav').durationSeconds, 6)
+  })
+
+  it('cuts an MP3 at frame boundaries', () => {
+    const chunks = splitAudio(speechMp3, 'mp3', 3_000)
+    expect(chunks.length).toBeGreaterThan(2)
+    const total = chunks.reduce((sum, chunk) => sum + chunk.durationSeconds, 0)
+    expect(total).toBeCloseTo(probeAudio(speechMp3, 'mp3').durationSeconds, 6)
+    for (const chunk of chunks) {
+      expect([chunk.bytes[0], chunk.bytes[1]! & 0xe0]).toEqual([0xff, 0xe0])
+      expect(probeAudio(chunk.bytes, 'mp3').durationSeconds).toBeCloseTo(chunk.durationSeconds, 6)
+    }
+  })
+
+  it('refuses what is not WAV or MP3', () => {
+    const text = new TextEncoder().encode('certainly not audio, just words '.repeat(10))
+    expect(() => probeAudio(text, 'wav')).toThrow(AudioFormatError)
+    expect(() => probeAudio(text, 'mp3')).toThrow('no MP3 frames found')
+  })
+})

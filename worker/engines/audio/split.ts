@@ -1,0 +1,155 @@
+// Reading WAV and MP3 just enough to know their duration and to cut them into pieces at sample (WAV) or frame
+// (MP3) boundaries, each a valid file with its start time, so long audio can be transcribed in parallel chunks
+// and the timestamps joined back.
+
+export interface AudioInfo {
+  readonly format: 'wav' | 'mp3'
+  readonly durationSeconds: number
+}
+
+export interface AudioChunk {
+  readonly bytes: Uint8Array
+  readonly startSeconds: number
+  readonly durationSeconds: number
+}
+
+export class AudioFormatError extends Error {}
+
+const ascii = (bytes: Uint8Array, offset: number, text: string) => [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
+
+// ---- WAV --------------------------------------------------------------------------------------------------
+
+interface WavLayout {
+  readonly fmt: Uint8Array
+  readonly dataOffset: number
+  readonly dataSize: number
+  readonly byteRate: number
+  readonly blockAlign: number
+}
+
+function wavLayout(bytes: Uint8Array): WavLayout {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (!ascii(bytes, 0, 'RIFF') || !ascii(bytes, 8, 'WAVE')) throw new AudioFormatError('not a WAV file')
+  let offset = 12
+  let fmt: Uint8Array | undefined
+  while (offset + 8 <= bytes.length) {
+    const size = view.getUint32(offset + 4, true)
+    if (ascii(bytes, offset, 'fmt ')) fmt = bytes.subarray(offset + 8, offset + 8 + size)
+    if (ascii(bytes, offset, 'data')) {
+      if (!fmt || fmt.length < 16) throw new AudioFormatError('the WAV file has no format chunk before its data')
+      const format = new DataView(fmt.buffer, fmt.byteOffset, fmt.byteLength)
+      const byteRate = format.getUint32(8, true)
+      const blockAlign = format.getUint16(12, true)
+      if (byteRate === 0 || blockAlign === 0) throw new AudioFormatError('the WAV format chunk is invalid')
+      // A streamed WAV may declare 0 or 0xFFFFFFFF: the data then runs to the end of the file.
+      const dataSize = Math.min(size === 0 ? Number.POSITIVE_INFINITY : size, bytes.length - offset - 8)
+      return { fmt, dataOffset: offset + 8, dataSize: dataSize - (dataSize % blockAlign), byteRate, blockAlign }
+    }
+    offset += 8 + size + (size % 2)
+  }
+  throw new AudioFormatError('the WAV file has no data chunk')
+}
+
+function wavFile(fmt: Uint8Array, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(20 + fmt.length + 8 + data.length)
+  const view = new DataView(out.buffer)
+  out.set([0x52, 0x49, 0x46, 0x46]) // RIFF
+  view.setUint32(4, out.length - 8, true)
+  out.set([0x57, 0x41, 0x56, 0x45, 0x66, 0x6d, 0x74, 0x20], 8) // WAVEfmt_
+  view.setUint32(16, fmt.length, true)
+  out.set(fmt, 20)
+  out.set([0x64, 0x61, 0x74, 0x61], 20 + fmt.length) // data
+  view.setUint32(24 + fmt.length, data.length, true)
+  out.set(data, 28 + fmt.length)
+  return out
+}
+
+// ---- MP3 --------------------------------------------------------------------------------------------------
+
+const BITRATES_V1 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+const BITRATES_V2 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+const SAMPLE_RATES: Record<number, number[]> = { 3: [44100, 48000, 32000], 2: [22050, 24000, 16000], 0: [11025, 12000, 8000] }
+
+interface Mp3Frame {
+  readonly offset: number
+  readonly length: number
+  readonly seconds: number
+}
+
+/** The Layer III frame at `offset`, or undefined when there is none. */
+function mp3Frame(bytes: Uint8Array, offset: number): Mp3Frame | undefined {
+  if (offset + 4 > bytes.length || bytes[offset] !== 0xff || (bytes[offset + 1]! & 0xe0) !== 0xe0) return undefined
+  const version = (bytes[offset + 1]! >> 3) & 3
+  const layer = (bytes[offset + 1]! >> 1) & 3
+  const bitrateIndex = bytes[offset + 2]! >> 4
+  const rateIndex = (bytes[offset + 2]! >> 2) & 3
+  const padding = (bytes[offset + 2]! >> 1) & 1
+  if (version === 1 || layer !== 1 || bitrateIndex === 0 || bitrateIndex === 15 || rateIndex === 3) return undefined
+  const sampleRate = SAMPLE_RATES[version]![rateIndex]!
+  const bitrate = (version === 3 ? BITRATES_V1 : BITRATES_V2)[bitrateIndex]! * 1000
+  const samples = version === 3 ? 1152 : 576
+  const length = Math.floor(((samples / 8) * bitrate) / sampleRate) + padding
+  return { offset, length, seconds: samples / sampleRate }
+}
+
+function mp3Frames(bytes: Uint8Array): Mp3Frame[] {
+  let offset = 0
+  if (ascii(bytes, 0, 'ID3') && bytes.length > 10) {
+    offset = 10 + (((bytes[6]! & 0x7f) << 21) | ((bytes[7]! & 0x7f) << 14) | ((bytes[8]! & 0x7f) << 7) | (bytes[9]! & 0x7f))
+  }
+  const frames: Mp3Frame[] = []
+  while (offset < bytes.length) {
+    const frame = mp3Frame(bytes, offset)
+    if (frame && frame.length > 0) {
+      frames.push(frame)
+      offset += frame.length
+    } else if (frames.length === 0 && offset < 64 * 1024) {
+      offset++ // junk before the first frame
+    } else {
+      break // trailing tags (ID3v1, APE) or garbage
+    }
+  }
+  if (frames.length === 0) throw new AudioFormatError('no MP3 frames found')
+  return frames
+}
+
+// ---- both -------------------------------------------------------------------------------------------------
+
+export function probeAudio(bytes: Uint8Array, format: 'wav' | 'mp3'): AudioInfo {
+  if (format === 'wav') {
+    const layout = wavLayout(bytes)
+    return { format, durationSeconds: layout.dataSize / layout.byteRate }
+  }
+  return { format, durationSeconds: mp3Frames(bytes).reduce((sum, frame) => sum + frame.seconds, 0) }
+}
+
+/** Pieces of at most about `maxBytes`, cut where the format allows, each with its start time. */
+export function splitAudio(bytes: Uint8Array, format: 'wav' | 'mp3', maxBytes: number): AudioChunk[] {
+  if (format === 'wav') {
+    const layout = wavLayout(bytes)
+    const step = Math.max(layout.blockAlign, maxBytes - (maxBytes % layout.blockAlign) - 64)
+    const chunks: AudioChunk[] = []
+    for (let start = 0; start < layout.dataSize; start += step) {
+      const size = Math.min(step, layout.dataSize - start)
+      const data = bytes.subarray(layout.dataOffset + start, layout.dataOffset + start + size)
+      chunks.push({ bytes: wavFile(layout.fmt, data), startSeconds: start / layout.byteRate, durationSeconds: size / layout.byteRate })
+    }
+    return chunks
+  }
+  const frames = mp3Frames(bytes)
+  const chunks: AudioChunk[] = []
+  let first = 0
+  let start = 0
+  for (let i = 0; i <= frames.length; i++) {
+    const frame = frames[i]
+    const size = frame ? frame.offset + frame.length - frames[first]!.offset : 0
+    if (!frame || (size > maxBytes && i > first)) {
+      const last = frames[i - 1]!
+      const duration = frames.slice(first, i).reduce((sum, f) => sum + f.seconds, 0)
+      chunks.push({ bytes: bytes.subarray(frames[first]!.offset, last.offset + last.length), startSeconds: start, durationSeconds: duration })
+      start += duration
+      first = i
+    }
+  }
+  return chunks
+}

@@ -1,0 +1,67 @@
+// Any OpenAI-compatible POST /v1/audio/transcriptions (whisper.cpp's server, speaches, LocalAI, OpenAI). Asks
+// for verbose_json (segments with timestamps); servers that answer plain json get one segment over the audio.
+import { ConversionError } from '../../converters/converter'
+import type { AudioForTranscription, Transcriber, Transcript } from './transcript'
+
+interface OpenAiResponse {
+  text?: string
+  language?: string
+  duration?: number
+  segments?: Array<{ start?: number; end?: number; text?: string }>
+}
+
+export function transcriptionUrl(base: string): string {
+  const url = new URL(base)
+  if (!url.pathname.endsWith('/audio/transcriptions')) url.pathname = `${url.pathname.replace(/\/$/, '').replace(/\/v1$/, '')}/v1/audio/transcriptions`
+  return url.toString()
+}
+
+export function normaliseOpenAi(body: OpenAiResponse, durationSeconds?: number): Transcript {
+  const text = (body.text ?? '').trim()
+  const segments = body.segments?.length
+    ? body.segments.map((segment) => ({ start: segment.start ?? 0, end: segment.end ?? segment.start ?? 0, text: (segment.text ?? '').trim() }))
+    : text
+      ? [{ start: 0, end: body.duration ?? durationSeconds ?? 0, text }]
+      : []
+  return { text, segments, language: body.language }
+}
+
+export function openAiTranscriber(options: { url: string; apiKey?: string; model: string; timeoutMs?: number }): Transcriber {
+  const endpoint = transcriptionUrl(options.url)
+  return {
+    name: `openai-compatible ${endpoint}`,
+    async transcribe(audio: AudioForTranscription, signal?: AbortSignal) {
+      const form = new FormData()
+      form.append('file', new File([audio.bytes], audio.filename, { type: audio.contentType }))
+      form.append('model', options.model)
+      form.append('response_format', 'verbose_json')
+      let response: Response
+      try {
+        response = await fetch(endpoint, {
+          method: 'POST',
+          body: form,
+          headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
+          signal: signal ?? AbortSignal.timeout(options.timeoutMs ?? 600_000),
+        })
+      } catch (error) {
+        throw new ConversionError(`the transcription server at ${endpoint} cannot be reached: ${(error as Error)?.message ?? error}`, { retryable: true, cause: error })
+      }
+      const text = await response.text()
+      if (!response.ok) {
+        let reason = text.slice(0, 500)
+        try {
+          const parsed = JSON.parse(text) as { error?: { message?: string } | string; message?: string }
+          reason = (typeof parsed.error === 'string' ? parsed.error : parsed.error?.message) ?? parsed.message ?? reason
+        } catch {}
+        const transient = response.status === 429 || response.status >= 500
+        throw new ConversionError(`the transcription server answered ${response.status}: ${reason}`, { retryable: transient })
+      }
+      try {
+        return normaliseOpenAi(JSON.parse(text) as OpenAiResponse, audio.durationSeconds)
+      } catch {
+        // response_format=text servers: the body is the transcript.
+        return normaliseOpenAi({ text }, audio.durationSeconds)
+      }
+    },
+  }
+}
