@@ -28,6 +28,7 @@ export default defineConfig({
                 TRANSCRIBE_URL: inject('whisperUrl'),
                 TRANSCRIBE_API_KEY: 'test-transcribe-key',
                 WHISPER_URL: inject('whisperUrl'),
+                GOTENBERG_URL: inject('sidecarUrl'),
               },
             },
           })),
@@ -37,7 +38,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/sidecar/**', 'test/e2e/**'],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: ['test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts'],
+          globalSetup: ['test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/sidecar.ts'],
         },
       },
       {

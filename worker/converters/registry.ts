@@ -3,11 +3,12 @@
 import { audioToText } from './audio-to-text'
 import type { Converter } from './converter'
 import { imageToPng } from './image-to-png'
+import { officeToPdf } from './office-to-pdf'
 import { pdfToPng } from './pdf-to-png'
 import { textToPng } from './text-to-png'
 
 /** Every converter of the service; each converter module adds itself here with one line. */
-const CONVERTERS: readonly Converter[] = [imageToPng, pdfToPng, textToPng, audioToText]
+const CONVERTERS: readonly Converter[] = [officeToPdf, pdfToPng, imageToPng, textToPng, audioToText]
 
 export function buildRegistry(converters: readonly Converter[]): ReadonlyMap<string, Converter> {
   const byExtension = new Map<string, Converter>()

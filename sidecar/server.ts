@@ -1,0 +1,243 @@
+// The Edgefloor sidecar: a Gotenberg-8-compatible HTTP API over real LibreOffice, for this machine (no Docker)
+// and for self-hosters without Docker. Routes: POST /forms/libreoffice/convert (and Gotenberg 6's
+// /convert/office alias), GET /health, GET /version. Run: node sidecar/server.ts (SIDECAR_HOST, SIDECAR_PORT).
+import { spawn } from 'node:child_process'
+import { randomUUID, timingSafeEqual } from 'node:crypto'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Readable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { ConversionFailedError, ConversionTimeoutError, LibreOfficePool, QueueFullError, type PdfOptions } from './libreoffice.ts'
+import { zip } from './zip.ts'
+
+export const VERSION = '8.24.0-edgefloor'
+
+/** What LibreOffice reads here (Gotenberg's list, trimmed to the formats the Debian nogui packages open). */
+export const EXTENSIONS = [
+  'doc', 'docx', 'docm', 'dot', 'dotx', 'odt', 'ott', 'rtf', 'txt', 'wpd', 'fodt', 'html', 'htm', 'xml',
+  'xls', 'xlsx', 'xlsm', 'xlt', 'xltx', 'ods', 'ots', 'csv', 'fods', 'tsv',
+  'ppt', 'pptx', 'pps', 'ppsx', 'pot', 'potx', 'odp', 'otp', 'fodp', 'odg',
+]
+
+export interface SidecarOptions {
+  readonly host: string
+  readonly port: number
+  readonly processes: number
+  readonly queueSize: number
+  readonly timeoutMs: number
+  readonly maxBytes: number
+  readonly username?: string
+  readonly password?: string
+  readonly soffice: string
+}
+
+export function optionsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): SidecarOptions {
+  const number = (name: string, fallback: number) => {
+    const value = env[name]
+    if (value === undefined || value === '') return fallback
+    const parsed = Number(value)
+    if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name} must be a whole number, got "${value}"`)
+    return parsed
+  }
+  return {
+    host: env.SIDECAR_HOST || '127.0.0.1',
+    port: number('SIDECAR_PORT', 3000),
+    processes: Math.max(1, number('SIDECAR_PROCESSES', 1)),
+    queueSize: number('SIDECAR_QUEUE', 16),
+    timeoutMs: number('SIDECAR_TIMEOUT_MS', 120_000),
+    maxBytes: number('SIDECAR_MAX_BYTES', 100 * 1024 * 1024),
+    username: env.SIDECAR_USERNAME || undefined,
+    password: env.SIDECAR_PASSWORD || undefined,
+    soffice: env.SOFFICE || 'soffice',
+  }
+}
+
+class HttpError extends Error {
+  readonly status: number
+  constructor(status: number, message: string) {
+    super(message)
+    this.status = status
+  }
+}
+
+function send(response: ServerResponse, status: number, body: string | Uint8Array, headers: Record<string, string> = {}): void {
+  const type = typeof body === 'string' ? { 'content-type': 'text/plain; charset=utf-8' } : {}
+  response.writeHead(status, { ...type, ...headers })
+  response.end(body)
+}
+
+function authorized(request: IncomingMessage, options: SidecarOptions): boolean {
+  if (!options.username) return true
+  const expected = Buffer.from(`Basic ${Buffer.from(`${options.username}:${options.password ?? ''}`).toString('base64')}`)
+  const given = Buffer.from(request.headers.authorization ?? '')
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
+
+const flag = (value: string | File | null) => typeof value === 'string' && ['true', '1'].includes(value.toLowerCase())
+
+function safeName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? 'document'
+  return base.replace(/[^\p{L}\p{N} ._()-]/gu, '_').slice(0, 200) || 'document'
+}
+
+async function readForm(request: IncomingMessage, options: SidecarOptions): Promise<FormData> {
+  const declared = Number(request.headers['content-length'] ?? '0')
+  if (declared > options.maxBytes) throw new HttpError(413, 'Request Entity Too Large')
+  let seen = 0
+  const limited = Readable.from(
+    (async function* () {
+      for await (const chunk of request) {
+        seen += (chunk as Buffer).length
+        if (seen > options.maxBytes) throw new HttpError(413, 'Request Entity Too Large')
+        yield chunk as Buffer
+      }
+    })(),
+  )
+  try {
+    const webRequest = new Request('http://sidecar/', {
+      method: 'POST',
+      headers: { 'content-type': request.headers['content-type'] ?? '' },
+      body: Readable.toWeb(limited) as ReadableStream,
+      duplex: 'half',
+    } as RequestInit)
+    return await webRequest.formData()
+  } catch (error) {
+    if (error instanceof HttpError || (error as { cause?: unknown })?.cause instanceof HttpError) throw error instanceof HttpError ? error : ((error as { cause: HttpError }).cause)
+    throw new HttpError(400, 'Invalid form data: expected multipart/form-data with at least one file')
+  }
+}
+
+async function mergePdfs(pdfs: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
+  const dir = await mkdtemp(join(tmpdir(), 'edgefloor-merge-'))
+  try {
+    const inputs = await Promise.all(pdfs.map(async (pdf, i) => {
+      const path = join(dir, `${String(i).padStart(4, '0')}.pdf`)
+      await writeFile(path, pdf)
+      return path
+    }))
+    const output = join(dir, 'merged.pdf')
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn('pdfunite', [...inputs, output], { stdio: 'ignore' })
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+      child.on('error', reject)
+      child.on('close', (code) => {
+        clearTimeout(timer)
+        code === 0 ? resolve() : reject(new ConversionFailedError(`merging the PDFs failed (pdfunite exit ${code})`))
+      })
+    })
+    return new Uint8Array(await readFile(output))
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+function pdfOptions(form: FormData): PdfOptions {
+  const pdfa = form.get('pdfa')
+  if (typeof pdfa === 'string' && pdfa && !['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'].includes(pdfa)) {
+    throw new HttpError(400, `Invalid form data: form field 'pdfa' is invalid (got '${pdfa}', resulting to wrong value, expected either 'PDF/A-1b', 'PDF/A-2b' or 'PDF/A-3b')`)
+  }
+  const ranges = form.get('nativePageRanges')
+  if (typeof ranges === 'string' && ranges && !/^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*$/.test(ranges)) {
+    throw new HttpError(400, `Invalid form data: form field 'nativePageRanges' is invalid (got '${ranges}')`)
+  }
+  for (const unsupported of ['landscape', 'password'] as const) {
+    const value = form.get(unsupported)
+    if (typeof value === 'string' && value && value !== 'false') {
+      throw new HttpError(400, `Invalid form data: '${unsupported}' is not supported by the Edgefloor sidecar (LibreOffice's command line cannot apply it); use Gotenberg for it`)
+    }
+  }
+  return {
+    nativePageRanges: typeof ranges === 'string' && ranges ? ranges.replace(/\s+/g, '') : undefined,
+    pdfa: (typeof pdfa === 'string' && pdfa ? pdfa : undefined) as PdfOptions['pdfa'],
+    pdfua: flag(form.get('pdfua')),
+  }
+}
+
+async function convertRoute(request: IncomingMessage, response: ServerResponse, pool: LibreOfficePool, options: SidecarOptions, trace: string): Promise<void> {
+  const form = await readForm(request, options)
+  const files = [...form.values()].filter((value): value is File => typeof value !== 'string')
+  if (files.length === 0) throw new HttpError(400, 'Invalid form data: no form file found for extensions: ' + JSON.stringify(EXTENSIONS))
+  for (const file of files) {
+    const extension = file.name.split('.').pop()?.toLowerCase() ?? ''
+    if (!file.name.includes('.') || !EXTENSIONS.includes(extension)) {
+      throw new HttpError(400, `Invalid form data: no form file found for extensions: ${JSON.stringify(EXTENSIONS)} (got '${safeName(file.name)}')`)
+    }
+  }
+  const settings = pdfOptions(form)
+  const names = files.map((file, i) => `${files.length > 1 ? `${i}_` : ''}${safeName(file.name)}`)
+  const pdfs = await Promise.all(files.map(async (file, i) => pool.convert(names[i]!, new Uint8Array(await file.arrayBuffer()), settings)))
+  const outputName = safeName(request.headers['gotenberg-output-filename']?.toString() || randomUUID())
+  const headers = { 'gotenberg-trace': trace }
+  if (pdfs.length === 1 || flag(form.get('merge'))) {
+    const pdf = pdfs.length === 1 ? pdfs[0]! : await mergePdfs(pdfs, options.timeoutMs)
+    send(response, 200, pdf, { ...headers, 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${outputName}.pdf"` })
+    return
+  }
+  const archive = zip(pdfs.map((pdf, i) => ({ name: `${names[i]!.replace(/^\d+_/, '').replace(/\.[^.]*$/, '')}.pdf`, bytes: pdf })))
+  send(response, 200, archive, { ...headers, 'content-type': 'application/zip', 'content-disposition': `attachment; filename="${outputName}.zip"` })
+}
+
+export interface RunningSidecar {
+  readonly url: string
+  readonly pool: LibreOfficePool
+  close(): Promise<void>
+}
+
+export async function startSidecar(options: SidecarOptions): Promise<RunningSidecar> {
+  const pool = new LibreOfficePool(options)
+  const server: Server = createServer(async (request, response) => {
+    const trace = request.headers['gotenberg-trace']?.toString() || randomUUID()
+    const path = new URL(request.url ?? '/', 'http://sidecar').pathname
+    try {
+      if (request.method === 'GET' && path === '/health') {
+        const now = new Date().toISOString()
+        send(response, 200, JSON.stringify({ status: 'up', details: { libreoffice: { status: 'up', timestamp: now } } }), { 'content-type': 'application/json' })
+        return
+      }
+      if (request.method === 'GET' && path === '/version') return send(response, 200, VERSION)
+      if (request.method === 'POST' && (path === '/forms/libreoffice/convert' || path === '/convert/office')) {
+        if (!authorized(request, options)) return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
+        await convertRoute(request, response, pool, options, trace)
+        return
+      }
+      send(response, 404, 'Not Found')
+    } catch (error) {
+      const [status, message] =
+        error instanceof HttpError
+          ? [error.status, error.message]
+          : error instanceof QueueFullError
+            ? [429, 'Too Many Requests']
+            : error instanceof ConversionTimeoutError
+              ? [503, 'Service Unavailable']
+              : error instanceof ConversionFailedError
+                ? [400, `Bad Request: ${error.message}`]
+                : [500, 'Internal Server Error']
+      if (status === 500) console.error(JSON.stringify({ level: 'error', trace, error: String(error) }))
+      if (!response.headersSent) send(response, status, message, { 'gotenberg-trace': trace })
+      request.resume()
+    }
+  })
+  server.requestTimeout = options.timeoutMs + 30_000
+  await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : options.port
+  return {
+    url: `http://${options.host}:${port}`,
+    pool,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await pool.close()
+    },
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const options = optionsFromEnv()
+  const sidecar = await startSidecar(options)
+  console.log(`edgefloor sidecar (Gotenberg ${VERSION} API, ${options.processes} LibreOffice worker(s)) on ${sidecar.url}`)
+  const stop = () => sidecar.close().then(() => process.exit(0))
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+}

@@ -1,0 +1,69 @@
+// A minimal ZIP writer (stored entries, no compression: PDFs are compressed already) for Gotenberg's answer to
+// a request with several documents.
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256)
+  for (let n = 0; n < 256; n++) {
+    let c = n
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+    table[n] = c >>> 0
+  }
+  return table
+})()
+
+function crc32(bytes: Uint8Array): number {
+  let crc = 0xffffffff
+  for (let i = 0; i < bytes.length; i++) crc = CRC_TABLE[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8)
+  return (crc ^ 0xffffffff) >>> 0
+}
+
+export function zip(entries: ReadonlyArray<{ name: string; bytes: Uint8Array }>): Uint8Array {
+  const encoder = new TextEncoder()
+  const locals: Uint8Array[] = []
+  const centrals: Uint8Array[] = []
+  let offset = 0
+  for (const entry of entries) {
+    const name = encoder.encode(entry.name)
+    const crc = crc32(entry.bytes)
+    const local = new Uint8Array(30 + name.length)
+    const lv = new DataView(local.buffer)
+    lv.setUint32(0, 0x04034b50, true)
+    lv.setUint16(4, 20, true)
+    lv.setUint16(6, 0x0800, true) // UTF-8 names
+    lv.setUint32(14, crc, true)
+    lv.setUint32(18, entry.bytes.length, true)
+    lv.setUint32(22, entry.bytes.length, true)
+    lv.setUint16(26, name.length, true)
+    local.set(name, 30)
+    const central = new Uint8Array(46 + name.length)
+    const cv = new DataView(central.buffer)
+    cv.setUint32(0, 0x02014b50, true)
+    cv.setUint16(4, 20, true)
+    cv.setUint16(6, 20, true)
+    cv.setUint16(8, 0x0800, true)
+    cv.setUint32(16, crc, true)
+    cv.setUint32(20, entry.bytes.length, true)
+    cv.setUint32(24, entry.bytes.length, true)
+    cv.setUint16(28, name.length, true)
+    cv.setUint32(42, offset, true)
+    central.set(name, 46)
+    locals.push(local, entry.bytes)
+    centrals.push(central)
+    offset += local.length + entry.bytes.length
+  }
+  const centralSize = centrals.reduce((sum, c) => sum + c.length, 0)
+  const end = new Uint8Array(22)
+  const ev = new DataView(end.buffer)
+  ev.setUint32(0, 0x06054b50, true)
+  ev.setUint16(8, entries.length, true)
+  ev.setUint16(10, entries.length, true)
+  ev.setUint32(12, centralSize, true)
+  ev.setUint32(16, offset, true)
+  const out = new Uint8Array(offset + centralSize + 22)
+  let at = 0
+  for (const part of [...locals, ...centrals, end]) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
+}

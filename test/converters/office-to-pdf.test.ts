@@ -1,0 +1,66 @@
+// Office → PDF through the Worker's Gotenberg client against the real sidecar (LibreOffice), and on through the
+// pipeline to PNG pages.
+import { describe, expect, it } from 'vitest'
+import { officeToPdf } from '../../worker/converters/office-to-pdf'
+import { pdfToPng } from '../../worker/converters/pdf-to-png'
+import * as documents from '../fixtures/office/documents'
+import { callJson } from '../support/api'
+import { signUp } from '../support/accounts'
+import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { uploaded } from '../support/files'
+
+const startsWithPdf = (bytes: Uint8Array) => new TextDecoder().decode(bytes.subarray(0, 5)) === '%PDF-'
+
+describe('office-to-pdf', () => {
+  it.each([
+    ['hello.docx', documents.docx, 1],
+    ['hello.doc', documents.doc, 1],
+    ['hello.odt', documents.odt, 1],
+    ['hello.rtf', documents.rtf, 1],
+    ['data.xlsx', documents.xlsx, 1],
+    ['data.ods', documents.ods, 1],
+    ['data.csv', documents.csv, 1],
+  ])('converts %s into a PDF that renders', async (name, bytes, pages) => {
+    const [output] = await officeToPdf.convert(inputFromBytes(name, bytes), testContext())
+    expect(output).toMatchObject({ index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf' })
+    const pdf = await outputBytes(output!)
+    expect(startsWithPdf(pdf)).toBe(true)
+    const plan = await pdfToPng.plan!(inputFromBytes('out.pdf', pdf), testContext())
+    expect(plan.total).toBe(pages)
+  })
+
+  it('fails a document LibreOffice cannot read permanently, with Gotenberg\'s reason', async () => {
+    const failure = await officeToPdf.convert(inputFromBytes('broken.docx', new TextEncoder().encode('PK\u0003\u0004 not really a docx')), testContext()).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
+    expect(failure.message).toMatch(/^Gotenberg refused the document: /)
+  })
+
+  it('treats an unreachable Gotenberg as transient, for the queue to retry', async () => {
+    const failure = await officeToPdf.convert(inputFromBytes('hello.docx', documents.docx), testContext({ settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })).catch((error) => error)
+    expect(failure).toMatchObject({ retryable: true, status: 503 })
+    expect(failure.message).toMatch(/^Gotenberg at http:\/\/127\.0\.0\.1:9 cannot be reached/)
+  })
+
+  it('passes options through, and reports what the sidecar refuses', async () => {
+    const failure = await officeToPdf.convert(inputFromBytes('hello.docx', documents.docx), testContext({ options: { pdfa: 'PDF/A-9' } })).catch((error) => error)
+    expect(failure.message).toContain("form field 'pdfa' is invalid")
+    const [archival] = await officeToPdf.convert(inputFromBytes('hello.docx', documents.docx), testContext({ options: { pdfa: 'PDF/A-2b' } }))
+    expect(new TextDecoder('latin1').decode(await outputBytes(archival!))).toContain('pdfaid:part')
+  })
+})
+
+describe('DOCX → PDF → PNG through the pipeline', () => {
+  it('makes the PDF and its page, each the child of the file it came from', async () => {
+    const user = await signUp()
+    const docx = await uploaded(user, 'Quarterly report.docx', documents.docx)
+    const res = await callJson('POST', `/files/${docx._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(res.body.map((file: { name: string; content_type: string }) => [file.name, file.content_type])).toEqual([
+      ['Quarterly report (1 of 1).pdf', 'application/pdf'],
+      ['Quarterly report (1 of 1) (1 of 1).png', 'image/png'],
+    ])
+    const [pdf, png] = res.body
+    expect(pdf).toMatchObject({ parent_file: docx._id, metadata: { page_count: 1 } })
+    expect(png).toMatchObject({ parent_file: pdf._id, part_index: 0, part_total: 1 })
+  })
+})

@@ -1,0 +1,134 @@
+// The sidecar's Gotenberg 8 API against real LibreOffice: fields, headers, statuses, zip and merge, limits.
+import { execFileSync } from 'node:child_process'
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
+
+const fixture = (name: string) => new Blob([readFileSync(new URL(`../fixtures/office/${name}`, import.meta.url))])
+const scratch = mkdtempSync(join(tmpdir(), 'sidecar-test-'))
+
+function pdfFacts(bytes: ArrayBuffer) {
+  const path = join(scratch, `${Math.random()}.pdf`)
+  writeFileSync(path, Buffer.from(bytes))
+  const info = execFileSync('pdfinfo', [path], { encoding: 'utf8' })
+  return { pages: Number(/Pages:\s+(\d+)/.exec(info)?.[1]), text: execFileSync('pdftotext', [path, '-'], { encoding: 'utf8' }) }
+}
+
+function form(files: Record<string, [string, string]>, fields: Record<string, string> = {}) {
+  const body = new FormData()
+  for (const [field, [fixtureName, as]] of Object.entries(files)) body.append(field, fixture(fixtureName), as)
+  for (const [name, value] of Object.entries(fields)) body.append(name, value)
+  return body
+}
+
+let sidecar: RunningSidecar
+const base = () => sidecar.url
+
+beforeAll(async () => {
+  sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 8, maxBytes: 2 * 1024 * 1024 })
+})
+afterAll(() => sidecar.close())
+
+describe('sidecar: Gotenberg API', () => {
+  it('answers health and version like Gotenberg', async () => {
+    const health = await fetch(`${base()}/health`)
+    expect(await health.json()).toMatchObject({ status: 'up', details: { libreoffice: { status: 'up' } } })
+    expect(await (await fetch(`${base()}/version`)).text()).toMatch(/^8\.\d+\.\d+/)
+  })
+
+  it('converts one document into a PDF, with the output filename and trace headers', async () => {
+    const res = await fetch(`${base()}/forms/libreoffice/convert`, {
+      method: 'POST',
+      body: form({ files: ['hello.docx', 'hello.docx'] }),
+      headers: { 'gotenberg-output-filename': 'report', 'gotenberg-trace': 'trace-123' },
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/pdf')
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="report.pdf"')
+    expect(res.headers.get('gotenberg-trace')).toBe('trace-123')
+    const facts = pdfFacts(await res.arrayBuffer())
+    expect(facts.pages).toBe(1)
+    expect(facts.text).toContain('Edgefloor office test')
+  })
+
+  it('answers several documents as a zip, or one merged PDF with merge=true', async () => {
+    const zipped = await fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body: form({ a: ['hello.odt', 'hello.odt'], b: ['data.xlsx', 'data.xlsx'] }) })
+    expect(zipped.headers.get('content-type')).toBe('application/zip')
+    const zipPath = join(scratch, 'out.zip')
+    writeFileSync(zipPath, Buffer.from(await zipped.arrayBuffer()))
+    expect(execFileSync('unzip', ['-Z1', zipPath], { encoding: 'utf8' }).trim().split('\n').sort()).toEqual(['data.pdf', 'hello.pdf'])
+    const merged = await fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body: form({ a: ['hello.rtf', 'hello.rtf'], b: ['data.csv', 'data.csv'] }, { merge: 'true' }) })
+    expect(pdfFacts(await merged.arrayBuffer()).pages).toBe(2)
+  })
+
+  it.each([
+    ['no file', () => form({}, { merge: 'true' }), 400, 'no form file found'],
+    ['an unknown extension', () => form({ files: ['data.csv', 'data.exe'] }), 400, 'no form file found'],
+    ['a bad pdfa value', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { pdfa: 'PDF/A-9' }), 400, "form field 'pdfa' is invalid"],
+    ['a document LibreOffice cannot read', () => {
+      const body = new FormData()
+      body.append('files', new Blob(['PK\u0003\u0004 garbage']), 'broken.docx')
+      return body
+    }, 400, 'LibreOffice could not convert'],
+  ])('refuses %s with %s and a plain-text reason', async (_case, body, status, message) => {
+    const res = await fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body: body() })
+    expect(res.status).toBe(status)
+    expect(res.headers.get('content-type')).toContain('text/plain')
+    expect(await res.text()).toContain(message)
+  })
+
+  it('refuses a body over SIDECAR_MAX_BYTES with 413', async () => {
+    const body = new FormData()
+    body.append('files', new Blob([new Uint8Array(3 * 1024 * 1024)]), 'big.docx')
+    const res = await fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body })
+    expect(res.status).toBe(413)
+  })
+
+  it('serves Gotenberg 6 clients on /convert/office', async () => {
+    const res = await fetch(`${base()}/convert/office`, { method: 'POST', body: form({ files: ['hello.odt', 'hello.odt'] }) })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/pdf')
+  })
+})
+
+describe('sidecar: limits', () => {
+  it('asks for basic auth when configured', async () => {
+    const guarded = await startSidecar({ ...optionsFromEnv({}), port: 0, username: 'u', password: 'p' })
+    try {
+      const denied = await fetch(`${guarded.url}/forms/libreoffice/convert`, { method: 'POST', body: form({ files: ['hello.rtf', 'hello.rtf'] }) })
+      expect(denied.status).toBe(401)
+      const allowed = await fetch(`${guarded.url}/forms/libreoffice/convert`, {
+        method: 'POST',
+        body: form({ files: ['hello.rtf', 'hello.rtf'] }),
+        headers: { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` },
+      })
+      expect(allowed.status).toBe(200)
+    } finally {
+      await guarded.close()
+    }
+  })
+
+  it('answers 503 when a conversion passes the timeout, and recovers', async () => {
+    const hurried = await startSidecar({ ...optionsFromEnv({}), port: 0, timeoutMs: 50 })
+    try {
+      const res = await fetch(`${hurried.url}/forms/libreoffice/convert`, { method: 'POST', body: form({ files: ['hello.docx', 'hello.docx'] }) })
+      expect(res.status).toBe(503)
+    } finally {
+      await hurried.close()
+    }
+  })
+
+  it('answers 429 when the queue is full, and converts what it accepted', async () => {
+    const small = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 1 })
+    try {
+      const send = () => fetch(`${small.url}/forms/libreoffice/convert`, { method: 'POST', body: form({ files: ['hello.rtf', 'hello.rtf'] }) }).then((res) => res.status)
+      const statuses = await Promise.all([send(), send(), send(), send()])
+      expect(statuses).toContain(429)
+      expect(statuses).toContain(200)
+    } finally {
+      await small.close()
+    }
+  })
+})
