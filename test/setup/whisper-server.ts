@@ -2,12 +2,35 @@
 // does (started with --inference-path /v1/audio/transcriptions): verbose_json with segments, or plain json.
 // The uploaded file's name steers it: "json" → {"text"} only, "reject" → 400, "busy" → 503. Every request is
 // recorded for the tests (GET /requests).
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { TestProject } from 'vitest/node'
 
 declare module 'vitest' {
   export interface ProvidedContext {
     whisperUrl: string
+    /** Speech made here with espeak-ng and ffmpeg, base64: an MP3 (16 kHz, 24 kb/s) and a WAV (8 kHz PCM). */
+    speechMp3: string
+    speechWav: string
+  }
+}
+
+export const SPOKEN = 'The quick brown fox jumps over the lazy dog.'
+
+/** Real speech for the audio tests, made from text by the Debian tools (espeak-ng, ffmpeg). */
+function makeSpeech(): { mp3: string; wav: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'edgefloor-speech-'))
+  try {
+    const raw = join(dir, 'speech.wav')
+    execFileSync('espeak-ng', ['-w', raw, SPOKEN])
+    execFileSync('ffmpeg', ['-loglevel', 'error', '-y', '-i', raw, '-ac', '1', '-ar', '16000', '-b:a', '24k', join(dir, 'speech.mp3')])
+    execFileSync('ffmpeg', ['-loglevel', 'error', '-y', '-i', raw, '-ac', '1', '-ar', '8000', '-c:a', 'pcm_s16le', join(dir, 'speech8k.wav')])
+    return { mp3: readFileSync(join(dir, 'speech.mp3')).toString('base64'), wav: readFileSync(join(dir, 'speech8k.wav')).toString('base64') }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -68,5 +91,8 @@ export default async function setup(project: TestProject) {
   const address = server.address()
   if (!address || typeof address === 'string') throw new Error('whisper stand-in did not start')
   project.provide('whisperUrl', `http://127.0.0.1:${address.port}`)
+  const speech = makeSpeech()
+  project.provide('speechMp3', speech.mp3)
+  project.provide('speechWav', speech.wav)
   return () => new Promise<void>((resolve) => server.close(() => resolve()))
 }
