@@ -1,0 +1,39 @@
+// Shared by the converter benchmarks: the bench Worker, a timed call of one converter in it, and medians.
+import { spawnSync } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { root, startDevWorker, type DevWorker } from './wrangler-dev.ts'
+
+export const scratch = join(root, '.tmp', 'bench-files')
+mkdirSync(scratch, { recursive: true })
+
+export function startConvertWorker(): Promise<DevWorker> {
+  return startDevWorker('bench/workers/convert.ts')
+}
+
+export async function timeConverter(worker: DevWorker, converter: string, name: string, bytes: Uint8Array): Promise<{ ms: number; outputs: number; bytes: number }> {
+  const start = performance.now()
+  const response = await fetch(`${worker.url}/__bench/convert/${converter}?name=${encodeURIComponent(name)}`, { method: 'POST', body: bytes })
+  const result = (await response.json()) as { outputs: number; bytes: number; message?: string }
+  if (!response.ok) throw new Error(`${converter}: ${response.status} ${result.message}`)
+  return { ms: performance.now() - start, ...result }
+}
+
+export function timeCommand(command: string, args: string[]): number {
+  const start = performance.now()
+  const run = spawnSync(command, args, { stdio: 'ignore' })
+  if (run.status !== 0) throw new Error(`${command} failed`)
+  return performance.now() - start
+}
+
+export async function median(times: number, run: () => Promise<number> | number): Promise<number> {
+  const samples: number[] = []
+  for (let i = 0; i < times; i++) samples.push(await run())
+  samples.sort((a, b) => a - b)
+  return samples[Math.floor(samples.length / 2)]!
+}
+
+export function run(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { stdio: 'ignore' })
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed`)
+}

@@ -1,0 +1,36 @@
+// bench/pdf-to-png: our PDF → PNG (PDFium in WASM + our PNG encoder, in workerd) against pdftoppm (poppler,
+// native) on the same 24-page PDF at 150 dpi, measured in the same run: time per page and PNG bytes.
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { median, run, scratch, startConvertWorker, timeCommand, timeConverter } from './convert-harness.ts'
+import { formatRatio, workerdRssMiB } from './wrangler-dev.ts'
+
+const PAGES = 24
+const text = Array.from({ length: PAGES }, (_, page) =>
+  Array.from({ length: 45 }, (_, line) => `Page ${page + 1}, line ${line + 1}: the quick brown fox jumps over the lazy dog, 0123456789.`).join('\n'),
+).join('\f')
+writeFileSync(join(scratch, 'bench.txt'), text)
+run('soffice', ['--headless', '--convert-to', 'pdf', '--outdir', scratch, join(scratch, 'bench.txt')])
+const pdfPath = join(scratch, 'bench.pdf')
+const pdf = new Uint8Array(readFileSync(pdfPath))
+
+const worker = await startConvertWorker()
+try {
+  const first = await timeConverter(worker, 'pdf-to-png', 'bench.pdf', pdf) // warm-up: WASM instantiation
+  if (first.outputs !== PAGES) throw new Error(`expected ${PAGES} pages, got ${first.outputs}`)
+  const ours = await median(3, async () => (await timeConverter(worker, 'pdf-to-png', 'bench.pdf', pdf)).ms)
+  const rss = workerdRssMiB(worker.pid)
+  const out = join(scratch, 'pdftoppm')
+  const baseline = await median(3, () => {
+    rmSync(out, { recursive: true, force: true })
+    mkdirSync(out)
+    return timeCommand('pdftoppm', ['-png', '-r', '150', pdfPath, join(out, 'page')])
+  })
+  const baselineBytes = readdirSync(out).reduce((sum, file) => sum + statSync(join(out, file)).size, 0)
+  console.log(`PDF → PNG, ${PAGES} A4 text pages at 150 dpi (${pdf.byteLength} bytes of PDF)`)
+  console.log(formatRatio('time per page', ours / PAGES, 'pdftoppm', baseline / PAGES, 'ms'))
+  console.log(formatRatio('PNG bytes per page', first.bytes / PAGES / 1024, 'pdftoppm', baselineBytes / PAGES / 1024, 'KiB'))
+  console.log(`workerd resident memory after the runs: ${rss.toFixed(0)} MiB`)
+} finally {
+  worker.stop()
+}
