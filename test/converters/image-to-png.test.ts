@@ -22,6 +22,8 @@ describe('image-to-png converter', () => {
     ['pattern.webp', fixtures.pattern_webp, 'webp'],
     ['pattern.gif', fixtures.pattern_gif, 'gif'],
     ['pattern.bmp', fixtures.pattern_bmp, 'bmp'],
+    ['pattern.tiff', fixtures.pattern_tiff, 'tiff'],
+    ['pattern.avif', fixtures.pattern_avif, 'avif'],
   ])('turns %s into a PNG of the same picture', async (name, bytes, format) => {
     const [output] = await imageToPng.convert(inputFromBytes(name, bytes), testContext())
     expect(output).toMatchObject({ index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata: { width: 64, height: 48, source_format: format } })
@@ -87,7 +89,7 @@ describe('JPEG → PNG through the pipeline', () => {
     const bad = await uploaded(user, 'broken.jpg', fixtures.pattern_jpg.slice(0, 40))
     const res = await callJson('POST', `/files/${bad._id}/convert`, { token: user.token })
     expect(res.status).toBe(415)
-    expect(res.body.message).toBe('image-to-png on "broken.jpg" failed: "broken.jpg" is not a JPEG, PNG, WebP, GIF or BMP image')
+    expect(res.body.message).toBe('image-to-png on "broken.jpg" failed: "broken.jpg" is not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image')
     const original = await call('GET', `/files/${bad._id}/download`, { token: user.token })
     expect(new Uint8Array(await original.arrayBuffer())).toEqual(fixtures.pattern_jpg.slice(0, 40))
   })

@@ -1,6 +1,6 @@
 // Converters for pipeline tests, registered at run time in the test isolate (which also runs the queue
 // consumer): a two-output step, a follow-up step, a converter that fans out into parts, one that fails for
-// good and one that fails twice for transient reasons before it works.
+// good, one that fails twice for transient reasons before it works, and one that never works.
 import { registerConverter, converterNamed } from '../../worker/converters/registry'
 import { ConversionError, type Converter } from '../../worker/converters/converter'
 
@@ -70,6 +70,16 @@ export const flaky: Converter = {
   },
 }
 
+/** Never works: its messages end in the dead-letter queue. */
+export const stubborn: Converter = {
+  name: 'test-stubborn',
+  from: ['.tbusy'],
+  to: '.tnever',
+  async convert() {
+    throw new ConversionError('the engine is busy', { retryable: true })
+  },
+}
+
 export function registerChainConverters(): void {
-  for (const converter of [splitter, upper, fanOut, broken, flaky]) if (!converterNamed(converter.name)) registerConverter(converter)
+  for (const converter of [splitter, upper, fanOut, broken, flaky, stubborn]) if (!converterNamed(converter.name)) registerConverter(converter)
 }

@@ -9,14 +9,14 @@ import { ConversionError, type Converter } from './converter'
 
 export const imageToPng: Converter = {
   name: 'image-to-png',
-  from: ['.jpg', '.jpeg', '.jfif', '.png', '.webp', '.gif', '.bmp'],
+  from: ['.jpg', '.jpeg', '.jfif', '.png', '.webp', '.gif', '.bmp', '.tif', '.tiff', '.avif'],
   to: '.png',
   async convert(input, ctx) {
     const { IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_DIMENSION } = ctx.config
     // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
     const bytes = await input.bytes(IMAGE_MAX_BYTES)
     const header = readImageHeader(bytes)
-    if (!header) throw new ConversionError(`"${input.name}" is not a JPEG, PNG, WebP, GIF or BMP image`, { status: 415 })
+    if (!header) throw new ConversionError(`"${input.name}" is not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image`, { status: 415 })
     const pixels = header.width * header.height
     if (pixels > IMAGE_MAX_PIXELS) {
       throw new ConversionError(`the image is ${header.width}×${header.height} (${pixels} pixels); the limit is ${IMAGE_MAX_PIXELS} pixels`)

@@ -144,7 +144,8 @@ export async function consumeDeadLetters(batch: MessageBatch<StepMessage>, deps:
     const job = step && (await deps.db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) }))
     if (step && job && step.status !== 'done' && step.status !== 'split') {
       const last = step.error?.replace(/^retrying: /, '') ?? 'unknown error'
-      await failStep(deps, job, step, new ConversionError(`gave up after ${message.attempts} attempts: ${last}`, { status: 503 }))
+      const source = await deps.db.query.files.findFirst({ where: and(eq(files.id, step.sourceFileId), eq(files.userId, job.userId)) })
+      await failStep(deps, job, step, new ConversionError(`gave up after ${message.attempts} attempts: ${last}`, { status: 503 }), source)
     }
     message.ack()
   }

@@ -1,10 +1,14 @@
 // Decoding images to RGBA pixels. JPEG, PNG and WebP through the Squoosh codecs compiled to WASM (imported
 // statically: workerd compiles no WebAssembly from bytes), one fresh instance per image so its memory is
-// released with it; GIF (first frame) with omggif and BMP in TypeScript.
+// released with it; AVIF with the Squoosh libavif build the same way; GIF (first frame) with omggif, TIFF (first
+// page) with UTIF (utif2), BMP in TypeScript.
 import decodeJpegWasm, { init as initJpeg } from '@jsquash/jpeg/decode'
 import { decode as decodePngWasm } from '@jsquash/png/decode'
 import initPng from '@jsquash/png/codec/pkg/squoosh_png.js'
 import decodeWebpWasm, { init as initWebp } from '@jsquash/webp/decode'
+import decodeAvifWasm, { init as initAvif } from '@jsquash/avif/decode'
+import avifWasm from '@jsquash/avif/codec/dec/avif_dec.wasm'
+import UTIF from 'utif2'
 import jpegWasm from '@jsquash/jpeg/codec/dec/mozjpeg_dec.wasm'
 // The package's own .d.ts for this file describes the instance exports; the bundler gives the module.
 import * as pngWasmImport from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm'
@@ -40,6 +44,19 @@ export async function decodeImage(bytes: Uint8Array, format: ImageFormat): Promi
       const data = new Uint8Array(reader.width * reader.height * 4)
       reader.decodeAndBlitFrameRGBA(0, data)
       return { width: reader.width, height: reader.height, channels: 4, data }
+    }
+    case 'avif': {
+      await initAvif(avifWasm)
+      const decoded = await decodeAvifWasm(copyOf(bytes))
+      if (!decoded) throw new Error('the AVIF image cannot be decoded')
+      return fromImageData(decoded as { width: number; height: number; data: Uint8ClampedArray })
+    }
+    case 'tiff': {
+      const pages = UTIF.decode(copyOf(bytes))
+      const first = pages[0]
+      if (!first) throw new Error('the TIFF has no image')
+      UTIF.decodeImage(copyOf(bytes), first)
+      return { width: first.width, height: first.height, channels: 4, data: UTIF.toRGBA8(first) }
     }
     case 'bmp':
       return decodeBmp(bytes)

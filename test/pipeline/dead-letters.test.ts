@@ -1,0 +1,56 @@
+// A step whose retries ran out reaches the dead-letter queue; its consumer fails the step and the job with the
+// last reason, and later deliveries of the step change nothing.
+import { env } from 'cloudflare:test'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../worker/config'
+import { openDatabase } from '../../worker/db/client'
+import { consumeDeadLetters, runStep } from '../../worker/pipeline/consumer'
+import type { StepMessage } from '../../worker/pipeline/jobs'
+import { callJson } from '../support/api'
+import { signUp, type TestUser } from '../support/accounts'
+import { registerChainConverters } from '../support/chain-converters'
+import { uploaded } from '../support/files'
+
+let user: TestUser
+beforeAll(async () => {
+  registerChainConverters()
+  user = await signUp()
+})
+
+function deadLetterBatch(body: StepMessage, attempts: number) {
+  const acked: string[] = []
+  const batch = {
+    queue: 'edgefloor-conversions-dlq',
+    messages: [{ id: 'm1', timestamp: new Date(), body, attempts, ack: () => acked.push('m1'), retry: () => {} }],
+    ackAll: () => {},
+    retryAll: () => {},
+  } as unknown as MessageBatch<StepMessage>
+  return { batch, acked }
+}
+
+describe('dead letters', () => {
+  it('fail the step and the job with the last transient reason', async () => {
+    const file = await uploaded(user, 'never.tbusy', 'x')
+    const started = await callJson('POST', `/files/${file._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })
+    const jobId = started.body._id
+    const stepId = started.body.steps[0]._id
+    // Let the real queue deliver it once (it fails and is retried later).
+    const deadline = Date.now() + 20_000
+    while ((await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body.steps[0].attempts < 1 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), waitUntil: () => {} }
+    const { batch, acked } = deadLetterBatch({ jobId, stepId }, 6)
+    await consumeDeadLetters(batch, deps)
+    expect(acked).toEqual(['m1'])
+    const job = await callJson('GET', `/jobs/${jobId}`, { token: user.token })
+    expect(job.body).toMatchObject({
+      status: 'failed',
+      error: 'test-stubborn on "never.tbusy" failed: gave up after 6 attempts: the engine is busy',
+      steps: [{ status: 'failed' }],
+    })
+    // A late redelivery of the step is skipped: the job stays failed, nothing is created.
+    await runStep(deps, { jobId, stepId }, 7)
+    expect((await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body).toMatchObject({ status: 'failed', files: [] })
+  })
+})
