@@ -11,10 +11,10 @@ export function startConvertWorker(): Promise<DevWorker> {
   return startDevWorker('bench/workers/convert.ts')
 }
 
-export async function timeConverter(worker: DevWorker, converter: string, name: string, bytes: Uint8Array): Promise<{ ms: number; outputs: number; bytes: number }> {
+export async function timeConverter(worker: DevWorker, converter: string, name: string, bytes: Uint8Array): Promise<{ ms: number; outputs: number; bytes: number; peakWasmBytes: number }> {
   const start = performance.now()
   const response = await fetch(`${worker.url}/__bench/convert/${converter}?name=${encodeURIComponent(name)}`, { method: 'POST', body: bytes })
-  const result = (await response.json()) as { outputs: number; bytes: number; message?: string }
+  const result = (await response.json()) as { outputs: number; bytes: number; peakWasmBytes: number; message?: string }
   if (!response.ok) throw new Error(`${converter}: ${response.status} ${result.message}`)
   return { ms: performance.now() - start, ...result }
 }

@@ -30,7 +30,9 @@ try {
     console.log(`  ${formatRatio('time', ours, 'sharp', baseline, 'ms')}`)
     if (first.outputs > 0) console.log(`  ${formatRatio('PNG size', first.bytes / 1024, 'sharp', sharpBytes / 1024, 'KiB')}`)
     else console.log('  our PNG would not be smaller than the input: no output (the chain ends)')
-    console.log(`  workerd resident memory: ${workerdRssMiB(worker.pid).toFixed(0)} MiB`)
+    const { width, height } = await sharp(bytes).metadata()
+    console.log(`  peak WASM memory of the decoder: ${(first.peakWasmBytes / 2 ** 20).toFixed(0)} MiB; decoded RGBA outside it: ${((width! * height! * 4) / 2 ** 20).toFixed(0)} MiB`)
+    console.log(`  workerd resident memory (whole process): ${workerdRssMiB(worker.pid).toFixed(0)} MiB`)
   }
 } finally {
   worker.stop()

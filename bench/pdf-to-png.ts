@@ -30,7 +30,7 @@ try {
   console.log(`PDF → PNG, ${PAGES} A4 text pages at 150 dpi (${pdf.byteLength} bytes of PDF)`)
   console.log(formatRatio('time per page', ours / PAGES, 'pdftoppm', baseline / PAGES, 'ms'))
   console.log(formatRatio('PNG bytes per page', first.bytes / PAGES / 1024, 'pdftoppm', baselineBytes / PAGES / 1024, 'KiB'))
-  console.log(`workerd resident memory after the runs: ${rss.toFixed(0)} MiB`)
+  console.log(`peak PDFium WASM memory: ${(first.peakWasmBytes / 2 ** 20).toFixed(0)} MiB; workerd resident memory (whole process): ${rss.toFixed(0)} MiB`)
 } finally {
   worker.stop()
 }

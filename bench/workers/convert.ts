@@ -6,6 +6,29 @@ import { converterNamed } from '../../worker/converters/registry'
 import worker from '../../worker/index'
 import type { StepMessage } from '../../worker/pipeline/jobs'
 
+// Every WASM instance made in this isolate, to read the linear memory the engines grew to (it never shrinks,
+// so its size after a conversion is the peak). Bench only: the Worker itself does not do this.
+const instances: WebAssembly.Instance[] = []
+// A Proxy, not a subclass: engines check `instanceof WebAssembly.Instance` and must keep getting true.
+WebAssembly.Instance = new Proxy(WebAssembly.Instance, {
+  construct(target, args) {
+    const instance = Reflect.construct(target, args) as WebAssembly.Instance
+    instances.push(instance)
+    return instance
+  },
+})
+const originalInstantiate = WebAssembly.instantiate
+WebAssembly.instantiate = (async (source: WebAssembly.Module, imports?: WebAssembly.Imports) => {
+  const result = await originalInstantiate(source, imports)
+  instances.push(('instance' in result ? result.instance : result) as WebAssembly.Instance)
+  return result
+}) as typeof WebAssembly.instantiate
+
+function wasmBytes(instance: WebAssembly.Instance): number {
+  const memories = Object.values(instance.exports).filter((value): value is WebAssembly.Memory => value instanceof WebAssembly.Memory)
+  return memories.reduce((sum, memory) => sum + memory.buffer.byteLength, 0)
+}
+
 const bench = new Hono<{ Bindings: Env }>()
 bench.post('/__bench/convert/:converter', async (c) => {
   const converter = converterNamed(c.req.param('converter'))
@@ -22,6 +45,7 @@ bench.post('/__bench/convert/:converter', async (c) => {
     bytes: async () => bytes,
   }
   const context = { jobId: 'bench', config: loadConfig(c.env), options: {} }
+  const before = instances.length
   const plan = converter.plan ? await converter.plan(input, context) : undefined
   let outputs = 0
   let outputBytes = 0
@@ -31,7 +55,9 @@ bench.post('/__bench/convert/:converter', async (c) => {
       outputBytes += output.body instanceof Uint8Array ? output.body.byteLength : (await new Response(output.body).arrayBuffer()).byteLength
     }
   }
-  return c.json({ outputs, bytes: outputBytes })
+  const peakWasmBytes = Math.max(0, ...instances.slice(before).map(wasmBytes))
+  instances.length = 0
+  return c.json({ outputs, bytes: outputBytes, peakWasmBytes })
 })
 
 export default {
