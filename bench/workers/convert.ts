@@ -1,5 +1,5 @@
-// Bench entry: the real Worker, plus a route that runs one converter on the POSTed bytes in this isolate and
-// answers how many outputs and bytes it made, so converters are timed through real workerd by the client.
+// Bench entry: the real Worker, plus routes in the same isolate: one runs a converter on the POSTed bytes and
+// answers how many outputs and bytes it made; two put and get raw R2 objects (the baseline of bench/files).
 import { Hono } from 'hono'
 import { loadConfig } from '../../worker/config'
 import { converterNamed } from '../../worker/converters/registry'
@@ -58,6 +58,20 @@ bench.post('/__bench/convert/:converter', async (c) => {
   const peakWasmBytes = Math.max(0, ...instances.slice(before).map(wasmBytes))
   instances.length = 0
   return c.json({ outputs, bytes: outputBytes, peakWasmBytes })
+})
+
+// Raw R2 through the same isolate: the baseline of bench/files.
+bench.put('/__bench/raw/:key', async (c) => {
+  const length = Number(c.req.header('content-length'))
+  const fixed = new FixedLengthStream(length)
+  const piping = c.req.raw.body!.pipeTo(fixed.writable)
+  await c.env.BUCKET.put(`bench/${c.req.param('key')}`, fixed.readable)
+  await piping
+  return c.body(null, 204)
+})
+bench.get('/__bench/raw/:key', async (c) => {
+  const object = await c.env.BUCKET.get(`bench/${c.req.param('key')}`)
+  return object ? new Response(object.body, { headers: { 'content-length': String(object.size) } }) : c.body(null, 404)
 })
 
 export default {

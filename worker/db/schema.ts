@@ -1,7 +1,7 @@
 // The D1 schema as drizzle tables: the single source the migrations in migrations/ are written from.
 // Times are epoch milliseconds; ids are 24 hex characters, time-ordered (see ids.ts).
 import { sql } from 'drizzle-orm'
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const users = sqliteTable(
   'users',
@@ -154,4 +154,36 @@ export const jobSteps = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
   },
   (table) => [uniqueIndex('job_steps_unique').on(table.jobId, table.sourceFileId, table.partStart), index('job_steps_job').on(table.jobId)],
+)
+
+/** A resumable upload: an R2 multipart upload under a server-chosen key, completed into a file record. */
+export const uploads = sqliteTable(
+  'uploads',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    r2UploadId: text('r2_upload_id').notNull(),
+    key: text('key').notNull(),
+    name: text('name').notNull(),
+    extension: text('extension').notNull(),
+    prefix: text('prefix').notNull().default(''),
+    fileModifiedAt: integer('file_modified_at'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (table) => [uniqueIndex('uploads_key_unique').on(table.key), index('uploads_user').on(table.userId, table.id)],
+)
+
+export const uploadParts = sqliteTable(
+  'upload_parts',
+  {
+    uploadId: text('upload_id')
+      .notNull()
+      .references(() => uploads.id, { onDelete: 'cascade' }),
+    partNumber: integer('part_number').notNull(),
+    etag: text('etag').notNull(),
+    size: integer('size').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.uploadId, table.partNumber] })],
 )

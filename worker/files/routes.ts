@@ -2,7 +2,7 @@
 // (which also accepts a signed URL) requires the bearer token, and every lookup is scoped to the caller.
 import { createRoute, z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { bearerSecurity, errorResponse, jsonResponse, newRouter, type AppEnv } from '../api'
+import { bearerSecurity, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
 import { bearerToken, requireAuth } from '../auth/middleware'
 import { readToken } from '../auth/tokens'
 import { ID_PATTERN } from '../db/ids'
@@ -15,6 +15,7 @@ import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, uploadAllowance } from './upload'
 import { afterUpload } from './hooks'
+import { abortUpload, completeUpload, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, startUpload, uploadPart, type UploadRow } from './resumable'
 
 const tags = ['Files']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
@@ -146,6 +147,83 @@ const download = createRoute({
   },
 })
 
+
+const UploadId = z.object({ uploadId: Id })
+const UploadSchema = z
+  .object({
+    upload_id: z.string(),
+    name: z.string(),
+    parts: z.array(z.object({ part: z.number().int(), size: z.number().int() })),
+    min_part_bytes: z.number().int().openapi({ description: 'every part but the last needs at least this many bytes' }),
+    max_parts: z.number().int(),
+  })
+  .openapi('Upload')
+const StartUploadBody = z
+  .strictObject({
+    name: z.string().min(1).max(1000).openapi({ example: 'video.mp4' }),
+    prefix: z.string().max(1000).optional(),
+    modified: z.union([z.number().int(), z.iso.datetime({ offset: true })]).optional(),
+  })
+  .openapi('StartUpload')
+
+const startUploadRoute = route({
+  method: 'post',
+  path: '/files/uploads',
+  summary: 'Start a resumable upload (for files bigger than one request)',
+  middleware: [requireAuth()] as const,
+  request: { body: jsonBody(StartUploadBody) },
+  responses: { 201: jsonResponse(UploadSchema, 'The upload: send parts, then complete it'), 400: errorResponse('Bad name or prefix'), 413: errorResponse('Quota exceeded') },
+})
+
+const readUploadRoute = route({
+  method: 'get',
+  path: '/files/uploads/{uploadId}',
+  summary: 'A resumable upload and the parts it has (to resume after a failure)',
+  middleware: [requireAuth()] as const,
+  request: { params: UploadId },
+  responses: { 200: jsonResponse(UploadSchema, 'The upload'), 404: errorResponse('Upload not found') },
+})
+
+const partRoute = route({
+  method: 'put',
+  path: '/files/uploads/{uploadId}/{part}',
+  summary: 'Send one part (raw bytes with Content-Length); sending a part again replaces it',
+  middleware: [requireAuth()] as const,
+  request: {
+    params: z.object({ uploadId: Id, part: z.coerce.number().int().min(1).max(MAX_PARTS) }),
+    body: { required: true, content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } },
+  },
+  responses: {
+    200: jsonResponse(z.object({ part: z.number().int(), etag: z.string(), size: z.number().int() }).openapi('UploadedPart'), 'The part is stored'),
+    400: errorResponse('No body or no Content-Length'),
+    404: errorResponse('Upload not found'),
+    413: errorResponse('Part too large'),
+  },
+})
+
+const completeRoute = route({
+  method: 'post',
+  path: '/files/uploads/{uploadId}/complete',
+  summary: 'Join the parts into a file record',
+  middleware: [requireAuth()] as const,
+  request: { params: UploadId },
+  responses: { 201: jsonResponse(FileResponseSchema, 'The stored file'), 400: errorResponse('Parts missing or too small'), 404: errorResponse('Upload not found'), 413: errorResponse('Too large') },
+})
+
+const abortRoute = route({
+  method: 'delete',
+  path: '/files/uploads/{uploadId}',
+  summary: 'Abort a resumable upload and drop its parts',
+  middleware: [requireAuth()] as const,
+  request: { params: UploadId },
+  responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Aborted'), 404: errorResponse('Upload not found') },
+})
+
+async function uploadView(c: Context<AppEnv>, upload: UploadRow) {
+  const parts = await listParts(c.var.db, upload)
+  return { upload_id: upload.id, name: upload.name, parts: parts.map((part) => ({ part: part.partNumber, size: part.size })), min_part_bytes: MIN_PART_BYTES, max_parts: MAX_PARTS }
+}
+
 function origin(c: Context<AppEnv>): string {
   return new URL(c.req.url).origin
 }
@@ -180,6 +258,41 @@ async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | un
 export function fileRoutes() {
   const app = newRouter()
   app.openAPIRegistry.registerComponent('securitySchemes', 'signedUrl', { type: 'apiKey', in: 'query', name: 'token', description: "the signed token in a file record's url" })
+
+  const uploadDeps = (c: Context<AppEnv>) => ({ db: c.var.db, bucket: c.env.BUCKET, config: c.var.config })
+
+  app.openapi(startUploadRoute, async (c) => {
+    const body = c.req.valid('json')
+    const modified = typeof body.modified === 'string' ? Date.parse(body.modified) : body.modified
+    const upload = await startUpload(uploadDeps(c), c.var.user.id, { name: body.name, prefix: body.prefix, modified })
+    c.header('location', `/files/uploads/${upload.id}`)
+    return c.json(await uploadView(c, upload), 201)
+  })
+
+  app.openapi(readUploadRoute, async (c) => {
+    const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
+    return c.json(await uploadView(c, upload), 200)
+  })
+
+  app.openapi(partRoute, async (c) => {
+    const { uploadId, part } = c.req.valid('param')
+    const upload = await findOwnedUpload(c.var.db, c.var.user.id, uploadId)
+    const stored = await uploadPart(uploadDeps(c), upload, part, c.req.raw.body, Number(c.req.header('content-length')))
+    return c.json(stored, 200)
+  })
+
+  app.openapi(completeRoute, async (c) => {
+    const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
+    const row = await completeUpload(uploadDeps(c), upload)
+    await afterUpload(c, row)
+    return c.json(await shape(c, row), 201)
+  })
+
+  app.openapi(abortRoute, async (c) => {
+    const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
+    await abortUpload(uploadDeps(c), upload)
+    return c.json({ message: 'upload aborted' }, 200)
+  })
 
   app.openapi(upload, async (c) => {
     const incoming = await readUpload(c.req.raw, c.var.user.id)

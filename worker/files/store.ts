@@ -40,12 +40,12 @@ export interface NewFile {
 /** R2 multipart parts for streams of unknown length (R2's minimum part is 5 MiB). */
 const PART_BYTES = 8 * 1024 * 1024
 
-interface Written {
+export interface Written {
   size: number
   hash: string
 }
 
-const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
+export const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
 
 /** Counts and hashes the bytes passing through; errors with 413/400 when they exceed the limits. */
 function meter(limits: { size?: number; maxBytes?: number; overLimit?: () => ApiError }) {
@@ -149,6 +149,30 @@ export async function writeObject(bucket: R2Bucket, key: string, file: NewFile):
   return putStream(bucket, key, file.body, file)
 }
 
+/** The D1 row of a file whose bytes are already under `key` (uploads, conversions, completed resumable uploads). */
+export function fileRow(file: Omit<NewFile, 'body'>, id: string, key: string, written: Written, now: number): FileRow {
+  return {
+    id,
+    userId: file.userId,
+    parentId: file.parentId ?? null,
+    name: file.name,
+    extension: file.extension,
+    contentType: file.contentType,
+    size: written.size,
+    hash: written.hash,
+    key,
+    prefix: file.prefix ?? '',
+    fileModifiedAt: file.fileModifiedAt ?? null,
+    partIndex: file.partIndex ?? null,
+    partTotal: file.partTotal ?? null,
+    metadata: file.metadata ?? {},
+    jobId: file.jobId ?? null,
+    originKey: file.originKey ?? null,
+    createdAt: now,
+    updatedAt: now,
+  }
+}
+
 /** Stores bytes and record; returns the record. Idempotent on `originKey`. */
 export async function storeFile(deps: StoreDeps, file: NewFile): Promise<FileRow> {
   if (file.originKey) {
@@ -160,29 +184,7 @@ export async function storeFile(deps: StoreDeps, file: NewFile): Promise<FileRow
   const key = objectKey(file.userId, id, file.prefix)
   const written = await writeObject(deps.bucket, key, file)
   try {
-    const [row] = await deps.db
-      .insert(files)
-      .values({
-        id,
-        userId: file.userId,
-        parentId: file.parentId ?? null,
-        name: file.name,
-        extension: file.extension,
-        contentType: file.contentType,
-        size: written.size,
-        hash: written.hash,
-        key,
-        prefix: file.prefix ?? '',
-        fileModifiedAt: file.fileModifiedAt ?? null,
-        partIndex: file.partIndex ?? null,
-        partTotal: file.partTotal ?? null,
-        metadata: file.metadata ?? {},
-        jobId: file.jobId ?? null,
-        originKey: file.originKey ?? null,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning()
+    const [row] = await deps.db.insert(files).values(fileRow(file, id, key, written, now)).returning()
     return row!
   } catch (error) {
     await deps.bucket.delete(key)

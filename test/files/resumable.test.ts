@@ -1,0 +1,69 @@
+// Resumable uploads: an R2 multipart upload across requests, completed into a normal file record.
+import { env } from 'cloudflare:test'
+import { describe, expect, it } from 'vitest'
+import { call, callJson } from '../support/api'
+import { signUp, type TestUser } from '../support/accounts'
+
+const MiB = 1024 * 1024
+const sha256 = async (bytes: Uint8Array) =>
+  [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('')
+
+const sendPart = (user: TestUser, uploadId: string, part: number, bytes: Uint8Array) =>
+  callJson('PUT', `/files/uploads/${uploadId}/${part}`, { token: user.token, body: bytes, headers: { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) } })
+
+describe('resumable uploads', () => {
+  it('stores parts sent in separate requests (in any order, one twice) and completes them into a file', async () => {
+    const user = await signUp()
+    const start = await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big%20video.pdf', prefix: 'media/@user._id', modified: 1700000000000 } })
+    expect(start).toMatchObject({ status: 201, body: { name: 'big video.pdf', parts: [], min_part_bytes: 5 * MiB } })
+    const id = start.body.upload_id
+    const first = new Uint8Array(5 * MiB).map((_, i) => i % 253)
+    first.set(new TextEncoder().encode('%PDF-1.7\n'))
+    const second = new Uint8Array(1234).fill(7)
+    expect((await sendPart(user, id, 2, second)).body).toMatchObject({ part: 2, size: 1234 })
+    expect((await sendPart(user, id, 1, new Uint8Array(5 * MiB))).status).toBe(200)
+    expect((await sendPart(user, id, 1, first)).status).toBe(200) // a retried part replaces the first try
+    const resumed = await callJson('GET', `/files/uploads/${id}`, { token: user.token })
+    expect(resumed.body.parts).toEqual([
+      { part: 1, size: 5 * MiB },
+      { part: 2, size: 1234 },
+    ])
+    const done = await callJson('POST', `/files/uploads/${id}/complete`, { token: user.token })
+    const whole = new Uint8Array(first.length + second.length)
+    whole.set(first)
+    whole.set(second, first.length)
+    expect(done.status).toBe(201)
+    expect(done.body).toMatchObject({ name: 'big video.pdf', extension: '.pdf', content_type: 'application/pdf', size: whole.length, hash: await sha256(whole), prefix: `media/${user.id}` })
+    const download = await call('GET', `/files/${done.body._id}/download`, { token: user.token })
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(whole)
+    expect((await callJson('GET', `/files/uploads/${id}`, { token: user.token })).status).toBe(404)
+  })
+
+  it('refuses to complete with a missing or too small part, and aborts leaving nothing', async () => {
+    const user = await signUp()
+    const id = (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'x.bin' } })).body.upload_id
+    expect((await callJson('POST', `/files/uploads/${id}/complete`, { token: user.token })).body.message).toBe('the upload has no parts yet')
+    await sendPart(user, id, 1, new Uint8Array(100))
+    await sendPart(user, id, 3, new Uint8Array(100))
+    expect((await callJson('POST', `/files/uploads/${id}/complete`, { token: user.token })).body.message).toBe('part 2 is missing')
+    await sendPart(user, id, 2, new Uint8Array(100))
+    const small = await callJson('POST', `/files/uploads/${id}/complete`, { token: user.token })
+    expect(small).toMatchObject({ status: 400, body: { message: `part 1 has 100 bytes; every part but the last needs at least ${5 * MiB}` } })
+    expect((await callJson('DELETE', `/files/uploads/${id}`, { token: user.token })).status).toBe(200)
+    expect((await callJson('GET', `/files/uploads/${id}`, { token: user.token })).status).toBe(404)
+    expect((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects).toEqual([])
+    expect(await env.DB.prepare('SELECT count(*) AS n FROM upload_parts WHERE upload_id = ?').bind(id).first('n')).toBe(0)
+  })
+
+  it('refuses bad part numbers and prefixes, and hides uploads from other users', async () => {
+    const user = await signUp()
+    expect((await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'a', prefix: '../x' } })).status).toBe(400)
+    const id = (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'a.bin' } })).body.upload_id
+    for (const part of ['0', '10001', 'x']) expect((await sendPart(user, id, part as unknown as number, new Uint8Array(1))).status).toBe(400)
+    const stranger = await signUp()
+    expect((await sendPart(stranger, id, 1, new Uint8Array(1))).status).toBe(404)
+    expect((await callJson('POST', `/files/uploads/${id}/complete`, { token: stranger.token })).status).toBe(404)
+    expect((await callJson('DELETE', `/files/uploads/${id}`, { token: stranger.token })).status).toBe(404)
+    expect((await callJson('GET', `/files/uploads/${id}`, { token: user.token })).status).toBe(200)
+  })
+})

@@ -1,0 +1,121 @@
+// Resumable uploads for files bigger than one request: an R2 multipart upload under a server-chosen key, parts
+// sent one request each (any order, again after a failure), then completed into a normal file record whose hash
+// and type are read back from the stored bytes. Aborting, or failing to complete, leaves nothing behind.
+import { and, asc, eq } from 'drizzle-orm'
+import type { Config } from '../config'
+import type { Database } from '../db/client'
+import { newId } from '../db/ids'
+import { files, uploadParts, uploads } from '../db/schema'
+import { ApiError } from '../errors'
+import { objectKey } from './keys'
+import type { FileRow } from './records'
+import { SNIFF_BYTES, sniffContentType } from './sniff'
+import { fileRow, hex } from './store'
+import { cleanFileName, cleanPrefix, extensionOf, uploadAllowance } from './upload'
+
+export type UploadRow = typeof uploads.$inferSelect
+
+/** R2's rule: every part but the last at least 5 MiB; at most 10,000 parts. */
+export const MIN_PART_BYTES = 5 * 1024 * 1024
+export const MAX_PARTS = 10_000
+
+export interface UploadDeps {
+  readonly db: Database
+  readonly bucket: R2Bucket
+  readonly config: Config
+}
+
+const uploadNotFound = () => new ApiError(404, 'upload not found', { code: 'not_found' })
+
+export async function findOwnedUpload(db: Database, userId: string, id: string): Promise<UploadRow> {
+  const upload = await db.query.uploads.findFirst({ where: and(eq(uploads.id, id), eq(uploads.userId, userId)) })
+  if (!upload) throw uploadNotFound()
+  return upload
+}
+
+export async function startUpload(deps: UploadDeps, userId: string, request: { name: string; prefix?: string; modified?: number }): Promise<UploadRow> {
+  await uploadAllowance(deps.db, deps.config, userId)
+  const now = Date.now()
+  const id = newId(now)
+  const name = cleanFileName(request.name)
+  const prefix = cleanPrefix(request.prefix, userId)
+  const key = objectKey(userId, id, prefix)
+  const multipart = await deps.bucket.createMultipartUpload(key)
+  const row: UploadRow = { id, userId, r2UploadId: multipart.uploadId, key, name, extension: extensionOf(name), prefix, fileModifiedAt: request.modified ?? null, createdAt: now }
+  try {
+    await deps.db.insert(uploads).values(row)
+  } catch (error) {
+    await multipart.abort().catch(() => {})
+    throw error
+  }
+  return row
+}
+
+export async function listParts(db: Database, upload: UploadRow) {
+  return db.query.uploadParts.findMany({ where: eq(uploadParts.uploadId, upload.id), orderBy: asc(uploadParts.partNumber) })
+}
+
+/** Stores one part (sending a part number again replaces it). The body must have a known length. */
+export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber: number, body: ReadableStream<Uint8Array> | null, length: number) {
+  if (!body || !Number.isFinite(length) || length <= 0) throw new ApiError(400, 'a part needs a body and its Content-Length', { code: 'validation_failed' })
+  if (length > deps.config.FILES_MAX_BYTES) throw new ApiError(413, `a part may have at most ${deps.config.FILES_MAX_BYTES} bytes`, { code: 'file_too_large' })
+  const part = await deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId).uploadPart(partNumber, body)
+  await deps.db
+    .insert(uploadParts)
+    .values({ uploadId: upload.id, partNumber, etag: part.etag, size: length })
+    .onConflictDoUpdate({ target: [uploadParts.uploadId, uploadParts.partNumber], set: { etag: part.etag, size: length } })
+  return { part: partNumber, etag: part.etag, size: length }
+}
+
+async function digestOf(bucket: R2Bucket, key: string): Promise<string> {
+  const object = await bucket.get(key)
+  if (!object) throw new ApiError(500, 'the completed upload is missing')
+  const digest = new crypto.DigestStream('SHA-256')
+  await object.body.pipeTo(digest)
+  return hex(await digest.digest)
+}
+
+/** Joins the parts into the file; the record gets the size, hash and sniffed type of the stored bytes. */
+export async function completeUpload(deps: UploadDeps, upload: UploadRow): Promise<FileRow> {
+  const parts = await listParts(deps.db, upload)
+  if (parts.length === 0) throw new ApiError(400, 'the upload has no parts yet', { code: 'validation_failed' })
+  const gap = parts.findIndex((part, index) => part.partNumber !== index + 1)
+  if (gap >= 0) throw new ApiError(400, `part ${gap + 1} is missing`, { code: 'validation_failed' })
+  const small = parts.slice(0, -1).find((part) => part.size < MIN_PART_BYTES)
+  if (small) {
+    throw new ApiError(400, `part ${small.partNumber} has ${small.size} bytes; every part but the last needs at least ${MIN_PART_BYTES}`, { code: 'validation_failed' })
+  }
+  const size = parts.reduce((sum, part) => sum + part.size, 0)
+  const allowance = await uploadAllowance(deps.db, deps.config, upload.userId, size)
+  if (size > allowance.maxBytes) throw allowance.overLimit()
+  const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
+  await multipart.complete(parts.map((part) => ({ partNumber: part.partNumber, etag: part.etag })))
+  try {
+    const head = await deps.bucket.get(upload.key, { range: { offset: 0, length: SNIFF_BYTES } })
+    const contentType = sniffContentType(new Uint8Array(head ? await head.arrayBuffer() : new ArrayBuffer(0)), upload.extension)
+    const hash = await digestOf(deps.bucket, upload.key)
+    const now = Date.now()
+    const row = fileRow(
+      { userId: upload.userId, name: upload.name, extension: upload.extension, contentType, prefix: upload.prefix, fileModifiedAt: upload.fileModifiedAt },
+      upload.id,
+      upload.key,
+      { size, hash },
+      now,
+    )
+    // One batch: the file appears and the upload disappears together.
+    await deps.db.batch([deps.db.insert(files).values(row), deps.db.delete(uploads).where(eq(uploads.id, upload.id))])
+    return row
+  } catch (error) {
+    await deps.bucket.delete(upload.key)
+    await deps.db.delete(uploads).where(eq(uploads.id, upload.id))
+    throw error
+  }
+}
+
+export async function abortUpload(deps: UploadDeps, upload: UploadRow): Promise<void> {
+  await deps.bucket
+    .resumeMultipartUpload(upload.key, upload.r2UploadId)
+    .abort()
+    .catch(() => {})
+  await deps.db.delete(uploads).where(eq(uploads.id, upload.id))
+}
