@@ -1,10 +1,12 @@
 // Shared by the converter benchmarks: the bench Worker, a timed call of one converter in it, and medians.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { root, startDevWorker, type DevWorker } from './wrangler-dev.ts'
+import { startDevWorker, type DevWorker } from './wrangler-dev.ts'
 
-export const scratch = join(root, '.tmp', 'bench-files')
+// Outside the project: wrangler dev reloads the Worker when files under the project change.
+export const scratch = join(tmpdir(), 'edgefloor-bench-files')
 mkdirSync(scratch, { recursive: true })
 
 export function startConvertWorker(): Promise<DevWorker> {

@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync }
 import { join } from 'node:path'
 import { median, run, scratch, startConvertWorker, timeCommand, timeConverter } from './convert-harness.ts'
 import { formatRatio, workerdRssMiB } from './wrangler-dev.ts'
+import { buildPdf } from '../test/support/pdf.ts'
 
 const PAGES = 24
 const text = Array.from({ length: PAGES }, (_, page) =>
@@ -14,12 +15,21 @@ run('soffice', ['--headless', '--convert-to', 'pdf', '--outdir', scratch, join(s
 const pdfPath = join(scratch, 'bench.pdf')
 const pdf = new Uint8Array(readFileSync(pdfPath))
 
+// One image-heavy A4 page: a 2 MP photo-like JPEG over the whole page.
+const jpegPath = join(scratch, 'page-photo.jpg')
+run('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'mandelbrot=size=1600x1200', '-frames:v', '1', '-q:v', '3', jpegPath])
+const photoPdf = buildPdf([{ width: 595, height: 842, content: 'q 595 0 0 446 0 198 cm /Im0 Do Q', jpeg: { bytes: new Uint8Array(readFileSync(jpegPath)), width: 1600, height: 1200 } }])
+const photoPath = join(scratch, 'photo.pdf')
+writeFileSync(photoPath, photoPdf)
+
 const worker = await startConvertWorker()
 try {
   const first = await timeConverter(worker, 'pdf-to-png', 'bench.pdf', pdf) // warm-up: WASM instantiation
   if (first.outputs !== PAGES) throw new Error(`expected ${PAGES} pages, got ${first.outputs}`)
   const ours = await median(3, async () => (await timeConverter(worker, 'pdf-to-png', 'bench.pdf', pdf)).ms)
   const rss = workerdRssMiB(worker.pid)
+  const photoFirst = await timeConverter(worker, 'pdf-to-png', 'photo.pdf', photoPdf)
+  const photoOurs = await median(3, async () => (await timeConverter(worker, 'pdf-to-png', 'photo.pdf', photoPdf)).ms)
   const out = join(scratch, 'pdftoppm')
   const baseline = await median(3, () => {
     rmSync(out, { recursive: true, force: true })
@@ -31,6 +41,15 @@ try {
   console.log(formatRatio('time per page', ours / PAGES, 'pdftoppm', baseline / PAGES, 'ms'))
   console.log(formatRatio('PNG bytes per page', first.bytes / PAGES / 1024, 'pdftoppm', baselineBytes / PAGES / 1024, 'KiB'))
   console.log(`peak PDFium WASM memory: ${(first.peakWasmBytes / 2 ** 20).toFixed(0)} MiB; workerd resident memory (whole process): ${rss.toFixed(0)} MiB`)
+
+  const photoBaseline = await median(3, () => {
+    rmSync(out, { recursive: true, force: true })
+    mkdirSync(out)
+    return timeCommand('pdftoppm', ['-png', '-r', '150', photoPath, join(out, 'page')])
+  })
+  console.log(`PDF → PNG, 1 image-heavy A4 page at 150 dpi (${photoPdf.byteLength} bytes of PDF)`)
+  console.log(formatRatio('time per page', photoOurs, 'pdftoppm', photoBaseline, 'ms'))
+  console.log(`peak PDFium WASM memory: ${(photoFirst.peakWasmBytes / 2 ** 20).toFixed(0)} MiB`)
 } finally {
   worker.stop()
 }

@@ -92,6 +92,7 @@ export const configSchema = z.object({
   // text → PNG
   TEXT_MAX_BYTES: integer(5 * MiB, 1),
   TEXT_MAX_PAGES: integer(200, 1),
+  TEXT_FONTS_PREFIX: z.string().default('fonts/'),
 
   // Office → PDF (Gotenberg-compatible sidecar)
   GOTENBERG_URL: z.url().default('http://127.0.0.1:3000'),

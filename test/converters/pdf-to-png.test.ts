@@ -8,6 +8,8 @@ import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
 import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
+import { buildPdf } from '../support/pdf'
+import { pattern_jpg } from '../fixtures/images/images'
 
 /** Share of dark pixels in a rectangle of the rendered page (0..1). */
 async function inkIn(png: Uint8Array, box: { x0: number; y0: number; x1: number; y1: number }) {
@@ -84,6 +86,26 @@ describe('pdf-to-png', () => {
     await expect(pdfToPng.plan!(inputFromBytes('three.pdf', threePages), testContext({ settings: { PDF_MAX_PAGES: 2 } }))).rejects.toThrow(
       'the PDF has 3 pages; the limit is 2 (PDF_MAX_PAGES)',
     )
+  })
+})
+
+describe('pdf-to-png on page features', () => {
+  it('renders a rotated page with its width and height swapped', async () => {
+    const pdf = buildPdf([{ width: 200, height: 100, rotate: 90, content: '0 0 0 rg 0 0 100 100 re f' }])
+    const [output] = await pdfToPng.convert(inputFromBytes('rotated.pdf', pdf), testContext({ settings: { PDF_DPI: 72 } }))
+    expect(readPngHeader(await outputBytes(output!))).toMatchObject({ width: 100, height: 200 })
+  })
+
+  it('renders an image-heavy page in colour, and a black-and-white page as grayscale', async () => {
+    const pdf = buildPdf([
+      { width: 320, height: 240, content: 'q 320 0 0 240 0 0 cm /Im0 Do Q', jpeg: { bytes: pattern_jpg, width: 64, height: 48 } },
+      { width: 320, height: 240, content: '0 0 0 rg 20 20 100 100 re f' },
+    ])
+    const outputs = await pdfToPng.convert(inputFromBytes('mixed.pdf', pdf), testContext({ settings: { PDF_DPI: 72 } }))
+    const [photo, drawing] = await Promise.all(outputs.map(outputBytes))
+    expect(readPngHeader(photo!)).toMatchObject({ width: 320, height: 240, colorType: 2 })
+    expect(readPngHeader(drawing!)).toMatchObject({ width: 320, height: 240, colorType: 0 })
+    expect(await inkIn(drawing!, { x0: 0.1, y0: 0.5, x1: 0.3, y1: 0.85 })).toBeGreaterThan(0.9)
   })
 })
 

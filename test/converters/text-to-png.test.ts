@@ -52,6 +52,20 @@ describe('text-to-png', () => {
     expect(await inkIn(await outputBytes(page!), { x0: 0.05, y0: 0.04, x1: 0.2, y1: 0.09 })).toBeGreaterThan(0.02)
   })
 
+  it('makes one blank page of an empty file', async () => {
+    const outputs = await textToPng.convert(inputFromBytes('empty.txt', new Uint8Array(0)), testContext({ settings: { PDF_DPI: 72 } }))
+    expect(outputs).toHaveLength(1)
+    expect(await inkIn(await outputBytes(outputs[0]!), { x0: 0, y0: 0, x1: 1, y1: 1 })).toBe(0)
+  })
+
+  it('lays a 5,000-line file out on pages in order', async () => {
+    const { geometry } = pageStyle(72)
+    const text = Array.from({ length: 5000 }, (_, i) => `line ${i + 1}`).join('\n')
+    const outputs = await textToPng.convert(inputFromBytes('long.txt', encode(text)), testContext({ settings: { PDF_DPI: 72 } }))
+    expect(outputs).toHaveLength(Math.ceil(5000 / geometry.rows))
+    expect(outputs.map((output) => output.index)).toEqual(outputs.map((_, i) => i))
+  }, 120_000)
+
   it('refuses a text over TEXT_MAX_PAGES', async () => {
     const text = 'x\n'.repeat(500)
     await expect(textToPng.convert(inputFromBytes('big.txt', encode(text)), testContext({ settings: { TEXT_MAX_PAGES: 2 } }))).rejects.toMatchObject({

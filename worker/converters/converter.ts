@@ -32,6 +32,8 @@ export interface ConversionContext {
   readonly part?: PartRange
   /** Bindings an engine may need; only what exists in this runtime. */
   readonly ai?: Ai
+  /** The file store, for engines that load resources from it (fallback fonts). */
+  readonly bucket?: R2Bucket
   readonly signal?: AbortSignal
   /** Which delivery of the step this is (1 on the first): converters may report it, never depend on it. */
   readonly attempt?: number

@@ -3,7 +3,7 @@
 import { encodePngBytes } from '../engines/png/encode'
 import { decodeText } from '../engines/text/decode'
 import { layoutPages, type PageGeometry } from '../engines/text/layout'
-import { ADVANCE_EM, lineHeightPx, renderPage, type PageStyle } from '../engines/text/render'
+import { ADVANCE_EM, drawable, fallbackFonts, lineHeightPx, NO_FALLBACK, renderPage, type FallbackFonts, type PageStyle } from '../engines/text/render'
 import { ConversionError, type ConversionOutput, type Converter } from './converter'
 
 const A4_INCHES = { width: 8.27, height: 11.69 }
@@ -23,6 +23,28 @@ export function pageStyle(dpi: number): { style: PageStyle; geometry: PageGeomet
   return { style, geometry: { columns, rows, tabSize: TAB_SIZE } }
 }
 
+/** Fallback fonts at most this large in all: they are read whole for every conversion. */
+const FALLBACK_FONTS_MAX_BYTES = 24 * 1024 * 1024
+
+/**
+ * Fonts stored under TEXT_FONTS_PREFIX in the file bucket (e.g. a CJK font too big for the Worker bundle),
+ * loaded only when the text has characters the bundled font lacks.
+ */
+async function loadFallbackFonts(bucket: R2Bucket | undefined, prefix: string): Promise<FallbackFonts> {
+  if (!bucket || !prefix) return NO_FALLBACK
+  const listed = await bucket.list({ prefix, limit: 20 })
+  const fonts: ArrayBuffer[] = []
+  let total = 0
+  for (const object of listed.objects.filter((entry) => /\.(ttf|otf|ttc)$/i.test(entry.key))) {
+    if (total + object.size > FALLBACK_FONTS_MAX_BYTES) break
+    const body = await bucket.get(object.key)
+    if (!body) continue
+    fonts.push(await body.arrayBuffer())
+    total += object.size
+  }
+  return fonts.length ? fallbackFonts(fonts) : NO_FALLBACK
+}
+
 export const textToPng: Converter = {
   name: 'text-to-png',
   from: ['.txt'],
@@ -35,9 +57,11 @@ export const textToPng: Converter = {
     if (pages.length > ctx.config.TEXT_MAX_PAGES) {
       throw new ConversionError(`the text needs ${pages.length} pages; the limit is ${ctx.config.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
     }
+    const needsFallback = pages.some((lines) => lines.some((line) => drawable(line) !== line))
+    const fallback = needsFallback ? await loadFallbackFonts(ctx.bucket, ctx.config.TEXT_FONTS_PREFIX) : NO_FALLBACK
     const outputs: ConversionOutput[] = []
     for (const [index, lines] of pages.entries()) {
-      const image = await renderPage(lines, style)
+      const image = await renderPage(lines, style, fallback)
       outputs.push({
         index,
         total: pages.length,

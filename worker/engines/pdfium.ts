@@ -1,6 +1,8 @@
 // PDFium compiled to WASM (@hyzyla/pdfium, MIT/Apache-2.0), instantiated from the statically imported module
-// (workerd compiles no WebAssembly from bytes). One instance per document: destroying it at the end releases
-// the whole WASM heap, so a large PDF cannot leave memory behind for the next one.
+// (workerd compiles no WebAssembly from bytes). One instance per isolate, reused: every document is freed in it
+// when done, so its heap is reused. (A fresh instance per document was tried first: discarded instances live
+// until the garbage collector runs, and three image-heavy pages in a row took wrangler dev's isolate down.)
+// An engine error drops the instance, so a corrupted heap is never reused.
 import { PDFiumLibrary } from '@hyzyla/pdfium'
 import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
 import type { RawImage } from './png/encode'
@@ -28,17 +30,20 @@ export interface OpenPdf {
   renderPage(index: number, scale: number): Promise<RawImage>
 }
 
-async function instantiate(): Promise<PDFiumLibrary> {
-  return PDFiumLibrary.init({
+let shared: Promise<PDFiumLibrary> | undefined
+
+function instantiate(): Promise<PDFiumLibrary> {
+  shared ??= PDFiumLibrary.init({
     instantiateWasm: (imports, done) => {
       const instance = new WebAssembly.Instance(pdfiumWasm as WebAssembly.Module, imports)
       ;(done as unknown as (instance: WebAssembly.Instance) => void)(instance)
       return instance.exports
     },
   })
+  return shared
 }
 
-/** Opens the document, hands it to `use`, and destroys document and engine whatever happens. */
+/** Opens the document, hands it to `use`, and frees the document whatever happens. */
 export async function withPdf<T>(bytes: Uint8Array, password: string | undefined, use: (pdf: OpenPdf) => Promise<T>): Promise<T> {
   const library = await instantiate()
   try {
@@ -72,7 +77,9 @@ export async function withPdf<T>(bytes: Uint8Array, password: string | undefined
     } finally {
       document.destroy()
     }
-  } finally {
-    library.destroy()
+  } catch (error) {
+    // A password or format problem is the document's; anything else may have left the engine broken.
+    if (!(error instanceof PdfOpenError)) shared = undefined
+    throw error
   }
 }

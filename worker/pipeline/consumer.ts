@@ -56,7 +56,7 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
   if (job.status === 'queued') await updateJob(db, job.id, { status: 'running' })
 
   const input = storedInput(deps.bucket, source)
-  const context: ConversionContext = { jobId: job.id, config: deps.config, options: job.options, ai: deps.ai, attempt }
+  const context: ConversionContext = { jobId: job.id, config: deps.config, options: job.options, ai: deps.ai, bucket: deps.bucket, attempt }
   try {
     let part = step.partStart >= 0 ? { start: step.partStart, end: step.partEnd ?? step.partStart } : undefined
     if (converter.plan && !part) {

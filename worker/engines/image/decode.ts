@@ -1,6 +1,6 @@
 // Decoding images to RGBA pixels. JPEG, PNG and WebP through the Squoosh codecs compiled to WASM (imported
-// statically: workerd compiles no WebAssembly from bytes), one fresh instance per image so its memory is
-// released with it; AVIF with the Squoosh libavif build the same way; GIF (first frame) with omggif, TIFF (first
+// statically: workerd compiles no WebAssembly from bytes), one instance per codec and isolate, reused (a
+// fresh instance per image leaves the old heaps to the garbage collector, which may come too late for 128 MB); AVIF with the Squoosh libavif build the same way; GIF (first frame) with omggif, TIFF (first
 // page) with UTIF (utif2), BMP in TypeScript.
 import decodeJpegWasm, { init as initJpeg } from '@jsquash/jpeg/decode'
 import { decode as decodePngWasm } from '@jsquash/png/decode'
@@ -20,6 +20,9 @@ import type { ImageFormat } from './header'
 
 const pngWasm = (pngWasmImport as unknown as { default: WebAssembly.Module }).default
 let pngReady: Promise<unknown> | undefined
+let jpegReady: Promise<void> | undefined
+let webpReady: Promise<void> | undefined
+let avifReady: Promise<void> | undefined
 const copyOf = (bytes: Uint8Array) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
 
 function fromImageData(image: { width: number; height: number; data: Uint8ClampedArray }): RawImage {
@@ -29,10 +32,12 @@ function fromImageData(image: { width: number; height: number; data: Uint8Clampe
 export async function decodeImage(bytes: Uint8Array, format: ImageFormat): Promise<RawImage> {
   switch (format) {
     case 'jpeg':
-      await initJpeg(jpegWasm)
+      jpegReady ??= initJpeg(jpegWasm)
+      await jpegReady
       return fromImageData(await decodeJpegWasm(copyOf(bytes)))
     case 'webp':
-      await initWebp(webpWasm)
+      webpReady ??= initWebp(webpWasm)
+      await webpReady
       return fromImageData(await decodeWebpWasm(copyOf(bytes)))
     case 'png':
       // wasm-bindgen's module keeps one instance; its memory is reused from image to image.
@@ -46,7 +51,8 @@ export async function decodeImage(bytes: Uint8Array, format: ImageFormat): Promi
       return { width: reader.width, height: reader.height, channels: 4, data }
     }
     case 'avif': {
-      await initAvif(avifWasm)
+      avifReady ??= initAvif(avifWasm)
+      await avifReady
       const decoded = await decodeAvifWasm(copyOf(bytes))
       if (!decoded) throw new Error('the AVIF image cannot be decoded')
       return fromImageData(decoded as { width: number; height: number; data: Uint8ClampedArray })

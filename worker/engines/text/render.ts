@@ -11,7 +11,20 @@ export const ADVANCE_EM = 1233 / 2048
 const LINE_HEIGHT_EM = 1.25
 
 const fontBytes = new Uint8Array(monoFont)
-const covered = fontCoverage(monoFont)
+const monoCoverage = fontCoverage(monoFont)
+
+/** Fonts beyond the bundled one (a CJK font from R2): resvg falls back to them glyph by glyph. */
+export interface FallbackFonts {
+  readonly buffers: readonly Uint8Array[]
+  readonly covers: (codePoint: number) => boolean
+}
+
+export const NO_FALLBACK: FallbackFonts = { buffers: [], covers: () => false }
+
+export function fallbackFonts(fonts: readonly ArrayBuffer[]): FallbackFonts {
+  const coverages = fonts.map(fontCoverage)
+  return { buffers: fonts.map((font) => new Uint8Array(font)), covers: (codePoint) => coverages.some((covers) => covers(codePoint)) }
+}
 
 export interface PageStyle {
   readonly widthPx: number
@@ -24,17 +37,20 @@ export const lineHeightPx = (style: PageStyle) => style.fontPx * LINE_HEIGHT_EM
 
 const escapeXml = (text: string) => text.replace(/[<>&"']/g, (char) => `&#${char.charCodeAt(0)};`)
 
-/** Characters the font cannot draw become U+FFFD, which it can: never an invisible gap. */
-export function drawable(line: string): string {
+/** Characters no font can draw become U+FFFD, which the bundled one can: never an invisible gap. */
+export function drawable(line: string, fallback: FallbackFonts = NO_FALLBACK): string {
   let out = ''
-  for (const char of line) out += char === ' ' || covered(char.codePointAt(0)!) ? char : '\uFFFD'
+  for (const char of line) {
+    const codePoint = char.codePointAt(0)!
+    out += char === ' ' || monoCoverage(codePoint) || fallback.covers(codePoint) ? char : '\uFFFD'
+  }
   return out
 }
 
-export function pageSvg(lines: readonly string[], style: PageStyle): string {
+export function pageSvg(lines: readonly string[], style: PageStyle, fallback: FallbackFonts = NO_FALLBACK): string {
   const step = lineHeightPx(style)
   const texts = lines
-    .map((line, row) => (line ? `<text x="${style.marginPx}" y="${(style.marginPx + style.fontPx + row * step).toFixed(2)}">${escapeXml(drawable(line))}</text>` : ''))
+    .map((line, row) => (line ? `<text x="${style.marginPx}" y="${(style.marginPx + style.fontPx + row * step).toFixed(2)}">${escapeXml(drawable(line, fallback))}</text>` : ''))
     .join('')
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" width="${style.widthPx}" height="${style.heightPx}" viewBox="0 0 ${style.widthPx} ${style.heightPx}">` +
@@ -43,9 +59,9 @@ export function pageSvg(lines: readonly string[], style: PageStyle): string {
   )
 }
 
-export async function renderPage(lines: readonly string[], style: PageStyle): Promise<RawImage> {
-  const resvg = await Resvg.async(pageSvg(lines, style), {
-    font: { fontBuffers: [fontBytes], loadSystemFonts: false, defaultFontFamily: FONT_FAMILY, monospaceFamily: FONT_FAMILY },
+export async function renderPage(lines: readonly string[], style: PageStyle, fallback: FallbackFonts = NO_FALLBACK): Promise<RawImage> {
+  const resvg = await Resvg.async(pageSvg(lines, style, fallback), {
+    font: { fontBuffers: [fontBytes, ...fallback.buffers], loadSystemFonts: false, defaultFontFamily: FONT_FAMILY, monospaceFamily: FONT_FAMILY },
   })
   try {
     const rendered = resvg.render()

@@ -1,0 +1,58 @@
+// A minimal PDF writer for tests that need page features no fixture has: rotation, embedded JPEG images.
+const encoder = new TextEncoder()
+
+export interface TestPage {
+  readonly width: number
+  readonly height: number
+  readonly rotate?: number
+  /** Content stream operators, e.g. "0 0 0 rg 10 10 50 50 re f". */
+  readonly content: string
+  /** A JPEG drawn by the content as /Im0. */
+  readonly jpeg?: { bytes: Uint8Array; width: number; height: number }
+}
+
+export function buildPdf(pages: readonly TestPage[]): Uint8Array {
+  const objects: Uint8Array[][] = []
+  const add = (...parts: Array<string | Uint8Array>) => {
+    objects.push(parts.map((part) => (typeof part === 'string' ? encoder.encode(part) : part)))
+    return objects.length
+  }
+  const catalog = add('') // filled below
+  const pagesId = add('')
+  const kids: number[] = []
+  for (const page of pages) {
+    const content = encoder.encode(page.content)
+    const contentId = add(`<< /Length ${content.length} >>\nstream\n`, content, '\nendstream')
+    let resources = '<< >>'
+    if (page.jpeg) {
+      const image = add(
+        `<< /Type /XObject /Subtype /Image /Width ${page.jpeg.width} /Height ${page.jpeg.height} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length ${page.jpeg.bytes.length} >>\nstream\n`,
+        page.jpeg.bytes,
+        '\nendstream',
+      )
+      resources = `<< /XObject << /Im0 ${image} 0 R >> >>`
+    }
+    kids.push(add(`<< /Type /Page /Parent ${pagesId} 0 R /MediaBox [0 0 ${page.width} ${page.height}] /Rotate ${page.rotate ?? 0} /Resources ${resources} /Contents ${contentId} 0 R >>`))
+  }
+  objects[catalog - 1] = [encoder.encode(`<< /Type /Catalog /Pages ${pagesId} 0 R >>`)]
+  objects[pagesId - 1] = [encoder.encode(`<< /Type /Pages /Kids [${kids.map((id) => `${id} 0 R`).join(' ')}] /Count ${kids.length} >>`)]
+  const chunks: Uint8Array[] = [encoder.encode('%PDF-1.4\n%\u00e2\u00e3\n')]
+  let offset = chunks[0]!.length
+  const offsets: number[] = []
+  objects.forEach((parts, index) => {
+    offsets.push(offset)
+    for (const part of [encoder.encode(`${index + 1} 0 obj\n`), ...parts, encoder.encode('\nendobj\n')]) {
+      chunks.push(part)
+      offset += part.length
+    }
+  })
+  const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`
+  chunks.push(encoder.encode(`${xref}trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R >>\nstartxref\n${offset}\n%%EOF\n`))
+  const out = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0))
+  let at = 0
+  for (const chunk of chunks) {
+    out.set(chunk, at)
+    at += chunk.length
+  }
+  return out
+}
