@@ -220,6 +220,9 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
     }
   })
   server.requestTimeout = options.timeoutMs + 30_000
+  // Longer than clients' pooled-connection idle time: Node's 5 s default closes sockets a client is about to reuse.
+  server.keepAliveTimeout = 65_000
+  server.headersTimeout = 66_000
   await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve))
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : options.port

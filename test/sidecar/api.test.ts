@@ -27,7 +27,7 @@ let sidecar: RunningSidecar
 const base = () => sidecar.url
 
 beforeAll(async () => {
-  sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 8, maxBytes: 2 * 1024 * 1024 })
+  sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 16, maxBytes: 2 * 1024 * 1024 })
 })
 afterAll(() => sidecar.close())
 
@@ -119,6 +119,16 @@ describe('sidecar: limits', () => {
       await hurried.close()
     }
   })
+
+  it('converts 10 simultaneous requests, all of them', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, () => fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body: form({ files: ['hello.rtf', 'hello.rtf'] }) }).then(async (res) => {
+        await res.arrayBuffer()
+        return res.status
+      })),
+    )
+    expect(statuses).toEqual(Array(10).fill(200))
+  }, 120_000)
 
   it('answers 429 when the queue is full, and converts what it accepted', async () => {
     const small = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 1 })
