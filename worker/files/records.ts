@@ -66,6 +66,11 @@ export async function findOwnedFile(db: Database, userId: string, id: string): P
   return row
 }
 
+export async function renameFile(db: Database, row: FileRow, name: string): Promise<FileRow> {
+  const [updated] = await db.update(files).set({ name, updatedAt: Date.now() }).where(eq(files.id, row.id)).returning()
+  return updated!
+}
+
 export interface FileListQuery {
   readonly limit: number
   readonly cursor?: string

@@ -10,7 +10,7 @@ import { files } from '../db/schema'
 import { ApiError } from '../errors'
 import { eq } from 'drizzle-orm'
 import { streamDownload } from './download'
-import { childrenOf, deleteFileTree, fileNotFound, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
+import { childrenOf, deleteFileTree, renameFile, fileNotFound, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, uploadAllowance } from './upload'
@@ -344,9 +344,7 @@ export function fileRoutes() {
     const isJson = c.req.header('content-type')?.toLowerCase().includes('application/json')
     if (isJson) {
       const { name } = (c.req.valid as unknown as (target: 'json') => z.infer<typeof UpdateBody>)('json')
-      const clean = cleanFileName(name)
-      const [updated] = await c.var.db.update(files).set({ name: clean, updatedAt: Date.now() }).where(eq(files.id, row.id)).returning()
-      return c.json(await shape(c, updated!), 200)
+      return c.json(await shape(c, await renameFile(c.var.db, row, cleanFileName(name))), 200)
     }
     const incoming = await readUpload(c.req.raw, c.var.user.id)
     const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size)
