@@ -3,7 +3,7 @@
 # missing. Used by `npm start` and by CI. Needs root; otherwise prints what to install and exits non-zero.
 set -euo pipefail
 packages=(
-  libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
+  libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno bubblewrap
   fonts-dejavu fonts-crosextra-carlito fonts-crosextra-caladea
   poppler-utils espeak-ng ffmpeg chromium
 )

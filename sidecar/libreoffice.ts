@@ -1,22 +1,28 @@
-// Running LibreOffice: a small pool of workers, each with its own warm user profile (two soffice processes
-// sharing a profile lock each other out), one conversion at a time per worker, a bounded FIFO queue, and a
-// timeout that kills the whole process group. Documents are converted with `soffice --convert-to`, spawned
-// with an argument array (never a shell string) in a per-request temporary directory removed afterwards.
-import { spawn } from 'node:child_process'
+// The LibreOffice pool: `processes` long-lived LibreOffice processes (sidecar/office-process.ts), each with its
+// own profile and one conversion at a time (concurrent conversions in one process deadlock), fed from a bounded
+// FIFO queue. A conversion that outlives the timeout kills its process; a process that dies mid-conversion is
+// restarted and the conversion answered as unavailable (clients retry); every process is restarted after
+// `restartAfter` conversions. Each job's files live in the process's own folder and are always removed.
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { OfficeCrashedError, OfficeProcess, type ConvertRequest, type Sandbox } from './office-process.ts'
 
 export interface PoolOptions {
   readonly processes: number
   readonly queueSize: number
   readonly timeoutMs: number
+  readonly restartAfter: number
   readonly soffice: string
+  readonly python: string
+  readonly sandbox: Sandbox
 }
 
 export class QueueFullError extends Error {}
 export class ConversionTimeoutError extends Error {}
+/** LibreOffice is starting, restarting or crashed: worth retrying. */
+export class OfficeUnavailableError extends Error {}
+/** The document's fault: unreadable, password-protected, or not exportable. */
 export class ConversionFailedError extends Error {}
 
 export interface PdfOptions {
@@ -24,75 +30,84 @@ export interface PdfOptions {
   /** PDF/A-1b, PDF/A-2b or PDF/A-3b. */
   readonly pdfa?: 'PDF/A-1b' | 'PDF/A-2b' | 'PDF/A-3b'
   readonly pdfua?: boolean
+  readonly landscape?: boolean
+  readonly password?: string
 }
-
-// Linked content is never updated or fetched: a document cannot make LibreOffice read a URL or a local file
-// (the SSRF class Gotenberg fixed in 8.x). Macros are off.
-const HARDENING = `<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="MacroSecurityLevel" oor:op="fuse"><value>3</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="DisableMacrosExecution" oor:op="fuse"><value>true</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Security"><prop oor:name="BlockUntrustedRefererLinks" oor:op="fuse"><value>true</value></prop></item>
-<item oor:path="/org.openoffice.Office.Writer/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>2</value></prop></item>
-<item oor:path="/org.openoffice.Office.Calc/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>2</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="UseLocking" oor:op="fuse"><value>false</value></prop></item>
-</oor:items>
-`
 
 const PDF_VERSION = { 'PDF/A-1b': 1, 'PDF/A-2b': 2, 'PDF/A-3b': 3 } as const
 
-/** The writer_pdf_Export filter with its options as LibreOffice's JSON filter syntax. */
-export function pdfFilter(options: PdfOptions): string {
-  const settings: Record<string, { type: string; value: string }> = {}
-  if (options.nativePageRanges) settings.PageRange = { type: 'string', value: options.nativePageRanges }
-  if (options.pdfa) settings.SelectPdfVersion = { type: 'long', value: String(PDF_VERSION[options.pdfa]) }
-  if (options.pdfua) settings.PDFUACompliance = { type: 'boolean', value: 'true' }
-  return Object.keys(settings).length ? `pdf:writer_pdf_Export:${JSON.stringify(settings)}` : 'pdf'
+/** The PDF export filter's settings (LibreOffice's FilterData) for the options. */
+export function filterData(options: PdfOptions): ConvertRequest['filter_data'] {
+  const data: Record<string, string | number | boolean> = {}
+  if (options.nativePageRanges) data.PageRange = options.nativePageRanges
+  if (options.pdfa) data.SelectPdfVersion = PDF_VERSION[options.pdfa]
+  if (options.pdfua) data.PDFUACompliance = true
+  return data
 }
 
-interface Job {
-  run(profile: string): Promise<void>
+interface Waiting {
+  readonly run: (office: OfficeProcess) => Promise<void>
 }
 
 export class LibreOfficePool {
-  private readonly waiting: Array<{ job: Job; resolve: () => void; reject: (error: unknown) => void }> = []
-  private readonly idle: string[] = []
+  private readonly waiting: Waiting[] = []
+  private readonly idle: OfficeProcess[] = []
+  private readonly offices: OfficeProcess[] = []
   private readonly root: Promise<string>
-  private conversions = 0
+  private startFailure: string | undefined
+  private closed = false
+  private jobCount = 0
+  private readonly firstStart: Promise<void>
+  private settleFirstStart: () => void = () => {}
   private readonly options: PoolOptions
 
   constructor(options: PoolOptions) {
     this.options = options
     this.root = mkdtemp(join(tmpdir(), 'edgefloor-sidecar-'))
-    this.root.then(async (root) => {
-      for (let i = 0; i < options.processes; i++) {
-        const profile = join(root, `profile-${i}`)
-        await mkdir(join(profile, 'user'), { recursive: true })
-        await writeFile(join(profile, 'user', 'registrymodifications.xcu'), HARDENING)
-        this.idle.push(profile)
-      }
-      this.pump()
-    })
+    this.firstStart = new Promise((resolve) => (this.settleFirstStart = resolve))
+    for (let i = 0; i < options.processes; i++) void this.launch(i)
   }
 
   get stats() {
-    return { queued: this.waiting.length, idle: this.idle.length, conversions: this.conversions }
+    return { queued: this.waiting.length, idle: this.idle.length, processes: this.offices.map((office) => ({ pid: office.pid, folder: office.folder, alive: office.alive, busy: office.alive && !this.idle.includes(office) })) }
+  }
+
+  /** Up when at least one LibreOffice answers; the reason it cannot start otherwise. */
+  get health(): { up: boolean; reason?: string } {
+    return this.idle.length > 0 || this.offices.some((office) => office.alive) ? { up: true } : { up: false, reason: this.startFailure ?? 'LibreOffice is starting' }
+  }
+
+  /** Resolves once the first LibreOffice answers, or its first start failed (health then says why). */
+  ready(): Promise<void> {
+    return this.firstStart
+  }
+
+  private async launch(index: number, attempt = 0): Promise<void> {
+    if (this.closed) return
+    const office = this.offices[index] ?? new OfficeProcess(this.options, join(await this.root, `office-${index}`), String(index))
+    this.offices[index] = office
+    try {
+      await office.start()
+      this.startFailure = undefined
+      this.settleFirstStart()
+      this.idle.push(office)
+      this.pump()
+    } catch (error) {
+      this.startFailure = (error as Error).message
+      console.error(JSON.stringify({ level: 'error', message: this.startFailure }))
+      this.settleFirstStart()
+      await office.kill()
+      setTimeout(() => void this.launch(index, attempt + 1), Math.min(30_000, 500 * 2 ** attempt)).unref()
+    }
   }
 
   /** Converts one document to PDF; the bytes of the PDF. */
   async convert(filename: string, bytes: Uint8Array, options: PdfOptions): Promise<Uint8Array> {
     if (this.waiting.length >= this.options.queueSize) throw new QueueFullError('the conversion queue is full')
+    if (this.startFailure && this.idle.length === 0) throw new OfficeUnavailableError(this.startFailure)
     let pdf: Uint8Array | undefined
     await new Promise<void>((resolve, reject) => {
-      this.waiting.push({
-        job: {
-          run: async (profile) => {
-            pdf = await this.runOnce(profile, filename, bytes, options)
-          },
-        },
-        resolve,
-        reject,
-      })
+      this.waiting.push({ run: (office) => this.runOn(office, filename, bytes, options).then((result) => void (pdf = result)).then(resolve, reject) })
       this.pump()
     })
     return pdf!
@@ -100,74 +115,55 @@ export class LibreOfficePool {
 
   private pump(): void {
     while (this.idle.length > 0 && this.waiting.length > 0) {
-      const profile = this.idle.shift()!
+      const office = this.idle.shift()!
       const next = this.waiting.shift()!
-      next.job
-        .run(profile)
-        .then(next.resolve, next.reject)
-        .finally(() => {
-          this.conversions++
-          this.idle.push(profile)
-          this.pump()
-        })
+      void next.run(office).finally(() => this.release(office))
     }
   }
 
-  private async runOnce(profile: string, filename: string, bytes: Uint8Array, options: PdfOptions): Promise<Uint8Array> {
-    const work = await mkdtemp(join(await this.root, 'job-'))
+  private async release(office: OfficeProcess): Promise<void> {
+    const index = this.offices.indexOf(office)
+    if (!office.alive) return this.launch(index)
+    if (office.conversions >= this.options.restartAfter) {
+      await office.stop()
+      return this.launch(index)
+    }
+    this.idle.push(office)
+    this.pump()
+  }
+
+  private async runOn(office: OfficeProcess, filename: string, bytes: Uint8Array, options: PdfOptions): Promise<Uint8Array> {
+    const work = join(office.jobs, `job-${++this.jobCount}`)
+    const input = join(work, filename)
+    const output = join(work, 'out.pdf')
     try {
-      const input = join(work, filename)
+      await rm(work, { recursive: true, force: true })
+      await mkdir(work, { recursive: true })
       await writeFile(input, bytes)
-      const args = [
-        `-env:UserInstallation=${pathToFileURL(profile).href}`,
-        '--headless',
-        '--invisible',
-        '--nologo',
-        '--nodefault',
-        '--nolockcheck',
-        '--norestore',
-        '--convert-to',
-        pdfFilter(options),
-        '--outdir',
-        join(work, 'out'),
-        input,
-      ]
-      const { code, output } = await this.spawnWithTimeout(args)
-      const pdfName = `${filename.replace(/\.[^.]*$/, '')}.pdf`
-      try {
-        return new Uint8Array(await readFile(join(work, 'out', pdfName)))
-      } catch {
-        throw new ConversionFailedError(`LibreOffice could not convert the document (exit ${code}): ${output.trim().slice(-300) || 'no output'}`)
-      }
+      let timer: NodeJS.Timeout | undefined
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new ConversionTimeoutError(`the conversion took longer than ${this.options.timeoutMs} ms`))
+          void office.kill()
+        }, this.options.timeoutMs)
+      })
+      const request: ConvertRequest = { input, output, filter_data: filterData(options), password: options.password, landscape: options.landscape }
+      const reply = await Promise.race([office.convert(request), timeout])
+        .catch((error) => {
+          if (error instanceof OfficeCrashedError) throw new OfficeUnavailableError(`LibreOffice stopped during the conversion and is restarting: ${error.message}`)
+          throw error
+        })
+        .finally(() => clearTimeout(timer))
+      if (!reply.ok) throw new ConversionFailedError(reply.message)
+      return new Uint8Array(await readFile(output))
     } finally {
       await rm(work, { recursive: true, force: true })
     }
   }
 
-  private spawnWithTimeout(args: string[]): Promise<{ code: number | null; output: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(this.options.soffice, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: tmpdir() } })
-      let output = ''
-      child.stdout.on('data', (chunk) => (output += chunk))
-      child.stderr.on('data', (chunk) => (output += chunk))
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL')
-        } catch {}
-        reject(new ConversionTimeoutError(`the conversion took longer than ${this.options.timeoutMs} ms`))
-      }, this.options.timeoutMs)
-      child.on('error', (error) => {
-        clearTimeout(timer)
-        reject(error)
-      })
-      child.on('close', (code) => {
-        clearTimeout(timer)
-        resolve({ code, output })
-      })
-    })
-  }
-
   async close(): Promise<void> {
+    this.closed = true
+    await Promise.all(this.offices.map((office) => office.stop(2000)))
     await rm(await this.root, { recursive: true, force: true })
   }
 }

@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { ConversionFailedError, ConversionTimeoutError, LibreOfficePool, QueueFullError, type PdfOptions } from './libreoffice.ts'
+import { DocumentRefusedError, inspectDocument } from './inspect.ts'
+import { ConversionFailedError, ConversionTimeoutError, LibreOfficePool, OfficeUnavailableError, QueueFullError, type PdfOptions } from './libreoffice.ts'
+import type { Sandbox } from './office-process.ts'
 import { zip } from './zip.ts'
 
 export const VERSION = '8.24.0-edgefloor'
@@ -28,9 +30,13 @@ export interface SidecarOptions {
   readonly queueSize: number
   readonly timeoutMs: number
   readonly maxBytes: number
+  readonly maxExpandedBytes: number
+  readonly restartAfter: number
   readonly username?: string
   readonly password?: string
   readonly soffice: string
+  readonly python: string
+  readonly sandbox: Sandbox
 }
 
 export function optionsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): SidecarOptions {
@@ -48,10 +54,20 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
     queueSize: number('SIDECAR_QUEUE', 16),
     timeoutMs: number('SIDECAR_TIMEOUT_MS', 120_000),
     maxBytes: number('SIDECAR_MAX_BYTES', 100 * 1024 * 1024),
+    maxExpandedBytes: number('SIDECAR_MAX_EXPANDED_BYTES', 512 * 1024 * 1024),
+    restartAfter: Math.max(1, number('SIDECAR_RESTART_AFTER', 10)),
     username: env.SIDECAR_USERNAME || undefined,
     password: env.SIDECAR_PASSWORD || undefined,
     soffice: env.SOFFICE || 'soffice',
+    python: env.SIDECAR_PYTHON || '/usr/bin/python3',
+    sandbox: sandbox(env.SIDECAR_SANDBOX),
   }
+}
+
+function sandbox(value: string | undefined): Sandbox {
+  if (value === undefined || value === '' || value === 'bwrap') return 'bwrap'
+  if (value === 'none') return 'none'
+  throw new Error(`SIDECAR_SANDBOX must be "bwrap" or "none", got "${value}"`)
 }
 
 class HttpError extends Error {
@@ -138,20 +154,33 @@ function pdfOptions(form: FormData): PdfOptions {
   if (typeof pdfa === 'string' && pdfa && !['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'].includes(pdfa)) {
     throw new HttpError(400, `Invalid form data: form field 'pdfa' is invalid (got '${pdfa}', resulting to wrong value, expected either 'PDF/A-1b', 'PDF/A-2b' or 'PDF/A-3b')`)
   }
-  const ranges = form.get('nativePageRanges')
+  // Gotenberg 6 (gotenberg-js-client) names the page ranges `pageRanges`.
+  const ranges = form.get('nativePageRanges') ?? form.get('pageRanges')
   if (typeof ranges === 'string' && ranges && !/^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*$/.test(ranges)) {
     throw new HttpError(400, `Invalid form data: form field 'nativePageRanges' is invalid (got '${ranges}')`)
   }
-  for (const unsupported of ['landscape', 'password'] as const) {
-    const value = form.get(unsupported)
-    if (typeof value === 'string' && value && value !== 'false') {
-      throw new HttpError(400, `Invalid form data: '${unsupported}' is not supported by the Edgefloor sidecar (LibreOffice's command line cannot apply it); use Gotenberg for it`)
-    }
-  }
+  const password = form.get('password')
   return {
     nativePageRanges: typeof ranges === 'string' && ranges ? ranges.replace(/\s+/g, '') : undefined,
     pdfa: (typeof pdfa === 'string' && pdfa ? pdfa : undefined) as PdfOptions['pdfa'],
     pdfua: flag(form.get('pdfua')),
+    landscape: flag(form.get('landscape')),
+    password: typeof password === 'string' && password ? password : undefined,
+  }
+}
+
+/** Inspects one document (zip bomb, encryption), converts it, and words a failure for the client. */
+async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: string, bytes: Uint8Array, settings: PdfOptions): Promise<Uint8Array> {
+  const facts = await inspectDocument(name, bytes, options.maxExpandedBytes).catch((error) => {
+    throw error instanceof DocumentRefusedError ? new HttpError(400, `Bad Request: ${error.message}`) : error
+  })
+  try {
+    return await pool.convert(name, bytes, settings)
+  } catch (error) {
+    if (error instanceof ConversionFailedError && facts.encrypted) {
+      throw new HttpError(400, settings.password ? 'Bad Request: the password does not open the document' : 'Bad Request: the document is password-protected: give its password in the form field "password"')
+    }
+    throw error
   }
 }
 
@@ -167,8 +196,9 @@ async function convertRoute(request: IncomingMessage, response: ServerResponse, 
   }
   const settings = pdfOptions(form)
   const names = files.map((file, i) => `${files.length > 1 ? `${i}_` : ''}${safeName(file.name)}`)
-  const pdfs = await Promise.all(files.map(async (file, i) => pool.convert(names[i]!, new Uint8Array(await file.arrayBuffer()), settings)))
-  const outputName = safeName(request.headers['gotenberg-output-filename']?.toString() || randomUUID())
+  const pdfs = await Promise.all(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), settings)))
+  const gotenberg6Name = form.get('resultFilename')
+  const outputName = safeName(request.headers['gotenberg-output-filename']?.toString() || (typeof gotenberg6Name === 'string' && gotenberg6Name.replace(/\.(pdf|zip)$/i, '')) || randomUUID())
   const headers = { 'gotenberg-trace': trace }
   if (pdfs.length === 1 || flag(form.get('merge'))) {
     const pdf = pdfs.length === 1 ? pdfs[0]! : await mergePdfs(pdfs, options.timeoutMs)
@@ -187,13 +217,15 @@ export interface RunningSidecar {
 
 export async function startSidecar(options: SidecarOptions): Promise<RunningSidecar> {
   const pool = new LibreOfficePool(options)
+  await pool.ready()
   const server: Server = createServer(async (request, response) => {
     const trace = request.headers['gotenberg-trace']?.toString() || randomUUID()
     const path = new URL(request.url ?? '/', 'http://sidecar').pathname
     try {
       if (request.method === 'GET' && path === '/health') {
-        const now = new Date().toISOString()
-        send(response, 200, JSON.stringify({ status: 'up', details: { libreoffice: { status: 'up', timestamp: now } } }), { 'content-type': 'application/json' })
+        const { up, reason } = pool.health
+        const libreoffice = { status: up ? 'up' : 'down', timestamp: new Date().toISOString(), ...(reason ? { error: reason } : {}) }
+        send(response, up ? 200 : 503, JSON.stringify({ status: libreoffice.status, details: { libreoffice } }), { 'content-type': 'application/json' })
         return
       }
       if (request.method === 'GET' && path === '/version') return send(response, 200, VERSION)
@@ -209,8 +241,8 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
           ? [error.status, error.message]
           : error instanceof QueueFullError
             ? [429, 'Too Many Requests']
-            : error instanceof ConversionTimeoutError
-              ? [503, 'Service Unavailable']
+            : error instanceof ConversionTimeoutError || error instanceof OfficeUnavailableError
+              ? [503, `Service Unavailable: ${error.message}`]
               : error instanceof ConversionFailedError
                 ? [400, `Bad Request: ${error.message}`]
                 : [500, 'Internal Server Error']

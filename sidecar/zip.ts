@@ -1,5 +1,6 @@
-// A minimal ZIP writer (stored entries, no compression: PDFs are compressed already) for Gotenberg's answer to
-// a request with several documents.
+// A minimal ZIP writer for Gotenberg's answer to a request with several documents (stored entries: PDFs are
+// compressed already), and deflated entries on request (the tests build documents with it).
+import { deflateRawSync } from 'node:zlib'
 
 const CRC_TABLE = (() => {
   const table = new Uint32Array(256)
@@ -17,7 +18,7 @@ function crc32(bytes: Uint8Array): number {
   return (crc ^ 0xffffffff) >>> 0
 }
 
-export function zip(entries: ReadonlyArray<{ name: string; bytes: Uint8Array }>): Uint8Array {
+export function zip(entries: ReadonlyArray<{ name: string; bytes: Uint8Array; deflate?: boolean }>): Uint8Array {
   const encoder = new TextEncoder()
   const locals: Uint8Array[] = []
   const centrals: Uint8Array[] = []
@@ -25,13 +26,16 @@ export function zip(entries: ReadonlyArray<{ name: string; bytes: Uint8Array }>)
   for (const entry of entries) {
     const name = encoder.encode(entry.name)
     const crc = crc32(entry.bytes)
+    const data = entry.deflate ? new Uint8Array(deflateRawSync(entry.bytes)) : entry.bytes
+    const method = entry.deflate ? 8 : 0
     const local = new Uint8Array(30 + name.length)
     const lv = new DataView(local.buffer)
     lv.setUint32(0, 0x04034b50, true)
     lv.setUint16(4, 20, true)
     lv.setUint16(6, 0x0800, true) // UTF-8 names
+    lv.setUint16(8, method, true)
     lv.setUint32(14, crc, true)
-    lv.setUint32(18, entry.bytes.length, true)
+    lv.setUint32(18, data.length, true)
     lv.setUint32(22, entry.bytes.length, true)
     lv.setUint16(26, name.length, true)
     local.set(name, 30)
@@ -41,15 +45,16 @@ export function zip(entries: ReadonlyArray<{ name: string; bytes: Uint8Array }>)
     cv.setUint16(4, 20, true)
     cv.setUint16(6, 20, true)
     cv.setUint16(8, 0x0800, true)
+    cv.setUint16(10, method, true)
     cv.setUint32(16, crc, true)
-    cv.setUint32(20, entry.bytes.length, true)
+    cv.setUint32(20, data.length, true)
     cv.setUint32(24, entry.bytes.length, true)
     cv.setUint16(28, name.length, true)
     cv.setUint32(42, offset, true)
     central.set(name, 46)
-    locals.push(local, entry.bytes)
+    locals.push(local, data)
     centrals.push(central)
-    offset += local.length + entry.bytes.length
+    offset += local.length + data.length
   }
   const centralSize = centrals.reduce((sum, c) => sum + c.length, 0)
   const end = new Uint8Array(22)

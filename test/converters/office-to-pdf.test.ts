@@ -20,6 +20,8 @@ describe('office-to-pdf', () => {
     ['data.xlsx', documents.xlsx, 1],
     ['data.ods', documents.ods, 1],
     ['data.csv', documents.csv, 1],
+    ['slides.pptx', documents.pptx, 2],
+    ['slides.odp', documents.odp, 2],
   ])('converts %s into a PDF that renders', async (name, bytes, pages) => {
     const [output] = await officeToPdf.convert(inputFromBytes(name, bytes), testContext())
     expect(output).toMatchObject({ index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf' })
@@ -46,6 +48,21 @@ describe('office-to-pdf', () => {
     expect(failure.message).toContain("form field 'pdfa' is invalid")
     const [archival] = await officeToPdf.convert(inputFromBytes('hello.docx', documents.docx), testContext({ options: { pdfa: 'PDF/A-2b' } }))
     expect(new TextDecoder('latin1').decode(await outputBytes(archival!))).toContain('pdfaid:part')
+  })
+
+  it('opens a password-protected document with the password option, and fails it permanently without', async () => {
+    const failure = await officeToPdf.convert(inputFromBytes('secret.odt', documents.secretOdt), testContext()).catch((error) => error)
+    expect(failure).toMatchObject({ retryable: false, status: 422 })
+    expect(failure.message).toContain('password-protected')
+    const [pdf] = await officeToPdf.convert(inputFromBytes('secret.odt', documents.secretOdt), testContext({ options: { password: 's3cret' } }))
+    expect(startsWithPdf(await outputBytes(pdf!))).toBe(true)
+  })
+
+  it('passes landscape through: the page comes out wider than tall', async () => {
+    const [pdf] = await officeToPdf.convert(inputFromBytes('hello.docx', documents.docx), testContext({ options: { landscape: true } }))
+    const bytes = await outputBytes(pdf!)
+    const box = /\/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)/.exec(new TextDecoder('latin1').decode(bytes))
+    expect(Number(box![1])).toBeGreaterThan(Number(box![2]))
   })
 })
 

@@ -1,16 +1,59 @@
 // Global setup (Node): the real sidecar (Gotenberg API over LibreOffice) on a free loopback port, so the
-// Worker's office converter talks to it exactly as to Gotenberg.
+// Worker's office converter talks to it exactly as to Gotenberg; and a loopback control server the workerd
+// tests call to break it on purpose: POST /kill-office (waits for a conversion to start, then kills that
+// LibreOffice), POST /stop (the sidecar stops listening), POST /start (it listens again on the same port).
+import { execFileSync } from 'node:child_process'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { TestProject } from 'vitest/node'
-import { optionsFromEnv, startSidecar } from '../../sidecar/server'
+import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
 
 declare module 'vitest' {
   export interface ProvidedContext {
     sidecarUrl: string
+    sidecarControlUrl: string
   }
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
 export default async function setup(project: TestProject) {
-  const sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 32 })
+  const options = { ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 32 }
+  let sidecar: RunningSidecar | undefined = await startSidecar(options)
+  const port = Number(new URL(sidecar.url).port)
+
+  async function killOffice(): Promise<string> {
+    const deadline = Date.now() + 30_000
+    while (Date.now() < deadline) {
+      const busy = sidecar?.pool.stats.processes.find((process) => process.busy)
+      if (busy) {
+        await sleep(300)
+        execFileSync('pkill', ['-KILL', '-f', `soffice.bin.*${busy.folder}`])
+        return 'killed'
+      }
+      await sleep(20)
+    }
+    throw new Error('no conversion started within 30 s')
+  }
+
+  const control = createServer(async (request, response) => {
+    try {
+      let result = 'ok'
+      if (request.url === '/kill-office') result = await killOffice()
+      else if (request.url === '/stop') {
+        await sidecar?.close()
+        sidecar = undefined
+      } else if (request.url === '/start' && !sidecar) sidecar = await startSidecar({ ...options, port })
+      response.writeHead(200).end(result)
+    } catch (error) {
+      response.writeHead(500).end(String(error))
+    }
+  })
+  await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve))
   project.provide('sidecarUrl', sidecar.url)
-  return () => sidecar.close()
+  project.provide('sidecarControlUrl', `http://127.0.0.1:${(control.address() as AddressInfo).port}`)
+  return async () => {
+    control.close()
+    await sidecar?.close()
+  }
 }

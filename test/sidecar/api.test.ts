@@ -71,7 +71,7 @@ describe('sidecar: Gotenberg API', () => {
       const body = new FormData()
       body.append('files', new Blob(['PK\u0003\u0004 garbage']), 'broken.docx')
       return body
-    }, 400, 'LibreOffice could not convert'],
+    }, 400, 'LibreOffice could not open the document'],
   ])('refuses %s with %s and a plain-text reason', async (_case, body, status, message) => {
     const res = await fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body: body() })
     expect(res.status).toBe(status)
@@ -107,16 +107,6 @@ describe('sidecar: limits', () => {
       expect(allowed.status).toBe(200)
     } finally {
       await guarded.close()
-    }
-  })
-
-  it('answers 503 when a conversion passes the timeout, and recovers', async () => {
-    const hurried = await startSidecar({ ...optionsFromEnv({}), port: 0, timeoutMs: 50 })
-    try {
-      const res = await fetch(`${hurried.url}/forms/libreoffice/convert`, { method: 'POST', body: form({ files: ['hello.docx', 'hello.docx'] }) })
-      expect(res.status).toBe(503)
-    } finally {
-      await hurried.close()
     }
   })
 

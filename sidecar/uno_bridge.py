@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""One long-lived LibreOffice, driven over UNO, for the sidecar (sidecar/libreoffice.ts).
+
+Starts soffice with its own profile, listening on a private pipe, and converts documents on request, one at a
+time. Node cannot speak UNO; this is the smallest bridge that can, using Debian's python3-uno.
+
+Protocol: JSON lines. stdout first says {"ready": true, "office_pid": N} once LibreOffice answers, then one line
+per request read from stdin: {"input": path, "output": path, "filter_data": {...}, "password": str | null,
+"landscape": bool} -> {"ok": true} or {"ok": false, "kind": "unreadable" | "failed", "message": str}.
+If LibreOffice dies the bridge exits non-zero; when stdin closes it stops LibreOffice and exits.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import uno
+from com.sun.star.connection import NoConnectException
+
+CONNECT_TIMEOUT_S = 60
+
+# The PDF export filter of each document kind, by the service the loaded document supports.
+EXPORT_FILTERS = (
+    ('com.sun.star.text.GenericTextDocument', 'writer_pdf_Export'),
+    ('com.sun.star.sheet.SpreadsheetDocument', 'calc_pdf_Export'),
+    ('com.sun.star.presentation.PresentationDocument', 'impress_pdf_Export'),
+    ('com.sun.star.drawing.DrawingDocument', 'draw_pdf_Export'),
+)
+
+
+def prop(name, value):
+    p = uno.createUnoStruct('com.sun.star.beans.PropertyValue')
+    p.Name = name
+    p.Value = value
+    return p
+
+
+def reply(message):
+    sys.stdout.write(json.dumps(message) + '\n')
+    sys.stdout.flush()
+
+
+def connect(pipe, office):
+    local = uno.getComponentContext()
+    resolver = local.ServiceManager.createInstanceWithContext('com.sun.star.bridge.UnoUrlResolver', local)
+    deadline = time.monotonic() + CONNECT_TIMEOUT_S
+    while True:
+        if office.poll() is not None:
+            raise SystemExit(f'LibreOffice exited with {office.returncode} before accepting connections')
+        try:
+            context = resolver.resolve(f'uno:pipe,name={pipe};urp;StarOffice.ComponentContext')
+            return context.ServiceManager.createInstanceWithContext('com.sun.star.frame.Desktop', context)
+        except NoConnectException:
+            if time.monotonic() > deadline:
+                raise SystemExit(f'LibreOffice did not accept connections within {CONNECT_TIMEOUT_S} s')
+            time.sleep(0.1)
+
+
+def make_landscape(document):
+    """Every page style in use turned to landscape (text documents and spreadsheets; slides keep their shape)."""
+    if not hasattr(document, 'StyleFamilies') or not document.StyleFamilies.hasByName('PageStyles'):
+        return
+    styles = document.StyleFamilies.getByName('PageStyles')
+    for name in styles.ElementNames:
+        style = styles.getByName(name)
+        if style.IsLandscape:
+            continue
+        width, height = style.Width, style.Height
+        style.IsLandscape = True
+        style.Width, style.Height = max(width, height), min(width, height)
+
+
+def filter_data(values):
+    types = {'PageRange': str, 'SelectPdfVersion': int, 'PDFUACompliance': bool}
+    return uno.Any('[]com.sun.star.beans.PropertyValue', tuple(prop(k, types[k](v)) for k, v in values.items() if k in types))
+
+
+# Delimited text opens in Calc with these import options: separator, quote ("), UTF-8 (76), from line 1.
+TEXT_IMPORT = {'.csv': '44,34,76,1', '.tsv': '9,34,76,1'}
+
+
+class OfficeGone(Exception):
+    pass
+
+
+def gone(error):
+    """Whether an error means the connection to LibreOffice is lost (it crashed or was killed)."""
+    return 'Disposed' in type(error).__name__ or 'disposed' in str(error).lower()
+
+
+def convert(desktop, request):
+    load = [
+        prop('Hidden', True),
+        prop('ReadOnly', True),
+        # Linked content is never updated, macros never run: a document cannot make LibreOffice fetch a URL or
+        # read a local file while it is converted.
+        prop('UpdateDocMode', 0),  # com.sun.star.document.UpdateDocMode.NO_UPDATE
+        prop('MacroExecutionMode', 0),  # com.sun.star.document.MacroExecMode.NEVER_EXECUTE
+    ]
+    extension = os.path.splitext(request['input'])[1].lower()
+    if extension in TEXT_IMPORT:
+        load += [prop('FilterName', 'Text - txt - csv (StarCalc)'), prop('FilterOptions', TEXT_IMPORT[extension])]
+    if request.get('password'):
+        load.append(prop('Password', request['password']))
+    url = uno.systemPathToFileUrl(request['input'])
+    try:
+        document = desktop.loadComponentFromURL(url, '_blank', 0, tuple(load))
+    except Exception as error:  # IllegalArgumentException, IOException: the document cannot be opened
+        if gone(error):
+            raise OfficeGone(str(error)) from error
+        document = None
+        reason = getattr(error, 'Message', '') or type(error).__name__
+    else:
+        reason = 'LibreOffice could not open the document'
+    if document is None:
+        return {'ok': False, 'kind': 'unreadable', 'message': reason}
+    try:
+        export = next((f for service, f in EXPORT_FILTERS if document.supportsService(service)), None)
+        if export is None:
+            return {'ok': False, 'kind': 'unreadable', 'message': 'LibreOffice opened the file but it is not a document it can export to PDF'}
+        if request.get('landscape'):
+            make_landscape(document)
+        store = [prop('FilterName', export), prop('FilterData', filter_data(request.get('filter_data') or {}))]
+        uno.invoke(document, 'storeToURL', (uno.systemPathToFileUrl(request['output']), tuple(store)))
+        return {'ok': True}
+    except Exception as error:
+        if gone(error):
+            raise OfficeGone(str(error)) from error
+        return {'ok': False, 'kind': 'failed', 'message': getattr(error, 'Message', '') or str(error) or type(error).__name__}
+    finally:
+        try:
+            document.close(True)
+        except Exception:
+            pass
+
+
+def main():
+    soffice, profile, pipe = sys.argv[1:4]
+    office = subprocess.Popen(
+        [soffice, f'-env:UserInstallation={uno.systemPathToFileUrl(profile)}', f'--accept=pipe,name={pipe};urp;StarOffice.ComponentContext',
+         '--headless', '--invisible', '--nologo', '--nodefault', '--nolockcheck', '--norestore', '--nofirststartwizard'],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    desktop = None
+    try:
+        desktop = connect(pipe, office)
+        reply({'ready': True, 'office_pid': office.pid})
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            try:
+                reply(convert(desktop, request))
+            except Exception as error:  # the bridge to LibreOffice is gone: it crashed or was killed
+                sys.stderr.write(f'LibreOffice stopped during a conversion: {type(error).__name__}: {error}\n')
+                sys.exit(3)
+    finally:
+        try:
+            if desktop is not None:
+                desktop.terminate()
+        except Exception:
+            pass
+        try:
+            office.wait(timeout=5)
+        except Exception:
+            office.kill()
+
+
+if __name__ == '__main__':
+    os.environ.setdefault('HOME', '/tmp')
+    main()

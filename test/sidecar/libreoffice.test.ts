@@ -1,0 +1,227 @@
+// The sidecar's LibreOffice processes for real: the sandbox against a document that links a URL and a local file
+// (the Gotenberg SSRF class), zip bombs, passwords, landscape, presentations, and what happens when a
+// conversion times out, when LibreOffice is killed mid-conversion, and after `restartAfter` conversions.
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { optionsFromEnv, startSidecar, type RunningSidecar, type SidecarOptions } from '../../sidecar/server'
+import { zip } from '../../sidecar/zip'
+
+const scratch = mkdtempSync(join(tmpdir(), 'sidecar-lo-test-'))
+const fixture = (name: string) => readFileSync(new URL(`../fixtures/office/${name}`, import.meta.url))
+const text = (value: string) => new TextEncoder().encode(value)
+
+function pdfFacts(bytes: ArrayBuffer) {
+  const path = join(scratch, `${Math.random()}.pdf`)
+  writeFileSync(path, Buffer.from(bytes))
+  const info = execFileSync('pdfinfo', [path], { encoding: 'utf8' })
+  const [width, height] = (/Page size:\s+([\d.]+) x ([\d.]+)/.exec(info) ?? []).slice(1).map(Number)
+  return {
+    pages: Number(/Pages:\s+(\d+)/.exec(info)?.[1]),
+    width: width!,
+    height: height!,
+    text: execFileSync('pdftotext', [path, '-'], { encoding: 'utf8' }),
+    images: execFileSync('pdfimages', ['-list', path], { encoding: 'utf8' }).trim().split('\n').length - 2,
+  }
+}
+
+async function convert(sidecar: RunningSidecar, name: string, bytes: Uint8Array, fields: Record<string, string> = {}) {
+  const body = new FormData()
+  body.append('files', new Blob([bytes]), name)
+  for (const [key, value] of Object.entries(fields)) body.append(key, value)
+  const res = await fetch(`${sidecar.url}/forms/libreoffice/convert`, { method: 'POST', body })
+  return { status: res.status, body: await res.arrayBuffer() }
+}
+
+const start = (overrides: Partial<SidecarOptions> = {}) => startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, ...overrides })
+
+/** A minimal DOCX whose body is `paragraphs` (WordprocessingML), with `relationships` for document.xml. */
+function docx(paragraphs: string, relationships = '', extra: Array<{ name: string; bytes: Uint8Array; deflate?: boolean }> = []) {
+  const ns = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:pic="http://schemas.openxmlformats.org/drawingml/2006/picture"'
+  return zip([
+    {
+      name: '[Content_Types].xml',
+      bytes: text('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'),
+    },
+    {
+      name: '_rels/.rels',
+      bytes: text('<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'),
+    },
+    { name: 'word/_rels/document.xml.rels', bytes: text(`<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${relationships}</Relationships>`) },
+    { name: 'word/document.xml', bytes: text(`<?xml version="1.0" encoding="UTF-8"?><w:document ${ns}><w:body>${paragraphs}</w:body></w:document>`), deflate: true },
+    ...extra,
+  ])
+}
+
+const linkedPicture = (relationship: string, id: number) =>
+  `<w:p><w:r><w:drawing><wp:inline><wp:extent cx="914400" cy="914400"/><wp:docPr id="${id}" name="linked ${id}"/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture"><pic:pic><pic:nvPicPr><pic:cNvPr id="${id}" name="linked ${id}"/><pic:cNvPicPr/></pic:nvPicPr><pic:blipFill><a:blip r:link="${relationship}"/><a:stretch><a:fillRect/></a:stretch></pic:blipFill><pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="914400" cy="914400"/></a:xfrm><a:prstGeom prst="rect"/></pic:spPr></pic:pic></a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>`
+const field = (instruction: string, cached: string) =>
+  `<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve"> ${instruction} </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>${cached}</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>`
+
+/** A 1×1 PNG. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64')
+
+describe('sidecar: a document cannot reach the network or local files', () => {
+  const hits: string[] = []
+  const canary = createServer((request, response) => {
+    hits.push(request.url ?? '')
+    response.writeHead(200, { 'content-type': 'image/png' }).end(PNG)
+  })
+  let document: Uint8Array
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => canary.listen(0, '127.0.0.1', resolve))
+    const { port } = canary.address() as AddressInfo
+    const secrets = mkdtempSync(join(tmpdir(), 'sidecar-secret-'))
+    writeFileSync(join(secrets, 'secret.png'), PNG)
+    writeFileSync(join(secrets, 'secret.txt'), 'TOP-SECRET-LOCAL-FILE')
+    document = docx(
+      `<w:p><w:r><w:t>Canary document</w:t></w:r></w:p>${linkedPicture('rIdRemote', 1)}${linkedPicture('rIdLocal', 2)}` +
+        field(`INCLUDETEXT "${join(secrets, 'secret.txt')}"`, 'cached local') +
+        field(`INCLUDETEXT "http://127.0.0.1:${port}/include.txt"`, 'cached remote') +
+        field(`INCLUDEPICTURE "http://127.0.0.1:${port}/include.png" \\d`, 'cached picture'),
+      `<Relationship Id="rIdRemote" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="http://127.0.0.1:${port}/linked.png" TargetMode="External"/>` +
+        `<Relationship Id="rIdLocal" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="file://${join(secrets, 'secret.png')}" TargetMode="External"/>`,
+    )
+  })
+  afterAll(() => new Promise<void>((resolve) => canary.close(() => resolve())))
+
+  it('converts it without one request to the canary and without embedding the local files', async () => {
+    const sidecar = await start()
+    try {
+      const res = await convert(sidecar, 'canary.docx', document)
+      expect(res.status).toBe(200)
+      const facts = pdfFacts(res.body)
+      expect(facts.text).toContain('Canary document')
+      expect(facts.text).not.toContain('TOP-SECRET-LOCAL-FILE')
+      expect(facts.images).toBe(0)
+      expect(hits).toEqual([])
+    } finally {
+      await sidecar.close()
+    }
+  }, 60_000)
+
+  it('(the control: without the sandbox, LibreOffice does fetch the canary and embed the local picture)', async () => {
+    const unsandboxed = await start({ sandbox: 'none' })
+    try {
+      const res = await convert(unsandboxed, 'canary.docx', document)
+      expect(res.status).toBe(200)
+      expect(hits.length).toBeGreaterThan(0)
+      expect(pdfFacts(res.body).images).toBeGreaterThan(0)
+    } finally {
+      await unsandboxed.close()
+      hits.length = 0
+    }
+  }, 60_000)
+})
+
+describe('sidecar: documents', () => {
+  let sidecar: RunningSidecar
+  beforeAll(async () => {
+    sidecar = await start({ maxExpandedBytes: 16 * 1024 * 1024 })
+  })
+  afterAll(() => sidecar.close())
+
+  it('refuses a zip bomb before LibreOffice opens it, whether its sizes are declared or hidden', async () => {
+    const bomb = docx('<w:p><w:r><w:t>bomb</w:t></w:r></w:p>', '', [{ name: 'word/media/zeros.bin', bytes: new Uint8Array(64 * 1024 * 1024), deflate: true }])
+    expect(bomb.length).toBeLessThan(200 * 1024)
+    const declared = await convert(sidecar, 'bomb.docx', bomb)
+    expect(declared.status).toBe(400)
+    expect(new TextDecoder().decode(declared.body)).toContain('zip bomb')
+    // The same archive with its central directory claiming 1 KiB for the entry: inflating finds the truth.
+    const lying = new Uint8Array(bomb)
+    const view = new DataView(lying.buffer)
+    for (let at = lying.length - 22; at >= 0; at--) {
+      if (view.getUint32(at, true) !== 0x02014b50) continue
+      const name = new TextDecoder().decode(lying.subarray(at + 46, at + 46 + view.getUint16(at + 28, true)))
+      if (name === 'word/media/zeros.bin') view.setUint32(at + 24, 1024, true)
+    }
+    const hidden = await convert(sidecar, 'bomb.docx', lying)
+    expect(hidden.status).toBe(400)
+    expect(new TextDecoder().decode(hidden.body)).toContain('zip bomb')
+  })
+
+  it('opens a password-protected document with its password, and says so without it', async () => {
+    const missing = await convert(sidecar, 'secret.odt', fixture('secret.odt'))
+    expect(missing.status).toBe(400)
+    expect(new TextDecoder().decode(missing.body)).toContain('password-protected')
+    const wrong = await convert(sidecar, 'secret.odt', fixture('secret.odt'), { password: 'guess' })
+    expect(wrong.status).toBe(400)
+    expect(new TextDecoder().decode(wrong.body)).toContain('password does not open')
+    const right = await convert(sidecar, 'secret.odt', fixture('secret.odt'), { password: 's3cret' })
+    expect(right.status).toBe(200)
+    expect(pdfFacts(right.body).text).toContain('Edgefloor office test')
+  })
+
+  it('turns the pages to landscape with landscape=true', async () => {
+    const portrait = pdfFacts((await convert(sidecar, 'hello.docx', fixture('hello.docx'))).body)
+    expect(portrait.width).toBeLessThan(portrait.height)
+    const landscape = pdfFacts((await convert(sidecar, 'hello.docx', fixture('hello.docx'), { landscape: 'true' })).body)
+    expect(landscape.width).toBeGreaterThan(landscape.height)
+  })
+
+  it.each([['slides.pptx'], ['slides.odp']])('converts the presentation %s, one page a slide', async (name) => {
+    const res = await convert(sidecar, name, fixture(name))
+    expect(res.status).toBe(200)
+    const facts = pdfFacts(res.body)
+    expect(facts.pages).toBe(2)
+    expect(facts.text).toContain('Edgefloor slide one')
+    expect(facts.text).toContain('Edgefloor slide two')
+  })
+})
+
+describe('sidecar: LibreOffice processes', () => {
+  // About three seconds of LibreOffice work.
+  const slowCsv = text(['name,amount,note', ...Array.from({ length: 20_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`)].join('\n'))
+
+  it('answers 503 when a conversion passes the timeout, kills that LibreOffice and converts the next document', async () => {
+    const hurried = await start({ timeoutMs: 1000 })
+    try {
+      const first = hurried.pool.stats.processes[0]!.pid
+      const slow = await convert(hurried, 'slow.csv', slowCsv)
+      expect(slow.status).toBe(503)
+      expect(new TextDecoder().decode(slow.body)).toContain('longer than 1000 ms')
+      const next = await convert(hurried, 'hello.rtf', fixture('hello.rtf'))
+      expect(next.status).toBe(200)
+      expect(hurried.pool.stats.processes[0]!.pid).not.toBe(first)
+    } finally {
+      await hurried.close()
+    }
+  }, 60_000)
+
+  it('answers 503 when LibreOffice is killed mid-conversion, restarts it, and converts the retry', async () => {
+    const sidecar = await start()
+    try {
+      const pending = convert(sidecar, 'slow.csv', slowCsv)
+      while (!sidecar.pool.stats.processes[0]!.busy) await new Promise((resolve) => setTimeout(resolve, 20))
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      execFileSync('pkill', ['-KILL', '-f', `soffice.bin.*${sidecar.pool.stats.processes[0]!.folder}`])
+      const killed = await pending
+      expect(killed.status).toBe(503)
+      expect(new TextDecoder().decode(killed.body)).toContain('LibreOffice stopped during the conversion')
+      const retry = await convert(sidecar, 'hello.docx', fixture('hello.docx'))
+      expect(retry.status).toBe(200)
+    } finally {
+      await sidecar.close()
+    }
+  }, 60_000)
+
+  it('restarts each LibreOffice after restartAfter conversions', async () => {
+    const sidecar = await start({ restartAfter: 2 })
+    try {
+      const pids: Array<number | undefined> = []
+      for (let i = 0; i < 3; i++) {
+        expect((await convert(sidecar, 'hello.rtf', fixture('hello.rtf'))).status).toBe(200)
+        pids.push(sidecar.pool.stats.processes[0]!.pid)
+      }
+      // The third conversion ran on the LibreOffice started after the second.
+      expect(pids[2]).not.toBe(pids[0])
+    } finally {
+      await sidecar.close()
+    }
+  }, 60_000)
+})
