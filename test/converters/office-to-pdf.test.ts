@@ -2,12 +2,13 @@
 // pipeline to PNG pages.
 import { describe, expect, it } from 'vitest'
 import { officeToPdf } from '../../worker/converters/office-to-pdf'
+import { decodeImage } from '../../worker/engines/image/decode'
 import { pdfToPng } from '../../worker/converters/pdf-to-png'
 import * as documents from '../fixtures/office/documents'
 import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
 import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
-import { uploaded } from '../support/files'
+import { downloadBytes, uploaded } from '../support/files'
 
 const startsWithPdf = (bytes: Uint8Array) => new TextDecoder().decode(bytes.subarray(0, 5)) === '%PDF-'
 
@@ -22,6 +23,8 @@ describe('office-to-pdf', () => {
     ['data.csv', documents.csv, 1],
     ['slides.pptx', documents.pptx, 2],
     ['slides.odp', documents.odp, 2],
+    ['data.xls', documents.xls, 1],
+    ['slides.ppt', documents.ppt, 2],
   ])('converts %s into a PDF that renders', async (name, bytes, pages) => {
     const [output] = await officeToPdf.convert(inputFromBytes(name, bytes), testContext())
     expect(output).toMatchObject({ index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf' })
@@ -66,18 +69,37 @@ describe('office-to-pdf', () => {
   })
 })
 
-describe('DOCX → PDF → PNG through the pipeline', () => {
-  it('makes the PDF and its page, each the child of the file it came from', async () => {
+/** Whether a page has ink: some pixels well darker than the white paper. */
+async function hasInk(png: Uint8Array): Promise<boolean> {
+  const image = await decodeImage(png, 'png')
+  let dark = 0
+  for (let i = 0; i < image.data.length; i += image.channels) if (image.data[i]! < 128) dark++
+  return dark > 100
+}
+
+describe('Office → PDF → PNG pages through the pipeline', () => {
+  it.each([
+    ['Quarterly report.docx', documents.docx, 1],
+    ['Budget.xlsx', documents.xlsx, 1],
+    ['Deck.pptx', documents.pptx, 2],
+    ['Letter.odt', documents.odt, 1],
+    ['Note.rtf', documents.rtf, 1],
+    ['Memo.doc', documents.doc, 1],
+    ['Budget.xls', documents.xls, 1],
+    ['Deck.ppt', documents.ppt, 2],
+  ])('%s becomes a PDF and its pages as rendered PNGs, each the child of the file it came from', async (name, bytes, pages) => {
     const user = await signUp()
-    const docx = await uploaded(user, 'Quarterly report.docx', documents.docx)
-    const res = await callJson('POST', `/files/${docx._id}/convert`, { token: user.token })
+    const source = await uploaded(user, name, bytes)
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string; content_type: string }) => [file.name, file.content_type])).toEqual([
-      ['Quarterly report (1 of 1).pdf', 'application/pdf'],
-      ['Quarterly report (1 of 1) (1 of 1).png', 'image/png'],
-    ])
-    const [pdf, png] = res.body
-    expect(pdf).toMatchObject({ parent_file: docx._id, metadata: { page_count: 1 } })
-    expect(png).toMatchObject({ parent_file: pdf._id, part_index: 0, part_total: 1 })
+    const [pdf, ...pngs] = res.body
+    const base = name.replace(/\.[^.]+$/, '')
+    expect(pdf).toMatchObject({ name: `${base} (1 of 1).pdf`, content_type: 'application/pdf', parent_file: source._id, metadata: { page_count: pages } })
+    expect(pngs).toHaveLength(pages)
+    for (const [i, png] of pngs.entries()) {
+      expect(png).toMatchObject({ name: `${base} (1 of 1) (${i + 1} of ${pages}).png`, content_type: 'image/png', parent_file: pdf._id, part_index: i, part_total: pages })
+      const { bytes: image } = await downloadBytes(`/files/${png._id}/download`, { token: user.token })
+      expect(await hasInk(image)).toBe(true)
+    }
   })
 })
