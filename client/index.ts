@@ -57,9 +57,9 @@ export interface ClientOptions {
 export class EdgefloorClient {
   readonly baseUrl: string
   /**
-   * `hono/client` over the app's route types. Hono accumulates a route's types only through chained
-   * registration (`app.openapi(…).openapi(…)`, `.route(…)`); routes registered one statement at a time leave
-   * `App`'s schema empty, and this property then types as `unknown`: use the methods below meanwhile.
+   * `hono/client` over the app's route types: every account, file, job and conversion route, typed from its zod
+   * schemas (e.g. `api.files[':id'].$get({ param: { id } })`). Not in the type: the resource routes generated
+   * from runtime configuration (/users, /users/posts) and the Layout B aliases; call those with fetch.
    */
   readonly api: ReturnType<typeof hc<App>>
   token: string | undefined

@@ -1,6 +1,6 @@
 // The typed Hono environment and the router factory every route module uses: zod-validated, OpenAPI-described
 // routes whose validation failures answer 400 { message, code, issues }.
-import { OpenAPIHono, z } from '@hono/zod-openapi'
+import { createRoute, OpenAPIHono, type RouteConfig, z } from '@hono/zod-openapi'
 import type { AuthUser } from './auth/users'
 import type { Config } from './config'
 import type { Database } from './db/client'
@@ -54,3 +54,8 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
 }
 
 export const bearerSecurity = [{ bearer: [] }]
+
+/** A route behind the bearer token: tagged, secured, with the 401 answer unless the route words its own. `const`
+ * keeps the path's literal type, which the typed client (`hono/client`) needs. */
+export const securedRoute = <const R extends RouteConfig>(tags: string[], config: R) =>
+  createRoute({ tags, security: bearerSecurity, ...config, responses: { 401: errorResponse('Missing or invalid token'), ...config.responses } })

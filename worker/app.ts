@@ -46,12 +46,14 @@ export function createApp(options: AppOptions = {}) {
     await next()
   })
 
-  app.openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
-
-  app.route('/', accountRoutes())
+  // Routes are chained so that their types accumulate in `App` for the typed client (hono/client). The resource
+  // routes come from runtime configuration (their paths are plain strings), so they are mounted by statement and
+  // stay out of the type, which they would otherwise widen to "any path".
+  const accounts = app
+    .openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
+    .route('/', accountRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
-  app.route('/', fileRoutes())
-  app.route('/', pipelineRoutes())
+  const routes = accounts.route('/', fileRoutes()).route('/', pipelineRoutes())
 
   mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })
 
@@ -59,7 +61,7 @@ export function createApp(options: AppOptions = {}) {
     throw new ApiError(404, 'not found', { code: 'not_found' })
   })
   app.onError((error, c) => toErrorResponse(error, c.get('requestId') ?? 'unknown'))
-  return app
+  return routes
 }
 
 export type App = ReturnType<typeof createApp>

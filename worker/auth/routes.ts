@@ -59,7 +59,7 @@ const RegisterBody = z
   .openapi('RegisterRequest')
 
 const tags = ['Accounts']
-const route = <R extends RouteConfig>(config: R) => createRoute({ tags, ...config })
+const route = <const R extends RouteConfig>(config: R) => createRoute({ tags, ...config })
 
 const register = route({
   method: 'post',
@@ -292,25 +292,29 @@ const handleLogout: Handler<typeof logout> = async (c) => {
   return c.json({ message: 'signed out' }, 200)
 }
 
-/** Registers a route at its Layout A path and, when given, at its Layout B alias. */
-function mount<R extends RouteConfig>(app: ReturnType<typeof newRouter>, definition: R, handler: Handler<R>, alias?: { method?: RouteConfig['method']; path: string }) {
-  app.openapi(definition, handler)
-  if (alias) {
-    const aliased = { ...definition, ...alias, tags: ['Accounts (Layout B aliases)'], description: `Alias of ${definition.method.toUpperCase()} ${definition.path}.` }
-    app.openapi(aliased, handler as unknown as Handler<typeof aliased>)
-  }
+/** Registers a route's handler again at its Layout B (Basefloor) path, documented as an alias. */
+function mountAlias<R extends RouteConfig>(app: ReturnType<typeof newRouter>, definition: R, handler: Handler<R>, alias: { method?: RouteConfig['method']; path: string }) {
+  const aliased = { ...definition, ...alias, tags: ['Accounts (Layout B aliases)'], description: `Alias of ${definition.method.toUpperCase()} ${definition.path}.` }
+  app.openapi(aliased, handler as unknown as Handler<typeof aliased>)
 }
 
+/** The account routes, chained so that their types reach the typed client; then the Layout B aliases. */
 export function accountRoutes() {
   const app = newRouter()
-  mount(app, register, handleRegister, { path: '/register' })
-  mount(app, login, handleLogin, { path: '/login' })
-  mount(app, verify, handleVerify, { path: '/user/verify' })
-  mount(app, resendVerification, handleResend)
-  mount(app, forgot, handleForgot, { path: '/user/reset/password' })
-  mount(app, reset, handleReset, { method: 'put', path: '/user/reset/password' })
-  mount(app, currentUser, handleCurrentUser, { path: '/user' })
-  mount(app, refresh, handleRefresh)
-  mount(app, logout, handleLogout)
+    .openapi(register, handleRegister)
+    .openapi(login, handleLogin)
+    .openapi(verify, handleVerify)
+    .openapi(resendVerification, handleResend)
+    .openapi(forgot, handleForgot)
+    .openapi(reset, handleReset)
+    .openapi(currentUser, handleCurrentUser)
+    .openapi(refresh, handleRefresh)
+    .openapi(logout, handleLogout)
+  mountAlias(app, register, handleRegister, { path: '/register' })
+  mountAlias(app, login, handleLogin, { path: '/login' })
+  mountAlias(app, verify, handleVerify, { path: '/user/verify' })
+  mountAlias(app, forgot, handleForgot, { path: '/user/reset/password' })
+  mountAlias(app, reset, handleReset, { method: 'put', path: '/user/reset/password' })
+  mountAlias(app, currentUser, handleCurrentUser, { path: '/user' })
   return app
 }

@@ -1,8 +1,8 @@
 // File endpoints: parse the request, call the files module, shape the answer. Every route but the download
 // (which also accepts a signed URL) requires the bearer token, and every lookup is scoped to the caller.
-import { createRoute, z, type RouteConfig } from '@hono/zod-openapi'
+import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { bearerSecurity, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
+import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { bearerToken, requireAuth } from '../auth/middleware'
 import { readToken } from '../auth/tokens'
 import { ID_PATTERN } from '../db/ids'
@@ -47,8 +47,7 @@ const listQuery = z.object({
   root: z.enum(['true', 'false']).optional().openapi({ description: 'true: only uploads, not converted files' }),
 })
 
-const route = <R extends RouteConfig>(config: R) =>
-  createRoute({ tags, security: bearerSecurity, ...config, responses: { ...config.responses, 401: errorResponse('Missing or invalid token') } })
+const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, config)
 
 const upload = route({
   method: 'post',
@@ -123,8 +122,7 @@ const remove = route({
   },
 })
 
-const download = createRoute({
-  tags,
+const download = route({
   method: 'get',
   path: '/files/{id}/download',
   summary: 'The bytes (Range, ETag and conditional requests); the bearer token or the signed ?token= of `url`',
@@ -236,6 +234,13 @@ function nextLink(c: Context<AppEnv>, cursor: string): string {
 
 const shape = (c: Context<AppEnv>, row: FileRow) => toFileResponse(row, c.var.config, origin(c))
 
+/** One page of the caller's files for a list query and a scope, with the next page's Link header. */
+async function filePage(c: Context<AppEnv>, query: Pick<z.infer<typeof listQuery>, 'limit' | 'cursor' | 'extension' | 'content_type'>, scope: { parentId?: string; rootOnly?: boolean }) {
+  const page = await listFiles(c.var.db, c.var.user.id, { limit: query.limit, cursor: query.cursor, extension: query.extension?.toLowerCase(), contentType: query.content_type, ...scope })
+  if (page.next) c.header('link', nextLink(c, page.next))
+  return Promise.all(page.rows.map((row) => shape(c, row)))
+}
+
 /** The owner of the file the download is for: by signed token, or by bearer token (then ownership is checked). */
 async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<FileRow> {
   if (signed) {
@@ -261,118 +266,88 @@ export function fileRoutes() {
 
   const uploadDeps = (c: Context<AppEnv>) => ({ db: c.var.db, bucket: c.env.BUCKET, config: c.var.config })
 
-  app.openapi(startUploadRoute, async (c) => {
-    const body = c.req.valid('json')
-    const modified = typeof body.modified === 'string' ? Date.parse(body.modified) : body.modified
-    const upload = await startUpload(uploadDeps(c), c.var.user.id, { name: body.name, prefix: body.prefix, modified })
-    c.header('location', `/files/uploads/${upload.id}`)
-    return c.json(await uploadView(c, upload), 201)
-  })
-
-  app.openapi(readUploadRoute, async (c) => {
-    const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
-    return c.json(await uploadView(c, upload), 200)
-  })
-
-  app.openapi(partRoute, async (c) => {
-    const { uploadId, part } = c.req.valid('param')
-    const upload = await findOwnedUpload(c.var.db, c.var.user.id, uploadId)
-    const stored = await uploadPart(uploadDeps(c), upload, part, c.req.raw.body, Number(c.req.header('content-length')))
-    return c.json(stored, 200)
-  })
-
-  app.openapi(completeRoute, async (c) => {
-    const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
-    const row = await completeUpload(uploadDeps(c), upload)
-    await afterUpload(c, row)
-    return c.json(await shape(c, row), 201)
-  })
-
-  app.openapi(abortRoute, async (c) => {
-    const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
-    await abortUpload(uploadDeps(c), upload)
-    return c.json({ message: 'upload aborted' }, 200)
-  })
-
-  app.openapi(upload, async (c) => {
-    const incoming = await readUpload(c.req.raw, c.var.user.id)
-    const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size)
-    const row = await storeFile(
-      { db: c.var.db, bucket: c.env.BUCKET },
-      { ...incoming, ...allowance, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },
-    )
-    await afterUpload(c, row)
-    return c.json(await shape(c, row), 201)
-  })
-
-  app.openapi(list, async (c) => {
-    const query = c.req.valid('query')
-    const page = await listFiles(c.var.db, c.var.user.id, {
-      limit: query.limit,
-      cursor: query.cursor,
-      parentId: query.parent_file,
-      extension: query.extension?.toLowerCase(),
-      contentType: query.content_type,
-      rootOnly: query.root === 'true',
-    })
-    if (page.next) c.header('link', nextLink(c, page.next))
-    return c.json(await Promise.all(page.rows.map((row) => shape(c, row))), 200)
-  })
-
-  app.openapi(read, async (c) => {
-    const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
-    const kids = await childrenOf(c.var.db, c.var.user.id, row.id)
-    return c.json({ ...(await shape(c, row)), files: await Promise.all(kids.map((kid) => shape(c, kid))) }, 200)
-  })
-
-  app.openapi(children, async (c) => {
-    const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
-    const query = c.req.valid('query')
-    const page = await listFiles(c.var.db, c.var.user.id, {
-      limit: query.limit,
-      cursor: query.cursor,
-      parentId: row.id,
-      extension: query.extension?.toLowerCase(),
-      contentType: query.content_type,
-    })
-    if (page.next) c.header('link', nextLink(c, page.next))
-    return c.json(await Promise.all(page.rows.map((kid) => shape(c, kid))), 200)
-  })
-
-  app.openapi(update, async (c) => {
-    const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
-    const isJson = c.req.header('content-type')?.toLowerCase().includes('application/json')
-    if (isJson) {
-      const { name } = (c.req.valid as unknown as (target: 'json') => z.infer<typeof UpdateBody>)('json')
-      return c.json(await shape(c, await renameFile(c.var.db, row, cleanFileName(name))), 200)
-    }
-    const incoming = await readUpload(c.req.raw, c.var.user.id)
-    const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size)
-    const stale = (await fileTree(c.var.db, c.var.user.id, row.id)).filter((file) => file.id !== row.id)
-    const hasNewName = c.req.header('x-edgefloor-name') ?? c.req.header('x-basefloor-name')
-    const name = hasNewName ? incoming.name : row.name
-    const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, stale, {
-      ...incoming,
-      name,
-      extension: hasNewName ? incoming.extension : extensionOf(row.name) || incoming.extension,
-      fileModifiedAt: incoming.modifiedAt,
-      ...allowance,
-    })
-    await afterUpload(c, updated)
-    return c.json(await shape(c, updated), 200)
-  })
-
-  app.openapi(remove, async (c) => {
-    const deleted = await deleteFileTree(c.var.db, c.env.BUCKET, c.var.user.id, c.req.valid('param').id)
-    return c.json({ deleted }, 200)
-  })
-
-  // A streamed body with several statuses (200, 206, 304): the handler answers a plain Response.
-  app.openapi(download, (async (c: Context<AppEnv>) => {
-    const query = c.req.query()
-    const row = await downloadOwner(c, c.req.param('id')!, query.token)
-    return streamDownload(c.env.BUCKET, row, c.req.raw, query.download === '1' || query.force === '1')
-  }) as never)
-
   return app
+    .openapi(startUploadRoute, async (c) => {
+      const body = c.req.valid('json')
+      const modified = typeof body.modified === 'string' ? Date.parse(body.modified) : body.modified
+      const upload = await startUpload(uploadDeps(c), c.var.user.id, { name: body.name, prefix: body.prefix, modified })
+      c.header('location', `/files/uploads/${upload.id}`)
+      return c.json(await uploadView(c, upload), 201)
+    })
+    .openapi(readUploadRoute, async (c) => {
+      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
+      return c.json(await uploadView(c, upload), 200)
+    })
+    .openapi(partRoute, async (c) => {
+      const { uploadId, part } = c.req.valid('param')
+      const upload = await findOwnedUpload(c.var.db, c.var.user.id, uploadId)
+      const stored = await uploadPart(uploadDeps(c), upload, part, c.req.raw.body, Number(c.req.header('content-length')))
+      return c.json(stored, 200)
+    })
+    .openapi(completeRoute, async (c) => {
+      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
+      const row = await completeUpload(uploadDeps(c), upload)
+      await afterUpload(c, row)
+      return c.json(await shape(c, row), 201)
+    })
+    .openapi(abortRoute, async (c) => {
+      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
+      await abortUpload(uploadDeps(c), upload)
+      return c.json({ message: 'upload aborted' }, 200)
+    })
+    .openapi(upload, async (c) => {
+      const incoming = await readUpload(c.req.raw, c.var.user.id)
+      const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size)
+      const row = await storeFile(
+        { db: c.var.db, bucket: c.env.BUCKET },
+        { ...incoming, ...allowance, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },
+      )
+      await afterUpload(c, row)
+      return c.json(await shape(c, row), 201)
+    })
+    .openapi(list, async (c) => {
+      const query = c.req.valid('query')
+      return c.json(await filePage(c, query, { parentId: query.parent_file, rootOnly: query.root === 'true' }), 200)
+    })
+    .openapi(read, async (c) => {
+      const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const kids = await childrenOf(c.var.db, c.var.user.id, row.id)
+      return c.json({ ...(await shape(c, row)), files: await Promise.all(kids.map((kid) => shape(c, kid))) }, 200)
+    })
+    .openapi(children, async (c) => {
+      const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
+      return c.json(await filePage(c, c.req.valid('query'), { parentId: row.id }), 200)
+    })
+    .openapi(update, async (c) => {
+      const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const isJson = c.req.header('content-type')?.toLowerCase().includes('application/json')
+      if (isJson) {
+        const { name } = (c.req.valid as unknown as (target: 'json') => z.infer<typeof UpdateBody>)('json')
+        return c.json(await shape(c, await renameFile(c.var.db, row, cleanFileName(name))), 200)
+      }
+      const incoming = await readUpload(c.req.raw, c.var.user.id)
+      const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size)
+      const stale = (await fileTree(c.var.db, c.var.user.id, row.id)).filter((file) => file.id !== row.id)
+      const hasNewName = c.req.header('x-edgefloor-name') ?? c.req.header('x-basefloor-name')
+      const name = hasNewName ? incoming.name : row.name
+      const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, stale, {
+        ...incoming,
+        name,
+        extension: hasNewName ? incoming.extension : extensionOf(row.name) || incoming.extension,
+        fileModifiedAt: incoming.modifiedAt,
+        ...allowance,
+      })
+      await afterUpload(c, updated)
+      return c.json(await shape(c, updated), 200)
+    })
+    .openapi(remove, async (c) => {
+      const deleted = await deleteFileTree(c.var.db, c.env.BUCKET, c.var.user.id, c.req.valid('param').id)
+      return c.json({ deleted }, 200)
+    })
+    // A streamed body with several statuses (200, 206, 304): the handler answers a plain Response.
+    .openapi(download, async (c) => {
+      const query = c.req.query()
+      const row = await downloadOwner(c, c.req.valid('param').id, query.token)
+      return streamDownload(c.env.BUCKET, row, c.req.raw, query.download === '1' || query.force === '1')
+    })
 }

@@ -1,10 +1,10 @@
 // Conversion endpoints: what an extension becomes, starting a job (waiting for its chain by default), reading,
 // following and retrying jobs. All of it scoped to the caller: someone else's job or file is not found.
-import { createRoute, z, type RouteConfig } from '@hono/zod-openapi'
+import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import { and, eq, inArray } from 'drizzle-orm'
-import { bearerSecurity, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
+import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { requireAuth } from '../auth/middleware'
 import { converterFor } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
@@ -20,8 +20,7 @@ const tags = ['Conversion']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 const auth = requireAuth()
 
-const route = <R extends RouteConfig>(config: R) =>
-  createRoute({ tags, security: bearerSecurity, ...config, responses: { ...config.responses, 401: errorResponse('Missing or invalid token') } })
+const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, config)
 
 const ConvertInfo = z
   .object({ extension: z.string().openapi({ example: '.docx' }), accepted: z.boolean(), to: z.string().nullable().openapi({ example: '.pdf' }) })
@@ -114,71 +113,65 @@ async function viewWithSecret(c: Context<AppEnv>, job: JobRow) {
 export function pipelineRoutes() {
   const app = newRouter()
 
-  app.openapi(convertInfo, (c) => {
-    const extension = `.${c.req.valid('param').extension.replace(/^\./, '').toLowerCase()}`
-    const converter = converterFor(extension)
-    return c.json({ extension, accepted: converter !== undefined, to: converter?.to ?? null }, 200)
-  })
-
-  app.openapi(convert, async (c) => {
-    const file = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
-    const isJson = c.req.header('content-type')?.includes('application/json')
-    const body = isJson ? (c.req.valid as unknown as (target: 'json') => z.infer<typeof ConvertBody>)('json') : {}
-    const job = await startJob(pipelineOf(c), c.var.config, file, { options: body.options, callbackUrl: body.callback_url })
-    const respondAsync = /\brespond-async\b/i.test(c.req.header('prefer') ?? '')
-    const settled = respondAsync ? job : await waitForJob(c.var.db, job.id, c.var.config.CONVERT_WAIT_MS)
-    if (settled.status === 'done') {
-      const made = await jobFiles(c.var.db, settled)
-      return c.json(await Promise.all(made.map((row) => toFileResponse(row, c.var.config, origin(c)))), 200)
-    }
-    if (settled.status === 'failed') {
-      throw new ApiError((settled.errorStatus ?? 422) as 422, settled.error ?? 'the conversion failed', { code: 'conversion_failed', details: { job: settled.id } })
-    }
-    c.header('location', `/jobs/${settled.id}`)
-    if (respondAsync) c.header('preference-applied', 'respond-async')
-    return c.json(await viewWithSecret(c, settled), 202)
-  })
-
-  app.openapi(readJob, async (c) => {
-    const job = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
-    return c.json(await viewWithSecret(c, job), 200)
-  })
-
-  app.openapi(jobEvents, (async (c: Context<AppEnv>) => {
-    const first = await findOwnedJob(c.var.db, c.var.user.id, c.req.param('id')!)
-    return streamSSE(c, async (stream) => {
-      let last = ''
-      let job: JobRow | undefined = first
-      const deadline = Date.now() + 10 * 60_000
-      while (job && Date.now() < deadline && !stream.aborted) {
-        const view = JSON.stringify(await jobView(c.var.db, c.var.config, origin(c), job))
-        if (view !== last) await stream.writeSSE({ event: 'job', data: view, id: String(job.updatedAt) })
-        last = view
-        if (job.status === 'done' || job.status === 'failed') break
-        await stream.sleep(500)
-        job = await c.var.db.query.jobs.findFirst({ where: (jobs, { eq }) => eq(jobs.id, first.id) })
-      }
-    })
-  }) as never)
-
-  app.openapi(retryJob, async (c) => {
-    const job = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
-    if (job.status !== 'failed') throw new ApiError(409, `the job is ${job.status}; only a failed job can be retried`, { code: 'not_failed' })
-    const failed = await c.var.db.query.jobSteps.findMany({ where: and(eq(jobSteps.jobId, job.id), eq(jobSteps.status, 'failed')) })
-    if (failed.length > 0) {
-      await c.var.db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: Date.now() }).where(inArray(jobSteps.id, failed.map((step) => step.id)))
-    }
-    await updateJob(c.var.db, job.id, { status: 'running', error: null, errorStatus: null, finishedAt: null })
-    await enqueueSteps(c.env.CONVERSIONS, failed)
-    c.header('location', `/jobs/${job.id}`)
-    return c.json(await jobView(c.var.db, c.var.config, origin(c), { ...job, status: 'running', error: null }), 202)
-  })
-
-  app.openapi(fileJobs, async (c) => {
-    const file = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
-    const list = await jobsOfFile(c.var.db, c.var.user.id, file.id)
-    return c.json(await Promise.all(list.map((job) => jobView(c.var.db, c.var.config, origin(c), job))), 200)
-  })
-
   return app
+    .openapi(convertInfo, (c) => {
+      const extension = `.${c.req.valid('param').extension.replace(/^\./, '').toLowerCase()}`
+      const converter = converterFor(extension)
+      return c.json({ extension, accepted: converter !== undefined, to: converter?.to ?? null }, 200)
+    })
+    .openapi(convert, async (c) => {
+      const file = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const isJson = c.req.header('content-type')?.includes('application/json')
+      const body = isJson ? (c.req.valid as unknown as (target: 'json') => z.infer<typeof ConvertBody>)('json') : {}
+      const job = await startJob(pipelineOf(c), c.var.config, file, { options: body.options, callbackUrl: body.callback_url })
+      const respondAsync = /\brespond-async\b/i.test(c.req.header('prefer') ?? '')
+      const settled = respondAsync ? job : await waitForJob(c.var.db, job.id, c.var.config.CONVERT_WAIT_MS)
+      if (settled.status === 'done') {
+        const made = await jobFiles(c.var.db, settled)
+        return c.json(await Promise.all(made.map((row) => toFileResponse(row, c.var.config, origin(c)))), 200)
+      }
+      if (settled.status === 'failed') {
+        throw new ApiError((settled.errorStatus ?? 422) as 422, settled.error ?? 'the conversion failed', { code: 'conversion_failed', details: { job: settled.id } })
+      }
+      c.header('location', `/jobs/${settled.id}`)
+      if (respondAsync) c.header('preference-applied', 'respond-async')
+      return c.json(await viewWithSecret(c, settled), 202)
+    })
+    .openapi(readJob, async (c) => {
+      const job = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
+      return c.json(await viewWithSecret(c, job), 200)
+    })
+    .openapi(jobEvents, async (c) => {
+      const first = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
+      return streamSSE(c, async (stream) => {
+        let last = ''
+        let job: JobRow | undefined = first
+        const deadline = Date.now() + 10 * 60_000
+        while (job && Date.now() < deadline && !stream.aborted) {
+          const view = JSON.stringify(await jobView(c.var.db, c.var.config, origin(c), job))
+          if (view !== last) await stream.writeSSE({ event: 'job', data: view, id: String(job.updatedAt) })
+          last = view
+          if (job.status === 'done' || job.status === 'failed') break
+          await stream.sleep(500)
+          job = await c.var.db.query.jobs.findFirst({ where: (jobs, { eq }) => eq(jobs.id, first.id) })
+        }
+      })
+    })
+    .openapi(retryJob, async (c) => {
+      const job = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
+      if (job.status !== 'failed') throw new ApiError(409, `the job is ${job.status}; only a failed job can be retried`, { code: 'not_failed' })
+      const failed = await c.var.db.query.jobSteps.findMany({ where: and(eq(jobSteps.jobId, job.id), eq(jobSteps.status, 'failed')) })
+      if (failed.length > 0) {
+        await c.var.db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: Date.now() }).where(inArray(jobSteps.id, failed.map((step) => step.id)))
+      }
+      await updateJob(c.var.db, job.id, { status: 'running', error: null, errorStatus: null, finishedAt: null })
+      await enqueueSteps(c.env.CONVERSIONS, failed)
+      c.header('location', `/jobs/${job.id}`)
+      return c.json(await jobView(c.var.db, c.var.config, origin(c), { ...job, status: 'running', error: null }), 202)
+    })
+    .openapi(fileJobs, async (c) => {
+      const file = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const list = await jobsOfFile(c.var.db, c.var.user.id, file.id)
+      return c.json(await Promise.all(list.map((job) => jobView(c.var.db, c.var.config, origin(c), job))), 200)
+    })
 }
