@@ -51,8 +51,9 @@ function sandboxed(settings: OfficeSettings, folder: string, command: string[]):
   const args = ['bwrap']
   for (const path of READ_ONLY) args.push('--ro-bind-try', path, path)
   args.push('--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/sbin', '/sbin')
-  args.push('--ro-bind', dirname(BRIDGE), dirname(BRIDGE))
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', folder, folder)
+  // A fresh /tmp first: the binds below may live under /tmp (a clone there, the sidecar's own folders).
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp')
+  args.push('--ro-bind', dirname(BRIDGE), dirname(BRIDGE), '--bind', folder, folder)
   args.push('--unshare-all', '--die-with-parent', '--new-session', '--setenv', 'HOME', folder, '--setenv', 'TMPDIR', '/tmp')
   return [...args, ...command]
 }
