@@ -65,6 +65,9 @@ export const configSchema = z.object({
 
   // files
   FILES_MAX_BYTES: integer(100 * MiB, 1),
+  FILES_MAX_RESUMABLE_BYTES: integer(5 * 1024 * MiB, 1),
+  // R2 wants every part but the last to have at least 5 MiB, and none more than 5 GiB.
+  FILES_MAX_PART_BYTES: z.coerce.number().int().min(5 * MiB).max(5 * 1024 * MiB).default(100 * MiB),
   FILES_URL_TTL: duration('1h'),
   FILES_QUOTA_BYTES: integer(0),
   FILES_AUTO_CONVERT: flag(false),

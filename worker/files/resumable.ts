@@ -27,14 +27,23 @@ export interface UploadDeps {
 
 const uploadNotFound = () => new ApiError(404, 'upload not found', { code: 'not_found' })
 
+/** The resumable size limit, then the quota, for an upload that has (or would have) `totalBytes`. */
+async function checkResumableTotal(deps: UploadDeps, userId: string, totalBytes: number | undefined) {
+  const maxBytes = deps.config.FILES_MAX_RESUMABLE_BYTES
+  if (totalBytes !== undefined && totalBytes > maxBytes) {
+    throw new ApiError(413, `the upload would have ${totalBytes} bytes; a resumable upload may have at most ${maxBytes}`, { code: 'file_too_large', details: { max_bytes: maxBytes } })
+  }
+  return uploadAllowance(deps.db, deps.config, userId, totalBytes, { maxBytes })
+}
+
 export async function findOwnedUpload(db: Database, userId: string, id: string): Promise<UploadRow> {
   const upload = await db.query.uploads.findFirst({ where: and(eq(uploads.id, id), eq(uploads.userId, userId)) })
   if (!upload) throw uploadNotFound()
   return upload
 }
 
-export async function startUpload(deps: UploadDeps, userId: string, request: { name: string; prefix?: string; modified?: number }): Promise<UploadRow> {
-  await uploadAllowance(deps.db, deps.config, userId)
+export async function startUpload(deps: UploadDeps, userId: string, request: { name: string; prefix?: string; modified?: number; size?: number }): Promise<UploadRow> {
+  await checkResumableTotal(deps, userId, request.size)
   const now = Date.now()
   const id = newId(now)
   const name = cleanFileName(request.name)
@@ -58,7 +67,11 @@ export async function listParts(db: Database, upload: UploadRow) {
 /** Stores one part (sending a part number again replaces it). The body must have a known length. */
 export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber: number, body: ReadableStream<Uint8Array> | null, length: number) {
   if (!body || !Number.isFinite(length) || length <= 0) throw new ApiError(400, 'a part needs a body and its Content-Length', { code: 'validation_failed' })
-  if (length > deps.config.FILES_MAX_BYTES) throw new ApiError(413, `a part may have at most ${deps.config.FILES_MAX_BYTES} bytes`, { code: 'file_too_large' })
+  const maxPartBytes = deps.config.FILES_MAX_PART_BYTES
+  if (length > maxPartBytes) throw new ApiError(413, `a part may have at most ${maxPartBytes} bytes; this one has ${length}`, { code: 'file_too_large', details: { max_part_bytes: maxPartBytes } })
+  // A part sent again replaces the earlier one: only the others count towards the total.
+  const others = (await listParts(deps.db, upload)).filter((part) => part.partNumber !== partNumber)
+  await checkResumableTotal(deps, upload.userId, others.reduce((sum, part) => sum + part.size, length))
   const part = await deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId).uploadPart(partNumber, body)
   await deps.db
     .insert(uploadParts)
@@ -86,7 +99,7 @@ export async function completeUpload(deps: UploadDeps, upload: UploadRow): Promi
     throw new ApiError(400, `part ${small.partNumber} has ${small.size} bytes; every part but the last needs at least ${MIN_PART_BYTES}`, { code: 'validation_failed' })
   }
   const size = parts.reduce((sum, part) => sum + part.size, 0)
-  const allowance = await uploadAllowance(deps.db, deps.config, upload.userId, size)
+  const allowance = await checkResumableTotal(deps, upload.userId, size)
   if (size > allowance.maxBytes) throw allowance.overLimit()
   const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
   await multipart.complete(parts.map((part) => ({ partNumber: part.partNumber, etag: part.etag })))

@@ -153,6 +153,8 @@ const UploadSchema = z
     name: z.string(),
     parts: z.array(z.object({ part: z.number().int(), size: z.number().int() })),
     min_part_bytes: z.number().int().openapi({ description: 'every part but the last needs at least this many bytes' }),
+    max_part_bytes: z.number().int().openapi({ description: 'no part may have more (FILES_MAX_PART_BYTES)' }),
+    max_bytes: z.number().int().openapi({ description: 'all parts together may have at most this many bytes (FILES_MAX_RESUMABLE_BYTES)' }),
     max_parts: z.number().int(),
   })
   .openapi('Upload')
@@ -161,6 +163,7 @@ const StartUploadBody = z
     name: z.string().min(1).max(1000).openapi({ example: 'video.mp4' }),
     prefix: z.string().max(1000).optional(),
     modified: z.union([z.number().int(), z.iso.datetime({ offset: true })]).optional(),
+    size: z.number().int().min(0).optional().openapi({ description: 'the expected total size: refused at once (413) when over the limit or the quota' }),
   })
   .openapi('StartUpload')
 
@@ -170,7 +173,11 @@ const startUploadRoute = route({
   summary: 'Start a resumable upload (for files bigger than one request)',
   middleware: [requireAuth()] as const,
   request: { body: jsonBody(StartUploadBody) },
-  responses: { 201: jsonResponse(UploadSchema, 'The upload: send parts, then complete it'), 400: errorResponse('Bad name or prefix'), 413: errorResponse('Quota exceeded') },
+  responses: {
+    201: jsonResponse(UploadSchema, 'The upload: send parts, then complete it'),
+    400: errorResponse('Bad name or prefix'),
+    413: errorResponse('The declared size is over FILES_MAX_RESUMABLE_BYTES or the quota, or the quota is used up'),
+  },
 })
 
 const readUploadRoute = route({
@@ -195,7 +202,7 @@ const partRoute = route({
     200: jsonResponse(z.object({ part: z.number().int(), etag: z.string(), size: z.number().int() }).openapi('UploadedPart'), 'The part is stored'),
     400: errorResponse('No body or no Content-Length'),
     404: errorResponse('Upload not found'),
-    413: errorResponse('Part too large'),
+    413: errorResponse('The part is over FILES_MAX_PART_BYTES, or the parts together over FILES_MAX_RESUMABLE_BYTES or the quota'),
   },
 })
 
@@ -219,7 +226,16 @@ const abortRoute = route({
 
 async function uploadView(c: Context<AppEnv>, upload: UploadRow) {
   const parts = await listParts(c.var.db, upload)
-  return { upload_id: upload.id, name: upload.name, parts: parts.map((part) => ({ part: part.partNumber, size: part.size })), min_part_bytes: MIN_PART_BYTES, max_parts: MAX_PARTS }
+  const config = c.var.config
+  return {
+    upload_id: upload.id,
+    name: upload.name,
+    parts: parts.map((part) => ({ part: part.partNumber, size: part.size })),
+    min_part_bytes: MIN_PART_BYTES,
+    max_part_bytes: config.FILES_MAX_PART_BYTES,
+    max_bytes: config.FILES_MAX_RESUMABLE_BYTES,
+    max_parts: MAX_PARTS,
+  }
 }
 
 function origin(c: Context<AppEnv>): string {
@@ -270,7 +286,7 @@ export function fileRoutes() {
     .openapi(startUploadRoute, async (c) => {
       const body = c.req.valid('json')
       const modified = typeof body.modified === 'string' ? Date.parse(body.modified) : body.modified
-      const upload = await startUpload(uploadDeps(c), c.var.user.id, { name: body.name, prefix: body.prefix, modified })
+      const upload = await startUpload(uploadDeps(c), c.var.user.id, { name: body.name, prefix: body.prefix, modified, size: body.size })
       c.header('location', `/files/uploads/${upload.id}`)
       return c.json(await uploadView(c, upload), 201)
     })

@@ -141,14 +141,21 @@ function quotaExceeded(used: number, quota: number, size?: number): ApiError {
   })
 }
 
+export interface AllowanceOptions {
+  /** The size limit of this kind of upload; FILES_MAX_BYTES unless given. */
+  readonly maxBytes?: number
+  /** Bytes the upload frees once it lands (the file it replaces and its conversions): not counted as used. */
+  readonly reclaimedBytes?: number
+}
+
 /** What this user may still store in one file; 413 at once when the declared size is already too much. */
-export async function uploadAllowance(db: Database, config: Config, userId: string, declaredSize?: number): Promise<Allowance> {
-  const sizeLimit = config.FILES_MAX_BYTES
+export async function uploadAllowance(db: Database, config: Config, userId: string, declaredSize?: number, options: AllowanceOptions = {}): Promise<Allowance> {
+  const sizeLimit = options.maxBytes ?? config.FILES_MAX_BYTES
   if (declaredSize !== undefined && declaredSize > sizeLimit) throw tooLarge(sizeLimit)
   const quota = config.FILES_QUOTA_BYTES
   if (quota === 0) return { maxBytes: sizeLimit, overLimit: () => tooLarge(sizeLimit) }
   const [usage] = await db.select({ used: sum(files.size) }).from(files).where(eq(files.userId, userId))
-  const used = Number(usage?.used ?? 0)
+  const used = Math.max(0, Number(usage?.used ?? 0) - (options.reclaimedBytes ?? 0))
   const left = quota - used
   if (left <= 0 || (declaredSize !== undefined && declaredSize > left)) throw quotaExceeded(used, quota, declaredSize)
   if (left >= sizeLimit) return { maxBytes: sizeLimit, overLimit: () => tooLarge(sizeLimit) }
