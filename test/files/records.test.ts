@@ -3,7 +3,7 @@ import { env } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../worker/db/client'
 import { storeFile } from '../../worker/files/store'
-import { call, callJson } from '../support/api'
+import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { multipartBody, PNG_HEAD, uploaded } from '../support/files'
 
@@ -101,6 +101,27 @@ describe('changing and deleting', () => {
     expect((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects).toHaveLength(1)
     const body = await (await call('GET', `/files/${file._id}/download`, { token: user.token })).text()
     expect(body).toBe('second version!')
+  })
+
+  it('does not count the replaced bytes and their conversions against the quota', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'doc.txt', '0123456789')
+    await storeChild(user, file._id, 'doc (1 of 1).png', 0)
+    await uploaded(user, 'other.txt', 'keep')
+    // 10 + 16 (the conversion) + 4 = 30 bytes used of 30: the replace frees 26 of them.
+    const quota = { FILES_QUOTA_BYTES: '30' }
+    const replace = (content: string, headers: Record<string, string> = {}) =>
+      callWithSettings(quota, 'PUT', `/files/${file._id}`, { token: user.token, body: multipartBody('doc.txt', content), headers })
+    const atEdge = await replace('x'.repeat(26))
+    expect(atEdge.status).toBe(200)
+    expect(await atEdge.json()).toMatchObject({ _id: file._id, size: 26 })
+    for (const headers of [{}, { 'x-edgefloor-size': '27' }] as Record<string, string>[]) {
+      const over = await replace('y'.repeat(27), headers)
+      expect(over.status, JSON.stringify(headers)).toBe(413)
+      expect(await over.json()).toMatchObject({ code: 'quota_exceeded', used: 4, quota: 30 })
+    }
+    expect(await (await call('GET', `/files/${file._id}/download`, { token: user.token })).text()).toBe('x'.repeat(26))
+    expect((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects).toHaveLength(2)
   })
 
   it('deletes a file with all its conversions, records and bytes', async () => {

@@ -107,14 +107,14 @@ export async function childrenOf(db: Database, userId: string, parentId: string)
 }
 
 /** The file and every file converted from it, at any depth. */
-export async function fileTree(db: Database, userId: string, rootId: string): Promise<Array<{ id: string; key: string }>> {
-  return db.all<{ id: string; key: string }>(sql`
+export async function fileTree(db: Database, userId: string, rootId: string): Promise<Array<{ id: string; key: string; size: number }>> {
+  return db.all<{ id: string; key: string; size: number }>(sql`
     WITH RECURSIVE tree(id) AS (
       SELECT id FROM files WHERE id = ${rootId} AND user_id = ${userId}
       UNION
       SELECT files.id FROM files JOIN tree ON files.parent_id = tree.id WHERE files.user_id = ${userId}
     )
-    SELECT files.id AS id, files.key AS key FROM files JOIN tree ON files.id = tree.id`)
+    SELECT files.id AS id, files.key AS key, files.size AS size FROM files JOIN tree ON files.id = tree.id`)
 }
 
 /**

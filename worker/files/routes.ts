@@ -342,8 +342,11 @@ export function fileRoutes() {
         return c.json(await shape(c, await renameFile(c.var.db, row, cleanFileName(name))), 200)
       }
       const incoming = await readUpload(c.req.raw, c.var.user.id)
-      const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size)
-      const stale = (await fileTree(c.var.db, c.var.user.id, row.id)).filter((file) => file.id !== row.id)
+      const tree = await fileTree(c.var.db, c.var.user.id, row.id)
+      const stale = tree.filter((file) => file.id !== row.id)
+      // The replace frees the old bytes and the conversions it deletes: the quota does not count them.
+      const reclaimedBytes = tree.reduce((sum, file) => sum + file.size, 0)
+      const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size, { reclaimedBytes })
       const hasNewName = c.req.header('x-edgefloor-name') ?? c.req.header('x-basefloor-name')
       const name = hasNewName ? incoming.name : row.name
       const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, stale, {
