@@ -103,6 +103,18 @@ describe('changing and deleting', () => {
     expect(body).toBe('second version!')
   })
 
+  it('refuses a replace that is neither JSON nor multipart (415) or too large (413), keeping the old content', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'doc.txt', 'kept')
+    const plain = await callJson('PUT', `/files/${file._id}`, { token: user.token, body: 'new', headers: { 'content-type': 'text/plain' } })
+    expect(plain).toMatchObject({ status: 415, body: { message: 'Unsupported Media Type' } })
+    const large = await callWithSettings({ FILES_MAX_BYTES: '4' }, 'PUT', `/files/${file._id}`, { token: user.token, body: multipartBody('doc.txt', 'too large') })
+    expect(large.status).toBe(413)
+    expect(await large.json()).toMatchObject({ message: 'the file is larger than 4 bytes' })
+    expect(await (await call('GET', `/files/${file._id}/download`, { token: user.token })).text()).toBe('kept')
+    expect((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects).toHaveLength(1)
+  })
+
   it('does not count the replaced bytes and their conversions against the quota', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'doc.txt', '0123456789')

@@ -68,6 +68,9 @@ describe('POST /files', () => {
     ['no body', { headers: {} }, 'multipart'],
     ['JSON', { json: { file: 'x' } }, 'multipart'],
     ['no file field', { body: (() => { const f = new FormData(); f.append('other', 'x'); return f })() }, 'no file'],
+    ['"file" as a text field', { body: (() => { const f = new FormData(); f.append('file', 'not a file'); return f })() }, 'no file'],
+    ['a non-multipart body', { body: 'raw bytes', headers: { 'content-type': 'application/octet-stream' } }, 'multipart'],
+    ['a bad X-Edgefloor-Size', { body: multipartBody('a.txt', 'abc'), headers: { 'x-edgefloor-size': '3 bytes' } }, 'X-Edgefloor-Size'],
   ])('refuses %s with 400', async (_case, options, message) => {
     const user = await signUp()
     const res = await callJson('POST', '/files', { token: user.token, ...options })
@@ -91,9 +94,19 @@ describe('POST /files', () => {
     const user = await signUp()
     const declared = await callWithSettings({ FILES_MAX_BYTES: '4' }, 'POST', '/files', { token: user.token, body: multipartBody('a.txt', 'abcdef'), headers: { 'x-edgefloor-size': '6' } })
     expect(declared.status).toBe(413)
+    expect(await declared.json()).toMatchObject({ message: 'the file is larger than 4 bytes', code: 'file_too_large' })
     const streamed = await callWithSettings({ FILES_MAX_BYTES: '4' }, 'POST', '/files', { token: user.token, body: multipartBody('a.txt', 'abcdef') })
     expect(streamed.status).toBe(413)
     expect(await streamed.json()).toMatchObject({ message: 'the file is larger than 4 bytes' })
+    expect(await storedState(user)).toEqual({ objects: 0, rows: 0 })
+  })
+
+  it('refuses with 413 a stream that passes FILES_MAX_BYTES after many chunks, leaving nothing', async () => {
+    const user = await signUp()
+    const bytes = new Uint8Array(3 * 1024 * 1024).fill(1)
+    const res = await callWithSettings({ FILES_MAX_BYTES: String(1024 * 1024) }, 'POST', '/files', { token: user.token, body: multipartBody('big.bin', bytes) })
+    expect(res.status).toBe(413)
+    expect(await res.json()).toEqual({ message: `the file is larger than ${1024 * 1024} bytes`, code: 'file_too_large' })
     expect(await storedState(user)).toEqual({ objects: 0, rows: 0 })
   })
 

@@ -106,7 +106,8 @@ const update = route({
     200: jsonResponse(FileResponseSchema, 'The updated file'),
     400: errorResponse('Validation error'),
     404: errorResponse('Not found (or not yours)'),
-    413: errorResponse('Too large'),
+    413: errorResponse('Larger than FILES_MAX_BYTES or the quota (the bytes replaced do not count)'),
+    415: errorResponse('Neither JSON nor multipart'),
   },
 })
 
