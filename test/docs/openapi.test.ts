@@ -98,6 +98,17 @@ describe('GET /openapi.json', () => {
     expect(binary).toContainEqual({ type: 'string', format: 'binary' })
   })
 
+  it('declares the download\'s range and conditional headers and every status they lead to', async () => {
+    const document = (await fetchDocument()) as unknown as { paths: Record<string, Record<string, any>> }
+    const download = document.paths['/files/{id}/download']?.get
+    const headers = (download?.parameters ?? []).filter((parameter: { in: string }) => parameter.in === 'header').map((parameter: { name: string }) => parameter.name)
+    expect(headers.sort()).toEqual(['if-match', 'if-modified-since', 'if-none-match', 'if-range', 'if-unmodified-since', 'range'])
+    expect(Object.keys(download?.responses ?? {})).toEqual(expect.arrayContaining(['200', '206', '304', '412', '416']))
+    expect(Object.keys(download.responses['206'].headers)).toEqual(expect.arrayContaining(['content-range', 'etag']))
+    expect(Object.keys(download.responses['416'].headers)).toEqual(['content-range'])
+    expect(download.responses['412'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' })
+  })
+
   it('generates the document once and serves the same bytes on every request', async () => {
     const first = await (await call('GET', '/openapi.json')).text()
     const second = await (await call('GET', '/openapi.json')).text()

@@ -123,6 +123,22 @@ const remove = route({
   },
 })
 
+// Conditional and range headers are free text on purpose: RFC 9110 has a malformed Range ignored, not refused.
+const downloadHeaders = z.object({
+  range: z.string().optional().openapi({ description: 'one range, `bytes=<first>-<last>`, `bytes=<first>-` or `bytes=-<suffix>`; others are ignored', example: 'bytes=0-1023' }),
+  'if-range': z.string().optional().openapi({ description: 'the ETag or Last-Modified the range is for; otherwise the whole file' }),
+  'if-match': z.string().optional().openapi({ description: 'ETags (strong comparison) or *; none matching → 412' }),
+  'if-unmodified-since': z.string().optional().openapi({ description: 'HTTP date; modified since → 412 (ignored with If-Match)' }),
+  'if-none-match': z.string().optional().openapi({ description: 'ETags or *; one matching → 304' }),
+  'if-modified-since': z.string().optional().openapi({ description: 'HTTP date; not modified since → 304 (ignored with If-None-Match)' }),
+})
+const validatorHeaders = z.object({
+  etag: z.string().openapi({ description: 'the quoted SHA-256 of the bytes' }),
+  'last-modified': z.string().openapi({ description: 'when the record last changed' }),
+})
+const bytesHeaders = validatorHeaders.extend({ 'accept-ranges': z.literal('bytes'), 'content-length': z.string() })
+const binary = { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } }
+
 const download = route({
   method: 'get',
   path: '/files/{id}/download',
@@ -130,6 +146,7 @@ const download = route({
   security: [{ bearer: [] }, { signedUrl: [] }],
   request: {
     params: IdParams,
+    headers: downloadHeaders,
     query: z.object({
       token: z.string().max(200).optional().openapi({ description: 'the signed token from the record\'s url' }),
       download: z.enum(['0', '1']).optional().openapi({ description: '1: Content-Disposition attachment' }),
@@ -137,12 +154,20 @@ const download = route({
     }),
   },
   responses: {
-    200: { description: 'The file', content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } },
-    206: { description: 'A byte range of the file' },
-    304: { description: 'Not modified' },
+    200: { description: 'The file', headers: bytesHeaders, content: binary },
+    206: {
+      description: 'The requested byte range (an end past the file is clamped)',
+      headers: bytesHeaders.extend({ 'content-range': z.string().openapi({ example: 'bytes 0-1023/48213' }) }),
+      content: binary,
+    },
+    304: { description: 'Not modified (If-None-Match or If-Modified-Since)', headers: validatorHeaders },
     401: errorResponse('No bearer token and no valid signed token'),
     404: errorResponse('Not found'),
-    416: errorResponse('Range not satisfiable'),
+    412: errorResponse('If-Match or If-Unmodified-Since failed'),
+    416: {
+      ...errorResponse('The range starts past the end of the file'),
+      headers: z.object({ 'content-range': z.string().openapi({ example: 'bytes */48213' }) }),
+    },
   },
 })
 
