@@ -2,7 +2,7 @@
 // .tmp/, for benchmarks that measure through real HTTP. Timing is taken by the client: inside workerd the
 // clock does not advance during synchronous work.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -64,6 +64,48 @@ export function workerdRssMiB(groupId: number): number {
     .split('\n')
     .filter((line) => line.includes('workerd'))
     .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]) / 1024, 0)
+}
+
+/** The workerd processes started under a wrangler process group. */
+export function workerdPids(groupId: number): number[] {
+  const ps = spawnSync('ps', ['-o', 'pid=,comm=', '-g', String(groupId)], { encoding: 'utf8' })
+  return ps.stdout
+    .split('\n')
+    .filter((line) => line.includes('workerd'))
+    .map((line) => Number(line.trim().split(/\s+/)[0]))
+}
+
+/** Resident memory of some processes (MiB), read from /proc: cheap enough to sample while a request runs. */
+function rssMiB(pids: readonly number[]): number {
+  let kib = 0
+  for (const pid of pids) {
+    try {
+      kib += Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+    } catch {}
+  }
+  return kib / 1024
+}
+
+export interface MemoryDuring<T> {
+  result: T
+  /** Resident memory when `run` started and the most seen while it ran, MiB. */
+  startMiB: number
+  peakMiB: number
+}
+
+/** Samples the processes' resident memory every `everyMs` while `run` goes. */
+export async function memoryDuring<T>(pids: readonly number[], run: () => Promise<T>, everyMs = 20): Promise<MemoryDuring<T>> {
+  const startMiB = rssMiB(pids)
+  let peakMiB = startMiB
+  const timer = setInterval(() => {
+    peakMiB = Math.max(peakMiB, rssMiB(pids))
+  }, everyMs)
+  try {
+    const result = await run()
+    return { result, startMiB, peakMiB: Math.max(peakMiB, rssMiB(pids)) }
+  } finally {
+    clearInterval(timer)
+  }
 }
 
 export function formatRatio(label: string, ours: number, baselineLabel: string, baseline: number, unit: string): string {
