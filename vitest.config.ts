@@ -23,8 +23,8 @@ export default defineConfig({
                 MAILCHANNELS_API_URL: `${inject('mailCatcherUrl')}/tx/v1/send`,
                 MAILCHANNELS_API_KEY: 'test-mailchannels-key',
                 MAIL_CATCHER_URL: inject('mailCatcherUrl'),
-                // Workers AI has no local mode: transcription goes to a loopback whisper.cpp stand-in.
-                TRANSCRIBE_PROVIDER: 'openai',
+                // Workers AI has no local mode: TRANSCRIBE_PROVIDER=auto (the default) falls back from the local
+                // AI binding to TRANSCRIBE_URL, a loopback whisper.cpp stand-in.
                 TRANSCRIBE_URL: inject('whisperUrl'),
                 TRANSCRIBE_API_KEY: 'test-transcribe-key',
                 WHISPER_URL: inject('whisperUrl'),

@@ -105,11 +105,12 @@ export const configSchema = z.object({
   OFFICE_MAX_BYTES: integer(50 * MiB, 1),
 
   // audio → text
-  TRANSCRIBE_PROVIDER: z.enum(['workers-ai', 'openai']).default('workers-ai'),
+  TRANSCRIBE_PROVIDER: z.enum(['auto', 'workers-ai', 'openai']).default('auto'),
   TRANSCRIBE_MODEL: z.string().default('@cf/openai/whisper-large-v3-turbo'),
   TRANSCRIBE_URL: optionalText,
   TRANSCRIBE_API_KEY: optionalText,
-  AUDIO_MAX_BYTES: integer(100 * MiB, 1),
+  AUDIO_MAX_BYTES: integer(32 * MiB, 1),
+  AUDIO_CHUNK_BYTES: integer(0),
   AUDIO_MAX_SECONDS: integer(4 * 3600, 1),
 })
 

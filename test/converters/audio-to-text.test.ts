@@ -1,12 +1,38 @@
 // audio → transcript (.txt) and timed transcript (.vtt): chunking, providers, limits, and the chain to PNG.
+import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import { audioToText, CHUNK_BYTES } from '../../worker/converters/audio-to-text'
-import { probeAudio } from '../../worker/engines/audio/split'
+import { audioToText } from '../../worker/converters/audio-to-text'
+import { probeAudio, splitAudio } from '../../worker/engines/audio/split'
+import { OPENAI_CHUNK_BYTES } from '../../worker/engines/transcribe/openai'
+import { workersAiChunkBytes } from '../../worker/engines/transcribe/workers-ai'
 import { speechMp3, speechWav } from '../fixtures/audio/speech'
 import { call, callJson } from '../support/api'
 import { signUp } from '../support/accounts'
 import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
+
+const TURBO = '@cf/openai/whisper-large-v3-turbo'
+
+/** What the whisper.cpp stand-in received for one file name. */
+async function standInRequests(name: string): Promise<Array<{ file: { name: string; size: number } }>> {
+  return (await fetch(`${env.WHISPER_URL}/requests?file=${encodeURIComponent(name)}`)).json()
+}
+
+/** A stand-in AI binding answering as whisper-large-v3-turbo does, one segment per call over `seconds`. */
+function turboAi(seconds: (input: { audio: string }) => number = () => 1) {
+  const calls: Array<{ model: string; size: number }> = []
+  const ai = {
+    async run(model: string, input: { audio: string }) {
+      const size = atob(input.audio).length
+      calls.push({ model, size })
+      const end = seconds(input)
+      return { text: `part ${calls.length}.`, segments: [{ start: 0.5, end, text: `part ${calls.length}.` }], transcription_info: { language: 'en' } }
+    },
+  } as unknown as Ai
+  return { ai, calls }
+}
+
+const unique = (name: string) => `${crypto.randomUUID().slice(0, 8)}-${name}`
 
 const text = async (output: Parameters<typeof outputBytes>[0]) => new TextDecoder().decode(await outputBytes(output))
 
@@ -55,7 +81,7 @@ describe('audio-to-text', () => {
     } as unknown as Ai
     const wav = silentWav(600) // 9.6 MB: three chunks
     const outputs = await audioToText.convert(inputFromBytes('long.wav', wav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'workers-ai' } }))
-    expect(calls).toHaveLength(Math.ceil(wav.byteLength / CHUNK_BYTES))
+    expect(calls).toHaveLength(Math.ceil(wav.byteLength / workersAiChunkBytes(TURBO)))
     const vtt = await text(outputs[1]!)
     const starts = [...vtt.matchAll(/^(\d\d:\d\d:\d\d\.\d{3}) -->/gm)].map((match) => match[1])
     expect(starts[0]).toBe('00:00:00.000')
@@ -71,7 +97,8 @@ describe('audio-to-text', () => {
   })
 
   it('refuses a format it cannot split when it is too long for one call', async () => {
-    const big = new Uint8Array(CHUNK_BYTES + 1)
+    const big = new Uint8Array(OPENAI_CHUNK_BYTES + 1)
+    big.set([0, 0, 0, 0x20, ...new TextEncoder().encode('ftypM4A ')]) // an MP4 audio head
     await expect(audioToText.convert(inputFromBytes('long.m4a', big), testContext())).rejects.toMatchObject({ status: 422, message: expect.stringContaining('convert it to MP3 or WAV') })
   })
 
@@ -84,10 +111,85 @@ describe('audio-to-text', () => {
 
   it('says how to configure a provider when none is available, never a fake transcript', async () => {
     const local = { run: async () => Promise.reject(new Error('Binding AI needs to be run remotely')) } as unknown as Ai
-    const failure = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext({ ai: local, settings: { TRANSCRIBE_PROVIDER: 'workers-ai' } })).catch((error) => error)
-    expect(failure).toMatchObject({ retryable: false, message: expect.stringContaining('TRANSCRIBE_PROVIDER=openai and TRANSCRIBE_URL') })
-    const noUrl = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext({ settings: { TRANSCRIBE_URL: undefined } })).catch((error) => error)
+    const explicit = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext({ ai: local, settings: { TRANSCRIBE_PROVIDER: 'workers-ai' } })).catch((error) => error)
+    expect(explicit).toMatchObject({ retryable: false, message: expect.stringContaining('TRANSCRIBE_PROVIDER=openai and TRANSCRIBE_URL') })
+    const noUrl = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext({ settings: { TRANSCRIBE_PROVIDER: 'openai', TRANSCRIBE_URL: undefined } })).catch((error) => error)
     expect(noUrl.message).toMatch(/^TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL/)
+    for (const ai of [local, undefined]) {
+      const auto = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'auto', TRANSCRIBE_URL: undefined } })).catch((error) => error)
+      expect(auto).toMatchObject({ retryable: false, message: expect.stringMatching(/^no transcription provider is available here: .*TRANSCRIBE_PROVIDER=auto .*Set TRANSCRIBE_URL/) })
+    }
+  })
+})
+
+describe('TRANSCRIBE_PROVIDER=auto', () => {
+  it('uses Workers AI when the binding runs, and never the server at TRANSCRIBE_URL', async () => {
+    const { ai, calls } = turboAi()
+    const name = unique('deployed.wav')
+    const outputs = await audioToText.convert(inputFromBytes(name, speechWav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
+    expect(calls).toEqual([{ model: TURBO, size: splitAudio(speechWav, 'wav', OPENAI_CHUNK_BYTES)[0]!.bytes.byteLength }])
+    expect(await text(outputs[0]!)).toBe('part 1.\n')
+    expect(await standInRequests(name)).toEqual([])
+  })
+
+  it('falls back to TRANSCRIBE_URL when the binding only runs remotely (local dev)', async () => {
+    const name = unique('local.wav')
+    const outputs = await audioToText.convert(inputFromBytes(name, speechWav), testContext({ ai: env.AI, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
+    expect(await text(outputs[0]!)).toBe('The quick brown fox. Jumps over the lazy dog.\n')
+    expect(await standInRequests(name)).toMatchObject([{ file: { name, size: splitAudio(speechWav, 'wav', OPENAI_CHUNK_BYTES)[0]!.bytes.byteLength } }])
+  })
+
+  it('gives other Workers AI failures to the queue instead of falling back', async () => {
+    const busy = { run: async () => Promise.reject(new Error('AiError: 3040: Capacity temporarily exceeded, please try again.')) } as unknown as Ai
+    const name = unique('capacity.wav')
+    const failure = await audioToText.convert(inputFromBytes(name, speechWav), testContext({ ai: busy, settings: { TRANSCRIBE_PROVIDER: 'auto' } })).catch((error) => error)
+    expect(failure).toMatchObject({ retryable: true, message: 'Workers AI: AiError: 3040: Capacity temporarily exceeded, please try again.' })
+    expect(await standInRequests(name)).toEqual([])
+  })
+})
+
+describe('inputs refused before the model is called', () => {
+  it.each([
+    ['notes.mp3', new TextEncoder().encode('just some text, not audio'), '"notes.mp3" is not MP3 audio (its first bytes are not an audio signature)'],
+    ['song.wav', speechMp3, '"song.wav" is not WAV audio (its bytes are MP3 audio: rename it)'],
+    ['clip.m4a', new Uint8Array(64), '"clip.m4a" is not M4A (MP4) audio (its first bytes are not an audio signature)'],
+    ['clip.flac', speechWav, '"clip.flac" is not FLAC audio (its bytes are WAV audio: rename it)'],
+    ['clip.ogg', new TextEncoder().encode('ID3 but ogg'), '"clip.ogg" is not Ogg audio (its bytes are MP3 audio: rename it)'],
+    ['clip.webm', new TextEncoder().encode('<html></html>'), '"clip.webm" is not WebM audio (its first bytes are not an audio signature)'],
+  ])('%s whose bytes are something else → 422', async (name, bytes, message) => {
+    const { ai, calls } = turboAi()
+    const failure = await audioToText.convert(inputFromBytes(name, bytes), testContext({ ai })).catch((error) => error)
+    expect(failure).toMatchObject({ status: 422, retryable: false, message })
+    expect(calls).toEqual([])
+  })
+
+  it('a .mp3 upload that is not audio fails its job with 422 and the whisper server never hears of it', async () => {
+    const user = await signUp()
+    const name = unique('memo.mp3')
+    const fake = await uploaded(user, name, 'Dear diary, this is text.')
+    const res = await callJson('POST', `/files/${fake._id}/convert`, { token: user.token })
+    expect(res).toMatchObject({ status: 422, body: { message: `audio-to-text on "${name}" failed: "${name}" is not MP3 audio (its first bytes are not an audio signature)` } })
+    expect(await standInRequests(name)).toEqual([])
+    const files = await callJson('GET', '/files', { token: user.token })
+    expect(JSON.stringify(files.body)).toContain(fake._id) // the upload itself is kept
+  })
+
+  it.each([
+    ['voice.wma', 'Windows Media Audio'],
+    ['voice.aac', 'raw AAC (ADTS)'],
+    ['voice.amr', 'AMR'],
+    ['voice.aiff', 'AIFF'],
+    ['voice.opus', 'a bare .opus file'],
+    ['tune.mid', 'MIDI holds notes'],
+  ])('%s is refused with 422 and its reason, and no job starts', async (file, reason) => {
+    const user = await signUp()
+    const name = unique(file)
+    const upload = await uploaded(user, name, speechWav)
+    const res = await callJson('POST', `/files/${upload._id}/convert`, { token: user.token })
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ code: 'not_convertible', message: expect.stringContaining(`"${name}" cannot be converted: ${reason}`) })
+    expect((await callJson('GET', `/files/${upload._id}/jobs`, { token: user.token })).body).toEqual([])
+    expect(await standInRequests(name)).toEqual([])
   })
 })
 

@@ -4,7 +4,7 @@ import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { openAiTranscriber, transcriptionUrl } from '../../worker/engines/transcribe/openai'
 import { joinTranscripts, toWebVtt } from '../../worker/engines/transcribe/transcript'
-import { normaliseWorkersAi, workersAiTranscriber } from '../../worker/engines/transcribe/workers-ai'
+import { normaliseWorkersAi, workersAiErrorCode, workersAiTranscriber } from '../../worker/engines/transcribe/workers-ai'
 
 /** Output of @cf/openai/whisper-large-v3-turbo as documented (workers-types Ai_Cf_Openai_Whisper_Large_V3_Turbo_Output). */
 const TURBO_OUTPUT = {
@@ -70,17 +70,39 @@ describe('workers-ai transcriber', () => {
   })
 
   it.each([
-    ['Binding AI needs to be run remotely', false, 'no transcription provider is available here'],
-    ['AiError: 3040: Capacity temporarily exceeded (429)', true, 'Workers AI: '],
-    ['InferenceUpstreamError: 500 Internal', true, 'Workers AI: '],
-    ['AiError: 400 Bad input: audio is not decodable', false, 'Workers AI: AiError: 400'],
-  ])('maps "%s" to retryable=%s', async (message, retryable, start) => {
+    ['Binding AI needs to be run remotely', false, 422, 'no transcription provider is available here'],
+    ['AiError: 3040: Capacity temporarily exceeded, please try again.', true, 503, 'Workers AI: '],
+    ['AiError: 3036: You have used up your daily free allocation of 10,000 neurons.', true, 503, 'Workers AI: '],
+    ['4006: you have used up your daily free allocation of 10,000 neurons', true, 503, 'Workers AI: '],
+    ['AiError: 3007: Request timeout', true, 503, 'Workers AI: '],
+    ['AiError: 3008: Request was aborted', true, 503, 'Workers AI: '],
+    ["AiError: 5006: Error: required properties at '/' are 'audio'", false, 422, 'Workers AI: AiError: 5006'],
+    ['AiError: 5004: Invalid data type for base64 input: object', false, 422, 'Workers AI: '],
+    ['AiError: 3003: Request is missing headers or body: body', false, 422, 'Workers AI: '],
+    ['AiError: 3006: Request is too large', false, 413, 'Workers AI: '],
+    ['AiError: 5007: No such model @cf/openai/whisperx or task', false, 502, 'Workers AI: '],
+    ['AiError: 3042: The model name is invalid', false, 502, 'Workers AI: '],
+    ['AiError: 3023: Service unavailable for account', false, 502, 'Workers AI: '],
+    // Without a documented code, an HTTP status in the message decides; with neither, it is transient.
+    ['InferenceUpstreamError: 500 Internal', true, 503, 'Workers AI: '],
+    ['AiError: 400 Bad input: audio is not decodable', false, 422, 'Workers AI: AiError: 400'],
+    ['AiError: 9999: something new', true, 503, 'Workers AI: '],
+  ])('maps "%s" to retryable=%s, status %s', async (message, retryable, status, start) => {
     const { ai } = standInAi(() => {
       throw new Error(message)
     })
     const failure = await workersAiTranscriber(ai, '@cf/openai/whisper-large-v3-turbo').transcribe(audio).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'ConversionError', retryable })
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable, status })
     expect(failure.message.startsWith(start)).toBe(true)
+  })
+
+  it.each([
+    ['AiError: 3040: Capacity temporarily exceeded', 3040],
+    ['3036: Account limited', 3036],
+    ['InferenceUpstreamError: 500 Internal', undefined],
+    ['took 2024 ms', undefined],
+  ])('reads the documented code in "%s"', (message, code) => {
+    expect(workersAiErrorCode(message)).toBe(code)
   })
 
   it('normalises a text-only answer', () => {

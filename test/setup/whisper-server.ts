@@ -1,7 +1,8 @@
 // Global setup (Node): a loopback server that answers POST /v1/audio/transcriptions as whisper.cpp's server
 // does (started with --inference-path /v1/audio/transcriptions): verbose_json with segments, or plain json.
-// The uploaded file's name steers it: "json" → {"text"} only, "reject" → 400, "busy" → 503. Every request is
-// recorded for the tests (GET /requests).
+// The uploaded file's name steers it: "json" → {"text"} only, "reject" → 400, "busy" → 503, "flaky" → 503 for
+// the first two requests with that name, then an answer. Every request is recorded for the tests
+// (GET /requests, or GET /requests?file=NAME for those of one file name).
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type IncomingMessage } from 'node:http'
@@ -68,6 +69,9 @@ export default async function setup(project: TestProject) {
       if (!file) return json(400, { error: { message: 'no file field' } })
       if (file.name.includes('reject')) return json(400, { error: { message: 'Invalid file format.', type: 'invalid_request_error' } })
       if (file.name.includes('busy')) return json(503, { error: { message: 'server busy' } })
+      if (file.name.includes('flaky') && requests.filter((seen) => seen.file?.name === file.name).length <= 2) {
+        return json(503, { error: { message: 'server busy, try again' } })
+      }
       const text = ' The quick brown fox. Jumps over the lazy dog.'
       if (file.name.includes('json') || fields.response_format === 'json') return json(200, { text })
       return json(200, {
@@ -82,7 +86,9 @@ export default async function setup(project: TestProject) {
       })
     }
     if (request.method === 'GET' && url.pathname === '/requests') {
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(requests))
+      const name = url.searchParams.get('file')
+      const matching = name === null ? requests : requests.filter((seen) => seen.file?.name === name)
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(matching))
       return
     }
     response.writeHead(404).end()

@@ -1,23 +1,50 @@
 // Audio → transcript: a .txt (the text) and a .vtt (the same with timestamps, WebVTT) as sibling outputs.
-// WAV and MP3 longer than one provider call are cut at sample/frame boundaries and transcribed in parallel
-// (a few at a time), then joined in order with shifted timestamps; other formats go whole.
+// The bytes must be the audio their extension says (magic numbers) before any provider is called. WAV and MP3
+// larger than one provider call are cut at sample/frame boundaries and transcribed in parallel (a few at a
+// time), then joined in order with shifted timestamps; other formats go whole.
+import { audioContainer, type AudioContainer } from '../engines/audio/container'
 import { AudioFormatError, probeAudio, splitAudio, type AudioChunk } from '../engines/audio/split'
 import { transcriberFor } from '../engines/transcribe/provider'
 import { joinTranscripts, toWebVtt, wordCount } from '../engines/transcribe/transcript'
-import { ConversionError, type Converter } from './converter'
+import { ConversionError, type Converter, type ConversionInput } from './converter'
 
-/** Audio bytes per provider call: well inside Workers AI's request size once base64-encoded. */
-export const CHUNK_BYTES = 4 * 1024 * 1024
 /** Provider calls in flight at once, to stay inside Workers AI's rate limits. */
 const PARALLEL_CALLS = 3
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.mp3': 'audio/mpeg',
-  '.wav': 'audio/wav',
-  '.m4a': 'audio/mp4',
-  '.ogg': 'audio/ogg',
-  '.flac': 'audio/flac',
-  '.webm': 'audio/webm',
+/**
+ * What Whisper providers take: OpenAI's documented list (flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav, webm),
+ * which whisper.cpp's server (with --convert, through ffmpeg) and Workers AI also decode.
+ */
+const FORMATS: Record<string, { contentType: string; container: AudioContainer; label: string }> = {
+  '.mp3': { contentType: 'audio/mpeg', container: 'mp3', label: 'MP3' },
+  '.wav': { contentType: 'audio/wav', container: 'wav', label: 'WAV' },
+  '.m4a': { contentType: 'audio/mp4', container: 'mp4', label: 'M4A (MP4)' },
+  '.ogg': { contentType: 'audio/ogg', container: 'ogg', label: 'Ogg' },
+  '.flac': { contentType: 'audio/flac', container: 'flac', label: 'FLAC' },
+  '.webm': { contentType: 'audio/webm', container: 'webm', label: 'WebM' },
+}
+
+const TAKEN = 'the transcription providers take mp3, wav, m4a, ogg, flac and webm'
+
+/** Audio the providers cannot take, refused with the reason before a job starts. */
+const REFUSED: Record<string, string> = {
+  '.aac': `raw AAC (ADTS) is not audio ${TAKEN}: put it in an .m4a container or convert it to MP3`,
+  '.wma': `Windows Media Audio is not audio ${TAKEN}: convert it to MP3`,
+  '.amr': `AMR is not audio ${TAKEN}: convert it to MP3`,
+  '.aiff': `AIFF is not audio ${TAKEN}: convert it to WAV`,
+  '.aif': `AIFF is not audio ${TAKEN}: convert it to WAV`,
+  '.opus': `a bare .opus file is not audio ${TAKEN}: rename it .ogg if it is Ogg Opus, or convert it to MP3`,
+  '.mid': 'MIDI holds notes, not recorded sound: there is nothing to transcribe',
+  '.midi': 'MIDI holds notes, not recorded sound: there is nothing to transcribe',
+}
+
+/** Refuses bytes that are not the audio their extension names, so no provider is called for them. */
+function checkContainer(input: ConversionInput, bytes: Uint8Array): void {
+  const expected = FORMATS[input.extension]
+  const found = audioContainer(bytes.subarray(0, 16))
+  if (!expected || found === expected.container) return
+  const what = found ? `its bytes are ${found.toUpperCase()} audio: rename it` : 'its first bytes are not an audio signature'
+  throw new ConversionError(`"${input.name}" is not ${expected.label} audio (${what})`, { status: 422 })
 }
 
 async function inParallel<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
@@ -35,13 +62,16 @@ async function inParallel<T, R>(items: readonly T[], limit: number, run: (item: 
 
 export const audioToText: Converter = {
   name: 'audio-to-text',
-  from: Object.keys(CONTENT_TYPES),
+  from: Object.keys(FORMATS),
+  refuses: REFUSED,
   to: '.txt',
   async convert(input, ctx) {
     const { AUDIO_MAX_BYTES, AUDIO_MAX_SECONDS } = ctx.config
     // The provider takes whole files (or chunks of them): AUDIO_MAX_BYTES bounds what is read.
     const bytes = await input.bytes(AUDIO_MAX_BYTES)
+    checkContainer(input, bytes)
     const transcriber = transcriberFor(ctx.config, ctx.ai)
+    const chunkBytes = transcriber.maxChunkBytes
     const format = input.extension === '.wav' ? 'wav' : input.extension === '.mp3' ? 'mp3' : undefined
     let chunks: AudioChunk[]
     if (format) {
@@ -50,18 +80,18 @@ export const audioToText: Converter = {
         if (info.durationSeconds > AUDIO_MAX_SECONDS) {
           throw new ConversionError(`the audio is ${Math.round(info.durationSeconds)} s long; the limit is ${AUDIO_MAX_SECONDS} s (AUDIO_MAX_SECONDS)`)
         }
-        chunks = splitAudio(bytes, format, CHUNK_BYTES)
+        chunks = splitAudio(bytes, format, chunkBytes)
       } catch (error) {
         if (error instanceof AudioFormatError) throw new ConversionError(`the ${format.toUpperCase()} file cannot be read: ${error.message}`, { status: 422 })
         throw error
       }
     } else {
-      if (bytes.byteLength > CHUNK_BYTES) {
-        throw new ConversionError(`${input.extension} audio over ${CHUNK_BYTES} bytes cannot be split here: convert it to MP3 or WAV`, { status: 422 })
+      if (bytes.byteLength > chunkBytes) {
+        throw new ConversionError(`${input.extension} audio over ${chunkBytes} bytes (one call to ${transcriber.name}) cannot be split here: convert it to MP3 or WAV`, { status: 422 })
       }
       chunks = [{ bytes, startSeconds: 0, durationSeconds: 0 }]
     }
-    const contentType = CONTENT_TYPES[input.extension] ?? input.contentType
+    const contentType = FORMATS[input.extension]?.contentType ?? input.contentType
     const parts = await inParallel(chunks, PARALLEL_CALLS, async (chunk) => ({
       startSeconds: chunk.startSeconds,
       transcript: await transcriber.transcribe(

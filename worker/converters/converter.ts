@@ -65,6 +65,12 @@ export interface Converter {
   readonly from: readonly string[]
   /** Target extension with the dot: '.png'. */
   readonly to: string
+  /**
+   * Optional: extensions of this converter's kind of input that it cannot take, each with the reason (lower-case,
+   * with the dot: { '.wma': 'Windows Media Audio is not …' }). A file with one is refused with 422 and that reason
+   * before any job starts.
+   */
+  readonly refuses?: Readonly<Record<string, string>>
   /** Optional: converters whose work splits (PDF pages) say how, after a cheap look at the input. */
   plan?(input: ConversionInput, ctx: ConversionContext): Promise<ConversionPlan>
   /**

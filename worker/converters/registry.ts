@@ -19,6 +19,12 @@ export function buildRegistry(converters: readonly Converter[]): ReadonlyMap<str
       byExtension.set(extension, converter)
     }
   }
+  for (const converter of converters) {
+    for (const extension of Object.keys(converter.refuses ?? {})) {
+      const claimed = byExtension.get(extension)
+      if (claimed) throw new Error(`converter ${converter.name} refuses ${extension}, which ${claimed.name} claims`)
+    }
+  }
   return byExtension
 }
 
@@ -37,6 +43,12 @@ export function registerConverter(converter: Converter): void {
 /** The converter for a lower-case extension with its dot (".docx"), if any. */
 export function converterFor(extension: string): Converter | undefined {
   return registry.get(extension.toLowerCase())
+}
+
+/** Why a converter refuses a lower-case extension with its dot (".wma"), when one does. */
+export function refusalFor(extension: string): string | undefined {
+  const lower = extension.toLowerCase()
+  return converters.find((converter) => converter.refuses && Object.hasOwn(converter.refuses, lower))?.refuses?.[lower]
 }
 
 /** A converter by its name, as stored on a job step. */

@@ -2,7 +2,7 @@
 // auto-conversion after an upload.
 import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
-import { converterFor } from '../converters/registry'
+import { converterFor, refusalFor } from '../converters/registry'
 import type { Database } from '../db/client'
 import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
@@ -18,6 +18,8 @@ export async function startJob(
   request: { options?: Record<string, string | number | boolean>; callbackUrl?: string } = {},
 ): Promise<JobRow> {
   const converter = converterFor(file.extension)
+  const refusal = refusalFor(file.extension)
+  if (!converter && refusal) throw new ApiError(422, `"${file.name}" cannot be converted: ${refusal}`, { code: 'not_convertible' })
   if (!converter) {
     throw new ApiError(415, `no converter accepts ${file.extension || 'files without an extension'}`, { code: 'not_convertible' })
   }

@@ -26,10 +26,14 @@ export function normaliseOpenAi(body: OpenAiResponse, durationSeconds?: number):
   return { text, segments, language: body.language }
 }
 
-export function openAiTranscriber(options: { url: string; apiKey?: string; model: string; timeoutMs?: number }): Transcriber {
+/** OpenAI's documented upload limit is 25 MB; whisper.cpp's server and speaches take at least that. */
+export const OPENAI_CHUNK_BYTES = 24 * 1024 * 1024
+
+export function openAiTranscriber(options: { url: string; apiKey?: string; model: string; timeoutMs?: number; chunkBytes?: number }): Transcriber {
   const endpoint = transcriptionUrl(options.url)
   return {
     name: `openai-compatible ${endpoint}`,
+    maxChunkBytes: options.chunkBytes ?? OPENAI_CHUNK_BYTES,
     async transcribe(audio: AudioForTranscription, signal?: AbortSignal) {
       const form = new FormData()
       form.append('file', new File([audio.bytes], audio.filename, { type: audio.contentType }))

@@ -1,17 +1,55 @@
 // The transcription provider the settings choose: Workers AI in production, an OpenAI-compatible server for
-// self-hosting and local runs.
+// self-hosting and local runs, or (auto, the default) whichever of the two runs here.
 import type { Config } from '../../config'
 import { ConversionError } from '../../converters/converter'
 import { openAiTranscriber } from './openai'
 import type { Transcriber } from './transcript'
-import { notConfigured, workersAiTranscriber } from './workers-ai'
+import { isWorkersAiUnavailable, workersAiTranscriber } from './workers-ai'
+
+const NOT_CONFIGURED =
+  'no transcription provider is available here: Workers AI runs only when deployed (TRANSCRIBE_PROVIDER=auto or workers-ai) and TRANSCRIBE_URL is not set. Set TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI), or TRANSCRIBE_PROVIDER=openai with it'
+
+export const noProvider = () => new ConversionError(NOT_CONFIGURED)
 
 export function transcriberFor(config: Config, ai: Ai | undefined): Transcriber {
-  if (config.TRANSCRIBE_PROVIDER === 'workers-ai') return workersAiTranscriber(ai, config.TRANSCRIBE_MODEL)
-  if (!config.TRANSCRIBE_URL) {
-    throw new ConversionError(`TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL. ${notConfigured().message}`)
+  const chunkBytes = config.AUDIO_CHUNK_BYTES || undefined
+  if (config.TRANSCRIBE_PROVIDER === 'workers-ai') return workersAiTranscriber(ai, config.TRANSCRIBE_MODEL, chunkBytes)
+  if (config.TRANSCRIBE_PROVIDER === 'openai') {
+    if (!config.TRANSCRIBE_URL) throw new ConversionError(`TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL. ${NOT_CONFIGURED}`)
+    return openAiFrom(config, config.TRANSCRIBE_URL, chunkBytes)
   }
+  return autoTranscriber(config, ai, chunkBytes)
+}
+
+function openAiFrom(config: Config, url: string, chunkBytes: number | undefined): Transcriber {
   // Workers AI model ids mean nothing to other servers: whisper.cpp ignores the model, OpenAI wants whisper-1.
   const model = config.TRANSCRIBE_MODEL.startsWith('@cf/') ? 'whisper-1' : config.TRANSCRIBE_MODEL
-  return openAiTranscriber({ url: config.TRANSCRIBE_URL, apiKey: config.TRANSCRIBE_API_KEY, model })
+  return openAiTranscriber({ url, apiKey: config.TRANSCRIBE_API_KEY, model, chunkBytes })
+}
+
+/**
+ * Workers AI when the binding runs (deployed); when it is missing or answers that it only runs remotely (local
+ * dev), the OpenAI-compatible server at TRANSCRIBE_URL; with neither, a failure that names the settings.
+ */
+function autoTranscriber(config: Config, ai: Ai | undefined, chunkBytes: number | undefined): Transcriber {
+  const fallback = config.TRANSCRIBE_URL ? openAiFrom(config, config.TRANSCRIBE_URL, chunkBytes) : undefined
+  if (!ai) {
+    if (!fallback) throw noProvider()
+    return fallback
+  }
+  const workersAi = workersAiTranscriber(ai, config.TRANSCRIBE_MODEL, chunkBytes)
+  return {
+    name: fallback ? `${workersAi.name}, else ${fallback.name}` : workersAi.name,
+    // Chunks cut for Workers AI fit the OpenAI-compatible server too (its limit is the larger one).
+    maxChunkBytes: Math.min(workersAi.maxChunkBytes, fallback?.maxChunkBytes ?? Number.POSITIVE_INFINITY),
+    async transcribe(audio, signal) {
+      try {
+        return await workersAi.transcribe(audio, signal)
+      } catch (error) {
+        if (!isWorkersAiUnavailable(error)) throw error
+        if (!fallback) throw noProvider()
+        return fallback.transcribe(audio, signal)
+      }
+    },
+  }
 }

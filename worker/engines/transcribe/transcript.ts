@@ -23,6 +23,8 @@ export interface AudioForTranscription {
 
 export interface Transcriber {
   readonly name: string
+  /** The largest audio (bytes) one call takes: longer WAV and MP3 are cut into chunks of at most this. */
+  readonly maxChunkBytes: number
   transcribe(audio: AudioForTranscription, signal?: AbortSignal): Promise<Transcript>
 }
 

@@ -39,7 +39,7 @@ function segmentsFromWords(words: NonNullable<WordsOutput['words']>): Transcript
 }
 
 export function normaliseWorkersAi(model: string, output: unknown): Transcript {
-  if (model.includes('whisper-large-v3-turbo')) {
+  if (takesBase64(model)) {
     const turbo = output as TurboOutput
     const segments = (turbo.segments ?? []).map((segment) => ({ start: segment.start ?? 0, end: segment.end ?? segment.start ?? 0, text: (segment.text ?? '').trim() }))
     return { text: turbo.text.trim(), segments, language: turbo.transcription_info?.language }
@@ -48,12 +48,24 @@ export function normaliseWorkersAi(model: string, output: unknown): Transcript {
   return { text: words.text.trim(), segments: segmentsFromWords(words.words ?? []) }
 }
 
-export function workersAiTranscriber(ai: Ai | undefined, model: string): Transcriber {
+/**
+ * Audio bytes per call. whisper-large-v3-turbo takes base64 (4 MiB → 5.6 MB of JSON); whisper and whisper-tiny-en
+ * take a JSON array of numbers, about 3.6 characters per byte, so 1 MiB of audio is already a 4 MB request.
+ */
+export function workersAiChunkBytes(model: string): number {
+  return takesBase64(model) ? 4 * MiB : 1 * MiB
+}
+
+const MiB = 1024 * 1024
+const takesBase64 = (model: string) => model.includes('whisper-large-v3-turbo')
+
+export function workersAiTranscriber(ai: Ai | undefined, model: string, chunkBytes?: number): Transcriber {
   return {
     name: `workers-ai ${model}`,
+    maxChunkBytes: chunkBytes ?? workersAiChunkBytes(model),
     async transcribe(audio: AudioForTranscription) {
-      if (!ai) throw notConfigured()
-      const input = model.includes('whisper-large-v3-turbo') ? { audio: toBase64(audio.bytes) } : { audio: [...audio.bytes] }
+      if (!ai) throw unavailable()
+      const input = takesBase64(model) ? { audio: toBase64(audio.bytes) } : { audio: [...audio.bytes] }
       let output: unknown
       try {
         output = await (ai.run as (model: string, input: unknown) => Promise<unknown>)(model, input)
@@ -65,15 +77,55 @@ export function workersAiTranscriber(ai: Ai | undefined, model: string): Transcr
   }
 }
 
-export const notConfigured = () =>
-  new ConversionError(
+/** Workers AI cannot run here (no binding, or local dev, where the binding only runs remotely). */
+class WorkersAiUnavailable extends ConversionError {}
+
+export const isWorkersAiUnavailable = (error: unknown): boolean => error instanceof WorkersAiUnavailable
+
+const unavailable = () =>
+  new WorkersAiUnavailable(
     'no transcription provider is available here: Workers AI runs only when deployed. Set TRANSCRIBE_PROVIDER=openai and TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)',
   )
 
+/**
+ * Workers AI's documented error codes ("Errors" in the Workers AI platform docs), each with whether a later try
+ * can succeed and the status a client sees. 5006 (the input does not match the model's schema) and 4006 (daily
+ * free allocation used up) are not in that table but are what the binding answers in those cases.
+ */
+const ERROR_CODES: Record<number, { retryable: boolean; status?: ConversionError['status'] }> = {
+  3007: { retryable: true }, // timeout
+  3008: { retryable: true }, // aborted
+  3036: { retryable: true }, // account limited: rate or daily allocation
+  3040: { retryable: true }, // out of capacity
+  4006: { retryable: true }, // daily free allocation used up
+  3003: { retryable: false }, // incomplete request
+  3006: { retryable: false, status: 413 }, // request too large
+  5004: { retryable: false }, // invalid data (base64)
+  5006: { retryable: false }, // input validation
+  3023: { retryable: false, status: 502 }, // account blocked
+  3039: { retryable: false, status: 502 }, // finetune missing files
+  3041: { retryable: false, status: 502 }, // account not allowed for private model
+  3042: { retryable: false, status: 502 }, // invalid model id
+  5005: { retryable: false, status: 502 }, // LoRA unsupported
+  5007: { retryable: false, status: 502 }, // no such model
+  5016: { retryable: false, status: 502 }, // model terms not agreed
+  5018: { retryable: false, status: 502 }, // account not allowed for private model
+  5019: { retryable: false, status: 502 }, // deprecated SDK
+}
+
+/** The documented code in a binding error ("AiError: 3040: Capacity temporarily exceeded…"), if any. */
+export function workersAiErrorCode(message: string): number | undefined {
+  const code = /(?:^|[\s:])([345]\d{3}):/.exec(message)?.[1]
+  return code ? Number(code) : undefined
+}
+
 function classify(error: unknown): ConversionError {
   const message = (error as Error)?.message ?? String(error)
-  if (LOCAL_MODE.test(message)) return notConfigured()
+  if (LOCAL_MODE.test(message)) return unavailable()
+  const known = ERROR_CODES[workersAiErrorCode(message) ?? -1]
+  if (known) return new ConversionError(`Workers AI: ${message}`, { ...known, cause: error })
+  // An undocumented code: an HTTP status in the message decides, else it is taken as transient.
   const status = /\b([45]\d\d)\b/.exec(message)?.[1]
-  const permanent = status !== undefined && status.startsWith('4') && status !== '429'
+  const permanent = status?.startsWith('4') === true && status !== '429' && status !== '408'
   return new ConversionError(`Workers AI: ${message}`, { retryable: !permanent, cause: error })
 }
