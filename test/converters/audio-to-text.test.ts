@@ -2,6 +2,8 @@
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { audioToText } from '../../worker/converters/audio-to-text'
+import { loadConfig } from '../../worker/config'
+import { audioContainer } from '../../worker/engines/audio/container'
 import { probeAudio, splitAudio } from '../../worker/engines/audio/split'
 import { OPENAI_CHUNK_BYTES } from '../../worker/engines/transcribe/openai'
 import { workersAiChunkBytes } from '../../worker/engines/transcribe/workers-ai'
@@ -122,6 +124,74 @@ describe('audio-to-text', () => {
   })
 })
 
+describe('chunk sizes', () => {
+  const bytesOf = (input: { audio: string | number[] }) => (typeof input.audio === 'string' ? Uint8Array.from(atob(input.audio), (c) => c.charCodeAt(0)) : Uint8Array.from(input.audio))
+
+  /** A stand-in AI binding of any model that records each chunk and answers one segment spanning it. */
+  function spanningAi(model: string, format: 'wav' | 'mp3') {
+    const chunks: Uint8Array[] = []
+    const ai = {
+      async run(_model: string, input: { audio: string | number[] }) {
+        const bytes = bytesOf(input)
+        chunks.push(bytes)
+        const end = probeAudio(bytes, format).durationSeconds
+        const text = `chunk ${chunks.length}.`
+        const words = { text, words: [{ word: text, start: 0, end }] }
+        return model.includes('turbo') ? { text, segments: [{ start: 0, end, text }] } : words
+      },
+    } as unknown as Ai
+    return { ai, chunks }
+  }
+
+  const cueTimes = (vtt: string) => [...vtt.matchAll(/^(\d\d):(\d\d):(\d\d\.\d{3}) --> (\d\d):(\d\d):(\d\d\.\d{3})$/gm)].map((m) => {
+    const at = (h: string, mi: string, se: string) => Number(h) * 3600 + Number(mi) * 60 + Number(se)
+    return [at(m[1]!, m[2]!, m[3]!), at(m[4]!, m[5]!, m[6]!)] as const
+  })
+
+  it('defaults: 4 MiB for whisper-large-v3-turbo (base64), 1 MiB for the byte-array models, 24 MiB for OpenAI-compatible servers, 32 MiB read at most', () => {
+    expect(workersAiChunkBytes('@cf/openai/whisper-large-v3-turbo')).toBe(4 * 1024 * 1024)
+    expect(workersAiChunkBytes('@cf/openai/whisper')).toBe(1024 * 1024)
+    expect(workersAiChunkBytes('@cf/openai/whisper-tiny-en')).toBe(1024 * 1024)
+    expect(OPENAI_CHUNK_BYTES).toBe(24 * 1024 * 1024)
+    expect(loadConfig({ JWT_SECRET: 'x'.repeat(32) })).toMatchObject({ AUDIO_MAX_BYTES: 32 * 1024 * 1024, AUDIO_CHUNK_BYTES: 0, TRANSCRIBE_PROVIDER: 'auto' })
+  })
+
+  it.each(['@cf/openai/whisper', '@cf/openai/whisper-tiny-en'])('sends %s byte arrays of at most 1 MiB and joins their words in order', async (model) => {
+    const { ai, chunks } = spanningAi(model, 'wav')
+    const wav = silentWav(150) // 2.4 MB: three chunks
+    const outputs = await audioToText.convert(inputFromBytes('long.wav', wav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'workers-ai', TRANSCRIBE_MODEL: model } }))
+    expect(chunks).toHaveLength(3)
+    for (const chunk of chunks) expect(chunk.byteLength).toBeLessThanOrEqual(1024 * 1024)
+    expect(await text(outputs[0]!)).toBe('chunk 1. chunk 2. chunk 3.\n')
+    const cues = cueTimes(await text(outputs[1]!))
+    expect(cues[0]![0]).toBe(0)
+    expect(cues.at(-1)![1]).toBeCloseTo(150, 2)
+  })
+
+  it('AUDIO_CHUNK_BYTES overrides the model default, and MP3 chunks are whole frames whose timestamps join without gaps', async () => {
+    const { ai, chunks } = spanningAi(TURBO, 'mp3')
+    const outputs = await audioToText.convert(inputFromBytes('speech.mp3', speechMp3), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'workers-ai', AUDIO_CHUNK_BYTES: 3000 } }))
+    expect(chunks.length).toBeGreaterThanOrEqual(Math.ceil(speechMp3.byteLength / 3000))
+    for (const chunk of chunks) {
+      expect(chunk.byteLength).toBeLessThanOrEqual(3000)
+      expect(audioContainer(chunk)).toBe('mp3')
+    }
+    const cues = cueTimes(await text(outputs[1]!))
+    expect(cues).toHaveLength(chunks.length)
+    // Each chunk's segment starts where the previous one ended: the shifted timestamps tile the whole audio.
+    for (let i = 1; i < cues.length; i++) expect(cues[i]![0]).toBeCloseTo(cues[i - 1]![1], 2)
+    expect(cues.at(-1)![1]).toBeCloseTo(probeAudio(speechMp3, 'mp3').durationSeconds, 2)
+    expect(outputs[0]!.metadata).toMatchObject({ duration_seconds: expect.closeTo(probeAudio(speechMp3, 'mp3').durationSeconds, 1) })
+  })
+
+  it('refuses audio over AUDIO_MAX_BYTES with 413 before reading it', async () => {
+    const { ai, calls } = turboAi()
+    const failure = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext({ ai, settings: { AUDIO_MAX_BYTES: 1000 } })).catch((error) => error)
+    expect(failure).toMatchObject({ status: 413, retryable: false })
+    expect(calls).toEqual([])
+  })
+})
+
 describe('TRANSCRIBE_PROVIDER=auto', () => {
   it('uses Workers AI when the binding runs, and never the server at TRANSCRIBE_URL', async () => {
     const { ai, calls } = turboAi()
@@ -207,6 +277,23 @@ describe('audio → txt → png through the pipeline', () => {
     expect(png.parent_file).toBe(txt._id)
     expect(await (await call('GET', `/files/${txt._id}/download`, { token: user.token })).text()).toBe('The quick brown fox. Jumps over the lazy dog.\n')
   })
+
+  it('retries a provider that answers 503 twice through the queue, and makes exactly one transcript', async () => {
+    const user = await signUp()
+    const name = unique('flaky.wav')
+    const base = name.slice(0, -'.wav'.length)
+    const clip = await uploaded(user, name, speechWav)
+    const res = await callJson('POST', `/files/${clip._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(res.body.map((file: { name: string }) => file.name)).toEqual([`${base} (1 of 2).txt`, `${base} (2 of 2).vtt`, `${base} (1 of 2) (1 of 1).png`])
+    expect(await standInRequests(name)).toHaveLength(3) // 503, 503, then the transcript
+    const [job] = (await callJson('GET', `/files/${clip._id}/jobs`, { token: user.token })).body
+    expect(job.steps.find((step: { source_file: string }) => step.source_file === clip._id)).toMatchObject({ status: 'done', attempts: 3 })
+    const all = (await callJson('GET', '/files', { token: user.token })).body
+    const children = all.filter((file: { parent_file: string }) => file.parent_file === clip._id)
+    expect(children.map((file: { name: string }) => file.name).sort()).toEqual([`${base} (1 of 2).txt`, `${base} (2 of 2).vtt`])
+    expect(await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).text()).toBe('The quick brown fox. Jumps over the lazy dog.\n')
+  }, 60_000)
 
   it('fails the job with the provider\'s reason on a permanent error', async () => {
     const user = await signUp()
