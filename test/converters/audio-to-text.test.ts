@@ -244,6 +244,17 @@ describe('inputs refused before the model is called', () => {
     expect(JSON.stringify(files.body)).toContain(fake._id) // the upload itself is kept
   })
 
+  it('GET /convert/:extension says why a refused audio format is not accepted', async () => {
+    const user = await signUp()
+    expect((await callJson('GET', '/convert/wma', { token: user.token })).body).toEqual({
+      extension: '.wma',
+      accepted: false,
+      to: null,
+      reason: 'Windows Media Audio is not audio the transcription providers take mp3, wav, m4a, ogg, flac and webm: convert it to MP3',
+    })
+    expect((await callJson('GET', '/convert/mp3', { token: user.token })).body).toEqual({ extension: '.mp3', accepted: true, to: '.txt' })
+  })
+
   it.each([
     ['voice.wma', 'Windows Media Audio'],
     ['voice.aac', 'raw AAC (ADTS)'],

@@ -6,7 +6,7 @@ import { streamSSE } from 'hono/streaming'
 import { and, eq, inArray } from 'drizzle-orm'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { requireAuth } from '../auth/middleware'
-import { converterFor } from '../converters/registry'
+import { converterFor, refusalFor } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
 import { jobSteps } from '../db/schema'
 import { ApiError } from '../errors'
@@ -23,7 +23,12 @@ const auth = requireAuth()
 const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, config)
 
 const ConvertInfo = z
-  .object({ extension: z.string().openapi({ example: '.docx' }), accepted: z.boolean(), to: z.string().nullable().openapi({ example: '.pdf' }) })
+  .object({
+    extension: z.string().openapi({ example: '.docx' }),
+    accepted: z.boolean(),
+    to: z.string().nullable().openapi({ example: '.pdf' }),
+    reason: z.string().optional().openapi({ description: 'why a converter refuses this kind of input (e.g. .wma audio), when one does' }),
+  })
   .openapi('ConvertInfo')
 
 const convertInfo = route({
@@ -117,7 +122,8 @@ export function pipelineRoutes() {
     .openapi(convertInfo, (c) => {
       const extension = `.${c.req.valid('param').extension.replace(/^\./, '').toLowerCase()}`
       const converter = converterFor(extension)
-      return c.json({ extension, accepted: converter !== undefined, to: converter?.to ?? null }, 200)
+      const reason = converter ? undefined : refusalFor(extension)
+      return c.json({ extension, accepted: converter !== undefined, to: converter?.to ?? null, ...(reason ? { reason } : {}) }, 200)
     })
     .openapi(convert, async (c) => {
       const file = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
