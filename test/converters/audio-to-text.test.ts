@@ -209,6 +209,15 @@ describe('TRANSCRIBE_PROVIDER=auto', () => {
     expect(await standInRequests(name)).toMatchObject([{ file: { name, size: splitAudio(speechWav, 'wav', OPENAI_CHUNK_BYTES)[0]!.bytes.byteLength } }])
   })
 
+  it('asks a binding that only runs remotely once, then goes straight to TRANSCRIBE_URL', async () => {
+    let tries = 0
+    const local = { run: async () => Promise.reject(new Error(`Binding AI needs to be run remotely (${++tries})`)) } as unknown as Ai
+    const name = unique('twice.wav')
+    for (let i = 0; i < 2; i++) await audioToText.convert(inputFromBytes(name, speechWav), testContext({ ai: local, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
+    expect(tries).toBe(1)
+    expect(await standInRequests(name)).toHaveLength(2)
+  })
+
   it('gives other Workers AI failures to the queue instead of falling back', async () => {
     const busy = { run: async () => Promise.reject(new Error('AiError: 3040: Capacity temporarily exceeded, please try again.')) } as unknown as Ai
     const name = unique('capacity.wav')

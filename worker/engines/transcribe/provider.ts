@@ -28,12 +28,18 @@ function openAiFrom(config: Config, url: string, chunkBytes: number | undefined)
 }
 
 /**
+ * Bindings that answered they only run remotely: they answer so for the isolate's life, and each try logs an
+ * uncaught error in local dev, so they are not tried again.
+ */
+const remoteOnly = new WeakSet<Ai>()
+
+/**
  * Workers AI when the binding runs (deployed); when it is missing or answers that it only runs remotely (local
  * dev), the OpenAI-compatible server at TRANSCRIBE_URL; with neither, a failure that names the settings.
  */
 function autoTranscriber(config: Config, ai: Ai | undefined, chunkBytes: number | undefined): Transcriber {
   const fallback = config.TRANSCRIBE_URL ? openAiFrom(config, config.TRANSCRIBE_URL, chunkBytes) : undefined
-  if (!ai) {
+  if (!ai || remoteOnly.has(ai)) {
     if (!fallback) throw noProvider()
     return fallback
   }
@@ -47,6 +53,7 @@ function autoTranscriber(config: Config, ai: Ai | undefined, chunkBytes: number 
         return await workersAi.transcribe(audio, signal)
       } catch (error) {
         if (!isWorkersAiUnavailable(error)) throw error
+        remoteOnly.add(ai)
         if (!fallback) throw noProvider()
         return fallback.transcribe(audio, signal)
       }
