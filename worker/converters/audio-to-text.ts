@@ -13,7 +13,8 @@ const PARALLEL_CALLS = 3
 
 /**
  * What Whisper providers take: OpenAI's documented list (flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav, webm),
- * which whisper.cpp's server (with --convert, through ffmpeg) and Workers AI also decode.
+ * all of which whisper.cpp's server decodes with --convert (ffmpeg). Workers AI documents no list: the same is
+ * assumed, and what it cannot decode fails with its own reason.
  */
 const FORMATS: Record<string, { contentType: string; container: AudioContainer; label: string }> = {
   '.mp3': { contentType: 'audio/mpeg', container: 'mp3', label: 'MP3' },
