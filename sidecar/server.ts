@@ -214,6 +214,8 @@ async function convertRoute(request: IncomingMessage, response: ServerResponse, 
   send(response, 200, archive, { 'content-type': 'application/zip', 'content-disposition': `attachment; filename="${outputName}.zip"` })
 }
 
+const ROUTE_METHODS: Readonly<Record<string, string>> = { '/health': 'GET', '/version': 'GET', '/forms/libreoffice/convert': 'POST', '/convert/office': 'POST' }
+
 export interface RunningSidecar {
   readonly url: string
   readonly pool: LibreOfficePool
@@ -241,6 +243,9 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
         await convertRoute(request, response, pool, options)
         return
       }
+      // Gotenberg's router: a known path asked with another method is 405, anything else 404.
+      const allowed = ROUTE_METHODS[path]
+      if (allowed) return send(response, 405, 'Method Not Allowed', { allow: allowed })
       send(response, 404, 'Not Found')
     } catch (error) {
       const [status, message] =

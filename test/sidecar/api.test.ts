@@ -95,6 +95,18 @@ describe('sidecar: Gotenberg API', () => {
     expect(await res.text()).toContain(message)
   })
 
+  it('answers 405 to a known path asked with another method, and 404 elsewhere, with the trace header', async () => {
+    const wrongMethod = await fetch(`${base()}/forms/libreoffice/convert`, { headers: { 'gotenberg-trace': 'trace-405' } })
+    expect(wrongMethod.status).toBe(405)
+    expect(wrongMethod.headers.get('allow')).toBe('POST')
+    expect(wrongMethod.headers.get('gotenberg-trace')).toBe('trace-405')
+    expect(await wrongMethod.text()).toBe('Method Not Allowed')
+    expect((await fetch(`${base()}/version`, { method: 'POST' })).status).toBe(405)
+    const unknown = await fetch(`${base()}/forms/chromium/convert/url`, { method: 'POST' })
+    expect(unknown.status).toBe(404)
+    expect(await unknown.text()).toBe('Not Found')
+  })
+
   it('converts the convertible files of a form and leaves the others out, as Gotenberg does', async () => {
     const res = await fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body: form({ a: ['hello.rtf', 'hello.rtf'], b: ['data.csv', 'data.exe'] }) })
     expect(res.status).toBe(200)
