@@ -73,6 +73,9 @@ describe('docker-compose.sidecar.yml', () => {
     const [, readSeconds] = /proxy_read_timeout (\d+)s;/.exec(nginx) ?? []
     const [, apiSeconds] = /GOTENBERG_API_TIMEOUT:-(\d+)s/.exec(gotenberg.command!.join(' ')) ?? []
     expect(Number(readSeconds)).toBeGreaterThan(Number(apiSeconds))
+    // Its own refusals are plain text like Gotenberg's; the converter's answers are never replaced.
+    expect(nginx).toMatch(/error_page 413 @too_large;[\s\S]*location @too_large \{\s*default_type "text\/plain; charset=utf-8";\s*return 413 "Request Entity Too Large";/)
+    expect(nginx).not.toContain('proxy_intercept_errors on')
   })
 
   it('offers our sidecar as a profile built from sidecar/Dockerfile', () => {
