@@ -142,14 +142,14 @@ export class LibreOfficePool {
       await writeFile(input, bytes)
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          reject(new ConversionTimeoutError(`the conversion took longer than ${this.options.timeoutMs} ms`))
-          void office.kill()
-        }, this.options.timeoutMs)
+        timer = setTimeout(() => reject(new ConversionTimeoutError(`the conversion took longer than ${this.options.timeoutMs} ms`)), this.options.timeoutMs)
       })
       const request: ConvertRequest = { input, output, filter_data: filterData(options), password: options.password, landscape: options.landscape }
       const reply = await Promise.race([office.convert(request), timeout])
-        .catch((error) => {
+        .catch(async (error) => {
+          // The stuck LibreOffice is gone before the job ends: released while still alive, it would take the next
+          // document and fail it (the kill signal lands at once, but the process is reaped later).
+          if (error instanceof ConversionTimeoutError) await office.kill()
           if (error instanceof OfficeCrashedError) throw new OfficeUnavailableError(`LibreOffice stopped during the conversion and is restarting: ${error.message}`)
           throw error
         })

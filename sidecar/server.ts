@@ -14,7 +14,8 @@ import { ConversionFailedError, ConversionTimeoutError, LibreOfficePool, OfficeU
 import type { Sandbox } from './office-process.ts'
 import { zip } from './zip.ts'
 
-export const VERSION = '8.24.0-edgefloor'
+/** The Gotenberg release whose API we serve: GET /version answers it, and docker-compose.sidecar.yml pins its image. */
+export const GOTENBERG_VERSION = '8.34.0'
 
 /** What LibreOffice reads here (Gotenberg's list, trimmed to the formats the Debian nogui packages open). */
 export const EXTENSIONS = [
@@ -91,6 +92,8 @@ function authorized(request: IncomingMessage, options: SidecarOptions): boolean 
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
+const isConvertible = (name: string) => name.includes('.') && EXTENSIONS.includes(name.split('.').pop()!.toLowerCase())
+
 const flag = (value: string | File | null) => typeof value === 'string' && ['true', '1'].includes(value.toLowerCase())
 
 function safeName(name: string): string {
@@ -98,7 +101,15 @@ function safeName(name: string): string {
   return base.replace(/[^\p{L}\p{N} ._()-]/gu, '_').slice(0, 200) || 'document'
 }
 
+/** Refuses what Gotenberg refuses before reading a byte: a body that is not multipart, or has no boundary. */
+function checkMultipart(contentType: string): void {
+  if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) throw new HttpError(415, "Invalid 'Content-Type' header value: want 'multipart/form-data'")
+  if (!/;\s*boundary=/i.test(contentType)) throw new HttpError(415, "Invalid 'Content-Type' header value: no boundary")
+}
+
 async function readForm(request: IncomingMessage, options: SidecarOptions): Promise<FormData> {
+  const contentType = request.headers['content-type'] ?? ''
+  checkMultipart(contentType)
   const declared = Number(request.headers['content-length'] ?? '0')
   if (declared > options.maxBytes) throw new HttpError(413, 'Request Entity Too Large')
   let seen = 0
@@ -114,14 +125,14 @@ async function readForm(request: IncomingMessage, options: SidecarOptions): Prom
   try {
     const webRequest = new Request('http://sidecar/', {
       method: 'POST',
-      headers: { 'content-type': request.headers['content-type'] ?? '' },
+      headers: { 'content-type': contentType },
       body: Readable.toWeb(limited) as ReadableStream,
       duplex: 'half',
     } as RequestInit)
     return await webRequest.formData()
   } catch (error) {
     if (error instanceof HttpError || (error as { cause?: unknown })?.cause instanceof HttpError) throw error instanceof HttpError ? error : ((error as { cause: HttpError }).cause)
-    throw new HttpError(400, 'Invalid form data: expected multipart/form-data with at least one file')
+    throw new HttpError(400, "Malformed body: it does not match the 'Content-Type' header boundaries")
   }
 }
 
@@ -184,30 +195,26 @@ async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: 
   }
 }
 
-async function convertRoute(request: IncomingMessage, response: ServerResponse, pool: LibreOfficePool, options: SidecarOptions, trace: string): Promise<void> {
+async function convertRoute(request: IncomingMessage, response: ServerResponse, pool: LibreOfficePool, options: SidecarOptions): Promise<void> {
   const form = await readForm(request, options)
-  const files = [...form.values()].filter((value): value is File => typeof value !== 'string')
-  if (files.length === 0) throw new HttpError(400, 'Invalid form data: no form file found for extensions: ' + JSON.stringify(EXTENSIONS))
-  for (const file of files) {
-    const extension = file.name.split('.').pop()?.toLowerCase() ?? ''
-    if (!file.name.includes('.') || !EXTENSIONS.includes(extension)) {
-      throw new HttpError(400, `Invalid form data: no form file found for extensions: ${JSON.stringify(EXTENSIONS)} (got '${safeName(file.name)}')`)
-    }
-  }
+  // Like Gotenberg, files LibreOffice cannot read are left out; the request fails only when none is left.
+  const files = [...form.values()].filter((value): value is File => typeof value !== 'string' && isConvertible(value.name))
+  if (files.length === 0) throw new HttpError(400, `Invalid form data: no form file found for extensions: ${JSON.stringify(EXTENSIONS)}`)
   const settings = pdfOptions(form)
   const names = files.map((file, i) => `${files.length > 1 ? `${i}_` : ''}${safeName(file.name)}`)
   const pdfs = await Promise.all(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), settings)))
   const gotenberg6Name = form.get('resultFilename')
   const outputName = safeName(request.headers['gotenberg-output-filename']?.toString() || (typeof gotenberg6Name === 'string' && gotenberg6Name.replace(/\.(pdf|zip)$/i, '')) || randomUUID())
-  const headers = { 'gotenberg-trace': trace }
   if (pdfs.length === 1 || flag(form.get('merge'))) {
     const pdf = pdfs.length === 1 ? pdfs[0]! : await mergePdfs(pdfs, options.timeoutMs)
-    send(response, 200, pdf, { ...headers, 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${outputName}.pdf"` })
+    send(response, 200, pdf, { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${outputName}.pdf"` })
     return
   }
   const archive = zip(pdfs.map((pdf, i) => ({ name: `${names[i]!.replace(/^\d+_/, '').replace(/\.[^.]*$/, '')}.pdf`, bytes: pdf })))
-  send(response, 200, archive, { ...headers, 'content-type': 'application/zip', 'content-disposition': `attachment; filename="${outputName}.zip"` })
+  send(response, 200, archive, { 'content-type': 'application/zip', 'content-disposition': `attachment; filename="${outputName}.zip"` })
 }
+
+const ROUTE_METHODS: Readonly<Record<string, string>> = { '/health': 'GET', '/version': 'GET', '/forms/libreoffice/convert': 'POST', '/convert/office': 'POST' }
 
 export interface RunningSidecar {
   readonly url: string
@@ -220,6 +227,8 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
   await pool.ready()
   const server: Server = createServer(async (request, response) => {
     const trace = request.headers['gotenberg-trace']?.toString() || randomUUID()
+    // On every answer, 401s and errors included, as Gotenberg's trace middleware runs before the others.
+    response.setHeader('gotenberg-trace', trace)
     const path = new URL(request.url ?? '/', 'http://sidecar').pathname
     try {
       if (request.method === 'GET' && path === '/health') {
@@ -228,12 +237,15 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
         send(response, up ? 200 : 503, JSON.stringify({ status: libreoffice.status, details: { libreoffice } }), { 'content-type': 'application/json' })
         return
       }
-      if (request.method === 'GET' && path === '/version') return send(response, 200, VERSION)
+      if (request.method === 'GET' && path === '/version') return send(response, 200, GOTENBERG_VERSION)
       if (request.method === 'POST' && (path === '/forms/libreoffice/convert' || path === '/convert/office')) {
         if (!authorized(request, options)) return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
-        await convertRoute(request, response, pool, options, trace)
+        await convertRoute(request, response, pool, options)
         return
       }
+      // Gotenberg's router: a known path asked with another method is 405, anything else 404.
+      const allowed = ROUTE_METHODS[path]
+      if (allowed) return send(response, 405, 'Method Not Allowed', { allow: allowed })
       send(response, 404, 'Not Found')
     } catch (error) {
       const [status, message] =
@@ -247,7 +259,7 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
                 ? [400, `Bad Request: ${error.message}`]
                 : [500, 'Internal Server Error']
       if (status === 500) console.error(JSON.stringify({ level: 'error', trace, error: String(error) }))
-      if (!response.headersSent) send(response, status, message, { 'gotenberg-trace': trace })
+      if (!response.headersSent) send(response, status, message)
       request.resume()
     }
   })
@@ -271,7 +283,7 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const options = optionsFromEnv()
   const sidecar = await startSidecar(options)
-  console.log(`edgefloor sidecar (Gotenberg ${VERSION} API, ${options.processes} LibreOffice worker(s)) on ${sidecar.url}`)
+  console.log(`edgefloor sidecar (Gotenberg ${GOTENBERG_VERSION} API, ${options.processes} LibreOffice worker(s)) on ${sidecar.url}`)
   const stop = () => sidecar.close().then(() => process.exit(0))
   process.on('SIGTERM', stop)
   process.on('SIGINT', stop)

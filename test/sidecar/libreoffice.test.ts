@@ -175,18 +175,21 @@ describe('sidecar: documents', () => {
 })
 
 describe('sidecar: LibreOffice processes', () => {
-  // About three seconds of LibreOffice work.
-  const slowCsv = text(['name,amount,note', ...Array.from({ length: 20_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`)].join('\n'))
+  // 300,000 rows (14 MB): over a minute of LibreOffice work on this loaded 2-core machine (it grows linearly with
+  // the rows: 20,000 took 5 s), so it passes the 10 s timeout below many times over even on a fast idle one,
+  // while 10 s leaves room for the next small document on a freshly started LibreOffice under load (the old
+  // 1 s timeout also applied to that document, with 20,000 rows barely above it).
+  const slowCsv = text(['name,amount,note', ...Array.from({ length: 300_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`)].join('\n'))
 
   it('answers 503 when a conversion passes the timeout, kills that LibreOffice and converts the next document', async () => {
-    const hurried = await start({ timeoutMs: 1000 })
+    const hurried = await start({ timeoutMs: 10_000 })
     try {
       const first = hurried.pool.stats.processes[0]!.pid
       const slow = await convert(hurried, 'slow.csv', slowCsv)
       expect(slow.status).toBe(503)
-      expect(new TextDecoder().decode(slow.body)).toContain('longer than 1000 ms')
+      expect(new TextDecoder().decode(slow.body)).toContain('longer than 10000 ms')
       const next = await convert(hurried, 'hello.rtf', fixture('hello.rtf'))
-      expect(next.status).toBe(200)
+      expect(next.status, new TextDecoder().decode(next.body).slice(0, 300)).toBe(200)
       expect(hurried.pool.stats.processes[0]!.pid).not.toBe(first)
     } finally {
       await hurried.close()
