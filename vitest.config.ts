@@ -38,7 +38,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/sidecar/**', 'test/e2e/**'],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: ['test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/sidecar.ts'],
+          globalSetup: ['test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/sidecar.ts', 'test/setup/gotenberg-stand-in.ts'],
         },
       },
       {
