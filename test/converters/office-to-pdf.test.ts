@@ -102,4 +102,17 @@ describe('Office → PDF → PNG pages through the pipeline', () => {
       expect(await hasInk(image)).toBe(true)
     }
   })
+  it('makes the PDF a tagged PDF/UA document when the convert request asks for pdfua', async () => {
+    const user = await signUp()
+    const source = await uploaded(user, 'Accessible.docx', documents.docx)
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options: { pdfua: true } } })
+    expect(res.status).toBe(200)
+    const [pdf] = res.body
+    expect(pdf).toMatchObject({ name: 'Accessible (1 of 1).pdf', content_type: 'application/pdf', parent_file: source._id })
+    const { bytes } = await downloadBytes(`/files/${pdf._id}/download`, { token: user.token })
+    const text = new TextDecoder('latin1').decode(bytes)
+    expect(text).toMatch(/pdfuaid:part(="1"|>1<)/)
+    expect(text).toContain('/StructTreeRoot')
+    expect(text).toMatch(/\/MarkInfo\s*<<\s*\/Marked\s+true/)
+  })
 })
