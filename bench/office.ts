@@ -7,10 +7,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { optionsFromEnv, startSidecar } from '../sidecar/server.ts'
+import { makeOfficeDocuments } from '../test/setup/office-documents.ts'
 import { median } from './convert-harness.ts'
 import { formatRatio } from './wrangler-dev.ts'
 
 const fixtures = ['hello.docx', 'hello.odt', 'data.xlsx', 'hello.rtf', 'slides.pptx']
+// The test documents, made by LibreOffice from small sources (or found from an earlier run).
+const documents = makeOfficeDocuments()
 const started = performance.now()
 const sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1 })
 const startup = performance.now() - started
@@ -19,7 +22,7 @@ const out = mkdtempSync(join(tmpdir(), 'bench-soffice-out-'))
 try {
   const convertViaSidecar = async (name: string, url = sidecar.url) => {
     const form = new FormData()
-    form.append('files', new Blob([readFileSync(new URL(`../test/fixtures/office/${name}`, import.meta.url))]), name)
+    form.append('files', new Blob([readFileSync(join(documents, name))]), name)
     const start = performance.now()
     const response = await fetch(`${url}/forms/libreoffice/convert`, { method: 'POST', body: form })
     await response.arrayBuffer()
@@ -28,7 +31,7 @@ try {
   }
   const convertDirectly = (name: string) => {
     const start = performance.now()
-    execFileSync('soffice', [`-env:UserInstallation=${pathToFileURL(profile).href}`, '--headless', '--convert-to', 'pdf', '--outdir', out, new URL(`../test/fixtures/office/${name}`, import.meta.url).pathname], { stdio: 'ignore' })
+    execFileSync('soffice', [`-env:UserInstallation=${pathToFileURL(profile).href}`, '--headless', '--convert-to', 'pdf', '--outdir', out, join(documents, name)], { stdio: 'ignore' })
     return performance.now() - start
   }
   const cold = await convertViaSidecar('hello.docx')

@@ -3,10 +3,10 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
 
-const fixture = (name: string) => new Blob([readFileSync(new URL(`../fixtures/office/${name}`, import.meta.url))])
+const fixture = (name: string) => new Blob([readFileSync(join(inject('officeDocumentsDir'), name))])
 const scratch = mkdtempSync(join(tmpdir(), 'sidecar-test-'))
 
 function pdfFacts(bytes: ArrayBuffer) {

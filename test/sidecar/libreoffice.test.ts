@@ -7,12 +7,12 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { optionsFromEnv, startSidecar, type RunningSidecar, type SidecarOptions } from '../../sidecar/server'
 import { zip } from '../../sidecar/zip'
 
 const scratch = mkdtempSync(join(tmpdir(), 'sidecar-lo-test-'))
-const fixture = (name: string) => readFileSync(new URL(`../fixtures/office/${name}`, import.meta.url))
+const fixture = (name: string) => readFileSync(join(inject('officeDocumentsDir'), name))
 const text = (value: string) => new TextEncoder().encode(value)
 
 function pdfFacts(bytes: ArrayBuffer) {

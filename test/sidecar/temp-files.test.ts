@@ -3,7 +3,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
 
 // The sidecar makes its folders under os.tmpdir(): a fresh one for this file (each test file runs in its own
@@ -11,7 +11,7 @@ import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar
 const temp = mkdtempSync(join(tmpdir(), 'sidecar-temp-files-'))
 process.env.TMPDIR = temp
 
-const fixture = (name: string) => new Blob([readFileSync(new URL(`../fixtures/office/${name}`, import.meta.url))])
+const fixture = (name: string) => new Blob([readFileSync(join(inject('officeDocumentsDir'), name))])
 const broken = () => new Blob([new TextEncoder().encode('PK\u0003\u0004 not really a docx')])
 
 /** Every folder under the temp dir that holds a job's or a merge's files. */
