@@ -82,8 +82,13 @@ export function makeOfficeDocuments(env: Readonly<Record<string, string | undefi
     const started = performance.now()
     execFileSync(env.SIDECAR_PYTHON || '/usr/bin/python3', [SCRIPT, env.SOFFICE || 'soffice', join(work, 'profile'), join(work, 'jobs.json')], { stdio: 'inherit', timeout: 180_000 })
     console.log(`office documents: ${jobs.length} made with LibreOffice in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-    // Renamed into place whole, so a run stopped halfway never leaves a folder that looks complete.
-    renameSync(out, folder)
+    // Renamed into place whole, so a run stopped halfway never leaves a folder that looks complete; another run
+    // that made the same documents meanwhile wins the rename, and its folder serves as well.
+    try {
+      renameSync(out, folder)
+    } catch (error) {
+      if (!existsSync(folder)) throw error
+    }
     return folder
   } finally {
     rmSync(work, { recursive: true, force: true })
