@@ -2,8 +2,10 @@
 // what it receives and answers what the test's trace asks for: the request Gotenberg gets, and how each of
 // Gotenberg's answers becomes a permanent or a transient ConversionError.
 import { describe, expect, inject, it } from 'vitest'
+import { officeToPdf } from '../../worker/converters/office-to-pdf'
 import { convertOfficeToPdf, type GotenbergSettings, type OfficeOptions } from '../../worker/engines/gotenberg'
 import type { RecordedGotenbergRequest } from '../setup/gotenberg-stand-in'
+import { inputFromBytes, testContext } from '../support/conversion'
 
 const standIn = () => inject('gotenbergStandInUrl')
 const DOCX = { filename: 'document.docx', bytes: new TextEncoder().encode('PK\u0003\u0004 a document'), contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }
@@ -17,6 +19,12 @@ function convert(jobId: string, options: OfficeOptions = {}, settings: Partial<G
 
 async function received(jobId: string): Promise<RecordedGotenbergRequest[]> {
   return (await fetch(`${standIn()}/requests/${encodeURIComponent(jobId)}`)).json()
+}
+
+/** The user:password a Basic authorization carries, read as UTF-8 (throws on bytes that are not UTF-8). */
+function credentials(authorization = ''): string {
+  const bytes = Uint8Array.from(atob(authorization.replace(/^Basic /, '')), (char) => char.charCodeAt(0))
+  return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
 }
 
 describe('Gotenberg client: the request', () => {
@@ -51,10 +59,9 @@ describe('Gotenberg client: the request', () => {
   it('encodes a non-ASCII username and password as UTF-8 before base64', async () => {
     const jobId = trace('ok')
     await convert(jobId, {}, { username: 'José', password: 'пароль-密码-🔑' })
-    const authorization = (await received(jobId))[0]?.authorization ?? ''
+    const authorization = (await received(jobId))[0]?.authorization
     expect(authorization).toMatch(/^Basic [A-Za-z0-9+/]+=*$/)
-    const bytes = Uint8Array.from(atob(authorization.slice('Basic '.length)), (char) => char.charCodeAt(0))
-    expect(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)).toBe('José:пароль-密码-🔑')
+    expect(credentials(authorization)).toBe('José:пароль-密码-🔑')
   })
 })
 
@@ -95,5 +102,20 @@ describe('Gotenberg client: the answers', () => {
     const failure = await convert(trace('ok'), {}, { url: 'http://127.0.0.1:9' }).catch((error) => error)
     expect(failure).toMatchObject({ retryable: true, status: 503 })
     expect(failure.message).toMatch(/^Gotenberg at http:\/\/127\.0\.0\.1:9 cannot be reached/)
+  })
+})
+
+describe('Gotenberg client: wired by the office converter', () => {
+  it('takes GOTENBERG_URL, the credentials and GOTENBERG_TIMEOUT_MS from the config, and the options from the request', async () => {
+    const jobId = trace('ok')
+    const settings = { GOTENBERG_URL: standIn(), GOTENBERG_USERNAME: 'edgefloor', GOTENBERG_PASSWORD: 'pässwörd', GOTENBERG_TIMEOUT_MS: 10_000 }
+    const options = { landscape: 'true', nativePageRanges: '2-3', pdfa: 'PDF/A-3b', pdfua: true, password: 's3cret', unrelated: 'x' }
+    await officeToPdf.convert(inputFromBytes('Report.DOCX', DOCX.bytes), testContext({ jobId, settings, options }))
+    const [request] = await received(jobId)
+    expect(request).toMatchObject({ trace: jobId, files: [{ field: 'files', name: 'document.docx' }] })
+    expect(request?.fields).toEqual({ landscape: 'true', nativePageRanges: '2-3', pdfa: 'PDF/A-3b', pdfua: 'true', password: 's3cret' })
+    expect(credentials(request?.authorization)).toBe('edgefloor:pässwörd')
+    const late = await officeToPdf.convert(inputFromBytes('Report.docx', DOCX.bytes), testContext({ jobId: trace('hang'), settings: { ...settings, GOTENBERG_TIMEOUT_MS: 200 } })).catch((error) => error)
+    expect(late).toMatchObject({ retryable: true, message: 'Gotenberg did not answer within 200 ms' })
   })
 })
