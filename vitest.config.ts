@@ -38,7 +38,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/sidecar/**', 'test/e2e/**'],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: ['test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/sidecar.ts'],
+          globalSetup: ['test/setup/office-documents.ts', 'test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/sidecar.ts', 'test/setup/gotenberg-stand-in.ts'],
         },
       },
       {
@@ -46,6 +46,7 @@ export default defineConfig({
           name: 'node',
           environment: 'node',
           include: ['test/sidecar/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          globalSetup: ['test/setup/office-documents.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
         },

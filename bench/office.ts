@@ -10,11 +10,14 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { optionsFromEnv, startSidecar } from '../sidecar/server.ts'
+import { makeOfficeDocuments } from '../test/setup/office-documents.ts'
 import { median } from './convert-harness.ts'
 import { formatRatio } from './wrangler-dev.ts'
 
 const fixtures = ['hello.docx', 'hello.odt', 'data.xlsx', 'hello.rtf', 'slides.pptx']
-const fixturePath = (name: string) => fileURLToPath(new URL(`../test/fixtures/office/${name}`, import.meta.url))
+// The test documents, made by LibreOffice from small sources (or found from an earlier run).
+const documents = makeOfficeDocuments()
+const fixturePath = (name: string) => join(documents, name)
 const folders: string[] = []
 const scratch = (prefix: string) => {
   const folder = mkdtempSync(join(tmpdir(), prefix))

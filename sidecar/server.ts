@@ -202,7 +202,11 @@ async function convertRoute(request: IncomingMessage, response: ServerResponse, 
   if (files.length === 0) throw new HttpError(400, `Invalid form data: no form file found for extensions: ${JSON.stringify(EXTENSIONS)}`)
   const settings = pdfOptions(form)
   const names = files.map((file, i) => `${files.length > 1 ? `${i}_` : ''}${safeName(file.name)}`)
-  const pdfs = await Promise.all(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), settings)))
+  // Settled, not Promise.all: a failure must not answer while the other documents still convert in their folders.
+  const results = await Promise.allSettled(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), settings)))
+  const failure = results.find((result) => result.status === 'rejected')
+  if (failure) throw failure.reason
+  const pdfs = results.map((result) => (result as PromiseFulfilledResult<Uint8Array>).value)
   const gotenberg6Name = form.get('resultFilename')
   const outputName = safeName(request.headers['gotenberg-output-filename']?.toString() || (typeof gotenberg6Name === 'string' && gotenberg6Name.replace(/\.(pdf|zip)$/i, '')) || randomUUID())
   if (pdfs.length === 1 || flag(form.get('merge'))) {

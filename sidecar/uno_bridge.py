@@ -9,6 +9,7 @@ per request read from stdin: {"input": path, "output": path, "filter_data": {...
 "landscape": bool} -> {"ok": true} or {"ok": false, "kind": "unreadable" | "failed", "message": str}.
 If LibreOffice dies the bridge exits non-zero; when stdin closes it stops LibreOffice and exits.
 """
+import contextlib
 import json
 import os
 import subprocess
@@ -135,8 +136,9 @@ def convert(desktop, request):
             pass
 
 
-def main():
-    soffice, profile, pipe = sys.argv[1:4]
+@contextlib.contextmanager
+def running_office(soffice, profile, pipe):
+    """Starts soffice on its own profile and pipe, yields its Desktop once it answers, and stops it after."""
     office = subprocess.Popen(
         [soffice, f'-env:UserInstallation={uno.systemPathToFileUrl(profile)}', f'--accept=pipe,name={pipe};urp;StarOffice.ComponentContext',
          '--headless', '--invisible', '--nologo', '--nodefault', '--nolockcheck', '--norestore', '--nofirststartwizard'],
@@ -145,16 +147,7 @@ def main():
     desktop = None
     try:
         desktop = connect(pipe, office)
-        reply({'ready': True, 'office_pid': office.pid})
-        for line in sys.stdin:
-            if not line.strip():
-                continue
-            request = json.loads(line)
-            try:
-                reply(convert(desktop, request))
-            except Exception as error:  # the bridge to LibreOffice is gone: it crashed or was killed
-                sys.stderr.write(f'LibreOffice stopped during a conversion: {type(error).__name__}: {error}\n')
-                sys.exit(3)
+        yield desktop, office
     finally:
         try:
             if desktop is not None:
@@ -165,6 +158,21 @@ def main():
             office.wait(timeout=5)
         except Exception:
             office.kill()
+
+
+def main():
+    soffice, profile, pipe = sys.argv[1:4]
+    with running_office(soffice, profile, pipe) as (desktop, office):
+        reply({'ready': True, 'office_pid': office.pid})
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            try:
+                reply(convert(desktop, request))
+            except Exception as error:  # the bridge to LibreOffice is gone: it crashed or was killed
+                sys.stderr.write(f'LibreOffice stopped during a conversion: {type(error).__name__}: {error}\n')
+                sys.exit(3)
 
 
 if __name__ == '__main__':

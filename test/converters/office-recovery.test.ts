@@ -3,8 +3,8 @@
 // altogether (every attempt fails as transient until it listens again, then the job completes).
 import { describe, expect, inject, it } from 'vitest'
 import type { JobView } from '../../worker/pipeline/jobs'
-import * as documents from '../fixtures/office/documents'
 import { callJson } from '../support/api'
+import { officeDocument } from '../support/office-documents'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
 
@@ -43,7 +43,7 @@ describe('Office conversions when the sidecar fails', () => {
 
   it('keeps retrying while the sidecar is down, and completes once it is back', async () => {
     const user = await signUp()
-    const docx = await uploaded(user, 'memo.docx', documents.docx)
+    const docx = await uploaded(user, 'memo.docx', officeDocument('hello.docx'))
     await control('stop')
     try {
       const started = await callJson('POST', `/files/${docx._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest'
 import { officeToPdf } from '../../worker/converters/office-to-pdf'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { pdfToPng } from '../../worker/converters/pdf-to-png'
-import * as documents from '../fixtures/office/documents'
 import { callJson } from '../support/api'
+import { officeDocument } from '../support/office-documents'
 import { signUp } from '../support/accounts'
 import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
@@ -14,17 +14,17 @@ const startsWithPdf = (bytes: Uint8Array) => new TextDecoder().decode(bytes.suba
 
 describe('office-to-pdf', () => {
   it.each([
-    ['hello.docx', documents.docx, 1],
-    ['hello.doc', documents.doc, 1],
-    ['hello.odt', documents.odt, 1],
-    ['hello.rtf', documents.rtf, 1],
-    ['data.xlsx', documents.xlsx, 1],
-    ['data.ods', documents.ods, 1],
-    ['data.csv', documents.csv, 1],
-    ['slides.pptx', documents.pptx, 2],
-    ['slides.odp', documents.odp, 2],
-    ['data.xls', documents.xls, 1],
-    ['slides.ppt', documents.ppt, 2],
+    ['hello.docx', officeDocument('hello.docx'), 1],
+    ['hello.doc', officeDocument('hello.doc'), 1],
+    ['hello.odt', officeDocument('hello.odt'), 1],
+    ['hello.rtf', officeDocument('hello.rtf'), 1],
+    ['data.xlsx', officeDocument('data.xlsx'), 1],
+    ['data.ods', officeDocument('data.ods'), 1],
+    ['data.csv', officeDocument('data.csv'), 1],
+    ['slides.pptx', officeDocument('slides.pptx'), 2],
+    ['slides.odp', officeDocument('slides.odp'), 2],
+    ['data.xls', officeDocument('data.xls'), 1],
+    ['slides.ppt', officeDocument('slides.ppt'), 2],
   ])('converts %s into a PDF that renders', async (name, bytes, pages) => {
     const [output] = await officeToPdf.convert(inputFromBytes(name, bytes), testContext())
     expect(output).toMatchObject({ index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf' })
@@ -41,28 +41,28 @@ describe('office-to-pdf', () => {
   })
 
   it('treats an unreachable Gotenberg as transient, for the queue to retry', async () => {
-    const failure = await officeToPdf.convert(inputFromBytes('hello.docx', documents.docx), testContext({ settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })).catch((error) => error)
+    const failure = await officeToPdf.convert(inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })).catch((error) => error)
     expect(failure).toMatchObject({ retryable: true, status: 503 })
     expect(failure.message).toMatch(/^Gotenberg at http:\/\/127\.0\.0\.1:9 cannot be reached/)
   })
 
   it('passes options through, and reports what the sidecar refuses', async () => {
-    const failure = await officeToPdf.convert(inputFromBytes('hello.docx', documents.docx), testContext({ options: { pdfa: 'PDF/A-9' } })).catch((error) => error)
+    const failure = await officeToPdf.convert(inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { pdfa: 'PDF/A-9' } })).catch((error) => error)
     expect(failure.message).toContain("form field 'pdfa' is invalid")
-    const [archival] = await officeToPdf.convert(inputFromBytes('hello.docx', documents.docx), testContext({ options: { pdfa: 'PDF/A-2b' } }))
+    const [archival] = await officeToPdf.convert(inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { pdfa: 'PDF/A-2b' } }))
     expect(new TextDecoder('latin1').decode(await outputBytes(archival!))).toContain('pdfaid:part')
   })
 
   it('opens a password-protected document with the password option, and fails it permanently without', async () => {
-    const failure = await officeToPdf.convert(inputFromBytes('secret.odt', documents.secretOdt), testContext()).catch((error) => error)
+    const failure = await officeToPdf.convert(inputFromBytes('secret.odt', officeDocument('secret.odt')), testContext()).catch((error) => error)
     expect(failure).toMatchObject({ retryable: false, status: 422 })
     expect(failure.message).toContain('password-protected')
-    const [pdf] = await officeToPdf.convert(inputFromBytes('secret.odt', documents.secretOdt), testContext({ options: { password: 's3cret' } }))
+    const [pdf] = await officeToPdf.convert(inputFromBytes('secret.odt', officeDocument('secret.odt')), testContext({ options: { password: 's3cret' } }))
     expect(startsWithPdf(await outputBytes(pdf!))).toBe(true)
   })
 
   it('passes landscape through: the page comes out wider than tall', async () => {
-    const [pdf] = await officeToPdf.convert(inputFromBytes('hello.docx', documents.docx), testContext({ options: { landscape: true } }))
+    const [pdf] = await officeToPdf.convert(inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { landscape: true } }))
     const bytes = await outputBytes(pdf!)
     const box = /\/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)/.exec(new TextDecoder('latin1').decode(bytes))
     expect(Number(box![1])).toBeGreaterThan(Number(box![2]))
@@ -79,14 +79,14 @@ async function hasInk(png: Uint8Array): Promise<boolean> {
 
 describe('Office → PDF → PNG pages through the pipeline', () => {
   it.each([
-    ['Quarterly report.docx', documents.docx, 1],
-    ['Budget.xlsx', documents.xlsx, 1],
-    ['Deck.pptx', documents.pptx, 2],
-    ['Letter.odt', documents.odt, 1],
-    ['Note.rtf', documents.rtf, 1],
-    ['Memo.doc', documents.doc, 1],
-    ['Budget.xls', documents.xls, 1],
-    ['Deck.ppt', documents.ppt, 2],
+    ['Quarterly report.docx', officeDocument('hello.docx'), 1],
+    ['Budget.xlsx', officeDocument('data.xlsx'), 1],
+    ['Deck.pptx', officeDocument('slides.pptx'), 2],
+    ['Letter.odt', officeDocument('hello.odt'), 1],
+    ['Note.rtf', officeDocument('hello.rtf'), 1],
+    ['Memo.doc', officeDocument('hello.doc'), 1],
+    ['Budget.xls', officeDocument('data.xls'), 1],
+    ['Deck.ppt', officeDocument('slides.ppt'), 2],
   ])('%s becomes a PDF and its pages as rendered PNGs, each the child of the file it came from', async (name, bytes, pages) => {
     const user = await signUp()
     const source = await uploaded(user, name, bytes)
@@ -101,5 +101,18 @@ describe('Office → PDF → PNG pages through the pipeline', () => {
       const { bytes: image } = await downloadBytes(`/files/${png._id}/download`, { token: user.token })
       expect(await hasInk(image)).toBe(true)
     }
+  })
+  it('makes the PDF a tagged PDF/UA document when the convert request asks for pdfua', async () => {
+    const user = await signUp()
+    const source = await uploaded(user, 'Accessible.docx', officeDocument('hello.docx'))
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options: { pdfua: true } } })
+    expect(res.status).toBe(200)
+    const [pdf] = res.body
+    expect(pdf).toMatchObject({ name: 'Accessible (1 of 1).pdf', content_type: 'application/pdf', parent_file: source._id })
+    const { bytes } = await downloadBytes(`/files/${pdf._id}/download`, { token: user.token })
+    const text = new TextDecoder('latin1').decode(bytes)
+    expect(text).toMatch(/pdfuaid:part(="1"|>1<)/)
+    expect(text).toContain('/StructTreeRoot')
+    expect(text).toMatch(/\/MarkInfo\s*<<\s*\/Marked\s+true/)
   })
 })

@@ -3,10 +3,10 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { GOTENBERG_VERSION, optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
 
-const fixture = (name: string) => new Blob([readFileSync(new URL(`../fixtures/office/${name}`, import.meta.url))])
+const fixture = (name: string) => new Blob([readFileSync(join(inject('officeDocumentsDir'), name))])
 const scratch = mkdtempSync(join(tmpdir(), 'sidecar-test-'))
 
 function pdfFacts(bytes: ArrayBuffer) {
@@ -181,9 +181,10 @@ describe('sidecar: limits', () => {
       await until(() => small.pool.stats.queued === 1)
       const refused = await post(form({ files: ['hello.rtf', 'hello.rtf'] }))
       expect(refused).toEqual({ status: 429, text: 'Too Many Requests' })
-      // Ending the long conversion (its LibreOffice killed: 503) lets the queued document through.
+      // Ending the long conversion (its LibreOffice killed: 503, or done first on a fast machine) lets the
+      // queued document through.
       execFileSync('pkill', ['-KILL', '-f', `soffice.bin.*${small.pool.stats.processes[0]!.folder}`])
-      expect((await running).status).toBe(503)
+      expect([200, 503]).toContain((await running).status)
       expect((await queued).status).toBe(200)
     } finally {
       await small.close()

@@ -4,13 +4,12 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { convert, gotenberg, landscape, office, pipe, please, range, to } from 'gotenberg-js-client'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
 
 const scratch = mkdtempSync(join(tmpdir(), 'gotenberg-js-client-'))
-const fixture = (name: string) => `file://${fileURLToPath(new URL(`../fixtures/office/${name}`, import.meta.url))}`
+const fixture = (name: string) => `file://${join(inject('officeDocumentsDir'), name)}`
 
 async function bytesOf(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = []

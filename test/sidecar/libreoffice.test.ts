@@ -7,12 +7,12 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { optionsFromEnv, startSidecar, type RunningSidecar, type SidecarOptions } from '../../sidecar/server'
 import { zip } from '../../sidecar/zip'
 
 const scratch = mkdtempSync(join(tmpdir(), 'sidecar-lo-test-'))
-const fixture = (name: string) => readFileSync(new URL(`../fixtures/office/${name}`, import.meta.url))
+const fixture = (name: string) => readFileSync(join(inject('officeDocumentsDir'), name))
 const text = (value: string) => new TextEncoder().encode(value)
 
 function pdfFacts(bytes: ArrayBuffer) {
@@ -22,6 +22,7 @@ function pdfFacts(bytes: ArrayBuffer) {
   const [width, height] = (/Page size:\s+([\d.]+) x ([\d.]+)/.exec(info) ?? []).slice(1).map(Number)
   return {
     pages: Number(/Pages:\s+(\d+)/.exec(info)?.[1]),
+    tagged: /Tagged:\s+yes/.test(info),
     width: width!,
     height: height!,
     text: execFileSync('pdftotext', [path, '-'], { encoding: 'utf8' }),
@@ -155,6 +156,18 @@ describe('sidecar: documents', () => {
     const right = await convert(sidecar, 'secret.odt', fixture('secret.odt'), { password: 's3cret' })
     expect(right.status).toBe(200)
     expect(pdfFacts(right.body).text).toContain('Edgefloor office test')
+  })
+
+  it('makes a tagged PDF/UA document with pdfua=true', async () => {
+    const plain = await convert(sidecar, 'hello.docx', fixture('hello.docx'))
+    expect(pdfFacts(plain.body).tagged).toBe(false)
+    const accessible = await convert(sidecar, 'hello.docx', fixture('hello.docx'), { pdfua: 'true' })
+    expect(accessible.status).toBe(200)
+    const facts = pdfFacts(accessible.body)
+    expect(facts.tagged).toBe(true)
+    expect(facts.text).toContain('Edgefloor office test')
+    // The PDF/UA identification schema in the XMP metadata (ISO 14289-1: part 1).
+    expect(new TextDecoder('latin1').decode(accessible.body)).toMatch(/pdfuaid:part(="1"|>1<)/)
   })
 
   it('turns the pages to landscape with landscape=true', async () => {

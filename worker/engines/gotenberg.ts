@@ -18,6 +18,12 @@ export interface OfficeOptions {
   readonly password?: string
 }
 
+/** RFC 7617 with charset UTF-8: btoa alone throws on characters outside Latin-1. */
+function basicAuthorization(username: string, password: string): string {
+  const bytes = new TextEncoder().encode(`${username}:${password}`)
+  return `Basic ${btoa(Array.from(bytes, (byte) => String.fromCharCode(byte)).join(''))}`
+}
+
 export async function convertOfficeToPdf(
   settings: GotenbergSettings,
   document: { filename: string; bytes: Uint8Array; contentType: string },
@@ -32,7 +38,7 @@ export async function convertOfficeToPdf(
   if (options.pdfua) form.append('pdfua', 'true')
   if (options.password) form.append('password', options.password)
   const headers: Record<string, string> = { 'gotenberg-trace': trace }
-  if (settings.username) headers.authorization = `Basic ${btoa(`${settings.username}:${settings.password ?? ''}`)}`
+  if (settings.username) headers.authorization = basicAuthorization(settings.username, settings.password ?? '')
   const endpoint = new URL('/forms/libreoffice/convert', settings.url).toString()
   let response: Response
   try {

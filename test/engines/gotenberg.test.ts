@@ -1,0 +1,121 @@
+// The Worker's Gotenberg client against the loopback stand-in (test/setup/gotenberg-stand-in.ts), which records
+// what it receives and answers what the test's trace asks for: the request Gotenberg gets, and how each of
+// Gotenberg's answers becomes a permanent or a transient ConversionError.
+import { describe, expect, inject, it } from 'vitest'
+import { officeToPdf } from '../../worker/converters/office-to-pdf'
+import { convertOfficeToPdf, type GotenbergSettings, type OfficeOptions } from '../../worker/engines/gotenberg'
+import type { RecordedGotenbergRequest } from '../setup/gotenberg-stand-in'
+import { inputFromBytes, testContext } from '../support/conversion'
+
+const standIn = () => inject('gotenbergStandInUrl')
+const DOCX = { filename: 'document.docx', bytes: new TextEncoder().encode('PK\u0003\u0004 a document'), contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }
+
+/** A trace no other test uses, with the stand-in's behaviour as its prefix. */
+const trace = (behaviour: string) => `${behaviour}-${crypto.randomUUID()}`
+
+function convert(jobId: string, options: OfficeOptions = {}, settings: Partial<GotenbergSettings> = {}) {
+  return convertOfficeToPdf({ url: standIn(), timeoutMs: 10_000, ...settings }, DOCX, options, jobId)
+}
+
+async function received(jobId: string): Promise<RecordedGotenbergRequest[]> {
+  return (await fetch(`${standIn()}/requests/${encodeURIComponent(jobId)}`)).json()
+}
+
+/** The user:password a Basic authorization carries, read as UTF-8 (throws on bytes that are not UTF-8). */
+function credentials(authorization = ''): string {
+  const bytes = Uint8Array.from(atob(authorization.replace(/^Basic /, '')), (char) => char.charCodeAt(0))
+  return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
+}
+
+describe('Gotenberg client: the request', () => {
+  it('posts the document to /forms/libreoffice/convert with the job id as Gotenberg-Trace, and streams the PDF back', async () => {
+    const jobId = trace('ok')
+    const pdf = new Uint8Array(await new Response(await convert(jobId)).arrayBuffer())
+    expect(new TextDecoder().decode(pdf.subarray(0, 5))).toBe('%PDF-')
+    expect(await received(jobId)).toEqual([
+      { path: '/forms/libreoffice/convert', trace: jobId, fields: {}, files: [{ field: 'files', name: 'document.docx', size: DOCX.bytes.byteLength }] },
+    ])
+  })
+
+  it('sends the options as Gotenberg form fields, and leaves out those not given', async () => {
+    const jobId = trace('ok')
+    await convert(jobId, { landscape: true, nativePageRanges: '1-2,4', pdfa: 'PDF/A-2b', pdfua: true, password: 's3cret' })
+    const [request] = await received(jobId)
+    expect(request?.fields).toEqual({ landscape: 'true', nativePageRanges: '1-2,4', pdfa: 'PDF/A-2b', pdfua: 'true', password: 's3cret' })
+    const plain = trace('ok')
+    await convert(plain, { landscape: false, pdfua: false })
+    expect((await received(plain))[0]?.fields).toEqual({})
+  })
+
+  it('sends no authorization without GOTENBERG_USERNAME, and basic auth with it', async () => {
+    const anonymous = trace('ok')
+    await convert(anonymous)
+    expect((await received(anonymous))[0]?.authorization).toBeUndefined()
+    const jobId = trace('ok')
+    await convert(jobId, {}, { username: 'edgefloor', password: 'open sesame' })
+    expect((await received(jobId))[0]?.authorization).toBe(`Basic ${btoa('edgefloor:open sesame')}`)
+  })
+
+  it('encodes a non-ASCII username and password as UTF-8 before base64', async () => {
+    const jobId = trace('ok')
+    await convert(jobId, {}, { username: 'José', password: 'пароль-密码-🔑' })
+    const authorization = (await received(jobId))[0]?.authorization
+    expect(authorization).toMatch(/^Basic [A-Za-z0-9+/]+=*$/)
+    expect(credentials(authorization)).toBe('José:пароль-密码-🔑')
+  })
+})
+
+describe('Gotenberg client: the answers', () => {
+  it('fails permanently on 400, with Gotenberg\'s text as the message', async () => {
+    const failure = await convert(trace('status-400')).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
+    expect(failure.message).toBe("Gotenberg refused the document: Invalid form data: form field 'pdfa' is invalid (got 'PDF/A-9')")
+  })
+
+  it('fails permanently on 413, the document being too large', async () => {
+    const failure = await convert(trace('status-413')).catch((error) => error)
+    expect(failure).toMatchObject({ retryable: false, status: 413, message: 'Gotenberg refused the document: Request Entity Too Large' })
+  })
+
+  it.each([[429, 'Too Many Requests'], [500, 'Internal Server Error'], [502, 'Bad Gateway'], [503, 'Service Unavailable']])(
+    'treats %i as transient, for the queue to retry',
+    async (status, reason) => {
+      const failure = await convert(trace(`status-${status}`)).catch((error) => error)
+      expect(failure).toMatchObject({ name: 'ConversionError', retryable: true, status: 503, message: `Gotenberg answered ${status}: ${reason}` })
+    },
+  )
+
+  it('treats refused credentials as transient: a configuration fault, not the document\'s', async () => {
+    const failure = await convert(trace('status-401'), {}, { username: 'edgefloor', password: 'wrong' }).catch((error) => error)
+    expect(failure).toMatchObject({ retryable: true, status: 502 })
+    expect(failure.message).toContain('GOTENBERG_USERNAME')
+  })
+
+  it('gives up after GOTENBERG_TIMEOUT_MS and treats the timeout as transient', async () => {
+    const jobId = trace('hang')
+    const failure = await convert(jobId, {}, { timeoutMs: 300 }).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: true, status: 504, message: 'Gotenberg did not answer within 300 ms' })
+    expect(await received(jobId)).toHaveLength(1)
+  })
+
+  it('treats a Gotenberg that cannot be reached as transient', async () => {
+    const failure = await convert(trace('ok'), {}, { url: 'http://127.0.0.1:9' }).catch((error) => error)
+    expect(failure).toMatchObject({ retryable: true, status: 503 })
+    expect(failure.message).toMatch(/^Gotenberg at http:\/\/127\.0\.0\.1:9 cannot be reached/)
+  })
+})
+
+describe('Gotenberg client: wired by the office converter', () => {
+  it('takes GOTENBERG_URL, the credentials and GOTENBERG_TIMEOUT_MS from the config, and the options from the request', async () => {
+    const jobId = trace('ok')
+    const settings = { GOTENBERG_URL: standIn(), GOTENBERG_USERNAME: 'edgefloor', GOTENBERG_PASSWORD: 'pässwörd', GOTENBERG_TIMEOUT_MS: 10_000 }
+    const options = { landscape: 'true', nativePageRanges: '2-3', pdfa: 'PDF/A-3b', pdfua: true, password: 's3cret', unrelated: 'x' }
+    await officeToPdf.convert(inputFromBytes('Report.DOCX', DOCX.bytes), testContext({ jobId, settings, options }))
+    const [request] = await received(jobId)
+    expect(request).toMatchObject({ trace: jobId, files: [{ field: 'files', name: 'document.docx' }] })
+    expect(request?.fields).toEqual({ landscape: 'true', nativePageRanges: '2-3', pdfa: 'PDF/A-3b', pdfua: 'true', password: 's3cret' })
+    expect(credentials(request?.authorization)).toBe('edgefloor:pässwörd')
+    const late = await officeToPdf.convert(inputFromBytes('Report.docx', DOCX.bytes), testContext({ jobId: trace('hang'), settings: { ...settings, GOTENBERG_TIMEOUT_MS: 200 } })).catch((error) => error)
+    expect(late).toMatchObject({ retryable: true, message: 'Gotenberg did not answer within 200 ms' })
+  })
+})
