@@ -1,8 +1,8 @@
 // Account endpoints. Layout A (/auth/...) is canonical; Layout B paths (/register, /login, /user/...) are
 // aliases registered from the same route definitions, so both validate and answer identically.
-import { createRoute, z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi'
+import { z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { bearerSecurity, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
+import { bearerSecurity, describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
 import { ApiError } from '../errors'
 import { userValueSchemas } from '../rules/resources'
 import { requireAuth } from './middleware'
@@ -59,7 +59,7 @@ const RegisterBody = z
   .openapi('RegisterRequest')
 
 const tags = ['Accounts']
-const route = <const R extends RouteConfig>(config: R) => createRoute({ tags, ...config })
+const route = <const R extends RouteConfig>(config: R) => describeRoute({ tags, ...config })
 
 const register = route({
   method: 'post',
