@@ -116,6 +116,13 @@ describe('/users create and delete', () => {
     expect(await storedUser(alice.id)).not.toBeNull()
   })
 
+  it("refuses a user's DELETE of another user's account with 403 naming the rule, and deletes nothing", async () => {
+    const res = await callJson('DELETE', `/users/${bob.id}`, { token: alice.token })
+    expect(res).toMatchObject({ status: 403, body: { message: 'not allowed', rule: '/users(Users)._delete: @user.role=admin' } })
+    expect(await storedUser(bob.id)).toMatchObject({ email: bob.email })
+    expect((await callJson('GET', '/auth/user', { token: bob.token })).status).toBe(200)
+  })
+
   it('deletes an account with its files: records first, then the stored bytes', async () => {
     const doomed = await signUp()
     const key = `u/${doomed.id}/doomed-file`
