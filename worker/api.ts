@@ -55,7 +55,24 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
 
 export const bearerSecurity = [{ bearer: [] }]
 
-/** A route behind the bearer token: tagged, secured, with the 401 answer unless the route words its own. `const`
- * keeps the path's literal type, which the typed client (`hono/client`) needs. */
+const PATH_PARAMETER = /\{[^}]+\}|:[A-Za-z_]/
+
+/** The errors any route can answer by its shape alone: 400 when it takes input (the validation hook above), 404
+ * when its path addresses something by id. A route's own wording of either wins. */
+function standardErrors(config: RouteConfig): RouteConfig['responses'] {
+  const takesInput = Object.values(config.request ?? {}).some((part) => part !== undefined)
+  return {
+    ...(takesInput ? { 400: errorResponse('Validation error: `{ message, code, issues }`') } : {}),
+    ...(PATH_PARAMETER.test(config.path) ? { 404: errorResponse('Not found') } : {}),
+  }
+}
+
+/** Every route is declared through this: `createRoute` plus the standard errors. `const` keeps the path's literal
+ * type, which the typed client (`hono/client`) needs; the added entries are documentation only, so the type is
+ * the route's own. */
+export const describeRoute = <const R extends RouteConfig>(config: R) =>
+  createRoute<R['path'], R>({ ...config, responses: { ...standardErrors(config), ...config.responses } } as R)
+
+/** A route behind the bearer token: tagged, secured, with the 401 answer unless the route words its own. */
 export const securedRoute = <const R extends RouteConfig>(tags: string[], config: R) =>
-  createRoute({ tags, security: bearerSecurity, ...config, responses: { 401: errorResponse('Missing or invalid token'), ...config.responses } })
+  describeRoute({ tags, security: bearerSecurity, ...config, responses: { 401: errorResponse('Missing or invalid token'), ...config.responses } })

@@ -31,7 +31,12 @@ export function createApp(options: AppOptions = {}) {
     c.set('requestId', requestId)
     c.set('config', loadConfig(c.env))
     c.set('db', openDatabase(c.env.DB))
-    await next()
+    try {
+      await next()
+    } catch (thrown) {
+      // Hono hands only Error instances to onError; anything else thrown would escape it as a bare 500.
+      throw thrown instanceof Error ? thrown : new Error(`non-Error thrown: ${String(thrown)}`, { cause: thrown })
+    }
     c.header('x-request-id', requestId)
   })
 

@@ -71,10 +71,6 @@ export const configSchema = z.object({
   FILES_URL_TTL: duration('1h'),
   FILES_QUOTA_BYTES: integer(0),
   FILES_AUTO_CONVERT: flag(false),
-  R2_S3_ENDPOINT: optionalText,
-  R2_ACCESS_KEY_ID: optionalText,
-  R2_SECRET_ACCESS_KEY: optionalText,
-  R2_BUCKET_NAME: z.string().default('edgefloor-files'),
 
   // conversion pipeline
   CONVERT_WAIT_MS: integer(60_000),

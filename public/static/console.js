@@ -1,5 +1,5 @@
-// The console: sign in, upload with a progress bar, convert and watch the job live, see PNG outputs as
-// thumbnails and transcripts as text, download, delete. Same origin; the access token lives in sessionStorage
+// The console: sign in, upload with a progress bar, convert and watch the job live, see PNG outputs (and a
+// PDF's first page) as thumbnails and transcripts as text, download, delete. Same origin; the access token lives in sessionStorage
 // (gone when the tab closes), the refresh token only in memory.
 
 const TOKEN_KEY = 'edgefloor.token'
@@ -8,7 +8,8 @@ const THUMBNAIL_LIMIT = 24
 
 const $ = (selector, root = document) => root.querySelector(selector)
 let refreshToken
-const objectUrls = new Set()
+/** PNG file id → object URL of its bytes, so a page shown twice (itself, and as its PDF's cover) loads once. */
+const objectUrls = new Map()
 
 function token() {
   return sessionStorage.getItem(TOKEN_KEY)
@@ -74,7 +75,7 @@ function signOut(message) {
   if (refreshToken) api('POST', '/auth/logout', { json: { refresh_token: refreshToken } }).catch(() => {})
   sessionStorage.removeItem(TOKEN_KEY)
   refreshToken = undefined
-  for (const url of objectUrls) URL.revokeObjectURL(url)
+  for (const url of objectUrls.values()) url.then((value) => URL.revokeObjectURL(value), () => {})
   objectUrls.clear()
   $('#files').replaceChildren()
   showSession()
@@ -206,10 +207,15 @@ async function remove(record, item) {
 
 async function convert(record, item) {
   const jobBox = $('.job', item)
+  const progress = $('.job-progress', item)
   const button = $('[data-action="convert"]', item)
   jobBox.hidden = false
   button.disabled = true
   $('.outputs', item).replaceChildren()
+  // data-events counts the job events streamed for this conversion; data-followed-by says how its end was
+  // learnt: "events" (the stream) or "polling" (the fallback).
+  progress.dataset.events = '0'
+  progress.dataset.followedBy = ''
   showJob(item, { status: 'queued' })
   try {
     const { body, response } = await api('POST', `/files/${record._id}/convert`, { headers: { prefer: 'respond-async' } })
@@ -219,7 +225,11 @@ async function convert(record, item) {
       return
     }
     const jobPath = response.headers.get('location') ?? `/jobs/${body._id ?? body.id}`
-    const job = await watchJob(jobPath, (state) => showJob(item, state))
+    const job = await watchJob(jobPath, {
+      onState: (state) => showJob(item, state),
+      onEvent: (count) => (progress.dataset.events = String(count)),
+      onEnd: (how) => (progress.dataset.followedBy = how),
+    })
     if (job.status === 'failed') return
     await showOutputs(item, job.files ?? (await api('GET', `/files/${record._id}`)).body.files ?? [])
   } catch (error) {
@@ -233,24 +243,32 @@ async function convert(record, item) {
  * Follows the job live through GET /jobs/:id/events (Server-Sent Events read with fetch, since an EventSource
  * cannot send the bearer header); if the stream breaks before the end, polls GET /jobs/:id instead.
  */
-async function watchJob(jobPath, onState) {
+async function watchJob(jobPath, { onState, onEvent, onEnd }) {
   let last
   try {
-    last = await streamJobEvents(`${jobPath}/events`, onState)
+    last = await streamJobEvents(`${jobPath}/events`, onState, onEvent)
   } catch {}
-  while (!last || (last.status !== 'done' && last.status !== 'failed')) {
+  if (isFinished(last)) {
+    onEnd('events')
+    return last
+  }
+  while (!isFinished(last)) {
     if (last) await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS))
     last = (await api('GET', jobPath)).body
     onState(last)
   }
+  onEnd('polling')
   return last
 }
 
-async function streamJobEvents(path, onState) {
+const isFinished = (job) => job?.status === 'done' || job?.status === 'failed'
+
+async function streamJobEvents(path, onState, onEvent) {
   const response = await api('GET', path, { headers: { accept: 'text/event-stream' }, raw: true })
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
   let buffer = ''
   let last
+  let events = 0
   for (;;) {
     const { value, done } = await reader.read()
     if (done) return last
@@ -266,8 +284,9 @@ async function streamJobEvents(path, onState) {
         .join('\n')
       if (!data) continue
       last = JSON.parse(data)
+      onEvent(++events)
       onState(last)
-      if (last.status === 'done' || last.status === 'failed') {
+      if (isFinished(last)) {
         reader.cancel().catch(() => {})
         return last
       }
@@ -280,6 +299,9 @@ function showJob(item, job) {
   status.textContent = job.status === 'failed' ? `failed: ${job.error ?? job.message ?? 'unknown error'}` : job.status
   status.className = `job-status ${job.status}`
   const steps = Array.isArray(job.steps) ? job.steps : []
+  const progress = $('.job-progress', item)
+  const finished = steps.filter((step) => step.status === 'done' || step.status === 'split').length
+  progress.value = job.status === 'done' ? 1 : steps.length > 0 ? finished / steps.length : 0
   $('.job-steps', item).replaceChildren(
     ...steps.map((step) => {
       const li = document.createElement('li')
@@ -298,14 +320,10 @@ async function showOutputs(item, files) {
   for (const file of files) {
     const figure = outputs.querySelector(`[data-id="${CSS.escape(file._id)}"]`)
     if (file.extension === '.png' && thumbnails++ < THUMBNAIL_LIMIT) {
-      const response = await api('GET', `/files/${file._id}/download`, { raw: true })
-      const url = URL.createObjectURL(await response.blob())
-      objectUrls.add(url)
-      const image = document.createElement('img')
-      image.className = 'thumbnail'
-      image.alt = file.name
-      image.src = url
-      figure.prepend(image)
+      figure.prepend(await thumbnail(file, file.name))
+    } else if (file.extension === '.pdf' && thumbnails++ < THUMBNAIL_LIMIT) {
+      const cover = await firstPage(file, files)
+      if (cover) figure.prepend(await thumbnail(cover, `${file.name}, page 1`))
     } else if (file.extension === '.txt') {
       const response = await api('GET', `/files/${file._id}/download`, { raw: true })
       const transcript = document.createElement('pre')
@@ -316,10 +334,40 @@ async function showOutputs(item, files) {
   }
 }
 
+/** An <img> of a PNG file; data-source names the file it shows. */
+async function thumbnail(png, alt) {
+  if (!objectUrls.has(png._id)) {
+    objectUrls.set(
+      png._id,
+      api('GET', `/files/${png._id}/download`, { raw: true })
+        .then(async (response) => URL.createObjectURL(await response.blob()))
+        .catch((error) => {
+          objectUrls.delete(png._id)
+          throw error
+        }),
+    )
+  }
+  const image = document.createElement('img')
+  image.className = 'thumbnail'
+  image.alt = alt
+  image.dataset.source = png._id
+  image.src = await objectUrls.get(png._id)
+  return image
+}
+
+/** The PNG of a PDF's first page: among the files at hand, or else among the PDF's own children. */
+async function firstPage(pdf, files) {
+  const isPageOf = (file) => file.parent_file === pdf._id && file.extension === '.png'
+  let pages = files.filter(isPageOf)
+  if (pages.length === 0) pages = (await api('GET', `/files/${pdf._id}/files`)).body.filter(isPageOf)
+  return pages.sort((a, b) => (a.part_index ?? 0) - (b.part_index ?? 0))[0]
+}
+
 function outputItem(file) {
   const figure = document.createElement('figure')
   figure.className = 'output'
   figure.dataset.id = file._id
+  figure.dataset.extension = file.extension
   const caption = document.createElement('figcaption')
   const link = document.createElement('button')
   link.type = 'button'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { call, callJson, callWithSettings, randomIp } from '../support/api'
-import { signUp, uniqueEmail } from '../support/accounts'
+import { signUp, tokenIn, uniqueEmail, waitForEmail, type TestUser } from '../support/accounts'
 
 describe('rate limits', () => {
   it('answers 429 with Retry-After after 10 logins a minute from one address', async () => {
@@ -41,5 +41,58 @@ describe('rate limits', () => {
       const res = await callWithSettings({ AUTH_RATE_LIMIT_PER_MINUTE: '0' }, 'POST', '/auth/forgot', { ip, json: { email: uniqueEmail() } })
       expect(res.status).toBe(200)
     }
+  })
+})
+
+/** Runs attempts inside one fixed one-minute window of the limiter; in the rare case that a minute boundary fell in
+ * the middle (the count restarted), runs them again from scratch. */
+async function inOneWindow(attempts: () => Promise<number[]>): Promise<number[]> {
+  for (;;) {
+    const minute = Math.floor(Date.now() / 60_000)
+    const statuses = await attempts()
+    if (Math.floor(Date.now() / 60_000) === minute) return statuses
+  }
+}
+
+describe('per-account rate limits on token endpoints (3 a minute here, each attempt from a new address)', () => {
+  const limited = { AUTH_RATE_LIMIT_PER_MINUTE: '3' }
+  const post = async (path: string, options: { json?: unknown; token?: string }) => (await callWithSettings(limited, 'POST', path, options)).status
+
+  it('limits verify per account: the attempts with one account\'s token count together', async () => {
+    const statuses = await inOneWindow(async () => {
+      const user = await signUp()
+      const token = tokenIn(await waitForEmail(user.email))
+      const results: number[] = []
+      for (let i = 0; i < 4; i++) results.push(await post('/auth/verify', { json: { token } }))
+      return results
+    })
+    expect(statuses).toEqual([200, 401, 401, 429])
+  })
+
+  it('limits refresh per account, across every address and every rotated token', async () => {
+    const statuses = await inOneWindow(async () => {
+      let refreshToken = (await signUp()).refreshToken
+      const results: number[] = []
+      for (let i = 0; i < 4; i++) {
+        const res = await callWithSettings(limited, 'POST', '/auth/refresh', { json: { refresh_token: refreshToken } })
+        results.push(res.status)
+        if (res.status === 200) refreshToken = ((await res.json()) as { refresh_token: string }).refresh_token
+      }
+      return results
+    })
+    expect(statuses).toEqual([200, 200, 200, 429])
+  })
+
+  it('limits verify/resend per account, and another account is not held back by it', async () => {
+    let other: TestUser | undefined
+    const statuses = await inOneWindow(async () => {
+      const user = await signUp()
+      other = await signUp()
+      const results: number[] = []
+      for (let i = 0; i < 4; i++) results.push(await post('/auth/verify/resend', { token: user.token }))
+      return results
+    })
+    expect(statuses).toEqual([200, 200, 200, 429])
+    expect(await post('/auth/verify/resend', { token: other!.token })).toBe(200)
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { call, callJson } from '../support/api'
-import { emailsTo, signUp, tokenIn, uniqueEmail } from '../support/accounts'
+import { emailsTo, signUp, tokenIn, uniqueEmail, waitForEmail } from '../support/accounts'
 
 describe('register', () => {
   it('creates the account with the public fields, the default role and custom defaults', async () => {
@@ -156,5 +156,46 @@ describe('custom user fields (Users values map)', () => {
     const res = await callJson('POST', '/auth/register', { json: { email: uniqueEmail(), password: 'long enough', preferences: 'dark' } })
     expect(res.status).toBe(400)
     expect(res.body.message).toContain('preferences')
+  })
+})
+
+describe('Layout B aliases (/register, /login, /user/reset/password)', () => {
+  it('registers at /register and logs in at /login exactly as Layout A does', async () => {
+    const email = uniqueEmail('layout-b')
+    const registered = await callJson('POST', '/register', { json: { email, password: 'layout b password', name: 'Bea' } })
+    expect(registered.status).toBe(201)
+    expect(registered.body.user).toMatchObject({ email, name: 'Bea', role: 'user', email_verified: false })
+    expect(JSON.stringify(registered.body)).not.toContain('password')
+    expect((await emailsTo(email)).length).toBe(1)
+
+    const login = await callJson('POST', '/login', { json: { email, password: 'layout b password' } })
+    expect(login.status).toBe(200)
+    expect(Object.keys(login.body).sort()).toEqual(['expires_in', 'refresh_token', 'token', 'user'])
+    expect(login.body.user).toEqual({ _id: registered.body.user._id, email, name: 'Bea', role: 'user' })
+    const me = await callJson('GET', '/auth/user', { token: login.body.token })
+    expect(me.body).toMatchObject({ _id: registered.body.user._id, email })
+  })
+
+  it('validates and refuses at the aliases with the same errors', async () => {
+    const taken = await signUp()
+    expect(await callJson('POST', '/register', { json: { email: taken.email, password: 'another password' } })).toMatchObject({
+      status: 409,
+      body: { message: 'an account with this email already exists', code: 'email_taken' },
+    })
+    const invalid = await callJson('POST', '/register', { json: { email: 'not-an-email', password: 'long enough' } })
+    expect(invalid.status).toBe(400)
+    expect(invalid.body.message).toContain('email')
+    const wrong = await callJson('POST', '/login', { json: { email: taken.email, password: 'wrong password' } })
+    expect(wrong).toMatchObject({ status: 401, body: { message: 'invalid email or password', code: 'invalid_credentials' } })
+  })
+
+  it('requests a reset with POST /user/reset/password and sets the password with PUT', async () => {
+    const user = await signUp()
+    expect((await callJson('POST', '/user/reset/password', { json: { email: user.email } })).status).toBe(200)
+    const token = tokenIn(await waitForEmail(user.email, 2))
+    const reset = await callJson('PUT', '/user/reset/password', { json: { token, password: 'a brand new password' } })
+    expect(reset.status).toBe(200)
+    expect((await call('POST', '/login', { json: { email: user.email, password: 'a brand new password' } })).status).toBe(200)
+    expect((await call('POST', '/login', { json: { email: user.email, password: user.password } })).status).toBe(401)
   })
 })

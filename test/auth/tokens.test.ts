@@ -1,9 +1,11 @@
 import { env } from 'cloudflare:test'
+import Argon2, { Argon2Type, Argon2Version } from '@phi-ag/argon2'
+import argon2Wasm from '@phi-ag/argon2/argon2.wasm'
 import bcrypt from 'bcryptjs'
-import { SignJWT } from 'jose'
+import { decodeJwt, SignJWT } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { newId } from '../../worker/db/ids'
-import { call, callJson } from '../support/api'
+import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, tokenIn, uniqueEmail, waitForEmail } from '../support/accounts'
 
 const secret = new TextEncoder().encode(env.JWT_SECRET)
@@ -161,5 +163,86 @@ describe('imported Basefloor users', () => {
     const stored = (await env.DB.prepare('select password_hash from users where id = ?').bind(id).first('password_hash')) as string
     expect(stored).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
     expect((await call('POST', '/auth/login', { json: { email, password: 'legacy password' } })).status).toBe(200)
+  })
+})
+
+describe('token lifetimes follow the configuration', () => {
+  const lifetimeOf = (token: string) => {
+    const { exp, iat } = decodeJwt(token)
+    return exp! - iat!
+  }
+
+  it('uses the shipped defaults: access 7d, verify 24h, reset 1h, refresh 30d', async () => {
+    const user = await signUp()
+    expect(lifetimeOf(user.token)).toBe(7 * 24 * 3600)
+    expect(lifetimeOf(tokenIn(await waitForEmail(user.email, 1)))).toBe(24 * 3600)
+    await call('POST', '/auth/forgot', { json: { email: user.email } })
+    expect(lifetimeOf(tokenIn(await waitForEmail(user.email, 2)))).toBe(3600)
+    const refresh = await env.DB.prepare('select expires_at - created_at as ttl from refresh_tokens where user_id = ?').bind(user.id).first('ttl')
+    expect(refresh).toBe(30 * 24 * 3600 * 1000)
+  })
+
+  it('honours AUTH_JWT_EXPIRATION_* and AUTH_REFRESH_TTL when they are changed', async () => {
+    const settings = { AUTH_JWT_EXPIRATION_AUTH: '15m', AUTH_JWT_EXPIRATION_VERIFY: '2h', AUTH_JWT_EXPIRATION_RESET: '10m', AUTH_REFRESH_TTL: '2d' }
+    const email = uniqueEmail('lifetimes')
+    const password = 'lifetime password'
+    expect((await callWithSettings(settings, 'POST', '/auth/register', { json: { email, password } })).status).toBe(201)
+    expect(lifetimeOf(tokenIn(await waitForEmail(email, 1)))).toBe(2 * 3600)
+
+    const login = await callWithSettings(settings, 'POST', '/auth/login', { json: { email, password } })
+    const session = (await login.json()) as { token: string; refresh_token: string; expires_in: number; user: { _id: string } }
+    expect(lifetimeOf(session.token)).toBe(15 * 60)
+    expect(session.expires_in).toBe(15 * 60)
+    const refreshTtl = await env.DB.prepare('select expires_at - created_at as ttl from refresh_tokens where user_id = ?').bind(session.user._id).first('ttl')
+    expect(refreshTtl).toBe(2 * 24 * 3600 * 1000)
+
+    const refreshed = await callWithSettings(settings, 'POST', '/auth/refresh', { json: { refresh_token: session.refresh_token } })
+    const rotated = (await refreshed.json()) as { token: string; expires_in: number }
+    expect(lifetimeOf(rotated.token)).toBe(15 * 60)
+    expect(rotated.expires_in).toBe(15 * 60)
+
+    await callWithSettings(settings, 'POST', '/auth/forgot', { json: { email } })
+    expect(lifetimeOf(tokenIn(await waitForEmail(email, 2)))).toBe(10 * 60)
+  })
+})
+
+describe('argon2id parameters raised after a hash was stored', () => {
+  async function insertUserWithHash(hash: string) {
+    const email = uniqueEmail('older-hash')
+    const id = newId()
+    await env.DB.prepare(
+      "insert into users (id, email, password_hash, name, role, security_stamp, created_at, updated_at) values (?, ?, ?, 'Old', 'user', 'stamp', 0, 0)",
+    ).bind(id, email, hash).run()
+    return { id, email }
+  }
+  const storedHash = async (id: string) => (await env.DB.prepare('select password_hash from users where id = ?').bind(id).first('password_hash')) as string
+
+  it.each([
+    ['less memory', { memoryCost: 4096, timeCost: 2, parallelism: 1 }],
+    ['fewer passes', { memoryCost: 19 * 1024, timeCost: 1, parallelism: 1 }],
+  ])('rehashes a hash with %s to the current parameters on login', async (_, params) => {
+    const argon2 = new Argon2(await WebAssembly.instantiate(argon2Wasm))
+    const { encoded } = argon2.hash('older password', {
+      ...params,
+      hashLength: 32,
+      type: Argon2Type.Argon2id,
+      version: Argon2Version.Version13,
+      salt: crypto.getRandomValues(new Uint8Array(16)),
+    })
+    const { id, email } = await insertUserWithHash(encoded)
+    expect((await call('POST', '/auth/login', { json: { email, password: 'wrong password' } })).status).toBe(401)
+    expect(await storedHash(id)).toBe(encoded)
+    expect((await call('POST', '/auth/login', { json: { email, password: 'older password' } })).status).toBe(200)
+    const rehashed = await storedHash(id)
+    expect(rehashed).not.toBe(encoded)
+    expect(rehashed).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
+    expect((await call('POST', '/auth/login', { json: { email, password: 'older password' } })).status).toBe(200)
+  })
+
+  it('leaves a hash with the current parameters as it is', async () => {
+    const user = await signUp()
+    const before = await storedHash(user.id)
+    expect((await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status).toBe(200)
+    expect(await storedHash(user.id)).toBe(before)
   })
 })

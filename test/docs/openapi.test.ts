@@ -7,11 +7,13 @@ import { inspectRoutes } from 'hono/dev'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
 import { toOpenApiPath } from '../../worker/docs/routes'
+import { signUp } from '../support/accounts'
 import { call, callJson } from '../support/api'
 
 interface Operation {
   parameters?: Array<{ name: string; in: string; required?: boolean }>
   security?: Array<Record<string, string[]>>
+  requestBody?: unknown
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>
 }
 type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } }
@@ -81,6 +83,51 @@ describe('GET /openapi.json', () => {
     for (const { key, operation } of secured) {
       expect(operation.responses['401']?.content?.['application/json']?.schema, key).toEqual({ $ref: '#/components/schemas/Error' })
     }
+  })
+
+  it('documents 400 with the { message } error shape on every operation that takes input', async () => {
+    const document = await fetchDocument()
+    const withoutInput: string[] = []
+    for (const { key, operation } of operationsOf(document)) {
+      const takesInput = (operation.parameters ?? []).length > 0 || operation.requestBody !== undefined
+      if (!takesInput) {
+        withoutInput.push(key)
+        continue
+      }
+      expect(operation.responses['400']?.content?.['application/json']?.schema, key).toEqual({ $ref: '#/components/schemas/Error' })
+    }
+    // Nothing to validate, so nothing can answer 400: the pages, the health document, and routes that read only
+    // the bearer token.
+    expect(withoutInput.sort()).toEqual(
+      ['GET /', 'GET /openapi.json', 'GET /docs', 'GET /console', 'GET /auth/user', 'GET /user', 'POST /auth/verify/resend'].sort(),
+    )
+  })
+
+  it('documents 404 with the { message } error shape on every operation with path parameters', async () => {
+    const document = await fetchDocument()
+    const addressed = operationsOf(document).filter(({ path }) => path.includes('{'))
+    expect(addressed.length).toBeGreaterThan(10)
+    for (const { key, operation } of addressed) {
+      expect(operation.responses['404']?.content?.['application/json']?.schema, key).toEqual({ $ref: '#/components/schemas/Error' })
+    }
+  })
+
+  it('answers an invalid path parameter with the documented 400 and an unknown id with the documented 404', async () => {
+    const { token } = await signUp()
+    const invalid = await callJson<{ message: string }>('GET', '/jobs/not-an-id', { token })
+    expect(invalid.status).toBe(400)
+    expect(invalid.body.message).toContain('must be a 24-character hex id')
+    const unknown = await callJson<{ message: string }>('GET', `/jobs/${'0'.repeat(24)}`, { token })
+    expect(unknown.status).toBe(404)
+    expect(unknown.body).toMatchObject({ message: 'job not found' })
+  })
+
+  it('describes the job events as text/event-stream and the static files with every type they are served as', async () => {
+    const document = (await fetchDocument()) as unknown as { paths: Record<string, Record<string, any>> }
+    const events = document.paths['/jobs/{id}/events']?.get?.responses?.['200']?.content
+    expect(Object.keys(events ?? {})).toEqual(['text/event-stream'])
+    const statics = document.paths['/static/{file}']?.get?.responses?.['200']?.content
+    expect(Object.keys(statics ?? {}).sort()).toEqual(['image/png', 'image/svg+xml', 'text/css', 'text/javascript'])
   })
 
   it('describes the upload as multipart with a binary file and its X-Edgefloor headers, the download as binary', async () => {

@@ -49,6 +49,22 @@ describe('GET /static/:file', () => {
     expect(await response.text()).toContain(excerpt)
   })
 
+  it('serves the icon as SVG and as PNG, each with its image type', async () => {
+    const svg = await call('GET', '/static/icon.svg')
+    expect(svg.status).toBe(200)
+    expect(svg.headers.get('content-type')).toContain('image/svg+xml')
+    expect(await svg.text()).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/)
+    const png = await call('GET', '/static/icon.png')
+    expect(png.status).toBe(200)
+    expect(png.headers.get('content-type')).toBe('image/png')
+    const bytes = new Uint8Array(await png.arrayBuffer())
+    expect([...bytes.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+    for (const page of ['/docs', '/console']) {
+      const html = await (await call('GET', page)).text()
+      expect(html).toContain('<link rel="icon" href="/static/icon.svg" type="image/svg+xml">')
+    }
+  })
+
   it('answers 404 for a file that does not exist', async () => {
     const { status, body } = await callJson('GET', '/static/missing.js')
     expect(status).toBe(404)

@@ -1,10 +1,12 @@
-// The console and the API reference in headless Chromium against the real Worker (`wrangler dev --local`):
-// sign up, upload a JPEG with the progress bar, convert it, watch the job end and the PNG thumbnail appear.
+// The console and the API reference in headless Chromium against the real Worker (`wrangler dev --local`) and
+// the real sidecar (LibreOffice): sign up, upload a JPEG with the progress bar, convert it, watch the job end and
+// the PNG thumbnail appear; convert a DOCX, follow its job events live and see the PDF by its first PNG page.
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, chromium, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { root } from '../../bench/wrangler-dev.ts'
+import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server.ts'
 import { artifactsDir, photoJpeg, startWorker, uniqueEmail, type DevWorker } from './dev-worker.ts'
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
@@ -19,14 +21,20 @@ interface ImageLike {
 
 let worker: DevWorker
 let browser: Browser
+let sidecar: RunningSidecar
 
 beforeAll(async () => {
-  ;[worker, browser] = await Promise.all([startWorker(), chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS })])
+  ;[sidecar, browser] = await Promise.all([
+    startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1 }),
+    chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS }),
+  ])
+  worker = await startWorker({ GOTENBERG_URL: sidecar.url })
 })
 
 afterAll(async () => {
   await browser?.close()
   worker?.stop()
+  await sidecar?.close()
 })
 
 async function openPage(path: string): Promise<{ page: Page; errors: string[] }> {
@@ -47,6 +55,16 @@ async function signUp(page: Page): Promise<string> {
   await page.waitForSelector('#files-panel:not([hidden])', { timeout: WAIT_MS })
   await expect.poll(() => page.textContent('#who')).toBe(email)
   return email
+}
+
+/** Waits until every thumbnail in `scope` has loaded, and answers their natural sizes. */
+async function loadedSizes(scope: ReturnType<Page['locator']>) {
+  const sizes = () =>
+    scope.locator('img.thumbnail').evaluateAll((images) =>
+      images.map((image) => ({ complete: (image as ImageLike).complete, width: (image as ImageLike).naturalWidth, height: (image as ImageLike).naturalHeight })),
+    )
+  await expect.poll(async () => (await sizes()).every((size) => size.complete && size.width > 0), { timeout: WAIT_MS }).toBe(true)
+  return sizes()
 }
 
 async function uploadPhoto(page: Page) {
@@ -128,6 +146,9 @@ describe('/console in Chromium', () => {
     await thumbnail.waitFor({ timeout: WAIT_MS })
     const naturalSize = () => thumbnail.evaluate((image) => ({ complete: (image as ImageLike).complete, width: (image as ImageLike).naturalWidth, height: (image as ImageLike).naturalHeight }))
     await expect.poll(naturalSize).toEqual({ complete: true, width: 160, height: 120 })
+    const progress = item.locator('.job-progress')
+    expect(await progress.getAttribute('data-followed-by')).toBe('events')
+    expect(Number(await progress.getAttribute('data-events'))).toBeGreaterThanOrEqual(1)
 
     await page.screenshot({ path: join(artifactsDir, 'console.png'), clip: { x: 0, y: 0, width: 1100, height: 520 } })
     // The README's copy is refreshed on request only, so a test run leaves the work tree clean.
@@ -135,6 +156,48 @@ describe('/console in Chromium', () => {
       mkdirSync(join(root, 'docs'), { recursive: true })
       copyFileSync(join(artifactsDir, 'console.png'), join(root, 'docs', 'console.png'))
     }
+    expect(errors).toEqual([])
+    await page.close()
+  })
+})
+
+describe('/console converting an Office document in Chromium', () => {
+  it('converts a DOCX through the sidecar, follows the job events live, and shows the PDF by its first PNG page', async () => {
+    const { page, errors } = await openPage('/console')
+    await signUp(page)
+    const docx = readFileSync(join(root, 'test', 'fixtures', 'office', 'hello.docx'))
+    await page.setInputFiles('#file-input', { name: 'hello.docx', mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', buffer: docx })
+    await page.click('#upload-form button[type=submit]')
+    const item = page.locator('.file', { hasText: 'hello.docx' })
+    await item.waitFor({ timeout: WAIT_MS })
+
+    await item.locator('[data-action=convert]').click()
+    await item.locator('.job-status.done').waitFor({ timeout: WAIT_MS })
+    const progress = item.locator('.job-progress')
+    // The end of the chain came through GET /jobs/:id/events, not the polling fallback.
+    await expect.poll(() => progress.getAttribute('data-followed-by')).toBe('events')
+    expect(Number(await progress.getAttribute('data-events'))).toBeGreaterThanOrEqual(1)
+    expect(await progress.evaluate((element) => (element as unknown as { value: number }).value)).toBe(1)
+
+    const pdf = item.locator('figure.output[data-extension=".pdf"]')
+    const pages = item.locator('figure.output[data-extension=".png"]')
+    await expect.poll(() => pages.count(), { timeout: WAIT_MS }).toBe(1)
+    expect(await pdf.locator('figcaption').textContent()).toContain('.pdf')
+    const pageSizes = await loadedSizes(pages)
+    expect(pageSizes).toHaveLength(1)
+    // A4 portrait, rendered: taller than wide.
+    expect(pageSizes[0]!.height).toBeGreaterThan(pageSizes[0]!.width)
+    const [cover] = await loadedSizes(pdf)
+    expect(cover).toEqual(pageSizes[0])
+    const firstPageId = await pages.first().getAttribute('data-id')
+    expect(await pdf.locator('img.thumbnail').getAttribute('data-source')).toBe(firstPageId)
+    await page.screenshot({ path: join(artifactsDir, 'console-docx.png'), fullPage: true })
+
+    // After a reload the PDF is found among the upload's children and its page among the PDF's.
+    await page.reload()
+    await item.waitFor({ timeout: WAIT_MS })
+    await loadedSizes(item.locator('figure.output[data-extension=".pdf"]'))
+    expect(await item.locator('figure.output[data-extension=".pdf"] img.thumbnail').getAttribute('data-source')).toBe(firstPageId)
     expect(errors).toEqual([])
     await page.close()
   })

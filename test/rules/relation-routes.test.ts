@@ -62,6 +62,28 @@ describe('relation route /users/posts(Posts)', () => {
     expect(bad.status).toBe(400)
   })
 
+  it('pages a rule-filtered list with ?limit=: every visible record once, newest first, nothing hidden', async () => {
+    const [carol, dave] = await Promise.all([signUp(), signUp()])
+    const titles = ['one', 'two (draft)', 'three', 'four']
+    for (const title of titles) await api('POST', `/users/${carol.id}/posts`, carol, { title, published: !title.includes('draft') })
+    const walk = async (user: TestUser, limit: number) => {
+      const pages: string[][] = []
+      let next: string | undefined = `/users/${carol.id}/posts?limit=${limit}`
+      while (next) {
+        const page = await api('GET', next, user)
+        expect(page.status).toBe(200)
+        expect(page.body.length).toBeLessThanOrEqual(limit)
+        pages.push(page.body.map((post: { title: string }) => post.title))
+        next = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1]
+      }
+      return pages
+    }
+    // Another user sees only the published posts, a page at a time.
+    expect(await walk(dave, 1)).toEqual([['four'], ['three'], ['one']])
+    // The author sees their draft too.
+    expect(await walk(carol, 2)).toEqual([['four', 'three'], ['two (draft)', 'one']])
+  })
+
   it('reads a published post for anyone, a draft only for its author', async () => {
     expect((await api('GET', `/users/${alice.id}/posts/${published._id}`, bob)).status).toBe(200)
     const hidden = await api('GET', `/users/${alice.id}/posts/${draft._id}`, bob)

@@ -2,9 +2,10 @@
 // and custom fields, never role, email, email_verified or password_hash.
 import { env } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { callJson } from '../support/api'
+import { callJson, callWithResources } from '../support/api'
 import { signUp, uniqueEmail, type TestUser } from '../support/accounts'
 import { grantRole } from '../support/roles'
+import { usersRoute, type ResourceConfig } from '../../worker/rules/resources'
 
 let admin: TestUser
 let alice: TestUser
@@ -115,6 +116,13 @@ describe('/users create and delete', () => {
     expect(await storedUser(alice.id)).not.toBeNull()
   })
 
+  it("refuses a user's DELETE of another user's account with 403 naming the rule, and deletes nothing", async () => {
+    const res = await callJson('DELETE', `/users/${bob.id}`, { token: alice.token })
+    expect(res).toMatchObject({ status: 403, body: { message: 'not allowed', rule: '/users(Users)._delete: @user.role=admin' } })
+    expect(await storedUser(bob.id)).toMatchObject({ email: bob.email })
+    expect((await callJson('GET', '/auth/user', { token: bob.token })).status).toBe(200)
+  })
+
   it('deletes an account with its files: records first, then the stored bytes', async () => {
     const doomed = await signUp()
     const key = `u/${doomed.id}/doomed-file`
@@ -132,5 +140,56 @@ describe('/users create and delete', () => {
     expect(await env.BUCKET.get(key)).toBeNull()
     const login = await callJson('POST', '/auth/login', { json: { email: doomed.email, password: doomed.password } })
     expect(login.status).toBe(401)
+  })
+})
+
+describe('/users with a Users model of its own configuration', () => {
+  // Not the shipped model: other fields, other defaults, and one field (`internal_note`) without `r`.
+  const configured: ResourceConfig = {
+    models: {
+      Users: {
+        values: {
+          plan: ['String', 'cru', 'free'],
+          quota: ['Number', 'r', 5],
+          internal_note: ['String', 'cu', 'kept back'],
+        },
+      },
+    },
+    routes: [usersRoute],
+  }
+  const storedValues = async (id: string) =>
+    JSON.parse(String(await env.DB.prepare('SELECT "values" FROM users WHERE id = ?').bind(id).first('values')))
+
+  it("creates an account with that model's defaults, not the shipped model's", async () => {
+    const email = uniqueEmail('configured')
+    const res = await callWithResources(configured, 'POST', '/users', { token: admin.token, json: { email, password: 'long enough pw' } })
+    expect(res.status).toBe(201)
+    expect(await storedValues(res.body._id)).toEqual({ plan: 'free', quota: 5, internal_note: 'kept back' })
+    expect(res.body).toMatchObject({ plan: 'free', quota: 5 })
+    expect(res.body).not.toHaveProperty('preferences')
+  })
+
+  it('never returns a field without r, from any /users route', async () => {
+    const email = uniqueEmail('hidden')
+    const created = await callWithResources(configured, 'POST', '/users', {
+      token: admin.token,
+      json: { email, password: 'long enough pw', internal_note: 'the secret' },
+    })
+    expect(created.status).toBe(201)
+    const id = created.body._id
+    expect((await storedValues(id)).internal_note).toBe('the secret')
+    const updated = await callWithResources(configured, 'PUT', `/users/${id}`, { token: admin.token, json: { internal_note: 'still secret' } })
+    expect(updated.status).toBe(200)
+    expect((await storedValues(id)).internal_note).toBe('still secret')
+    const read = await callWithResources(configured, 'GET', `/users/${id}`, { token: admin.token })
+    const list = await callWithResources(configured, 'GET', `/users?email=${encodeURIComponent(email)}`, { token: admin.token })
+    expect(list.body).toHaveLength(1)
+    for (const body of [created.body, updated.body, read.body, list.body[0]]) {
+      expect(body).not.toHaveProperty('internal_note')
+      expect(JSON.stringify(body)).not.toContain('secret')
+    }
+    // Not filterable either: the unreadable field is not a query parameter, so it narrows nothing.
+    const filtered = await callWithResources(configured, 'GET', `/users?email=${encodeURIComponent(email)}&internal_note=nope`, { token: admin.token })
+    expect(filtered.body.map((user: { _id: string }) => user._id)).toEqual([id])
   })
 })

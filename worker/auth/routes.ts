@@ -1,13 +1,13 @@
 // Account endpoints. Layout A (/auth/...) is canonical; Layout B paths (/register, /login, /user/...) are
 // aliases registered from the same route definitions, so both validate and answer identically.
-import { createRoute, z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi'
+import { z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { bearerSecurity, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
+import { bearerSecurity, describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
 import { ApiError } from '../errors'
 import { userValueSchemas } from '../rules/resources'
 import { requireAuth } from './middleware'
 import { clientAddress, enforceRateLimit } from './rate-limit'
-import { issueRefreshToken, revokeSessionOf, rotateRefreshToken } from './sessions'
+import { findRefreshToken, issueRefreshToken, revokeSessionOf, rotateRefreshToken } from './sessions'
 import { issueToken, readToken } from './tokens'
 import {
   authenticate,
@@ -59,7 +59,7 @@ const RegisterBody = z
   .openapi('RegisterRequest')
 
 const tags = ['Accounts']
-const route = <const R extends RouteConfig>(config: R) => createRoute({ tags, ...config })
+const route = <const R extends RouteConfig>(config: R) => describeRoute({ tags, ...config })
 
 const register = route({
   method: 'post',
@@ -199,6 +199,12 @@ function limitAttempts(c: Ctx, action: string, email?: string) {
   ])
 }
 
+/** Counts the attempt against one account, from whatever address: for endpoints that learn the account from a
+ * token rather than an email, once the token has told it. */
+function limitAccountAttempts(c: Ctx, action: string, userId: string) {
+  return enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [`${action}:account:${userId}`])
+}
+
 async function startSession(c: Ctx, user: UserRecord) {
   const access = await issueToken(c.var.config, 'auth', user)
   const refreshToken = await issueRefreshToken(c.var.db, c.var.config, user.id)
@@ -231,7 +237,9 @@ const handleLogin: Handler<typeof login> = async (c) => {
 const handleVerify: Handler<typeof verify> = async (c) => {
   await limitAttempts(c, 'verify')
   const claims = await readToken(c.var.config, c.req.valid('json').token, 'verify')
-  if (!claims || !(await spendToken(c.var.db, claims.jti, claims.exp))) throw invalidToken()
+  if (!claims) throw invalidToken()
+  await limitAccountAttempts(c, 'verify', claims.sub)
+  if (!(await spendToken(c.var.db, claims.jti, claims.exp))) throw invalidToken()
   const user = await markEmailVerified(c.var.db, claims.sub)
   if (!user) throw invalidToken()
   return c.json({ message: 'email address verified', user: publicShape(user) }, 200)
@@ -239,7 +247,8 @@ const handleVerify: Handler<typeof verify> = async (c) => {
 
 const handleResend: Handler<typeof resendVerification> = async (c) => {
   const caller = c.var.user
-  await limitAttempts(c, 'verify-resend', caller.email)
+  await limitAttempts(c, 'verify-resend')
+  await limitAccountAttempts(c, 'verify-resend', caller.id)
   if (caller.emailVerified) throw new ApiError(409, 'email address already verified', { code: 'already_verified' })
   const user = await findUser(c.var.db, caller.id)
   const sent = user ? await deliverAccountEmail(c.var.config, 'emailVerification', user) : false
@@ -274,7 +283,9 @@ const handleCurrentUser: Handler<typeof currentUser> = async (c) => {
 
 const handleRefresh: Handler<typeof refresh> = async (c) => {
   await limitAttempts(c, 'refresh')
-  const { userId, refreshToken } = await rotateRefreshToken(c.var.db, c.var.config, c.req.valid('json').refresh_token)
+  const stored = await findRefreshToken(c.var.db, c.req.valid('json').refresh_token)
+  await limitAccountAttempts(c, 'refresh', stored.userId)
+  const { userId, refreshToken } = await rotateRefreshToken(c.var.db, c.var.config, stored)
   const user = await findUser(c.var.db, userId)
   if (!user) throw new ApiError(401, 'invalid or expired refresh token', { code: 'invalid_refresh_token' })
   const access = await issueToken(c.var.config, 'auth', user)

@@ -35,10 +35,17 @@ export async function issueRefreshToken(db: Database, config: Config, userId: st
 
 const INVALID = () => new ApiError(401, 'invalid or expired refresh token', { code: 'invalid_refresh_token' })
 
-/** Exchanges a refresh token for the next one of its family; reuse revokes the family. Returns the user id. */
-export async function rotateRefreshToken(db: Database, config: Config, token: string): Promise<{ userId: string; refreshToken: string }> {
+export type StoredRefreshToken = typeof refreshTokens.$inferSelect
+
+/** The stored row of a refresh token, spent or not (its owner is known before anything is decided), or 401. */
+export async function findRefreshToken(db: Database, token: string): Promise<StoredRefreshToken> {
   const found = await db.query.refreshTokens.findFirst({ where: eq(refreshTokens.tokenHash, await sha256Hex(token)) })
   if (!found) throw INVALID()
+  return found
+}
+
+/** Exchanges a refresh token for the next one of its family; reuse revokes the family. Returns the user id. */
+export async function rotateRefreshToken(db: Database, config: Config, found: StoredRefreshToken): Promise<{ userId: string; refreshToken: string }> {
   const now = Date.now()
   if (found.revokedAt !== null || found.expiresAt <= now) throw INVALID()
   // The conditional update is the lock: of two concurrent uses, only one sees its row change.

@@ -6,7 +6,7 @@ import { newId } from '../db/ids'
 import { spentTokens, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { userValueSchemas } from '../rules/resources'
-import { readableValues, withDefaults } from '../rules/values'
+import { readableValues, withDefaults, type ValuesMap } from '../rules/values'
 import { models } from '../rules/resources'
 import { hashPassword, spendDummyCheck, verifyPassword } from './passwords'
 import { revokeAllSessions } from './sessions'
@@ -70,7 +70,7 @@ export interface Registration {
 
 export async function registerUser(db: Database, config: Config, input: Registration): Promise<UserRecord> {
   if (!config.AUTH_REGISTRATION_ENABLED) throw new ApiError(403, 'registration is disabled', { code: 'registration_disabled' })
-  return createUser(db, { ...input, role: config.AUTH_DEFAULT_ROLE, emailVerified: false })
+  return createUser(db, models.Users.values, { ...input, role: config.AUTH_DEFAULT_ROLE, emailVerified: false })
 }
 
 export interface NewUser extends Registration {
@@ -78,8 +78,11 @@ export interface NewUser extends Registration {
   emailVerified: boolean
 }
 
-/** Inserts an account (registration, or an admin through /users); a taken email answers 409. */
-export async function createUser(db: Database, input: NewUser): Promise<UserRecord> {
+/**
+ * Inserts an account (registration, or an admin through /users); a taken email answers 409. `values` is the
+ * Users model of the caller's configuration, whose defaults fill the custom fields not given.
+ */
+export async function createUser(db: Database, values: ValuesMap, input: NewUser): Promise<UserRecord> {
   const email = normalizeEmail(input.email)
   if (await findUserByEmail(db, email)) throw emailTaken()
   const now = Date.now()
@@ -91,7 +94,7 @@ export async function createUser(db: Database, input: NewUser): Promise<UserReco
     role: input.role,
     emailVerified: input.emailVerified,
     securityStamp: newSecurityStamp(),
-    values: withDefaults(models.Users.values, input.values),
+    values: withDefaults(values, input.values),
     createdAt: now,
     updatedAt: now,
   }

@@ -1,8 +1,8 @@
 // The self-description of the API: GET /openapi.json (generated from the zod schemas of every route), and the
 // two pages the Worker serves from its static assets (public/): the API reference at /docs and the console.
-import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi'
+import { type OpenAPIHono, z } from '@hono/zod-openapi'
 import type { AppEnv } from '../api'
-import { errorResponse } from '../api'
+import { describeRoute, errorResponse } from '../api'
 import { ApiError } from '../errors'
 import packageJson from '../../package.json'
 
@@ -18,7 +18,7 @@ const PAGE_SECURITY_HEADERS = {
 
 const STATIC_FILE = /^[a-z0-9-]+\.(js|css|png|svg)$/
 
-const openApiRoute = createRoute({
+const openApiRoute = describeRoute({
   method: 'get',
   path: '/openapi.json',
   tags,
@@ -33,22 +33,30 @@ const openApiRoute = createRoute({
 
 const html = (summary: string) => ({ description: summary, content: { 'text/html': { schema: z.string() } } })
 
-const docsPageRoute = createRoute({ method: 'get', path: '/docs', tags, summary: 'API reference page (renders /openapi.json)', responses: { 200: html('HTML page') } })
-const consolePageRoute = createRoute({
+const docsPageRoute = describeRoute({ method: 'get', path: '/docs', tags, summary: 'API reference page (renders /openapi.json)', responses: { 200: html('HTML page') } })
+const consolePageRoute = describeRoute({
   method: 'get',
   path: '/console',
   tags,
   summary: 'Web console: sign in, upload, convert, watch the job, download',
   responses: { 200: html('HTML page') },
 })
-const staticFileRoute = createRoute({
+const staticFileRoute = describeRoute({
   method: 'get',
   path: '/static/{file}',
   tags,
   summary: 'Scripts, styles and images of the /docs and /console pages',
   request: { params: z.object({ file: z.string().regex(STATIC_FILE).openapi({ example: 'console.js' }) }) },
   responses: {
-    200: { description: 'The file', content: { 'text/javascript': { schema: z.string() }, 'text/css': { schema: z.string() } } },
+    200: {
+      description: 'The file, typed by its extension',
+      content: {
+        'text/javascript': { schema: z.string() },
+        'text/css': { schema: z.string() },
+        'image/png': { schema: z.string().openapi({ format: 'binary' }) },
+        'image/svg+xml': { schema: z.string() },
+      },
+    },
     400: errorResponse('Not a file name'),
     404: errorResponse('No such file'),
   },
@@ -101,7 +109,7 @@ async function servePage(assets: Fetcher, requestUrl: string, assetPath: string)
   return response
 }
 
-export const serviceStatusRoute = createRoute({
+export const serviceStatusRoute = describeRoute({
   method: 'get',
   path: '/',
   tags,

@@ -86,7 +86,13 @@ const jobEvents = route({
   summary: 'Server-Sent Events: the job each time it changes, until it finishes',
   middleware: [auth] as const,
   request: { params: JobParams },
-  responses: { 200: { description: 'text/event-stream of `job` events (data: the job as JSON)' }, 404: errorResponse('Job not found') },
+  responses: {
+    200: {
+      description: 'A stream of `job` events, one each time the job changes (data: the job as JSON); it ends when the job finishes',
+      content: { 'text/event-stream': { schema: z.string().openapi({ example: 'event: job\ndata: {"_id":"…","status":"running",…}\n\n' }) } },
+    },
+    404: errorResponse('Job not found'),
+  },
 })
 
 const retryJob = route({

@@ -1,9 +1,9 @@
 // The generic resource routes, generated from the compiled resource config: for `/users(Users)` the five CRUD
 // routes, for a relation route `/users/posts(Posts)` the same under /users/:id/posts. Each route is declared
 // with the zod schemas that validate it, so /openapi.json lists every model's routes and fields.
-import { createRoute, z, type RouteConfig } from '@hono/zod-openapi'
+import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { bearerSecurity, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
+import { bearerSecurity, describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
 import { requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
@@ -81,14 +81,13 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
   const itemParams = z.object({ ...parentParams, [route.itemParam]: Id })
   const collectionParams = z.object(parentParams)
   const describe = (config: Omit<RouteConfig, 'responses' | 'security' | 'middleware' | 'tags'> & { responses: RouteConfig['responses'] }) =>
-    createRoute({
+    describeRoute({
       ...config,
       tags: [route.model],
       security: bearerSecurity,
       middleware: [requireAuth()] as const,
       responses: {
         ...config.responses,
-        400: errorResponse('Validation error'),
         401: errorResponse('Missing or invalid token'),
         403: errorResponse('A rule refused the operation: `{ message, rule }`'),
       },

@@ -106,7 +106,7 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
     },
     async insert(fields) {
       const values = Object.fromEntries(customFields.filter((name) => fields[name] !== undefined).map((name) => [name, fields[name]]))
-      const user = await createUser(db, {
+      const user = await createUser(db, route.values, {
         email: String(fields.email),
         password: String(fields.password),
         name: typeof fields.name === 'string' ? fields.name : undefined,
