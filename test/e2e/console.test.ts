@@ -4,7 +4,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, chromium, type Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { root } from '../../bench/wrangler-dev.ts'
 import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server.ts'
 import { artifactsDir, photoJpeg, startWorker, uniqueEmail, type DevWorker } from './dev-worker.ts'
@@ -165,7 +165,7 @@ describe('/console converting an Office document in Chromium', () => {
   it('converts a DOCX through the sidecar, follows the job events live, and shows the PDF by its first PNG page', async () => {
     const { page, errors } = await openPage('/console')
     await signUp(page)
-    const docx = readFileSync(join(root, 'test', 'fixtures', 'office', 'hello.docx'))
+    const docx = readFileSync(join(inject('officeDocumentsDir'), 'hello.docx'))
     await page.setInputFiles('#file-input', { name: 'hello.docx', mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', buffer: docx })
     await page.click('#upload-form button[type=submit]')
     const item = page.locator('.file', { hasText: 'hello.docx' })
