@@ -143,4 +143,27 @@ describe('redelivery', () => {
     const keys = await env.DB.prepare('SELECT key FROM files WHERE user_id = ?').bind(user.id).all<{ key: string }>()
     expect(objects.objects.map((object) => object.key).sort()).toEqual(keys.results.map((row) => row.key).sort())
   })
+
+  it('a step the real queue delivers three times overwrites its objects under deterministic keys', async () => {
+    const source = await uploaded(user, 'thrice.tpart', 'abc', { 'x-edgefloor-prefix': 'inbox' })
+    const done = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(done.status).toBe(200)
+    const jobId = done.body[0].job_id
+    const [step] = (await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body.steps
+    const key = `u/${user.id}/inbox/${step._id}-0`
+    expect(await env.DB.prepare('SELECT key FROM files WHERE job_id = ?').bind(jobId).first('key')).toBe(key)
+    // As if the step had written its object and died before D1 recorded it: the object stays, the record goes.
+    await env.DB.prepare('DELETE FROM files WHERE job_id = ?').bind(jobId).run()
+    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step._id).run()
+    await env.DB.prepare("UPDATE jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(jobId).run()
+    for (let delivery = 0; delivery < 3; delivery++) await env.CONVERSIONS.send({ jobId, stepId: step._id })
+    const job = await pollJob(jobId)
+    expect(job.status).toBe('done')
+    expect(job.files.map((file: { name: string }) => file.name)).toEqual(['thrice (1 of 1).tupper'])
+    const rows = await env.DB.prepare('SELECT key FROM files WHERE job_id = ?').bind(jobId).all<{ key: string }>()
+    expect(rows.results).toEqual([{ key }])
+    const objects = await env.BUCKET.list({ prefix: `u/${user.id}/inbox/` })
+    expect(objects.objects.map((object) => object.key).sort()).toEqual([`u/${user.id}/inbox/${source._id}`, key].sort())
+    expect(await (await env.BUCKET.get(key))!.text()).toBe('ABC')
+  })
 })

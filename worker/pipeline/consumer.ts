@@ -9,6 +9,7 @@ import type { Database } from '../db/client'
 import { files, jobs, jobSteps } from '../db/schema'
 import { describeError } from '../errors'
 import type { FileRow } from '../files/records'
+import { outputKey } from '../files/keys'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
 import { ensureSteps, failJob, finishJobIfDone, newStep, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
@@ -88,6 +89,7 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
           metadata: { ...output.metadata },
           jobId: job.id,
           originKey: `${step.id}:${output.index}`,
+          key: outputKey(job.userId, step.id, output.index, source.prefix),
         }),
       )
     }
