@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { call, callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
-import { registerChainConverters } from '../support/chain-converters'
+import { gate, registerChainConverters } from '../support/chain-converters'
 
 let user: TestUser
 
@@ -114,6 +114,30 @@ describe('POST /files/:id/convert', () => {
       expect((await call(method, path, { token: stranger.token })).status, `${method} ${path}`).toBe(404)
     }
     await pollJob(job.body._id)
+  })
+})
+
+describe('POST /jobs/:id/retry', () => {
+  it('queues the failed step again and the steps its failure left unrun, and the job finishes', async () => {
+    gate.isOpen = false
+    const source = await uploaded(user, 'gate.tgate', 'wxyz')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res).toMatchObject({ status: 422, body: { message: 'test-gated on "gate.tgate" failed: the gate is closed' } })
+    const failed = (await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })).body
+    const statuses = failed.steps.map((step: { status: string }) => step.status)
+    expect(statuses.filter((status: string) => status === 'failed').length).toBeGreaterThan(0)
+    // The parts delivered after the failure were settled unrun: they wait, queued, for a retry.
+    expect(statuses.filter((status: string) => status === 'queued').length).toBeGreaterThan(0)
+    expect(statuses.filter((status: string) => status === 'done')).toEqual([])
+
+    gate.isOpen = true
+    const retried = await callJson('POST', `/jobs/${failed._id}/retry`, { token: user.token })
+    expect(retried).toMatchObject({ status: 202, body: { status: 'running', error: null } })
+    const job = await pollJob(failed._id)
+    expect(job.status).toBe('done')
+    expect(job.steps.map((step: { status: string }) => step.status).sort()).toEqual(['done', 'done', 'done', 'done', 'split'])
+    expect(job.files.map((file: { name: string }) => file.name)).toEqual([1, 2, 3, 4].map((n) => `gate (${n} of 4).tgated`))
+    expect((await callJson('POST', `/jobs/${failed._id}/retry`, { token: user.token })).status).toBe(409)
   })
 })
 
