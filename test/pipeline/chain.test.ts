@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { call, callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
+import { pollJob } from '../support/jobs'
 import { gate, registerChainConverters } from '../support/chain-converters'
 
 let user: TestUser
@@ -13,15 +14,6 @@ beforeAll(async () => {
   registerChainConverters()
   user = await signUp()
 })
-
-async function pollJob(id: string, owner: TestUser = user) {
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    const res = await callJson('GET', `/jobs/${id}`, { token: owner.token })
-    if (res.body.status === 'done' || res.body.status === 'failed' || Date.now() > deadline) return res.body
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 describe('GET /convert/:extension', () => {
   it('answers what an extension becomes, and null when nothing converts it', async () => {
@@ -54,7 +46,7 @@ describe('POST /files/:id/convert', () => {
     expect(res.status).toBe(202)
     expect(res.headers.get('location')).toBe(`/jobs/${res.body._id}`)
     expect(res.body).toMatchObject({ file_id: source._id, status: 'queued' })
-    const job = await pollJob(res.body._id)
+    const job = await pollJob(res.body._id, user)
     expect(job.status).toBe('done')
     expect(job.files).toHaveLength(4)
     expect(job.steps.map((step: { converter: string; status: string }) => `${step.converter}:${step.status}`).sort()).toEqual([
@@ -113,7 +105,7 @@ describe('POST /files/:id/convert', () => {
     ] as const) {
       expect((await call(method, path, { token: stranger.token })).status, `${method} ${path}`).toBe(404)
     }
-    await pollJob(job.body._id)
+    await pollJob(job.body._id, user)
   })
 })
 
@@ -133,7 +125,7 @@ describe('POST /jobs/:id/retry', () => {
     gate.isOpen = true
     const retried = await callJson('POST', `/jobs/${failed._id}/retry`, { token: user.token })
     expect(retried).toMatchObject({ status: 202, body: { status: 'running', error: null } })
-    const job = await pollJob(failed._id)
+    const job = await pollJob(failed._id, user)
     expect(job.status).toBe('done')
     expect(job.steps.map((step: { status: string }) => step.status).sort()).toEqual(['done', 'done', 'done', 'done', 'split'])
     expect(job.files.map((file: { name: string }) => file.name)).toEqual([1, 2, 3, 4].map((n) => `gate (${n} of 4).tgated`))
@@ -181,7 +173,7 @@ describe('redelivery', () => {
     await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step._id).run()
     await env.DB.prepare("UPDATE jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(jobId).run()
     for (let delivery = 0; delivery < 3; delivery++) await env.CONVERSIONS.send({ jobId, stepId: step._id })
-    const job = await pollJob(jobId)
+    const job = await pollJob(jobId, user)
     expect(job.status).toBe('done')
     expect(job.files.map((file: { name: string }) => file.name)).toEqual(['thrice (1 of 1).tupper'])
     const rows = await env.DB.prepare('SELECT key FROM files WHERE job_id = ?').bind(jobId).all<{ key: string }>()

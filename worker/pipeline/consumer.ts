@@ -8,7 +8,7 @@ import { converterFor, converterNamed } from '../converters/registry'
 import type { Database } from '../db/client'
 import { files, jobs, jobSteps } from '../db/schema'
 import { describeError } from '../errors'
-import type { FileRow } from '../files/records'
+import { deleteFiles, type FileRow } from '../files/records'
 import { outputKey } from '../files/keys'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
@@ -92,6 +92,12 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
           key: outputKey(job.userId, step.id, output.index, source.prefix),
         }),
       )
+    }
+    // The source may have been deleted while the converter ran, too early for its delete to see these outputs.
+    if (!(await db.query.files.findFirst({ columns: { id: true }, where: eq(files.id, source.id) }))) {
+      await deleteFiles(db, deps.bucket, stored)
+      await failStep(deps, job, step, new ConversionError('the source file was deleted during the conversion'), source)
+      return
     }
     const following = stored.flatMap((file) => {
       const next = nextConverter(file.extension)
