@@ -4,7 +4,7 @@
 import { and, eq } from 'drizzle-orm'
 import type { Config } from '../config'
 import { ConversionError, type ConversionContext, type Converter } from '../converters/converter'
-import { converterFor, converterNamed } from '../converters/registry'
+import { converterForFile, converterNamed } from '../converters/registry'
 import type { Database } from '../db/client'
 import { files, jobs, jobSteps } from '../db/schema'
 import { describeError } from '../errors'
@@ -26,10 +26,10 @@ export interface PipelineDeps {
   readonly waitUntil: (promise: Promise<unknown>) => void
 }
 
-/** The converter that continues a chain from a file of this extension, if any (never X → X again). */
-export function nextConverter(extension: string): Converter | undefined {
-  const converter = converterFor(extension)
-  return converter && converter.to !== extension ? converter : undefined
+/** The converter that continues a chain from this file, if any (never X → X again). */
+export function nextConverter(file: FileRow): Converter | undefined {
+  const { converter } = converterForFile(file)
+  return converter && converter.to !== file.extension ? converter : undefined
 }
 
 export async function enqueueSteps(queue: Queue<StepMessage>, steps: readonly StepRow[]): Promise<void> {
@@ -100,7 +100,7 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
       return
     }
     const following = stored.flatMap((file) => {
-      const next = nextConverter(file.extension)
+      const next = nextConverter(file)
       return next ? [newStep(job.id, file.id, next)] : []
     })
     const queued = await ensureSteps(db, following)
