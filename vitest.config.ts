@@ -29,6 +29,7 @@ export default defineConfig({
                 TRANSCRIBE_API_KEY: 'test-transcribe-key',
                 WHISPER_URL: inject('whisperUrl'),
                 GOTENBERG_URL: inject('sidecarUrl'),
+                WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl'),
               },
             },
           })),
@@ -38,7 +39,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/sidecar/**', 'test/e2e/**'],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: ['test/setup/office-documents.ts', 'test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/sidecar.ts', 'test/setup/gotenberg-stand-in.ts'],
+          globalSetup: ['test/setup/office-documents.ts', 'test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/sidecar.ts', 'test/setup/gotenberg-stand-in.ts', 'test/setup/webhook-receiver.ts'],
         },
       },
       {

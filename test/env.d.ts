@@ -6,6 +6,7 @@ declare global {
       TEST_MIGRATIONS: D1Migration[]
       MAIL_CATCHER_URL: string
       WHISPER_URL: string
+      WEBHOOK_RECEIVER_URL: string
     }
   }
 }

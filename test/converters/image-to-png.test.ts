@@ -55,7 +55,7 @@ describe('image-to-png converter', () => {
     new DataView(flood.buffer).setUint32(20, 60000)
     await expect(imageToPng.convert(inputFromBytes('flood.png', flood), testContext())).rejects.toMatchObject({
       retryable: false,
-      message: 'the image is 60000×60000 (3600000000 pixels); the limit is 40000000 pixels',
+      message: 'the image is 60000×60000 (3600000000 pixels); the limit is 12000000 pixels',
     })
   })
 
@@ -92,5 +92,46 @@ describe('JPEG → PNG through the pipeline', () => {
     expect(res.body.message).toBe('image-to-png on "broken.jpg" failed: "broken.jpg" is not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image')
     const original = await call('GET', `/files/${bad._id}/download`, { token: user.token })
     expect(new Uint8Array(await original.arrayBuffer())).toEqual(fixtures.pattern_jpg.slice(0, 40))
+  })
+
+  it('converts a JPEG named photo.bin as an image, by its sniffed type', async () => {
+    const user = await signUp()
+    const jpeg = await uploaded(user, 'photo.bin', fixtures.pattern_jpg)
+    expect(jpeg.content_type).toBe('image/jpeg')
+    const res = await callJson('POST', `/files/${jpeg._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([['photo (1 of 1).png', jpeg._id]])
+    expect(res.body[0].metadata).toMatchObject({ width: 64, height: 48, source_format: 'jpeg' })
+  })
+
+  it('refuses text named x.jpg with 415 and a clear message, and starts no job', async () => {
+    const user = await signUp()
+    const text = await uploaded(user, 'x.jpg', 'just some text, honestly')
+    expect(text.content_type).toBe('text/plain')
+    const res = await callJson('POST', `/files/${text._id}/convert`, { token: user.token })
+    expect(res.status).toBe(415)
+    expect(res.body.message).toBe('"x.jpg" is named .jpg but its content is text/plain; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif')
+    expect((await callJson('GET', `/files/${text._id}/jobs`, { token: user.token })).body).toEqual([])
+  })
+
+  const flood = fixtures.pattern_png.slice()
+  new DataView(flood.buffer).setUint32(16, 60000)
+  new DataView(flood.buffer).setUint32(20, 60000)
+
+  it.each([
+    ['a truncated JPEG', 'cut.jpg', fixtures.pattern_jpg.slice(0, Math.floor(fixtures.pattern_jpg.length / 2)), /^image-to-png on "cut\.jpg" failed: the JPEG image cannot be decoded: /],
+    ['a corrupt PNG', 'bad.png', fixtures.pattern_png.map((byte, i) => (i > 40 ? byte ^ 0x5a : byte)), /^image-to-png on "bad\.png" failed: the PNG image cannot be decoded: /],
+    ['a 60000×60000 PNG header', 'flood.png', flood, /^image-to-png on "flood\.png" failed: the image is 60000×60000 \(3600000000 pixels\); the limit is 12000000 pixels$/],
+  ])('answers %s with 422, fails the job and keeps the original', async (_case, name, bytes, message) => {
+    const user = await signUp()
+    const source = await uploaded(user, name, bytes)
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ message: expect.stringMatching(message), code: 'conversion_failed' })
+    const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
+    expect(job.body).toMatchObject({ status: 'failed', files: [], steps: [{ converter: 'image-to-png', status: 'failed' }] })
+    const original = await call('GET', `/files/${source._id}/download`, { token: user.token })
+    expect(new Uint8Array(await original.arrayBuffer())).toEqual(bytes)
+    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body).toMatchObject({ hash: source.hash, files: [] })
   })
 })

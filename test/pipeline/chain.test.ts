@@ -5,7 +5,8 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { call, callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
-import { registerChainConverters } from '../support/chain-converters'
+import { pollJob } from '../support/jobs'
+import { gate, registerChainConverters } from '../support/chain-converters'
 
 let user: TestUser
 
@@ -13,15 +14,6 @@ beforeAll(async () => {
   registerChainConverters()
   user = await signUp()
 })
-
-async function pollJob(id: string, owner: TestUser = user) {
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    const res = await callJson('GET', `/jobs/${id}`, { token: owner.token })
-    if (res.body.status === 'done' || res.body.status === 'failed' || Date.now() > deadline) return res.body
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 describe('GET /convert/:extension', () => {
   it('answers what an extension becomes, and null when nothing converts it', async () => {
@@ -54,7 +46,7 @@ describe('POST /files/:id/convert', () => {
     expect(res.status).toBe(202)
     expect(res.headers.get('location')).toBe(`/jobs/${res.body._id}`)
     expect(res.body).toMatchObject({ file_id: source._id, status: 'queued' })
-    const job = await pollJob(res.body._id)
+    const job = await pollJob(res.body._id, user)
     expect(job.status).toBe('done')
     expect(job.files).toHaveLength(4)
     expect(job.steps.map((step: { converter: string; status: string }) => `${step.converter}:${step.status}`).sort()).toEqual([
@@ -113,7 +105,31 @@ describe('POST /files/:id/convert', () => {
     ] as const) {
       expect((await call(method, path, { token: stranger.token })).status, `${method} ${path}`).toBe(404)
     }
-    await pollJob(job.body._id)
+    await pollJob(job.body._id, user)
+  })
+})
+
+describe('POST /jobs/:id/retry', () => {
+  it('queues the failed step again and the steps its failure left unrun, and the job finishes', async () => {
+    gate.isOpen = false
+    const source = await uploaded(user, 'gate.tgate', 'wxyz')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res).toMatchObject({ status: 422, body: { message: 'test-gated on "gate.tgate" failed: the gate is closed' } })
+    const failed = (await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })).body
+    const statuses = failed.steps.map((step: { status: string }) => step.status)
+    expect(statuses.filter((status: string) => status === 'failed').length).toBeGreaterThan(0)
+    // The parts delivered after the failure were settled unrun: they wait, queued, for a retry.
+    expect(statuses.filter((status: string) => status === 'queued').length).toBeGreaterThan(0)
+    expect(statuses.filter((status: string) => status === 'done')).toEqual([])
+
+    gate.isOpen = true
+    const retried = await callJson('POST', `/jobs/${failed._id}/retry`, { token: user.token })
+    expect(retried).toMatchObject({ status: 202, body: { status: 'running', error: null } })
+    const job = await pollJob(failed._id, user)
+    expect(job.status).toBe('done')
+    expect(job.steps.map((step: { status: string }) => step.status).sort()).toEqual(['done', 'done', 'done', 'done', 'split'])
+    expect(job.files.map((file: { name: string }) => file.name)).toEqual([1, 2, 3, 4].map((n) => `gate (${n} of 4).tgated`))
+    expect((await callJson('POST', `/jobs/${failed._id}/retry`, { token: user.token })).status).toBe(409)
   })
 })
 
@@ -142,5 +158,28 @@ describe('redelivery', () => {
     const objects = await env.BUCKET.list({ prefix: `u/${user.id}/` })
     const keys = await env.DB.prepare('SELECT key FROM files WHERE user_id = ?').bind(user.id).all<{ key: string }>()
     expect(objects.objects.map((object) => object.key).sort()).toEqual(keys.results.map((row) => row.key).sort())
+  })
+
+  it('a step the real queue delivers three times overwrites its objects under deterministic keys', async () => {
+    const source = await uploaded(user, 'thrice.tpart', 'abc', { 'x-edgefloor-prefix': 'inbox' })
+    const done = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(done.status).toBe(200)
+    const jobId = done.body[0].job_id
+    const [step] = (await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body.steps
+    const key = `u/${user.id}/inbox/${step._id}-0`
+    expect(await env.DB.prepare('SELECT key FROM files WHERE job_id = ?').bind(jobId).first('key')).toBe(key)
+    // As if the step had written its object and died before D1 recorded it: the object stays, the record goes.
+    await env.DB.prepare('DELETE FROM files WHERE job_id = ?').bind(jobId).run()
+    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step._id).run()
+    await env.DB.prepare("UPDATE jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(jobId).run()
+    for (let delivery = 0; delivery < 3; delivery++) await env.CONVERSIONS.send({ jobId, stepId: step._id })
+    const job = await pollJob(jobId, user)
+    expect(job.status).toBe('done')
+    expect(job.files.map((file: { name: string }) => file.name)).toEqual(['thrice (1 of 1).tupper'])
+    const rows = await env.DB.prepare('SELECT key FROM files WHERE job_id = ?').bind(jobId).all<{ key: string }>()
+    expect(rows.results).toEqual([{ key }])
+    const objects = await env.BUCKET.list({ prefix: `u/${user.id}/inbox/` })
+    expect(objects.objects.map((object) => object.key).sort()).toEqual([`u/${user.id}/inbox/${source._id}`, key].sort())
+    expect(await (await env.BUCKET.get(key))!.text()).toBe('ABC')
   })
 })

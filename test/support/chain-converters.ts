@@ -1,6 +1,7 @@
 // Converters for pipeline tests, registered at run time in the test isolate (which also runs the queue
 // consumer): a two-output step, a follow-up step, a converter that fans out into parts, one that fails for
-// good, one that fails twice for transient reasons before it works, and one that never works.
+// good, one that fails twice for transient reasons before it works, one that never works, one that fails
+// until the test lets it work, and one that pauses until the test releases it.
 import { registerConverter, converterNamed } from '../../worker/converters/registry'
 import { ConversionError, type Converter } from '../../worker/converters/converter'
 
@@ -80,6 +81,61 @@ export const stubborn: Converter = {
   },
 }
 
+/**
+ * `held` sets `hasStarted` once it has read its input, then waits for the test to call `release()` (a flag the
+ * test polls: a promise resolved from the consumer's request does not wake the test's).
+ */
+export const hold = { hasStarted: false, release: () => {}, released: Promise.resolve() }
+
+export function resetHold(): void {
+  hold.hasStarted = false
+  hold.released = new Promise<void>((resolve) => {
+    hold.release = resolve
+  })
+}
+
+/** Resolves once `held` has read its input, or throws after a deadline. */
+export async function heldHasStarted(): Promise<void> {
+  const deadline = Date.now() + 20_000
+  while (!hold.hasStarted) {
+    if (Date.now() > deadline) throw new Error('test-held never started')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** Copies its input, pausing in the middle: the test acts while a step is mid-conversion. */
+export const held: Converter = {
+  name: 'test-held',
+  from: ['.thold'],
+  to: '.theld',
+  async convert(input) {
+    const body = await input.bytes(1024)
+    hold.hasStarted = true
+    await hold.released
+    return [{ index: 0, total: 1, extension: '.theld', contentType: 'text/plain', body }]
+  },
+}
+
+/** Whether `gated` works; the test and the queue consumer share this isolate, so a test opens it. */
+export const gate = { isOpen: false }
+
+/** One output per byte, one part per byte; fails for good while the gate is closed. */
+export const gated: Converter = {
+  name: 'test-gated',
+  from: ['.tgate'],
+  to: '.tgated',
+  async plan(input) {
+    const total = (await input.bytes(1024)).length
+    return { total, parts: Array.from({ length: total }, (_, start) => ({ start, end: start + 1 })) }
+  },
+  async convert(input, ctx) {
+    if (!gate.isOpen) throw new ConversionError('the gate is closed')
+    const bytes = await input.bytes(1024)
+    const index = ctx.part?.start ?? 0
+    return [{ index, total: bytes.length, extension: '.tgated', contentType: 'text/plain', body: bytes.slice(index, index + 1) }]
+  },
+}
+
 export function registerChainConverters(): void {
-  for (const converter of [splitter, upper, fanOut, broken, flaky, stubborn]) if (!converterNamed(converter.name)) registerConverter(converter)
+  for (const converter of [splitter, upper, fanOut, broken, flaky, stubborn, gated, held]) if (!converterNamed(converter.name)) registerConverter(converter)
 }

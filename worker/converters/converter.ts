@@ -63,6 +63,12 @@ export interface Converter {
   readonly name: string
   /** Extensions with the dot, lower-case: ['.pdf']. */
   readonly from: readonly string[]
+  /**
+   * Optional: the sniffed content types this converter reads ('image/jpeg'). A file whose extension no converter
+   * claims converts here by its type (a JPEG named photo.bin); one with an extension in `from` must have a listed
+   * type (see acceptsWithExtension). Without it, every type passes (text formats have no magic number).
+   */
+  readonly accepts?: readonly string[]
   /** Target extension with the dot: '.png'. */
   readonly to: string
   /**
@@ -78,6 +84,11 @@ export interface Converter {
    * would not get smaller).
    */
   convert(input: ConversionInput, ctx: ConversionContext): Promise<ConversionOutput[]>
+}
+
+/** Whether a file with one of the converter's extensions converts here, given the type sniffed from its bytes. */
+export function acceptsWithExtension(converter: Converter, contentType: string): boolean {
+  return converter.accepts === undefined || converter.accepts.includes(contentType)
 }
 
 /**

@@ -3,6 +3,7 @@
 // (and is not resized) produces no output, which ends the chain.
 import { decodeImage } from '../engines/image/decode'
 import { readImageHeader } from '../engines/image/header'
+import { reachesEndOfImage } from '../engines/image/jpeg-end'
 import { fitWithin } from '../engines/image/resize'
 import { encodePng, encodePngBytes, type RawImage } from '../engines/png/encode'
 import { ConversionError, type Converter } from './converter'
@@ -10,6 +11,7 @@ import { ConversionError, type Converter } from './converter'
 export const imageToPng: Converter = {
   name: 'image-to-png',
   from: ['.jpg', '.jpeg', '.jfif', '.png', '.webp', '.gif', '.bmp', '.tif', '.tiff', '.avif'],
+  accepts: ['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/bmp', 'image/tiff', 'image/avif'],
   to: '.png',
   async convert(input, ctx) {
     const { IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_DIMENSION } = ctx.config
@@ -22,6 +24,9 @@ export const imageToPng: Converter = {
       throw new ConversionError(`the image is ${header.width}×${header.height} (${pixels} pixels); the limit is ${IMAGE_MAX_PIXELS} pixels`)
     }
     if (pixels === 0) throw new ConversionError('the image has no pixels')
+    if (header.format === 'jpeg' && !reachesEndOfImage(bytes)) {
+      throw new ConversionError('the JPEG image cannot be decoded: the file ends before its end-of-image marker (truncated)')
+    }
     let decoded: RawImage
     try {
       decoded = await decodeImage(bytes, header.format)

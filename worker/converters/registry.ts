@@ -1,7 +1,8 @@
 // The one registry of converters: "what does `.ext` become, and who does it". Two converters claiming one
-// source extension is a programming error, refused when the module loads (so at start-up, and in tests).
+// source extension (or sniffed type) is a programming error, refused when the module loads (so at start-up,
+// and in tests).
 import { audioToText } from './audio-to-text'
-import type { Converter } from './converter'
+import { acceptsWithExtension, type Converter } from './converter'
 import { imageToPng } from './image-to-png'
 import { officeToPdf } from './office-to-pdf'
 import { pdfToPng } from './pdf-to-png'
@@ -10,14 +11,23 @@ import { textToPng } from './text-to-png'
 /** Every converter of the service; each converter module adds itself here with one line. */
 const CONVERTERS: readonly Converter[] = [officeToPdf, pdfToPng, imageToPng, textToPng, audioToText]
 
-export function buildRegistry(converters: readonly Converter[]): ReadonlyMap<string, Converter> {
+export interface Registry {
+  readonly byExtension: ReadonlyMap<string, Converter>
+  readonly byContentType: ReadonlyMap<string, Converter>
+}
+
+/** Indexes the converters by extension and by sniffed type; throws when two claim the same one. */
+export function buildRegistry(converters: readonly Converter[]): Registry {
   const byExtension = new Map<string, Converter>()
+  const byContentType = new Map<string, Converter>()
+  const claim = (index: Map<string, Converter>, key: string, converter: Converter) => {
+    const claimed = index.get(key)
+    if (claimed) throw new Error(`converters ${claimed.name} and ${converter.name} both claim ${key}`)
+    index.set(key, converter)
+  }
   for (const converter of converters) {
-    for (const extension of converter.from) {
-      const claimed = byExtension.get(extension)
-      if (claimed) throw new Error(`converters ${claimed.name} and ${converter.name} both claim ${extension}`)
-      byExtension.set(extension, converter)
-    }
+    for (const extension of converter.from) claim(byExtension, extension, converter)
+    for (const contentType of converter.accepts ?? []) claim(byContentType, contentType, converter)
   }
   for (const converter of converters) {
     for (const extension of Object.keys(converter.refuses ?? {})) {
@@ -25,24 +35,49 @@ export function buildRegistry(converters: readonly Converter[]): ReadonlyMap<str
       if (claimed) throw new Error(`converter ${converter.name} refuses ${extension}, which ${claimed.name} claims`)
     }
   }
-  return byExtension
+  return { byExtension, byContentType }
 }
 
 const converters: Converter[] = [...CONVERTERS]
-const registry = new Map(buildRegistry(CONVERTERS))
+let registry = buildRegistry(CONVERTERS)
 
 /**
- * Adds a converter at run time (the tests' chain converters); refuses an extension that is already claimed,
- * exactly as the start-up check does.
+ * Adds a converter at run time (the tests' chain converters); refuses an extension or type that is already
+ * claimed, exactly as the start-up check does.
  */
 export function registerConverter(converter: Converter): void {
-  for (const [extension, claimed] of buildRegistry([...converters, converter])) registry.set(extension, claimed)
+  registry = buildRegistry([...converters, converter])
   converters.push(converter)
 }
 
 /** The converter for a lower-case extension with its dot (".docx"), if any. */
 export function converterFor(extension: string): Converter | undefined {
-  return registry.get(extension.toLowerCase())
+  return registry.byExtension.get(extension.toLowerCase())
+}
+
+export type ConverterChoice =
+  | { readonly converter: Converter; readonly refusal?: undefined }
+  | { readonly converter?: undefined; readonly refusal: string; readonly status: 415 | 422 }
+
+/**
+ * The converter for a stored file: by its extension when a converter claims it and reads its sniffed type, by
+ * the sniffed type when no converter claims or refuses the extension; otherwise why not (422 for an extension a
+ * converter refuses, 415 for the rest). An extension whose converter refuses the bytes is refused outright,
+ * never converted by another converter's reading of them.
+ */
+export function converterForFile(file: { readonly name: string; readonly extension: string; readonly contentType: string }): ConverterChoice {
+  const extension = file.extension.toLowerCase()
+  const byExtension = registry.byExtension.get(extension)
+  if (byExtension) {
+    if (acceptsWithExtension(byExtension, file.contentType)) return { converter: byExtension }
+    const types = byExtension.accepts?.join(', ')
+    return { refusal: `"${file.name}" is named ${extension} but its content is ${file.contentType}; ${byExtension.name} reads only ${types}`, status: 415 }
+  }
+  const refused = refusalFor(extension)
+  if (refused) return { refusal: `"${file.name}" cannot be converted: ${refused}`, status: 422 }
+  const byContentType = registry.byContentType.get(file.contentType)
+  if (byContentType) return { converter: byContentType }
+  return { refusal: `no converter accepts ${extension || 'files without an extension'}`, status: 415 }
 }
 
 /** Why a converter refuses a lower-case extension with its dot (".wma"), when one does. */

@@ -35,6 +35,8 @@ export interface NewFile {
   readonly jobId?: string | null
   /** Idempotency: a second store with the same origin returns the first record (queue redelivery). */
   readonly originKey?: string | null
+  /** The R2 key, when the caller makes it deterministic (conversion outputs); a fresh one from the id otherwise. */
+  readonly key?: string
 }
 
 /** R2 multipart parts for streams of unknown length (R2's minimum part is 5 MiB). */
@@ -181,18 +183,21 @@ export async function storeFile(deps: StoreDeps, file: NewFile): Promise<FileRow
   }
   const now = Date.now()
   const id = newId(now)
-  const key = objectKey(file.userId, id, file.prefix)
+  const key = file.key ?? objectKey(file.userId, id, file.prefix)
   const written = await writeObject(deps.bucket, key, file)
   try {
     const [row] = await deps.db.insert(files).values(fileRow(file, id, key, written, now)).returning()
     return row!
   } catch (error) {
-    await deps.bucket.delete(key)
     if (file.originKey) {
-      // Two deliveries of one step raced: the first record wins.
+      // Two deliveries of one step raced: the first record wins, and its object is the one under this key.
       const existing = await deps.db.query.files.findFirst({ where: eq(files.originKey, file.originKey) })
-      if (existing) return existing
+      if (existing) {
+        if (existing.key !== key) await deps.bucket.delete(key)
+        return existing
+      }
     }
+    await deps.bucket.delete(key)
     throw error
   }
 }

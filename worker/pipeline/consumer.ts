@@ -4,11 +4,12 @@
 import { and, eq } from 'drizzle-orm'
 import type { Config } from '../config'
 import { ConversionError, type ConversionContext, type Converter } from '../converters/converter'
-import { converterFor, converterNamed } from '../converters/registry'
+import { converterForFile, converterNamed } from '../converters/registry'
 import type { Database } from '../db/client'
 import { files, jobs, jobSteps } from '../db/schema'
 import { describeError } from '../errors'
-import type { FileRow } from '../files/records'
+import { deleteFiles, type FileRow } from '../files/records'
+import { outputKey } from '../files/keys'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
 import { ensureSteps, failJob, finishJobIfDone, newStep, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
@@ -25,10 +26,10 @@ export interface PipelineDeps {
   readonly waitUntil: (promise: Promise<unknown>) => void
 }
 
-/** The converter that continues a chain from a file of this extension, if any (never X → X again). */
-export function nextConverter(extension: string): Converter | undefined {
-  const converter = converterFor(extension)
-  return converter && converter.to !== extension ? converter : undefined
+/** The converter that continues a chain from this file, if any (never X → X again). */
+export function nextConverter(file: FileRow): Converter | undefined {
+  const { converter } = converterForFile(file)
+  return converter && converter.to !== file.extension ? converter : undefined
 }
 
 export async function enqueueSteps(queue: Queue<StepMessage>, steps: readonly StepRow[]): Promise<void> {
@@ -88,11 +89,18 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
           metadata: { ...output.metadata },
           jobId: job.id,
           originKey: `${step.id}:${output.index}`,
+          key: outputKey(job.userId, step.id, output.index, source.prefix),
         }),
       )
     }
+    // The source may have been deleted while the converter ran, too early for its delete to see these outputs.
+    if (!(await db.query.files.findFirst({ columns: { id: true }, where: eq(files.id, source.id) }))) {
+      await deleteFiles(db, deps.bucket, stored)
+      await failStep(deps, job, step, new ConversionError('the source file was deleted during the conversion'), source)
+      return
+    }
     const following = stored.flatMap((file) => {
-      const next = nextConverter(file.extension)
+      const next = nextConverter(file)
       return next ? [newStep(job.id, file.id, next)] : []
     })
     const queued = await ensureSteps(db, following)

@@ -137,6 +137,22 @@ export async function failJob(db: Database, job: JobRow, message: string, status
     .where(and(eq(jobs.id, job.id), sql`${jobs.status} != 'failed'`))
 }
 
+/**
+ * A failed job made runnable again: every step that did not finish goes back to queued, the failed ones and
+ * those the failure left behind (their messages came after the job had failed and were settled unrun). Answers
+ * those steps, for the caller to enqueue.
+ */
+export async function reopenFailedJob(db: Database, job: JobRow): Promise<StepRow[]> {
+  const isUnfinished = and(eq(jobSteps.jobId, job.id), inArray(jobSteps.status, ['queued', 'running', 'failed']))
+  const unfinished = await db.query.jobSteps.findMany({ where: isUnfinished })
+  const now = Date.now()
+  await db.batch([
+    db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: now }).where(isUnfinished),
+    db.update(jobs).set({ status: 'running', error: null, errorStatus: null, finishedAt: null, updatedAt: now }).where(eq(jobs.id, job.id)),
+  ])
+  return unfinished
+}
+
 /** Done once no step is queued or running (and none failed). Answers whether this call finished it. */
 export async function finishJobIfDone(db: Database, jobId: string): Promise<boolean> {
   const open = await db

@@ -3,17 +3,15 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
-import { and, eq, inArray } from 'drizzle-orm'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { requireAuth } from '../auth/middleware'
 import { converterFor, refusalFor } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
-import { jobSteps } from '../db/schema'
 import { ApiError } from '../errors'
 import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
 import { enqueueSteps } from './consumer'
 import { startJob, waitForJob } from './start'
-import { findOwnedJob, JobOptionsSchema, JobSchema, jobFiles, jobsOfFile, jobView, updateJob, type JobRow } from './jobs'
+import { findOwnedJob, JobOptionsSchema, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
 import { webhookSecret } from './webhooks'
 
 const tags = ['Conversion']
@@ -63,7 +61,7 @@ const convert = route({
     200: jsonResponse(z.array(FileResponseSchema), 'The chain finished: every file it created, in chain order'),
     202: jsonResponse(JobSchema, 'The job runs on; follow it at Location'),
     404: errorResponse('File not found'),
-    415: errorResponse('No converter accepts this file'),
+    415: errorResponse('No converter accepts this file, or the converter of its extension does not read the type sniffed from its bytes'),
     422: errorResponse('A step failed for good: the message names the step and the reason'),
     503: errorResponse('A step kept failing for transient reasons'),
   },
@@ -98,7 +96,7 @@ const jobEvents = route({
 const retryJob = route({
   method: 'post',
   path: '/jobs/{id}/retry',
-  summary: 'Run the failed steps of a failed job again',
+  summary: 'Run the failed steps of a failed job again, and the steps its failure left unrun',
   middleware: [auth] as const,
   request: { params: JobParams },
   responses: { 202: jsonResponse(JobSchema, 'The job, queued again'), 404: errorResponse('Job not found'), 409: errorResponse('The job has not failed') },
@@ -172,12 +170,7 @@ export function pipelineRoutes() {
     .openapi(retryJob, async (c) => {
       const job = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
       if (job.status !== 'failed') throw new ApiError(409, `the job is ${job.status}; only a failed job can be retried`, { code: 'not_failed' })
-      const failed = await c.var.db.query.jobSteps.findMany({ where: and(eq(jobSteps.jobId, job.id), eq(jobSteps.status, 'failed')) })
-      if (failed.length > 0) {
-        await c.var.db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: Date.now() }).where(inArray(jobSteps.id, failed.map((step) => step.id)))
-      }
-      await updateJob(c.var.db, job.id, { status: 'running', error: null, errorStatus: null, finishedAt: null })
-      await enqueueSteps(c.env.CONVERSIONS, failed)
+      await enqueueSteps(c.env.CONVERSIONS, await reopenFailedJob(c.var.db, job))
       c.header('location', `/jobs/${job.id}`)
       return c.json(await jobView(c.var.db, c.var.config, origin(c), { ...job, status: 'running', error: null }), 202)
     })

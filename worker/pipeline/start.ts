@@ -2,7 +2,7 @@
 // auto-conversion after an upload.
 import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
-import { converterFor, refusalFor } from '../converters/registry'
+import { converterForFile } from '../converters/registry'
 import type { Database } from '../db/client'
 import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
@@ -17,12 +17,9 @@ export async function startJob(
   file: FileRow,
   request: { options?: Record<string, string | number | boolean>; callbackUrl?: string } = {},
 ): Promise<JobRow> {
-  const converter = converterFor(file.extension)
-  const refusal = refusalFor(file.extension)
-  if (!converter && refusal) throw new ApiError(422, `"${file.name}" cannot be converted: ${refusal}`, { code: 'not_convertible' })
-  if (!converter) {
-    throw new ApiError(415, `no converter accepts ${file.extension || 'files without an extension'}`, { code: 'not_convertible' })
-  }
+  const choice = converterForFile(file)
+  if (!choice.converter) throw new ApiError(choice.status, choice.refusal, { code: 'not_convertible' })
+  const { converter } = choice
   const callbackUrl = request.callbackUrl ? checkCallbackUrl(config, request.callbackUrl) : undefined
   const { job, step } = await createJob(deps.db, file, converter, { options: request.options, callbackUrl })
   await enqueueSteps(deps.queue, [step])

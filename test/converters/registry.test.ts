@@ -1,0 +1,46 @@
+// The registry: one converter per extension and per sniffed type (refused at start-up otherwise), and the choice
+// for a stored file by its extension and the type sniffed from its bytes (and the extensions a converter refuses).
+import { describe, expect, it } from 'vitest'
+import type { Converter } from '../../worker/converters/converter'
+import { buildRegistry, converterForFile, registerConverter } from '../../worker/converters/registry'
+
+const stub = (name: string, from: string[], accepts?: string[]): Converter => ({ name, from, accepts, to: '.out', convert: async () => [] })
+
+describe('buildRegistry', () => {
+  it('refuses two converters claiming one extension', () => {
+    expect(() => buildRegistry([stub('a', ['.one', '.two']), stub('b', ['.two'])])).toThrow('converters a and b both claim .two')
+  })
+
+  it('refuses two converters claiming one sniffed type', () => {
+    expect(() => buildRegistry([stub('a', ['.one'], ['x/one']), stub('b', ['.two'], ['x/one'])])).toThrow('converters a and b both claim x/one')
+  })
+
+  it('refuses at run time an extension the shipped converters claim, and keeps the registry as it was', () => {
+    expect(() => registerConverter(stub('second-txt', ['.txt']))).toThrow('converters text-to-png and second-txt both claim .txt')
+    expect(converterForFile({ name: 'a.txt', extension: '.txt', contentType: 'text/plain' }).converter?.name).toBe('text-to-png')
+  })
+})
+
+describe('converterForFile', () => {
+  it.each([
+    ['photo.jpg', '.jpg', 'image/jpeg', 'image-to-png'],
+    ['photo.png', '.png', 'image/jpeg', 'image-to-png'],
+    ['photo.bin', '.bin', 'image/jpeg', 'image-to-png'],
+    ['scan', '', 'image/tiff', 'image-to-png'],
+    ['notes.txt', '.txt', 'text/plain', 'text-to-png'],
+    ['report.docx', '.docx', 'application/zip', 'office-to-pdf'],
+  ])('chooses for %s (%s, %s)', (name, extension, contentType, converter) => {
+    expect(converterForFile({ name, extension, contentType })).toEqual({ converter: expect.objectContaining({ name: converter }) })
+  })
+
+  it.each([
+    ['x.jpg', '.jpg', 'text/plain', 415, '"x.jpg" is named .jpg but its content is text/plain; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif'],
+    ['x.png', '.png', 'application/octet-stream', 415, '"x.png" is named .png but its content is application/octet-stream; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif'],
+    ['song.wma', '.wma', 'application/octet-stream', 422, expect.stringMatching(/^"song\.wma" cannot be converted: Windows Media Audio /)],
+    ['pic.wma', '.wma', 'image/jpeg', 422, expect.stringMatching(/^"pic\.wma" cannot be converted: /)],
+    ['data.bin', '.bin', 'application/octet-stream', 415, 'no converter accepts .bin'],
+    ['README', '', 'text/plain', 415, 'no converter accepts files without an extension'],
+  ])('refuses %s (%s, %s) with %i and a reason', (name, extension, contentType, status, refusal) => {
+    expect(converterForFile({ name, extension, contentType })).toEqual({ refusal, status })
+  })
+})

@@ -1,0 +1,129 @@
+// How a client learns about a job without waiting on the convert request: Server-Sent Events, webhooks to a
+// loopback receiver (test/setup/webhook-receiver.ts), and jobs that uploads start by themselves.
+import { env } from 'cloudflare:test'
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { call, callJson, callWithSettings } from '../support/api'
+import { signUp, type TestUser } from '../support/accounts'
+import { heldHasStarted, hold, registerChainConverters, resetHold } from '../support/chain-converters'
+import { multipartBody, uploaded } from '../support/files'
+import { pollJob } from '../support/jobs'
+
+let user: TestUser
+
+beforeAll(async () => {
+  registerChainConverters()
+  user = await signUp()
+})
+beforeEach(resetHold)
+
+/** The `job` events in a chunk of an event stream, parsed. */
+function jobEvents(text: string): Array<{ status: string; files: Array<{ name: string }> }> {
+  return text
+    .split('\n\n')
+    .filter((block) => block.includes('event: job'))
+    .map((block) => JSON.parse(block.split('\n').find((line) => line.startsWith('data: '))!.slice('data: '.length)))
+}
+
+describe('GET /jobs/:id/events', () => {
+  it('streams the job as it changes and ends once it is done', async () => {
+    const source = await uploaded(user, 'watched.thold', 'seen')
+    const started = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })
+    await heldHasStarted()
+    const res = await call('GET', `/jobs/${started.body._id}/events`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/)
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+    // The first event arrives while the step is still held: the stream does not wait for the end.
+    const first = await reader.read()
+    expect(jobEvents(first.value!)).toEqual([expect.objectContaining({ status: 'running', files: [] })])
+    hold.release()
+    let rest = ''
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += chunk.value
+    const last = jobEvents(rest).at(-1)!
+    expect(last.status).toBe('done')
+    expect(last.files.map((file) => file.name)).toEqual(['watched (1 of 1).theld'])
+  })
+})
+
+describe('webhooks', () => {
+  const receiver = (path: string) => `${env.WEBHOOK_RECEIVER_URL}${path}`
+
+  async function deliveries(path: string, count: number) {
+    const deadline = Date.now() + 20_000
+    for (;;) {
+      const found: Array<{ headers: Record<string, string>; body: string; status: number }> = await (await fetch(`${env.WEBHOOK_RECEIVER_URL}/deliveries?path=${path}`)).json()
+      if (found.length >= count || Date.now() > deadline) return found
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+
+  async function signatureOf(secret: string, message: string) {
+    const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+    const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(message)))
+    return `sha256=${[...mac].map((byte) => byte.toString(16).padStart(2, '0')).join('')}`
+  }
+
+  it('refuses an http callback_url unless WEBHOOK_ALLOW_HTTP is set', async () => {
+    const source = await uploaded(user, 'plain.tpart', 'abc')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { callback_url: receiver('/hooks/refused') } })
+    expect(res).toMatchObject({ status: 400, body: { message: 'callback_url must be https' } })
+    expect((await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })).body).toEqual([])
+  })
+
+  it('delivers job.done, signed with the job secret, to a loopback receiver', async () => {
+    const source = await uploaded(user, 'hooked.tpart', 'abc')
+    const path = `/hooks/${source._id}`
+    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${source._id}/convert`, { token: user.token, json: { callback_url: receiver(path) } })
+    expect(res.status).toBe(200)
+    const [made] = await res.json<Array<{ job_id: string }>>()
+    const job = (await callJson('GET', `/jobs/${made!.job_id}`, { token: user.token })).body
+    const [delivery] = await deliveries(path, 1)
+    expect(JSON.parse(delivery!.body)).toEqual({ event: 'job.done', job: { _id: job._id, file_id: source._id, status: 'done', error: null } })
+    expect(delivery!.headers['content-type']).toBe('application/json')
+    const timestamp = delivery!.headers['x-edgefloor-timestamp']!
+    expect(delivery!.headers['x-edgefloor-signature']).toBe(await signatureOf(job.webhook_secret, `${timestamp}.${delivery!.body}`))
+  })
+
+  it('delivers job.failed, and retries a receiver that answered 5xx', async () => {
+    const source = await uploaded(user, 'hooked.tbroken', 'x')
+    const path = `/flaky/${source._id}`
+    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${source._id}/convert`, { token: user.token, json: { callback_url: receiver(path) } })
+    expect(res.status).toBe(422)
+    const { job } = await res.json<{ job: string }>()
+    const received = await deliveries(path, 2)
+    expect(received.map((delivery) => delivery.status)).toEqual([503, 200])
+    expect(received[1]!.body).toBe(received[0]!.body)
+    expect(JSON.parse(received[1]!.body)).toMatchObject({ event: 'job.failed', job: { _id: job, status: 'failed', error: 'test-broken on "hooked.tbroken" failed: the input is corrupt at byte 3' } })
+  })
+})
+
+describe('FILES_AUTO_CONVERT', () => {
+  const upload = (settings: Partial<Record<keyof Env, string>>, name: string, bytes: string) =>
+    callWithSettings(settings, 'POST', '/files', { token: user.token, body: multipartBody(name, bytes), headers: { 'x-edgefloor-name': name } })
+
+  it('starts the chain of an upload by itself', async () => {
+    const res = await upload({ FILES_AUTO_CONVERT: 'true' }, 'auto.tpart', 'abc')
+    expect(res.status).toBe(201)
+    const file = await res.json<{ _id: string }>()
+    const [listed] = (await callJson('GET', `/files/${file._id}/jobs`, { token: user.token })).body
+    expect(listed).toMatchObject({ file_id: file._id })
+    const job = await pollJob(listed._id, user)
+    expect(job.status).toBe('done')
+    expect(job.files.map((made: { name: string; parent_file: string }) => [made.name, made.parent_file])).toEqual([['auto (1 of 1).tupper', file._id]])
+  })
+
+  it('stores without a job an upload nothing converts, and one whose bytes its converter refuses', async () => {
+    for (const name of ['auto.xyz', 'auto.jpg']) {
+      const res = await upload({ FILES_AUTO_CONVERT: 'true' }, name, 'plain text')
+      expect(res.status, name).toBe(201)
+      const file = await res.json<{ _id: string }>()
+      expect((await callJson('GET', `/files/${file._id}/jobs`, { token: user.token })).body, name).toEqual([])
+    }
+  })
+
+  it('starts nothing when it is off', async () => {
+    const res = await upload({}, 'manual.tpart', 'abc')
+    const file = await res.json<{ _id: string }>()
+    expect((await callJson('GET', `/files/${file._id}/jobs`, { token: user.token })).body).toEqual([])
+  })
+})
