@@ -1,6 +1,7 @@
 // PDF → PNG pages with PDFium in WASM, on real PDFs made by LibreOffice.
 import { describe, expect, it } from 'vitest'
 import { pageScale, pdfToPng } from '../../worker/converters/pdf-to-png'
+import { pdfiumHeapBytes, REUSE_MAX_HEAP_BYTES, STRIP_BYTES } from '../../worker/engines/pdfium'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { readPngHeader } from '../../worker/engines/png/encode'
 import { encrypted, threePages } from '../fixtures/pdf/pdfs'
@@ -61,6 +62,33 @@ describe('pdf-to-png', () => {
     expect(width * height).toBeGreaterThan(90_000)
   })
 
+  it('keeps A4 at 150 dpi within the default PDF_MAX_PAGE_PIXELS, and lowers the DPI of an A3 page', async () => {
+    const pdf = buildPdf([{ width: 842, height: 1191, content: '0 0 0 rg 0 0 10 10 re f' }])
+    const [output] = await pdfToPng.convert(inputFromBytes('a3.pdf', pdf), testContext())
+    const { width, height, dpi } = output!.metadata as { width: number; height: number; dpi: number }
+    expect(width * height).toBeLessThanOrEqual(2_200_000)
+    expect(dpi).toBe(107)
+    expect(pageScale({ width: 595, height: 842 }, 150, 2_200_000)).toBeCloseTo(150 / 72)
+  })
+
+  it('refuses a PDF over PDF_MAX_BYTES before reading it, with 413', async () => {
+    const failure = await pdfToPng.plan!(inputFromBytes('big.pdf', threePages), testContext({ settings: { PDF_MAX_BYTES: 1000 } })).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', status: 413, retryable: false })
+    expect(failure.message).toBe(`"big.pdf" is ${threePages.byteLength} bytes; PDF pages are rendered from PDFs of at most 1000 bytes (PDF_MAX_BYTES)`)
+  })
+
+  it('renders a page taller than one strip with its ink in the right rows', async () => {
+    // 1239 px wide at 150 dpi: 8 MiB strips hold 1692 rows, so this 3000-row page takes 2 strips.
+    const pdf = buildPdf([{ width: 595, height: 1440, content: '0 0 0 rg 0 0 595 100 re f 0 0 0 rg 0 1340 595 100 re f' }])
+    const [output] = await pdfToPng.convert(inputFromBytes('tall.pdf', pdf), testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } }))
+    const png = await outputBytes(output!)
+    const { width, height } = readPngHeader(png)!
+    expect(width * 4 * height).toBeGreaterThan(STRIP_BYTES)
+    expect(await inkIn(png, { x0: 0, y0: 0, x1: 1, y1: 0.06 })).toBe(1)
+    expect(await inkIn(png, { x0: 0, y0: 0.08, x1: 1, y1: 0.92 })).toBe(0)
+    expect(await inkIn(png, { x0: 0, y0: 0.94, x1: 1, y1: 1 })).toBe(1)
+  })
+
   it.each([
     ['without a password', {}, 'password-protected PDF: give its password as options.password'],
     ['with a wrong one', { password: 'nope' }, 'password-protected PDF: the password is wrong'],
@@ -106,6 +134,25 @@ describe('pdf-to-png on page features', () => {
     expect(readPngHeader(photo!)).toMatchObject({ width: 320, height: 240, colorType: 2 })
     expect(readPngHeader(drawing!)).toMatchObject({ width: 320, height: 240, colorType: 0 })
     expect(await inkIn(drawing!, { x0: 0.1, y0: 0.5, x1: 0.3, y1: 0.85 })).toBeGreaterThan(0.9)
+  })
+})
+
+describe('the PDFium instance', () => {
+  it('is kept while its heap stays under 32 MiB, and made anew after a document that grew it past that', async () => {
+    const onePage = testContext({ part: { start: 0, end: 1 }, settings: { PDF_MAX_BYTES: 64 * 2 ** 20 } })
+    await pdfToPng.convert(inputFromBytes('three.pdf', threePages), onePage)
+    const kept = await pdfiumHeapBytes()
+    expect(kept).toBeGreaterThan(0)
+    expect(kept).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
+    // 40 MB of an image the page never draws: the PDF itself fills the heap.
+    const padding = new Uint8Array(40 * 2 ** 20)
+    const big = buildPdf([{ width: 200, height: 200, content: '0 0 0 rg 0 0 10 10 re f', jpeg: { bytes: padding, width: 1, height: 1 } }])
+    await pdfToPng.convert(inputFromBytes('big.pdf', big), onePage)
+    expect(await pdfiumHeapBytes()).toBe(0)
+    await pdfToPng.convert(inputFromBytes('three.pdf', threePages), onePage)
+    const fresh = await pdfiumHeapBytes()
+    expect(fresh).toBeGreaterThan(0)
+    expect(fresh).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
   })
 })
 
