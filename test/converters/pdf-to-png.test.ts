@@ -8,7 +8,7 @@ import { encrypted, threePages } from '../fixtures/pdf/pdfs'
 import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
 import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
-import { uploaded } from '../support/files'
+import { downloadBytes, uploaded } from '../support/files'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
 
@@ -169,5 +169,54 @@ describe('PDF → PNG through the pipeline', () => {
     ])
     const source = await callJson('GET', `/files/${pdf._id}`, { token: user.token })
     expect(source.body.metadata).toEqual({ page_count: 3 })
+  })
+
+  it('fans a 23-page PDF out into 3 queue steps of 10 pages and answers the pages in order', async () => {
+    // Page n has one black bar, 8n points from the left edge, so each PNG shows which page it is.
+    const pages = Array.from({ length: 23 }, (_, i) => ({ width: 200, height: 100, content: `0 0 0 rg ${8 * (i + 1)} 0 4 100 re f` }))
+    const user = await signUp()
+    const pdf = await uploaded(user, 'Long.pdf', buildPdf(pages))
+    const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(res.body.map((file: { name: string; part_index: number; metadata: { page: number } }) => [file.name, file.part_index, file.metadata.page])).toEqual(
+      Array.from({ length: 23 }, (_, i) => [`Long (${i + 1} of 23).png`, i, i + 1]),
+    )
+    const [job] = (await callJson('GET', `/files/${pdf._id}/jobs`, { token: user.token })).body
+    // The planning step (split into parts), then one step per range of CONVERT_PAGES_PER_STEP pages (the steps
+    // were made together: their listed order says nothing, so they are sorted by range here).
+    const pdfSteps = job.steps
+      .filter((step: { converter: string }) => step.converter === 'pdf-to-png')
+      .sort((a: { part: { start: number } | null }, b: { part: { start: number } | null }) => (a.part?.start ?? -1) - (b.part?.start ?? -1))
+    expect(pdfSteps.map((step: { part: unknown; status: string }) => [step.part, step.status])).toEqual([
+      [null, 'split'],
+      [{ start: 0, end: 10 }, 'done'],
+      [{ start: 10, end: 20 }, 'done'],
+      [{ start: 20, end: 23 }, 'done'],
+    ])
+    const firstInkColumns = await Promise.all(
+      res.body.map(async (file: { _id: string }) => {
+        const image = await decodeImage((await downloadBytes(`/files/${file._id}/download`, { token: user.token })).bytes, 'png')
+        for (let x = 0; x < image.width; x++) if (image.data[(50 * image.width + x) * 4]! < 128) return Math.round((x * 72) / 150)
+        return -1
+      }),
+    )
+    expect(firstInkColumns).toEqual(Array.from({ length: 23 }, (_, i) => 8 * (i + 1)))
+  })
+
+  it.each([
+    ['an encrypted PDF', 'locked.pdf', () => encrypted, 'pdf-to-png on "locked.pdf" failed: password-protected PDF: give its password as options.password'],
+    ['a truncated PDF', 'cut.pdf', () => threePages.slice(0, 2000), 'pdf-to-png on "cut.pdf" failed: the PDF cannot be read: file not in PDF format or corrupted'],
+  ])('fails %s with 422, a failed job saying why, and the original intact', async (_case, name, bytes, message) => {
+    const user = await signUp()
+    const source = await uploaded(user, name, bytes())
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ message, code: 'conversion_failed' })
+    const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
+    expect(job.body).toMatchObject({ status: 'failed', files: [] })
+    expect(job.body.steps).toMatchObject([{ converter: 'pdf-to-png', status: 'failed', attempts: 1 }])
+    const original = await callJson('GET', `/files/${source._id}`, { token: user.token })
+    expect(original.body).toMatchObject({ hash: source.hash, size: bytes().byteLength, files: [] })
+    expect((await downloadBytes(`/files/${source._id}/download`, { token: user.token })).bytes).toEqual(bytes())
   })
 })
