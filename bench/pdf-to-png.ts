@@ -42,7 +42,7 @@ try {
   console.log(formatRatio('time per page', ours / PAGES, 'pdftoppm', baseline / PAGES, 'ms'))
   console.log(formatRatio('PNG bytes per page', first.bytes / PAGES / 1024, 'pdftoppm', baselineBytes / PAGES / 1024, 'KiB'))
   console.log(`peak PDFium WASM memory: ${(first.peakWasmBytes / 2 ** 20).toFixed(0)} MiB; workerd resident memory (whole process): ${rss.toFixed(0)} MiB`)
-  await printPngEncoderComparison(worker, 'pdf-to-png', 'bench.pdf', pdf)
+  await printPngEncoderComparison('pdf-to-png', 'bench.pdf', pdf)
 
   const photoBaseline = await median(3, () => {
     rmSync(out, { recursive: true, force: true })
@@ -52,7 +52,7 @@ try {
   console.log(`PDF → PNG, 1 image-heavy A4 page at 150 dpi (${photoPdf.byteLength} bytes of PDF)`)
   console.log(formatRatio('time per page', photoOurs, 'pdftoppm', photoBaseline, 'ms'))
   console.log(`peak PDFium WASM memory: ${(photoFirst.peakWasmBytes / 2 ** 20).toFixed(0)} MiB`)
-  await printPngEncoderComparison(worker, 'pdf-to-png', 'photo.pdf', photoPdf)
+  await printPngEncoderComparison('pdf-to-png', 'photo.pdf', photoPdf)
 } finally {
   worker.stop()
 }

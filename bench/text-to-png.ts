@@ -25,7 +25,7 @@ try {
   const baselinePages = readdirSync(out).filter((file) => file.endsWith('.png')).length
   console.log(`text → PNG, ${text.byteLength} bytes of text: ours ${first.outputs} pages, LibreOffice ${baselinePages} pages`)
   console.log(formatRatio('time per page', ours / first.outputs, 'soffice + pdftoppm', baseline / baselinePages, 'ms'))
-  await printPngEncoderComparison(worker, 'text-to-png', 'pages.txt', text)
+  await printPngEncoderComparison('text-to-png', 'pages.txt', text)
 } finally {
   worker.stop()
 }
