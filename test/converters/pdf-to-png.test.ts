@@ -77,6 +77,11 @@ describe('pdf-to-png', () => {
     expect(failure.message).toBe(`"big.pdf" is ${threePages.byteLength} bytes; PDF pages are rendered from PDFs of at most 1000 bytes (PDF_MAX_BYTES)`)
   })
 
+  it('fails a PDF whose stored bytes are fewer than its recorded size, without reading past them', async () => {
+    const input = { ...inputFromBytes('short.pdf', threePages), size: threePages.byteLength + 10 }
+    await expect(pdfToPng.plan!(input, testContext())).rejects.toMatchObject({ retryable: false, message: 'the PDF cannot be read: the file is shorter than its recorded size' })
+  })
+
   it('renders a page taller than one strip with its ink in the right rows', async () => {
     // 1239 px wide at 150 dpi: 8 MiB strips hold 1692 rows, so this 3000-row page takes 2 strips.
     const pdf = buildPdf([{ width: 595, height: 1440, content: '0 0 0 rg 0 0 595 100 re f 0 0 0 rg 0 1340 595 100 re f' }])
