@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startDevWorker, type DevWorker } from './wrangler-dev.ts'
+import { formatRatio, startDevWorker, type DevWorker } from './wrangler-dev.ts'
 
 // Outside the project: wrangler dev reloads the Worker when files under the project change.
 export const scratch = join(tmpdir(), 'edgefloor-bench-files')
@@ -19,6 +19,46 @@ export async function timeConverter(worker: DevWorker, converter: string, name: 
   const result = (await response.json()) as { outputs: number; bytes: number; peakWasmBytes: number; message?: string }
   if (!response.ok) throw new Error(`${converter}: ${response.status} ${result.message}`)
   return { ms: performance.now() - start, ...result }
+}
+
+/**
+ * Our PNG encoder against @jsquash/png (Squoosh's Rust png crate in WASM) on the pixels of the converter's
+ * first outputs, both in one isolate: median time and bytes per image. A Worker of its own: after the timed
+ * conversions, the decoded pages pushed the shared one over what wrangler dev's isolate survives.
+ */
+export async function comparePngEncoders(converter: string, name: string, bytes: Uint8Array): Promise<Record<'ours' | 'jsquash', { ms: number; bytes: number }>> {
+  const worker = await startConvertWorker()
+  try {
+    return await comparePngEncodersIn(worker, converter, name, bytes)
+  } finally {
+    worker.stop()
+  }
+}
+
+async function comparePngEncodersIn(worker: DevWorker, converter: string, name: string, bytes: Uint8Array): Promise<Record<'ours' | 'jsquash', { ms: number; bytes: number }>> {
+  const post = async (path: string, body?: Uint8Array) => {
+    const response = await fetch(`${worker.url}${path}`, { method: 'POST', body })
+    const result = (await response.json()) as { images: number; bytes: number; message?: string }
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${result.message}`)
+    return result
+  }
+  const { images } = await post(`/__bench/png-encoders/prepare/${converter}?name=${encodeURIComponent(name)}`, bytes)
+  const measure = async (encoder: 'ours' | 'jsquash') => {
+    const { bytes: total } = await post(`/__bench/png-encoders/encode/${encoder}`) // warm-up
+    const ms = await median(3, async () => {
+      const start = performance.now()
+      await post(`/__bench/png-encoders/encode/${encoder}`)
+      return performance.now() - start
+    })
+    return { ms: ms / images, bytes: total / images }
+  }
+  return { ours: await measure('ours'), jsquash: await measure('jsquash') }
+}
+
+export async function printPngEncoderComparison(converter: string, name: string, bytes: Uint8Array): Promise<void> {
+  const { ours, jsquash } = await comparePngEncoders(converter, name, bytes)
+  console.log(formatRatio('  PNG encoding per page', ours.ms, '@jsquash/png', jsquash.ms, 'ms'))
+  console.log(formatRatio('  PNG size per page', ours.bytes / 1024, '@jsquash/png', jsquash.bytes / 1024, 'KiB'))
 }
 
 export function timeCommand(command: string, args: string[]): number {

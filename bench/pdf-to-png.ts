@@ -1,8 +1,9 @@
 // bench/pdf-to-png: our PDF → PNG (PDFium in WASM + our PNG encoder, in workerd) against pdftoppm (poppler,
-// native) on the same 24-page PDF at 150 dpi, measured in the same run: time per page and PNG bytes.
+// native) on the same 24-page PDF at 150 dpi, measured in the same run: time per page and PNG bytes; and our PNG
+// encoder against @jsquash/png on the same rendered pixels.
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { median, run, scratch, startConvertWorker, timeCommand, timeConverter } from './convert-harness.ts'
+import { median, printPngEncoderComparison, run, scratch, startConvertWorker, timeCommand, timeConverter } from './convert-harness.ts'
 import { formatRatio, workerdRssMiB } from './wrangler-dev.ts'
 import { buildPdf } from '../test/support/pdf.ts'
 
@@ -41,6 +42,7 @@ try {
   console.log(formatRatio('time per page', ours / PAGES, 'pdftoppm', baseline / PAGES, 'ms'))
   console.log(formatRatio('PNG bytes per page', first.bytes / PAGES / 1024, 'pdftoppm', baselineBytes / PAGES / 1024, 'KiB'))
   console.log(`peak PDFium WASM memory: ${(first.peakWasmBytes / 2 ** 20).toFixed(0)} MiB; workerd resident memory (whole process): ${rss.toFixed(0)} MiB`)
+  await printPngEncoderComparison('pdf-to-png', 'bench.pdf', pdf)
 
   const photoBaseline = await median(3, () => {
     rmSync(out, { recursive: true, force: true })
@@ -50,6 +52,7 @@ try {
   console.log(`PDF → PNG, 1 image-heavy A4 page at 150 dpi (${photoPdf.byteLength} bytes of PDF)`)
   console.log(formatRatio('time per page', photoOurs, 'pdftoppm', photoBaseline, 'ms'))
   console.log(`peak PDFium WASM memory: ${(photoFirst.peakWasmBytes / 2 ** 20).toFixed(0)} MiB`)
+  await printPngEncoderComparison('pdf-to-png', 'photo.pdf', photoPdf)
 } finally {
   worker.stop()
 }

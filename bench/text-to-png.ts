@@ -1,9 +1,9 @@
 // bench/text-to-png: our text → PNG (our layout, resvg in WASM, our PNG encoder, in workerd) against the
 // LibreOffice + pdftoppm route a self-hoster would otherwise take (soffice → PDF → pdftoppm -r 150), same text,
-// same run: time per page.
+// same run: time per page; and our PNG encoder against @jsquash/png on the same rendered pixels.
 import { readdirSync, rmSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { median, scratch, startConvertWorker, timeCommand, timeConverter } from './convert-harness.ts'
+import { median, printPngEncoderComparison, scratch, startConvertWorker, timeCommand, timeConverter } from './convert-harness.ts'
 import { formatRatio } from './wrangler-dev.ts'
 
 const lines = Array.from({ length: 20 * 70 }, (_, i) => `${i + 1}\tEdgefloor renders text pages: the quick brown fox jumps over the lazy dog.`)
@@ -25,6 +25,7 @@ try {
   const baselinePages = readdirSync(out).filter((file) => file.endsWith('.png')).length
   console.log(`text → PNG, ${text.byteLength} bytes of text: ours ${first.outputs} pages, LibreOffice ${baselinePages} pages`)
   console.log(formatRatio('time per page', ours / first.outputs, 'soffice + pdftoppm', baseline / baselinePages, 'ms'))
+  await printPngEncoderComparison('text-to-png', 'pages.txt', text)
 } finally {
   worker.stop()
 }

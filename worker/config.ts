@@ -85,8 +85,8 @@ export const configSchema = z.object({
   // PDF → PNG
   PDF_DPI: integer(150, 10),
   PDF_MAX_PAGES: integer(1000, 1),
-  PDF_MAX_PAGE_PIXELS: integer(40_000_000, 1),
-  PDF_MAX_BYTES: integer(100 * MiB, 1),
+  PDF_MAX_PAGE_PIXELS: integer(2_200_000, 1),
+  PDF_MAX_BYTES: integer(24 * MiB, 1),
 
   // text → PNG
   TEXT_MAX_BYTES: integer(5 * MiB, 1),

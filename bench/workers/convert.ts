@@ -1,8 +1,13 @@
 // Bench entry: the real Worker, plus routes in the same isolate: one runs a converter on the POSTed bytes and
-// answers how many outputs and bytes it made; two put and get raw R2 objects (the baseline of bench/files).
+// answers how many outputs and bytes it made; two compare our PNG encoder with @jsquash/png on the pixels of a
+// converter's outputs; two put and get raw R2 objects (the baseline of bench/files).
+import { encode as encodeSquooshPng } from '@jsquash/png/codec/pkg/squoosh_png.js'
 import { Hono } from 'hono'
 import { loadConfig } from '../../worker/config'
+import type { ConversionContext, ConversionInput, ConversionOutput, Converter } from '../../worker/converters/converter'
 import { converterNamed } from '../../worker/converters/registry'
+import { decodeImage } from '../../worker/engines/image/decode'
+import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
 import worker from '../../worker/index'
 import type { StepMessage } from '../../worker/pipeline/jobs'
 
@@ -30,33 +35,63 @@ function wasmBytes(instance: WebAssembly.Instance): number {
 }
 
 const bench = new Hono<{ Bindings: Env }>()
-bench.post('/__bench/convert/:converter', async (c) => {
-  const converter = converterNamed(c.req.param('converter'))
-  if (!converter) return c.json({ message: 'no such converter' }, 404)
-  const bytes = new Uint8Array(await c.req.arrayBuffer())
-  const name = c.req.query('name') ?? 'input'
-  const extension = name.slice(name.lastIndexOf('.')).toLowerCase()
-  const input = {
+
+function benchInput(name: string, bytes: Uint8Array): ConversionInput {
+  return {
     name,
-    extension,
+    extension: name.slice(name.lastIndexOf('.')).toLowerCase(),
     contentType: 'application/octet-stream',
     size: bytes.byteLength,
     stream: () => new Blob([bytes]).stream(),
     bytes: async () => bytes,
   }
-  const context = { jobId: 'bench', config: loadConfig(c.env), options: {} }
+}
+
+/** Every output of the converter, part after part, as the pipeline would run them. */
+async function* convertAll(converter: Converter, input: ConversionInput, context: ConversionContext): AsyncGenerator<ConversionOutput> {
   const plan = converter.plan ? await converter.plan(input, context) : undefined
+  for (const part of plan?.parts ?? [undefined]) yield* await converter.convert(input, { ...context, part })
+}
+
+const bytesOf = async (output: ConversionOutput) => (output.body instanceof Uint8Array ? output.body : new Uint8Array(await new Response(output.body).arrayBuffer()))
+
+bench.post('/__bench/convert/:converter', async (c) => {
+  const converter = converterNamed(c.req.param('converter'))
+  if (!converter) return c.json({ message: 'no such converter' }, 404)
+  const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
   let outputs = 0
   let outputBytes = 0
-  for (const part of plan?.parts ?? [undefined]) {
-    for (const output of await converter.convert(input, { ...context, part })) {
-      outputs++
-      outputBytes += output.body instanceof Uint8Array ? output.body.byteLength : (await new Response(output.body).arrayBuffer()).byteLength
-    }
+  for await (const output of convertAll(converter, input, { jobId: 'bench', config: loadConfig(c.env), options: {} })) {
+    outputs++
+    outputBytes += (await bytesOf(output)).byteLength
   }
   // Engines keep one instance per isolate and memory never shrinks: the largest heap so far is the peak.
   const peakWasmBytes = Math.max(0, ...instances.map(wasmBytes))
   return c.json({ outputs, bytes: outputBytes, peakWasmBytes })
+})
+
+// The PNG encoders compared on the same pixels: the converter's outputs decoded once to RGBA and kept here, then
+// each encoder encodes all of them per request (the client times the requests).
+const PREPARED_PAGES = 3
+let prepared: RawImage[] = []
+bench.post('/__bench/png-encoders/prepare/:converter', async (c) => {
+  const converter = converterNamed(c.req.param('converter'))
+  if (!converter) return c.json({ message: 'no such converter' }, 404)
+  const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
+  prepared = []
+  for await (const output of convertAll(converter, input, { jobId: 'bench', config: loadConfig(c.env), options: {} })) {
+    // Also initialises the Squoosh PNG module. A few pages only: 24 decoded A4 pages would be 200 MB.
+    if (prepared.length < PREPARED_PAGES) prepared.push(await decodeImage(await bytesOf(output), 'png'))
+  }
+  return c.json({ images: prepared.length })
+})
+bench.post('/__bench/png-encoders/encode/:encoder', async (c) => {
+  const encoder = c.req.param('encoder')
+  let bytes = 0
+  for (const image of prepared) {
+    bytes += encoder === 'ours' ? (await encodePngBytes(image)).byteLength : encodeSquooshPng(image.data as Uint8Array, image.width, image.height, 8).byteLength
+  }
+  return c.json({ images: prepared.length, bytes })
 })
 
 // Raw R2 through the same isolate: the baseline of bench/files.

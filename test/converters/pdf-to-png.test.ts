@@ -1,13 +1,14 @@
 // PDF → PNG pages with PDFium in WASM, on real PDFs made by LibreOffice.
 import { describe, expect, it } from 'vitest'
 import { pageScale, pdfToPng } from '../../worker/converters/pdf-to-png'
+import { pdfiumHeapBytes, REUSE_MAX_HEAP_BYTES, STRIP_BYTES } from '../../worker/engines/pdfium'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { readPngHeader } from '../../worker/engines/png/encode'
 import { encrypted, threePages } from '../fixtures/pdf/pdfs'
 import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
 import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
-import { uploaded } from '../support/files'
+import { downloadBytes, uploaded } from '../support/files'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
 
@@ -61,6 +62,38 @@ describe('pdf-to-png', () => {
     expect(width * height).toBeGreaterThan(90_000)
   })
 
+  it('keeps A4 at 150 dpi within the default PDF_MAX_PAGE_PIXELS, and lowers the DPI of an A3 page', async () => {
+    const pdf = buildPdf([{ width: 842, height: 1191, content: '0 0 0 rg 0 0 10 10 re f' }])
+    const [output] = await pdfToPng.convert(inputFromBytes('a3.pdf', pdf), testContext())
+    const { width, height, dpi } = output!.metadata as { width: number; height: number; dpi: number }
+    expect(width * height).toBeLessThanOrEqual(2_200_000)
+    expect(dpi).toBe(107)
+    expect(pageScale({ width: 595, height: 842 }, 150, 2_200_000)).toBeCloseTo(150 / 72)
+  })
+
+  it('refuses a PDF over PDF_MAX_BYTES before reading it, with 413', async () => {
+    const failure = await pdfToPng.plan!(inputFromBytes('big.pdf', threePages), testContext({ settings: { PDF_MAX_BYTES: 1000 } })).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', status: 413, retryable: false })
+    expect(failure.message).toBe(`"big.pdf" is ${threePages.byteLength} bytes; PDF pages are rendered from PDFs of at most 1000 bytes (PDF_MAX_BYTES)`)
+  })
+
+  it('fails a PDF whose stored bytes are fewer than its recorded size, without reading past them', async () => {
+    const input = { ...inputFromBytes('short.pdf', threePages), size: threePages.byteLength + 10 }
+    await expect(pdfToPng.plan!(input, testContext())).rejects.toMatchObject({ retryable: false, message: 'the PDF cannot be read: the file is shorter than its recorded size' })
+  })
+
+  it('renders a page taller than one strip with its ink in the right rows', async () => {
+    // 1239 px wide at 150 dpi: 8 MiB strips hold 1692 rows, so this 3000-row page takes 2 strips.
+    const pdf = buildPdf([{ width: 595, height: 1440, content: '0 0 0 rg 0 0 595 100 re f 0 0 0 rg 0 1340 595 100 re f' }])
+    const [output] = await pdfToPng.convert(inputFromBytes('tall.pdf', pdf), testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } }))
+    const png = await outputBytes(output!)
+    const { width, height } = readPngHeader(png)!
+    expect(width * 4 * height).toBeGreaterThan(STRIP_BYTES)
+    expect(await inkIn(png, { x0: 0, y0: 0, x1: 1, y1: 0.06 })).toBe(1)
+    expect(await inkIn(png, { x0: 0, y0: 0.08, x1: 1, y1: 0.92 })).toBe(0)
+    expect(await inkIn(png, { x0: 0, y0: 0.94, x1: 1, y1: 1 })).toBe(1)
+  })
+
   it.each([
     ['without a password', {}, 'password-protected PDF: give its password as options.password'],
     ['with a wrong one', { password: 'nope' }, 'password-protected PDF: the password is wrong'],
@@ -109,6 +142,25 @@ describe('pdf-to-png on page features', () => {
   })
 })
 
+describe('the PDFium instance', () => {
+  it('is kept while its heap stays under 32 MiB, and made anew after a document that grew it past that', async () => {
+    const onePage = testContext({ part: { start: 0, end: 1 }, settings: { PDF_MAX_BYTES: 64 * 2 ** 20 } })
+    await pdfToPng.convert(inputFromBytes('three.pdf', threePages), onePage)
+    const kept = await pdfiumHeapBytes()
+    expect(kept).toBeGreaterThan(0)
+    expect(kept).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
+    // 40 MB of an image the page never draws: the PDF itself fills the heap.
+    const padding = new Uint8Array(40 * 2 ** 20)
+    const big = buildPdf([{ width: 200, height: 200, content: '0 0 0 rg 0 0 10 10 re f', jpeg: { bytes: padding, width: 1, height: 1 } }])
+    await pdfToPng.convert(inputFromBytes('big.pdf', big), onePage)
+    expect(await pdfiumHeapBytes()).toBe(0)
+    await pdfToPng.convert(inputFromBytes('three.pdf', threePages), onePage)
+    const fresh = await pdfiumHeapBytes()
+    expect(fresh).toBeGreaterThan(0)
+    expect(fresh).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
+  })
+})
+
 describe('PDF → PNG through the pipeline', () => {
   it('makes one PNG per page, named and ordered, each the child of the PDF', async () => {
     const user = await signUp()
@@ -122,5 +174,54 @@ describe('PDF → PNG through the pipeline', () => {
     ])
     const source = await callJson('GET', `/files/${pdf._id}`, { token: user.token })
     expect(source.body.metadata).toEqual({ page_count: 3 })
+  })
+
+  it('fans a 23-page PDF out into 3 queue steps of 10 pages and answers the pages in order', async () => {
+    // Page n has one black bar, 8n points from the left edge, so each PNG shows which page it is.
+    const pages = Array.from({ length: 23 }, (_, i) => ({ width: 200, height: 100, content: `0 0 0 rg ${8 * (i + 1)} 0 4 100 re f` }))
+    const user = await signUp()
+    const pdf = await uploaded(user, 'Long.pdf', buildPdf(pages))
+    const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(res.body.map((file: { name: string; part_index: number; metadata: { page: number } }) => [file.name, file.part_index, file.metadata.page])).toEqual(
+      Array.from({ length: 23 }, (_, i) => [`Long (${i + 1} of 23).png`, i, i + 1]),
+    )
+    const [job] = (await callJson('GET', `/files/${pdf._id}/jobs`, { token: user.token })).body
+    // The planning step (split into parts), then one step per range of CONVERT_PAGES_PER_STEP pages (the steps
+    // were made together: their listed order says nothing, so they are sorted by range here).
+    const pdfSteps = job.steps
+      .filter((step: { converter: string }) => step.converter === 'pdf-to-png')
+      .sort((a: { part: { start: number } | null }, b: { part: { start: number } | null }) => (a.part?.start ?? -1) - (b.part?.start ?? -1))
+    expect(pdfSteps.map((step: { part: unknown; status: string }) => [step.part, step.status])).toEqual([
+      [null, 'split'],
+      [{ start: 0, end: 10 }, 'done'],
+      [{ start: 10, end: 20 }, 'done'],
+      [{ start: 20, end: 23 }, 'done'],
+    ])
+    const firstInkColumns = await Promise.all(
+      res.body.map(async (file: { _id: string }) => {
+        const image = await decodeImage((await downloadBytes(`/files/${file._id}/download`, { token: user.token })).bytes, 'png')
+        for (let x = 0; x < image.width; x++) if (image.data[(50 * image.width + x) * 4]! < 128) return Math.round((x * 72) / 150)
+        return -1
+      }),
+    )
+    expect(firstInkColumns).toEqual(Array.from({ length: 23 }, (_, i) => 8 * (i + 1)))
+  })
+
+  it.each([
+    ['an encrypted PDF', 'locked.pdf', () => encrypted, 'pdf-to-png on "locked.pdf" failed: password-protected PDF: give its password as options.password'],
+    ['a truncated PDF', 'cut.pdf', () => threePages.slice(0, 2000), 'pdf-to-png on "cut.pdf" failed: the PDF cannot be read: file not in PDF format or corrupted'],
+  ])('fails %s with 422, a failed job saying why, and the original intact', async (_case, name, bytes, message) => {
+    const user = await signUp()
+    const source = await uploaded(user, name, bytes())
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res.status).toBe(422)
+    expect(res.body).toMatchObject({ message, code: 'conversion_failed' })
+    const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
+    expect(job.body).toMatchObject({ status: 'failed', files: [] })
+    expect(job.body.steps).toMatchObject([{ converter: 'pdf-to-png', status: 'failed', attempts: 1 }])
+    const original = await callJson('GET', `/files/${source._id}`, { token: user.token })
+    expect(original.body).toMatchObject({ hash: source.hash, size: bytes().byteLength, files: [] })
+    expect((await downloadBytes(`/files/${source._id}/download`, { token: user.token })).bytes).toEqual(bytes())
   })
 })

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest'
 import { pageStyle, textToPng } from '../../worker/converters/text-to-png'
 import { decodeImage } from '../../worker/engines/image/decode'
-import { readPngHeader } from '../../worker/engines/png/encode'
+import { readPngHeader, type RawImage } from '../../worker/engines/png/encode'
+import { ADVANCE_EM, drawable, lineHeightPx } from '../../worker/engines/text/render'
 import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
 import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
@@ -86,5 +87,36 @@ describe('text → PNG through the pipeline', () => {
     const res = await callJson('POST', `/files/${txt._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([['readme (1 of 1).png', txt._id]])
+  })
+
+  it('draws accented Latin, Greek and Cyrillic with their own glyphs, not replacement boxes', async () => {
+    const scripts = ['àéîõüçñÀÉÎÕÜÇÑ', 'αβγδεζηθΑΒΓΔΕΖΗΘ', 'абвгдежзАБВГДЕЖЗ']
+    for (const line of scripts) expect(drawable(line)).toBe(line) // the bundled font covers them
+    const replacements = '\uFFFD'.repeat(16)
+    const [page] = await textToPng.convert(inputFromBytes('scripts.txt', encode([...scripts, replacements].join('\n'))), testContext())
+    const image = await decodeImage(await outputBytes(page!), 'png')
+    const { style } = pageStyle(150)
+    const advance = style.fontPx * ADVANCE_EM
+    const step = lineHeightPx(style)
+    /** Dark pixels of character cell `column` on text line `row`, as a bitmap (the rows of a line's height). */
+    const cell = (source: RawImage, row: number, column: number): boolean[] => {
+      const dark: boolean[] = []
+      const top = Math.round(style.marginPx + row * step)
+      const left = Math.round(style.marginPx + column * advance)
+      for (let y = top; y < top + Math.round(step); y++) {
+        for (let x = left; x < left + Math.round(advance); x++) dark.push(source.data[(y * source.width + x) * 4]! < 128)
+      }
+      return dark
+    }
+    scripts.forEach((line, row) => {
+      ;[...line].forEach((char, column) => {
+        const glyph = cell(image, row, column)
+        const replacement = cell(image, scripts.length, column)
+        const ink = glyph.filter(Boolean).length
+        const differing = glyph.filter((dark, i) => dark !== replacement[i]).length
+        expect({ char, inked: ink > 20 }).toEqual({ char, inked: true })
+        expect({ char, unlikeReplacement: differing > glyph.length * 0.1 }).toEqual({ char, unlikeReplacement: true })
+      })
+    })
   })
 })

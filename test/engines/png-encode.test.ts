@@ -2,12 +2,30 @@
 // with colour and alpha reduced only when nothing is lost.
 import { describe, expect, it } from 'vitest'
 import { decodeImage } from '../../worker/engines/image/decode'
-import { encodePngBytes, readPngHeader, type RawImage } from '../../worker/engines/png/encode'
+import { encodePngBytes, encodePngRows, PngChannelsError, readPngHeader, type PixelRows, type RawImage } from '../../worker/engines/png/encode'
 
 function image(width: number, height: number, channels: 1 | 2 | 3 | 4, pixel: (x: number, y: number) => number[]): RawImage {
   const data = new Uint8Array(width * height * channels)
   for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data.set(pixel(x, y), (y * width + x) * channels)
   return { width, height, channels, data }
+}
+
+/** The image's rows in strips of `rows`, each strip from one scratch buffer overwritten for the next (as a WASM heap is). */
+function* strips(source: RawImage, rows: number): Generator<PixelRows> {
+  const stride = source.width * source.channels
+  const scratch = new Uint8Array(rows * stride)
+  for (let top = 0; top < source.height; top += rows) {
+    const count = Math.min(rows, source.height - top)
+    scratch.fill(0x5a)
+    scratch.set(source.data.subarray(top * stride, (top + count) * stride))
+    yield { rows: count, row: (r) => scratch.subarray(r * stride, (r + 1) * stride) }
+  }
+}
+
+async function bytesOf(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: number[] = []
+  for await (const chunk of stream) chunks.push(...chunk)
+  return new Uint8Array(chunks)
 }
 
 function toRgba(source: RawImage): Uint8Array {
@@ -49,5 +67,21 @@ describe('PNG encoder', () => {
 
   it('refuses data that does not match the size', async () => {
     await expect(encodePngBytes({ width: 10, height: 10, channels: 3, data: new Uint8Array(10) })).rejects.toThrow('does not match')
+  })
+
+  it.each([1, 7, 32, 33, 100])('encodes rows given in strips of %i exactly as the whole image', async (rows) => {
+    const source = image(45, 70, 4, (x, y) => [x * 5, y * 3, 200, 255])
+    const png = await bytesOf(encodePngRows({ width: 45, height: 70, channels: 4, outputChannels: 3 }, strips(source, rows)))
+    expect(png).toEqual(await encodePngBytes(source))
+  })
+
+  it.each([
+    ['colour in a gray PNG', image(10, 40, 4, (x, y) => (y === 35 ? [255, 0, 0, 255] : [x, x, x, 255])), 1, 'colour'],
+    ['transparency in an opaque PNG', image(10, 40, 4, (x, y) => [x, x, x, y === 39 ? 0 : 255]), 1, 'alpha'],
+  ] as const)('fails the stream with PngChannelsError on %s, however late', async (_case, source, outputChannels, needs) => {
+    const stream = encodePngRows({ width: 10, height: 40, channels: 4, outputChannels }, strips(source, 8))
+    const failure = await bytesOf(stream).catch((error) => error)
+    expect(failure).toBeInstanceOf(PngChannelsError)
+    expect(failure.needs).toBe(needs)
   })
 })

@@ -1,8 +1,9 @@
 // PDF → one PNG per page, rendered by PDFium in WASM. plan() counts the pages (recorded as page_count on the
 // PDF) and splits them into ranges of CONVERT_PAGES_PER_STEP, one queue message each, so a long PDF never
-// renders more than one range in one invocation; each page is encoded to PNG before the next is rendered.
+// renders more than one range in one invocation; each page is encoded to PNG, strip by strip, before the next
+// is rendered.
 import { PdfOpenError, withPdf, type OpenPdf } from '../engines/pdfium'
-import { encodePngBytes } from '../engines/png/encode'
+import { encodePngRows, PngChannelsError } from '../engines/png/encode'
 import { ConversionError, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from './converter'
 
 const POINTS_PER_INCH = 72
@@ -13,10 +14,11 @@ function passwordOf(ctx: ConversionContext): string | undefined {
 }
 
 async function openInput<T>(input: ConversionInput, ctx: ConversionContext, use: (pdf: OpenPdf) => Promise<T>): Promise<T> {
-  // PDFium reads from memory: PDF_MAX_BYTES bounds the copy.
-  const bytes = await input.bytes(ctx.config.PDF_MAX_BYTES)
+  // PDFium reads from memory: the file is streamed into its heap, and PDF_MAX_BYTES bounds that one copy.
+  const maxBytes = ctx.config.PDF_MAX_BYTES
+  if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes (PDF_MAX_BYTES)`, { status: 413 })
   try {
-    return await withPdf(bytes, passwordOf(ctx), use)
+    return await withPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use)
   } catch (error) {
     if (error instanceof PdfOpenError) {
       if (error.needsPassword) {
@@ -40,6 +42,40 @@ export function pageScale(size: { width: number; height: number }, dpi: number, 
   return pixels <= maxPixels ? scale : Math.sqrt(maxPixels / (size.width * size.height))
 }
 
+/** The whole stream; read here rather than by a Response, which would not keep the stream's error as thrown. */
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  let length = 0
+  for await (const chunk of stream) {
+    chunks.push(chunk)
+    length += chunk.byteLength
+  }
+  const out = new Uint8Array(length)
+  let at = 0
+  for (const chunk of chunks) {
+    out.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return out
+}
+
+/**
+ * The page as a PNG. Grayscale is tried first (most pages are text): the first strip with colour stops that
+ * encoding and the page is encoded again in RGB. Never alpha: pages are drawn on opaque white.
+ */
+async function renderPagePng(pdf: OpenPdf, index: number, scale: number) {
+  for (const outputChannels of [1, 3] as const) {
+    const { width, height, strips } = pdf.renderPage(index, scale)
+    try {
+      const png = encodePngRows({ width, height, channels: 4, outputChannels }, strips)
+      return { width, height, body: await readAll(png) }
+    } catch (error) {
+      if (!(error instanceof PngChannelsError && error.needs === 'colour' && outputChannels === 1)) throw error
+    }
+  }
+  throw new Error('unreachable: RGB holds every opaque page')
+}
+
 export const pdfToPng: Converter = {
   name: 'pdf-to-png',
   from: ['.pdf'],
@@ -59,15 +95,14 @@ export const pdfToPng: Converter = {
       const outputs: ConversionOutput[] = []
       for (let index = start; index < Math.min(end, pdf.pageCount); index++) {
         const scale = pageScale(pdf.pageSize(index), ctx.config.PDF_DPI, ctx.config.PDF_MAX_PAGE_PIXELS)
-        const image = await pdf.renderPage(index, scale)
-        const body = await encodePngBytes(image)
+        const { width, height, body } = await renderPagePng(pdf, index, scale)
         outputs.push({
           index,
           total: pdf.pageCount,
           extension: '.png',
           contentType: 'image/png',
           body,
-          metadata: { page: index + 1, width: image.width, height: image.height, dpi: Math.round(scale * POINTS_PER_INCH) },
+          metadata: { page: index + 1, width, height, dpi: Math.round(scale * POINTS_PER_INCH) },
         })
       }
       return outputs

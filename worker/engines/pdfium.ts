@@ -1,11 +1,54 @@
 // PDFium compiled to WASM (@hyzyla/pdfium, MIT/Apache-2.0), instantiated from the statically imported module
-// (workerd compiles no WebAssembly from bytes). One instance per isolate, reused: every document is freed in it
-// when done, so its heap is reused. (A fresh instance per document was tried first: discarded instances live
-// until the garbage collector runs, and three image-heavy pages in a row took wrangler dev's isolate down.)
-// An engine error drops the instance, so a corrupted heap is never reused.
+// (workerd compiles no WebAssembly from bytes), driven through its C API so that a page never exists whole:
+// the PDF is streamed into the WASM heap (no second copy in JavaScript) and each page is rendered in strips of
+// at most STRIP_BYTES that the PNG encoder reads straight from the heap.
+// One instance per isolate, reused while its heap stays under REUSE_MAX_HEAP_BYTES (WASM memory never shrinks:
+// a heap grown by a huge page would stay for every later document), else dropped and made anew. A fresh
+// instance per document was tried first: discarded instances live until the garbage collector runs, and three
+// image-heavy pages in a row took wrangler dev's isolate down. An engine error drops the instance too, so a
+// corrupted heap is never reused.
 import { PDFiumLibrary } from '@hyzyla/pdfium'
 import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
-import type { RawImage } from './png/encode'
+import type { PixelRows } from './png/encode'
+
+/** Largest bitmap rendered at once: a strip of the page, as wide as the page. */
+export const STRIP_BYTES = 8 * 2 ** 20
+/** An instance whose heap grew past this is dropped after its document. */
+export const REUSE_MAX_HEAP_BYTES = 32 * 2 ** 20
+
+const BYTES_PER_PIXEL = 4
+const FPDFBITMAP_BGRA = 4
+const FPDF_ANNOT = 0x01
+/** With BGRA bitmaps: write R, G, B, A in that order. */
+const FPDF_REVERSE_BYTE_ORDER = 0x10
+const FPDF_ERRORS: Record<number, string> = {
+  1: 'unknown error',
+  2: 'file not found or could not be opened',
+  3: 'file not in PDF format or corrupted',
+  4: 'password required or incorrect password',
+  5: 'unsupported security scheme',
+  6: 'page not found or content error',
+}
+const FPDF_ERR_PASSWORD = 4
+
+/** The part of PDFium's C API (as the emscripten module exports it) this engine uses. */
+interface PdfiumModule {
+  HEAPU8: Uint8Array
+  HEAPF32: Float32Array
+  wasmExports: { malloc(size: number): number; free(pointer: number): void }
+  _FPDF_LoadMemDocument(data: number, size: number, password: number): number
+  _FPDF_GetLastError(): number
+  _FPDF_CloseDocument(document: number): void
+  _FPDF_GetPageCount(document: number): number
+  _FPDF_LoadPage(document: number, index: number): number
+  _FPDF_ClosePage(page: number): void
+  _FPDF_GetPageWidth(page: number): number
+  _FPDF_GetPageHeight(page: number): number
+  _FPDFBitmap_CreateEx(width: number, height: number, format: number, buffer: number, stride: number): number
+  _FPDFBitmap_FillRect(bitmap: number, left: number, top: number, width: number, height: number, color: number): void
+  _FPDFBitmap_Destroy(bitmap: number): void
+  _FPDF_RenderPageBitmapWithMatrix(bitmap: number, page: number, matrix: number, clipping: number, flags: number): void
+}
 
 export class PdfOpenError extends Error {
   override readonly name = 'PdfOpenError'
@@ -18,68 +61,157 @@ export class PdfOpenError extends Error {
 }
 
 export interface PdfPageSize {
-  /** Points (1/72 inch). */
+  /** Points (1/72 inch), after the page's rotation. */
   readonly width: number
   readonly height: number
+}
+
+export interface PageRender {
+  readonly width: number
+  readonly height: number
+  /** RGBA rows (opaque: the page is drawn on white), strip after strip; each strip is valid until the next. */
+  readonly strips: Iterable<PixelRows>
 }
 
 export interface OpenPdf {
   readonly pageCount: number
   pageSize(index: number): PdfPageSize
-  /** Renders a page at `scale` pixels per point, as RGB(A) pixels for the PNG encoder. */
-  renderPage(index: number, scale: number): Promise<RawImage>
+  /** Renders a page at `scale` pixels per point, lazily, one strip each time the next is asked for. */
+  renderPage(index: number, scale: number): PageRender
 }
 
-let shared: Promise<PDFiumLibrary> | undefined
+/** The PDF as a stream of known length (the length is checked against the limit before anything is read). */
+export interface PdfSource {
+  readonly size: number
+  stream(): ReadableStream<Uint8Array>
+}
 
-function instantiate(): Promise<PDFiumLibrary> {
+let shared: Promise<PdfiumModule> | undefined
+
+function instantiate(): Promise<PdfiumModule> {
   shared ??= PDFiumLibrary.init({
     instantiateWasm: (imports, done) => {
       const instance = new WebAssembly.Instance(pdfiumWasm as WebAssembly.Module, imports)
       ;(done as unknown as (instance: WebAssembly.Instance) => void)(instance)
       return instance.exports
     },
-  })
+  }).then((library) => library['module'] as unknown as PdfiumModule)
   return shared
 }
 
-/** Opens the document, hands it to `use`, and frees the document whatever happens. */
-export async function withPdf<T>(bytes: Uint8Array, password: string | undefined, use: (pdf: OpenPdf) => Promise<T>): Promise<T> {
-  const library = await instantiate()
+/** Bytes of the instance's linear memory (it only grows). */
+export async function pdfiumHeapBytes(): Promise<number> {
+  return shared ? (await shared).HEAPU8.byteLength : 0
+}
+
+async function copyIntoHeap(module: PdfiumModule, source: PdfSource, pointer: number): Promise<void> {
+  let offset = 0
+  for await (const chunk of source.stream()) {
+    if (offset + chunk.byteLength > source.size) throw new PdfOpenError('the file is longer than its recorded size', false)
+    module.HEAPU8.set(chunk, pointer + offset) // HEAPU8 is read each time: a growing heap replaces the view
+    offset += chunk.byteLength
+  }
+  if (offset !== source.size) throw new PdfOpenError('the file is shorter than its recorded size', false)
+}
+
+function cString(module: PdfiumModule, text: string): number {
+  const bytes = new TextEncoder().encode(text)
+  const pointer = module.wasmExports.malloc(bytes.length + 1)
+  module.HEAPU8.set(bytes, pointer)
+  module.HEAPU8[pointer + bytes.length] = 0
+  return pointer
+}
+
+function* renderStrips(module: PdfiumModule, page: number, width: number, height: number, scale: number): Generator<PixelRows> {
+  const stride = width * BYTES_PER_PIXEL
+  const stripRows = Math.max(1, Math.min(height, Math.floor(STRIP_BYTES / stride)))
+  const pixels = module.wasmExports.malloc(stride * stripRows)
+  const matrix = module.wasmExports.malloc(6 * 4 + 4 * 4) // FS_MATRIX then FS_RECTF, both floats
+  const clip = matrix + 6 * 4
+  const bitmap = pixels && matrix ? module._FPDFBitmap_CreateEx(width, stripRows, FPDFBITMAP_BGRA, pixels, stride) : 0
   try {
-    let document: Awaited<ReturnType<PDFiumLibrary['loadDocument']>>
-    try {
-      document = await library.loadDocument(bytes, password)
-    } catch (error) {
-      const message = (error as Error)?.message ?? String(error)
-      throw new PdfOpenError(message, /password/i.test(message))
+    if (!bitmap) throw new Error(`PDFium could not allocate a ${width} × ${stripRows} strip`)
+    for (let top = 0; top < height; top += stripRows) {
+      const rows = Math.min(stripRows, height - top)
+      module._FPDFBitmap_FillRect(bitmap, 0, 0, width, stripRows, 0xffffffff)
+      // The page's display matrix (rotation, y down) is followed by ours: scale, then shift the strip to the top.
+      module.HEAPF32.set([scale, 0, 0, scale, 0, -top, 0, 0, width, rows], matrix / 4)
+      module._FPDF_RenderPageBitmapWithMatrix(bitmap, page, matrix, clip, FPDF_ANNOT | FPDF_REVERSE_BYTE_ORDER)
+      yield { rows, row: (r) => module.HEAPU8.subarray(pixels + r * stride, pixels + (r + 1) * stride) }
     }
-    try {
-      return await use({
-        pageCount: document.getPageCount(),
-        pageSize(index) {
-          const { originalWidth, originalHeight } = document.getPage(index).getOriginalSize()
-          return { width: originalWidth, height: originalHeight }
-        },
-        async renderPage(index, scale) {
-          const rendered = await document.getPage(index).render({ scale, render: 'bitmap', colorSpace: 'BGRA' })
-          // BGRA → RGBA in a copy that outlives the WASM heap.
-          const data = new Uint8Array(rendered.data.length)
-          for (let i = 0; i < data.length; i += 4) {
-            data[i] = rendered.data[i + 2]!
-            data[i + 1] = rendered.data[i + 1]!
-            data[i + 2] = rendered.data[i]!
-            data[i + 3] = rendered.data[i + 3]!
-          }
-          return { width: rendered.width, height: rendered.height, channels: 4, data }
-        },
-      })
-    } finally {
-      document.destroy()
+  } finally {
+    if (bitmap) module._FPDFBitmap_Destroy(bitmap)
+    module.wasmExports.free(matrix)
+    module.wasmExports.free(pixels)
+  }
+}
+
+/**
+ * Streams the document into the engine, hands it to `use`, and frees it whatever happens. `source.size` must
+ * already be within the caller's limit: it is the one copy of the PDF in memory.
+ */
+export async function withPdf<T>(source: PdfSource, password: string | undefined, use: (pdf: OpenPdf) => Promise<T>): Promise<T> {
+  const instance = instantiate()
+  const module = await instance
+  const data = module.wasmExports.malloc(Math.max(1, source.size))
+  let document = 0
+  try {
+    if (!data) throw new Error(`PDFium could not allocate ${source.size} bytes`)
+    await copyIntoHeap(module, source, data)
+    const passwordPointer = password ? cString(module, password) : 0
+    document = module._FPDF_LoadMemDocument(data, source.size, passwordPointer)
+    if (passwordPointer) module.wasmExports.free(passwordPointer)
+    if (!document) {
+      const code = module._FPDF_GetLastError()
+      throw new PdfOpenError(FPDF_ERRORS[code] ?? `PDFium error ${code}`, code === FPDF_ERR_PASSWORD)
     }
+    const loaded = document
+    const withPage = <R>(index: number, read: (page: number) => R): R => {
+      const page = module._FPDF_LoadPage(loaded, index)
+      if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
+      try {
+        return read(page)
+      } finally {
+        module._FPDF_ClosePage(page)
+      }
+    }
+    return await use({
+      pageCount: module._FPDF_GetPageCount(loaded),
+      pageSize: (index) => withPage(index, (page) => ({ width: module._FPDF_GetPageWidth(page), height: module._FPDF_GetPageHeight(page) })),
+      renderPage(index, scale) {
+        const { width: points, height: pointsHigh } = this.pageSize(index)
+        // Whole points first, as PDFium's own page.render() does (an A4 page at 150 dpi is 1239 × 1752).
+        const width = Math.max(1, Math.floor(Math.floor(points) * scale))
+        const height = Math.max(1, Math.floor(Math.floor(pointsHigh) * scale))
+        return {
+          width,
+          height,
+          strips: {
+            *[Symbol.iterator]() {
+              const page = module._FPDF_LoadPage(loaded, index)
+              if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
+              try {
+                yield* renderStrips(module, page, width, height, scale)
+              } finally {
+                module._FPDF_ClosePage(page)
+              }
+            },
+          },
+        }
+      },
+    })
   } catch (error) {
     // A password or format problem is the document's; anything else may have left the engine broken.
-    if (!(error instanceof PdfOpenError)) shared = undefined
+    if (!(error instanceof PdfOpenError)) dropInstance(instance)
     throw error
+  } finally {
+    if (document) module._FPDF_CloseDocument(document)
+    if (data) module.wasmExports.free(data)
+    if (module.HEAPU8.byteLength > REUSE_MAX_HEAP_BYTES) dropInstance(instance)
   }
+}
+
+function dropInstance(instance: Promise<PdfiumModule>): void {
+  // Only this instance: a newer one made meanwhile for a concurrent document stays.
+  if (shared === instance) shared = undefined
 }

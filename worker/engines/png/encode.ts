@@ -84,24 +84,50 @@ export function reducedChannels(image: RawImage): 1 | 2 | 3 | 4 {
   return keepColour ? (keepAlpha ? 4 : 3) : keepAlpha ? 2 : 1
 }
 
-/** One row of the image in the output's channels. */
-function convertRow(image: RawImage, y: number, outChannels: number, row: Uint8Array): void {
-  const { width, channels, data } = image
-  const start = y * width * channels
+/** A PNG's rows given in batches, pixels of `channels` 8-bit samples (the input's, before any reduction). */
+export interface PixelRows {
+  readonly rows: number
+  /** Row `r` of the batch (`width × channels` bytes); read before the next batch is asked for. */
+  row(r: number): Uint8Array
+}
+
+export interface RowsFormat {
+  readonly width: number
+  readonly height: number
+  /** Samples per input pixel: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA. */
+  readonly channels: 1 | 2 | 3 | 4
+  /** Samples per output pixel; fewer than `channels` drops colour and/or alpha. */
+  readonly outputChannels: 1 | 2 | 3 | 4
+}
+
+/** The rows had colour (or transparency) that the chosen output channels cannot hold: encode again with `needs`. */
+export class PngChannelsError extends Error {
+  override readonly name = 'PngChannelsError'
+  constructor(readonly needs: 'colour' | 'alpha') {
+    super(`the pixels have ${needs} the PNG's channels cannot hold`)
+  }
+}
+
+/** One input row in the output's channels; throws PngChannelsError when a dropped channel carried information. */
+function convertRow(input: Uint8Array, width: number, channels: number, outChannels: number, row: Uint8Array): void {
   if (outChannels === channels) {
-    row.set(data.subarray(start, start + width * channels))
+    row.set(input.subarray(0, width * channels))
     return
   }
   const inAlpha = channels === 2 || channels === 4
-  for (let x = 0, i = start, o = 0; x < width; x++, i += channels) {
+  const dropsColour = channels >= 3 && outChannels < 3
+  const dropsAlpha = inAlpha && (outChannels === 1 || outChannels === 3)
+  for (let x = 0, i = 0, o = 0; x < width; x++, i += channels) {
     if (outChannels >= 3) {
-      row[o++] = data[i]!
-      row[o++] = data[i + 1]!
-      row[o++] = data[i + 2]!
+      row[o++] = input[i]!
+      row[o++] = input[i + 1]!
+      row[o++] = input[i + 2]!
     } else {
-      row[o++] = data[i]! // gray: all three channels are equal (or the input was gray)
+      if (dropsColour && (input[i] !== input[i + 1] || input[i] !== input[i + 2])) throw new PngChannelsError('colour')
+      row[o++] = input[i]!
     }
-    if (outChannels === 2 || outChannels === 4) row[o++] = inAlpha ? data[i + channels - 1]! : 255
+    if (dropsAlpha && input[i + channels - 1] !== 255) throw new PngChannelsError('alpha')
+    if (outChannels === 2 || outChannels === 4) row[o++] = inAlpha ? input[i + channels - 1]! : 255
   }
 }
 
@@ -158,12 +184,26 @@ function filterRow(row: Uint8Array, previous: Uint8Array | undefined, bpp: numbe
   out.set(candidates[best]!.subarray(0, length), 1)
 }
 
-/** Encodes the image as a PNG stream. */
+/** Encodes the image as a PNG stream, with the fewest channels its pixels allow (unless told to keep them). */
 export function encodePng(image: RawImage, options: EncodeOptions = {}): ReadableStream<Uint8Array> {
-  const { width, height } = image
-  if (width < 1 || height < 1 || image.data.length < width * height * image.channels) throw new Error('image data does not match its size')
-  const channels = options.keepChannels ? image.channels : reducedChannels(image)
+  const { width, height, channels, data } = image
+  if (width < 1 || height < 1 || data.length < width * height * channels) throw new Error('image data does not match its size')
   const stride = width * channels
+  const bytes = data instanceof Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+  const whole: PixelRows = { rows: height, row: (r) => bytes.subarray(r * stride, (r + 1) * stride) }
+  return encodePngRows({ width, height, channels, outputChannels: options.keepChannels ? channels : reducedChannels(image) }, [whole])
+}
+
+/**
+ * Encodes rows as they come: each batch is converted, filtered and handed to the compressor before the next is
+ * asked for, so the caller may reuse the memory behind a batch (a strip of a WASM heap) for the next one. The
+ * output's channels are fixed up front (the IHDR goes first); a row that needs more fails the stream with
+ * PngChannelsError.
+ */
+export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> | AsyncIterable<PixelRows>): ReadableStream<Uint8Array> {
+  const { width, height, channels, outputChannels } = format
+  if (width < 1 || height < 1) throw new Error('a PNG needs at least one pixel')
+  const stride = width * outputChannels
   const compressor = new CompressionStream('deflate')
   const writer = compressor.writable.getWriter()
   const writing = (async () => {
@@ -171,17 +211,23 @@ export function encodePng(image: RawImage, options: EncodeOptions = {}): Readabl
     let previous: Uint8Array | undefined
     let current = new Uint8Array(stride)
     let spare = new Uint8Array(stride)
-    for (let y = 0; y < height; y += ROWS_PER_BATCH) {
-      const rows = Math.min(ROWS_PER_BATCH, height - y)
-      const batch = new Uint8Array(rows * (stride + 1))
-      for (let r = 0; r < rows; r++) {
-        convertRow(image, y + r, channels, current)
-        filterRow(current, previous, channels, candidates, batch.subarray(r * (stride + 1), (r + 1) * (stride + 1)))
-        previous = current
-        ;[current, spare] = [spare, current]
+    let y = 0
+    for await (const source of batches) {
+      for (let first = 0; first < source.rows; first += ROWS_PER_BATCH) {
+        const rows = Math.min(ROWS_PER_BATCH, source.rows - first, height - y)
+        if (rows <= 0) throw new Error('more rows than the PNG\'s height')
+        const batch = new Uint8Array(rows * (stride + 1))
+        for (let r = 0; r < rows; r++) {
+          convertRow(source.row(first + r), width, channels, outputChannels, current)
+          filterRow(current, previous, outputChannels, candidates, batch.subarray(r * (stride + 1), (r + 1) * (stride + 1)))
+          previous = current
+          ;[current, spare] = [spare, current]
+        }
+        y += rows
+        await writer.write(batch)
       }
-      await writer.write(batch)
     }
+    if (y !== height) throw new Error(`${y} rows for a PNG ${height} rows high`)
     await writer.close()
   })()
   writing.catch((error) => writer.abort(error).catch(() => {}))
@@ -195,11 +241,15 @@ export function encodePng(image: RawImage, options: EncodeOptions = {}): Readabl
           started = true
           const head = new Uint8Array(SIGNATURE.length + 25)
           head.set(SIGNATURE)
-          head.set(chunk('IHDR', header(width, height, COLOR_TYPE[channels])), SIGNATURE.length)
+          head.set(chunk('IHDR', header(width, height, COLOR_TYPE[outputChannels])), SIGNATURE.length)
           controller.enqueue(head)
           return
         }
-        const { done, value } = await reader.read()
+        // The compressor passes an abort reason on as a copy: the encoder's own error is thrown as it was.
+        const { done, value } = await reader.read().catch(async (error) => {
+          await writing
+          throw error
+        })
         if (done) {
           await writing
           controller.enqueue(chunk('IEND', new Uint8Array(0)))
