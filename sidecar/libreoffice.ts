@@ -53,6 +53,8 @@ export class LibreOfficePool {
   private readonly waiting: Waiting[] = []
   private readonly idle: OfficeProcess[] = []
   private readonly offices: OfficeProcess[] = []
+  /** The Gotenberg-Trace of the request each busy LibreOffice works for. */
+  private readonly traces = new Map<OfficeProcess, string>()
   private readonly root: Promise<string>
   private startFailure: string | undefined
   private closed = false
@@ -69,7 +71,7 @@ export class LibreOfficePool {
   }
 
   get stats() {
-    return { queued: this.waiting.length, idle: this.idle.length, processes: this.offices.map((office) => ({ pid: office.pid, folder: office.folder, alive: office.alive, busy: office.alive && !this.idle.includes(office) })) }
+    return { queued: this.waiting.length, idle: this.idle.length, processes: this.offices.map((office) => ({ pid: office.pid, folder: office.folder, alive: office.alive, busy: office.alive && !this.idle.includes(office), trace: this.traces.get(office) })) }
   }
 
   /** Up when at least one LibreOffice answers; the reason it cannot start otherwise. */
@@ -101,13 +103,13 @@ export class LibreOfficePool {
     }
   }
 
-  /** Converts one document to PDF; the bytes of the PDF. */
-  async convert(filename: string, bytes: Uint8Array, options: PdfOptions): Promise<Uint8Array> {
+  /** Converts one document to PDF for the request traced as `trace`; the bytes of the PDF. */
+  async convert(filename: string, bytes: Uint8Array, options: PdfOptions, trace = ''): Promise<Uint8Array> {
     if (this.waiting.length >= this.options.queueSize) throw new QueueFullError('the conversion queue is full')
     if (this.startFailure && this.idle.length === 0) throw new OfficeUnavailableError(this.startFailure)
     let pdf: Uint8Array | undefined
     await new Promise<void>((resolve, reject) => {
-      this.waiting.push({ run: (office) => this.runOn(office, filename, bytes, options).then((result) => void (pdf = result)).then(resolve, reject) })
+      this.waiting.push({ run: (office) => this.runOn(office, filename, bytes, options, trace).then((result) => void (pdf = result)).then(resolve, reject) })
       this.pump()
     })
     return pdf!
@@ -132,7 +134,8 @@ export class LibreOfficePool {
     this.pump()
   }
 
-  private async runOn(office: OfficeProcess, filename: string, bytes: Uint8Array, options: PdfOptions): Promise<Uint8Array> {
+  private async runOn(office: OfficeProcess, filename: string, bytes: Uint8Array, options: PdfOptions, trace: string): Promise<Uint8Array> {
+    this.traces.set(office, trace)
     const work = join(office.jobs, `job-${++this.jobCount}`)
     const input = join(work, filename)
     const output = join(work, 'out.pdf')
@@ -157,6 +160,7 @@ export class LibreOfficePool {
       if (!reply.ok) throw new ConversionFailedError(reply.message)
       return new Uint8Array(await readFile(output))
     } finally {
+      this.traces.delete(office)
       await rm(work, { recursive: true, force: true })
     }
   }

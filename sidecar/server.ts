@@ -181,12 +181,12 @@ function pdfOptions(form: FormData): PdfOptions {
 }
 
 /** Inspects one document (zip bomb, encryption), converts it, and words a failure for the client. */
-async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: string, bytes: Uint8Array, settings: PdfOptions): Promise<Uint8Array> {
+async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: string, bytes: Uint8Array, settings: PdfOptions, trace: string): Promise<Uint8Array> {
   const facts = await inspectDocument(name, bytes, options.maxExpandedBytes).catch((error) => {
     throw error instanceof DocumentRefusedError ? new HttpError(400, `Bad Request: ${error.message}`) : error
   })
   try {
-    return await pool.convert(name, bytes, settings)
+    return await pool.convert(name, bytes, settings, trace)
   } catch (error) {
     if (error instanceof ConversionFailedError && facts.encrypted) {
       throw new HttpError(400, settings.password ? 'Bad Request: the password does not open the document' : 'Bad Request: the document is password-protected: give its password in the form field "password"')
@@ -195,7 +195,7 @@ async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: 
   }
 }
 
-async function convertRoute(request: IncomingMessage, response: ServerResponse, pool: LibreOfficePool, options: SidecarOptions): Promise<void> {
+async function convertRoute(request: IncomingMessage, response: ServerResponse, pool: LibreOfficePool, options: SidecarOptions, trace: string): Promise<void> {
   const form = await readForm(request, options)
   // Like Gotenberg, files LibreOffice cannot read are left out; the request fails only when none is left.
   const files = [...form.values()].filter((value): value is File => typeof value !== 'string' && isConvertible(value.name))
@@ -203,7 +203,7 @@ async function convertRoute(request: IncomingMessage, response: ServerResponse, 
   const settings = pdfOptions(form)
   const names = files.map((file, i) => `${files.length > 1 ? `${i}_` : ''}${safeName(file.name)}`)
   // Settled, not Promise.all: a failure must not answer while the other documents still convert in their folders.
-  const results = await Promise.allSettled(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), settings)))
+  const results = await Promise.allSettled(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), settings, trace)))
   const failure = results.find((result) => result.status === 'rejected')
   if (failure) throw failure.reason
   const pdfs = results.map((result) => (result as PromiseFulfilledResult<Uint8Array>).value)
@@ -244,7 +244,7 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
       if (request.method === 'GET' && path === '/version') return send(response, 200, GOTENBERG_VERSION)
       if (request.method === 'POST' && (path === '/forms/libreoffice/convert' || path === '/convert/office')) {
         if (!authorized(request, options)) return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
-        await convertRoute(request, response, pool, options)
+        await convertRoute(request, response, pool, options, trace)
         return
       }
       // Gotenberg's router: a known path asked with another method is 405, anything else 404.

@@ -8,7 +8,7 @@ import { officeDocument } from '../support/office-documents'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
 
-const control = (action: 'kill-office' | 'stop' | 'start') => fetch(`${inject('sidecarControlUrl')}/${action}`, { method: 'POST' })
+const control = (action: 'kill-office' | 'stop' | 'start', trace = '') => fetch(`${inject('sidecarControlUrl')}/${action}${trace && `?trace=${trace}`}`, { method: 'POST' })
 
 async function job(owner: TestUser, id: string): Promise<JobView> {
   return (await callJson<JobView>('GET', `/jobs/${id}`, { token: owner.token })).body
@@ -33,7 +33,8 @@ describe('Office conversions when the sidecar fails', () => {
     const csv = await uploaded(user, 'ledger.csv', rows.join('\n'))
     const started = await callJson('POST', `/files/${csv._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' }, json: { options: { nativePageRanges: '1' } } })
     expect(started.status).toBe(202)
-    expect(await (await control('kill-office')).text()).toBe('killed')
+    // The LibreOffice working for this job (its id is the Gotenberg-Trace), not one converting another file's.
+    expect(await (await control('kill-office', started.body._id)).text()).toBe('killed')
     const view = await until(() => job(user, started.body._id), finished)
     expect(view.status).toBe('done')
     const office = view.steps.find((step) => step.converter === 'office-to-pdf')

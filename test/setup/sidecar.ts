@@ -1,7 +1,7 @@
 // Global setup (Node): the real sidecar (Gotenberg API over LibreOffice) on a free loopback port, so the
 // Worker's office converter talks to it exactly as to Gotenberg; and a loopback control server the workerd
-// tests call to break it on purpose: POST /kill-office (waits for a conversion to start, then kills that
-// LibreOffice), POST /stop (the sidecar stops listening), POST /start (it listens again on the same port).
+// tests call to break it on purpose: POST /kill-office?trace=<job id> (waits for that job's conversion to start,
+// then kills its LibreOffice; other test files' conversions share the sidecar), POST /stop (the sidecar stops listening), POST /start (it listens again on the same port).
 import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -22,10 +22,10 @@ export default async function setup(project: TestProject) {
   let sidecar: RunningSidecar | undefined = await startSidecar(options)
   const port = Number(new URL(sidecar.url).port)
 
-  async function killOffice(): Promise<string> {
+  async function killOffice(trace: string | null): Promise<string> {
     const deadline = Date.now() + 30_000
     while (Date.now() < deadline) {
-      const busy = sidecar?.pool.stats.processes.find((process) => process.busy)
+      const busy = sidecar?.pool.stats.processes.find((process) => process.busy && (trace === null || process.trace === trace))
       if (busy) {
         await sleep(300)
         execFileSync('pkill', ['-KILL', '-f', `soffice.bin.*${busy.folder}`])
@@ -39,11 +39,12 @@ export default async function setup(project: TestProject) {
   const control = createServer(async (request, response) => {
     try {
       let result = 'ok'
-      if (request.url === '/kill-office') result = await killOffice()
-      else if (request.url === '/stop') {
+      const url = new URL(request.url ?? '/', 'http://control')
+      if (url.pathname === '/kill-office') result = await killOffice(url.searchParams.get('trace'))
+      else if (url.pathname === '/stop') {
         await sidecar?.close()
         sidecar = undefined
-      } else if (request.url === '/start' && !sidecar) sidecar = await startSidecar({ ...options, port })
+      } else if (url.pathname === '/start' && !sidecar) sidecar = await startSidecar({ ...options, port })
       response.writeHead(200).end(result)
     } catch (error) {
       response.writeHead(500).end(String(error))
