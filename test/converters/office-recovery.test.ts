@@ -28,8 +28,8 @@ const finished = (view: JobView) => view.status === 'done' || view.status === 'f
 describe('Office conversions when the sidecar fails', () => {
   it('retries the step when LibreOffice is killed mid-conversion, and completes the job', async () => {
     const user = await signUp()
-    // Enough rows to keep LibreOffice busy for a few seconds; only the first page is exported.
-    const rows = ['name,amount,note', ...Array.from({ length: 20_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`)]
+    // Enough rows to keep LibreOffice busy for seconds, even on a fast machine; only the first page is exported.
+    const rows = ['name,amount,note', ...Array.from({ length: 60_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`)]
     const csv = await uploaded(user, 'ledger.csv', rows.join('\n'))
     const started = await callJson('POST', `/files/${csv._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' }, json: { options: { nativePageRanges: '1' } } })
     expect(started.status).toBe(202)

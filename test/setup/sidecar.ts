@@ -27,7 +27,7 @@ export default async function setup(project: TestProject) {
     while (Date.now() < deadline) {
       const busy = sidecar?.pool.stats.processes.find((process) => process.busy && (trace === null || process.trace === trace))
       if (busy) {
-        await sleep(300)
+        // At once: the process is that job's from before LibreOffice reads the document until the PDF is back.
         execFileSync('pkill', ['-KILL', '-f', `soffice.bin.*${busy.folder}`])
         return 'killed'
       }
