@@ -149,4 +149,17 @@ describe('changing and deleting', () => {
     expect((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects).toHaveLength(1)
     expect((await callJson('DELETE', `/files/${file._id}`, { token: user.token })).status).toBe(404)
   })
+
+  it('deletes a tree of 150 conversions in one statement, records and bytes', async () => {
+    // One DELETE … RETURNING over the recursive tree: no bound-parameter limit, and no window between reading the
+    // tree and deleting it in which a conversion step could add a child that would outlive its parent.
+    const user = await signUp()
+    const file = await uploaded(user, 'big.pdf', '%PDF-1.4\n')
+    const pages = await Promise.all(Array.from({ length: 150 }, (_, i) => storeChild(user, file._id, `big (${i + 1} of 150).png`, i)))
+    const res = await callJson('DELETE', `/files/${file._id}`, { token: user.token })
+    expect(res.status).toBe(200)
+    expect(res.body.deleted.sort()).toEqual([file._id, ...pages.map((page) => page.id)].sort())
+    expect(await env.DB.prepare('SELECT count(*) AS n FROM files WHERE user_id = ?').bind(user.id).first('n')).toBe(0)
+    expect((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects).toHaveLength(0)
+  })
 })

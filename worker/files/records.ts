@@ -128,14 +128,30 @@ export async function deleteFiles(db: Database, bucket: R2Bucket, doomed: Readon
   const statements = []
   for (let start = 0; start < ids.length; start += 90) statements.push(db.delete(files).where(inArray(files.id, ids.slice(start, start + 90))))
   await db.batch(statements as [(typeof statements)[number], ...typeof statements])
-  const keys = doomed.map((file) => file.key)
+  await deleteObjects(bucket, doomed.map((file) => file.key))
+}
+
+/** R2 deletes at most 1000 keys a call. */
+async function deleteObjects(bucket: R2Bucket, keys: readonly string[]): Promise<void> {
   for (let start = 0; start < keys.length; start += 1000) await bucket.delete(keys.slice(start, start + 1000))
 }
 
-/** DELETE /files/:id: the file and its conversions; answers the deleted ids (404 when not the caller's). */
+/**
+ * DELETE /files/:id: the file and its conversions; answers the deleted ids (404 when not the caller's). The tree
+ * is found and deleted in one statement, so a conversion step storing a child meanwhile either lands before it
+ * (and goes with the tree) or after it (and finds its source gone: the step removes what it stored).
+ */
 export async function deleteFileTree(db: Database, bucket: R2Bucket, userId: string, id: string): Promise<string[]> {
-  const doomed = await fileTree(db, userId, id)
+  const doomed = await db.all<{ id: string; key: string }>(sql`
+    DELETE FROM files WHERE id IN (
+      WITH RECURSIVE tree(id) AS (
+        SELECT id FROM files WHERE id = ${id} AND user_id = ${userId}
+        UNION
+        SELECT files.id FROM files JOIN tree ON files.parent_id = tree.id WHERE files.user_id = ${userId}
+      )
+      SELECT id FROM tree
+    ) RETURNING id, key`)
   if (doomed.length === 0) throw fileNotFound()
-  await deleteFiles(db, bucket, doomed)
+  await deleteObjects(bucket, doomed.map((file) => file.key))
   return doomed.map((file) => file.id)
 }
