@@ -87,6 +87,7 @@ export const configSchema = z.object({
   PDF_MAX_PAGES: integer(1000, 1),
   PDF_MAX_PAGE_PIXELS: integer(2_200_000, 1),
   PDF_MAX_BYTES: integer(24 * MiB, 1),
+  PDF_MAX_IMAGE_PIXELS: integer(12_000_000, 1),
 
   // text → PNG
   TEXT_MAX_BYTES: integer(5 * MiB, 1),

@@ -2,7 +2,7 @@
 // PDF) and splits them into ranges of CONVERT_PAGES_PER_STEP, one queue message each, so a long PDF never
 // renders more than one range in one invocation; each page is encoded to PNG, strip by strip, before the next
 // is rendered.
-import { PdfOpenError, withPdf, type OpenPdf } from '../engines/pdfium'
+import { PdfImageTooLargeError, PdfOpenError, withPdf, type OpenPdf } from '../engines/pdfium'
 import { encodePngRows, PngChannelsError } from '../engines/png/encode'
 import { ConversionError, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from './converter'
 
@@ -18,8 +18,12 @@ async function openInput<T>(input: ConversionInput, ctx: ConversionContext, use:
   const maxBytes = ctx.config.PDF_MAX_BYTES
   if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes (PDF_MAX_BYTES)`, { status: 413 })
   try {
-    return await withPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use)
+    return await withPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, { maxImagePixels: ctx.config.PDF_MAX_IMAGE_PIXELS })
   } catch (error) {
+    if (error instanceof PdfImageTooLargeError) {
+      const limit = ctx.config.PDF_MAX_IMAGE_PIXELS
+      throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels (PDF_MAX_IMAGE_PIXELS)`)
+    }
     if (error instanceof PdfOpenError) {
       if (error.needsPassword) {
         throw new ConversionError(passwordOf(ctx) ? 'password-protected PDF: the password is wrong' : 'password-protected PDF: give its password as options.password')

@@ -35,6 +35,7 @@ const FPDF_ERR_PASSWORD = 4
 interface PdfiumModule {
   HEAPU8: Uint8Array
   HEAPF32: Float32Array
+  HEAPU32: Uint32Array
   wasmExports: { malloc(size: number): number; free(pointer: number): void }
   _FPDF_LoadMemDocument(data: number, size: number, password: number): number
   _FPDF_GetLastError(): number
@@ -48,6 +49,12 @@ interface PdfiumModule {
   _FPDFBitmap_FillRect(bitmap: number, left: number, top: number, width: number, height: number, color: number): void
   _FPDFBitmap_Destroy(bitmap: number): void
   _FPDF_RenderPageBitmapWithMatrix(bitmap: number, page: number, matrix: number, clipping: number, flags: number): void
+  _FPDFPage_CountObjects(page: number): number
+  _FPDFPage_GetObject(page: number, index: number): number
+  _FPDFPageObj_GetType(object: number): number
+  _FPDFFormObj_CountObjects(form: number): number
+  _FPDFFormObj_GetObject(form: number, index: number): number
+  _FPDFImageObj_GetImagePixelSize(image: number, width: number, height: number): number
 }
 
 export class PdfOpenError extends Error {
@@ -58,6 +65,23 @@ export class PdfOpenError extends Error {
   ) {
     super(message)
   }
+}
+
+/** A page holds an image larger than the caller's limit: PDFium would decode it whole, whatever the DPI. */
+export class PdfImageTooLargeError extends Error {
+  override readonly name = 'PdfImageTooLargeError'
+  constructor(
+    readonly page: number,
+    readonly width: number,
+    readonly height: number,
+  ) {
+    super(`page ${page} holds a ${width} × ${height} image`)
+  }
+}
+
+export interface PdfLimits {
+  /** Largest width × height of one image embedded in a page (checked from the image's dictionary). */
+  readonly maxImagePixels: number
 }
 
 export interface PdfPageSize {
@@ -122,6 +146,33 @@ function cString(module: PdfiumModule, text: string): number {
   return pointer
 }
 
+const FPDF_PAGEOBJ_IMAGE = 3
+const FPDF_PAGEOBJ_FORM = 5
+
+/** The largest image a page draws, its form XObjects included: PDFium decodes an image at full size. */
+function largestImage(module: PdfiumModule, page: number): { width: number; height: number } {
+  const largest = { width: 0, height: 0 }
+  const size = module.wasmExports.malloc(8)
+  try {
+    const visit = (count: number, objectAt: (index: number) => number): void => {
+      for (let i = 0; i < count; i++) {
+        const object = objectAt(i)
+        const type = module._FPDFPageObj_GetType(object)
+        if (type === FPDF_PAGEOBJ_FORM) visit(module._FPDFFormObj_CountObjects(object), (j) => module._FPDFFormObj_GetObject(object, j))
+        else if (type === FPDF_PAGEOBJ_IMAGE && module._FPDFImageObj_GetImagePixelSize(object, size, size + 4)) {
+          const width = module.HEAPU32[size / 4]!
+          const height = module.HEAPU32[size / 4 + 1]!
+          if (width * height > largest.width * largest.height) Object.assign(largest, { width, height })
+        }
+      }
+    }
+    visit(module._FPDFPage_CountObjects(page), (i) => module._FPDFPage_GetObject(page, i))
+  } finally {
+    module.wasmExports.free(size)
+  }
+  return largest
+}
+
 function* renderStrips(module: PdfiumModule, page: number, width: number, height: number, scale: number): Generator<PixelRows> {
   const stride = width * BYTES_PER_PIXEL
   const stripRows = Math.max(1, Math.min(height, Math.floor(STRIP_BYTES / stride)))
@@ -150,7 +201,7 @@ function* renderStrips(module: PdfiumModule, page: number, width: number, height
  * Streams the document into the engine, hands it to `use`, and frees it whatever happens. `source.size` must
  * already be within the caller's limit: it is the one copy of the PDF in memory.
  */
-export async function withPdf<T>(source: PdfSource, password: string | undefined, use: (pdf: OpenPdf) => Promise<T>): Promise<T> {
+export async function withPdf<T>(source: PdfSource, password: string | undefined, use: (pdf: OpenPdf) => Promise<T>, limits: PdfLimits = { maxImagePixels: Number.POSITIVE_INFINITY }): Promise<T> {
   const instance = instantiate()
   const module = await instance
   const data = module.wasmExports.malloc(Math.max(1, source.size))
@@ -191,6 +242,8 @@ export async function withPdf<T>(source: PdfSource, password: string | undefined
               const page = module._FPDF_LoadPage(loaded, index)
               if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
               try {
+                const image = largestImage(module, page)
+                if (image.width * image.height > limits.maxImagePixels) throw new PdfImageTooLargeError(index + 1, image.width, image.height)
                 yield* renderStrips(module, page, width, height, scale)
               } finally {
                 module._FPDF_ClosePage(page)
@@ -201,8 +254,8 @@ export async function withPdf<T>(source: PdfSource, password: string | undefined
       },
     })
   } catch (error) {
-    // A password or format problem is the document's; anything else may have left the engine broken.
-    if (!(error instanceof PdfOpenError)) dropInstance(instance)
+    // A password, format or size problem is the document's; anything else may have left the engine broken.
+    if (!(error instanceof PdfOpenError || error instanceof PdfImageTooLargeError)) dropInstance(instance)
     throw error
   } finally {
     if (document) module._FPDF_CloseDocument(document)
