@@ -50,7 +50,7 @@ function benchInput(name: string, bytes: Uint8Array): ConversionInput {
 /** Every output of the converter, part after part, as the pipeline would run them. */
 async function* convertAll(converter: Converter, input: ConversionInput, context: ConversionContext): AsyncGenerator<ConversionOutput> {
   const plan = converter.plan ? await converter.plan(input, context) : undefined
-  for (const part of plan?.parts ?? [undefined]) yield* await converter.convert(input, { ...context, part })
+  for (const part of plan?.parts ?? [undefined]) yield* converter.convert(input, { ...context, part })
 }
 
 const bytesOf = async (output: ConversionOutput) => (output.body instanceof Uint8Array ? output.body : new Uint8Array(await new Response(output.body).arrayBuffer()))

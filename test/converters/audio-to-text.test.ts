@@ -10,7 +10,7 @@ import { workersAiChunkBytes } from '../../worker/engines/transcribe/workers-ai'
 import { speechMp3, speechWav } from '../fixtures/audio/speech'
 import { call, callJson } from '../support/api'
 import { signUp } from '../support/accounts'
-import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
 
 const TURBO = '@cf/openai/whisper-large-v3-turbo'
@@ -60,7 +60,7 @@ function silentWav(seconds: number): Uint8Array {
 
 describe('audio-to-text', () => {
   it('writes the transcript and its WebVTT from the configured provider', async () => {
-    const outputs = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext())
+    const outputs = await convertAll(audioToText, inputFromBytes('speech.wav', speechWav), testContext())
     expect(outputs.map((output) => [output.index, output.total, output.extension])).toEqual([
       [0, 2, '.txt'],
       [1, 2, '.vtt'],
@@ -82,7 +82,7 @@ describe('audio-to-text', () => {
       },
     } as unknown as Ai
     const wav = silentWav(600) // 9.6 MB: three chunks
-    const outputs = await audioToText.convert(inputFromBytes('long.wav', wav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'workers-ai' } }))
+    const outputs = await convertAll(audioToText, inputFromBytes('long.wav', wav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'workers-ai' } }))
     expect(calls).toHaveLength(Math.ceil(wav.byteLength / workersAiChunkBytes(TURBO)))
     const vtt = await text(outputs[1]!)
     const starts = [...vtt.matchAll(/^(\d\d:\d\d:\d\d\.\d{3}) -->/gm)].map((match) => match[1])
@@ -92,7 +92,7 @@ describe('audio-to-text', () => {
   })
 
   it('refuses audio longer than AUDIO_MAX_SECONDS before calling anyone', async () => {
-    await expect(audioToText.convert(inputFromBytes('speech.mp3', speechMp3), testContext({ settings: { AUDIO_MAX_SECONDS: 1 } }))).rejects.toMatchObject({
+    await expect(convertAll(audioToText, inputFromBytes('speech.mp3', speechMp3), testContext({ settings: { AUDIO_MAX_SECONDS: 1 } }))).rejects.toMatchObject({
       retryable: false,
       message: expect.stringMatching(/^the audio is \d+ s long; the limit is 1 s \(AUDIO_MAX_SECONDS\)$/),
     })
@@ -101,11 +101,11 @@ describe('audio-to-text', () => {
   it('refuses a format it cannot split when it is too long for one call', async () => {
     const big = new Uint8Array(OPENAI_CHUNK_BYTES + 1)
     big.set([0, 0, 0, 0x20, ...new TextEncoder().encode('ftypM4A ')]) // an MP4 audio head
-    await expect(audioToText.convert(inputFromBytes('long.m4a', big), testContext())).rejects.toMatchObject({ status: 422, message: expect.stringContaining('convert it to MP3 or WAV') })
+    await expect(convertAll(audioToText, inputFromBytes('long.m4a', big), testContext())).rejects.toMatchObject({ status: 422, message: expect.stringContaining('convert it to MP3 or WAV') })
   })
 
   it('refuses a broken WAV with a reason', async () => {
-    await expect(audioToText.convert(inputFromBytes('bad.wav', new TextEncoder().encode('RIFF....WAVEjunkjunk')), testContext())).rejects.toMatchObject({
+    await expect(convertAll(audioToText, inputFromBytes('bad.wav', new TextEncoder().encode('RIFF....WAVEjunkjunk')), testContext())).rejects.toMatchObject({
       retryable: false,
       message: expect.stringMatching(/^the WAV file cannot be read: /),
     })
@@ -113,12 +113,12 @@ describe('audio-to-text', () => {
 
   it('says how to configure a provider when none is available, never a fake transcript', async () => {
     const local = { run: async () => Promise.reject(new Error('Binding AI needs to be run remotely')) } as unknown as Ai
-    const explicit = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext({ ai: local, settings: { TRANSCRIBE_PROVIDER: 'workers-ai' } })).catch((error) => error)
+    const explicit = await convertAll(audioToText, inputFromBytes('speech.wav', speechWav), testContext({ ai: local, settings: { TRANSCRIBE_PROVIDER: 'workers-ai' } })).catch((error) => error)
     expect(explicit).toMatchObject({ retryable: false, message: expect.stringContaining('TRANSCRIBE_PROVIDER=openai and TRANSCRIBE_URL') })
-    const noUrl = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext({ settings: { TRANSCRIBE_PROVIDER: 'openai', TRANSCRIBE_URL: undefined } })).catch((error) => error)
+    const noUrl = await convertAll(audioToText, inputFromBytes('speech.wav', speechWav), testContext({ settings: { TRANSCRIBE_PROVIDER: 'openai', TRANSCRIBE_URL: undefined } })).catch((error) => error)
     expect(noUrl.message).toMatch(/^TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL/)
     for (const ai of [local, undefined]) {
-      const auto = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'auto', TRANSCRIBE_URL: undefined } })).catch((error) => error)
+      const auto = await convertAll(audioToText, inputFromBytes('speech.wav', speechWav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'auto', TRANSCRIBE_URL: undefined } })).catch((error) => error)
       expect(auto).toMatchObject({ retryable: false, message: expect.stringMatching(/^no transcription provider is available here: .*TRANSCRIBE_PROVIDER=auto .*Set TRANSCRIBE_URL/) })
     }
   })
@@ -159,7 +159,7 @@ describe('chunk sizes', () => {
   it.each(['@cf/openai/whisper', '@cf/openai/whisper-tiny-en'])('sends %s byte arrays of at most 1 MiB and joins their words in order', async (model) => {
     const { ai, chunks } = spanningAi(model, 'wav')
     const wav = silentWav(150) // 2.4 MB: three chunks
-    const outputs = await audioToText.convert(inputFromBytes('long.wav', wav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'workers-ai', TRANSCRIBE_MODEL: model } }))
+    const outputs = await convertAll(audioToText, inputFromBytes('long.wav', wav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'workers-ai', TRANSCRIBE_MODEL: model } }))
     expect(chunks).toHaveLength(3)
     for (const chunk of chunks) expect(chunk.byteLength).toBeLessThanOrEqual(1024 * 1024)
     expect(await text(outputs[0]!)).toBe('chunk 1. chunk 2. chunk 3.\n')
@@ -170,7 +170,7 @@ describe('chunk sizes', () => {
 
   it('AUDIO_CHUNK_BYTES overrides the model default, and MP3 chunks are whole frames whose timestamps join without gaps', async () => {
     const { ai, chunks } = spanningAi(TURBO, 'mp3')
-    const outputs = await audioToText.convert(inputFromBytes('speech.mp3', speechMp3), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'workers-ai', AUDIO_CHUNK_BYTES: 3000 } }))
+    const outputs = await convertAll(audioToText, inputFromBytes('speech.mp3', speechMp3), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'workers-ai', AUDIO_CHUNK_BYTES: 3000 } }))
     expect(chunks.length).toBeGreaterThanOrEqual(Math.ceil(speechMp3.byteLength / 3000))
     for (const chunk of chunks) {
       expect(chunk.byteLength).toBeLessThanOrEqual(3000)
@@ -186,7 +186,7 @@ describe('chunk sizes', () => {
 
   it('refuses audio over AUDIO_MAX_BYTES with 413 before reading it', async () => {
     const { ai, calls } = turboAi()
-    const failure = await audioToText.convert(inputFromBytes('speech.wav', speechWav), testContext({ ai, settings: { AUDIO_MAX_BYTES: 1000 } })).catch((error) => error)
+    const failure = await convertAll(audioToText, inputFromBytes('speech.wav', speechWav), testContext({ ai, settings: { AUDIO_MAX_BYTES: 1000 } })).catch((error) => error)
     expect(failure).toMatchObject({ status: 413, retryable: false })
     expect(calls).toEqual([])
   })
@@ -196,7 +196,7 @@ describe('TRANSCRIBE_PROVIDER=auto', () => {
   it('uses Workers AI when the binding runs, and never the server at TRANSCRIBE_URL', async () => {
     const { ai, calls } = turboAi()
     const name = unique('deployed.wav')
-    const outputs = await audioToText.convert(inputFromBytes(name, speechWav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
+    const outputs = await convertAll(audioToText, inputFromBytes(name, speechWav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
     expect(calls).toEqual([{ model: TURBO, size: splitAudio(speechWav, 'wav', OPENAI_CHUNK_BYTES)[0]!.bytes.byteLength }])
     expect(await text(outputs[0]!)).toBe('part 1.\n')
     expect(await standInRequests(name)).toEqual([])
@@ -204,7 +204,7 @@ describe('TRANSCRIBE_PROVIDER=auto', () => {
 
   it('falls back to TRANSCRIBE_URL when the binding only runs remotely (local dev)', async () => {
     const name = unique('local.wav')
-    const outputs = await audioToText.convert(inputFromBytes(name, speechWav), testContext({ ai: env.AI, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
+    const outputs = await convertAll(audioToText, inputFromBytes(name, speechWav), testContext({ ai: env.AI, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
     expect(await text(outputs[0]!)).toBe('The quick brown fox. Jumps over the lazy dog.\n')
     expect(await standInRequests(name)).toMatchObject([{ file: { name, size: splitAudio(speechWav, 'wav', OPENAI_CHUNK_BYTES)[0]!.bytes.byteLength } }])
   })
@@ -213,7 +213,7 @@ describe('TRANSCRIBE_PROVIDER=auto', () => {
     let tries = 0
     const local = { run: async () => Promise.reject(new Error(`Binding AI needs to be run remotely (${++tries})`)) } as unknown as Ai
     const name = unique('twice.wav')
-    for (let i = 0; i < 2; i++) await audioToText.convert(inputFromBytes(name, speechWav), testContext({ ai: local, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
+    for (let i = 0; i < 2; i++) await convertAll(audioToText, inputFromBytes(name, speechWav), testContext({ ai: local, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
     expect(tries).toBe(1)
     expect(await standInRequests(name)).toHaveLength(2)
   })
@@ -221,7 +221,7 @@ describe('TRANSCRIBE_PROVIDER=auto', () => {
   it('gives other Workers AI failures to the queue instead of falling back', async () => {
     const busy = { run: async () => Promise.reject(new Error('AiError: 3040: Capacity temporarily exceeded, please try again.')) } as unknown as Ai
     const name = unique('capacity.wav')
-    const failure = await audioToText.convert(inputFromBytes(name, speechWav), testContext({ ai: busy, settings: { TRANSCRIBE_PROVIDER: 'auto' } })).catch((error) => error)
+    const failure = await convertAll(audioToText, inputFromBytes(name, speechWav), testContext({ ai: busy, settings: { TRANSCRIBE_PROVIDER: 'auto' } })).catch((error) => error)
     expect(failure).toMatchObject({ retryable: true, message: 'Workers AI: AiError: 3040: Capacity temporarily exceeded, please try again.' })
     expect(await standInRequests(name)).toEqual([])
   })
@@ -237,7 +237,7 @@ describe('inputs refused before the model is called', () => {
     ['clip.webm', new TextEncoder().encode('<html></html>'), '"clip.webm" is not WebM audio (its first bytes are not an audio signature)'],
   ])('%s whose bytes are something else → 422', async (name, bytes, message) => {
     const { ai, calls } = turboAi()
-    const failure = await audioToText.convert(inputFromBytes(name, bytes), testContext({ ai })).catch((error) => error)
+    const failure = await convertAll(audioToText, inputFromBytes(name, bytes), testContext({ ai })).catch((error) => error)
     expect(failure).toMatchObject({ status: 422, retryable: false, message })
     expect(calls).toEqual([])
   })

@@ -6,7 +6,7 @@ import { readPngHeader } from '../../worker/engines/png/encode'
 import * as fixtures from '../fixtures/images/images'
 import { call, callJson } from '../support/api'
 import { signUp } from '../support/accounts'
-import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
 
 /** The pixel at (x, y) of a decoded image, RGB. */
@@ -25,26 +25,26 @@ describe('image-to-png converter', () => {
     ['pattern.tiff', fixtures.pattern_tiff, 'tiff'],
     ['pattern.avif', fixtures.pattern_avif, 'avif'],
   ])('turns %s into a PNG of the same picture', async (name, bytes, format) => {
-    const [output] = await imageToPng.convert(inputFromBytes(name, bytes), testContext())
+    const [output] = await convertAll(imageToPng, inputFromBytes(name, bytes), testContext())
     expect(output).toMatchObject({ index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata: { width: 64, height: 48, source_format: format } })
     const png = await outputBytes(output!)
     expect(readPngHeader(png)).toMatchObject({ width: 64, height: 48, colorType: 2 })
     // The test pattern's top-left area is a saturated colour bar; lossy formats stay close to it.
-    const reference = await pixelOf(await outputBytes((await imageToPng.convert(inputFromBytes('b.bmp', fixtures.pattern_bmp), testContext()))[0]!), 4, 4)
+    const reference = await pixelOf(await outputBytes((await convertAll(imageToPng, inputFromBytes('b.bmp', fixtures.pattern_bmp), testContext()))[0]!), 4, 4)
     const pixel = await pixelOf(png, 4, 4)
     for (let c = 0; c < 3; c++) expect(Math.abs(pixel[c]! - reference[c]!)).toBeLessThan(40)
   })
 
   it('writes gray images as grayscale, and makes no output when a PNG would not get smaller', async () => {
-    const [output] = await imageToPng.convert(inputFromBytes('gray.png', fixtures.gray_png), testContext())
+    const [output] = await convertAll(imageToPng, inputFromBytes('gray.png', fixtures.gray_png), testContext())
     const png = await outputBytes(output!)
     expect(readPngHeader(png)).toMatchObject({ width: 40, height: 30, colorType: 0 })
     expect(png.byteLength).toBeLessThan(fixtures.gray_png.byteLength)
-    expect(await imageToPng.convert(inputFromBytes('again.png', png), testContext())).toEqual([])
+    expect(await convertAll(imageToPng, inputFromBytes('again.png', png), testContext())).toEqual([])
   })
 
   it('downscales to IMAGE_MAX_DIMENSION', async () => {
-    const [output] = await imageToPng.convert(inputFromBytes('big.bmp', fixtures.pattern_bmp), testContext({ settings: { IMAGE_MAX_DIMENSION: 16 } }))
+    const [output] = await convertAll(imageToPng, inputFromBytes('big.bmp', fixtures.pattern_bmp), testContext({ settings: { IMAGE_MAX_DIMENSION: 16 } }))
     expect(output!.metadata).toMatchObject({ width: 16, height: 12 })
     expect(readPngHeader(await outputBytes(output!))).toMatchObject({ width: 16, height: 12 })
   })
@@ -53,7 +53,7 @@ describe('image-to-png converter', () => {
     const flood = fixtures.pattern_png.slice()
     new DataView(flood.buffer).setUint32(16, 60000)
     new DataView(flood.buffer).setUint32(20, 60000)
-    await expect(imageToPng.convert(inputFromBytes('flood.png', flood), testContext())).rejects.toMatchObject({
+    await expect(convertAll(imageToPng, inputFromBytes('flood.png', flood), testContext())).rejects.toMatchObject({
       retryable: false,
       message: 'the image is 60000×60000 (3600000000 pixels); the limit is 12000000 pixels',
     })
@@ -64,7 +64,7 @@ describe('image-to-png converter', () => {
     ['corrupt PNG', 'bad.png', fixtures.pattern_png.map((byte, i) => (i > 40 ? byte ^ 0x5a : byte))],
     ['not an image', 'fake.jpg', new TextEncoder().encode('just some text, honestly')],
   ])('fails a %s permanently with a reason', async (_case, name, bytes) => {
-    const failure = await imageToPng.convert(inputFromBytes(name, bytes), testContext()).catch((error) => error)
+    const failure = await convertAll(imageToPng, inputFromBytes(name, bytes), testContext()).catch((error) => error)
     if (Array.isArray(failure)) return // a decoder may recover a truncated JPEG: then it must still be a PNG
     expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
     expect(failure.message.length).toBeGreaterThan(10)

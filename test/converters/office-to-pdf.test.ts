@@ -7,7 +7,7 @@ import { pdfToPng } from '../../worker/converters/pdf-to-png'
 import { callJson } from '../support/api'
 import { officeDocument } from '../support/office-documents'
 import { signUp } from '../support/accounts'
-import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
 
 const startsWithPdf = (bytes: Uint8Array) => new TextDecoder().decode(bytes.subarray(0, 5)) === '%PDF-'
@@ -26,7 +26,7 @@ describe('office-to-pdf', () => {
     ['data.xls', officeDocument('data.xls'), 1],
     ['slides.ppt', officeDocument('slides.ppt'), 2],
   ])('converts %s into a PDF that renders', async (name, bytes, pages) => {
-    const [output] = await officeToPdf.convert(inputFromBytes(name, bytes), testContext())
+    const [output] = await convertAll(officeToPdf, inputFromBytes(name, bytes), testContext())
     expect(output).toMatchObject({ index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf' })
     const pdf = await outputBytes(output!)
     expect(startsWithPdf(pdf)).toBe(true)
@@ -35,34 +35,34 @@ describe('office-to-pdf', () => {
   })
 
   it('fails a document LibreOffice cannot read permanently, with Gotenberg\'s reason', async () => {
-    const failure = await officeToPdf.convert(inputFromBytes('broken.docx', new TextEncoder().encode('PK\u0003\u0004 not really a docx')), testContext()).catch((error) => error)
+    const failure = await convertAll(officeToPdf, inputFromBytes('broken.docx', new TextEncoder().encode('PK\u0003\u0004 not really a docx')), testContext()).catch((error) => error)
     expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
     expect(failure.message).toMatch(/^Gotenberg refused the document: /)
   })
 
   it('treats an unreachable Gotenberg as transient, for the queue to retry', async () => {
-    const failure = await officeToPdf.convert(inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })).catch((error) => error)
+    const failure = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })).catch((error) => error)
     expect(failure).toMatchObject({ retryable: true, status: 503 })
     expect(failure.message).toMatch(/^Gotenberg at http:\/\/127\.0\.0\.1:9 cannot be reached/)
   })
 
   it('passes options through, and reports what the sidecar refuses', async () => {
-    const failure = await officeToPdf.convert(inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { pdfa: 'PDF/A-9' } })).catch((error) => error)
+    const failure = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { pdfa: 'PDF/A-9' } })).catch((error) => error)
     expect(failure.message).toContain("form field 'pdfa' is invalid")
-    const [archival] = await officeToPdf.convert(inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { pdfa: 'PDF/A-2b' } }))
+    const [archival] = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { pdfa: 'PDF/A-2b' } }))
     expect(new TextDecoder('latin1').decode(await outputBytes(archival!))).toContain('pdfaid:part')
   })
 
   it('opens a password-protected document with the password option, and fails it permanently without', async () => {
-    const failure = await officeToPdf.convert(inputFromBytes('secret.odt', officeDocument('secret.odt')), testContext()).catch((error) => error)
+    const failure = await convertAll(officeToPdf, inputFromBytes('secret.odt', officeDocument('secret.odt')), testContext()).catch((error) => error)
     expect(failure).toMatchObject({ retryable: false, status: 422 })
     expect(failure.message).toContain('password-protected')
-    const [pdf] = await officeToPdf.convert(inputFromBytes('secret.odt', officeDocument('secret.odt')), testContext({ options: { password: 's3cret' } }))
+    const [pdf] = await convertAll(officeToPdf, inputFromBytes('secret.odt', officeDocument('secret.odt')), testContext({ options: { password: 's3cret' } }))
     expect(startsWithPdf(await outputBytes(pdf!))).toBe(true)
   })
 
   it('passes landscape through: the page comes out wider than tall', async () => {
-    const [pdf] = await officeToPdf.convert(inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { landscape: true } }))
+    const [pdf] = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { landscape: true } }))
     const bytes = await outputBytes(pdf!)
     const box = /\/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)/.exec(new TextDecoder('latin1').decode(bytes))
     expect(Number(box![1])).toBeGreaterThan(Number(box![2]))

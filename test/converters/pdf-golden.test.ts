@@ -8,7 +8,7 @@ import { decodeImage } from '../../worker/engines/image/decode'
 import type { RawImage } from '../../worker/engines/png/encode'
 import { goldenColour, goldenColourPdf, goldenText } from '../fixtures/pdf/golden'
 import { threePages } from '../fixtures/pdf/pdfs'
-import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
 
 /** A channel differing by more than this makes its pixel count as different. */
 const CHANNEL_TOLERANCE = 16
@@ -31,7 +31,7 @@ function differentShare(actual: RawImage, golden: RawImage): number {
 }
 
 async function renderFirstPage(name: string, pdf: Uint8Array, dpi: number): Promise<RawImage> {
-  const [output] = await pdfToPng.convert(inputFromBytes(name, pdf), testContext({ part: { start: 0, end: 1 }, settings: { PDF_DPI: dpi } }))
+  const [output] = await convertAll(pdfToPng, inputFromBytes(name, pdf), testContext({ part: { start: 0, end: 1 }, settings: { PDF_DPI: dpi } }))
   return decodeImage(await outputBytes(output!), 'png')
 }
 

@@ -7,7 +7,7 @@ import { readPngHeader } from '../../worker/engines/png/encode'
 import { encrypted, threePages } from '../fixtures/pdf/pdfs'
 import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
-import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
@@ -34,7 +34,7 @@ describe('pdf-to-png', () => {
   })
 
   it('renders each page at PDF_DPI, in order, with text where the text is', async () => {
-    const outputs = await pdfToPng.convert(inputFromBytes('three.pdf', threePages), testContext())
+    const outputs = await convertAll(pdfToPng, inputFromBytes('three.pdf', threePages), testContext())
     expect(outputs.map((output) => [output.index, output.total, output.extension])).toEqual([
       [0, 3, '.png'],
       [1, 3, '.png'],
@@ -50,13 +50,13 @@ describe('pdf-to-png', () => {
   })
 
   it('renders only the part it is given', async () => {
-    const outputs = await pdfToPng.convert(inputFromBytes('three.pdf', threePages), testContext({ part: { start: 1, end: 3 } }))
+    const outputs = await convertAll(pdfToPng, inputFromBytes('three.pdf', threePages), testContext({ part: { start: 1, end: 3 } }))
     expect(outputs.map((output) => output.metadata?.page)).toEqual([2, 3])
   })
 
   it('lowers the DPI of pages that would pass PDF_MAX_PAGE_PIXELS', async () => {
     expect(pageScale({ width: 595, height: 842 }, 150, 40_000_000)).toBeCloseTo(150 / 72)
-    const [output] = await pdfToPng.convert(inputFromBytes('three.pdf', threePages), testContext({ part: { start: 0, end: 1 }, settings: { PDF_MAX_PAGE_PIXELS: 100_000 } }))
+    const [output] = await convertAll(pdfToPng, inputFromBytes('three.pdf', threePages), testContext({ part: { start: 0, end: 1 }, settings: { PDF_MAX_PAGE_PIXELS: 100_000 } }))
     const { width, height } = output!.metadata as { width: number; height: number }
     expect(width * height).toBeLessThanOrEqual(100_000)
     expect(width * height).toBeGreaterThan(90_000)
@@ -64,7 +64,7 @@ describe('pdf-to-png', () => {
 
   it('keeps A4 at 150 dpi within the default PDF_MAX_PAGE_PIXELS, and lowers the DPI of an A3 page', async () => {
     const pdf = buildPdf([{ width: 842, height: 1191, content: '0 0 0 rg 0 0 10 10 re f' }])
-    const [output] = await pdfToPng.convert(inputFromBytes('a3.pdf', pdf), testContext())
+    const [output] = await convertAll(pdfToPng, inputFromBytes('a3.pdf', pdf), testContext())
     const { width, height, dpi } = output!.metadata as { width: number; height: number; dpi: number }
     expect(width * height).toBeLessThanOrEqual(2_200_000)
     expect(dpi).toBe(107)
@@ -85,7 +85,7 @@ describe('pdf-to-png', () => {
   it('renders a page taller than one strip with its ink in the right rows', async () => {
     // 1239 px wide at 150 dpi: 8 MiB strips hold 1692 rows, so this 3000-row page takes 2 strips.
     const pdf = buildPdf([{ width: 595, height: 1440, content: '0 0 0 rg 0 0 595 100 re f 0 0 0 rg 0 1340 595 100 re f' }])
-    const [output] = await pdfToPng.convert(inputFromBytes('tall.pdf', pdf), testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } }))
+    const [output] = await convertAll(pdfToPng, inputFromBytes('tall.pdf', pdf), testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } }))
     const png = await outputBytes(output!)
     const { width, height } = readPngHeader(png)!
     expect(width * 4 * height).toBeGreaterThan(STRIP_BYTES)
@@ -102,7 +102,7 @@ describe('pdf-to-png', () => {
   })
 
   it('opens an encrypted PDF with its password', async () => {
-    const outputs = await pdfToPng.convert(inputFromBytes('locked.pdf', encrypted), testContext({ options: { password: 's3cret' }, part: { start: 0, end: 1 } }))
+    const outputs = await convertAll(pdfToPng, inputFromBytes('locked.pdf', encrypted), testContext({ options: { password: 's3cret' }, part: { start: 0, end: 1 } }))
     expect(outputs).toHaveLength(1)
   })
 
@@ -125,7 +125,7 @@ describe('pdf-to-png', () => {
 describe('pdf-to-png on page features', () => {
   it('renders a rotated page with its width and height swapped', async () => {
     const pdf = buildPdf([{ width: 200, height: 100, rotate: 90, content: '0 0 0 rg 0 0 100 100 re f' }])
-    const [output] = await pdfToPng.convert(inputFromBytes('rotated.pdf', pdf), testContext({ settings: { PDF_DPI: 72 } }))
+    const [output] = await convertAll(pdfToPng, inputFromBytes('rotated.pdf', pdf), testContext({ settings: { PDF_DPI: 72 } }))
     expect(readPngHeader(await outputBytes(output!))).toMatchObject({ width: 100, height: 200 })
   })
 
@@ -134,7 +134,7 @@ describe('pdf-to-png on page features', () => {
       { width: 320, height: 240, content: 'q 320 0 0 240 0 0 cm /Im0 Do Q', jpeg: { bytes: pattern_jpg, width: 64, height: 48 } },
       { width: 320, height: 240, content: '0 0 0 rg 20 20 100 100 re f' },
     ])
-    const outputs = await pdfToPng.convert(inputFromBytes('mixed.pdf', pdf), testContext({ settings: { PDF_DPI: 72 } }))
+    const outputs = await convertAll(pdfToPng, inputFromBytes('mixed.pdf', pdf), testContext({ settings: { PDF_DPI: 72 } }))
     const [photo, drawing] = await Promise.all(outputs.map(outputBytes))
     expect(readPngHeader(photo!)).toMatchObject({ width: 320, height: 240, colorType: 2 })
     expect(readPngHeader(drawing!)).toMatchObject({ width: 320, height: 240, colorType: 0 })
@@ -145,16 +145,16 @@ describe('pdf-to-png on page features', () => {
 describe('the PDFium instance', () => {
   it('is kept while its heap stays under 32 MiB, and made anew after a document that grew it past that', async () => {
     const onePage = testContext({ part: { start: 0, end: 1 }, settings: { PDF_MAX_BYTES: 64 * 2 ** 20 } })
-    await pdfToPng.convert(inputFromBytes('three.pdf', threePages), onePage)
+    await convertAll(pdfToPng, inputFromBytes('three.pdf', threePages), onePage)
     const kept = await pdfiumHeapBytes()
     expect(kept).toBeGreaterThan(0)
     expect(kept).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
     // 40 MB of an image the page never draws: the PDF itself fills the heap.
     const padding = new Uint8Array(40 * 2 ** 20)
     const big = buildPdf([{ width: 200, height: 200, content: '0 0 0 rg 0 0 10 10 re f', jpeg: { bytes: padding, width: 1, height: 1 } }])
-    await pdfToPng.convert(inputFromBytes('big.pdf', big), onePage)
+    await convertAll(pdfToPng, inputFromBytes('big.pdf', big), onePage)
     expect(await pdfiumHeapBytes()).toBe(0)
-    await pdfToPng.convert(inputFromBytes('three.pdf', threePages), onePage)
+    await convertAll(pdfToPng, inputFromBytes('three.pdf', threePages), onePage)
     const fresh = await pdfiumHeapBytes()
     expect(fresh).toBeGreaterThan(0)
     expect(fresh).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import type { Converter } from '../../worker/converters/converter'
 import { buildRegistry, converterForFile, registerConverter } from '../../worker/converters/registry'
 
-const stub = (name: string, from: string[], accepts?: string[]): Converter => ({ name, from, accepts, to: '.out', convert: async () => [] })
+const stub = (name: string, from: string[], accepts?: string[]): Converter => ({ name, from, accepts, to: '.out', async *convert() {} })
 
 describe('buildRegistry', () => {
   it('refuses two converters claiming one extension', () => {

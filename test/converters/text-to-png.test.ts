@@ -6,7 +6,7 @@ import { readPngHeader, type RawImage } from '../../worker/engines/png/encode'
 import { ADVANCE_EM, drawable, lineHeightPx } from '../../worker/engines/text/render'
 import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
-import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
 
 async function inkIn(png: Uint8Array, box: { x0: number; y0: number; x1: number; y1: number }) {
@@ -26,7 +26,7 @@ const encode = (text: string) => new TextEncoder().encode(text)
 
 describe('text-to-png', () => {
   it('draws the text on white A4 pages at PDF_DPI', async () => {
-    const [page] = await textToPng.convert(inputFromBytes('note.txt', encode('Hello, Edgefloor!\nΚαλημέρα · Привет')), testContext())
+    const [page] = await convertAll(textToPng, inputFromBytes('note.txt', encode('Hello, Edgefloor!\nΚαλημέρα · Привет')), testContext())
     const png = await outputBytes(page!)
     expect(readPngHeader(png)).toMatchObject({ width: 1241, height: 1754, colorType: 0 })
     expect(page!.metadata).toEqual({ page: 1, width: 1241, height: 1754, dpi: 150 })
@@ -37,7 +37,7 @@ describe('text-to-png', () => {
   it('breaks a long text into pages, in order', async () => {
     const { geometry } = pageStyle(72)
     const lines = Array.from({ length: geometry.rows * 2 + 1 }, (_, i) => `line ${i + 1}`)
-    const outputs = await textToPng.convert(inputFromBytes('long.txt', encode(lines.join('\n'))), testContext({ settings: { PDF_DPI: 72 } }))
+    const outputs = await convertAll(textToPng, inputFromBytes('long.txt', encode(lines.join('\n'))), testContext({ settings: { PDF_DPI: 72 } }))
     expect(outputs.map((output) => [output.index, output.total])).toEqual([
       [0, 3],
       [1, 3],
@@ -49,12 +49,12 @@ describe('text-to-png', () => {
 
   it('reads UTF-16 and draws CJK it has no glyph for as visible replacements', async () => {
     const utf16 = new Uint8Array([0xff, 0xfe, ...new Uint8Array(new Uint16Array([...'漢字 ok'].map((c) => c.charCodeAt(0))).buffer)])
-    const [page] = await textToPng.convert(inputFromBytes('cjk.txt', utf16), testContext({ settings: { PDF_DPI: 72 } }))
+    const [page] = await convertAll(textToPng, inputFromBytes('cjk.txt', utf16), testContext({ settings: { PDF_DPI: 72 } }))
     expect(await inkIn(await outputBytes(page!), { x0: 0.05, y0: 0.04, x1: 0.2, y1: 0.09 })).toBeGreaterThan(0.02)
   })
 
   it('makes one blank page of an empty file', async () => {
-    const outputs = await textToPng.convert(inputFromBytes('empty.txt', new Uint8Array(0)), testContext({ settings: { PDF_DPI: 72 } }))
+    const outputs = await convertAll(textToPng, inputFromBytes('empty.txt', new Uint8Array(0)), testContext({ settings: { PDF_DPI: 72 } }))
     expect(outputs).toHaveLength(1)
     expect(await inkIn(await outputBytes(outputs[0]!), { x0: 0, y0: 0, x1: 1, y1: 1 })).toBe(0)
   })
@@ -62,21 +62,21 @@ describe('text-to-png', () => {
   it('lays a 5,000-line file out on pages in order', async () => {
     const { geometry } = pageStyle(72)
     const text = Array.from({ length: 5000 }, (_, i) => `line ${i + 1}`).join('\n')
-    const outputs = await textToPng.convert(inputFromBytes('long.txt', encode(text)), testContext({ settings: { PDF_DPI: 72 } }))
+    const outputs = await convertAll(textToPng, inputFromBytes('long.txt', encode(text)), testContext({ settings: { PDF_DPI: 72 } }))
     expect(outputs).toHaveLength(Math.ceil(5000 / geometry.rows))
     expect(outputs.map((output) => output.index)).toEqual(outputs.map((_, i) => i))
   }, 120_000)
 
   it('refuses a text over TEXT_MAX_PAGES', async () => {
     const text = 'x\n'.repeat(500)
-    await expect(textToPng.convert(inputFromBytes('big.txt', encode(text)), testContext({ settings: { TEXT_MAX_PAGES: 2 } }))).rejects.toMatchObject({
+    await expect(convertAll(textToPng, inputFromBytes('big.txt', encode(text)), testContext({ settings: { TEXT_MAX_PAGES: 2 } }))).rejects.toMatchObject({
       retryable: false,
       message: expect.stringMatching(/^the text needs \d+ pages; the limit is 2 \(TEXT_MAX_PAGES\)$/),
     })
   })
 
   it('refuses a text over TEXT_MAX_BYTES before reading it', async () => {
-    await expect(textToPng.convert(inputFromBytes('big.txt', encode('abcdef')), testContext({ settings: { TEXT_MAX_BYTES: 3 } }))).rejects.toMatchObject({ status: 413 })
+    await expect(convertAll(textToPng, inputFromBytes('big.txt', encode('abcdef')), testContext({ settings: { TEXT_MAX_BYTES: 3 } }))).rejects.toMatchObject({ status: 413 })
   })
 })
 
@@ -93,7 +93,7 @@ describe('text → PNG through the pipeline', () => {
     const scripts = ['àéîõüçñÀÉÎÕÜÇÑ', 'αβγδεζηθΑΒΓΔΕΖΗΘ', 'абвгдежзАБВГДЕЖЗ']
     for (const line of scripts) expect(drawable(line)).toBe(line) // the bundled font covers them
     const replacements = '\uFFFD'.repeat(16)
-    const [page] = await textToPng.convert(inputFromBytes('scripts.txt', encode([...scripts, replacements].join('\n'))), testContext())
+    const [page] = await convertAll(textToPng, inputFromBytes('scripts.txt', encode([...scripts, replacements].join('\n'))), testContext())
     const image = await decodeImage(await outputBytes(page!), 'png')
     const { style } = pageStyle(150)
     const advance = style.fontPx * ADVANCE_EM

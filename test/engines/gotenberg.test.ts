@@ -5,7 +5,7 @@ import { describe, expect, inject, it } from 'vitest'
 import { officeToPdf } from '../../worker/converters/office-to-pdf'
 import { convertOfficeToPdf, type GotenbergSettings, type OfficeOptions } from '../../worker/engines/gotenberg'
 import type { RecordedGotenbergRequest } from '../setup/gotenberg-stand-in'
-import { inputFromBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, testContext } from '../support/conversion'
 
 const standIn = () => inject('gotenbergStandInUrl')
 const DOCX = { filename: 'document.docx', bytes: new TextEncoder().encode('PK\u0003\u0004 a document'), contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }
@@ -110,12 +110,12 @@ describe('Gotenberg client: wired by the office converter', () => {
     const jobId = trace('ok')
     const settings = { GOTENBERG_URL: standIn(), GOTENBERG_USERNAME: 'edgefloor', GOTENBERG_PASSWORD: 'pässwörd', GOTENBERG_TIMEOUT_MS: 10_000 }
     const options = { landscape: 'true', nativePageRanges: '2-3', pdfa: 'PDF/A-3b', pdfua: true, password: 's3cret', unrelated: 'x' }
-    await officeToPdf.convert(inputFromBytes('Report.DOCX', DOCX.bytes), testContext({ jobId, settings, options }))
+    await convertAll(officeToPdf, inputFromBytes('Report.DOCX', DOCX.bytes), testContext({ jobId, settings, options }))
     const [request] = await received(jobId)
     expect(request).toMatchObject({ trace: jobId, files: [{ field: 'files', name: 'document.docx' }] })
     expect(request?.fields).toEqual({ landscape: 'true', nativePageRanges: '2-3', pdfa: 'PDF/A-3b', pdfua: 'true', password: 's3cret' })
     expect(credentials(request?.authorization)).toBe('edgefloor:pässwörd')
-    const late = await officeToPdf.convert(inputFromBytes('Report.docx', DOCX.bytes), testContext({ jobId: trace('hang'), settings: { ...settings, GOTENBERG_TIMEOUT_MS: 200 } })).catch((error) => error)
+    const late = await convertAll(officeToPdf, inputFromBytes('Report.docx', DOCX.bytes), testContext({ jobId: trace('hang'), settings: { ...settings, GOTENBERG_TIMEOUT_MS: 200 } })).catch((error) => error)
     expect(late).toMatchObject({ retryable: true, message: 'Gotenberg did not answer within 200 ms' })
   })
 })

@@ -1,7 +1,8 @@
 // Converters for pipeline tests, registered at run time in the test isolate (which also runs the queue
 // consumer): a two-output step, a follow-up step, a converter that fans out into parts, one that fails for
 // good, one that fails twice for transient reasons before it works, one that never works, one that fails
-// until the test lets it work, and one that pauses until the test releases it.
+// until the test lets it work, one that pauses until the test releases it, and one that fails part-way through
+// its outputs.
 import { registerConverter, converterNamed } from '../../worker/converters/registry'
 import { ConversionError, type Converter } from '../../worker/converters/converter'
 
@@ -11,10 +12,10 @@ export const splitter: Converter = {
   name: 'test-split',
   from: ['.tsplit'],
   to: '.tpart',
-  async convert(input) {
+  async *convert(input) {
     const body = new TextDecoder().decode(await input.bytes(1024))
     const halves = [body.slice(0, body.length / 2), body.slice(body.length / 2)]
-    return halves.map((half, index) => ({ index, total: 2, extension: '.tpart', contentType: 'text/plain', body: text(half), metadata: { half: index } }))
+    for (const [index, half] of halves.entries()) yield { index, total: 2, extension: '.tpart', contentType: 'text/plain', body: text(half), metadata: { half: index } }
   },
 }
 
@@ -22,9 +23,9 @@ export const upper: Converter = {
   name: 'test-upper',
   from: ['.tpart'],
   to: '.tupper',
-  async convert(input) {
+  async *convert(input) {
     const body = new TextDecoder().decode(await input.bytes(1024))
-    return [{ index: 0, total: 1, extension: '.tupper', contentType: 'text/plain', body: text(body.toUpperCase()) }]
+    yield { index: 0, total: 1, extension: '.tupper', contentType: 'text/plain', body: text(body.toUpperCase()) }
   },
 }
 
@@ -39,16 +40,12 @@ export const fanOut: Converter = {
     for (let start = 0; start < total; start += 2) parts.push({ start, end: Math.min(total, start + 2) })
     return { total, parts, sourceMetadata: { char_count: total } }
   },
-  async convert(input, ctx) {
+  async *convert(input, ctx) {
     const bytes = await input.bytes(1024)
     const { start, end } = ctx.part ?? { start: 0, end: bytes.length }
-    return Array.from({ length: end - start }, (_, i) => ({
-      index: start + i,
-      total: bytes.length,
-      extension: '.tchar',
-      contentType: 'text/plain',
-      body: bytes.slice(start + i, start + i + 1),
-    }))
+    for (let index = start; index < end; index++) {
+      yield { index, total: bytes.length, extension: '.tchar', contentType: 'text/plain', body: bytes.slice(index, index + 1) }
+    }
   },
 }
 
@@ -56,7 +53,8 @@ export const broken: Converter = {
   name: 'test-broken',
   from: ['.tbroken'],
   to: '.tnever',
-  async convert() {
+  // biome-ignore lint/correctness/useYield: fails before its first output
+  async *convert() {
     throw new ConversionError('the input is corrupt at byte 3')
   },
 }
@@ -65,9 +63,9 @@ export const flaky: Converter = {
   name: 'test-flaky',
   from: ['.tflaky'],
   to: '.tfixed',
-  async convert(_input, ctx) {
+  async *convert(_input, ctx) {
     if ((ctx.attempt ?? 1) < 3) throw new ConversionError('the engine is busy', { retryable: true })
-    return [{ index: 0, total: 1, extension: '.tfixed', contentType: 'text/plain', body: text(`worked on attempt ${ctx.attempt}`) }]
+    yield { index: 0, total: 1, extension: '.tfixed', contentType: 'text/plain', body: text(`worked on attempt ${ctx.attempt}`) }
   },
 }
 
@@ -76,7 +74,8 @@ export const stubborn: Converter = {
   name: 'test-stubborn',
   from: ['.tbusy'],
   to: '.tnever',
-  async convert() {
+  // biome-ignore lint/correctness/useYield: never gets to its first output
+  async *convert() {
     throw new ConversionError('the engine is busy', { retryable: true })
   },
 }
@@ -108,11 +107,11 @@ export const held: Converter = {
   name: 'test-held',
   from: ['.thold'],
   to: '.theld',
-  async convert(input) {
+  async *convert(input) {
     const body = await input.bytes(1024)
     hold.hasStarted = true
     await hold.released
-    return [{ index: 0, total: 1, extension: '.theld', contentType: 'text/plain', body }]
+    yield { index: 0, total: 1, extension: '.theld', contentType: 'text/plain', body }
   },
 }
 
@@ -128,14 +127,32 @@ export const gated: Converter = {
     const total = (await input.bytes(1024)).length
     return { total, parts: Array.from({ length: total }, (_, start) => ({ start, end: start + 1 })) }
   },
-  async convert(input, ctx) {
+  async *convert(input, ctx) {
     if (!gate.isOpen) throw new ConversionError('the gate is closed')
     const bytes = await input.bytes(1024)
     const index = ctx.part?.start ?? 0
-    return [{ index, total: bytes.length, extension: '.tgated', contentType: 'text/plain', body: bytes.slice(index, index + 1) }]
+    yield { index, total: bytes.length, extension: '.tgated', contentType: 'text/plain', body: bytes.slice(index, index + 1) }
+  },
+}
+
+/**
+ * Four outputs, failing after the second: for good when the input says "permanent", for a transient reason on
+ * the first delivery when it says "transient" (the second delivery then makes all four).
+ */
+export const partway: Converter = {
+  name: 'test-partway',
+  from: ['.tpartway'],
+  to: '.tpiece',
+  async *convert(input, ctx) {
+    const failure = new TextDecoder().decode(await input.bytes(1024)).trim()
+    for (let index = 0; index < 4; index++) {
+      if (index === 2 && failure === 'permanent') throw new ConversionError('piece 3 is corrupt')
+      if (index === 2 && failure === 'transient' && (ctx.attempt ?? 1) < 2) throw new ConversionError('the engine is busy', { retryable: true })
+      yield { index, total: 4, extension: '.tpiece', contentType: 'text/plain', body: text(`piece ${index + 1}, attempt ${ctx.attempt}`) }
+    }
   },
 }
 
 export function registerChainConverters(): void {
-  for (const converter of [splitter, upper, fanOut, broken, flaky, stubborn, gated, held]) if (!converterNamed(converter.name)) registerConverter(converter)
+  for (const converter of [splitter, upper, fanOut, broken, flaky, stubborn, gated, held, partway]) if (!converterNamed(converter.name)) registerConverter(converter)
 }

@@ -66,7 +66,7 @@ export const audioToText: Converter = {
   from: Object.keys(FORMATS),
   refuses: REFUSED,
   to: '.txt',
-  async convert(input, ctx) {
+  async *convert(input, ctx) {
     const { AUDIO_MAX_BYTES, AUDIO_MAX_SECONDS } = ctx.config
     // The provider takes whole files (or chunks of them): AUDIO_MAX_BYTES bounds what is read.
     const bytes = await input.bytes(AUDIO_MAX_BYTES)
@@ -104,9 +104,7 @@ export const audioToText: Converter = {
     const durationSeconds = chunks.reduce((sum, chunk) => sum + chunk.durationSeconds, 0)
     const metadata = { word_count: wordCount(transcript.text), language: transcript.language ?? null, duration_seconds: Math.round(durationSeconds * 100) / 100 || null }
     const encoder = new TextEncoder()
-    return [
-      { index: 0, total: 2, extension: '.txt', contentType: 'text/plain', body: encoder.encode(transcript.text ? `${transcript.text}\n` : ''), metadata },
-      { index: 1, total: 2, extension: '.vtt', contentType: 'text/vtt', body: encoder.encode(toWebVtt(transcript)), metadata },
-    ]
+    yield { index: 0, total: 2, extension: '.txt', contentType: 'text/plain', body: encoder.encode(transcript.text ? `${transcript.text}\n` : ''), metadata }
+    yield { index: 1, total: 2, extension: '.vtt', contentType: 'text/vtt', body: encoder.encode(toWebVtt(transcript)), metadata }
   },
 }

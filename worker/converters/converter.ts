@@ -80,10 +80,11 @@ export interface Converter {
   /** Optional: converters whose work splits (PDF pages) say how, after a cheap look at the input. */
   plan?(input: ConversionInput, ctx: ConversionContext): Promise<ConversionPlan>
   /**
-   * Converts the input (or ctx.part of it). Returning no outputs ends the chain here (e.g. a PNG that
-   * would not get smaller).
+   * Converts the input (or ctx.part of it), yielding outputs one at a time: the pipeline stores each one before
+   * it asks for the next, so a converter never holds more than the output it is making (`async *convert`).
+   * Yielding nothing ends the chain here (e.g. a PNG that would not get smaller).
    */
-  convert(input: ConversionInput, ctx: ConversionContext): Promise<ConversionOutput[]>
+  convert(input: ConversionInput, ctx: ConversionContext): AsyncIterable<ConversionOutput>
 }
 
 /** Whether a file with one of the converter's extensions converts here, given the type sniffed from its bytes. */

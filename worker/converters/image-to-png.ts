@@ -13,7 +13,7 @@ export const imageToPng: Converter = {
   from: ['.jpg', '.jpeg', '.jfif', '.png', '.webp', '.gif', '.bmp', '.tif', '.tiff', '.avif'],
   accepts: ['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/bmp', 'image/tiff', 'image/avif'],
   to: '.png',
-  async convert(input, ctx) {
+  async *convert(input, ctx) {
     const { IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_DIMENSION } = ctx.config
     // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
     const bytes = await input.bytes(IMAGE_MAX_BYTES)
@@ -38,8 +38,9 @@ export const imageToPng: Converter = {
     const output = { index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata }
     if (header.format === 'png' && image === decoded) {
       const png = await encodePngBytes(image)
-      return png.byteLength < input.size ? [{ ...output, body: png }] : []
+      if (png.byteLength < input.size) yield { ...output, body: png }
+      return
     }
-    return [{ ...output, body: encodePng(image) }]
+    yield { ...output, body: encodePng(image) }
   },
 }

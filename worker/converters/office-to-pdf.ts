@@ -10,7 +10,7 @@ export const officeToPdf: Converter = {
   name: 'office-to-pdf',
   from: ['.doc', '.docx', '.docm', '.dotx', '.odt', '.ott', '.rtf', '.xls', '.xlsx', '.xlsm', '.ods', '.csv', '.ppt', '.pptx', '.pps', '.ppsx', '.odp', '.odg'],
   to: '.pdf',
-  async convert(input, ctx) {
+  async *convert(input, ctx) {
     const { GOTENBERG_URL, GOTENBERG_USERNAME, GOTENBERG_PASSWORD, GOTENBERG_TIMEOUT_MS, OFFICE_MAX_BYTES } = ctx.config
     // FormData needs the bytes: OFFICE_MAX_BYTES bounds them.
     const bytes = await input.bytes(OFFICE_MAX_BYTES)
@@ -27,6 +27,6 @@ export const officeToPdf: Converter = {
       },
       ctx.jobId,
     )
-    return [{ index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: pdf }]
+    yield { index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: pdf }
   },
 }

@@ -1,8 +1,8 @@
 // PDF → one PNG per page, rendered by PDFium in WASM. plan() counts the pages (recorded as page_count on the
 // PDF) and splits them into ranges of CONVERT_PAGES_PER_STEP, one queue message each, so a long PDF never
-// renders more than one range in one invocation; each page is encoded to PNG, strip by strip, before the next
-// is rendered.
-import { PdfImageTooLargeError, PdfOpenError, withPdf, type OpenPdf } from '../engines/pdfium'
+// renders more than one range in one invocation; each page is encoded to PNG, strip by strip, and handed to the
+// pipeline (which stores it) before the next is rendered.
+import { eachFromPdf, PdfImageTooLargeError, PdfOpenError, type OpenPdf } from '../engines/pdfium'
 import { encodePngRows, PngChannelsError } from '../engines/png/encode'
 import { ConversionError, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from './converter'
 
@@ -13,12 +13,13 @@ function passwordOf(ctx: ConversionContext): string | undefined {
   return typeof password === 'string' && password ? password : undefined
 }
 
-async function openInput<T>(input: ConversionInput, ctx: ConversionContext, use: (pdf: OpenPdf) => Promise<T>): Promise<T> {
+/** The pages' results, one at a time, with the document open in PDFium; its faults become ConversionErrors. */
+async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
   // PDFium reads from memory: the file is streamed into its heap, and PDF_MAX_BYTES bounds that one copy.
   const maxBytes = ctx.config.PDF_MAX_BYTES
   if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes (PDF_MAX_BYTES)`, { status: 413 })
   try {
-    return await withPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, { maxImagePixels: ctx.config.PDF_MAX_IMAGE_PIXELS })
+    yield* eachFromPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, { maxImagePixels: ctx.config.PDF_MAX_IMAGE_PIXELS })
   } catch (error) {
     if (error instanceof PdfImageTooLargeError) {
       const limit = ctx.config.PDF_MAX_IMAGE_PIXELS
@@ -85,31 +86,34 @@ export const pdfToPng: Converter = {
   from: ['.pdf'],
   to: '.png',
   async plan(input, ctx) {
-    const pageCount = await openInput(input, ctx, async (pdf) => pdf.pageCount)
+    let pageCount = 0
+    for await (const count of fromInput(input, ctx, async function* (pdf) {
+      yield pdf.pageCount
+    }))
+      pageCount = count
     checkPageCount(pageCount, ctx.config.PDF_MAX_PAGES)
     const perStep = ctx.config.CONVERT_PAGES_PER_STEP
     const parts = []
     for (let start = 0; start < pageCount; start += perStep) parts.push({ start, end: Math.min(pageCount, start + perStep) })
     return { total: pageCount, parts, sourceMetadata: { page_count: pageCount } }
   },
-  async convert(input, ctx) {
-    return openInput(input, ctx, async (pdf) => {
+  async *convert(input, ctx) {
+    // One page at a time: the next page is rendered only once the pipeline has stored this one's PNG.
+    yield* fromInput(input, ctx, async function* (pdf): AsyncGenerator<ConversionOutput> {
       checkPageCount(pdf.pageCount, ctx.config.PDF_MAX_PAGES)
       const { start, end } = ctx.part ?? { start: 0, end: pdf.pageCount }
-      const outputs: ConversionOutput[] = []
       for (let index = start; index < Math.min(end, pdf.pageCount); index++) {
         const scale = pageScale(pdf.pageSize(index), ctx.config.PDF_DPI, ctx.config.PDF_MAX_PAGE_PIXELS)
         const { width, height, body } = await renderPagePng(pdf, index, scale)
-        outputs.push({
+        yield {
           index,
           total: pdf.pageCount,
           extension: '.png',
           contentType: 'image/png',
           body,
           metadata: { page: index + 1, width, height, dpi: Math.round(scale * POINTS_PER_INCH) },
-        })
+        }
       }
-      return outputs
     })
   },
 }

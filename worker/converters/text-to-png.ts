@@ -1,10 +1,11 @@
 // Plain text → PNG pages: A4-proportioned pages at PDF_DPI with 10-point monospace text, laid out here and
-// drawn by resvg in WASM with the bundled DejaVu Sans Mono. Each page is encoded before the next is drawn.
+// drawn by resvg in WASM with the bundled DejaVu Sans Mono. Each page is encoded and yielded (stored by the
+// pipeline) before the next is drawn.
 import { encodePngBytes } from '../engines/png/encode'
 import { decodeText } from '../engines/text/decode'
 import { layoutPages, type PageGeometry } from '../engines/text/layout'
 import { ADVANCE_EM, drawable, fallbackFonts, lineHeightPx, NO_FALLBACK, renderPage, type FallbackFonts, type PageStyle } from '../engines/text/render'
-import { ConversionError, type ConversionOutput, type Converter } from './converter'
+import { ConversionError, type Converter } from './converter'
 
 const A4_INCHES = { width: 8.27, height: 11.69 }
 const MARGIN_INCHES = 0.6
@@ -49,7 +50,7 @@ export const textToPng: Converter = {
   name: 'text-to-png',
   from: ['.txt'],
   to: '.png',
-  async convert(input, ctx) {
+  async *convert(input, ctx) {
     // The layout needs the whole text: TEXT_MAX_BYTES bounds it.
     const text = decodeText(await input.bytes(ctx.config.TEXT_MAX_BYTES))
     const { style, geometry } = pageStyle(ctx.config.PDF_DPI)
@@ -59,18 +60,16 @@ export const textToPng: Converter = {
     }
     const needsFallback = pages.some((lines) => lines.some((line) => drawable(line) !== line))
     const fallback = needsFallback ? await loadFallbackFonts(ctx.bucket, ctx.config.TEXT_FONTS_PREFIX) : NO_FALLBACK
-    const outputs: ConversionOutput[] = []
     for (const [index, lines] of pages.entries()) {
       const image = await renderPage(lines, style, fallback)
-      outputs.push({
+      yield {
         index,
         total: pages.length,
         extension: '.png',
         contentType: 'image/png',
         body: await encodePngBytes(image),
         metadata: { page: index + 1, width: image.width, height: image.height, dpi: ctx.config.PDF_DPI },
-      })
+      }
     }
-    return outputs
   },
 }

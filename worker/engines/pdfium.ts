@@ -198,10 +198,12 @@ function* renderStrips(module: PdfiumModule, page: number, width: number, height
 }
 
 /**
- * Streams the document into the engine, hands it to `use`, and frees it whatever happens. `source.size` must
- * already be within the caller's limit: it is the one copy of the PDF in memory.
+ * Streams the document into the engine, hands it to `use`, and frees it whatever happens. `use` yields its
+ * results one at a time (pages): the document stays open while the caller handles each, and is freed when `use`
+ * is done, fails, or the caller stops asking. `source.size` must already be within the caller's limit: it is the
+ * one copy of the PDF in memory.
  */
-export async function withPdf<T>(source: PdfSource, password: string | undefined, use: (pdf: OpenPdf) => Promise<T>, limits: PdfLimits = { maxImagePixels: Number.POSITIVE_INFINITY }): Promise<T> {
+export async function* eachFromPdf<T>(source: PdfSource, password: string | undefined, use: (pdf: OpenPdf) => AsyncIterable<T>, limits: PdfLimits = { maxImagePixels: Number.POSITIVE_INFINITY }): AsyncGenerator<T> {
   const instance = instantiate()
   const module = await instance
   const data = module.wasmExports.malloc(Math.max(1, source.size))
@@ -226,7 +228,7 @@ export async function withPdf<T>(source: PdfSource, password: string | undefined
         module._FPDF_ClosePage(page)
       }
     }
-    return await use({
+    yield* use({
       pageCount: module._FPDF_GetPageCount(loaded),
       pageSize: (index) => withPage(index, (page) => ({ width: module._FPDF_GetPageWidth(page), height: module._FPDF_GetPageHeight(page) })),
       renderPage(index, scale) {

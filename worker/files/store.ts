@@ -179,7 +179,11 @@ export function fileRow(file: Omit<NewFile, 'body'>, id: string, key: string, wr
 export async function storeFile(deps: StoreDeps, file: NewFile): Promise<FileRow> {
   if (file.originKey) {
     const existing = await deps.db.query.files.findFirst({ where: eq(files.originKey, file.originKey) })
-    if (existing) return existing
+    if (existing) {
+      // Already stored by an earlier delivery: the bytes made again are not needed.
+      if (!(file.body instanceof Uint8Array)) await file.body.cancel()
+      return existing
+    }
   }
   const now = Date.now()
   const id = newId(now)

@@ -1,15 +1,15 @@
 // The queue consumer: runs one step of a job per message. Every effect is idempotent, because Queues deliver
 // at least once: outputs are stored under a unique (step, output index), next steps under a unique (job,
 // source, part), and a finished step is skipped when its message comes again.
-import { and, eq } from 'drizzle-orm'
+import { and, eq, like } from 'drizzle-orm'
 import type { Config } from '../config'
-import { ConversionError, type ConversionContext, type Converter } from '../converters/converter'
+import { ConversionError, type ConversionContext, type ConversionOutput, type Converter } from '../converters/converter'
 import { converterForFile, converterNamed } from '../converters/registry'
 import type { Database } from '../db/client'
 import { files, jobs, jobSteps } from '../db/schema'
 import { describeError } from '../errors'
 import { deleteFiles, type FileRow } from '../files/records'
-import { outputKey } from '../files/keys'
+import { objectKey, outputKey } from '../files/keys'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
 import { ensureSteps, failJob, finishJobIfDone, newStep, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
@@ -72,30 +72,13 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
       }
       part = plan.parts[0]
     }
-    const outputs = await converter.convert(input, { ...context, part })
+    // Each output is stored before the next is asked for, so the step holds one output at a time. A failure
+    // part-way leaves the outputs stored so far: a retry finds their records by origin key (or rewrites their
+    // objects under the same keys), and failStep removes them when the step fails for good.
     const stored: FileRow[] = []
-    for (const output of outputs) {
-      stored.push(
-        await storeFile(deps, {
-          userId: job.userId,
-          parentId: source.id,
-          name: outputName(source.name, output.index + 1, output.total, output.extension),
-          extension: output.extension,
-          contentType: output.contentType,
-          body: output.body,
-          prefix: source.prefix,
-          partIndex: output.index,
-          partTotal: output.total,
-          metadata: { ...output.metadata },
-          jobId: job.id,
-          originKey: `${step.id}:${output.index}`,
-          key: outputKey(job.userId, step.id, output.index, source.prefix),
-        }),
-      )
-    }
+    for await (const output of converter.convert(input, { ...context, part })) stored.push(await storeOutput(deps, job, step, source, output))
     // The source may have been deleted while the converter ran, too early for its delete to see these outputs.
     if (!(await db.query.files.findFirst({ columns: { id: true }, where: eq(files.id, source.id) }))) {
-      await deleteFiles(db, deps.bucket, stored)
       await failStep(deps, job, step, new ConversionError('the source file was deleted during the conversion'), source)
       return
     }
@@ -121,8 +104,42 @@ function describeRetry(error: unknown): string {
   return error instanceof ConversionError ? `retrying: ${error.message}` : 'retrying after an internal error'
 }
 
+function storeOutput(deps: PipelineDeps, job: JobRow, step: StepRow, source: FileRow, output: ConversionOutput): Promise<FileRow> {
+  return storeFile(deps, {
+    userId: job.userId,
+    parentId: source.id,
+    name: outputName(source.name, output.index + 1, output.total, output.extension),
+    extension: output.extension,
+    contentType: output.contentType,
+    body: output.body,
+    prefix: source.prefix,
+    partIndex: output.index,
+    partTotal: output.total,
+    metadata: { ...output.metadata },
+    jobId: job.id,
+    originKey: `${step.id}:${output.index}`,
+    key: outputKey(job.userId, step.id, output.index, source.prefix),
+  })
+}
+
+/**
+ * Removes what any delivery of the step stored (records by origin key, objects by their key prefix, which also
+ * finds an object whose record was never written), so a failed step leaves no half-written set of outputs.
+ */
+async function discardStepOutputs(deps: PipelineDeps, job: JobRow, step: StepRow, source?: FileRow): Promise<void> {
+  const records = await deps.db.query.files.findMany({ columns: { id: true, key: true }, where: like(files.originKey, `${step.id}:%`) })
+  await deleteFiles(deps.db, deps.bucket, records)
+  if (!source) return
+  const prefix = objectKey(job.userId, `${step.id}-`, source.prefix) // every outputKey of the step
+  for (let listed = await deps.bucket.list({ prefix }); listed.objects.length > 0; listed = await deps.bucket.list({ prefix })) {
+    await deps.bucket.delete(listed.objects.map((object) => object.key))
+    if (!listed.truncated) break
+  }
+}
+
 async function failStep(deps: PipelineDeps, job: JobRow, step: StepRow, error: ConversionError, source?: FileRow): Promise<void> {
   const reason = `${step.converter} on "${source?.name ?? step.sourceFileId}" failed: ${error.message}`
+  await discardStepOutputs(deps, job, step, source)
   await updateStep(deps.db, step.id, { status: 'failed', error: error.message })
   await failJob(deps.db, job, reason, error.status)
   deps.waitUntil(notifyJobFinished(deps, job.id))
