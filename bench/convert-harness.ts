@@ -13,10 +13,18 @@ export function startConvertWorker(): Promise<DevWorker> {
   return startDevWorker('bench/workers/convert.ts')
 }
 
-export async function timeConverter(worker: DevWorker, converter: string, name: string, bytes: Uint8Array): Promise<{ ms: number; outputs: number; bytes: number; peakWasmBytes: number }> {
+/** `holdParts`: the consumer holds each part's outputs together, as the pipeline did before converters yielded them. */
+export async function timeConverter(
+  worker: DevWorker,
+  converter: string,
+  name: string,
+  bytes: Uint8Array,
+  holdParts = false,
+): Promise<{ ms: number; outputs: number; bytes: number; peakWasmBytes: number; peakHeldBytes: number }> {
   const start = performance.now()
-  const response = await fetch(`${worker.url}/__bench/convert/${converter}?name=${encodeURIComponent(name)}`, { method: 'POST', body: bytes })
-  const result = (await response.json()) as { outputs: number; bytes: number; peakWasmBytes: number; message?: string }
+  const hold = holdParts ? '&hold=parts' : ''
+  const response = await fetch(`${worker.url}/__bench/convert/${converter}?name=${encodeURIComponent(name)}${hold}`, { method: 'POST', body: bytes })
+  const result = (await response.json()) as { outputs: number; bytes: number; peakWasmBytes: number; peakHeldBytes: number; message?: string }
   if (!response.ok) throw new Error(`${converter}: ${response.status} ${result.message}`)
   return { ms: performance.now() - start, ...result }
 }

@@ -19,7 +19,8 @@ const pdf = new Uint8Array(readFileSync(pdfPath))
 // One image-heavy A4 page: a 2 MP photo-like JPEG over the whole page.
 const jpegPath = join(scratch, 'page-photo.jpg')
 run('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'mandelbrot=size=1600x1200', '-frames:v', '1', '-q:v', '3', jpegPath])
-const photoPdf = buildPdf([{ width: 595, height: 842, content: 'q 595 0 0 446 0 198 cm /Im0 Do Q', jpeg: { bytes: new Uint8Array(readFileSync(jpegPath)), width: 1600, height: 1200 } }])
+const photoPage = { width: 595, height: 842, content: 'q 595 0 0 446 0 198 cm /Im0 Do Q', jpeg: { bytes: new Uint8Array(readFileSync(jpegPath)), width: 1600, height: 1200 } }
+const photoPdf = buildPdf([photoPage])
 const photoPath = join(scratch, 'photo.pdf')
 writeFileSync(photoPath, photoPdf)
 
@@ -53,6 +54,23 @@ try {
   console.log(formatRatio('time per page', photoOurs, 'pdftoppm', photoBaseline, 'ms'))
   console.log(`peak PDFium WASM memory: ${(photoFirst.peakWasmBytes / 2 ** 20).toFixed(0)} MiB`)
   await printPngEncoderComparison('pdf-to-png', 'photo.pdf', photoPdf)
+
 } finally {
   worker.stop()
+}
+
+// What a step holds of its PNGs: one page at a time (converters yield, the pipeline stores each), against a whole
+// part held together (as when convert answered an array). A Worker of its own: after the timed conversions,
+// wrangler dev's isolate did not survive more.
+const photos = buildPdf(Array.from({ length: 10 }, () => photoPage))
+const held = await startConvertWorker()
+try {
+  const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MiB`
+  for (const [label, name, bytes] of [[`${PAGES} text pages (steps of 10)`, 'bench.pdf', pdf], ['10 image-heavy pages (one step)', 'photos.pdf', photos]] as const) {
+    const oneByOne = await timeConverter(held, 'pdf-to-png', name, bytes)
+    const together = await timeConverter(held, 'pdf-to-png', name, bytes, true)
+    console.log(`PNG bytes a step holds at once, ${label}: ${mib(oneByOne.peakHeldBytes)} one page at a time · ${mib(together.peakHeldBytes)} a part held together`)
+  }
+} finally {
+  held.stop()
 }

@@ -1,6 +1,6 @@
 // Bench entry: the real Worker, plus routes in the same isolate: one runs a converter on the POSTed bytes and
-// answers how many outputs and bytes it made; two compare our PNG encoder with @jsquash/png on the pixels of a
-// converter's outputs; two put and get raw R2 objects (the baseline of bench/files).
+// answers how many outputs and bytes it made (and the most bytes held at once); two compare our PNG encoder with
+// @jsquash/png on the pixels of a converter's outputs; two put and get raw R2 objects (the baseline of bench/files).
 import { encode as encodeSquooshPng } from '@jsquash/png/codec/pkg/squoosh_png.js'
 import { Hono } from 'hono'
 import { loadConfig } from '../../worker/config'
@@ -49,25 +49,47 @@ function benchInput(name: string, bytes: Uint8Array): ConversionInput {
 
 /** Every output of the converter, part after part, as the pipeline would run them. */
 async function* convertAll(converter: Converter, input: ConversionInput, context: ConversionContext): AsyncGenerator<ConversionOutput> {
+  for await (const held of convertHeld(converter, input, context, false)) yield* held
+}
+
+/**
+ * The outputs in the groups a consumer holds at once: one by one as converters yield them, or with `holdParts`
+ * a whole part at a time, as when `convert` answered an array (the pipeline's memory before, for a before/after
+ * figure from the same code).
+ */
+async function* convertHeld(converter: Converter, input: ConversionInput, context: ConversionContext, holdParts: boolean): AsyncGenerator<ConversionOutput[]> {
   const plan = converter.plan ? await converter.plan(input, context) : undefined
-  for (const part of plan?.parts ?? [undefined]) yield* converter.convert(input, { ...context, part })
+  for (const part of plan?.parts ?? [undefined]) {
+    const held: ConversionOutput[] = []
+    for await (const output of converter.convert(input, { ...context, part })) {
+      if (!holdParts) yield [output]
+      else held.push(output)
+    }
+    if (holdParts) yield held
+  }
 }
 
 const bytesOf = async (output: ConversionOutput) => (output.body instanceof Uint8Array ? output.body : new Uint8Array(await new Response(output.body).arrayBuffer()))
 
+// ?hold=parts holds each part's outputs together (as the pipeline did); peakHeldBytes is the most output bytes
+// alive at once in the consumer.
 bench.post('/__bench/convert/:converter', async (c) => {
   const converter = converterNamed(c.req.param('converter'))
   if (!converter) return c.json({ message: 'no such converter' }, 404)
   const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
   let outputs = 0
   let outputBytes = 0
-  for await (const output of convertAll(converter, input, { jobId: 'bench', config: loadConfig(c.env), options: {} })) {
-    outputs++
-    outputBytes += (await bytesOf(output)).byteLength
+  let peakHeldBytes = 0
+  for await (const held of convertHeld(converter, input, { jobId: 'bench', config: loadConfig(c.env), options: {} }, c.req.query('hold') === 'parts')) {
+    let heldBytes = 0
+    for (const output of held) heldBytes += (await bytesOf(output)).byteLength
+    outputs += held.length
+    outputBytes += heldBytes
+    peakHeldBytes = Math.max(peakHeldBytes, heldBytes)
   }
   // Engines keep one instance per isolate and memory never shrinks: the largest heap so far is the peak.
   const peakWasmBytes = Math.max(0, ...instances.map(wasmBytes))
-  return c.json({ outputs, bytes: outputBytes, peakWasmBytes })
+  return c.json({ outputs, bytes: outputBytes, peakWasmBytes, peakHeldBytes })
 })
 
 // The PNG encoders compared on the same pixels: the converter's outputs decoded once to RGBA and kept here, then
