@@ -3,7 +3,7 @@
 // renders more than one range in one invocation; each page is encoded to PNG, strip by strip, and handed to the
 // pipeline (which stores it) before the next is rendered.
 import { eachFromPdf, PdfImageTooLargeError, PdfOpenError, type OpenPdf } from '../engines/pdfium'
-import { encodePngRows, PngChannelsError } from '../engines/png/encode'
+import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode'
 import { ConversionError, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from './converter'
 
 const POINTS_PER_INCH = 72
@@ -47,23 +47,6 @@ export function pageScale(size: { width: number; height: number }, dpi: number, 
   return pixels <= maxPixels ? scale : Math.sqrt(maxPixels / (size.width * size.height))
 }
 
-/** The whole stream; read here rather than by a Response, which would not keep the stream's error as thrown. */
-async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = []
-  let length = 0
-  for await (const chunk of stream) {
-    chunks.push(chunk)
-    length += chunk.byteLength
-  }
-  const out = new Uint8Array(length)
-  let at = 0
-  for (const chunk of chunks) {
-    out.set(chunk, at)
-    at += chunk.byteLength
-  }
-  return out
-}
-
 /**
  * The page as a PNG. Grayscale is tried first (most pages are text): the first strip with colour stops that
  * encoding and the page is encoded again in RGB. Never alpha: pages are drawn on opaque white.
@@ -73,7 +56,7 @@ async function renderPagePng(pdf: OpenPdf, index: number, scale: number) {
     const { width, height, strips } = pdf.renderPage(index, scale)
     try {
       const png = encodePngRows({ width, height, channels: 4, outputChannels }, strips)
-      return { width, height, body: await readAll(png) }
+      return { width, height, body: await pngBytes(png) }
     } catch (error) {
       if (!(error instanceof PngChannelsError && error.needs === 'colour' && outputChannels === 1)) throw error
     }

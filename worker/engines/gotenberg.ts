@@ -2,6 +2,7 @@
 // API): fetch + FormData, Gotenberg-Trace, optional basic auth, a timeout. Gotenberg's statuses become
 // ConversionErrors: 400/413/415 are the document's fault (permanent), 429/503/5xx/network are transient.
 import { ConversionError } from '../converters/converter'
+import { toBase64 } from './base64'
 
 export interface GotenbergSettings {
   readonly url: string
@@ -21,7 +22,7 @@ export interface OfficeOptions {
 /** RFC 7617 with charset UTF-8: btoa alone throws on characters outside Latin-1. */
 function basicAuthorization(username: string, password: string): string {
   const bytes = new TextEncoder().encode(`${username}:${password}`)
-  return `Basic ${btoa(Array.from(bytes, (byte) => String.fromCharCode(byte)).join(''))}`
+  return `Basic ${toBase64(bytes)}`
 }
 
 export async function convertOfficeToPdf(

@@ -106,14 +106,20 @@ export async function childrenOf(db: Database, userId: string, parentId: string)
   })
 }
 
-/** The file and every file converted from it, at any depth. */
-export async function fileTree(db: Database, userId: string, rootId: string): Promise<Array<{ id: string; key: string; size: number }>> {
-  return db.all<{ id: string; key: string; size: number }>(sql`
+/** `tree(id)`: the ids of the file and of every file converted from it, at any depth (the caller's only). */
+function treeOf(userId: string, rootId: string): SQL {
+  return sql`
     WITH RECURSIVE tree(id) AS (
       SELECT id FROM files WHERE id = ${rootId} AND user_id = ${userId}
       UNION
       SELECT files.id FROM files JOIN tree ON files.parent_id = tree.id WHERE files.user_id = ${userId}
-    )
+    )`
+}
+
+/** The file and every file converted from it, at any depth. */
+export async function fileTree(db: Database, userId: string, rootId: string): Promise<Array<{ id: string; key: string; size: number }>> {
+  return db.all<{ id: string; key: string; size: number }>(sql`
+    ${treeOf(userId, rootId)}
     SELECT files.id AS id, files.key AS key, files.size AS size FROM files JOIN tree ON files.id = tree.id`)
 }
 
@@ -143,14 +149,7 @@ async function deleteObjects(bucket: R2Bucket, keys: readonly string[]): Promise
  */
 export async function deleteFileTree(db: Database, bucket: R2Bucket, userId: string, id: string): Promise<string[]> {
   const doomed = await db.all<{ id: string; key: string }>(sql`
-    DELETE FROM files WHERE id IN (
-      WITH RECURSIVE tree(id) AS (
-        SELECT id FROM files WHERE id = ${id} AND user_id = ${userId}
-        UNION
-        SELECT files.id FROM files JOIN tree ON files.parent_id = tree.id WHERE files.user_id = ${userId}
-      )
-      SELECT id FROM tree
-    ) RETURNING id, key`)
+    DELETE FROM files WHERE id IN (${treeOf(userId, id)} SELECT id FROM tree) RETURNING id, key`)
   if (doomed.length === 0) throw fileNotFound()
   await deleteObjects(bucket, doomed.map((file) => file.key))
   return doomed.map((file) => file.id)

@@ -3,7 +3,7 @@
 // with the zod schemas that validate it, so /openapi.json lists every model's routes and fields.
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { bearerSecurity, describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
+import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
@@ -81,16 +81,10 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
   const itemParams = z.object({ ...parentParams, [route.itemParam]: Id })
   const collectionParams = z.object(parentParams)
   const describe = (config: Omit<RouteConfig, 'responses' | 'security' | 'middleware' | 'tags'> & { responses: RouteConfig['responses'] }) =>
-    describeRoute({
+    securedRoute([route.model], {
       ...config,
-      tags: [route.model],
-      security: bearerSecurity,
       middleware: [requireAuth()] as const,
-      responses: {
-        ...config.responses,
-        401: errorResponse('Missing or invalid token'),
-        403: errorResponse('A rule refused the operation: `{ message, rule }`'),
-      },
+      responses: { ...config.responses, 403: errorResponse('A rule refused the operation: `{ message, rule }`') },
     })
   // The schemas are built from config at start-up, so handlers see loosely typed contexts; the validation
   // itself is the route's (its zod schemas run before the handler).

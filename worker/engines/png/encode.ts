@@ -265,7 +265,27 @@ export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> |
 }
 
 export async function encodePngBytes(image: RawImage, options: EncodeOptions = {}): Promise<Uint8Array> {
-  return new Uint8Array(await new Response(encodePng(image, options)).arrayBuffer())
+  return pngBytes(encodePng(image, options))
+}
+
+/**
+ * The whole PNG stream as bytes. Read here rather than by a Response, which would not keep the stream's error
+ * as thrown (a PngChannelsError must reach the caller as itself).
+ */
+export async function pngBytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  let length = 0
+  for await (const chunk of stream) {
+    chunks.push(chunk)
+    length += chunk.byteLength
+  }
+  const out = new Uint8Array(length)
+  let at = 0
+  for (const chunk of chunks) {
+    out.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return out
 }
 
 /** The IHDR facts of a PNG, without decoding it (undefined when the bytes are not a PNG). */

@@ -2,6 +2,7 @@
 // @cf/openai/whisper and whisper-tiny-en take a byte array and answer words: both become a Transcript.
 import { ConversionError } from '../../converters/converter'
 import type { AudioForTranscription, Transcriber, Transcript, TranscriptSegment } from './transcript'
+import { toBase64 } from '../base64'
 
 type TurboOutput = {
   text: string
@@ -11,12 +12,6 @@ type TurboOutput = {
 type WordsOutput = { text: string; words?: Array<{ word?: string; start?: number; end?: number }> }
 
 const LOCAL_MODE = /run remotely|remote resource|not supported in local/i
-
-function toBase64(bytes: Uint8Array): string {
-  let binary = ''
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000))
-  return btoa(binary)
-}
 
 /** Words into caption-sized segments: a new one after a sentence end or every ~8 seconds. */
 function segmentsFromWords(words: NonNullable<WordsOutput['words']>): TranscriptSegment[] {
