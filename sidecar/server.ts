@@ -235,22 +235,20 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
     response.setHeader('gotenberg-trace', trace)
     const path = new URL(request.url ?? '/', 'http://sidecar').pathname
     try {
-      if (request.method === 'GET' && path === '/health') {
+      // Gotenberg's router: an unknown path is 404, a known one asked with another method 405.
+      const allowed = ROUTE_METHODS[path]
+      if (!allowed) return send(response, 404, 'Not Found')
+      if (request.method !== allowed) return send(response, 405, 'Method Not Allowed', { allow: allowed })
+      if (path === '/health') {
         const { up, reason } = pool.health
         const libreoffice = { status: up ? 'up' : 'down', timestamp: new Date().toISOString(), ...(reason ? { error: reason } : {}) }
         send(response, up ? 200 : 503, JSON.stringify({ status: libreoffice.status, details: { libreoffice } }), { 'content-type': 'application/json' })
         return
       }
-      if (request.method === 'GET' && path === '/version') return send(response, 200, GOTENBERG_VERSION)
-      if (request.method === 'POST' && (path === '/forms/libreoffice/convert' || path === '/convert/office')) {
-        if (!authorized(request, options)) return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
-        await convertRoute(request, response, pool, options, trace)
-        return
-      }
-      // Gotenberg's router: a known path asked with another method is 405, anything else 404.
-      const allowed = ROUTE_METHODS[path]
-      if (allowed) return send(response, 405, 'Method Not Allowed', { allow: allowed })
-      send(response, 404, 'Not Found')
+      if (path === '/version') return send(response, 200, GOTENBERG_VERSION)
+      // The two conversion paths: Gotenberg 8's, and Gotenberg 6's for older clients.
+      if (!authorized(request, options)) return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
+      await convertRoute(request, response, pool, options, trace)
     } catch (error) {
       const [status, message] =
         error instanceof HttpError
