@@ -169,7 +169,12 @@ def main():
                 continue
             request = json.loads(line)
             try:
-                reply(convert(desktop, request))
+                result = convert(desktop, request)
+                if not result['ok']:
+                    # A LibreOffice killed while loading can make the load just fail: ask it something before
+                    # blaming the document, so a crash is never reported as an unreadable file.
+                    desktop.getFrames()
+                reply(result)
             except Exception as error:  # the bridge to LibreOffice is gone: it crashed or was killed
                 sys.stderr.write(f'LibreOffice stopped during a conversion: {type(error).__name__}: {error}\n')
                 sys.exit(3)
