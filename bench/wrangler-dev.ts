@@ -59,11 +59,7 @@ export async function startDevWorker(entry = 'worker/index.ts', vars: Record<str
 
 /** Memory of the workerd processes started under a wrangler process group (resident set, MiB). */
 export function workerdRssMiB(groupId: number): number {
-  const ps = spawnSync('ps', ['-o', 'rss=,comm=', '-g', String(groupId)], { encoding: 'utf8' })
-  return ps.stdout
-    .split('\n')
-    .filter((line) => line.includes('workerd'))
-    .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[0]) / 1024, 0)
+  return rssMiB(workerdPids(groupId))
 }
 
 /** The workerd processes started under a wrangler process group. */

@@ -65,7 +65,6 @@ describe('image-to-png converter', () => {
     ['not an image', 'fake.jpg', new TextEncoder().encode('just some text, honestly')],
   ])('fails a %s permanently with a reason', async (_case, name, bytes) => {
     const failure = await convertAll(imageToPng, inputFromBytes(name, bytes), testContext()).catch((error) => error)
-    if (Array.isArray(failure)) return // a decoder may recover a truncated JPEG: then it must still be a PNG
     expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
     expect(failure.message.length).toBeGreaterThan(10)
   })

@@ -97,12 +97,6 @@ describe('Gotenberg client: the answers', () => {
     expect(failure).toMatchObject({ name: 'ConversionError', retryable: true, status: 504, message: 'Gotenberg did not answer within 300 ms' })
     expect(await received(jobId)).toHaveLength(1)
   })
-
-  it('treats a Gotenberg that cannot be reached as transient', async () => {
-    const failure = await convert(trace('ok'), {}, { url: 'http://127.0.0.1:9' }).catch((error) => error)
-    expect(failure).toMatchObject({ retryable: true, status: 503 })
-    expect(failure.message).toMatch(/^Gotenberg at http:\/\/127\.0\.0\.1:9 cannot be reached/)
-  })
 })
 
 describe('Gotenberg client: wired by the office converter', () => {

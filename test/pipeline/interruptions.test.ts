@@ -1,7 +1,7 @@
 // What happens to a job while its step is mid-conversion: the source deleted under it, and a convert request
 // whose wait runs out. The test converter `test-held` pauses inside convert() until the test releases it.
 import { env } from 'cloudflare:test'
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { heldHasStarted, hold, registerChainConverters, resetHold } from '../support/chain-converters'
@@ -15,6 +15,8 @@ beforeAll(async () => {
   user = await signUp()
 })
 beforeEach(resetHold)
+// A test that fails before releasing the held step must not leave it holding the queue for the next tests.
+afterEach(() => hold.release())
 
 describe('a source deleted mid-conversion', () => {
   it('leaves no output record and no object, and fails the job', async () => {

@@ -1,7 +1,7 @@
 // How a client learns about a job without waiting on the convert request: Server-Sent Events, webhooks to a
 // loopback receiver (test/setup/webhook-receiver.ts), and jobs that uploads start by themselves.
 import { env } from 'cloudflare:test'
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { heldHasStarted, hold, registerChainConverters, resetHold } from '../support/chain-converters'
@@ -15,6 +15,8 @@ beforeAll(async () => {
   user = await signUp()
 })
 beforeEach(resetHold)
+// A test that fails before releasing the held step must not leave it holding the queue for the next tests.
+afterEach(() => hold.release())
 
 /** The `job` events in a chunk of an event stream, parsed. */
 function jobEvents(text: string): Array<{ status: string; files: Array<{ name: string }> }> {

@@ -60,7 +60,7 @@ const DOCUMENTS = {
 } as const
 
 export type OfficeDocumentName = keyof typeof DOCUMENTS | 'data.csv'
-export const OFFICE_DOCUMENT_NAMES = [...Object.keys(DOCUMENTS), 'data.csv'] as OfficeDocumentName[]
+const OFFICE_DOCUMENT_NAMES = [...Object.keys(DOCUMENTS), 'data.csv'] as OfficeDocumentName[]
 
 const SCRIPT = fileURLToPath(new URL('office_documents.py', import.meta.url))
 const CACHE = fileURLToPath(new URL('../../.tmp/office-documents/', import.meta.url))

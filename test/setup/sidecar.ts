@@ -2,11 +2,11 @@
 // Worker's office converter talks to it exactly as to Gotenberg; and a loopback control server the workerd
 // tests call to break it on purpose: POST /kill-office?trace=<job id> (waits for that job's conversion to start,
 // then kills its LibreOffice; other test files' conversions share the sidecar), POST /stop (the sidecar stops listening), POST /start (it listens again on the same port).
-import { execFileSync } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { TestProject } from 'vitest/node'
 import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
+import { signalOffice } from '../support/office-pool'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -28,7 +28,7 @@ export default async function setup(project: TestProject) {
       const busy = sidecar?.pool.stats.processes.find((process) => process.busy && (trace === null || process.trace === trace))
       if (busy) {
         // At once: the process is that job's from before LibreOffice reads the document until the PDF is back.
-        execFileSync('pkill', ['-KILL', '-f', `soffice.bin.*${busy.folder}`])
+        signalOffice(busy.folder, 'KILL')
         return 'killed'
       }
       await sleep(20)

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { GOTENBERG_VERSION, optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
+import { busyOffice, signalOffice, until } from '../support/office-pool'
 
 const fixture = (name: string) => new Blob([readFileSync(join(inject('officeDocumentsDir'), name))])
 const scratch = mkdtempSync(join(tmpdir(), 'sidecar-test-'))
@@ -166,25 +167,22 @@ describe('sidecar: limits', () => {
 
   it('answers 429 when the queue is full, and converts what it accepted', async () => {
     const small = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 1 })
-    const until = async (condition: () => boolean) => {
-      while (!condition()) await new Promise((resolve) => setTimeout(resolve, 20))
-    }
     const post = (body: FormData) => fetch(`${small.url}/forms/libreoffice/convert`, { method: 'POST', body }).then(async (res) => ({ status: res.status, text: await res.text() }))
     try {
-      // A spreadsheet LibreOffice works on for a minute holds the one process, one document waits in the queue
-      // of one, and the next is refused: an order the test sets up, not one it hopes for.
+      // A frozen LibreOffice holds the one process, one document waits in the queue of one, and the next is
+      // refused: an order the test sets up, not one it hopes for.
       const slow = new FormData()
       slow.append('files', new Blob([Array.from({ length: 300_000 }, (_, i) => `item ${i},${i * 3}`).join('\n')]), 'slow.csv')
       const running = post(slow)
-      await until(() => small.pool.stats.processes[0]!.busy)
+      const folder = await busyOffice(small)
+      signalOffice(folder, 'STOP')
       const queued = post(form({ files: ['hello.rtf', 'hello.rtf'] }))
-      await until(() => small.pool.stats.queued === 1)
+      await until(() => small.pool.stats.queued === 1, 'the second document queueing')
       const refused = await post(form({ files: ['hello.rtf', 'hello.rtf'] }))
       expect(refused).toEqual({ status: 429, text: 'Too Many Requests' })
-      // Ending the long conversion (its LibreOffice killed: 503, or done first on a fast machine) lets the
-      // queued document through.
-      execFileSync('pkill', ['-KILL', '-f', `soffice.bin.*${small.pool.stats.processes[0]!.folder}`])
-      expect([200, 503]).toContain((await running).status)
+      // Ending the frozen conversion (its LibreOffice killed: 503) lets the queued document through.
+      signalOffice(folder, 'KILL')
+      expect((await running).status).toBe(503)
       expect((await queued).status).toBe(200)
     } finally {
       await small.close()

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { optionsFromEnv, startSidecar, type RunningSidecar, type SidecarOptions } from '../../sidecar/server'
 import { zip } from '../../sidecar/zip'
+import { busyOffice, signalOffice } from '../support/office-pool'
 
 const scratch = mkdtempSync(join(tmpdir(), 'sidecar-lo-test-'))
 const fixture = (name: string) => readFileSync(join(inject('officeDocumentsDir'), name))
@@ -188,17 +189,19 @@ describe('sidecar: documents', () => {
 })
 
 describe('sidecar: LibreOffice processes', () => {
-  // 300,000 rows (14 MB): over a minute of LibreOffice work on this loaded 2-core machine (it grows linearly with
-  // the rows: 20,000 took 5 s), so it passes the 10 s timeout below many times over even on a fast idle one,
-  // while 10 s leaves room for the next small document on a freshly started LibreOffice under load (the old
-  // 1 s timeout also applied to that document, with 20,000 rows barely above it).
+  // 300,000 rows (14 MB): seconds of LibreOffice work, so the tests below find it still converting when they freeze
+  // or kill it; the 10 s timeout leaves room for the next small document on a freshly started LibreOffice under
+  // load (the timeout applies to that document too).
   const slowCsv = text(['name,amount,note', ...Array.from({ length: 300_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`)].join('\n'))
 
   it('answers 503 when a conversion passes the timeout, kills that LibreOffice and converts the next document', async () => {
     const hurried = await start({ timeoutMs: 10_000 })
     try {
       const first = hurried.pool.stats.processes[0]!.pid
-      const slow = await convert(hurried, 'slow.csv', slowCsv)
+      const pending = convert(hurried, 'slow.csv', slowCsv)
+      // Frozen, the conversion passes the timeout whatever the machine's speed.
+      signalOffice(await busyOffice(hurried), 'STOP')
+      const slow = await pending
       expect(slow.status).toBe(503)
       expect(new TextDecoder().decode(slow.body)).toContain('longer than 10000 ms')
       const next = await convert(hurried, 'hello.rtf', fixture('hello.rtf'))
@@ -213,9 +216,7 @@ describe('sidecar: LibreOffice processes', () => {
     const sidecar = await start()
     try {
       const pending = convert(sidecar, 'slow.csv', slowCsv)
-      while (!sidecar.pool.stats.processes[0]!.busy) await new Promise((resolve) => setTimeout(resolve, 20))
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      execFileSync('pkill', ['-KILL', '-f', `soffice.bin.*${sidecar.pool.stats.processes[0]!.folder}`])
+      signalOffice(await busyOffice(sidecar), 'KILL')
       const killed = await pending
       expect(killed.status).toBe(503)
       expect(new TextDecoder().decode(killed.body)).toContain('LibreOffice stopped during the conversion')

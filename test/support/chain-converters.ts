@@ -8,7 +8,7 @@ import { ConversionError, type Converter } from '../../worker/converters/convert
 
 const text = (value: string) => new TextEncoder().encode(value)
 
-export const splitter: Converter = {
+const splitter: Converter = {
   name: 'test-split',
   from: ['.tsplit'],
   to: '.tpart',
@@ -19,7 +19,7 @@ export const splitter: Converter = {
   },
 }
 
-export const upper: Converter = {
+const upper: Converter = {
   name: 'test-upper',
   from: ['.tpart'],
   to: '.tupper',
@@ -30,7 +30,7 @@ export const upper: Converter = {
 }
 
 /** One output per character, planned in parts of two. */
-export const fanOut: Converter = {
+const fanOut: Converter = {
   name: 'test-fan',
   from: ['.tfan'],
   to: '.tchar',
@@ -49,7 +49,7 @@ export const fanOut: Converter = {
   },
 }
 
-export const broken: Converter = {
+const broken: Converter = {
   name: 'test-broken',
   from: ['.tbroken'],
   to: '.tnever',
@@ -59,7 +59,7 @@ export const broken: Converter = {
   },
 }
 
-export const flaky: Converter = {
+const flaky: Converter = {
   name: 'test-flaky',
   from: ['.tflaky'],
   to: '.tfixed',
@@ -70,7 +70,7 @@ export const flaky: Converter = {
 }
 
 /** Never works: its messages end in the dead-letter queue. */
-export const stubborn: Converter = {
+const stubborn: Converter = {
   name: 'test-stubborn',
   from: ['.tbusy'],
   to: '.tnever',
@@ -103,7 +103,7 @@ export async function heldHasStarted(): Promise<void> {
 }
 
 /** Copies its input, pausing in the middle: the test acts while a step is mid-conversion. */
-export const held: Converter = {
+const held: Converter = {
   name: 'test-held',
   from: ['.thold'],
   to: '.theld',
@@ -119,7 +119,7 @@ export const held: Converter = {
 export const gate = { isOpen: false }
 
 /** One output per byte, one part per byte; fails for good while the gate is closed. */
-export const gated: Converter = {
+const gated: Converter = {
   name: 'test-gated',
   from: ['.tgate'],
   to: '.tgated',
@@ -139,7 +139,7 @@ export const gated: Converter = {
  * Four outputs, failing after the second: for good when the input says "permanent", for a transient reason on
  * the first delivery when it says "transient" (the second delivery then makes all four).
  */
-export const partway: Converter = {
+const partway: Converter = {
   name: 'test-partway',
   from: ['.tpartway'],
   to: '.tpiece',

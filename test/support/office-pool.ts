@@ -1,0 +1,24 @@
+// The sidecar's LibreOffice processes, driven from Node tests: wait for one to take a document, then freeze it
+// (SIGSTOP: the conversion cannot finish, however fast the machine) or kill it (SIGKILL: a crash mid-conversion).
+import { execFileSync } from 'node:child_process'
+import type { RunningSidecar } from '../../sidecar/server'
+
+/** Resolves once `condition` holds; throws naming `what` after `timeoutMs`, instead of hanging the test. */
+export async function until(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** The profile folder of the sidecar's first LibreOffice, once it works on a document. */
+export async function busyOffice(sidecar: RunningSidecar): Promise<string> {
+  await until(() => sidecar.pool.stats.processes[0]!.busy, 'LibreOffice taking the document')
+  return sidecar.pool.stats.processes[0]!.folder
+}
+
+/** Signals the LibreOffice whose profile is `folder`. */
+export function signalOffice(folder: string, signal: 'STOP' | 'KILL'): void {
+  execFileSync('pkill', [`-${signal}`, '-f', `soffice.bin.*${folder}`])
+}
