@@ -39,7 +39,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/sidecar/**', 'test/e2e/**'],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: ['test/setup/office-documents.ts', 'test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/sidecar.ts', 'test/setup/gotenberg-stand-in.ts', 'test/setup/webhook-receiver.ts'],
+          globalSetup: ['test/setup/office-documents.ts', 'test/setup/pdf-texts.ts', 'test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/sidecar.ts', 'test/setup/gotenberg-stand-in.ts', 'test/setup/webhook-receiver.ts'],
         },
       },
       {

@@ -10,6 +10,9 @@ import { decodeImage } from '../../worker/engines/image/decode'
 import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
 import worker from '../../worker/index'
 import type { StepMessage } from '../../worker/pipeline/jobs'
+import { encodePreview } from '../../worker/previews/make'
+import type { PreviewParams } from '../../worker/previews/params'
+import { imagePixels, pdfPixels, textPixels } from '../../worker/previews/render'
 
 // Every WASM instance made in this isolate, to read the linear memory the engines grew to (it never shrinks,
 // so its size after a conversion is the peak). Bench only: the Worker itself does not do this.
@@ -125,6 +128,18 @@ bench.put('/__bench/raw/:key', async (c) => {
   await piping
   return c.body(null, 204)
 })
+// A preview drawn and encoded from the POSTed bytes, as GET /files/:id/preview makes one (without storing it).
+bench.post('/__bench/preview/:kind', async (c) => {
+  const config = loadConfig(c.env)
+  const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
+  const side = Number(c.req.query('w') ?? 256)
+  const params: PreviewParams = { width: side, height: side, fit: 'contain', format: (c.req.query('format') ?? 'webp') as PreviewParams['format'], page: 1 }
+  const kind = c.req.param('kind')
+  const image = kind === 'image' ? await imagePixels(input, params, config) : kind === 'pdf' ? await pdfPixels(input, params, config) : await textPixels(input, params)
+  const body = await encodePreview(image, params)
+  return c.json({ width: image.width, height: image.height, bytes: body.byteLength })
+})
+
 bench.get('/__bench/raw/:key', async (c) => {
   const object = await c.env.BUCKET.get(`bench/${c.req.param('key')}`)
   return object ? new Response(object.body, { headers: { 'content-length': String(object.size) } }) : c.body(null, 404)

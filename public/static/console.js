@@ -1,5 +1,6 @@
-// The console: sign in, upload with a progress bar, convert and watch the job live, see PNG outputs (and a
-// PDF's first page) as thumbnails and transcripts as text, download, delete. Same origin; the access token lives in sessionStorage
+// The console: sign in, upload with a progress bar, see each file's preview (GET /files/:id/preview), convert
+// (or extract the text) and watch the job live, see PNG outputs (and a PDF's first page) as thumbnails and .txt
+// outputs as text, download, delete. Same origin; the access token lives in sessionStorage
 // (gone when the tab closes), the refresh token only in memory.
 
 const TOKEN_KEY = 'edgefloor.token'
@@ -177,9 +178,35 @@ function fileItem(record) {
   $('.file-name', item).textContent = record.name
   $('.file-meta', item).textContent = `${record.extension} · ${record.content_type} · ${formatBytes(record.size)}`
   $('[data-action="convert"]', item).addEventListener('click', () => convert(record, item))
+  $('[data-action="text"]', item).addEventListener('click', () => convert(record, item, { to: '.txt' }))
+  if (record.preview_url) showPreview(record, item)
   $('[data-action="download"]', item).addEventListener('click', () => download(record))
   $('[data-action="delete"]', item).addEventListener('click', () => remove(record, item))
   return item
+}
+
+const PREVIEW_TRIES = 40
+
+/**
+ * The file's preview in its list item, from the record's signed preview_url (no bearer needed). An Office
+ * document answers 202 while its PDF is made: asked again after Retry-After, a bounded number of times.
+ */
+async function showPreview(record, item) {
+  const url = `${record.preview_url}&w=128&h=128`
+  for (let tries = 0; tries < PREVIEW_TRIES; tries++) {
+    const response = await fetch(url)
+    if (response.status === 202) {
+      await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get('retry-after') ?? 3) * 1000))
+      continue
+    }
+    if (!response.ok) return
+    const image = document.createElement('img')
+    image.className = 'thumbnail preview'
+    image.alt = `preview of ${record.name}`
+    image.src = URL.createObjectURL(await response.blob())
+    $('.file-head', item).prepend(image)
+    return
+  }
 }
 
 async function download(record) {
@@ -205,10 +232,11 @@ async function remove(record, item) {
 
 // --- conversion ----------------------------------------------------------------------------------------
 
-async function convert(record, item) {
+/** Runs the default chain, or with `request.to` the chain to that target (".txt": the text view below). */
+async function convert(record, item, request) {
   const jobBox = $('.job', item)
   const progress = $('.job-progress', item)
-  const button = $('[data-action="convert"]', item)
+  const button = $(request?.to ? '[data-action="text"]' : '[data-action="convert"]', item)
   jobBox.hidden = false
   button.disabled = true
   $('.outputs', item).replaceChildren()
@@ -218,7 +246,7 @@ async function convert(record, item) {
   progress.dataset.followedBy = ''
   showJob(item, { status: 'queued' })
   try {
-    const { body, response } = await api('POST', `/files/${record._id}/convert`, { headers: { prefer: 'respond-async' } })
+    const { body, response } = await api('POST', `/files/${record._id}/convert`, { headers: { prefer: 'respond-async' }, json: request })
     if (Array.isArray(body)) {
       showJob(item, { status: 'done', files: body })
       await showOutputs(item, body)
@@ -327,7 +355,7 @@ async function showOutputs(item, files) {
     } else if (file.extension === '.txt') {
       const response = await api('GET', `/files/${file._id}/download`, { raw: true })
       const transcript = document.createElement('pre')
-      transcript.className = 'transcript'
+      transcript.className = 'transcript text-view'
       transcript.textContent = await response.text()
       figure.prepend(transcript)
     }

@@ -36,7 +36,7 @@ describe('hc<App>: the typed client', () => {
     if (info.status !== 200) throw new Error(`unexpected ${info.status}`)
     const answer = await info.json()
     expectTypeOf(answer.accepted).toEqualTypeOf<boolean>()
-    expect(answer).toEqual({ extension: '.docx', accepted: true, to: '.pdf' })
+    expect(answer).toEqual({ extension: '.docx', accepted: true, to: '.pdf', targets: ['.pdf', '.png', '.txt'] })
   })
 
   it('answers the declared error statuses with the { message } shape', async () => {

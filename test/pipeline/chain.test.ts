@@ -17,9 +17,9 @@ beforeAll(async () => {
 
 describe('GET /convert/:extension', () => {
   it('answers what an extension becomes, and null when nothing converts it', async () => {
-    expect((await callJson('GET', '/convert/tsplit', { token: user.token })).body).toEqual({ extension: '.tsplit', accepted: true, to: '.tpart' })
+    expect((await callJson('GET', '/convert/tsplit', { token: user.token })).body).toMatchObject({ extension: '.tsplit', accepted: true, to: '.tpart', targets: expect.arrayContaining(['.tpart', '.tupper']) })
     expect((await callJson('GET', '/convert/.TSPLIT', { token: user.token })).body.extension).toBe('.tsplit')
-    expect((await callJson('GET', '/convert/xyz', { token: user.token })).body).toEqual({ extension: '.xyz', accepted: false, to: null })
+    expect((await callJson('GET', '/convert/xyz', { token: user.token })).body).toEqual({ extension: '.xyz', accepted: false, to: null, targets: [] })
   })
 })
 

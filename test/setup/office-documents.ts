@@ -57,6 +57,9 @@ const DOCUMENTS = {
   'slides.pptx': { input: 'slides.fodp', filter: 'Impress MS PowerPoint 2007 XML' },
   'slides.ppt': { input: 'slides.fodp', filter: 'MS PowerPoint 97' },
   'slides.odp': { input: 'slides.fodp', filter: 'impress8' },
+  // PDFs of the same documents, for text extraction compared with pdftotext.
+  'hello.pdf': { input: 'hello.fodt', filter: 'writer_pdf_Export' },
+  'slides.pdf': { input: 'slides.fodp', filter: 'impress_pdf_Export' },
 } as const
 
 export type OfficeDocumentName = keyof typeof DOCUMENTS | 'data.csv'

@@ -7,6 +7,8 @@ export interface TestPage {
   readonly rotate?: number
   /** Content stream operators, e.g. "0 0 0 rg 10 10 50 50 re f". */
   readonly content: string
+  /** Helvetica as /F1, for text operators ("BT /F1 12 Tf 72 700 Td (Hello) Tj ET"). */
+  readonly helvetica?: boolean
   /** A JPEG drawn by the content as /Im0. */
   readonly jpeg?: { bytes: Uint8Array; width: number; height: number }
 }
@@ -23,7 +25,7 @@ export function buildPdf(pages: readonly TestPage[]): Uint8Array {
   for (const page of pages) {
     const content = encoder.encode(page.content)
     const contentId = add(`<< /Length ${content.length} >>\nstream\n`, content, '\nendstream')
-    let resources = '<< >>'
+    let resources = page.helvetica ? '<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>' : '<< >>'
     if (page.jpeg) {
       const image = add(
         `<< /Type /XObject /Subtype /Image /Width ${page.jpeg.width} /Height ${page.jpeg.height} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length ${page.jpeg.bytes.length} >>\nstream\n`,

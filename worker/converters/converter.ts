@@ -72,11 +72,21 @@ export interface Converter {
   /** Target extension with the dot: '.png'. */
   readonly to: string
   /**
+   * Optional: true for a converter that runs only when a client asks for its target (`to: ".txt"`), never in the
+   * default chain; it may then share a source extension with the default converter of that extension.
+   */
+  readonly onRequest?: boolean
+  /**
    * Optional: extensions of this converter's kind of input that it cannot take, each with the reason (lower-case,
    * with the dot: { '.wma': 'Windows Media Audio is not …' }). A file with one is refused with 422 and that reason
    * before any job starts.
    */
   readonly refuses?: Readonly<Record<string, string>>
+  /**
+   * Optional: targets no chain from this converter's inputs reaches, each with the reason a client is given
+   * (lower-case, with the dot: { '.txt': 'reading text in images (OCR) is not supported' }).
+   */
+  readonly unreachable?: Readonly<Record<string, string>>
   /** Optional: converters whose work splits (PDF pages) say how, after a cheap look at the input. */
   plan?(input: ConversionInput, ctx: ConversionContext): Promise<ConversionPlan>
   /**

@@ -1,11 +1,9 @@
 // Images to optimized PNG, in the Worker: the header is read first (a pixel flood is refused before decoding),
 // then WASM decoders, an optional downscale, and the streaming PNG encoder. A PNG that would not get smaller
 // (and is not resized) produces no output, which ends the chain.
-import { decodeImage } from '../engines/image/decode'
-import { readImageHeader } from '../engines/image/header'
-import { reachesEndOfImage } from '../engines/image/jpeg-end'
+import { ImageRefusedError, openImage } from '../engines/image/open'
 import { fitWithin } from '../engines/image/resize'
-import { encodePng, encodePngBytes, type RawImage } from '../engines/png/encode'
+import { encodePng, encodePngBytes } from '../engines/png/encode'
 import { ConversionError, type Converter } from './converter'
 
 export const imageToPng: Converter = {
@@ -13,26 +11,19 @@ export const imageToPng: Converter = {
   from: ['.jpg', '.jpeg', '.jfif', '.png', '.webp', '.gif', '.bmp', '.tif', '.tiff', '.avif'],
   accepts: ['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/bmp', 'image/tiff', 'image/avif'],
   to: '.png',
+  unreachable: { '.txt': 'reading the text in an image needs OCR (optical character recognition), which is not supported' },
   async *convert(input, ctx) {
     const { IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_DIMENSION } = ctx.config
     // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
     const bytes = await input.bytes(IMAGE_MAX_BYTES)
-    const header = readImageHeader(bytes)
-    if (!header) throw new ConversionError(`"${input.name}" is not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image`, { status: 415 })
-    const pixels = header.width * header.height
-    if (pixels > IMAGE_MAX_PIXELS) {
-      throw new ConversionError(`the image is ${header.width}×${header.height} (${pixels} pixels); the limit is ${IMAGE_MAX_PIXELS} pixels`)
-    }
-    if (pixels === 0) throw new ConversionError('the image has no pixels')
-    if (header.format === 'jpeg' && !reachesEndOfImage(bytes)) {
-      throw new ConversionError('the JPEG image cannot be decoded: the file ends before its end-of-image marker (truncated)')
-    }
-    let decoded: RawImage
+    let opened: Awaited<ReturnType<typeof openImage>>
     try {
-      decoded = await decodeImage(bytes, header.format)
+      opened = await openImage(bytes, { maxPixels: IMAGE_MAX_PIXELS })
     } catch (error) {
-      throw new ConversionError(`the ${header.format.toUpperCase()} image cannot be decoded: ${(error as Error)?.message ?? error}`, { cause: error })
+      if (!(error instanceof ImageRefusedError)) throw error
+      throw new ConversionError(error.status === 415 ? `"${input.name}" is ${error.message}` : error.message, { status: error.status, cause: error.cause })
     }
+    const { header, image: decoded } = opened
     const image = IMAGE_MAX_DIMENSION > 0 ? fitWithin(decoded, IMAGE_MAX_DIMENSION) : decoded
     const metadata = { width: image.width, height: image.height, source_format: header.format }
     const output = { index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata }

@@ -13,8 +13,11 @@ function passwordOf(ctx: ConversionContext): string | undefined {
   return typeof password === 'string' && password ? password : undefined
 }
 
-/** The pages' results, one at a time, with the document open in PDFium; its faults become ConversionErrors. */
-async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
+/**
+ * The pages' results, one at a time, with the document open in PDFium; its faults become ConversionErrors. Every
+ * reader of PDFs (pages, text, previews) opens them here, so the size and embedded-image limits apply to all.
+ */
+export async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
   // PDFium reads from memory: the file is streamed into its heap, and PDF_MAX_BYTES bounds that one copy.
   const maxBytes = ctx.config.PDF_MAX_BYTES
   if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes (PDF_MAX_BYTES)`, { status: 413 })
@@ -35,7 +38,7 @@ async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use
   }
 }
 
-function checkPageCount(count: number, maxPages: number): void {
+export function checkPageCount(count: number, maxPages: number): void {
   if (count === 0) throw new ConversionError('the PDF has no pages')
   if (count > maxPages) throw new ConversionError(`the PDF has ${count} pages; the limit is ${maxPages} (PDF_MAX_PAGES)`)
 }

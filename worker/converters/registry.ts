@@ -6,26 +6,33 @@ import { acceptsWithExtension, type Converter } from './converter'
 import { imageToPng } from './image-to-png'
 import { officeToPdf } from './office-to-pdf'
 import { pdfToPng } from './pdf-to-png'
+import { pdfToText } from './pdf-to-text'
 import { textToPng } from './text-to-png'
 
 /** Every converter of the service; each converter module adds itself here with one line. */
-const CONVERTERS: readonly Converter[] = [officeToPdf, pdfToPng, imageToPng, textToPng, audioToText]
+const CONVERTERS: readonly Converter[] = [officeToPdf, pdfToPng, pdfToText, imageToPng, textToPng, audioToText]
 
 export interface Registry {
   readonly byExtension: ReadonlyMap<string, Converter>
   readonly byContentType: ReadonlyMap<string, Converter>
 }
 
-/** Indexes the converters by extension and by sniffed type; throws when two claim the same one. */
+/**
+ * Indexes the default chain's converters by extension and by sniffed type; throws when two claim the same one,
+ * or when two converters (on request or not) turn one extension into the same target.
+ */
 export function buildRegistry(converters: readonly Converter[]): Registry {
   const byExtension = new Map<string, Converter>()
   const byContentType = new Map<string, Converter>()
+  const byTarget = new Map<string, Converter>()
   const claim = (index: Map<string, Converter>, key: string, converter: Converter) => {
     const claimed = index.get(key)
     if (claimed) throw new Error(`converters ${claimed.name} and ${converter.name} both claim ${key}`)
     index.set(key, converter)
   }
   for (const converter of converters) {
+    for (const extension of converter.from) claim(byTarget, `${extension} → ${converter.to}`, converter)
+    if (converter.onRequest) continue
     for (const extension of converter.from) claim(byExtension, extension, converter)
     for (const contentType of converter.accepts ?? []) claim(byContentType, contentType, converter)
   }
@@ -84,6 +91,66 @@ export function converterForFile(file: { readonly name: string; readonly extensi
 export function refusalFor(extension: string): string | undefined {
   const lower = extension.toLowerCase()
   return converters.find((converter) => converter.refuses && Object.hasOwn(converter.refuses, lower))?.refuses?.[lower]
+}
+
+/** Every converter that reads this stored file, the default one first (the first link of any chain from it). */
+function convertersReading(file: { readonly extension: string; readonly contentType: string }): Converter[] {
+  const extension = file.extension.toLowerCase()
+  const claiming = converters.filter((converter) => converter.from.includes(extension))
+  if (claiming.length > 0) return claiming.filter((converter) => acceptsWithExtension(converter, file.contentType))
+  if (refusalFor(extension)) return []
+  return converters.filter((converter) => converter.accepts?.includes(file.contentType))
+}
+
+/** The converters that read an extension (a chain's later links: their inputs are named by the converter that made them). */
+function stepsFrom(extension: string): readonly Converter[] {
+  return converters.filter((converter) => converter.from.includes(extension))
+}
+
+/**
+ * The converter that starts the shortest chain from this file to `target` (".txt"), or why there is none: the
+ * reason a converter of the file's kind gives for that target (images and OCR), else that nothing reaches it.
+ */
+export function converterToward(file: { readonly name: string; readonly extension: string; readonly contentType: string }, target: string): ConverterChoice {
+  const wanted = target.toLowerCase()
+  const first = convertersReading(file)
+  const seen = new Set<string>([file.extension.toLowerCase()])
+  let frontier = first.map((converter) => ({ start: converter, at: converter.to }))
+  while (frontier.length > 0) {
+    const found = frontier.find((entry) => entry.at === wanted)
+    if (found) return { converter: found.start }
+    const next: typeof frontier = []
+    for (const entry of frontier) {
+      if (seen.has(entry.at)) continue
+      seen.add(entry.at)
+      for (const converter of stepsFrom(entry.at)) next.push({ start: entry.start, at: converter.to })
+    }
+    frontier = next
+  }
+  const reason = first.map((converter) => converter.unreachable?.[wanted]).find(Boolean)
+  if (reason) return { refusal: `"${file.name}" cannot be converted to ${wanted}: ${reason}`, status: 422 }
+  const choice = converterForFile(file)
+  if (!choice.converter) return choice
+  return { refusal: `no chain of converters turns ${file.extension || 'this file'} into ${wanted}`, status: 422 }
+}
+
+/** Every extension some chain reaches from a lower-case extension with its dot, nearest first. */
+export function reachableTargets(extension: string): string[] {
+  const start = extension.toLowerCase()
+  const reached: string[] = []
+  let frontier = [start]
+  while (frontier.length > 0) {
+    const next: string[] = []
+    for (const at of frontier) {
+      for (const converter of stepsFrom(at)) {
+        if (converter.to === start || reached.includes(converter.to)) continue
+        reached.push(converter.to)
+        next.push(converter.to)
+      }
+    }
+    frontier = next
+  }
+  return reached
 }
 
 /** A converter by its name, as stored on a job step. */

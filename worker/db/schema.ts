@@ -91,6 +91,27 @@ export const files = sqliteTable(
 )
 
 /**
+ * Previews of stored files: one R2 object each, under a key made of the file's content hash and the preview's
+ * parameters. They count in their owner's quota and go with their file (the foreign key refuses a preview of a
+ * file deleted while it was made; the files module deletes the objects).
+ */
+export const previews = sqliteTable(
+  'previews',
+  {
+    fileId: text('file_id')
+      .notNull()
+      .references(() => files.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    size: integer('size').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.fileId, table.key] }), uniqueIndex('previews_key_unique').on(table.key), index('previews_user').on(table.userId)],
+)
+
+/**
  * Records of the custom models declared in worker/rules/resources.ts: one table for all of them, the fields as
  * a JSON document validated by the model's `values` schemas, so adding a model needs no migration. Fields that
  * rules filter on get expression indexes on json_extract (created by the rules store).
@@ -120,6 +141,8 @@ export const jobs = sqliteTable(
     status: text('status').$type<'queued' | 'running' | 'done' | 'failed'>().notNull(),
     options: text('options', { mode: 'json' }).$type<Record<string, string | number | boolean>>().notNull().default(sql`'{}'`),
     callbackUrl: text('callback_url'),
+    /** The extension the client asked the chain to end at (`to: ".txt"`); null for the default chain. */
+    target: text('target'),
     error: text('error'),
     errorStatus: integer('error_status'),
     createdAt: integer('created_at').notNull(),

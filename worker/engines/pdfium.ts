@@ -55,6 +55,10 @@ interface PdfiumModule {
   _FPDFFormObj_CountObjects(form: number): number
   _FPDFFormObj_GetObject(form: number, index: number): number
   _FPDFImageObj_GetImagePixelSize(image: number, width: number, height: number): number
+  _FPDFText_LoadPage(page: number): number
+  _FPDFText_ClosePage(textPage: number): void
+  _FPDFText_CountChars(textPage: number): number
+  _FPDFText_GetText(textPage: number, start: number, count: number, result: number): number
 }
 
 export class PdfOpenError extends Error {
@@ -97,11 +101,27 @@ export interface PageRender {
   readonly strips: Iterable<PixelRows>
 }
 
+/** A rectangle of the rendered page, in pixels at the render's scale. */
+export interface PixelWindow {
+  readonly left: number
+  readonly top: number
+  readonly width: number
+  readonly height: number
+}
+
 export interface OpenPdf {
   readonly pageCount: number
   pageSize(index: number): PdfPageSize
-  /** Renders a page at `scale` pixels per point, lazily, one strip each time the next is asked for. */
-  renderPage(index: number, scale: number): PageRender
+  /**
+   * Renders a page at `scale` pixels per point, lazily, one strip each time the next is asked for; with `window`,
+   * only that rectangle of it (a preview's cover crop), so nothing outside it is ever drawn.
+   */
+  renderPage(index: number, scale: number, window?: PixelWindow): PageRender
+  /**
+   * The page's text as PDFium's text page orders it (its reading order: lines top to bottom, words joined with
+   * spaces, line breaks as \r\n). At most `maxChars` characters are read.
+   */
+  pageText(index: number, maxChars: number): string
 }
 
 /** The PDF as a stream of known length (the length is checked against the limit before anything is read). */
@@ -173,7 +193,8 @@ function largestImage(module: PdfiumModule, page: number): { width: number; heig
   return largest
 }
 
-function* renderStrips(module: PdfiumModule, page: number, width: number, height: number, scale: number): Generator<PixelRows> {
+function* renderStrips(module: PdfiumModule, page: number, window: PixelWindow, scale: number): Generator<PixelRows> {
+  const { width, height } = window
   const stride = width * BYTES_PER_PIXEL
   const stripRows = Math.max(1, Math.min(height, Math.floor(STRIP_BYTES / stride)))
   const pixels = module.wasmExports.malloc(stride * stripRows)
@@ -186,7 +207,7 @@ function* renderStrips(module: PdfiumModule, page: number, width: number, height
       const rows = Math.min(stripRows, height - top)
       module._FPDFBitmap_FillRect(bitmap, 0, 0, width, stripRows, 0xffffffff)
       // The page's display matrix (rotation, y down) is followed by ours: scale, then shift the strip to the top.
-      module.HEAPF32.set([scale, 0, 0, scale, 0, -top, 0, 0, width, rows], matrix / 4)
+      module.HEAPF32.set([scale, 0, 0, scale, -window.left, -window.top - top, 0, 0, width, rows], matrix / 4)
       module._FPDF_RenderPageBitmapWithMatrix(bitmap, page, matrix, clip, FPDF_ANNOT | FPDF_REVERSE_BYTE_ORDER)
       yield { rows, row: (r) => module.HEAPU8.subarray(pixels + r * stride, pixels + (r + 1) * stride) }
     }
@@ -231,11 +252,11 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     yield* use({
       pageCount: module._FPDF_GetPageCount(loaded),
       pageSize: (index) => withPage(index, (page) => ({ width: module._FPDF_GetPageWidth(page), height: module._FPDF_GetPageHeight(page) })),
-      renderPage(index, scale) {
+      renderPage(index, scale, window) {
         const { width: points, height: pointsHigh } = this.pageSize(index)
         // Whole points first, as PDFium's own page.render() does (an A4 page at 150 dpi is 1239 × 1752).
-        const width = Math.max(1, Math.floor(Math.floor(points) * scale))
-        const height = Math.max(1, Math.floor(Math.floor(pointsHigh) * scale))
+        const area = window ?? { left: 0, top: 0, width: Math.max(1, Math.floor(Math.floor(points) * scale)), height: Math.max(1, Math.floor(Math.floor(pointsHigh) * scale)) }
+        const { width, height } = area
         return {
           width,
           height,
@@ -246,7 +267,7 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
               try {
                 const image = largestImage(module, page)
                 if (image.width * image.height > limits.maxImagePixels) throw new PdfImageTooLargeError(index + 1, image.width, image.height)
-                yield* renderStrips(module, page, width, height, scale)
+                yield* renderStrips(module, page, area, scale)
               } finally {
                 module._FPDF_ClosePage(page)
               }
@@ -254,6 +275,7 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
           },
         }
       },
+      pageText: (index, maxChars) => withPage(index, (page) => readPageText(module, page, maxChars)),
     })
   } catch (error) {
     // A password, format or size problem is the document's; anything else may have left the engine broken.
@@ -263,6 +285,27 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     if (document) module._FPDF_CloseDocument(document)
     if (data) module.wasmExports.free(data)
     if (module.HEAPU8.byteLength > REUSE_MAX_HEAP_BYTES) dropInstance(instance)
+  }
+}
+
+/** UTF-16 text of a loaded page through PDFium's text page (FPDFText_GetText writes count + 1 code units). */
+function readPageText(module: PdfiumModule, page: number, maxChars: number): string {
+  const textPage = module._FPDFText_LoadPage(page)
+  if (!textPage) throw new PdfOpenError('the page\'s text cannot be read', false)
+  try {
+    const count = Math.min(module._FPDFText_CountChars(textPage), maxChars)
+    if (count <= 0) return ''
+    const buffer = module.wasmExports.malloc((count + 1) * 2)
+    if (!buffer) throw new Error(`PDFium could not allocate ${count} characters`)
+    try {
+      const written = module._FPDFText_GetText(textPage, 0, count, buffer)
+      const units = new Uint16Array(module.HEAPU8.buffer, buffer, Math.max(0, written - 1))
+      return new TextDecoder('utf-16le').decode(units.slice())
+    } finally {
+      module.wasmExports.free(buffer)
+    }
+  } finally {
+    module._FPDFText_ClosePage(textPage)
   }
 }
 

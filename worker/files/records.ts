@@ -4,8 +4,9 @@ import { z } from '@hono/zod-openapi'
 import { and, desc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
-import { files } from '../db/schema'
+import { files, previews } from '../db/schema'
 import { ApiError } from '../errors'
+import { previewKind } from '../previews/kind'
 import { signFileToken } from './signed-url'
 
 export type FileRow = typeof files.$inferSelect
@@ -18,6 +19,7 @@ export const FileResponseSchema = z
     content_type: z.string(),
     size: z.number().int(),
     url: z.string().openapi({ description: 'download URL with a signed token, valid for FILES_URL_TTL' }),
+    preview_url: z.string().nullable().openapi({ description: 'preview URL (GET /files/:id/preview) with the same signed token; null for kinds without previews (audio)' }),
     parent_file: z.string().nullable(),
     hash: z.string().openapi({ description: 'SHA-256 of the bytes, hex' }),
     prefix: z.string(),
@@ -45,6 +47,7 @@ export async function toFileResponse(row: FileRow, config: Config, origin: strin
     content_type: row.contentType,
     size: row.size,
     url: `${origin}/files/${row.id}/download?token=${token}`,
+    preview_url: previewKind(row) ? `${origin}/files/${row.id}/preview?token=${token}` : null,
     parent_file: row.parentId,
     hash: row.hash,
     prefix: row.prefix,
@@ -131,10 +134,16 @@ export async function deleteFiles(db: Database, bucket: R2Bucket, doomed: Readon
   if (doomed.length === 0) return
   const ids = doomed.map((file) => file.id)
   // One batch is one transaction: all the records go, or none (D1 binds at most 100 parameters a statement).
-  const statements = []
-  for (let start = 0; start < ids.length; start += 90) statements.push(db.delete(files).where(inArray(files.id, ids.slice(start, start + 90))))
-  await db.batch(statements as [(typeof statements)[number], ...typeof statements])
-  await deleteObjects(bucket, doomed.map((file) => file.key))
+  const previewDeletes = []
+  const fileDeletes = []
+  for (let start = 0; start < ids.length; start += 90) {
+    const slice = ids.slice(start, start + 90)
+    previewDeletes.push(db.delete(previews).where(inArray(previews.fileId, slice)).returning({ key: previews.key }))
+    fileDeletes.push(db.delete(files).where(inArray(files.id, slice)))
+  }
+  const results = await db.batch([...previewDeletes, ...fileDeletes] as unknown as [(typeof previewDeletes)[number]])
+  const previewKeys = (results as unknown[]).slice(0, previewDeletes.length).flatMap((rows) => (rows as Array<{ key: string }>).map((row) => row.key))
+  await deleteObjects(bucket, [...doomed.map((file) => file.key), ...previewKeys])
 }
 
 /** R2 deletes at most 1000 keys a call. */
@@ -148,9 +157,13 @@ async function deleteObjects(bucket: R2Bucket, keys: readonly string[]): Promise
  * (and goes with the tree) or after it (and finds its source gone: the step removes what it stored).
  */
 export async function deleteFileTree(db: Database, bucket: R2Bucket, userId: string, id: string): Promise<string[]> {
-  const doomed = await db.all<{ id: string; key: string }>(sql`
-    DELETE FROM files WHERE id IN (${treeOf(userId, id)} SELECT id FROM tree) RETURNING id, key`)
+  // The tree's previews first, in the same transaction (their keys are not derived from the files' keys).
+  const inTree = (column: typeof files.id | typeof previews.fileId) => sql`${column} IN (${treeOf(userId, id)} SELECT id FROM tree)`
+  const [previewed, doomed] = await db.batch([
+    db.delete(previews).where(inTree(previews.fileId)).returning({ key: previews.key }),
+    db.delete(files).where(inTree(files.id)).returning({ id: files.id, key: files.key }),
+  ])
   if (doomed.length === 0) throw fileNotFound()
-  await deleteObjects(bucket, doomed.map((file) => file.key))
+  await deleteObjects(bucket, [...doomed.map((file) => file.key), ...previewed.map((preview) => preview.key)])
   return doomed.map((file) => file.id)
 }

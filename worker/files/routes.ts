@@ -3,15 +3,11 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { bearerToken, requireAuth } from '../auth/middleware'
-import { readToken } from '../auth/tokens'
+import { requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
-import { files } from '../db/schema'
-import { ApiError } from '../errors'
-import { eq } from 'drizzle-orm'
 import { streamDownload } from './download'
-import { childrenOf, deleteFileTree, renameFile, fileNotFound, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
-import { verifyFileToken } from './signed-url'
+import { fileByLinkOrBearer } from './access'
+import { childrenOf, deleteFileTree, renameFile, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, uploadAllowance } from './upload'
 import { afterUpload } from './hooks'
@@ -283,25 +279,6 @@ async function filePage(c: Context<AppEnv>, query: Pick<z.infer<typeof listQuery
   return Promise.all(page.rows.map((row) => shape(c, row)))
 }
 
-/** The owner of the file the download is for: by signed token, or by bearer token (then ownership is checked). */
-async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<FileRow> {
-  if (signed) {
-    const row = await c.var.db.query.files.findFirst({ where: eq(files.id, id) })
-    if (!row) throw fileNotFound()
-    if (!(await verifyFileToken(c.var.config, signed, row.id, row.userId))) {
-      throw new ApiError(401, 'the file link is invalid or has expired', { code: 'unauthorized' })
-    }
-    return row
-  }
-  const token = bearerToken(c.req.header('authorization'))
-  const claims = token ? await readToken(c.var.config, token, 'auth') : undefined
-  if (!claims) throw new ApiError(401, 'missing bearer token or signed file link', { code: 'unauthorized', headers: { 'www-authenticate': 'Bearer' } })
-  // The stamp check of requireAuth: a revoked session must not download either.
-  const user = await c.var.db.query.users.findFirst({ columns: { id: true, securityStamp: true }, where: (users, { eq }) => eq(users.id, claims.sub) })
-  if (!user || user.securityStamp !== claims.stm) throw new ApiError(401, 'invalid or expired token', { code: 'unauthorized' })
-  return findOwnedFile(c.var.db, user.id, id)
-}
-
 export function fileRoutes() {
   const app = newRouter()
   app.openAPIRegistry.registerComponent('securitySchemes', 'signedUrl', { type: 'apiKey', in: 'query', name: 'token', description: "the signed token in a file record's url" })
@@ -392,7 +369,7 @@ export function fileRoutes() {
     // A streamed body with several statuses (200, 206, 304): the handler answers a plain Response.
     .openapi(download, async (c) => {
       const query = c.req.query()
-      const row = await downloadOwner(c, c.req.valid('param').id, query.token)
+      const row = await fileByLinkOrBearer(c, c.req.valid('param').id, query.token)
       return streamDownload(c.env.BUCKET, row, c.req.raw, query.download === '1' || query.force === '1')
     })
 }

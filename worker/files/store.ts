@@ -4,7 +4,7 @@
 import { eq, inArray } from 'drizzle-orm'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
-import { files } from '../db/schema'
+import { files, previews } from '../db/schema'
 import { ApiError } from '../errors'
 import { objectKey } from './keys'
 import type { FileRow } from './records'
@@ -237,8 +237,13 @@ export async function replaceFileContent(
       .where(eq(files.id, row.id))
       .returning()
     const removals = chunk(staleChildren.map((child) => child.id), 90).map((ids) => deps.db.delete(files).where(inArray(files.id, ids)))
-    const [updated] = await deps.db.batch([update, ...removals])
-    await deps.bucket.delete([row.key, ...staleChildren.map((child) => child.key)])
+    // The previews of the old content (the file's and its conversions'), in the same transaction as the update.
+    const stalePreviews = chunk([row.id, ...staleChildren.map((child) => child.id)], 90).map((ids) =>
+      deps.db.delete(previews).where(inArray(previews.fileId, ids)).returning({ key: previews.key }),
+    )
+    const [updated, ...rest] = await deps.db.batch([update, ...stalePreviews, ...removals])
+    const previewKeys = rest.slice(0, stalePreviews.length).flatMap((rows) => (rows as Array<{ key: string }>).map((preview) => preview.key))
+    for (const keys of chunk([row.key, ...staleChildren.map((child) => child.key), ...previewKeys], 1000)) await deps.bucket.delete(keys)
     return updated[0]!
   } catch (error) {
     await deps.bucket.delete(key)

@@ -3,7 +3,7 @@
 import { eq, sum } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
-import { files } from '../db/schema'
+import { files, previews } from '../db/schema'
 import { ApiError } from '../errors'
 import { readMultipartFile } from './multipart'
 import { SNIFF_BYTES, sniffContentType } from './sniff'
@@ -133,9 +133,9 @@ export interface Allowance {
 
 const tooLarge = (maxBytes: number) => new ApiError(413, `the file is larger than ${maxBytes} bytes`, { code: 'file_too_large' })
 
-function quotaExceeded(used: number, quota: number, size?: number): ApiError {
+export function quotaExceeded(used: number, quota: number, size?: number, what = 'the file'): ApiError {
   const left = Math.max(0, quota - used)
-  return new ApiError(413, `storage quota exceeded: ${used} of ${quota} bytes used, ${left} left${size === undefined ? '' : `, the file has ${size}`}`, {
+  return new ApiError(413, `storage quota exceeded: ${used} of ${quota} bytes used, ${left} left${size === undefined ? '' : `, ${what} has ${size}`}`, {
     code: 'quota_exceeded',
     details: { used, quota },
   })
@@ -148,14 +148,22 @@ export interface AllowanceOptions {
   readonly reclaimedBytes?: number
 }
 
+/** Bytes the user's files and their previews take. */
+export async function usedBytes(db: Database, userId: string): Promise<number> {
+  const [stored, previewed] = await db.batch([
+    db.select({ used: sum(files.size) }).from(files).where(eq(files.userId, userId)),
+    db.select({ used: sum(previews.size) }).from(previews).where(eq(previews.userId, userId)),
+  ])
+  return Number(stored[0]?.used ?? 0) + Number(previewed[0]?.used ?? 0)
+}
+
 /** What this user may still store in one file; 413 at once when the declared size is already too much. */
 export async function uploadAllowance(db: Database, config: Config, userId: string, declaredSize?: number, options: AllowanceOptions = {}): Promise<Allowance> {
   const sizeLimit = options.maxBytes ?? config.FILES_MAX_BYTES
   if (declaredSize !== undefined && declaredSize > sizeLimit) throw tooLarge(sizeLimit)
   const quota = config.FILES_QUOTA_BYTES
   if (quota === 0) return { maxBytes: sizeLimit, overLimit: () => tooLarge(sizeLimit) }
-  const [usage] = await db.select({ used: sum(files.size) }).from(files).where(eq(files.userId, userId))
-  const used = Math.max(0, Number(usage?.used ?? 0) - (options.reclaimedBytes ?? 0))
+  const used = Math.max(0, (await usedBytes(db, userId)) - (options.reclaimedBytes ?? 0))
   const left = quota - used
   if (left <= 0 || (declaredSize !== undefined && declaredSize > left)) throw quotaExceeded(used, quota, declaredSize)
   if (left >= sizeLimit) return { maxBytes: sizeLimit, overLimit: () => tooLarge(sizeLimit) }

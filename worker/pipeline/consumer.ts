@@ -4,7 +4,7 @@
 import { and, eq, like } from 'drizzle-orm'
 import type { Config } from '../config'
 import { ConversionError, type ConversionContext, type ConversionOutput, type Converter } from '../converters/converter'
-import { converterForFile, converterNamed } from '../converters/registry'
+import { converterForFile, converterNamed, converterToward } from '../converters/registry'
 import type { Database } from '../db/client'
 import { files, jobs, jobSteps } from '../db/schema'
 import { describeError } from '../errors'
@@ -26,9 +26,13 @@ export interface PipelineDeps {
   readonly waitUntil: (promise: Promise<unknown>) => void
 }
 
-/** The converter that continues a chain from this file, if any (never X → X again). */
-export function nextConverter(file: FileRow): Converter | undefined {
-  const { converter } = converterForFile(file)
+/**
+ * The converter that continues a chain from this file, if any (never X → X again): toward the job's target when
+ * it has one (the chain ends on reaching it), else the default chain's.
+ */
+export function nextConverter(file: FileRow, target?: string | null): Converter | undefined {
+  if (target && file.extension === target) return undefined
+  const { converter } = target ? converterToward(file, target) : converterForFile(file)
   return converter && converter.to !== file.extension ? converter : undefined
 }
 
@@ -83,7 +87,7 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
       return
     }
     const following = stored.flatMap((file) => {
-      const next = nextConverter(file)
+      const next = nextConverter(file, job.target)
       return next ? [newStep(job.id, file.id, next)] : []
     })
     const queued = await ensureSteps(db, following)

@@ -40,6 +40,7 @@ export const JobSchema = z
     file_id: z.string(),
     status: z.enum(['queued', 'running', 'done', 'failed']),
     error: z.string().nullable(),
+    to: z.string().nullable().openapi({ description: 'the extension the chain ends at, when the request named one (`to`)' }),
     options: JobOptionsSchema,
     steps: z.array(StepSchema),
     files: z.array(FileResponseSchema).openapi({ description: 'every file the job created, in chain order' }),
@@ -70,7 +71,7 @@ export async function createJob(
   db: Database,
   file: FileRow,
   converter: Converter,
-  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string },
+  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string; target?: string },
 ): Promise<{ job: JobRow; step: StepRow }> {
   const now = Date.now()
   const job: JobRow = {
@@ -80,6 +81,7 @@ export async function createJob(
     status: 'queued',
     options: request.options ?? {},
     callbackUrl: request.callbackUrl ?? null,
+    target: request.target ?? null,
     error: null,
     errorStatus: null,
     createdAt: now,
@@ -196,6 +198,7 @@ export async function jobView(db: Database, config: Config, origin: string, job:
     file_id: job.fileId,
     status: job.status,
     error: job.error,
+    to: job.target,
     options: job.options,
     steps: steps.map((step) => ({
       _id: step.id,

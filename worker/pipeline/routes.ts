@@ -5,7 +5,7 @@ import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { requireAuth } from '../auth/middleware'
-import { converterFor, refusalFor } from '../converters/registry'
+import { converterFor, reachableTargets, refusalFor } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
@@ -24,7 +24,8 @@ const ConvertInfo = z
   .object({
     extension: z.string().openapi({ example: '.docx' }),
     accepted: z.boolean(),
-    to: z.string().nullable().openapi({ example: '.pdf' }),
+    to: z.string().nullable().openapi({ example: '.pdf', description: 'what the default chain makes first' }),
+    targets: z.array(z.string()).openapi({ example: ['.pdf', '.png', '.txt'], description: 'every extension a chain reaches from this one, for `to` in POST /files/:id/convert' }),
     reason: z.string().optional().openapi({ description: 'why a converter refuses this kind of input (e.g. .wma audio), when one does' }),
   })
   .openapi('ConvertInfo')
@@ -40,6 +41,11 @@ const convertInfo = route({
 
 const ConvertBody = z
   .strictObject({
+    to: z
+      .string()
+      .regex(/^\.?[A-Za-z0-9]{1,10}$/, 'must be an extension such as ".txt"')
+      .optional()
+      .openapi({ example: '.txt', description: 'the extension the chain ends at (see GET /convert/:extension `targets`); without it, the default chain' }),
     options: JobOptionsSchema.optional().openapi({ description: 'passed to the converters: landscape, nativePageRanges, pdfa, password, …' }),
     callback_url: z.string().max(2000).optional().openapi({ description: 'https URL called when the job finishes (signed, see the job)' }),
   })
@@ -62,7 +68,7 @@ const convert = route({
     202: jsonResponse(JobSchema, 'The job runs on; follow it at Location'),
     404: errorResponse('File not found'),
     415: errorResponse('No converter accepts this file, or the converter of its extension does not read the type sniffed from its bytes'),
-    422: errorResponse('A step failed for good: the message names the step and the reason'),
+    422: errorResponse('A step failed for good (the message names the step and the reason), or no chain reaches `to` (images to .txt: OCR is not supported)'),
     503: errorResponse('A step kept failing for transient reasons'),
   },
 })
@@ -127,13 +133,16 @@ export function pipelineRoutes() {
       const extension = `.${c.req.valid('param').extension.replace(/^\./, '').toLowerCase()}`
       const converter = converterFor(extension)
       const reason = converter ? undefined : refusalFor(extension)
-      return c.json({ extension, accepted: converter !== undefined, to: converter?.to ?? null, ...(reason ? { reason } : {}) }, 200)
+      return c.json({ extension, accepted: converter !== undefined, to: converter?.to ?? null, targets: reachableTargets(extension), ...(reason ? { reason } : {}) }, 200)
     })
     .openapi(convert, async (c) => {
       const file = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
       const isJson = c.req.header('content-type')?.includes('application/json')
       const body = isJson ? (c.req.valid as unknown as (target: 'json') => z.infer<typeof ConvertBody>)('json') : {}
-      const job = await startJob(pipelineOf(c), c.var.config, file, { options: body.options, callbackUrl: body.callback_url })
+      const target = body.to && `.${body.to.replace(/^\./, '').toLowerCase()}`
+      // Already what was asked for (text stays text): nothing to make, the file itself is the answer.
+      if (target && target === file.extension) return c.json([await toFileResponse(file, c.var.config, origin(c))], 200)
+      const job = await startJob(pipelineOf(c), c.var.config, file, { options: body.options, callbackUrl: body.callback_url, target })
       const respondAsync = /\brespond-async\b/i.test(c.req.header('prefer') ?? '')
       const settled = respondAsync ? job : await waitForJob(c.var.db, job.id, c.var.config.CONVERT_WAIT_MS)
       if (settled.status === 'done') {

@@ -2,7 +2,7 @@
 // auto-conversion after an upload.
 import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
-import { converterForFile } from '../converters/registry'
+import { converterForFile, converterToward } from '../converters/registry'
 import type { Database } from '../db/client'
 import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
@@ -15,13 +15,13 @@ export async function startJob(
   deps: { db: Database; queue: Queue<StepMessage> },
   config: Config,
   file: FileRow,
-  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string } = {},
+  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string; target?: string } = {},
 ): Promise<JobRow> {
-  const choice = converterForFile(file)
+  const choice = request.target ? converterToward(file, request.target) : converterForFile(file)
   if (!choice.converter) throw new ApiError(choice.status, choice.refusal, { code: 'not_convertible' })
   const { converter } = choice
   const callbackUrl = request.callbackUrl ? checkCallbackUrl(config, request.callbackUrl) : undefined
-  const { job, step } = await createJob(deps.db, file, converter, { options: request.options, callbackUrl })
+  const { job, step } = await createJob(deps.db, file, converter, { options: request.options, callbackUrl, target: request.target })
   await enqueueSteps(deps.queue, [step])
   return job
 }

@@ -1,12 +1,41 @@
 // Downscaling by area averaging (each output pixel the mean of the source pixels it covers): sharp enough for
-// photos and screenshots, and exact for integer factors.
+// photos and screenshots, and exact for integer factors. Never enlarges.
 import type { RawImage } from '../png/encode'
 
 export function fitWithin(image: RawImage, maxDimension: number): RawImage {
-  const scale = maxDimension / Math.max(image.width, image.height)
+  return fitInto(image, maxDimension, maxDimension)
+}
+
+/** The whole image scaled down to fit a width × height box, its proportions kept ("contain"). */
+export function fitInto(image: RawImage, boxWidth: number, boxHeight: number): RawImage {
+  const scale = Math.min(boxWidth / image.width, boxHeight / image.height)
   if (scale >= 1) return image
-  const width = Math.max(1, Math.round(image.width * scale))
-  const height = Math.max(1, Math.round(image.height * scale))
+  return resizeTo(image, Math.max(1, Math.round(image.width * scale)), Math.max(1, Math.round(image.height * scale)))
+}
+
+/**
+ * The image scaled and centre-cropped to fill a width × height box ("cover"). An image smaller than the box is
+ * cropped to the box's proportions at its own size instead of being enlarged.
+ */
+export function coverInto(image: RawImage, boxWidth: number, boxHeight: number): RawImage {
+  const cropWidth = Math.min(image.width, Math.round((image.height * boxWidth) / boxHeight))
+  const cropHeight = Math.min(image.height, Math.round((image.width * boxHeight) / boxWidth))
+  const cropped = crop(image, Math.floor((image.width - cropWidth) / 2), Math.floor((image.height - cropHeight) / 2), Math.max(1, cropWidth), Math.max(1, cropHeight))
+  return cropped.width > boxWidth ? resizeTo(cropped, boxWidth, boxHeight) : cropped
+}
+
+function crop(image: RawImage, left: number, top: number, width: number, height: number): RawImage {
+  if (left === 0 && top === 0 && width === image.width && height === image.height) return image
+  const { channels } = image
+  const out = new Uint8Array(width * height * channels)
+  for (let y = 0; y < height; y++) {
+    const from = ((top + y) * image.width + left) * channels
+    out.set(image.data.subarray(from, from + width * channels), y * width * channels)
+  }
+  return { width, height, channels, data: out }
+}
+
+function resizeTo(image: RawImage, width: number, height: number): RawImage {
   const { channels, data } = image
   const out = new Uint8Array(width * height * channels)
   const sums = new Float64Array(channels)

@@ -1,0 +1,253 @@
+// GET /files/:id/preview through the Worker in workerd with real D1, R2 and Queues, on images made here, PDFs
+// written here and by LibreOffice, and the Office documents LibreOffice made at test time.
+import { env } from 'cloudflare:test'
+import { describe, expect, it } from 'vitest'
+import { decodeImage } from '../../worker/engines/image/decode'
+import { readImageHeader } from '../../worker/engines/image/header'
+import { encodePngBytes } from '../../worker/engines/png/encode'
+import { pattern_jpg, pattern_png } from '../fixtures/images/images'
+import { encrypted, threePages } from '../fixtures/pdf/pdfs'
+import { call, callJson, callWithSettings } from '../support/api'
+import { signUp, type TestUser } from '../support/accounts'
+import { multipartBody, uploaded } from '../support/files'
+import { officeDocument } from '../support/office-documents'
+import { buildPdf } from '../support/pdf'
+
+/** An 800 × 400 image: left half red, right half blue (so a cover crop's centre shows both). */
+async function twoColourPng(width = 800, height = 400): Promise<Uint8Array> {
+  const data = new Uint8Array(width * height * 3)
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) data.set(x < width / 2 ? [220, 20, 20] : [20, 20, 220], (y * width + x) * 3)
+  }
+  return encodePngBytes({ width, height, channels: 3, data })
+}
+
+async function preview(user: TestUser | undefined, path: string, headers: Record<string, string> = {}) {
+  const res = await call('GET', path, { token: user?.token, headers })
+  return { res, bytes: new Uint8Array(await res.arrayBuffer()) }
+}
+
+/** The preview once ready: an Office document answers 202 while its PDF is made (polled with a deadline). */
+async function previewWhenReady(user: TestUser, path: string, headers: Record<string, string> = {}) {
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    const answer = await preview(user, path, headers)
+    if (answer.res.status !== 202 || Date.now() > deadline) return answer
+    expect(answer.res.headers.get('retry-after')).toBe('3')
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+
+async function previewObjects(user: TestUser, fileId: string): Promise<string[]> {
+  const listed = await env.BUCKET.list({ prefix: `p/${user.id}/${fileId}/` })
+  return listed.objects.map((object) => object.key)
+}
+
+describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
+  it('answers WebP when Accept allows it, PNG when it does not, AVIF on request, fitted to the box', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'wide.png', await twoColourPng())
+    const webp = await preview(user, `/files/${file._id}/preview?w=128`, { accept: 'image/avif,image/webp,*/*;q=0.8' })
+    expect(webp.res.status).toBe(200)
+    expect(webp.res.headers.get('content-type')).toBe('image/webp')
+    expect(readImageHeader(webp.bytes)).toEqual({ format: 'webp', width: 128, height: 64 })
+    const png = await preview(user, `/files/${file._id}/preview?w=128`, { accept: 'image/png' })
+    expect(png.res.headers.get('content-type')).toBe('image/png')
+    expect(readImageHeader(png.bytes)).toEqual({ format: 'png', width: 128, height: 64 })
+    const avif = await preview(user, `/files/${file._id}/preview?w=128&format=avif`)
+    expect(avif.res.headers.get('content-type')).toBe('image/avif')
+    expect(readImageHeader(avif.bytes)).toMatchObject({ format: 'avif', width: 128, height: 64 })
+    const decoded = await decodeImage(avif.bytes, 'avif')
+    expect([decoded.width, decoded.height]).toEqual([128, 64])
+    // The three are three stored variants, each counted once.
+    expect(await previewObjects(user, file._id)).toHaveLength(3)
+  })
+
+  it('contain keeps the whole image in the box; cover fills the box and crops the centre', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'wide.png', await twoColourPng())
+    const contain = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&h=256&format=png`)).bytes, 'png')
+    expect([contain.width, contain.height]).toEqual([256, 128])
+    const cover = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&h=256&fit=cover&format=png`)).bytes, 'png')
+    expect([cover.width, cover.height]).toEqual([256, 256])
+    const at = (x: number) => [...cover.data.subarray((128 * 256 + x) * 4, (128 * 256 + x) * 4 + 3)]
+    expect(at(10)[0]).toBeGreaterThan(180) // red on the left of the centre crop
+    expect(at(245)[2]).toBeGreaterThan(180) // blue on the right
+  })
+
+  it('refuses sizes outside the fixed set, so variants cannot fill storage', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'p.png', pattern_png)
+    for (const query of ['w=100', 'h=4096', 'w=256&h=0', 'fit=stretch', 'format=gif', 'page=0']) {
+      const res = await callJson('GET', `/files/${file._id}/preview?${query}`, { token: user.token })
+      expect(res.status, query).toBe(400)
+      expect(res.body.code).toBe('validation_failed')
+    }
+    expect(await previewObjects(user, file._id)).toEqual([])
+  })
+
+  it('is made once: the second answer comes from storage with the same ETag, and If-None-Match gets 304', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'photo.jpg', pattern_jpg)
+    const first = await preview(user, `/files/${file._id}/preview?w=64`)
+    expect(first.res.status).toBe(200)
+    const etag = first.res.headers.get('etag')!
+    expect(etag).toBe(`"${file.hash}.64x64-contain-p1.webp"`)
+    expect(first.res.headers.get('cache-control')).toBe('private, max-age=0, must-revalidate')
+    expect(first.res.headers.get('vary')).toBe('Accept')
+    const second = await preview(user, `/files/${file._id}/preview?w=64`)
+    expect(second.res.headers.get('etag')).toBe(etag)
+    expect(second.bytes).toEqual(first.bytes)
+    const notModified = await preview(user, `/files/${file._id}/preview?w=64`, { 'if-none-match': etag })
+    expect(notModified.res.status).toBe(304)
+    expect(notModified.bytes.byteLength).toBe(0)
+    expect(notModified.res.headers.get('etag')).toBe(etag)
+    expect(await previewObjects(user, file._id)).toHaveLength(1)
+  })
+
+  it('works from the record\'s signed preview_url without a bearer token, and never for another user', async () => {
+    const alice = await signUp()
+    const bob = await signUp()
+    const file = await uploaded(alice, 'photo.jpg', pattern_jpg)
+    const record = (await callJson('GET', `/files/${file._id}`, { token: alice.token })).body
+    expect(record.preview_url).toMatch(new RegExp(`/files/${file._id}/preview\\?token=`))
+    const signed = await call('GET', `${new URL(record.preview_url).pathname}${new URL(record.preview_url).search}&w=64`)
+    expect(signed.status).toBe(200)
+    expect(signed.headers.get('content-type')).toBe('image/webp')
+    const other = await callJson('GET', `/files/${file._id}/preview`, { token: bob.token })
+    expect(other).toMatchObject({ status: 404, body: { message: 'file not found' } })
+    const tampered = await callJson('GET', `/files/${file._id}/preview?token=${'1'.repeat(10)}.${'A'.repeat(43)}`)
+    expect(tampered.status).toBe(401)
+  })
+
+  it('previews a PDF page at the box size (page 1 by default), and refuses a page it does not have', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'three.pdf', threePages)
+    const first = await decodeImage((await preview(user, `/files/${file._id}/preview?w=512&format=png`)).bytes, 'png')
+    // A4 portrait: the height fills the box.
+    expect(first.height).toBe(512)
+    expect(first.width).toBeGreaterThan(350)
+    expect(first.width).toBeLessThan(370)
+    const second = await preview(user, `/files/${file._id}/preview?w=512&page=2&format=png`)
+    expect(second.res.status).toBe(200)
+    const cover = await decodeImage((await preview(user, `/files/${file._id}/preview?w=128&h=128&fit=cover&format=png`)).bytes, 'png')
+    expect([cover.width, cover.height]).toEqual([128, 128])
+    const missing = await callJson('GET', `/files/${file._id}/preview?page=4`, { token: user.token })
+    expect(missing).toMatchObject({ status: 422, body: { message: 'the PDF has 3 pages; page 4 does not exist', code: 'preview_failed' } })
+  })
+
+  it('previews the first page of a text file', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'notes.txt', `${'Edgefloor previews the first page of text.\n'.repeat(200)}`)
+    const image = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&format=png`)).bytes, 'png')
+    expect(image.height).toBe(256)
+    expect(image.width).toBe(Math.round((256 * 8.27) / 11.69))
+    let dark = 0
+    for (let i = 0; i < image.data.length; i += 4) if (image.data[i]! < 160) dark++
+    expect(dark).toBeGreaterThan(100) // the lines are drawn
+  })
+
+  it('previews an Office document from its PDF: 202 with Retry-After while the chain makes it, then the page', { timeout: 180_000 }, async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'hello.docx', officeDocument('hello.docx'))
+    const pending = await call('GET', `/files/${file._id}/preview?w=256`, { token: user.token })
+    expect(pending.status).toBe(202)
+    expect(pending.headers.get('retry-after')).toBe('3')
+    const body = (await pending.json()) as { job: string }
+    expect(pending.headers.get('location')).toBe(`/jobs/${body.job}`)
+    const ready = await previewWhenReady(user, `/files/${file._id}/preview?w=256`, { accept: 'image/png' })
+    expect(ready.res.status).toBe(200)
+    expect(readImageHeader(ready.bytes)).toMatchObject({ format: 'png', height: 256 })
+    // Made through the chain toward .pdf only: the PDF exists, no PNG pages were made for the preview.
+    const children = (await callJson('GET', `/files/${file._id}/files`, { token: user.token })).body
+    expect(children.map((child: { extension: string }) => child.extension)).toEqual(['.pdf'])
+  })
+
+  it('is deleted with its file', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'three.pdf', threePages)
+    expect((await preview(user, `/files/${file._id}/preview?w=64`)).res.status).toBe(200)
+    expect((await preview(user, `/files/${file._id}/preview?w=128&page=2`)).res.status).toBe(200)
+    expect(await previewObjects(user, file._id)).toHaveLength(2)
+    expect((await callJson('DELETE', `/files/${file._id}`, { token: user.token })).status).toBe(200)
+    expect(await previewObjects(user, file._id)).toEqual([])
+    expect((await env.DB.prepare('SELECT count(*) AS n FROM previews WHERE file_id = ?').bind(file._id).first<{ n: number }>())!.n).toBe(0)
+  })
+
+  it('is deleted when the content is replaced, and the new content gets a new ETag', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'photo.png', await twoColourPng())
+    const before = await preview(user, `/files/${file._id}/preview?w=64`)
+    const [oldKey] = await previewObjects(user, file._id)
+    const replaced = await callJson('PUT', `/files/${file._id}`, { token: user.token, body: multipartBody('photo.png', pattern_png) })
+    expect(replaced.status).toBe(200)
+    expect(await previewObjects(user, file._id)).toEqual([])
+    const after = await preview(user, `/files/${file._id}/preview?w=64`)
+    expect(after.res.headers.get('etag')).not.toBe(before.res.headers.get('etag'))
+    expect(after.res.headers.get('etag')).toBe(`"${replaced.body.hash}.64x64-contain-p1.webp"`)
+    expect(readImageHeader(after.bytes)).toMatchObject({ width: 64, height: 48 })
+    expect(await previewObjects(user, file._id)).not.toContain(oldKey)
+  })
+
+  it('counts in the owner\'s quota: a preview with no room left is refused with 413', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'wide.png', await twoColourPng())
+    const quota = String(file.size + 20)
+    const res = await callWithSettings({ FILES_QUOTA_BYTES: quota }, 'GET', `/files/${file._id}/preview?w=512&format=png`, { token: user.token })
+    expect(res.status).toBe(413)
+    expect(await res.json()).toMatchObject({ code: 'quota_exceeded', message: expect.stringContaining('the preview has') })
+    expect(await previewObjects(user, file._id)).toEqual([])
+    // With room, the preview's bytes are then counted like a file's.
+    const made = await preview(user, `/files/${file._id}/preview?w=64&format=png`)
+    const upload = await callWithSettings({ FILES_QUOTA_BYTES: String(file.size + made.bytes.byteLength + 5) }, 'POST', '/files', {
+      token: user.token,
+      body: multipartBody('more.txt', 'x'.repeat(10)),
+    })
+    expect(upload.status).toBe(413)
+  })
+
+  it('answers 415 for a kind without previews', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'archive.zip', new Uint8Array([0x50, 0x4b, 0x03, 0x04, ...new Array(60).fill(0)]))
+    expect((await callJson('GET', `/files/${file._id}`, { token: user.token })).body.preview_url).toBeNull()
+    const res = await callJson('GET', `/files/${file._id}/preview`, { token: user.token })
+    expect(res).toMatchObject({ status: 415, body: { code: 'no_preview' } })
+  })
+})
+
+describe('hostile inputs through the preview path end as they do through conversions', { timeout: 120_000 }, () => {
+  const flood = pattern_png.slice()
+  new DataView(flood.buffer).setUint32(16, 60000)
+  new DataView(flood.buffer).setUint32(20, 60000)
+  const hugeImagePdf = buildPdf([{ width: 200, height: 200, content: 'q 200 0 0 200 0 0 cm /Im0 Do Q', jpeg: { bytes: pattern_jpg, width: 5000, height: 5000 } }])
+
+  it.each([
+    ['a 60000×60000 PNG header', 'flood.png', flood],
+    ['a truncated JPEG', 'cut.jpg', pattern_jpg.slice(0, Math.floor(pattern_jpg.length / 2))],
+    ['a corrupt PNG', 'bad.png', pattern_png.map((byte, i) => (i > 40 ? byte ^ 0x5a : byte))],
+    ['an encrypted PDF', 'locked.pdf', encrypted],
+    ['a truncated PDF', 'cut.pdf', threePages.slice(0, 400)],
+    ['a PDF page holding a 25 MP image', 'huge.pdf', hugeImagePdf],
+  ])('%s: the same status and reason, nothing stored', async (_case, name, bytes) => {
+    const user = await signUp()
+    const file = await uploaded(user, name, bytes)
+    const converted = await callJson('POST', `/files/${file._id}/convert`, { token: user.token })
+    expect(converted.status).toBeGreaterThanOrEqual(400)
+    const previewed = await callJson('GET', `/files/${file._id}/preview?w=256`, { token: user.token })
+    expect(previewed.status).toBe(converted.status)
+    expect(converted.body.message).toMatch(/ failed: /)
+    expect(previewed.body).toEqual({ message: converted.body.message.replace(/^[a-z-]+ on ".*?" failed: /, ''), code: 'preview_failed' })
+    expect(await previewObjects(user, file._id)).toEqual([])
+  })
+
+  it('an Office document LibreOffice cannot open: the preview answers the failed conversion', { timeout: 180_000 }, async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'broken.docx', officeDocument('hello.docx').slice(0, 300))
+    const answer = await previewWhenReady(user, `/files/${file._id}/preview`)
+    expect(answer.res.status).toBeGreaterThanOrEqual(400)
+    expect(answer.res.status).toBeLessThan(500)
+    const body = JSON.parse(new TextDecoder().decode(answer.bytes))
+    expect(body).toMatchObject({ code: 'preview_failed', message: expect.stringMatching(/^office-to-pdf on "broken\.docx" failed: /) })
+    expect(await previewObjects(user, file._id)).toEqual([])
+  })
+})

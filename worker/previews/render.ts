@@ -1,0 +1,93 @@
+// Drawing a preview's pixels from a stored file, each kind through the engine entry points its conversion uses
+// (and so through the same limits): images through openImage (header measured before decoding), PDFs through
+// the PDF converters' fromInput (PDF_MAX_BYTES, PDF_MAX_PAGES, PDF_MAX_IMAGE_PIXELS), text through the text
+// layout and renderer. PDF pages are drawn at the box's size, never larger; a cover crop draws only the box.
+import type { Config } from '../config'
+import { ConversionError, type ConversionInput } from '../converters/converter'
+import { checkPageCount, fromInput } from '../converters/pdf-to-png'
+import { pageStyle } from '../converters/text-to-png'
+import { openImage, ImageRefusedError } from '../engines/image/open'
+import { coverInto, fitInto } from '../engines/image/resize'
+import type { RawImage } from '../engines/png/encode'
+import { decodeText } from '../engines/text/decode'
+import { layoutPages } from '../engines/text/layout'
+import { renderPage } from '../engines/text/render'
+import type { PreviewParams } from './params'
+
+/** A text preview shows the first page: these first bytes hold more than a page's worth of characters. */
+export const TEXT_PREVIEW_BYTES = 64 * 1024
+const A4_HEIGHT_INCHES = 11.69
+const A4_WIDTH_INCHES = 8.27
+
+function onlyFirstPage(params: PreviewParams, what: string): void {
+  if (params.page !== 1) throw new ConversionError(`${what} has one page to preview; page ${params.page} does not exist`)
+}
+
+export async function imagePixels(input: ConversionInput, params: PreviewParams, config: Config): Promise<RawImage> {
+  onlyFirstPage(params, 'an image')
+  // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
+  const bytes = await input.bytes(config.IMAGE_MAX_BYTES)
+  try {
+    const { image } = await openImage(bytes, { maxPixels: config.IMAGE_MAX_PIXELS })
+    return params.fit === 'cover' ? coverInto(image, params.width, params.height) : fitInto(image, params.width, params.height)
+  } catch (error) {
+    if (error instanceof ImageRefusedError) throw new ConversionError(error.status === 415 ? `"${input.name}" is ${error.message}` : error.message, { status: error.status })
+    throw error
+  }
+}
+
+export async function pdfPixels(input: ConversionInput, params: PreviewParams, config: Config): Promise<RawImage> {
+  const ctx = { jobId: 'preview', config, options: {} }
+  let pixels: RawImage | undefined
+  for await (const image of fromInput(input, ctx, async function* (pdf) {
+    checkPageCount(pdf.pageCount, config.PDF_MAX_PAGES)
+    if (params.page > pdf.pageCount) throw new ConversionError(`the PDF has ${pdf.pageCount} pages; page ${params.page} does not exist`)
+    const size = pdf.pageSize(params.page - 1)
+    const points = { width: Math.max(1, Math.floor(size.width)), height: Math.max(1, Math.floor(size.height)) }
+    const ratios = [params.width / points.width, params.height / points.height]
+    const scale = params.fit === 'cover' ? Math.max(...ratios) : Math.min(...ratios)
+    const full = { width: Math.max(1, Math.round(points.width * scale)), height: Math.max(1, Math.round(points.height * scale)) }
+    const width = Math.min(full.width, params.width)
+    const height = Math.min(full.height, params.height)
+    const window = { left: Math.floor((full.width - width) / 2), top: Math.floor((full.height - height) / 2), width, height }
+    const render = pdf.renderPage(params.page - 1, scale, window)
+    // At most 2048 × 2048 × 4 bytes (16 MiB): the box bounds the page, whatever its size in points.
+    const data = new Uint8Array(render.width * render.height * 4)
+    let y = 0
+    for (const strip of render.strips) for (let r = 0; r < strip.rows; r++) data.set(strip.row(r), (y++ * render.width) * 4)
+    yield { width: render.width, height: render.height, channels: 4 as const, data }
+  }))
+    pixels = image
+  if (!pixels) throw new Error('unreachable: the PDF reader yields the page')
+  return pixels
+}
+
+/** The first TEXT_PREVIEW_BYTES of the file (or all of it), without reading the rest. */
+async function firstBytes(input: ConversionInput, maxBytes: number): Promise<Uint8Array> {
+  const out = new Uint8Array(Math.min(maxBytes, input.size))
+  const reader = input.stream().getReader()
+  let filled = 0
+  try {
+    while (filled < out.length) {
+      const { done, value } = await reader.read()
+      if (done) break
+      const take = Math.min(value.byteLength, out.length - filled)
+      out.set(value.subarray(0, take), filled)
+      filled += take
+    }
+  } finally {
+    await reader.cancel().catch(() => {})
+  }
+  return out.subarray(0, filled)
+}
+
+export async function textPixels(input: ConversionInput, params: PreviewParams): Promise<RawImage> {
+  onlyFirstPage(params, 'a text preview')
+  const text = decodeText(await firstBytes(input, TEXT_PREVIEW_BYTES))
+  const ratios = [params.width / A4_WIDTH_INCHES, params.height / A4_HEIGHT_INCHES]
+  const dpi = params.fit === 'cover' ? Math.max(...ratios) : Math.min(...ratios)
+  const { style, geometry } = pageStyle(dpi)
+  const [first = ['']] = layoutPages(text, geometry)
+  const image = await renderPage(first, style)
+  return params.fit === 'cover' ? coverInto(image, params.width, params.height) : fitInto(image, params.width, params.height)
+}

@@ -1,0 +1,73 @@
+// GET /files/:id/preview: parse the parameters, make (or find) the preview, answer it with its validators.
+import { z } from '@hono/zod-openapi'
+import { errorResponse, newRouter, securedRoute } from '../api'
+import { ID_PATTERN } from '../db/ids'
+import { evaluatePreconditions } from '../files/download'
+import { fileByLinkOrBearer } from '../files/access'
+import { ApiError } from '../errors'
+import { makePreview, previewEtag } from './make'
+import { PreviewQuery, previewParams } from './params'
+
+/** Seconds a client waits before asking again while an Office document's PDF is being made. */
+export const PREVIEW_RETRY_AFTER_SECONDS = 3
+const CACHE_CONTROL = 'private, max-age=0, must-revalidate'
+
+const preview = securedRoute(['Files'], {
+  method: 'get',
+  path: '/files/{id}/preview',
+  summary: 'A thumbnail of the file: images, PDFs and Office documents (a page), text (its first page)',
+  description:
+    'Made once per content and parameters, then served from storage (counted in the quota). An Office document is previewed from its PDF: while the chain makes it, 202 with Retry-After.',
+  security: [{ bearer: [] }, { signedUrl: [] }],
+  request: {
+    params: z.object({ id: z.string().regex(ID_PATTERN, 'must be a 24-character hex id') }),
+    query: PreviewQuery,
+    headers: z.object({
+      accept: z.string().optional().openapi({ description: 'WebP when it allows image/webp (or no Accept), else PNG; `format` overrides' }),
+      'if-none-match': z.string().optional().openapi({ description: "the preview's ETag → 304" }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The preview',
+      headers: z.object({ etag: z.string(), 'cache-control': z.string(), vary: z.string() }),
+      content: { 'image/webp': { schema: z.string().openapi({ format: 'binary' }) }, 'image/png': { schema: z.string().openapi({ format: 'binary' }) }, 'image/avif': { schema: z.string().openapi({ format: 'binary' }) } },
+    },
+    202: {
+      description: "An Office document's PDF is being made: ask again after Retry-After seconds",
+      headers: z.object({ 'retry-after': z.string(), location: z.string() }),
+      content: { 'application/json': { schema: z.object({ message: z.string(), job: z.string() }) } },
+    },
+    304: { description: 'Not modified (If-None-Match)' },
+    401: errorResponse('No bearer token and no valid signed token'),
+    413: errorResponse('The owner\'s quota has no room for the preview'),
+    415: errorResponse('No preview for this kind of file (audio), or the bytes are not the image they claim'),
+    422: errorResponse('The file cannot be previewed: the same reason its conversion would fail with (encrypted, truncated, too many pixels, no such page)'),
+  },
+})
+
+export function previewRoutes() {
+  return newRouter().openapi(preview, async (c) => {
+    const query = c.req.valid('query')
+    const file = await fileByLinkOrBearer(c, c.req.valid('param').id, query.token)
+    const params = previewParams(query, c.req.header('accept'))
+    const etag = previewEtag(file, params)
+    const headers = new Headers({ etag, 'cache-control': CACHE_CONTROL, vary: 'Accept' })
+    if (evaluatePreconditions(new Headers({ 'if-none-match': c.req.header('if-none-match') ?? '' }), { etag, lastModifiedMs: 0 }) === 'not-modified') {
+      return new Response(null, { status: 304, headers })
+    }
+    const answer = await makePreview({ db: c.var.db, bucket: c.env.BUCKET, queue: c.env.CONVERSIONS, config: c.var.config }, file, params)
+    if (!answer.ready) {
+      c.header('retry-after', String(PREVIEW_RETRY_AFTER_SECONDS))
+      c.header('location', `/jobs/${answer.job.id}`)
+      return c.json({ message: `the preview is made from the document's PDF, which is being converted: ask again in ${PREVIEW_RETRY_AFTER_SECONDS} s`, job: answer.job.id }, 202)
+    }
+    headers.set('content-type', answer.contentType)
+    headers.set('x-content-type-options', 'nosniff')
+    if (answer.body) return new Response(answer.body, { status: 200, headers })
+    const object = await c.env.BUCKET.get(answer.key)
+    if (!object) throw new ApiError(404, 'file not found', { code: 'not_found' })
+    headers.set('content-length', String(object.size))
+    return new Response(object.body, { status: 200, headers })
+  })
+}
