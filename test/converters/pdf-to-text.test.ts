@@ -8,7 +8,7 @@ import { pattern_jpg } from '../fixtures/images/images'
 import { encrypted } from '../fixtures/pdf/pdfs'
 import { call, callJson } from '../support/api'
 import { signUp } from '../support/accounts'
-import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
 import { officeDocument } from '../support/office-documents'
 
@@ -17,9 +17,10 @@ const words = (text: string) => text.split(/\s+/).filter(Boolean)
 /** pdftotext ends every page with a form feed; Edgefloor puts one between pages. */
 const pages = (text: string) => text.replace(/\f$/, '').split('\f')
 
+/** The text, read while the converter still has the document open (as the pipeline stores each output). */
 async function extracted(name: string, pdf: Uint8Array): Promise<string> {
-  const [output] = await convertAll(pdfToText, inputFromBytes(name, pdf, 'application/pdf'), testContext())
-  return new TextDecoder().decode(await outputBytes(output!))
+  for await (const output of pdfToText.convert(inputFromBytes(name, pdf, 'application/pdf'), testContext())) return new TextDecoder().decode(await outputBytes(output))
+  throw new Error('no output')
 }
 
 describe('pdf-to-text against pdftotext (poppler) on the same PDF', { timeout: 120_000 }, () => {
@@ -28,7 +29,7 @@ describe('pdf-to-text against pdftotext (poppler) on the same PDF', { timeout: 1
   it.each(cases)('%s: the same words in the same order, page by page, form feeds between pages', async (name, reference) => {
     const ours = await extracted(name, bytes(reference.pdf))
     expect(pages(ours)).toHaveLength(pages(reference.text).length)
-    pages(ours).forEach((page, i) => expect(words(page), `page ${i + 1}`).toEqual(words(pages(reference.text)[i]!)))
+    for (const [i, page] of pages(ours).entries()) expect(words(page), `page ${i + 1}`).toEqual(words(pages(reference.text)[i]!))
     expect(ours.endsWith('\f')).toBe(false)
   })
 
@@ -38,7 +39,7 @@ describe('pdf-to-text against pdftotext (poppler) on the same PDF', { timeout: 1
   })
 
   it('answers an encrypted PDF as the PNG pages do', async () => {
-    await expect(convertAll(pdfToText, inputFromBytes('locked.pdf', encrypted), testContext())).rejects.toMatchObject({
+    await expect(extracted('locked.pdf', encrypted)).rejects.toMatchObject({
       retryable: false,
       message: 'password-protected PDF: give its password as options.password',
     })
