@@ -21,7 +21,7 @@ export interface IncomingFile extends UploadMeta {
   readonly body: ReadableStream<Uint8Array>
 }
 
-const bad = (message: string) => new ApiError(400, message, { code: 'validation_failed' })
+const bad = (message: string) => new ApiError('VALIDATION_FAILED', { message })
 
 /** X-Edgefloor-<name>, or the Basefloor client's X-Basefloor-<name>. */
 function uploadHeader(headers: Headers, name: string): string | undefined {
@@ -131,12 +131,12 @@ export interface Allowance {
   readonly overLimit: () => ApiError
 }
 
-const tooLarge = (maxBytes: number) => new ApiError(413, `the file is larger than ${maxBytes} bytes`, { code: 'file_too_large' })
+const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message: `the file is larger than ${maxBytes} bytes`, details: { max_bytes: maxBytes } })
 
 function quotaExceeded(used: number, quota: number, size?: number): ApiError {
   const left = Math.max(0, quota - used)
-  return new ApiError(413, `storage quota exceeded: ${used} of ${quota} bytes used, ${left} left${size === undefined ? '' : `, the file has ${size}`}`, {
-    code: 'quota_exceeded',
+  return new ApiError('QUOTA_EXCEEDED', {
+    message: `storage quota exceeded: ${used} of ${quota} bytes used, ${left} left${size === undefined ? '' : `, the file has ${size}`}`,
     details: { used, quota },
   })
 }
