@@ -300,6 +300,7 @@ async function convertRoute(request: IncomingMessage, response: ServerResponse, 
   if (failure) throw failure.reason
   const pdfs = results.map((result) => (result as PromiseFulfilledResult<Uint8Array>).value)
   const folder = await mkdtemp(join(tmpdir(), 'edgefloor-post-'))
+  let answer: { body: Uint8Array; type: string; name: string }
   try {
     const zipNames = uniqueNames(names.map((name) => `${name}.pdf`))
     let outputs: Output[] = await Promise.all(pdfs.map(async (pdf, i) => {
@@ -314,14 +315,16 @@ async function convertRoute(request: IncomingMessage, response: ServerResponse, 
     if (outputs.length === 1) {
       // A split part keeps its own name when the client gave none, as Gotenberg's split answers do.
       const name = given ? `${safeName(given)}.pdf` : settings.split ? outputs[0]!.name : `${randomUUID()}.pdf`
-      send(response, 200, new Uint8Array(await readFile(outputs[0]!.path)), { 'content-type': 'application/pdf', 'content-disposition': contentDisposition(name) })
-      return
+      answer = { body: new Uint8Array(await readFile(outputs[0]!.path)), type: 'application/pdf', name }
+    } else {
+      const entries = await Promise.all(outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })))
+      answer = { body: zip(entries), type: 'application/zip', name: `${safeName(given || randomUUID())}.zip` }
     }
-    const entries = await Promise.all(outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })))
-    send(response, 200, zip(entries), { 'content-type': 'application/zip', 'content-disposition': contentDisposition(`${safeName(given || randomUUID())}.zip`) })
   } finally {
+    // Removed before answering: a client that has the answer finds nothing of its request left on disk.
     await rm(folder, { recursive: true, force: true })
   }
+  send(response, 200, answer.body, { 'content-type': answer.type, 'content-disposition': contentDisposition(answer.name) })
 }
 
 /** Content-Disposition with an ASCII fallback and the UTF-8 name (RFC 6266), as a header cannot carry UTF-8. */

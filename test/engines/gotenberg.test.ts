@@ -47,6 +47,19 @@ describe('Gotenberg client: the request', () => {
     expect((await received(plain))[0]?.fields).toEqual({})
   })
 
+  it('sends the further Gotenberg fields as given', async () => {
+    const jobId = trace('ok')
+    await new Response(await convert(jobId, { extra: { flatten: 'true', quality: '80', metadata: '{"Title":"T"}' } })).arrayBuffer()
+    expect((await received(jobId))[0]?.fields).toEqual({ flatten: 'true', quality: '80', metadata: '{"Title":"T"}' })
+  })
+
+  it('fails the PDF rather than pass on a plain one when userPassword asked for encryption', async () => {
+    // The stand-in ignores userPassword, as a Gotenberg that dropped the field would: its PDF is not encrypted.
+    const failure = await new Response(await convert(trace('ok'), { extra: { userPassword: 'secret' } })).arrayBuffer().catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', status: 502 })
+    expect(failure.message).toContain('unencrypted PDF')
+  })
+
   it('sends no authorization without GOTENBERG_USERNAME, and basic auth with it', async () => {
     const anonymous = trace('ok')
     await convert(anonymous)

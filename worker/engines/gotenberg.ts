@@ -17,6 +17,33 @@ export interface OfficeOptions {
   readonly pdfa?: string
   readonly pdfua?: boolean
   readonly password?: string
+  /** Further Gotenberg form fields, by name (validated by the caller). */
+  readonly extra?: Readonly<Record<string, string>>
+}
+
+/** How much of a PDF's end is kept to find its trailer's /Encrypt (the trailer, or an xref stream's dictionary). */
+const TAIL_BYTES = 64 * 1024
+
+/** Passes the PDF through and fails the stream at its end if it is not encrypted: a client that asked for
+ * encryption never gets a plain PDF stored, whatever the Gotenberg behind GOTENBERG_URL did with userPassword. */
+function requireEncryption(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  let tail = new Uint8Array(0)
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        const joined = new Uint8Array(tail.length + chunk.length)
+        joined.set(tail)
+        joined.set(chunk, tail.length)
+        tail = joined.subarray(Math.max(0, joined.length - TAIL_BYTES))
+        controller.enqueue(chunk)
+      },
+      flush(controller) {
+        if (!new TextDecoder('latin1').decode(tail).includes('/Encrypt')) {
+          controller.error(new ConversionError('Gotenberg answered an unencrypted PDF although userPassword asked for encryption', { status: 502 }))
+        }
+      },
+    }),
+  )
 }
 
 /** RFC 7617 with charset UTF-8: btoa alone throws on characters outside Latin-1. */
@@ -38,6 +65,7 @@ export async function convertOfficeToPdf(
   if (options.pdfa) form.append('pdfa', options.pdfa)
   if (options.pdfua) form.append('pdfua', 'true')
   if (options.password) form.append('password', options.password)
+  for (const [name, value] of Object.entries(options.extra ?? {})) form.append(name, value)
   const headers: Record<string, string> = { 'gotenberg-trace': trace }
   if (settings.username) headers.authorization = basicAuthorization(settings.username, settings.password ?? '')
   const endpoint = new URL('/forms/libreoffice/convert', settings.url).toString()
@@ -51,7 +79,7 @@ export async function convertOfficeToPdf(
       { retryable: true, status: timedOut ? 504 : 503, cause: error },
     )
   }
-  if (response.ok && response.body) return response.body
+  if (response.ok && response.body) return options.extra?.userPassword ? requireEncryption(response.body) : response.body
   const reason = (await response.text()).trim().slice(0, 500) || response.statusText
   if (response.status === 400 || response.status === 413 || response.status === 415) {
     throw new ConversionError(`Gotenberg refused the document: ${reason}`, { status: response.status === 400 ? 422 : response.status })
