@@ -1,8 +1,8 @@
 // Office documents → PDF through a Gotenberg 8 endpoint (GOTENBERG_URL: the official container, or the
 // sidecar in sidecar/). The PDF then continues the chain to PNG pages.
 import { z } from '@hono/zod-openapi'
-import { convertOfficeToPdf } from '../engines/gotenberg'
-import type { Converter } from './converter'
+import { convertOfficeToPdf, GotenbergError } from '../engines/gotenberg'
+import { ConversionError, type Converter } from './converter'
 
 const asString = (value: unknown) => (typeof value === 'string' && value ? value : undefined)
 const asFlag = (value: unknown) => value === true || value === 'true'
@@ -72,6 +72,31 @@ export const OFFICE_OPTIONS = {
   ownerPassword: z.string().min(1).max(256).openapi({ description: 'with userPassword: the password that lifts restrictions' }),
 }
 
+/** How much of a PDF's end is kept to find its trailer's /Encrypt (the trailer, or an xref stream's dictionary). */
+const TAIL_BYTES = 64 * 1024
+
+/** Passes the PDF through and fails the stream at its end if it is not encrypted: a client that asked for
+ * encryption never gets a plain PDF stored, whatever the Gotenberg behind GOTENBERG_URL did with userPassword. */
+function requireEncryption(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  let tail = new Uint8Array(0)
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        const joined = new Uint8Array(tail.length + chunk.length)
+        joined.set(tail)
+        joined.set(chunk, tail.length)
+        tail = joined.subarray(Math.max(0, joined.length - TAIL_BYTES))
+        controller.enqueue(chunk)
+      },
+      flush(controller) {
+        if (!new TextDecoder('latin1').decode(tail).includes('/Encrypt')) {
+          controller.error(new ConversionError('the document converter answered an unencrypted PDF although userPassword asked for encryption', { status: 502 }))
+        }
+      },
+    }),
+  )
+}
+
 /** Options sent as Gotenberg form fields beyond the five the client has named parameters for. */
 const EXTRA_FIELDS = Object.keys(OFFICE_OPTIONS).filter((name) => !['landscape', 'nativePageRanges', 'pdfa', 'pdfua', 'password'].includes(name))
 
@@ -96,7 +121,26 @@ export const officeToPdf: Converter = {
         extra: Object.fromEntries(EXTRA_FIELDS.filter((name) => options[name] !== undefined && options[name] !== '').map((name) => [name, String(options[name])])),
       },
       ctx.jobId,
-    )
-    yield { index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: pdf }
+    ).catch((error: unknown) => {
+      throw error instanceof GotenbergError ? toConversionError(error) : error
+    })
+    yield { index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: options.userPassword ? requireEncryption(pdf) : pdf }
   },
+}
+
+/** Gotenberg's failure as the job tells it: the document's fault with Gotenberg's reason, else which kind of
+ * trouble the converter had; the URL and settings stay in the cause, for the log. */
+function toConversionError(error: GotenbergError): ConversionError {
+  switch (error.kind) {
+    case 'document':
+      return new ConversionError(`the document was refused: ${error.reason}`, { status: error.status === 400 ? 422 : (error.status as 413 | 415), cause: error })
+    case 'credentials':
+      return new ConversionError('the document converter is misconfigured', { retryable: true, status: 502, cause: error })
+    case 'timeout':
+      return new ConversionError('the document converter did not answer in time', { retryable: true, status: 504, cause: error })
+    case 'unreachable':
+      return new ConversionError('the document converter cannot be reached', { retryable: true, status: 503, cause: error })
+    default:
+      return new ConversionError(`the document converter failed (${error.status})`, { retryable: true, status: 503, cause: error })
+  }
 }
