@@ -91,7 +91,7 @@ describe('POST /files/:id/convert { to: ".txt" }', { timeout: 180_000 }, () => {
     const res = await callJson('POST', `/files/${file._id}/convert`, { token: user.token, json: { to: '.txt' } })
     expect(res).toMatchObject({
       status: 422,
-      body: { code: 'not_convertible', message: '"scan.jpg" cannot be converted to .txt: reading the text in an image needs OCR (optical character recognition), which is not supported' },
+      body: { code: 'NOT_CONVERTIBLE', message: '"scan.jpg" cannot be converted to .txt: reading the text in an image needs OCR (optical character recognition), which is not supported' },
     })
     expect((await callJson('GET', `/files/${file._id}/jobs`, { token: user.token })).body).toEqual([])
   })

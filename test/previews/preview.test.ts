@@ -81,7 +81,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     for (const query of ['w=100', 'h=4096', 'w=256&h=0', 'fit=stretch', 'format=gif', 'page=0']) {
       const res = await callJson('GET', `/files/${file._id}/preview?${query}`, { token: user.token })
       expect(res.status, query).toBe(400)
-      expect(res.body.code).toBe('validation_failed')
+      expect(res.body.code).toBe('VALIDATION_FAILED')
     }
     expect(await previewObjects(user, file._id)).toEqual([])
   })
@@ -133,7 +133,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     const cover = await decodeImage((await preview(user, `/files/${file._id}/preview?w=128&h=128&fit=cover&format=png`)).bytes, 'png')
     expect([cover.width, cover.height]).toEqual([128, 128])
     const missing = await callJson('GET', `/files/${file._id}/preview?page=4`, { token: user.token })
-    expect(missing).toMatchObject({ status: 422, body: { message: 'the PDF has 3 pages; page 4 does not exist', code: 'preview_failed' } })
+    expect(missing).toMatchObject({ status: 422, body: { message: 'the PDF has 3 pages; page 4 does not exist', code: 'CONVERSION_FAILED' } })
   })
 
   it('previews the first page of a text file', async () => {
@@ -195,7 +195,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     const quota = String(file.size + 20)
     const res = await callWithSettings({ FILES_QUOTA_BYTES: quota }, 'GET', `/files/${file._id}/preview?w=512&format=png`, { token: user.token })
     expect(res.status).toBe(413)
-    expect(await res.json()).toMatchObject({ code: 'quota_exceeded', message: expect.stringContaining('the preview has') })
+    expect(await res.json()).toMatchObject({ code: 'QUOTA_EXCEEDED', message: expect.stringContaining('storage quota exceeded') })
     expect(await previewObjects(user, file._id)).toEqual([])
     // With room, the preview's bytes are then counted like a file's.
     const made = await preview(user, `/files/${file._id}/preview?w=64&format=png`)
@@ -211,7 +211,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     const file = await uploaded(user, 'archive.zip', new Uint8Array([0x50, 0x4b, 0x03, 0x04, ...new Array(60).fill(0)]))
     expect((await callJson('GET', `/files/${file._id}`, { token: user.token })).body.preview_url).toBeNull()
     const res = await callJson('GET', `/files/${file._id}/preview`, { token: user.token })
-    expect(res).toMatchObject({ status: 415, body: { code: 'no_preview' } })
+    expect(res).toMatchObject({ status: 415, body: { code: 'UNSUPPORTED_FORMAT', message: '"archive.zip" has no preview: previews are made of images, PDFs, Office documents and text' } })
   })
 })
 
@@ -236,7 +236,7 @@ describe('hostile inputs through the preview path end as they do through convers
     const previewed = await callJson('GET', `/files/${file._id}/preview?w=256`, { token: user.token })
     expect(previewed.status).toBe(converted.status)
     expect(converted.body.message).toMatch(/ failed: /)
-    expect(previewed.body).toEqual({ message: converted.body.message.replace(/^[a-z-]+ on ".*?" failed: /, ''), code: 'preview_failed' })
+    expect(previewed.body).toEqual({ message: converted.body.message.replace(/^[a-z-]+ on ".*?" failed: /, ''), code: converted.body.code })
     expect(await previewObjects(user, file._id)).toEqual([])
   })
 
@@ -247,7 +247,7 @@ describe('hostile inputs through the preview path end as they do through convers
     expect(answer.res.status).toBeGreaterThanOrEqual(400)
     expect(answer.res.status).toBeLessThan(500)
     const body = JSON.parse(new TextDecoder().decode(answer.bytes))
-    expect(body).toMatchObject({ code: 'preview_failed', message: expect.stringMatching(/^office-to-pdf on "broken\.docx" failed: /) })
+    expect(body).toMatchObject({ code: 'CONVERSION_FAILED', message: expect.stringMatching(/^office-to-pdf on "broken\.docx" failed: /) })
     expect(await previewObjects(user, file._id)).toEqual([])
   })
 })

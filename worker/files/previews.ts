@@ -5,7 +5,7 @@ import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { previews } from '../db/schema'
 import type { FileRow } from './records'
-import { quotaExceeded, usedBytes } from './upload'
+import { holdQuota } from './quota'
 
 /**
  * `p/<user id>/<file id>/<content hash>/<variant>`: the content hash and the preview's parameters name it, so a
@@ -27,17 +27,22 @@ export async function hasPreview(db: Database, file: Pick<FileRow, 'id'>, key: s
  * removed again (answers false) instead of being left behind.
  */
 export async function storePreview(deps: { db: Database; bucket: R2Bucket; config: Config }, file: FileRow, key: string, bytes: Uint8Array, contentType: string): Promise<boolean> {
-  const quota = deps.config.FILES_QUOTA_BYTES
-  if (quota > 0) {
-    const used = await usedBytes(deps.db, file.userId)
-    if (used + bytes.byteLength > quota) throw quotaExceeded(used, quota, bytes.byteLength, 'the preview')
+  // Reserved before the object is written, like every other writer of the user's bytes (worker/files/quota.ts).
+  const hold = await holdQuota(deps.db, deps.config.FILES_QUOTA_BYTES, file.userId, { bytes: bytes.byteLength })
+  try {
+    await deps.bucket.put(key, bytes, { httpMetadata: { contentType } })
+    await deps.db.run(sql`
+      INSERT INTO previews (file_id, user_id, key, size, created_at)
+      SELECT ${file.id}, ${file.userId}, ${key}, ${bytes.byteLength}, ${Date.now()}
+      WHERE EXISTS (SELECT 1 FROM files WHERE id = ${file.id} AND hash = ${file.hash})
+      ON CONFLICT DO NOTHING`)
+    // The bytes count through the row from here (a holder dying in between is counted twice until the hold expires).
+    await hold.commit()
+  } catch (error) {
+    await hold.release()
+    await deps.bucket.delete(key).catch(() => {})
+    throw error
   }
-  await deps.bucket.put(key, bytes, { httpMetadata: { contentType } })
-  await deps.db.run(sql`
-    INSERT INTO previews (file_id, user_id, key, size, created_at)
-    SELECT ${file.id}, ${file.userId}, ${key}, ${bytes.byteLength}, ${Date.now()}
-    WHERE EXISTS (SELECT 1 FROM files WHERE id = ${file.id} AND hash = ${file.hash})
-    ON CONFLICT DO NOTHING`)
   if (await hasPreview(deps.db, file, key)) return true
   await deps.bucket.delete(key)
   return false

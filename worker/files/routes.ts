@@ -9,7 +9,7 @@ import { streamDownload } from './download'
 import { fileByLinkOrBearer } from './access'
 import { childrenOf, deleteFileTree, renameFile, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
 import { replaceFileContent, storeFile } from './store'
-import { cleanFileName, extensionOf, readUpload, uploadAllowance } from './upload'
+import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
 import { afterUpload } from './hooks'
 import { abortUpload, completeUpload, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, startUpload, uploadPart, type UploadRow } from './resumable'
 
@@ -316,10 +316,10 @@ export function fileRoutes() {
     })
     .openapi(upload, async (c) => {
       const incoming = await readUpload(c.req.raw, c.var.user.id)
-      const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size)
+      const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size)
       const row = await storeFile(
         { db: c.var.db, bucket: c.env.BUCKET },
-        { ...incoming, ...allowance, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },
+        { ...incoming, ...limits, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },
       )
       await afterUpload(c, row)
       return c.json(await shape(c, row), 201)
@@ -349,7 +349,7 @@ export function fileRoutes() {
       const stale = tree.filter((file) => file.id !== row.id)
       // The replace frees the old bytes and the conversions it deletes: the quota does not count them.
       const reclaimedBytes = tree.reduce((sum, file) => sum + file.size, 0)
-      const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size, { reclaimedBytes })
+      const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size, { reclaimedBytes })
       const hasNewName = c.req.header('x-edgefloor-name') ?? c.req.header('x-basefloor-name')
       const name = hasNewName ? incoming.name : row.name
       const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, stale, {
@@ -357,7 +357,7 @@ export function fileRoutes() {
         name,
         extension: hasNewName ? incoming.extension : extensionOf(row.name) || incoming.extension,
         fileModifiedAt: incoming.modifiedAt,
-        ...allowance,
+        ...limits,
       })
       await afterUpload(c, updated)
       return c.json(await shape(c, updated), 200)

@@ -13,7 +13,7 @@ import { ApiError } from '../errors'
 import { hasPreview, previewKey, storePreview } from '../files/previews'
 import type { FileRow } from '../files/records'
 import { storedInput } from '../pipeline/input'
-import type { JobRow, StepMessage } from '../pipeline/jobs'
+import { conversionErrorCode, type JobRow, type StepMessage } from '../pipeline/jobs'
 import { startJob } from '../pipeline/start'
 import { previewKind } from './kind'
 import { CONTENT_TYPES, type PreviewParams, variantName } from './params'
@@ -41,9 +41,9 @@ export async function encodePreview(image: RawImage, params: PreviewParams): Pro
   return encodePngBytes(image)
 }
 
-/** The file's failures as its conversions answer them: same status, same reason. */
+/** The file's failures as its conversions answer them: same status, code and reason. */
 function previewFailed(error: ConversionError): ApiError {
-  return new ApiError(error.status as 422, error.message, { code: 'preview_failed' })
+  return new ApiError(conversionErrorCode(error.status), { message: error.message })
 }
 
 /** The Office document's PDF (a conversion of its current content), if the chain has made it. */
@@ -63,7 +63,7 @@ async function pdfJob(deps: PreviewDeps, file: FileRow): Promise<JobRow> {
   })
   if (latest && (latest.status === 'queued' || latest.status === 'running')) return latest
   if (latest?.status === 'failed') {
-    throw new ApiError((latest.errorStatus ?? 422) as 422, latest.error ?? 'the conversion to PDF failed', { code: 'preview_failed', details: { job: latest.id } })
+    throw new ApiError(conversionErrorCode(latest.errorStatus), { message: latest.error ?? undefined, details: { job: latest.id } })
   }
   return startJob({ db: deps.db, queue: deps.queue }, deps.config, file, { target: '.pdf' })
 }
@@ -73,7 +73,7 @@ export async function makePreview(deps: PreviewDeps, file: FileRow, params: Prev
   const contentType = CONTENT_TYPES[params.format]
   if (await hasPreview(deps.db, file, key)) return { ready: true, key, contentType }
   const kind = previewKind(file)
-  if (!kind) throw new ApiError(415, `"${file.name}" has no preview: previews are made of images, PDFs, Office documents and text`, { code: 'no_preview' })
+  if (!kind) throw new ApiError('UNSUPPORTED_FORMAT', { message: `"${file.name}" has no preview: previews are made of images, PDFs, Office documents and text` })
   let image: RawImage
   try {
     if (kind === 'office') {

@@ -66,7 +66,7 @@ export function previewRoutes() {
     headers.set('x-content-type-options', 'nosniff')
     if (answer.body) return new Response(answer.body, { status: 200, headers })
     const object = await c.env.BUCKET.get(answer.key)
-    if (!object) throw new ApiError(404, 'file not found', { code: 'not_found' })
+    if (!object) throw new ApiError('FILE_NOT_FOUND')
     headers.set('content-length', String(object.size))
     return new Response(object.body, { status: 200, headers })
   })

@@ -42,6 +42,6 @@ export async function openImage(bytes: Uint8Array, limits: ImageLimits): Promise
   try {
     return { header, image: await decodeImage(bytes, header.format) }
   } catch (error) {
-    throw new ImageRefusedError(`the ${header.format.toUpperCase()} image cannot be decoded: ${(error as Error)?.message ?? error}`, 422, { cause: error })
+    throw new ImageRefusedError(`the ${header.format.toUpperCase()} image cannot be decoded`, 422, { cause: error })
   }
 }
