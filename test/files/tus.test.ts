@@ -139,7 +139,7 @@ describe('tus core protocol', { timeout: 120_000 }, () => {
     expect((await patch(user, path, 0, new Uint8Array(10))).status).toBe(204)
     const conflict = await patch(user, path, 5, new Uint8Array(10))
     expect(conflict.status).toBe(409)
-    expect(await conflict.json()).toMatchObject({ code: 'offset_mismatch', offset: 10 })
+    expect(await conflict.json()).toMatchObject({ code: 'UPLOAD_OFFSET_MISMATCH', offset: 10 })
     expect((await head(user, path)).headers.get('upload-offset')).toBe('10')
   })
 
@@ -195,7 +195,7 @@ describe('tus extensions', { timeout: 120_000 }, () => {
     const hello = new TextEncoder().encode('hello world')
     const mismatch = await patch(user, path, 0, hello, { 'upload-checksum': 'sha1 AAAAAAAAAAAAAAAAAAAAAAAAAAA=' })
     expect(mismatch.status).toBe(460)
-    expect(await mismatch.json()).toMatchObject({ code: 'checksum_mismatch' })
+    expect(await mismatch.json()).toMatchObject({ code: 'CHECKSUM_MISMATCH' })
     expect((await head(user, path)).headers.get('upload-offset')).toBe('0')
     expect((await patch(user, path, 0, hello, { 'upload-checksum': 'crc32 AAAA' })).status).toBe(400)
     expect((await patch(user, path, 0, hello, { 'upload-checksum': 'sha1 Kq5sNclPz7QV2+lfQIuc6R7oRu0=' })).status).toBe(204)
@@ -266,7 +266,25 @@ describe('tus: auth, owners, limits', { timeout: 120_000 }, () => {
     expect((await head(user, path)).headers.get('upload-offset')).toBe('0')
     const quota = await callWithSettings({ FILES_QUOTA_BYTES: String(MiB) }, 'POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': String(MiB + 1) } })
     expect(quota.status).toBe(413)
-    expect(await quota.json()).toMatchObject({ code: 'quota_exceeded' })
+    expect(await quota.json()).toMatchObject({ code: 'QUOTA_EXCEEDED' })
+  })
+
+  it('a pending upload counts toward FILES_QUOTA_BYTES until it completes or is terminated', async () => {
+    const user = await signUp()
+    const settings = { FILES_QUOTA_BYTES: String(MiB) }
+    const started = await callWithSettings(settings, 'POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': String(600 * 1024) } })
+    expect(started.status).toBe(201)
+    const form = () => {
+      const body = new FormData()
+      body.append('file', new Blob([new Uint8Array(500 * 1024)]), 'other.bin')
+      return body
+    }
+    const refused = await callWithSettings(settings, 'POST', '/files', { token: user.token, body: form() })
+    expect(refused.status).toBe(413)
+    expect(await refused.json()).toMatchObject({ code: 'QUOTA_EXCEEDED' })
+    const path = new URL(started.headers.get('location')!).pathname
+    expect((await callWithSettings(settings, 'DELETE', path, { token: user.token, headers: TUS })).status).toBe(204)
+    expect((await callWithSettings(settings, 'POST', '/files', { token: user.token, body: form() })).status).toBe(201)
   })
 
   it('refuses a deferred length, a missing length and malformed metadata with 400', async () => {

@@ -14,7 +14,8 @@ import { objectKey } from './keys'
 import type { FileRow } from './records'
 import { SNIFF_BYTES, sniffContentType } from './sniff'
 import { fileRow, hex } from './store'
-import { cleanPrefix, extensionOf, safeFileName, uploadAllowance } from './upload'
+import { commitQuota, holdQuota, releaseQuota } from './quota'
+import { cleanPrefix, extensionOf, safeFileName } from './upload'
 
 export type UploadRow = typeof uploads.$inferSelect
 export type PartRow = typeof uploadParts.$inferSelect
@@ -48,16 +49,27 @@ export interface UploadStart {
   readonly metadata?: string
 }
 
-export const uploadNotFound = () => new ApiError(404, 'upload not found', { code: 'not_found' })
-const invalid = (message: string, details?: Record<string, unknown>) => new ApiError(400, message, { code: 'validation_failed', details })
+export const uploadNotFound = () => new ApiError('UPLOAD_NOT_FOUND')
+const invalid = (message: string, details?: Record<string, unknown>) => new ApiError('VALIDATION_FAILED', { message, details })
+const unequalPart = (message: string, partBytes: number) => new ApiError('PART_SIZE_MISMATCH', { message, details: { part_bytes: partBytes } })
+const incomplete = (message: string) => new ApiError('UPLOAD_INCOMPLETE', { message })
 
-/** The resumable size limit, then the quota, for an upload that has (or would have) `totalBytes`. */
-async function checkResumableTotal(deps: UploadDeps, userId: string, totalBytes: number | undefined) {
-  const maxBytes = deps.config.FILES_MAX_RESUMABLE_BYTES
+/** The resumable size limit (FILES_MAX_RESUMABLE_BYTES) for an upload that has (or would have) `totalBytes`. */
+function checkResumableTotal(config: Config, totalBytes: number | undefined) {
+  const maxBytes = config.FILES_MAX_RESUMABLE_BYTES
   if (totalBytes !== undefined && totalBytes > maxBytes) {
-    throw new ApiError(413, `the upload would have ${totalBytes} bytes; a resumable upload may have at most ${maxBytes}`, { code: 'file_too_large', details: { max_bytes: maxBytes } })
+    throw new ApiError('FILE_TOO_LARGE', { message: `the upload would have ${totalBytes} bytes; a resumable upload may have at most ${maxBytes}`, details: { max_bytes: maxBytes } })
   }
-  return uploadAllowance(deps.db, deps.config, userId, totalBytes, { maxBytes })
+}
+
+/**
+ * The upload's quota reservation (worker/files/quota.ts), keyed by the upload id: its declared size, or the bytes
+ * of its parts so far, so pending parts count against FILES_QUOTA_BYTES; 413 when they would pass it. Each call
+ * also moves the reservation's expiry with the upload's. Committed with the file record, released on abort.
+ */
+async function holdUploadQuota(deps: UploadDeps, upload: Pick<UploadRow, 'id' | 'userId' | 'length'>, bytes?: number) {
+  const reserve = upload.length ?? bytes
+  await holdQuota(deps.db, deps.config.FILES_QUOTA_BYTES, upload.userId, { id: upload.id, bytes: reserve === undefined ? undefined : Math.max(1, reserve), ttlMs: ttlMs(deps.config) })
 }
 
 /** The part size of a tus upload of `length` bytes: the default, or whole MiBs large enough to stay in the part budget. */
@@ -85,7 +97,7 @@ export async function findOwnedUpload(db: Database, userId: string, id: string, 
 }
 
 export async function startUpload(deps: UploadDeps, userId: string, start: UploadStart): Promise<UploadRow> {
-  await checkResumableTotal(deps, userId, start.size)
+  checkResumableTotal(deps.config, start.size)
   const defaultPartBytes = Math.min(DEFAULT_PART_BYTES, deps.config.FILES_MAX_PART_BYTES)
   const partBytes = start.partBytes ?? (start.protocol === 'tus' && start.size !== undefined ? tusPartBytes(start.size, defaultPartBytes) : defaultPartBytes)
   checkPartBytes(deps.config, partBytes, start.size)
@@ -94,7 +106,11 @@ export async function startUpload(deps: UploadDeps, userId: string, start: Uploa
   const name = safeFileName(start.name)
   const prefix = cleanPrefix(start.prefix, userId)
   const key = objectKey(userId, id, prefix)
-  const multipart = await deps.bucket.createMultipartUpload(key)
+  await holdUploadQuota(deps, { id, userId, length: start.size ?? null })
+  const multipart = await deps.bucket.createMultipartUpload(key).catch(async (error) => {
+    await releaseQuota(deps.db, id)
+    throw error
+  })
   const row: UploadRow = {
     id,
     userId,
@@ -121,6 +137,7 @@ export async function startUpload(deps: UploadDeps, userId: string, start: Uploa
     await deps.db.insert(uploads).values(row)
   } catch (error) {
     await multipart.abort().catch(() => {})
+    await releaseQuota(deps.db, id)
     throw error
   }
   return row
@@ -159,12 +176,14 @@ export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber
   if (!body || !Number.isFinite(length) || length <= 0) throw invalid('a part needs a body and its Content-Length')
   if (upload.protocol !== 'parts') throw invalid('this upload is a tus upload: send its bytes with PATCH /files/tus/:id')
   const maxPartBytes = deps.config.FILES_MAX_PART_BYTES
-  if (length > maxPartBytes) throw new ApiError(413, `a part may have at most ${maxPartBytes} bytes; this one has ${length}`, { code: 'file_too_large', details: { max_part_bytes: maxPartBytes } })
+  if (length > maxPartBytes) throw new ApiError('FILE_TOO_LARGE', { message: `a part may have at most ${maxPartBytes} bytes; this one has ${length}`, details: { max_part_bytes: maxPartBytes } })
   // A part sent again replaces the earlier one: only the others count.
   const others = (await listParts(deps.db, upload)).filter((part) => part.partNumber !== partNumber)
   const violation = partRuleViolation(upload, partNumber, length, others)
-  if (violation) throw invalid(violation, { part_bytes: upload.partBytes })
-  await checkResumableTotal(deps, upload.userId, others.reduce((sum, part) => sum + part.size, length))
+  if (violation) throw unequalPart(violation, upload.partBytes)
+  const total = others.reduce((sum, part) => sum + part.size, length)
+  checkResumableTotal(deps.config, total)
+  await holdUploadQuota(deps, upload, total)
   const part = await deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId).uploadPart(partNumber, body)
   await deps.db.batch([
     deps.db
@@ -179,7 +198,7 @@ export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber
 /** The SHA-256 of stored bytes, streamed back from R2 (for uploads that arrived over several requests). */
 async function digestOf(bucket: R2Bucket, key: string): Promise<string> {
   const object = await bucket.get(key)
-  if (!object) throw new ApiError(500, 'the completed upload is missing')
+  if (!object) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`the completed upload ${key} is missing from R2`) })
   const digest = new crypto.DigestStream('SHA-256')
   await object.body.pipeTo(digest)
   return hex(await digest.digest)
@@ -187,15 +206,15 @@ async function digestOf(bucket: R2Bucket, key: string): Promise<string> {
 
 /** Checks the parts against R2's rule once more before R2 is asked to join them. */
 function checkJoinable(upload: UploadRow, parts: readonly PartRow[]) {
-  if (parts.length === 0) throw invalid('the upload has no parts yet')
+  if (parts.length === 0) throw incomplete('the upload has no parts yet')
   if (upload.protocol === 'parts') {
     const gap = parts.findIndex((part, index) => part.partNumber !== index + 1)
-    if (gap >= 0) throw invalid(`part ${gap + 1} is missing`)
+    if (gap >= 0) throw incomplete(`part ${gap + 1} is missing`)
   }
   const unequal = parts.find((part, index) => (index < parts.length - 1 ? part.size !== upload.partBytes : part.size > upload.partBytes))
-  if (unequal) throw invalid(`part ${unequal.partNumber} has ${unequal.size} bytes; every part but the last must have part_bytes (${upload.partBytes}) bytes, and the last no more`, { part_bytes: upload.partBytes })
+  if (unequal) throw unequalPart(`part ${unequal.partNumber} has ${unequal.size} bytes; every part but the last must have part_bytes (${upload.partBytes}) bytes, and the last no more`, upload.partBytes)
   const size = parts.reduce((sum, part) => sum + part.size, 0)
-  if (upload.length !== null && size !== upload.length) throw invalid(`the parts have ${size} bytes; the upload declared ${upload.length}`)
+  if (upload.length !== null && size !== upload.length) throw incomplete(`the parts have ${size} bytes; the upload declared ${upload.length}`)
   return size
 }
 
@@ -207,8 +226,9 @@ function checkJoinable(upload: UploadRow, parts: readonly PartRow[]) {
 export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownHash?: string): Promise<FileRow> {
   const parts = await listParts(deps.db, upload)
   const size = upload.length === 0 && parts.length === 0 ? 0 : checkJoinable(upload, parts)
-  const allowance = await checkResumableTotal(deps, upload.userId, size)
-  if (size > allowance.maxBytes) throw allowance.overLimit()
+  checkResumableTotal(deps.config, size)
+  // The reservation covers the size already (a parts upload without a declared size grew it part by part).
+  await holdUploadQuota(deps, upload, size)
   const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
   if (parts.length === 0) {
     // An empty upload: R2 cannot complete a multipart upload without parts.
@@ -236,11 +256,12 @@ export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownH
       upload.protocol === 'tus'
         ? deps.db.update(uploads).set({ fileId: row.id, offset: size, tailKey: null, tailBytes: 0 }).where(eq(uploads.id, upload.id))
         : deps.db.delete(uploads).where(eq(uploads.id, upload.id))
-    await deps.db.batch([deps.db.insert(files).values(row), deps.db.delete(uploadParts).where(eq(uploadParts.uploadId, upload.id)), ended])
+    await deps.db.batch([deps.db.insert(files).values(row), deps.db.delete(uploadParts).where(eq(uploadParts.uploadId, upload.id)), ended, commitQuota(deps.db, upload.id)])
     return row
   } catch (error) {
     await deps.bucket.delete(upload.key)
     await deps.db.delete(uploads).where(eq(uploads.id, upload.id))
+    await releaseQuota(deps.db, upload.id)
     throw error
   }
 }
@@ -255,6 +276,7 @@ export async function abortUpload(deps: Pick<UploadDeps, 'db' | 'bucket'>, uploa
   }
   if (upload.tailKey) await deps.bucket.delete(upload.tailKey)
   await deps.db.delete(uploads).where(eq(uploads.id, upload.id))
+  await releaseQuota(deps.db, upload.id)
 }
 
 const SWEEP_BATCH = 100
@@ -273,3 +295,8 @@ export async function abortUserUploads(deps: Pick<UploadDeps, 'db' | 'bucket'>, 
 }
 
 export { ttlMs as uploadTtlMs }
+
+/** tus: a PATCH that arrived moves the reservation's expiry with the upload's. */
+export async function renewUploadQuota(deps: UploadDeps, upload: UploadRow): Promise<void> {
+  await holdUploadQuota(deps, upload)
+}

@@ -43,7 +43,7 @@ const tusResumable = createMiddleware<AppEnv>(async (c, next) => {
 const tusVersion = createMiddleware<AppEnv>(async (c, next) => {
   const version = c.req.header('tus-resumable')
   if (version !== undefined && version !== TUS_VERSION) {
-    throw new ApiError(412, `this server speaks tus ${TUS_VERSION}: send Tus-Resumable: ${TUS_VERSION}`, { code: 'tus_version', headers: { 'tus-version': TUS_VERSION } })
+    throw new ApiError('TUS_VERSION_UNSUPPORTED', { message: `this server speaks tus ${TUS_VERSION}: send Tus-Resumable: ${TUS_VERSION}`, headers: { 'tus-version': TUS_VERSION } })
   }
   await next()
 })
@@ -158,9 +158,9 @@ function uploadHeaders(upload: UploadRow, file?: FileRow): Record<string, string
 
 /** PATCH's body and headers into the engine; 204 with the new offset. */
 async function appendBytes(c: Context<AppEnv>, upload: UploadRow, offset: number | undefined) {
-  if (offset === undefined) throw new ApiError(400, 'Upload-Offset is required', { code: 'validation_failed' })
+  if (offset === undefined) throw new ApiError('VALIDATION_FAILED', { message: 'Upload-Offset is required' })
   if (c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() !== OFFSET_STREAM) {
-    throw new ApiError(415, `a PATCH needs Content-Type: ${OFFSET_STREAM}`, { code: 'unsupported_media_type' })
+    throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: `a PATCH needs Content-Type: ${OFFSET_STREAM}` })
   }
   const result = await appendToUpload(deps(c), upload, {
     offset,
@@ -189,10 +189,10 @@ export function tusRoutes() {
       })
     })
     .openapi(create, async (c) => {
-      if (c.req.header('upload-defer-length') !== undefined) throw new ApiError(400, 'deferred lengths are not supported: send Upload-Length', { code: 'validation_failed' })
-      if (c.req.header('upload-concat') !== undefined) throw new ApiError(400, 'concatenation is not supported', { code: 'validation_failed' })
+      if (c.req.header('upload-defer-length') !== undefined) throw new ApiError('VALIDATION_FAILED', { message: 'deferred lengths are not supported: send Upload-Length' })
+      if (c.req.header('upload-concat') !== undefined) throw new ApiError('VALIDATION_FAILED', { message: 'concatenation is not supported' })
       const length = byteCount(c.req.header('upload-length'), 'Upload-Length')
-      if (length === undefined) throw new ApiError(400, 'Upload-Length is required', { code: 'validation_failed' })
+      if (length === undefined) throw new ApiError('VALIDATION_FAILED', { message: 'Upload-Length is required' })
       const metadataHeader = c.req.header('upload-metadata')
       const fields = uploadFields(parseUploadMetadata(metadataHeader))
       let upload = await startUpload(deps(c), c.var.user.id, { protocol: 'tus', ...fields, size: length, metadata: metadataHeader })
@@ -227,7 +227,7 @@ export function tusRoutes() {
     .openapi(terminate, async (c) => terminateUpload(c, await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)))
     .openapi(override, async (c) => {
       const method = c.req.header('x-http-method-override')?.toUpperCase()
-      if (method !== 'PATCH' && method !== 'DELETE') throw new ApiError(405, 'POST on an upload URL needs X-HTTP-Method-Override: PATCH or DELETE', { code: 'method_not_allowed' })
+      if (method !== 'PATCH' && method !== 'DELETE') throw new ApiError('METHOD_NOT_ALLOWED', { message: 'POST on an upload URL needs X-HTTP-Method-Override: PATCH or DELETE' })
       const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)
       if (method === 'DELETE') return terminateUpload(c, upload)
       return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'))

@@ -8,7 +8,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm'
 import { uploadParts, uploads } from '../db/schema'
 import { ApiError } from '../errors'
 import type { FileRow } from './records'
-import { completeUpload, MAX_PARTS, type UploadDeps, type UploadRow, uploadTtlMs } from './resumable'
+import { completeUpload, MAX_PARTS, renewUploadQuota, type UploadDeps, type UploadRow, uploadTtlMs } from './resumable'
 import { hex } from './store'
 import { parseModified } from './upload'
 
@@ -17,12 +17,14 @@ export const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,expirat
 /** Upload-Checksum algorithms: the names tus uses, and what workerd's DigestStream calls them. */
 export const CHECKSUM_ALGORITHMS: Readonly<Record<string, string>> = { sha1: 'SHA-1', sha256: 'SHA-256', sha512: 'SHA-512', md5: 'MD5' }
 
-const tusError = (status: 400 | 403 | 409 | 412 | 413 | 415, message: string, code: string, details?: Record<string, unknown>) => new ApiError(status, message, { code, details })
+const invalid = (message: string) => new ApiError('VALIDATION_FAILED', { message })
+const offsetMismatch = (message: string, offset?: number) => new ApiError('UPLOAD_OFFSET_MISMATCH', { message, details: offset === undefined ? {} : { offset } })
+const tooLarge = (message: string) => new ApiError('FILE_TOO_LARGE', { message })
 
 /** A non-negative integer header (Upload-Offset, Upload-Length), or 400. */
 export function byteCount(header: string | undefined, name: string): number | undefined {
   if (header === undefined) return undefined
-  if (!/^\d{1,16}$/.test(header.trim())) throw tusError(400, `${name} must be a non-negative integer`, 'validation_failed')
+  if (!/^\d{1,16}$/.test(header.trim())) throw invalid(`${name} must be a non-negative integer`)
   return Number(header.trim())
 }
 
@@ -34,15 +36,15 @@ export function byteCount(header: string | undefined, name: string): number | un
 export function parseUploadMetadata(header: string | undefined): Record<string, string> {
   const metadata: Record<string, string> = {}
   if (header === undefined || header.trim() === '') return metadata
-  if (header.length > 4096) throw tusError(400, 'Upload-Metadata is longer than 4096 characters', 'validation_failed')
+  if (header.length > 4096) throw invalid('Upload-Metadata is longer than 4096 characters')
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
   for (const pair of header.split(',')) {
     const [key, value = '', extra] = pair.trim().split(' ')
-    if (!key || extra !== undefined || key in metadata) throw tusError(400, 'Upload-Metadata must be unique "key base64value" pairs separated by commas', 'validation_failed')
+    if (!key || extra !== undefined || key in metadata) throw invalid('Upload-Metadata must be unique "key base64value" pairs separated by commas')
     try {
       metadata[key] = decoder.decode(Uint8Array.from(atob(value), (char) => char.charCodeAt(0)))
     } catch {
-      throw tusError(400, `Upload-Metadata "${key}" is not Base64-encoded UTF-8`, 'validation_failed')
+      throw invalid(`Upload-Metadata "${key}" is not Base64-encoded UTF-8`)
     }
   }
   return metadata
@@ -64,7 +66,7 @@ export function parseChecksum(header: string | undefined): { algorithm: string; 
   const [name = '', expected = '', extra] = header.trim().split(' ')
   const algorithm = CHECKSUM_ALGORITHMS[name]
   if (!algorithm || !expected || extra !== undefined) {
-    throw tusError(400, `Upload-Checksum must be "<algorithm> <base64 digest>" with one of ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}`, 'checksum_unsupported')
+    throw new ApiError('CHECKSUM_UNSUPPORTED', { message: `Upload-Checksum must be "<algorithm> <base64 digest>" with one of ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}` })
   }
   return { algorithm, expected }
 }
@@ -111,7 +113,7 @@ class PartWriter {
   async loadTail(): Promise<void> {
     if (!this.upload.tailKey) return
     const tail = await this.deps.bucket.get(this.upload.tailKey)
-    if (!tail || tail.size !== this.upload.tailBytes) throw new ApiError(500, 'the upload tail is missing')
+    if (!tail || tail.size !== this.upload.tailBytes) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`the tail ${this.upload.tailKey} of upload ${this.upload.id} is missing or changed`) })
     this.piece.set(new Uint8Array(await tail.arrayBuffer()))
     this.filled = this.upload.tailBytes
   }
@@ -137,7 +139,7 @@ class PartWriter {
       .where(eq(uploads.id, this.upload.id))
       .returning({ next: uploads.nextPart })
     const partNumber = (taken?.next ?? 0) - 1
-    if (partNumber < 1 || partNumber > MAX_PARTS) throw new ApiError(500, 'the upload has used all its part numbers')
+    if (partNumber < 1 || partNumber > MAX_PARTS) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`upload ${this.upload.id} has used all its part numbers`) })
     const part = await this.multipart.uploadPart(partNumber, bytes)
     this.parts.push({ partNumber, etag: part.etag, size: this.filled })
     this.piece = new Uint8Array(this.upload.partBytes)
@@ -156,7 +158,7 @@ async function receive(body: ReadableStream<Uint8Array>, sinks: { writer: PartWr
       received += value.byteLength
       if (received > sinks.limit) {
         await reader.cancel().catch(() => {})
-        throw tusError(413, `the bytes go past the upload's length (Upload-Length); at most ${sinks.limit} more may be sent`, 'file_too_large')
+        throw tooLarge(`the bytes go past the upload's length (Upload-Length); at most ${sinks.limit} more may be sent`)
       }
       await sinks.writer.write(value)
       // The part writer copied the chunk, so the hash may take it.
@@ -177,15 +179,15 @@ async function receive(body: ReadableStream<Uint8Array>, sinks: { writer: PartWr
 export async function appendToUpload(deps: UploadDeps, upload: UploadRow, request: AppendRequest): Promise<AppendResult> {
   if (upload.fileId) {
     if (request.offset === upload.offset && !request.contentLength) return { upload, interrupted: false }
-    throw tusError(409, 'the upload is complete', 'upload_complete')
+    throw offsetMismatch('the upload is complete', upload.offset)
   }
   if (request.offset !== upload.offset) {
-    throw tusError(409, `Upload-Offset is ${request.offset}; the upload's offset is ${upload.offset}`, 'offset_mismatch', { offset: upload.offset })
+    throw offsetMismatch(`Upload-Offset is ${request.offset}; the upload's offset is ${upload.offset}`, upload.offset)
   }
   const length = upload.length ?? 0
   const limit = length - upload.offset
   if (request.contentLength !== undefined && request.contentLength > limit) {
-    throw tusError(413, `the PATCH has ${request.contentLength} bytes; the upload has ${limit} left (Upload-Length ${length})`, 'file_too_large')
+    throw tooLarge(`the PATCH has ${request.contentLength} bytes; the upload has ${limit} left (Upload-Length ${length})`)
   }
   if (limit === 0) {
     // Nothing left to send (an empty file): complete now.
@@ -213,7 +215,7 @@ export async function appendToUpload(deps: UploadDeps, upload: UploadRow, reques
     // interrupted body cannot match its checksum either.
     const actual = btoa(String.fromCharCode(...new Uint8Array(await checksum.digest)))
     if (interrupted || actual !== request.checksum.expected) {
-      throw new ApiError(460 as 400, 'the bytes do not match Upload-Checksum; nothing of them was kept', { code: 'checksum_mismatch' })
+      throw new ApiError('CHECKSUM_MISMATCH', { message: 'the bytes do not match Upload-Checksum; nothing of them was kept' })
     }
   }
   const newOffset = upload.offset + received
@@ -250,10 +252,14 @@ export async function appendToUpload(deps: UploadDeps, upload: UploadRow, reques
   const updated = claimed[0]
   if (!updated) {
     await discard()
-    throw tusError(409, 'another request changed the upload meanwhile; ask HEAD for its offset', 'offset_mismatch')
+    throw offsetMismatch('another request changed the upload meanwhile; ask HEAD for its offset')
   }
   if (upload.tailKey) await deps.bucket.delete(upload.tailKey)
-  if (!isComplete) return { upload: updated, interrupted }
+  if (!isComplete) {
+    // The reservation lives as long as the upload; failing to extend it must not fail bytes already stored.
+    await renewUploadQuota(deps, updated).catch(() => {})
+    return { upload: updated, interrupted }
+  }
   const file = await completeUpload(deps, updated, whole ? hex(await whole.digest) : undefined)
   return { upload: { ...updated, fileId: file.id }, file, interrupted }
 }
