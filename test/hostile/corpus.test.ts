@@ -37,7 +37,7 @@ describe('hostile inputs through the queue', () => {
     } else if (hostile.expect === 'failed') {
       expect(res.status, JSON.stringify(res.body)).toBeGreaterThanOrEqual(400)
       expect(res.status).toBeLessThan(500)
-      expect(res.body).toMatchObject({ message: expect.stringMatching(hostile.reason!), code: 'conversion_failed', job: expect.any(String) })
+      expect(res.body).toMatchObject({ message: expect.stringMatching(hostile.reason!), code: 'CONVERSION_FAILED', job: expect.any(String) })
       expect(jobs).toMatchObject([{ status: 'failed' }])
       // The failed step left nothing: no child record, no object beyond the original's.
       expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body).toMatchObject({ files: [] })

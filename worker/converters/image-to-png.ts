@@ -4,7 +4,7 @@
 // produces no output, which ends the chain.
 import { decodeImage } from '../engines/image/decode'
 import { type ImageHeader, readImageHeader } from '../engines/image/header'
-import { ImageTooLargeError } from '../engines/image/limits'
+import { ImageStructureError, ImageTooLargeError } from '../engines/image/limits'
 import { reachesEndOfImage } from '../engines/image/jpeg-end'
 import { fitWithin } from '../engines/image/resize'
 import { encodePng, encodePngBytes, type RawImage } from '../engines/png/encode'
@@ -35,7 +35,9 @@ export const imageToPng: Converter = {
       decoded = await decodeImage(bytes, { maxPixels: IMAGE_MAX_PIXELS, maxSide: IMAGE_MAX_SIDE })
     } catch (error) {
       if (error instanceof ImageTooLargeError) throw new ConversionError(error.message, { cause: error })
-      throw new ConversionError(`the ${header.format.toUpperCase()} image cannot be decoded: ${(error as Error)?.message ?? error}`, { cause: error })
+      // Our own structure checks say what is wrong; a decoder's internal message stays in the log.
+      const reason = error instanceof ImageStructureError ? `: ${error.message}` : ''
+      throw new ConversionError(`the ${header.format.toUpperCase()} image cannot be decoded${reason}`, { cause: error })
     }
     const image = IMAGE_MAX_DIMENSION > 0 ? fitWithin(decoded, IMAGE_MAX_DIMENSION) : decoded
     const metadata = { width: image.width, height: image.height, source_format: header.format }

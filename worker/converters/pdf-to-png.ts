@@ -9,7 +9,8 @@ import { ConversionError, type ConversionContext, type ConversionInput, type Con
 const POINTS_PER_INCH = 72
 
 function passwordOf(ctx: ConversionContext): string | undefined {
-  const password = ctx.options.password
+  // A PDF this job's office step encrypted opens with its userPassword; any other with options.password.
+  const password = ctx.options.userPassword || ctx.options.password
   return typeof password === 'string' && password ? password : undefined
 }
 
@@ -17,7 +18,7 @@ function passwordOf(ctx: ConversionContext): string | undefined {
 async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
   // PDFium reads from memory: the file is streamed into its heap, and PDF_MAX_BYTES bounds that one copy.
   const maxBytes = ctx.config.PDF_MAX_BYTES
-  if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes (PDF_MAX_BYTES)`, { status: 413 })
+  if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes`, { status: 413 })
   try {
     const limits = { maxImagePixels: ctx.config.PDF_MAX_IMAGE_PIXELS, maxPagePixels: ctx.config.PDF_MAX_PAGE_PIXELS, maxSide: ctx.config.IMAGE_MAX_SIDE }
     yield* eachFromPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, limits)
@@ -29,7 +30,7 @@ async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use
     }
     if (error instanceof PdfImageTooLargeError) {
       const limit = ctx.config.PDF_MAX_IMAGE_PIXELS
-      throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels (PDF_MAX_IMAGE_PIXELS)`)
+      throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels`)
     }
     if (error instanceof PdfOpenError) {
       if (error.needsPassword) {
@@ -43,7 +44,7 @@ async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use
 
 function checkPageCount(count: number, maxPages: number): void {
   if (count === 0) throw new ConversionError('the PDF has no pages')
-  if (count > maxPages) throw new ConversionError(`the PDF has ${count} pages; the limit is ${maxPages} (PDF_MAX_PAGES)`)
+  if (count > maxPages) throw new ConversionError(`the PDF has ${count} pages; the limit is ${maxPages}`)
 }
 
 /**
