@@ -1,7 +1,7 @@
 // The hostile-input corpus, generated at test time (nothing large is committed): one file per case of issue 17
 // and the classic attacks on parsers (decompression bombs, cycles, deep nesting, lying headers, truncation,
 // huge dimensions in tiny files), for every converter. Pure: runs in workerd (tests) and Node (bench/hostile.ts).
-import { buildPdf } from '../support/pdf'
+import { buildPdf } from '../support/pdf.ts'
 
 const encoder = new TextEncoder()
 const text = (value: string) => encoder.encode(value)
@@ -139,9 +139,18 @@ export async function tiffDeflateBomb(): Promise<Uint8Array> {
   return grayTiff(1000, 1000, 8, await deflatedZeros(256))
 }
 
-/** A TIFF whose IFD names itself as the next one: UTIF.decode would loop forever. */
+/** A TIFF whose IFD names itself as the next one: UTIF.decode would loop forever (only the first IFD is read). */
 export function tiffIfdCycle(): Uint8Array {
   return grayTiff(4, 4, 1, new Uint8Array(16), 8)
+}
+
+/** A TIFF whose SubIFDs tag points back at its own IFD: UTIF would recurse until the stack ran out. */
+export function tiffSubIfdCycle(): Uint8Array {
+  return tiff([
+    { tag: 256, type: 4, count: 1, value: 4 },
+    { tag: 257, type: 4, count: 1, value: 4 },
+    { tag: 330, type: 4, count: 1, value: 8 },
+  ])
 }
 
 /** A 12-byte tag entry that claims 4 billion values. */
@@ -231,7 +240,8 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   { name: 'avif-primary.avif', why: 'an AVIF whose first ispe is a 10×10 thumbnail, the primary 60000×60000', expect: 'failed', reason: /60000×60000.*IMAGE_MAX_SIDE/, bytes: async () => avifPrimaryFlood() },
   { name: 'avif-no-primary.avif', why: 'an AVIF with no primary item', expect: 'failed', reason: /no primary item|no meta/, bytes: async () => avifWithoutPrimary() },
   { name: 'tiff-flood.tif', why: 'a TIFF first IFD of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => tiffWithSize(60000, 60000) },
-  { name: 'tiff-cycle.tif', why: 'a TIFF whose IFD chain is a cycle', expect: 'failed', reason: /cycle/, bytes: async () => tiffIfdCycle() },
+  { name: 'tiff-cycle.tif', why: 'a TIFF whose IFD chain is a cycle (only the first IFD is read)', expect: 'done', bytes: async () => tiffIfdCycle() },
+  { name: 'tiff-subifd-cycle.tif', why: 'a TIFF whose SubIFDs point back at its own IFD', expect: 'failed', reason: /cycle of IFDs/, bytes: async () => tiffSubIfdCycle() },
   { name: 'tiff-count.tif', why: 'a TIFF tag claiming 4 billion values', expect: 'failed', reason: /claims \d+ values/, bytes: async () => tiffCountBomb() },
   { name: 'tiff-deflate-bomb.tif', why: 'a 1000×1000 TIFF whose Deflate strip inflates to 256 MiB', expect: 'done', bytes: tiffDeflateBomb },
   { name: 'bmp-flood.bmp', why: 'a BMP header of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => bmpWithSize(60000, 60000) },
