@@ -3,9 +3,8 @@
 // /convert/office alias), GET /health, GET /version. Run: node sidecar/server.ts (SIDECAR_HOST, SIDECAR_PORT).
 import { spawn } from 'node:child_process'
 import { randomUUID, timingSafeEqual } from 'node:crypto'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
@@ -136,8 +135,8 @@ async function readForm(request: IncomingMessage, options: SidecarOptions): Prom
   }
 }
 
-async function mergePdfs(pdfs: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
-  const dir = await mkdtemp(join(tmpdir(), 'edgefloor-merge-'))
+async function mergePdfs(pool: LibreOfficePool, pdfs: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
+  const dir = await pool.scratch('merge-')
   try {
     const inputs = await Promise.all(pdfs.map(async (pdf, i) => {
       const path = join(dir, `${String(i).padStart(4, '0')}.pdf`)
@@ -210,7 +209,7 @@ async function convertRoute(request: IncomingMessage, response: ServerResponse, 
   const gotenberg6Name = form.get('resultFilename')
   const outputName = safeName(request.headers['gotenberg-output-filename']?.toString() || (typeof gotenberg6Name === 'string' && gotenberg6Name.replace(/\.(pdf|zip)$/i, '')) || randomUUID())
   if (pdfs.length === 1 || flag(form.get('merge'))) {
-    const pdf = pdfs.length === 1 ? pdfs[0]! : await mergePdfs(pdfs, options.timeoutMs)
+    const pdf = pdfs.length === 1 ? pdfs[0]! : await mergePdfs(pool, pdfs, options.timeoutMs)
     send(response, 200, pdf, { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${outputName}.pdf"` })
     return
   }
@@ -227,8 +226,9 @@ export interface RunningSidecar {
 }
 
 export async function startSidecar(options: SidecarOptions): Promise<RunningSidecar> {
-  const pool = new LibreOfficePool(options)
-  await pool.ready()
+  // The pool is made once the port is ours: its temp root is named by the port (swept at start), and LibreOffice
+  // starts now, so the first conversion finds it warm. Requests wait for it in the queue meanwhile.
+  let pool = undefined as unknown as LibreOfficePool
   const server: Server = createServer(async (request, response) => {
     const trace = request.headers['gotenberg-trace']?.toString() || randomUUID()
     // On every answer, 401s and errors included, as Gotenberg's trace middleware runs before the others.
@@ -272,6 +272,8 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
   await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve))
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : options.port
+  pool = new LibreOfficePool({ ...options, port })
+  await pool.ready()
   return {
     url: `http://${options.host}:${port}`,
     pool,
