@@ -87,6 +87,7 @@ export const files = sqliteTable(
     uniqueIndex('files_origin_unique').on(table.originKey),
     index('files_user_id').on(table.userId, table.id),
     index('files_parent').on(table.parentId, table.partIndex),
+    index('files_user_size').on(table.userId, table.size),
   ],
 )
 
@@ -186,4 +187,23 @@ export const uploadParts = sqliteTable(
     size: integer('size').notNull(),
   },
   (table) => [primaryKey({ columns: [table.uploadId, table.partNumber] })],
+)
+
+/**
+ * Bytes held against a user's quota (FILES_QUOTA_BYTES) before they are written: an upload, a replace, a
+ * conversion output, a resumable upload's parts. A user's usage is the sum of their files' sizes plus their
+ * unexpired reservations; worker/files/quota.ts is the only writer.
+ */
+export const storageReservations = sqliteTable(
+  'storage_reservations',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    bytes: integer('bytes').notNull(),
+    /** A reservation whose holder died stops counting at this time; the scheduled sweep removes it. */
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [index('storage_reservations_user').on(table.userId, table.expiresAt)],
 )

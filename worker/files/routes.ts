@@ -13,7 +13,7 @@ import { streamDownload } from './download'
 import { childrenOf, deleteFileTree, renameFile, fileNotFound, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
-import { cleanFileName, extensionOf, readUpload, uploadAllowance } from './upload'
+import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
 import { afterUpload } from './hooks'
 import { abortUpload, completeUpload, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, startUpload, uploadPart, type UploadRow } from './resumable'
 
@@ -289,16 +289,16 @@ async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | un
     const row = await c.var.db.query.files.findFirst({ where: eq(files.id, id) })
     if (!row) throw fileNotFound()
     if (!(await verifyFileToken(c.var.config, signed, row.id, row.userId))) {
-      throw new ApiError(401, 'the file link is invalid or has expired', { code: 'unauthorized' })
+      throw new ApiError('FILE_LINK_INVALID')
     }
     return row
   }
   const token = bearerToken(c.req.header('authorization'))
   const claims = token ? await readToken(c.var.config, token, 'auth') : undefined
-  if (!claims) throw new ApiError(401, 'missing bearer token or signed file link', { code: 'unauthorized', headers: { 'www-authenticate': 'Bearer' } })
+  if (!claims) throw new ApiError('TOKEN_MISSING', { message: 'missing bearer token or signed file link', headers: { 'www-authenticate': 'Bearer' } })
   // The stamp check of requireAuth: a revoked session must not download either.
   const user = await c.var.db.query.users.findFirst({ columns: { id: true, securityStamp: true }, where: (users, { eq }) => eq(users.id, claims.sub) })
-  if (!user || user.securityStamp !== claims.stm) throw new ApiError(401, 'invalid or expired token', { code: 'unauthorized' })
+  if (!user || user.securityStamp !== claims.stm) throw new ApiError('TOKEN_INVALID', { headers: { 'www-authenticate': 'Bearer' } })
   return findOwnedFile(c.var.db, user.id, id)
 }
 
@@ -339,10 +339,10 @@ export function fileRoutes() {
     })
     .openapi(upload, async (c) => {
       const incoming = await readUpload(c.req.raw, c.var.user.id)
-      const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size)
+      const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size)
       const row = await storeFile(
         { db: c.var.db, bucket: c.env.BUCKET },
-        { ...incoming, ...allowance, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },
+        { ...incoming, ...limits, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },
       )
       await afterUpload(c, row)
       return c.json(await shape(c, row), 201)
@@ -372,7 +372,7 @@ export function fileRoutes() {
       const stale = tree.filter((file) => file.id !== row.id)
       // The replace frees the old bytes and the conversions it deletes: the quota does not count them.
       const reclaimedBytes = tree.reduce((sum, file) => sum + file.size, 0)
-      const allowance = await uploadAllowance(c.var.db, c.var.config, c.var.user.id, incoming.size, { reclaimedBytes })
+      const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size, { reclaimedBytes })
       const hasNewName = c.req.header('x-edgefloor-name') ?? c.req.header('x-basefloor-name')
       const name = hasNewName ? incoming.name : row.name
       const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, stale, {
@@ -380,7 +380,7 @@ export function fileRoutes() {
         name,
         extension: hasNewName ? incoming.extension : extensionOf(row.name) || incoming.extension,
         fileModifiedAt: incoming.modifiedAt,
-        ...allowance,
+        ...limits,
       })
       await afterUpload(c, updated)
       return c.json(await shape(c, updated), 200)

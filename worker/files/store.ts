@@ -7,6 +7,7 @@ import { newId } from '../db/ids'
 import { files } from '../db/schema'
 import { ApiError } from '../errors'
 import { objectKey } from './keys'
+import type { QuotaHold } from './quota'
 import type { FileRow } from './records'
 
 export interface StoreDeps {
@@ -25,8 +26,11 @@ export interface NewFile {
   readonly size?: number
   /** Refuse (413) once the stream passes this many bytes. */
   readonly maxBytes?: number
-  /** The error for passing maxBytes, when a quota rather than the size limit set it. */
-  readonly overLimit?: () => ApiError
+  /**
+   * The user's quota hold (worker/files/quota.ts): grown before bytes past it are written, committed with the
+   * record, released on any failure. storeFile and replaceFileContent end it either way.
+   */
+  readonly quota?: QuotaHold
   readonly prefix?: string
   readonly fileModifiedAt?: number | null
   readonly partIndex?: number | null
@@ -50,15 +54,16 @@ export interface Written {
 export const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
 
 /** Counts and hashes the bytes passing through; errors with 413/400 when they exceed the limits. */
-function meter(limits: { size?: number; maxBytes?: number; overLimit?: () => ApiError }) {
+function meter(limits: { size?: number; maxBytes?: number; quota?: QuotaHold }) {
   const digest = new crypto.DigestStream('SHA-256')
   const hashing = digest.getWriter()
   let size = 0
   const stream = new TransformStream<Uint8Array, Uint8Array>({
     async transform(chunk, controller) {
       size += chunk.byteLength
-      if (limits.maxBytes !== undefined && size > limits.maxBytes) throw limits.overLimit?.() ?? tooLarge(limits.maxBytes)
+      if (limits.maxBytes !== undefined && size > limits.maxBytes) throw tooLarge(limits.maxBytes)
       if (limits.size !== undefined && size > limits.size) throw sizeMismatch(limits.size)
+      await limits.quota?.ensure(size)
       await hashing.write(chunk.slice())
       controller.enqueue(chunk)
     },
@@ -70,10 +75,10 @@ function meter(limits: { size?: number; maxBytes?: number; overLimit?: () => Api
   return { stream, result: async (): Promise<Written> => ({ size, hash: hex(await digest.digest) }) }
 }
 
-const tooLarge = (maxBytes: number) => new ApiError(413, `the file is larger than ${maxBytes} bytes`, { code: 'file_too_large' })
+const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message: `the file is larger than ${maxBytes} bytes`, details: { max_bytes: maxBytes } })
 
 const sizeMismatch = (declared: number) =>
-  new ApiError(400, `the file's size does not match the declared size of ${declared} bytes`, { code: 'size_mismatch' })
+  new ApiError('SIZE_MISMATCH', { message: `the file's size does not match the declared size of ${declared} bytes` })
 
 async function putStream(bucket: R2Bucket, key: string, source: ReadableStream<Uint8Array>, file: NewFile): Promise<Written> {
   const metered = meter(file)
@@ -143,7 +148,8 @@ async function putInParts(bucket: R2Bucket, key: string, stream: ReadableStream<
 /** Writes the bytes under `key` and answers their size and SHA-256. */
 export async function writeObject(bucket: R2Bucket, key: string, file: NewFile): Promise<Written> {
   if (file.body instanceof Uint8Array) {
-    if (file.maxBytes !== undefined && file.body.byteLength > file.maxBytes) throw file.overLimit?.() ?? tooLarge(file.maxBytes)
+    if (file.maxBytes !== undefined && file.body.byteLength > file.maxBytes) throw tooLarge(file.maxBytes)
+    await file.quota?.ensure(file.body.byteLength)
     const hash = hex(await crypto.subtle.digest('SHA-256', file.body))
     await bucket.put(key, file.body, { httpMetadata: { contentType: file.contentType } })
     return { size: file.body.byteLength, hash }
@@ -175,8 +181,17 @@ export function fileRow(file: Omit<NewFile, 'body'>, id: string, key: string, wr
   }
 }
 
-/** Stores bytes and record; returns the record. Idempotent on `originKey`. */
+/** Stores bytes and record; returns the record. Idempotent on `originKey`. Ends `file.quota` either way. */
 export async function storeFile(deps: StoreDeps, file: NewFile): Promise<FileRow> {
+  try {
+    return await writeFileAndRecord(deps, file)
+  } finally {
+    // Committed with the record, or never needed: a no-op after the commit, the release after a failure.
+    await file.quota?.release()
+  }
+}
+
+async function writeFileAndRecord(deps: StoreDeps, file: NewFile): Promise<FileRow> {
   if (file.originKey) {
     const existing = await deps.db.query.files.findFirst({ where: eq(files.originKey, file.originKey) })
     if (existing) {
@@ -190,7 +205,8 @@ export async function storeFile(deps: StoreDeps, file: NewFile): Promise<FileRow
   const key = file.key ?? objectKey(file.userId, id, file.prefix)
   const written = await writeObject(deps.bucket, key, file)
   try {
-    const [row] = await deps.db.insert(files).values(fileRow(file, id, key, written, now)).returning()
+    const insert = deps.db.insert(files).values(fileRow(file, id, key, written, now)).returning()
+    const [[row]] = file.quota ? await deps.db.batch([insert, file.quota.commit()]) : [await insert]
     return row!
   } catch (error) {
     if (file.originKey) {
@@ -217,6 +233,19 @@ export async function replaceFileContent(
   staleChildren: ReadonlyArray<{ id: string; key: string }>,
   file: Omit<NewFile, 'userId'>,
 ): Promise<FileRow> {
+  try {
+    return await replaceObjectAndRecord(deps, row, staleChildren, file)
+  } finally {
+    await file.quota?.release()
+  }
+}
+
+async function replaceObjectAndRecord(
+  deps: StoreDeps,
+  row: FileRow,
+  staleChildren: ReadonlyArray<{ id: string; key: string }>,
+  file: Omit<NewFile, 'userId'>,
+): Promise<FileRow> {
   const now = Date.now()
   const key = objectKey(row.userId, newId(now), row.prefix)
   const written = await writeObject(deps.bucket, key, { ...file, userId: row.userId })
@@ -237,7 +266,7 @@ export async function replaceFileContent(
       .where(eq(files.id, row.id))
       .returning()
     const removals = chunk(staleChildren.map((child) => child.id), 90).map((ids) => deps.db.delete(files).where(inArray(files.id, ids)))
-    const [updated] = await deps.db.batch([update, ...removals])
+    const [updated] = await deps.db.batch([update, ...removals, ...(file.quota ? [file.quota.commit()] : [])])
     await deps.bucket.delete([row.key, ...staleChildren.map((child) => child.key)])
     return updated[0]!
   } catch (error) {

@@ -1,11 +1,10 @@
 // POST /files and content replacement: the client's X-Edgefloor-* headers read and checked, the multipart file
 // streamed to storage with its type sniffed from the first bytes, the quota enforced.
-import { eq, sum } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
-import { files } from '../db/schema'
 import { ApiError } from '../errors'
 import { readMultipartFile } from './multipart'
+import { holdQuota, quotaExceeded, usedBytes, type QuotaHold } from './quota'
 import { SNIFF_BYTES, sniffContentType } from './sniff'
 
 export interface UploadMeta {
@@ -21,7 +20,7 @@ export interface IncomingFile extends UploadMeta {
   readonly body: ReadableStream<Uint8Array>
 }
 
-const bad = (message: string) => new ApiError(400, message, { code: 'validation_failed' })
+const bad = (message: string) => new ApiError('VALIDATION_FAILED', { message })
 
 /** X-Edgefloor-<name>, or the Basefloor client's X-Basefloor-<name>. */
 function uploadHeader(headers: Headers, name: string): string | undefined {
@@ -131,15 +130,7 @@ export interface Allowance {
   readonly overLimit: () => ApiError
 }
 
-const tooLarge = (maxBytes: number) => new ApiError(413, `the file is larger than ${maxBytes} bytes`, { code: 'file_too_large' })
-
-function quotaExceeded(used: number, quota: number, size?: number): ApiError {
-  const left = Math.max(0, quota - used)
-  return new ApiError(413, `storage quota exceeded: ${used} of ${quota} bytes used, ${left} left${size === undefined ? '' : `, the file has ${size}`}`, {
-    code: 'quota_exceeded',
-    details: { used, quota },
-  })
-}
+const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message: `the file is larger than ${maxBytes} bytes`, details: { max_bytes: maxBytes } })
 
 export interface AllowanceOptions {
   /** The size limit of this kind of upload; FILES_MAX_BYTES unless given. */
@@ -148,14 +139,27 @@ export interface AllowanceOptions {
   readonly reclaimedBytes?: number
 }
 
-/** What this user may still store in one file; 413 at once when the declared size is already too much. */
+/**
+ * The size limit, then a quota hold for this upload (worker/files/quota.ts): 413 at once when the declared
+ * size is over either; the hold grows as the bytes arrive and ends with storeFile or replaceFileContent.
+ */
+export async function reserveUpload(db: Database, config: Config, userId: string, declaredSize?: number, options: AllowanceOptions = {}): Promise<{ maxBytes: number; quota: QuotaHold }> {
+  const maxBytes = options.maxBytes ?? config.FILES_MAX_BYTES
+  if (declaredSize !== undefined && declaredSize > maxBytes) throw tooLarge(maxBytes)
+  const quota = await holdQuota(db, config.FILES_QUOTA_BYTES, userId, { bytes: declaredSize, reclaimBytes: options.reclaimedBytes })
+  return { maxBytes, quota }
+}
+
+/**
+ * What this user may still store in one file; 413 at once when the declared size is already too much. A check,
+ * not a reservation: writers that must hold against parallel writers use holdQuota (worker/files/quota.ts).
+ */
 export async function uploadAllowance(db: Database, config: Config, userId: string, declaredSize?: number, options: AllowanceOptions = {}): Promise<Allowance> {
   const sizeLimit = options.maxBytes ?? config.FILES_MAX_BYTES
   if (declaredSize !== undefined && declaredSize > sizeLimit) throw tooLarge(sizeLimit)
   const quota = config.FILES_QUOTA_BYTES
   if (quota === 0) return { maxBytes: sizeLimit, overLimit: () => tooLarge(sizeLimit) }
-  const [usage] = await db.select({ used: sum(files.size) }).from(files).where(eq(files.userId, userId))
-  const used = Math.max(0, Number(usage?.used ?? 0) - (options.reclaimedBytes ?? 0))
+  const used = await usedBytes(db, userId, { reclaimBytes: options.reclaimedBytes })
   const left = quota - used
   if (left <= 0 || (declaredSize !== undefined && declaredSize > left)) throw quotaExceeded(used, quota, declaredSize)
   if (left >= sizeLimit) return { maxBytes: sizeLimit, overLimit: () => tooLarge(sizeLimit) }

@@ -1,0 +1,120 @@
+// The storage quota (FILES_QUOTA_BYTES): bytes are reserved in D1 before they are written, so parallel writers
+// cannot pass the quota together. A user's usage is the sum of their files' sizes plus their unexpired
+// reservations (storage_reservations), read and compared inside the one SQL statement that reserves: D1 runs a
+// statement atomically, so two reservations never both see the same bytes free.
+//
+// Contract, for every writer of a user's bytes (POST /files, PUT /files/:id, conversion outputs, resumable parts):
+//  1. Before the first byte: `const hold = await holdQuota(db, quotaBytes, userId, { bytes })`. It reserves
+//     `bytes` (1 when the size is not known yet) or throws 413 `quota_exceeded` ("storage quota exceeded: …").
+//     `reclaimBytes`: what the write frees once committed (a replace's old content): not counted as used.
+//  2. Before writing past what is reserved: `await hold.ensure(totalBytes)` (the total so far, not the increment).
+//     It grows the reservation (a little ahead, so a stream costs few round trips) or throws the same 413.
+//  3. On success: put `hold.commit()` in the same D1 batch that writes the file record; the bytes then count
+//     through the record, and the reservation ends in the same transaction.
+//  4. On failure: `await hold.release()` (idempotent, never throws). A holder that dies instead stops counting
+//     at `expiresAt` (ttlMs, 1 h by default); the scheduled sweep (sweepExpiredReservations) deletes the row.
+// A resumable upload passes its upload id as `id` and its TTL as `ttlMs`: calling holdQuota again with the same id
+// (each part, with the new total) resizes that one reservation; `releaseQuota(db, id)` ends it on abort or expiry
+// and `commitQuota(db, id)` in the completing batch. With FILES_QUOTA_BYTES = 0 nothing is reserved or checked.
+import { eq, lte, sql } from 'drizzle-orm'
+import type { Database } from '../db/client'
+import { newId } from '../db/ids'
+import { storageReservations } from '../db/schema'
+import { ApiError } from '../errors'
+
+const HOUR_MS = 60 * 60 * 1000
+const MiB = 1024 * 1024
+
+export interface QuotaHold {
+  readonly id: string
+  /** Makes sure `totalBytes` are reserved; throws 413 quota_exceeded when that would pass the quota. */
+  ensure(totalBytes: number): Promise<void>
+  /** The statement that ends the reservation, for the batch that writes the file record. */
+  commit(): ReturnType<typeof commitQuota>
+  release(): Promise<void>
+}
+
+export interface HoldOptions {
+  /** Bytes to reserve at once (a declared size); absent when unknown. */
+  readonly bytes?: number
+  /** Bytes the write frees when it commits (the content it replaces): not counted as used. */
+  readonly reclaimBytes?: number
+  /** A stable id (a resumable upload's) to resize the same reservation across requests. */
+  readonly id?: string
+  readonly ttlMs?: number
+}
+
+export function quotaExceeded(used: number, quota: number, size?: number): ApiError {
+  const left = Math.max(0, quota - used)
+  return new ApiError('QUOTA_EXCEEDED', {
+    message: `storage quota exceeded: ${used} of ${quota} bytes used, ${left} left${size === undefined ? '' : `, the file has ${size}`}`,
+    details: { used, quota },
+  })
+}
+
+/** The bytes a user's files and unexpired reservations (but `exceptId`'s) take. */
+function usedSql(userId: string, now: number, exceptId: string) {
+  return sql`((SELECT COALESCE(SUM(size), 0) FROM files WHERE user_id = ${userId})
+    + (SELECT COALESCE(SUM(bytes), 0) FROM storage_reservations WHERE user_id = ${userId} AND expires_at > ${now} AND id != ${exceptId}))`
+}
+
+/** What the user has stored and reserved, less `reclaimBytes`, not counting reservation `exceptId`. */
+export async function usedBytes(db: Database, userId: string, options: { exceptId?: string; reclaimBytes?: number } = {}): Promise<number> {
+  const [row] = await db.all<{ used: number }>(sql`SELECT ${usedSql(userId, Date.now(), options.exceptId ?? '')} AS used`)
+  return Math.max(0, Number(row?.used ?? 0) - (options.reclaimBytes ?? 0))
+}
+
+/** Sets reservation `id` to `bytes` if the user's usage leaves room for them: one statement, so atomic. */
+async function tryReserve(db: Database, quota: number, userId: string, id: string, bytes: number, reclaimBytes: number, ttlMs: number): Promise<boolean> {
+  const now = Date.now()
+  const rows = await db.all<{ id: string }>(sql`
+    INSERT INTO storage_reservations (id, user_id, bytes, expires_at)
+    SELECT ${id}, ${userId}, ${bytes}, ${now + ttlMs}
+    WHERE ${usedSql(userId, now, id)} - ${reclaimBytes} + ${bytes} <= ${quota}
+    ON CONFLICT (id) DO UPDATE SET bytes = excluded.bytes, expires_at = excluded.expires_at
+    RETURNING id`)
+  return rows.length > 0
+}
+
+export function commitQuota(db: Database, id: string) {
+  return db.delete(storageReservations).where(eq(storageReservations.id, id))
+}
+
+export async function releaseQuota(db: Database, id: string): Promise<void> {
+  await commitQuota(db, id).catch(() => {})
+}
+
+/** Reserves `options.bytes` for the user (413 when the quota has no room) and answers the hold to grow and end. */
+export async function holdQuota(db: Database, quotaBytes: number, userId: string, options: HoldOptions = {}): Promise<QuotaHold> {
+  const id = options.id ?? newId()
+  const reclaimBytes = options.reclaimBytes ?? 0
+  const ttlMs = options.ttlMs ?? HOUR_MS
+  let reserved = 0
+  const exceeded = async (size?: number) => quotaExceeded(await usedBytes(db, userId, { exceptId: id, reclaimBytes }), quotaBytes, size)
+  const reserve = async (bytes: number) => {
+    if (!(await tryReserve(db, quotaBytes, userId, id, bytes, reclaimBytes, ttlMs))) return false
+    reserved = bytes
+    return true
+  }
+  const hold: QuotaHold = {
+    id,
+    async ensure(totalBytes) {
+      if (quotaBytes === 0 || totalBytes <= reserved) return
+      // Ahead by a quarter of what is held (1-16 MiB): a 100 MB stream grows its hold a dozen times, not per chunk.
+      const ahead = Math.min(16 * MiB, Math.max(MiB, Math.floor(reserved / 4)))
+      if ((await reserve(totalBytes + ahead)) || (await reserve(totalBytes))) return
+      throw await exceeded()
+    },
+    commit: () => commitQuota(db, id),
+    release: () => releaseQuota(db, id),
+  }
+  // An unknown size needs room for one byte at least: a user at the quota is refused before sending anything.
+  if (quotaBytes > 0 && !(await reserve(options.bytes ?? 1))) throw await exceeded(options.bytes)
+  return hold
+}
+
+/** The scheduled sweep: reservations whose holder died (they stopped counting at expiry) are removed. */
+export async function sweepExpiredReservations(db: Database, now = Date.now()): Promise<number> {
+  const removed = await db.delete(storageReservations).where(lte(storageReservations.expiresAt, now)).returning({ id: storageReservations.id })
+  return removed.length
+}
