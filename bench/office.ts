@@ -137,7 +137,7 @@ try {
   startup = { ours: 0, uno: 0 }
 
   // Warm conversions: the same document through the sidecar and over raw UNO, alternating.
-  const sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, restartAfter: 1_000_000 })
+  const sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 64, restartAfter: 1_000_000 })
   closing.push(() => sidecar.close())
   for (const name of fixtures) {
     await convertViaSidecar(sidecar.url, name)
