@@ -115,7 +115,7 @@ try {
     2,
     async () => {
       const started = performance.now()
-      const sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1 })
+      const sidecar = await startSidecar({ ...optionsFromEnv({}), log: () => {}, port: 0, processes: 1 })
       startup.ours = performance.now() - started
       try {
         return await convertViaSidecar(sidecar.url, 'hello.docx')
@@ -137,7 +137,7 @@ try {
   startup = { ours: 0, uno: 0 }
 
   // Warm conversions: the same document through the sidecar and over raw UNO, alternating.
-  const sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 64, restartAfter: 1_000_000 })
+  const sidecar = await startSidecar({ ...optionsFromEnv({}), log: () => {}, port: 0, processes: 1, queueSize: 64, restartAfter: 1_000_000 })
   closing.push(() => sidecar.close())
   for (const name of fixtures) {
     await convertViaSidecar(sidecar.url, name)
@@ -151,17 +151,17 @@ try {
   // never recycled, 20 simultaneous documents a batch, batches alternating between the two sidecars.
   const count = 20
   const batch = Array.from({ length: count }, (_, i) => fixtures[i % fixtures.length]!)
-  const recycled = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 64, restartAfter: 10 })
+  const recycled = await startSidecar({ ...optionsFromEnv({}), log: () => {}, port: 0, processes: 1, queueSize: 64, restartAfter: 10 })
   closing.push(() => recycled.close())
   const convertBatch = (url: string) => perSecond(count, () => Promise.all(batch.map((name) => convertViaSidecar(url, name))))
   await convertViaSidecar(recycled.url, 'hello.docx')
   const [withRecycling, withoutRecycling] = await alternate(5, () => convertBatch(recycled.url), () => convertBatch(sidecar.url))
+  console.log(`throughput, ${count} simultaneous documents, 1 LibreOffice process (documents/s):`)
+  console.log(`  recycling every 10 conversions ${withRecycling.toFixed(2)} · never recycling ${withoutRecycling.toFixed(2)} · ratio ${ratio(withRecycling, withoutRecycling)}`)
   const drivers = [await UnoDriver.start()]
   await drivers[0]!.convert('hello.docx')
   const overUno = await perSecond(count, () => convertShared(drivers, batch))
   await drivers[0]!.stop()
-  console.log(`throughput, ${count} simultaneous documents, 1 LibreOffice process (documents/s):`)
-  console.log(`  recycling every 10 conversions ${withRecycling.toFixed(2)} · never recycling ${withoutRecycling.toFixed(2)} · ratio ${ratio(withRecycling, withoutRecycling)}`)
   console.log(`  never recycling ${withoutRecycling.toFixed(2)} · warm UNO one after another ${overUno.toFixed(2)} · ratio ${ratio(withoutRecycling, overUno)}`)
 } finally {
   for (const close of closing) await close()

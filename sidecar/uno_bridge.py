@@ -6,7 +6,8 @@ documents on request, one at a time. Node cannot speak UNO; this is the smallest
 python3-uno. Usage: uno_bridge.py SOFFICE_BIN FOLDER.
 
 Protocol: stdout first says {"ready": true, "office_pid": N} once LibreOffice answers. Then each request is a JSON
-line on stdin, {"name": file name, "size": N, "filter_data": {...}, "password": str | null, "landscape": bool},
+line on stdin, {"name": file name, "size": N, "filter_data": {...}, "password": str | null, "landscape": bool,
+"update_indexes": bool},
 followed by the document's N bytes; each answer a JSON line, {"ok": true, "size": M} followed by the PDF's M
 bytes, or {"ok": false, "kind": "unreadable" | "failed", "message": str}. The document and the PDF exist on disk
 (FOLDER/job, a tmpfs inside the sandbox) only while that request runs. If LibreOffice dies the bridge exits
@@ -15,15 +16,18 @@ non-zero; when stdin closes it stops LibreOffice and exits.
 import contextlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+import zipfile
 
 import uno
 from com.sun.star.connection import NoConnectException
 
-CONNECT_TIMEOUT_S = 60
+# Generous: a LibreOffice making its first profile on a loaded 2-core machine has taken over a minute.
+CONNECT_TIMEOUT_S = 180
 # soffice.bin's exit code when it wants to be started again (after it first made a profile); oosplash and the
 # soffice script would restart it, the bridge does it itself.
 EXIT_RESTART = 81
@@ -65,22 +69,27 @@ def reply(message, body=b''):
 
 
 def connect(pipe, launch):
+    """Launches LibreOffice (again after EXIT_RESTART) and connects; kills it when it never answers."""
     local = uno.getComponentContext()
     resolver = local.ServiceManager.createInstanceWithContext('com.sun.star.bridge.UnoUrlResolver', local)
     deadline = time.monotonic() + CONNECT_TIMEOUT_S
     office = launch()
-    while True:
-        if office.poll() == EXIT_RESTART:
-            office = launch()
-        elif office.poll() is not None:
-            raise SystemExit(f'LibreOffice exited with {office.returncode} before accepting connections')
-        try:
-            context = resolver.resolve(f'uno:pipe,name={pipe};urp;StarOffice.ComponentContext')
-            return context.ServiceManager.createInstanceWithContext('com.sun.star.frame.Desktop', context), office
-        except NoConnectException:
-            if time.monotonic() > deadline:
-                raise SystemExit(f'LibreOffice did not accept connections within {CONNECT_TIMEOUT_S} s')
-            time.sleep(0.1)
+    try:
+        while True:
+            if office.poll() == EXIT_RESTART:
+                office = launch()
+            elif office.poll() is not None:
+                raise SystemExit(f'LibreOffice exited with {office.returncode} before accepting connections')
+            try:
+                context = resolver.resolve(f'uno:pipe,name={pipe};urp;StarOffice.ComponentContext')
+                return context.ServiceManager.createInstanceWithContext('com.sun.star.frame.Desktop', context), office
+            except NoConnectException:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f'LibreOffice did not accept connections within {CONNECT_TIMEOUT_S} s')
+                time.sleep(0.1)
+    except BaseException:
+        office.kill()
+        raise
 
 
 def make_landscape(document):
@@ -97,9 +106,61 @@ def make_landscape(document):
         style.Width, style.Height = max(width, height), min(width, height)
 
 
+# The PDF export settings a request may set (LibreOffice's FilterData names), and their types.
+FILTER_TYPES = {
+    'PageRange': str, 'SelectPdfVersion': int, 'PDFUACompliance': bool,
+    'ExportFormFields': bool, 'AllowDuplicateFieldNames': bool, 'ExportBookmarks': bool,
+    'ExportBookmarksToPDFDestination': bool, 'ExportPlaceholders': bool, 'ExportNotes': bool, 'ExportNotesPages': bool,
+    'ExportOnlyNotesPages': bool, 'ExportNotesInMargin': bool, 'ConvertOOoTargetToPDFTarget': bool,
+    'ExportLinksRelativeFsys': bool, 'ExportHiddenSlides': bool, 'IsSkipEmptyPages': bool, 'IsAddStream': bool,
+    'SinglePageSheets': bool, 'FirstPageOnLeft': bool, 'ResizeWindowToInitialPage': bool, 'CenterWindow': bool,
+    'OpenInFullScreenMode': bool, 'DisplayPDFDocumentTitle': bool, 'HideViewerMenubar': bool, 'HideViewerToolbar': bool,
+    'HideViewerWindowControls': bool, 'UseTransitionEffects': bool, 'UseLosslessCompression': bool,
+    'ReduceImageResolution': bool, 'InitialView': int, 'InitialPage': int, 'Magnification': int, 'Zoom': int,
+    'PageLayout': int, 'OpenBookmarkLevels': int, 'Quality': int, 'MaxImageResolution': int,
+    'Watermark': str, 'TiledWatermark': str, 'WatermarkColor': int, 'WatermarkFontHeight': int,
+    'WatermarkRotateAngle': int, 'WatermarkFontName': str,
+}
+
+
 def filter_data(values):
-    types = {'PageRange': str, 'SelectPdfVersion': int, 'PDFUACompliance': bool}
-    return uno.Any('[]com.sun.star.beans.PropertyValue', tuple(prop(k, types[k](v)) for k, v in values.items() if k in types))
+    return uno.Any('[]com.sun.star.beans.PropertyValue', tuple(prop(k, FILTER_TYPES[k](v)) for k, v in values.items() if k in FILTER_TYPES))
+
+
+MAX_WORKSHEET_BYTES = 128 << 20
+
+
+def without_scroll_position(path):
+    """A copy of an .xlsx/.xlsm whose worksheets forget where they were scrolled, or None when nothing changes.
+
+    SinglePageSheets starts each page at the sheet's saved top-left cell, dropping the rows above it (Gotenberg's
+    issue 1222, fixed there the same way). A workbook with an entry over MAX_WORKSHEET_BYTES is left as it is.
+    """
+    if os.path.splitext(path)[1].lower() not in ('.xlsx', '.xlsm'):
+        return None
+    changed = False
+    target = os.path.join(os.path.dirname(path), 'unscrolled' + os.path.splitext(path)[1].lower())
+    try:
+        with zipfile.ZipFile(path) as source, zipfile.ZipFile(target, 'w', zipfile.ZIP_DEFLATED) as out:
+            for info in source.infolist():
+                if info.file_size > MAX_WORKSHEET_BYTES:
+                    raise ValueError('entry too large to rewrite')
+                data = source.read(info)
+                if info.filename.startswith('xl/worksheets/') and info.filename.lower().endswith('.xml') and b'topLeftCell' in data:
+                    data = re.sub(rb' topLeftCell="[^"]*"', b'', data)
+                    changed = True
+                out.writestr(info, data)
+    except Exception:
+        return None
+    return target if changed else None
+
+
+def update_indexes(document):
+    """Refreshes tables of contents and other indexes, as Gotenberg does before exporting."""
+    if hasattr(document, 'getDocumentIndexes'):
+        indexes = document.getDocumentIndexes()
+        for i in range(indexes.getCount()):
+            indexes.getByIndex(i).update()
 
 
 # Delimited text opens in Calc with these import options: separator, quote ("), UTF-8 (76), from line 1.
@@ -129,7 +190,10 @@ def convert(desktop, request):
         load += [prop('FilterName', 'Text - txt - csv (StarCalc)'), prop('FilterOptions', TEXT_IMPORT[extension])]
     if request.get('password'):
         load.append(prop('Password', request['password']))
-    url = uno.systemPathToFileUrl(request['input'])
+    source = request['input']
+    if (request.get('filter_data') or {}).get('SinglePageSheets'):
+        source = without_scroll_position(source) or source
+    url = uno.systemPathToFileUrl(source)
     try:
         document = desktop.loadComponentFromURL(url, '_blank', 0, tuple(load))
     except Exception as error:  # IllegalArgumentException, IOException: the document cannot be opened
@@ -147,6 +211,8 @@ def convert(desktop, request):
             return {'ok': False, 'kind': 'unreadable', 'message': 'LibreOffice opened the file but it is not a document it can export to PDF'}
         if request.get('landscape'):
             make_landscape(document)
+        if request.get('update_indexes'):
+            update_indexes(document)
         store = [prop('FilterName', export), prop('FilterData', filter_data(request.get('filter_data') or {}))]
         uno.invoke(document, 'storeToURL', (uno.systemPathToFileUrl(request['output']), tuple(store)))
         return {'ok': True}
