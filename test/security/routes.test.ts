@@ -32,6 +32,8 @@ const PUBLIC = new Set([
   'POST /auth/refresh',
   // A signed URL (?token=…) stands in for the bearer token; without either it answers 401 (tested in files).
   'GET /files/:id/download',
+  // tus discovery (Tus-Version, Tus-Extension, limits): no data, and browsers send CORS preflights without tokens.
+  'OPTIONS /files/tus',
 ])
 
 const routes = inspectRoutes(createApp())
@@ -78,6 +80,7 @@ interface Owned {
   fileId: string
   jobId: string
   uploadId: string
+  tusId: string
   sessionId: string
 }
 
@@ -88,8 +91,11 @@ async function aliceResources(alice: TestUser): Promise<Owned> {
   expect(job.status).toBe(202)
   const upload = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'big.bin' } })
   expect(upload.status).toBe(201)
+  const tus = await call('POST', '/files/tus', { token: alice.token, headers: { 'tus-resumable': '1.0.0', 'upload-length': '10' } })
+  expect(tus.status).toBe(201)
+  const tusId = tus.headers.get('location')!.split('/').pop()!
   const sessions = await callJson('GET', '/auth/sessions', { token: alice.token })
-  return { user: alice, fileId: file._id, jobId: job.body._id, uploadId: upload.body.upload_id, sessionId: sessions.body[0]._id }
+  return { user: alice, fileId: file._id, jobId: job.body._id, uploadId: upload.body.upload_id, tusId, sessionId: sessions.body[0]._id }
 }
 
 /** The path with every parameter filled by Alice's real id of that kind; throws for a parameter it cannot fill. */
@@ -100,6 +106,7 @@ function withRealIds(path: string, owned: Owned): string {
     if (name === 'extension') return 'pdf'
     if (name === 'uploadId') return owned.uploadId
     if (name !== 'id') throw new Error(`${path}: no real id for {${name}}: teach the matrix this kind of resource`)
+    if (path.startsWith('/files/tus/')) return owned.tusId
     if (path.startsWith('/files/')) return owned.fileId
     if (path.startsWith('/jobs/')) return owned.jobId
     if (path.startsWith('/users/')) return owned.user.id
@@ -110,6 +117,10 @@ function withRealIds(path: string, owned: Owned): string {
 
 /** A request the route would accept from Alice herself, so that only ownership can refuse it. */
 function validRequest(operation: Operation): { json?: unknown; body?: BodyInit; headers?: Record<string, string> } {
+  const tus = { 'tus-resumable': '1.0.0' }
+  if (operation.key === 'PATCH /files/tus/{id}') return { body: new Uint8Array(4), headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' } }
+  if (operation.key === 'POST /files/tus/{id}') return { headers: { ...tus, 'x-http-method-override': 'DELETE' } }
+  if (operation.path.startsWith('/files/tus')) return { headers: tus }
   if (operation.key === 'PUT /files/uploads/{uploadId}/{part}') return { body: new Uint8Array(16), headers: { 'content-type': 'application/octet-stream', 'content-length': '16' } }
   if (operation.key === 'PUT /files/{id}') return { json: { name: 'renamed.txt' } }
   if (operation.key === 'PUT /users/{id}') return { json: { name: 'Renamed' } }
