@@ -88,6 +88,7 @@ export const configSchema = z.object({
   // image → PNG
   IMAGE_MAX_BYTES: integer(50 * MiB, 1),
   IMAGE_MAX_PIXELS: integer(12_000_000, 1),
+  IMAGE_MAX_SIDE: integer(20_000, 1),
   IMAGE_MAX_DIMENSION: integer(0),
 
   // PDF → PNG
