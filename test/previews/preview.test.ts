@@ -9,6 +9,7 @@ import { pattern_jpg, pattern_png } from '../fixtures/images/images'
 import { encrypted, threePages } from '../fixtures/pdf/pdfs'
 import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
+import { TEST_IMAGE_LIMITS } from '../support/conversion'
 import { multipartBody, uploaded } from '../support/files'
 import { officeDocument } from '../support/office-documents'
 import { buildPdf } from '../support/pdf'
@@ -57,7 +58,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     const avif = await preview(user, `/files/${file._id}/preview?w=128&format=avif`)
     expect(avif.res.headers.get('content-type')).toBe('image/avif')
     expect(readImageHeader(avif.bytes)).toMatchObject({ format: 'avif', width: 128, height: 64 })
-    const decoded = await decodeImage(avif.bytes, 'avif')
+    const decoded = await decodeImage(avif.bytes, TEST_IMAGE_LIMITS)
     expect([decoded.width, decoded.height]).toEqual([128, 64])
     // The three are three stored variants, each counted once.
     expect(await previewObjects(user, file._id)).toHaveLength(3)
@@ -66,9 +67,9 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
   it('contain keeps the whole image in the box; cover fills the box and crops the centre', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'wide.png', await twoColourPng())
-    const contain = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&h=256&format=png`)).bytes, 'png')
+    const contain = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&h=256&format=png`)).bytes, TEST_IMAGE_LIMITS)
     expect([contain.width, contain.height]).toEqual([256, 128])
-    const cover = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&h=256&fit=cover&format=png`)).bytes, 'png')
+    const cover = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&h=256&fit=cover&format=png`)).bytes, TEST_IMAGE_LIMITS)
     expect([cover.width, cover.height]).toEqual([256, 256])
     const at = (x: number) => [...cover.data.subarray((128 * 256 + x) * 4, (128 * 256 + x) * 4 + 3)]
     expect(at(10)[0]).toBeGreaterThan(180) // red on the left of the centre crop
@@ -123,14 +124,14 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
   it('previews a PDF page at the box size (page 1 by default), and refuses a page it does not have', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'three.pdf', threePages)
-    const first = await decodeImage((await preview(user, `/files/${file._id}/preview?w=512&format=png`)).bytes, 'png')
+    const first = await decodeImage((await preview(user, `/files/${file._id}/preview?w=512&format=png`)).bytes, TEST_IMAGE_LIMITS)
     // A4 portrait: the height fills the box.
     expect(first.height).toBe(512)
     expect(first.width).toBeGreaterThan(350)
     expect(first.width).toBeLessThan(370)
     const second = await preview(user, `/files/${file._id}/preview?w=512&page=2&format=png`)
     expect(second.res.status).toBe(200)
-    const cover = await decodeImage((await preview(user, `/files/${file._id}/preview?w=128&h=128&fit=cover&format=png`)).bytes, 'png')
+    const cover = await decodeImage((await preview(user, `/files/${file._id}/preview?w=128&h=128&fit=cover&format=png`)).bytes, TEST_IMAGE_LIMITS)
     expect([cover.width, cover.height]).toEqual([128, 128])
     const missing = await callJson('GET', `/files/${file._id}/preview?page=4`, { token: user.token })
     expect(missing).toMatchObject({ status: 422, body: { message: 'the PDF has 3 pages; page 4 does not exist', code: 'CONVERSION_FAILED' } })
@@ -139,7 +140,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
   it('previews the first page of a text file', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'notes.txt', `${'Edgefloor previews the first page of text.\n'.repeat(200)}`)
-    const image = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&format=png`)).bytes, 'png')
+    const image = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&format=png`)).bytes, TEST_IMAGE_LIMITS)
     expect(image.height).toBe(256)
     expect(image.width).toBe(Math.round((256 * 8.27) / 11.69))
     let dark = 0

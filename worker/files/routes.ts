@@ -3,15 +3,18 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { requireAuth } from '../auth/middleware'
+import { authenticateBearer, requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
+import { files, users } from '../db/schema'
+import { ApiError } from '../errors'
+import { eq } from 'drizzle-orm'
 import { streamDownload } from './download'
-import { fileByLinkOrBearer } from './access'
 import { childrenOf, deleteFileTree, renameFile, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
+import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
 import { afterUpload } from './hooks'
-import { abortUpload, completeUpload, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, startUpload, uploadPart, type UploadRow } from './resumable'
+import { abortUpload, completeUpload, DEFAULT_PART_BYTES, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, startUpload, uploadPart, type UploadRow } from './resumable'
 
 const tags = ['Files']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
@@ -174,7 +177,10 @@ const UploadSchema = z
     upload_id: z.string(),
     name: z.string(),
     parts: z.array(z.object({ part: z.number().int(), size: z.number().int() })),
-    min_part_bytes: z.number().int().openapi({ description: 'every part but the last needs at least this many bytes' }),
+    part_bytes: z.number().int().openapi({ description: 'every part but the last has exactly this many bytes, the last no more (R2: "All parts except the last one must be the same size")' }),
+    size: z.number().int().nullable().openapi({ description: 'the declared total size, if any' }),
+    expires_at: z.string().openapi({ description: 'when the unfinished upload is aborted (FILES_UPLOAD_TTL after the last part)' }),
+    min_part_bytes: z.number().int().openapi({ description: "R2's smallest non-final part" }),
     max_part_bytes: z.number().int().openapi({ description: 'no part may have more (FILES_MAX_PART_BYTES)' }),
     max_bytes: z.number().int().openapi({ description: 'all parts together may have at most this many bytes (FILES_MAX_RESUMABLE_BYTES)' }),
     max_parts: z.number().int(),
@@ -186,6 +192,11 @@ const StartUploadBody = z
     prefix: z.string().max(1000).optional(),
     modified: z.union([z.number().int(), z.iso.datetime({ offset: true })]).optional(),
     size: z.number().int().min(0).optional().openapi({ description: 'the expected total size: refused at once (413) when over the limit or the quota' }),
+    part_bytes: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: `the size of every part but the last (5 MiB to FILES_MAX_PART_BYTES; ${DEFAULT_PART_BYTES} when absent); fixed for the upload` }),
   })
   .openapi('StartUpload')
 
@@ -222,7 +233,7 @@ const partRoute = route({
   },
   responses: {
     200: jsonResponse(z.object({ part: z.number().int(), etag: z.string(), size: z.number().int() }).openapi('UploadedPart'), 'The part is stored'),
-    400: errorResponse('No body or no Content-Length'),
+    400: errorResponse('No body or no Content-Length, or a size other than part_bytes for a part that is not the last'),
     404: errorResponse('Upload not found'),
     413: errorResponse('The part is over FILES_MAX_PART_BYTES, or the parts together over FILES_MAX_RESUMABLE_BYTES or the quota'),
   },
@@ -253,6 +264,9 @@ async function uploadView(c: Context<AppEnv>, upload: UploadRow) {
     upload_id: upload.id,
     name: upload.name,
     parts: parts.map((part) => ({ part: part.partNumber, size: part.size })),
+    part_bytes: upload.partBytes,
+    size: upload.length,
+    expires_at: new Date(upload.expiresAt).toISOString(),
     min_part_bytes: MIN_PART_BYTES,
     max_part_bytes: config.FILES_MAX_PART_BYTES,
     max_bytes: config.FILES_MAX_RESUMABLE_BYTES,
@@ -260,8 +274,9 @@ async function uploadView(c: Context<AppEnv>, upload: UploadRow) {
   }
 }
 
-function origin(c: Context<AppEnv>): string {
-  return new URL(c.req.url).origin
+/** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
+function links(c: Context<AppEnv>) {
+  return { origin: new URL(c.req.url).origin, securityStamp: c.var.user.securityStamp }
 }
 
 function nextLink(c: Context<AppEnv>, cursor: string): string {
@@ -270,13 +285,34 @@ function nextLink(c: Context<AppEnv>, cursor: string): string {
   return `<${url.pathname}${url.search}>; rel="next"`
 }
 
-const shape = (c: Context<AppEnv>, row: FileRow) => toFileResponse(row, c.var.config, origin(c))
+const shape = (c: Context<AppEnv>, row: FileRow) => toFileResponse(row, c.var.config, links(c))
 
 /** One page of the caller's files for a list query and a scope, with the next page's Link header. */
 async function filePage(c: Context<AppEnv>, query: Pick<z.infer<typeof listQuery>, 'limit' | 'cursor' | 'extension' | 'content_type'>, scope: { parentId?: string; rootOnly?: boolean }) {
   const page = await listFiles(c.var.db, c.var.user.id, { limit: query.limit, cursor: query.cursor, extension: query.extension?.toLowerCase(), contentType: query.content_type, ...scope })
   if (page.next) c.header('link', nextLink(c, page.next))
   return Promise.all(page.rows.map((row) => shape(c, row)))
+}
+
+/**
+ * The file the download is for: by signed token, or by bearer token (then ownership is checked). A signed token
+ * that fails for any reason (unknown id, someone else's file, expired, signed before a reset) answers the same 401.
+ */
+export async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<FileRow> {
+  if (signed) {
+    const [found] = await c.var.db
+      .select({ file: files, securityStamp: users.securityStamp })
+      .from(files)
+      .innerJoin(users, eq(users.id, files.userId))
+      .where(eq(files.id, id))
+      .limit(1)
+    if (!found || !(await verifyFileToken(c.var.config, signed, found.file.id, { id: found.file.userId, securityStamp: found.securityStamp }))) {
+      throw new ApiError('FILE_LINK_INVALID')
+    }
+    return found.file
+  }
+  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), { missingTokenMessage: 'missing bearer token or signed file link' })
+  return findOwnedFile(c.var.db, user.id, id)
 }
 
 export function fileRoutes() {
@@ -289,7 +325,14 @@ export function fileRoutes() {
     .openapi(startUploadRoute, async (c) => {
       const body = c.req.valid('json')
       const modified = typeof body.modified === 'string' ? Date.parse(body.modified) : body.modified
-      const upload = await startUpload(uploadDeps(c), c.var.user.id, { name: body.name, prefix: body.prefix, modified, size: body.size })
+      const upload = await startUpload(uploadDeps(c), c.var.user.id, {
+        protocol: 'parts',
+        name: cleanFileName(body.name),
+        prefix: body.prefix,
+        modified,
+        size: body.size,
+        partBytes: body.part_bytes,
+      })
       c.header('location', `/files/uploads/${upload.id}`)
       return c.json(await uploadView(c, upload), 201)
     })
@@ -369,7 +412,7 @@ export function fileRoutes() {
     // A streamed body with several statuses (200, 206, 304): the handler answers a plain Response.
     .openapi(download, async (c) => {
       const query = c.req.query()
-      const row = await fileByLinkOrBearer(c, c.req.valid('param').id, query.token)
+      const row = await downloadOwner(c, c.req.valid('param').id, query.token)
       return streamDownload(c.env.BUCKET, row, c.req.raw, query.download === '1' || query.force === '1')
     })
 }

@@ -28,7 +28,7 @@ export async function imagePixels(input: ConversionInput, params: PreviewParams,
   // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
   const bytes = await input.bytes(config.IMAGE_MAX_BYTES)
   try {
-    const { image } = await openImage(bytes, { maxPixels: config.IMAGE_MAX_PIXELS })
+    const { image } = await openImage(bytes, { maxPixels: config.IMAGE_MAX_PIXELS, maxSide: config.IMAGE_MAX_SIDE })
     return params.fit === 'cover' ? coverInto(image, params.width, params.height) : fitInto(image, params.width, params.height)
   } catch (error) {
     if (error instanceof ImageRefusedError) throw new ConversionError(error.status === 415 ? `"${input.name}" is ${error.message}` : error.message, { status: error.status })

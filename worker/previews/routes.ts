@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi'
 import { errorResponse, newRouter, securedRoute } from '../api'
 import { ID_PATTERN } from '../db/ids'
 import { evaluatePreconditions } from '../files/download'
-import { fileByLinkOrBearer } from '../files/access'
+import { downloadOwner } from '../files/routes'
 import { ApiError } from '../errors'
 import { makePreview, previewEtag } from './make'
 import { PreviewQuery, previewParams } from './params'
@@ -49,7 +49,7 @@ const preview = securedRoute(['Files'], {
 export function previewRoutes() {
   return newRouter().openapi(preview, async (c) => {
     const query = c.req.valid('query')
-    const file = await fileByLinkOrBearer(c, c.req.valid('param').id, query.token)
+    const file = await downloadOwner(c, c.req.valid('param').id, query.token)
     const params = previewParams(query, c.req.header('accept'))
     const etag = previewEtag(file, params)
     const headers = new Headers({ etag, 'cache-control': CACHE_CONTROL, vary: 'Accept' })
