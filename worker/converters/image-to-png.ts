@@ -15,6 +15,7 @@ export const imageToPng: Converter = {
   from: ['.jpg', '.jpeg', '.jfif', '.png', '.webp', '.gif', '.bmp', '.tif', '.tiff', '.avif'],
   accepts: ['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/bmp', 'image/tiff', 'image/avif'],
   to: '.png',
+  unreachable: { '.txt': 'reading the text in an image needs OCR (optical character recognition), which is not supported' },
   async *convert(input, ctx) {
     const { IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE, IMAGE_MAX_DIMENSION } = ctx.config
     // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
