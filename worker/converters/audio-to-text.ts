@@ -4,9 +4,9 @@
 // time), then joined in order with shifted timestamps; other formats go whole.
 import { audioContainer, type AudioContainer } from '../engines/audio/container'
 import { AudioFormatError, probeAudio, splitAudio, type AudioChunk } from '../engines/audio/split'
-import { transcriberFor } from '../engines/transcribe/provider'
+import { TRANSCRIBE_SETTINGS, transcriberFor } from '../engines/transcribe/provider'
 import { joinTranscripts, toWebVtt, wordCount } from '../engines/transcribe/transcript'
-import { ConversionError, type Converter, type ConversionInput } from './converter'
+import { ConversionError, defineConverter, type ConversionInput } from './converter'
 
 /** Provider calls in flight at once, to stay inside Workers AI's rate limits. */
 const PARALLEL_CALLS = 3
@@ -61,17 +61,18 @@ async function inParallel<T, R>(items: readonly T[], limit: number, run: (item: 
   return results
 }
 
-export const audioToText: Converter = {
+export const audioToText = defineConverter({
   name: 'audio-to-text',
+  settings: ['AUDIO_MAX_BYTES', 'AUDIO_MAX_SECONDS', ...TRANSCRIBE_SETTINGS],
   from: Object.keys(FORMATS),
   refuses: REFUSED,
   to: '.txt',
   async *convert(input, ctx) {
-    const { AUDIO_MAX_BYTES, AUDIO_MAX_SECONDS } = ctx.config
+    const { AUDIO_MAX_BYTES, AUDIO_MAX_SECONDS } = ctx.settings
     // The provider takes whole files (or chunks of them): AUDIO_MAX_BYTES bounds what is read.
     const bytes = await input.bytes(AUDIO_MAX_BYTES)
     checkContainer(input, bytes)
-    const transcriber = transcriberFor(ctx.config, ctx.ai)
+    const transcriber = transcriberFor(ctx.settings, ctx.ai)
     const chunkBytes = transcriber.maxChunkBytes
     const format = input.extension === '.wav' ? 'wav' : input.extension === '.mp3' ? 'mp3' : undefined
     let chunks: AudioChunk[]
@@ -107,4 +108,4 @@ export const audioToText: Converter = {
     yield { index: 0, total: 2, extension: '.txt', contentType: 'text/plain', body: encoder.encode(transcript.text ? `${transcript.text}\n` : ''), metadata }
     yield { index: 1, total: 2, extension: '.vtt', contentType: 'text/vtt', body: encoder.encode(toWebVtt(transcript)), metadata }
   },
-}
+})

@@ -1,17 +1,18 @@
 // Office documents → PDF through a Gotenberg 8 endpoint (GOTENBERG_URL: the official container, or the
 // sidecar in sidecar/). The PDF then continues the chain to PNG pages.
 import { convertOfficeToPdf } from '../engines/gotenberg'
-import type { Converter } from './converter'
+import { defineConverter } from './converter'
 
 const asString = (value: unknown) => (typeof value === 'string' && value ? value : undefined)
 const asFlag = (value: unknown) => value === true || value === 'true'
 
-export const officeToPdf: Converter = {
+export const officeToPdf = defineConverter({
   name: 'office-to-pdf',
+  settings: ['GOTENBERG_URL', 'GOTENBERG_USERNAME', 'GOTENBERG_PASSWORD', 'GOTENBERG_TIMEOUT_MS', 'OFFICE_MAX_BYTES'],
   from: ['.doc', '.docx', '.docm', '.dotx', '.odt', '.ott', '.rtf', '.xls', '.xlsx', '.xlsm', '.ods', '.csv', '.ppt', '.pptx', '.pps', '.ppsx', '.odp', '.odg'],
   to: '.pdf',
   async *convert(input, ctx) {
-    const { GOTENBERG_URL, GOTENBERG_USERNAME, GOTENBERG_PASSWORD, GOTENBERG_TIMEOUT_MS, OFFICE_MAX_BYTES } = ctx.config
+    const { GOTENBERG_URL, GOTENBERG_USERNAME, GOTENBERG_PASSWORD, GOTENBERG_TIMEOUT_MS, OFFICE_MAX_BYTES } = ctx.settings
     // FormData needs the bytes: OFFICE_MAX_BYTES bounds them.
     const bytes = await input.bytes(OFFICE_MAX_BYTES)
     const { options } = ctx
@@ -29,4 +30,4 @@ export const officeToPdf: Converter = {
     )
     yield { index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: pdf }
   },
-}
+})

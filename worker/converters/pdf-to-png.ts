@@ -4,25 +4,28 @@
 // pipeline (which stores it) before the next is rendered.
 import { eachFromPdf, PdfImageTooLargeError, PdfOpenError, type OpenPdf } from '../engines/pdfium'
 import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode'
-import { ConversionError, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from './converter'
+import { ConversionError, defineConverter, type ConversionContext, type ConversionInput, type ConversionOutput } from './converter'
 
 const POINTS_PER_INCH = 72
 
-function passwordOf(ctx: ConversionContext): string | undefined {
+const SETTINGS = ['PDF_MAX_BYTES', 'PDF_MAX_IMAGE_PIXELS', 'PDF_MAX_PAGES', 'CONVERT_PAGES_PER_STEP', 'PDF_DPI', 'PDF_MAX_PAGE_PIXELS'] as const
+type PdfContext = ConversionContext<(typeof SETTINGS)[number]>
+
+function passwordOf(ctx: PdfContext): string | undefined {
   const password = ctx.options.password
   return typeof password === 'string' && password ? password : undefined
 }
 
 /** The pages' results, one at a time, with the document open in PDFium; its faults become ConversionErrors. */
-async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
+async function* fromInput<T>(input: ConversionInput, ctx: PdfContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
   // PDFium reads from memory: the file is streamed into its heap, and PDF_MAX_BYTES bounds that one copy.
-  const maxBytes = ctx.config.PDF_MAX_BYTES
+  const maxBytes = ctx.settings.PDF_MAX_BYTES
   if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes (PDF_MAX_BYTES)`, { status: 413 })
   try {
-    yield* eachFromPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, { maxImagePixels: ctx.config.PDF_MAX_IMAGE_PIXELS })
+    yield* eachFromPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, { maxImagePixels: ctx.settings.PDF_MAX_IMAGE_PIXELS })
   } catch (error) {
     if (error instanceof PdfImageTooLargeError) {
-      const limit = ctx.config.PDF_MAX_IMAGE_PIXELS
+      const limit = ctx.settings.PDF_MAX_IMAGE_PIXELS
       throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels (PDF_MAX_IMAGE_PIXELS)`)
     }
     if (error instanceof PdfOpenError) {
@@ -64,8 +67,9 @@ async function renderPagePng(pdf: OpenPdf, index: number, scale: number) {
   throw new Error('unreachable: RGB holds every opaque page')
 }
 
-export const pdfToPng: Converter = {
+export const pdfToPng = defineConverter({
   name: 'pdf-to-png',
+  settings: SETTINGS,
   from: ['.pdf'],
   to: '.png',
   async plan(input, ctx) {
@@ -74,8 +78,8 @@ export const pdfToPng: Converter = {
       yield pdf.pageCount
     }))
       pageCount = count
-    checkPageCount(pageCount, ctx.config.PDF_MAX_PAGES)
-    const perStep = ctx.config.CONVERT_PAGES_PER_STEP
+    checkPageCount(pageCount, ctx.settings.PDF_MAX_PAGES)
+    const perStep = ctx.settings.CONVERT_PAGES_PER_STEP
     const parts = []
     for (let start = 0; start < pageCount; start += perStep) parts.push({ start, end: Math.min(pageCount, start + perStep) })
     return { total: pageCount, parts, sourceMetadata: { page_count: pageCount } }
@@ -83,10 +87,10 @@ export const pdfToPng: Converter = {
   async *convert(input, ctx) {
     // One page at a time: the next page is rendered only once the pipeline has stored this one's PNG.
     yield* fromInput(input, ctx, async function* (pdf): AsyncGenerator<ConversionOutput> {
-      checkPageCount(pdf.pageCount, ctx.config.PDF_MAX_PAGES)
+      checkPageCount(pdf.pageCount, ctx.settings.PDF_MAX_PAGES)
       const { start, end } = ctx.part ?? { start: 0, end: pdf.pageCount }
       for (let index = start; index < Math.min(end, pdf.pageCount); index++) {
-        const scale = pageScale(pdf.pageSize(index), ctx.config.PDF_DPI, ctx.config.PDF_MAX_PAGE_PIXELS)
+        const scale = pageScale(pdf.pageSize(index), ctx.settings.PDF_DPI, ctx.settings.PDF_MAX_PAGE_PIXELS)
         const { width, height, body } = await renderPagePng(pdf, index, scale)
         yield {
           index,
@@ -99,4 +103,4 @@ export const pdfToPng: Converter = {
       }
     })
   },
-}
+})

@@ -14,7 +14,6 @@ import { childrenOf, deleteFileTree, renameFile, fileNotFound, fileTree, FileRes
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
-import { afterUpload } from './hooks'
 import { abortUpload, completeUpload, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, startUpload, uploadPart, type UploadRow } from './resumable'
 
 const tags = ['Files']
@@ -302,7 +301,10 @@ async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | un
   return findOwnedFile(c.var.db, user.id, id)
 }
 
-export function fileRoutes() {
+/** What follows a stored upload; the app wires it (auto-conversion), so files never import the pipeline. */
+export type AfterUpload = (c: Context<AppEnv>, row: FileRow) => Promise<void>
+
+export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
   const app = newRouter()
   app.openAPIRegistry.registerComponent('securitySchemes', 'signedUrl', { type: 'apiKey', in: 'query', name: 'token', description: "the signed token in a file record's url" })
 
