@@ -45,7 +45,7 @@ describe('Office conversions when the sidecar fails', () => {
       expect(started.status).toBe(202)
       const failing = await pollJob(started.body._id, user, (view) => /cannot be reached/.test(view.steps[0]?.error ?? ''))
       expect(failing.status).not.toBe('failed')
-      expect(failing.steps[0]?.error).toMatch(/^retrying: Gotenberg at .* cannot be reached/)
+      expect(failing.steps[0]?.error).toBe('retrying: the document converter cannot be reached')
       // Every request dropped was this job's.
       const refused: string[] = JSON.parse(await until('a request of the job dropped', () => control('refused', { marker }), (text) => text !== '[]'))
       expect(new Set(refused)).toEqual(new Set([started.body._id]))

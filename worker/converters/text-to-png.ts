@@ -57,7 +57,7 @@ export const textToPng = defineConverter({
     const { style, geometry } = pageStyle(ctx.settings.PDF_DPI)
     const pages = layoutPages(text, geometry)
     if (pages.length > ctx.settings.TEXT_MAX_PAGES) {
-      throw new ConversionError(`the text needs ${pages.length} pages; the limit is ${ctx.settings.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
+      throw new ConversionError(`the text needs ${pages.length} pages; the limit is ${ctx.settings.TEXT_MAX_PAGES}`)
     }
     const needsFallback = pages.some((lines) => lines.some((line) => drawable(line) !== line))
     const fallback = needsFallback ? await loadFallbackFonts(ctx.resources) : NO_FALLBACK

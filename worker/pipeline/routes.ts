@@ -5,13 +5,14 @@ import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { requireAuth } from '../auth/middleware'
+import { OFFICE_OPTIONS } from '../converters/office-to-pdf'
 import { converterFor, refusalFor } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
 import { enqueueSteps } from './consumer'
 import { startJob, waitForJob } from './start'
-import { findOwnedJob, JobOptionsSchema, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
+import { conversionErrorCode, findOwnedJob, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
 import { webhookSecret } from './webhooks'
 
 const tags = ['Conversion']
@@ -40,7 +41,11 @@ const convertInfo = route({
 
 const ConvertBody = z
   .strictObject({
-    options: JobOptionsSchema.optional().openapi({ description: 'passed to the converters: landscape, nativePageRanges, pdfa, password, …' }),
+    options: z
+      .strictObject(OFFICE_OPTIONS)
+      .partial()
+      .optional()
+      .openapi({ description: "passed to the converters: Gotenberg 8's LibreOffice options for Office documents (README, Gotenberg section), password for a protected PDF or Office document; an unknown option is refused" }),
     callback_url: z.string().max(2000).optional().openapi({ description: 'https URL called when the job finishes (signed, see the job)' }),
   })
   .openapi('ConvertRequest')
@@ -141,7 +146,7 @@ export function pipelineRoutes() {
         return c.json(await Promise.all(made.map((row) => toFileResponse(row, c.var.config, origin(c)))), 200)
       }
       if (settled.status === 'failed') {
-        throw new ApiError((settled.errorStatus ?? 422) as 422, settled.error ?? 'the conversion failed', { code: 'conversion_failed', details: { job: settled.id } })
+        throw new ApiError(conversionErrorCode(settled.errorStatus), { message: settled.error ?? undefined, details: { job: settled.id } })
       }
       c.header('location', `/jobs/${settled.id}`)
       if (respondAsync) c.header('preference-applied', 'respond-async')
@@ -169,7 +174,7 @@ export function pipelineRoutes() {
     })
     .openapi(retryJob, async (c) => {
       const job = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
-      if (job.status !== 'failed') throw new ApiError(409, `the job is ${job.status}; only a failed job can be retried`, { code: 'not_failed' })
+      if (job.status !== 'failed') throw new ApiError('JOB_NOT_FAILED', { message: `the job is ${job.status}; only a failed job can be retried` })
       await enqueueSteps(c.env.CONVERSIONS, await reopenFailedJob(c.var.db, job))
       c.header('location', `/jobs/${job.id}`)
       return c.json(await jobView(c.var.db, c.var.config, origin(c), { ...job, status: 'running', error: null }), 202)
