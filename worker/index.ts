@@ -1,8 +1,9 @@
-// The Worker: HTTP through the Hono app, conversion steps from the queue (and its dead letters); Durable
-// Objects exported for their bindings.
+// The Worker: HTTP through the Hono app, conversion steps from the queue (and its dead letters), the scheduled
+// sweeps; Durable Objects exported for their bindings.
 import { createApp } from './app'
 import { loadConfig } from './config'
 import { openDatabase } from './db/client'
+import { sweepExpiredUploads } from './files/resumable'
 import { consumeConversions, consumeDeadLetters, type PipelineDeps } from './pipeline/consumer'
 import type { StepMessage } from './pipeline/jobs'
 
@@ -25,6 +26,10 @@ export default {
     const deps = pipelineDeps(env, ctx)
     if (batch.queue.endsWith('-dlq')) await consumeDeadLetters(batch as MessageBatch<StepMessage>, deps)
     else await consumeConversions(batch as MessageBatch<StepMessage>, deps)
+  },
+  // Cron Triggers (wrangler.toml [triggers]); locally `wrangler dev --test-scheduled` and /__scheduled.
+  async scheduled(_controller, env) {
+    await sweepExpiredUploads({ db: openDatabase(env.DB), bucket: env.BUCKET })
   },
 } satisfies ExportedHandler<Env, StepMessage>
 

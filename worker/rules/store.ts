@@ -8,6 +8,7 @@ import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { files, records, users } from '../db/schema'
 import { ApiError } from '../errors'
+import { abortUserUploads } from '../files/resumable'
 import type { ResourceFields, Scalar } from './evaluate'
 import { jsonPath, type FieldAccess, type FieldResolver } from './to-where'
 import type { CompiledRoute } from './compile'
@@ -140,6 +141,8 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
       const owned = children.map((child) =>
         db.delete(records).where(and(eq(records.model, child.model), equalsCondition(recordResolver(child.parent!.foreignKey), id))),
       )
+      // Their unfinished uploads first: the cascade would drop the rows but leave the R2 multipart uploads.
+      await abortUserUploads({ db, bucket: deps.bucket }, id)
       await db.batch([db.delete(users).where(eq(users.id, id)), db.delete(files).where(eq(files.userId, id)), ...owned])
       for (let start = 0; start < keys.length; start += 1000) await deps.bucket.delete(keys.slice(start, start + 1000))
     },
