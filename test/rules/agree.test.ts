@@ -40,6 +40,7 @@ const user: fc.Arbitrary<AuthUser> = fc.record({
   name: fc.constant('Test'),
   role: fc.constantFrom('admin', 'user'),
   emailVerified: fc.boolean(),
+  securityStamp: fc.constant('stamp'),
 })
 
 const operand: fc.Arbitrary<Operand> = fc.oneof(
@@ -76,7 +77,7 @@ describe('rule evaluators: JavaScript (one record) and SQL (lists) agree', () =>
   })
 
   const field = (name: string): Operand => ({ kind: 'resource', field: name })
-  const alice: AuthUser = { id: 'a1', email: 'alice@example.com', name: 'Test', role: 'user', emailVerified: true }
+  const alice: AuthUser = { id: 'a1', email: 'alice@example.com', name: 'Test', role: 'user', emailVerified: true, securityStamp: 'stamp' }
   /** Cases tried before the generated ones: SQLite reads a JSON true and a boolean column as the integer 1. */
   const examples: Array<[Array<Omit<Row, 'id'>>, Rule, AuthUser]> = [
     [[{ name: null, verified: true, data: { flag: 1 } }], { kind: 'compare', op: '=', left: field('verified'), right: field('flag') }, alice],

@@ -12,6 +12,7 @@ import { deleteFiles, type FileRow } from '../files/records'
 import { objectKey, outputKey } from '../files/keys'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
+import { openOptions } from './job-secrets'
 import { ensureSteps, failJob, finishJobIfDone, newStep, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
 import { outputName } from './naming'
 import { notifyJobFinished } from './webhooks'
@@ -57,12 +58,13 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
   if (job.status === 'queued') await updateJob(db, job.id, { status: 'running' })
 
   const input = storedInput(deps.bucket, source)
+  const options = await openOptions(deps.config, job.userId, job.options)
   // The converter sees its own settings and resources, not the whole config (secrets) nor the bucket.
   const resourcePrefix = converter.resourcePrefix && deps.config[converter.resourcePrefix]
   const context: ConversionContext<keyof Config> = {
     jobId: job.id,
     settings: settingsFor(converter, deps.config),
-    options: job.options,
+    options,
     ai: deps.ai,
     resources: typeof resourcePrefix === 'string' ? resourceReader(deps.bucket, resourcePrefix) : undefined,
     attempt,
