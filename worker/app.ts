@@ -12,6 +12,7 @@ import { fileRoutes } from './files/routes'
 import { tusRoutes } from './files/tus-routes'
 import { pipelineRoutes } from './pipeline/routes'
 import { previewRoutes } from './previews/routes'
+import { autoConvert } from './pipeline/start'
 import { mountDocs, serviceStatusRoute } from './docs/routes'
 import packageJson from '../package.json'
 
@@ -63,7 +64,7 @@ export function createApp(options: AppOptions = {}) {
     .openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
     .route('/', accountRoutes(options.resources?.models.Users?.values))
   app.route('/', resourceRoutes(resourceRouteList))
-  const routes = accounts.route('/', tusRoutes()).route('/', fileRoutes()).route('/', previewRoutes()).route('/', pipelineRoutes())
+  const routes = accounts.route('/', tusRoutes(autoConvert)).route('/', fileRoutes(autoConvert)).route('/', previewRoutes()).route('/', pipelineRoutes())
 
   mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })
 

@@ -1,21 +1,22 @@
 // PDF → plain text with PDFium's text extraction, asked for with `to: ".txt"` (never in the default chain):
 // page by page in PDFium's reading order, pages separated by form feeds as pdftotext separates them. The text
 // is streamed to storage a page at a time, so a long document never sits whole in memory.
-import { checkPageCount, fromInput } from './pdf-to-png'
-import { ConversionError, type ConversionOutput, type Converter } from './converter'
+import { checkPageCount, fromInput, SETTINGS } from './pdf-to-png'
+import { ConversionError, defineConverter, type ConversionOutput } from './converter'
 
 /** A page with more characters than this is cut there: no real page has a million characters. */
 export const PAGE_MAX_CHARS = 1_000_000
 const FORM_FEED = '\f'
 
-export const pdfToText: Converter = {
+export const pdfToText = defineConverter({
   name: 'pdf-to-text',
+  settings: SETTINGS,
   from: ['.pdf'],
   to: '.txt',
   onRequest: true,
   async *convert(input, ctx) {
     yield* fromInput(input, ctx, async function* (pdf): AsyncGenerator<ConversionOutput> {
-      checkPageCount(pdf.pageCount, ctx.config.PDF_MAX_PAGES)
+      checkPageCount(pdf.pageCount, ctx.settings.PDF_MAX_PAGES)
       const encoder = new TextEncoder()
       let index = 0
       // Pulled by the store: PDFium reads the next page only when the previous one has been written.
@@ -38,4 +39,4 @@ export const pdfToText: Converter = {
       yield { index: 0, total: 1, extension: '.txt', contentType: 'text/plain', body, metadata: { page_count: pdf.pageCount } }
     })
   },
-}
+})

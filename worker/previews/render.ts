@@ -4,7 +4,7 @@
 // layout and renderer. PDF pages are drawn at the box's size, never larger; a cover crop draws only the box.
 import type { Config } from '../config'
 import { ConversionError, type ConversionInput } from '../converters/converter'
-import { checkPageCount, fromInput } from '../converters/pdf-to-png'
+import { checkPageCount, fromInput, SETTINGS, type PdfContext } from '../converters/pdf-to-png'
 import { pageStyle } from '../converters/text-to-png'
 import { openImage, ImageRefusedError } from '../engines/image/open'
 import { coverInto, fitInto } from '../engines/image/resize'
@@ -37,7 +37,7 @@ export async function imagePixels(input: ConversionInput, params: PreviewParams,
 }
 
 export async function pdfPixels(input: ConversionInput, params: PreviewParams, config: Config): Promise<RawImage> {
-  const ctx = { jobId: 'preview', config, options: {} }
+  const ctx: PdfContext = { jobId: 'preview', settings: Object.fromEntries(SETTINGS.map((key) => [key, config[key]])) as PdfContext['settings'], options: {} }
   let pixels: RawImage | undefined
   for await (const image of fromInput(input, ctx, async function* (pdf) {
     checkPageCount(pdf.pageCount, config.PDF_MAX_PAGES)
