@@ -18,6 +18,9 @@ export default defineConfig({
             miniflare: {
               bindings: {
                 JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
+                // A quota so large no test reaches it by uploading, finite so a test can bring one user near it
+                // (a record standing for what they store) and watch the queue consumer refuse an output.
+                FILES_QUOTA_BYTES: String(2 ** 40),
                 TEST_MIGRATIONS: await readD1Migrations(`${root}migrations`),
                 EMAIL_PROVIDER: 'mailchannels',
                 MAILCHANNELS_API_URL: `${inject('mailCatcherUrl')}/tx/v1/send`,

@@ -1,10 +1,11 @@
-// The Worker: HTTP through the Hono app, conversion steps from the queue (and its dead letters); Durable
-// Objects exported for their bindings.
+// The Worker: HTTP through the Hono app, conversion steps from the queue (and its dead letters), the scheduled
+// sweeps; Durable Objects exported for their bindings.
 import { createApp } from './app'
 import { loadConfig } from './config'
 import { openDatabase } from './db/client'
 import { consumeConversions, consumeDeadLetters, type PipelineDeps } from './pipeline/consumer'
 import type { StepMessage } from './pipeline/jobs'
+import { runSweeps } from './sweeps'
 
 const app = createApp()
 
@@ -21,6 +22,9 @@ function pipelineDeps(env: Env, ctx: ExecutionContext): PipelineDeps {
 
 export default {
   fetch: app.fetch,
+  async scheduled(_controller, env, ctx) {
+    await runSweeps(pipelineDeps(env, ctx))
+  },
   async queue(batch, env, ctx) {
     const deps = pipelineDeps(env, ctx)
     if (batch.queue.endsWith('-dlq')) await consumeDeadLetters(batch as MessageBatch<StepMessage>, deps)

@@ -1,11 +1,13 @@
 // File records in D1: ownership in every WHERE clause (someone else's file is simply not found), listing with
 // cursor pagination, the public shape of a record, and deleting a file with everything converted from it.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, like, lt, sql, type SQL } from 'drizzle-orm'
+import type { BatchItem } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { files } from '../db/schema'
 import { ApiError } from '../errors'
+import { deleteObjects } from './objects'
 import { signFileToken } from './signed-url'
 
 export type FileRow = typeof files.$inferSelect
@@ -116,6 +118,45 @@ function treeOf(userId: string, rootId: string): SQL {
     )`
 }
 
+/** The name without its extension, when it ends with it (a name the owner changed may not). */
+export function nameWithoutExtension(name: string, extension: string): string {
+  return extension && name.toLowerCase().endsWith(extension.toLowerCase()) && name.length > extension.length ? name.slice(0, -extension.length) : name
+}
+
+/** The name to offer a download under: the record's name, with its extension when the name lacks it. */
+export function downloadName(row: Pick<FileRow, 'name' | 'extension'>): string {
+  return nameWithoutExtension(row.name, row.extension) === row.name ? `${row.name}${row.extension}` : row.name
+}
+
+/**
+ * The base of a converted file's name: the name of the file the user uploaded (the top of the chain `file` is
+ * in), without its extension, so every step of a chain names its outputs after the upload.
+ */
+export async function conversionBaseName(db: Database, file: FileRow): Promise<string> {
+  if (!file.parentId) return nameWithoutExtension(file.name, file.extension)
+  const [top] = await db.all<{ name: string; extension: string }>(sql`
+    WITH RECURSIVE up(id, parent_id, name, extension, depth) AS (
+      SELECT id, parent_id, name, extension, 0 FROM files WHERE id = ${file.parentId} AND user_id = ${file.userId}
+      UNION ALL
+      SELECT files.id, files.parent_id, files.name, files.extension, up.depth + 1 FROM files JOIN up ON files.id = up.parent_id
+      WHERE files.user_id = ${file.userId} AND up.depth < 64
+    )
+    SELECT name, extension FROM up WHERE parent_id IS NULL`)
+  return top ? nameWithoutExtension(top.name, top.extension) : file.name
+}
+
+/**
+ * For the batch that replaces a file's content: deletes every file converted from it (at any depth, as the
+ * batch finds them) once the record points at `newKey`, and answers their keys.
+ */
+export function deleteConversionsOf(db: Database, row: FileRow, newKey: string) {
+  return db
+    .delete(files)
+    .where(sql`${files.id} IN (${treeOf(row.userId, row.id)} SELECT id FROM tree WHERE id != ${row.id})
+      AND EXISTS (SELECT 1 FROM files AS root WHERE root.id = ${row.id} AND root.key = ${newKey})`)
+    .returning({ id: files.id, key: files.key })
+}
+
 /** The file and every file converted from it, at any depth. */
 export async function fileTree(db: Database, userId: string, rootId: string): Promise<Array<{ id: string; key: string; size: number }>> {
   return db.all<{ id: string; key: string; size: number }>(sql`
@@ -123,23 +164,57 @@ export async function fileTree(db: Database, userId: string, rootId: string): Pr
     SELECT files.id AS id, files.key AS key, files.size AS size FROM files JOIN tree ON files.id = tree.id`)
 }
 
+/** A file by id whoever owns it: only for a request that proved its right another way (a signed file link). */
+export async function findFileById(db: Database, id: string): Promise<FileRow | undefined> {
+  return db.query.files.findFirst({ where: eq(files.id, id) })
+}
+
+/** Adds facts about the content (page_count, …) to a file's metadata. */
+export async function mergeFileMetadata(db: Database, row: FileRow, metadata: Record<string, unknown>): Promise<void> {
+  await db.update(files).set({ metadata: { ...row.metadata, ...metadata } }).where(eq(files.id, row.id))
+}
+
+const inIdBatches = (db: Database, ids: readonly string[]) => {
+  // D1 binds at most 100 parameters a statement.
+  const statements = []
+  for (let start = 0; start < ids.length; start += 90) statements.push(db.delete(files).where(inArray(files.id, ids.slice(start, start + 90))))
+  return statements
+}
+
 /**
- * Deletes records first, then bytes: a failure between the two leaves unreachable bytes (harmless, retried by
- * a later delete of the same keys), never a record whose bytes are gone.
+ * Deletes records first, then bytes: a failure between the two leaves unreachable bytes (recorded in
+ * pending_deletes and swept), never a record whose bytes are gone.
  */
 export async function deleteFiles(db: Database, bucket: R2Bucket, doomed: ReadonlyArray<{ id: string; key: string }>): Promise<void> {
   if (doomed.length === 0) return
-  const ids = doomed.map((file) => file.id)
-  // One batch is one transaction: all the records go, or none (D1 binds at most 100 parameters a statement).
-  const statements = []
-  for (let start = 0; start < ids.length; start += 90) statements.push(db.delete(files).where(inArray(files.id, ids.slice(start, start + 90))))
+  // One batch is one transaction: all the records go, or none.
+  const statements = inIdBatches(db, doomed.map((file) => file.id))
   await db.batch(statements as [(typeof statements)[number], ...typeof statements])
-  await deleteObjects(bucket, doomed.map((file) => file.key))
+  await deleteObjects(db, bucket, doomed.map((file) => file.key))
 }
 
-/** R2 deletes at most 1000 keys a call. */
-async function deleteObjects(bucket: R2Bucket, keys: readonly string[]): Promise<void> {
-  for (let start = 0; start < keys.length; start += 1000) await bucket.delete(keys.slice(start, start + 1000))
+/**
+ * What any delivery of a conversion step stored: records by origin key (`<step id>:<index>`), objects by key
+ * prefix (which also finds an object whose record was never written). Removed when the step fails for good.
+ */
+export async function deleteStepOutputs(db: Database, bucket: R2Bucket, stepId: string, keyPrefix: string | undefined): Promise<void> {
+  const records = await db.query.files.findMany({ columns: { id: true, key: true }, where: like(files.originKey, `${stepId}:%`) })
+  await deleteFiles(db, bucket, records)
+  if (keyPrefix === undefined) return
+  for (let listed = await bucket.list({ prefix: keyPrefix }); listed.objects.length > 0; listed = await bucket.list({ prefix: keyPrefix })) {
+    await deleteObjects(db, bucket, listed.objects.map((object) => object.key))
+    if (!listed.truncated) break
+  }
+}
+
+/**
+ * A user's account deletion: every file record goes in the same D1 batch as `alongside` (the user row, their
+ * records), then the bytes.
+ */
+export async function deleteUserFiles(db: Database, bucket: R2Bucket, userId: string, alongside: readonly BatchItem<'sqlite'>[]): Promise<void> {
+  const keys = (await db.select({ key: files.key }).from(files).where(eq(files.userId, userId))).map((row) => row.key)
+  await db.batch([db.delete(files).where(eq(files.userId, userId)), ...alongside])
+  await deleteObjects(db, bucket, keys)
 }
 
 /**
@@ -151,6 +226,6 @@ export async function deleteFileTree(db: Database, bucket: R2Bucket, userId: str
   const doomed = await db.all<{ id: string; key: string }>(sql`
     DELETE FROM files WHERE id IN (${treeOf(userId, id)} SELECT id FROM tree) RETURNING id, key`)
   if (doomed.length === 0) throw fileNotFound()
-  await deleteObjects(bucket, doomed.map((file) => file.key))
+  await deleteObjects(db, bucket, doomed.map((file) => file.key))
   return doomed.map((file) => file.id)
 }

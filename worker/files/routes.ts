@@ -6,11 +6,9 @@ import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type Ap
 import { bearerToken, requireAuth } from '../auth/middleware'
 import { readToken } from '../auth/tokens'
 import { ID_PATTERN } from '../db/ids'
-import { files } from '../db/schema'
 import { ApiError } from '../errors'
-import { eq } from 'drizzle-orm'
 import { streamDownload } from './download'
-import { childrenOf, deleteFileTree, renameFile, fileNotFound, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
+import { childrenOf, deleteFileTree, renameFile, fileNotFound, fileTree, findFileById, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
@@ -286,7 +284,7 @@ async function filePage(c: Context<AppEnv>, query: Pick<z.infer<typeof listQuery
 /** The owner of the file the download is for: by signed token, or by bearer token (then ownership is checked). */
 async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<FileRow> {
   if (signed) {
-    const row = await c.var.db.query.files.findFirst({ where: eq(files.id, id) })
+    const row = await findFileById(c.var.db, id)
     if (!row) throw fileNotFound()
     if (!(await verifyFileToken(c.var.config, signed, row.id, row.userId))) {
       throw new ApiError(401, 'the file link is invalid or has expired', { code: 'unauthorized' })
@@ -368,14 +366,12 @@ export function fileRoutes() {
         return c.json(await shape(c, await renameFile(c.var.db, row, cleanFileName(name))), 200)
       }
       const incoming = await readUpload(c.req.raw, c.var.user.id)
-      const tree = await fileTree(c.var.db, c.var.user.id, row.id)
-      const stale = tree.filter((file) => file.id !== row.id)
       // The replace frees the old bytes and the conversions it deletes: the quota does not count them.
-      const reclaimedBytes = tree.reduce((sum, file) => sum + file.size, 0)
+      const reclaimedBytes = (await fileTree(c.var.db, c.var.user.id, row.id)).reduce((sum, file) => sum + file.size, 0)
       const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size, { reclaimedBytes })
       const hasNewName = c.req.header('x-edgefloor-name') ?? c.req.header('x-basefloor-name')
       const name = hasNewName ? incoming.name : row.name
-      const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, stale, {
+      const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, {
         ...incoming,
         name,
         extension: hasNewName ? incoming.extension : extensionOf(row.name) || incoming.extension,

@@ -2,6 +2,7 @@
 // with its files in chain order, and the bookkeeping the consumer does as steps finish.
 import { z } from '@hono/zod-openapi'
 import { and, desc, eq, inArray, sql } from 'drizzle-orm'
+import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
 import type { Converter } from '../converters/converter'
 import type { Database } from '../db/client'
@@ -65,37 +66,64 @@ export async function jobsOfFile(db: Database, userId: string, fileId: string): 
   return db.query.jobs.findMany({ where: and(eq(jobs.userId, userId), eq(jobs.fileId, fileId)), orderBy: desc(jobs.id), limit: 100 })
 }
 
-/** Creates the job and its first step (queued); the caller enqueues the step. */
+type JobOptions = Record<string, string | number | boolean>
+
+/** The options with their keys sorted: equal options are equal JSON, which the one-active-job index compares. */
+const sortedOptions = (options: JobOptions = {}): JobOptions => Object.fromEntries(Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+
+/**
+ * Creates the job and its first step (queued), unless an equal job (same file, same content, same options) is
+ * queued or running: then answers that one and no step. The caller enqueues the step it gets.
+ */
 export async function createJob(
   db: Database,
   file: FileRow,
   converter: Converter,
-  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string },
-): Promise<{ job: JobRow; step: StepRow }> {
-  const now = Date.now()
-  const job: JobRow = {
-    id: newId(now),
-    userId: file.userId,
-    fileId: file.id,
-    status: 'queued',
-    options: request.options ?? {},
-    callbackUrl: request.callbackUrl ?? null,
-    error: null,
-    errorStatus: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
+  request: { options?: JobOptions; callbackUrl?: string },
+): Promise<{ job: JobRow; step?: StepRow }> {
+  const options = sortedOptions(request.options)
+  // Twice at most: an equal job that finishes between our insert and our read leaves room for ours.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const now = Date.now()
+    const job: JobRow = {
+      id: newId(now),
+      userId: file.userId,
+      fileId: file.id,
+      status: 'queued',
+      options,
+      callbackUrl: request.callbackUrl ?? null,
+      error: null,
+      errorStatus: null,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+      sourceKey: file.key,
+    }
+    const step = newStep(job.id, file, converter, now)
+    const inserted = await db.insert(jobs).values(job).onConflictDoNothing().returning({ id: jobs.id })
+    if (inserted.length > 0) {
+      try {
+        await db.insert(jobSteps).values(step)
+      } catch (error) {
+        await db.delete(jobs).where(eq(jobs.id, job.id))
+        throw error
+      }
+      return { job, step }
+    }
+    const running = await db.query.jobs.findFirst({
+      where: and(eq(jobs.fileId, file.id), eq(jobs.sourceKey, file.key), eq(jobs.options, options), inArray(jobs.status, ['queued', 'running'])),
+    })
+    if (running) return { job: running }
   }
-  const step = newStep(job.id, file.id, converter, now)
-  await db.batch([db.insert(jobs).values(job), db.insert(jobSteps).values(step)])
-  return { job, step }
+  throw new ApiError(409, 'an equal conversion of this file keeps starting and finishing; try again', { code: 'conflict' })
 }
 
-export function newStep(jobId: string, sourceFileId: string, converter: Converter, now = Date.now(), part?: { start: number; end: number }): StepRow {
+export function newStep(jobId: string, source: Pick<FileRow, 'id' | 'key'>, converter: Converter, now = Date.now(), part?: { start: number; end: number }): StepRow {
   return {
     id: newId(now),
     jobId,
-    sourceFileId,
+    sourceFileId: source.id,
+    sourceKey: source.key,
     converter: converter.name,
     partStart: part?.start ?? -1,
     partEnd: part?.end ?? null,
@@ -128,13 +156,18 @@ export async function updateJob(db: Database, id: string, changes: Partial<JobRo
   await db.update(jobs).set({ ...changes, updatedAt: Date.now() }).where(eq(jobs.id, id))
 }
 
-/** Marks the job failed with the step's reason; the files made before stay. */
-export async function failJob(db: Database, job: JobRow, message: string, status: number): Promise<void> {
+/**
+ * Marks the job failed with the step's reason; the files made before stay. Answers whether this call failed it
+ * (a job already failed or done is left as it is), so its job.failed event is sent once.
+ */
+export async function failJob(db: Database, job: JobRow, message: string, status: number): Promise<boolean> {
   const now = Date.now()
-  await db
+  const failed = await db
     .update(jobs)
     .set({ status: 'failed', error: message, errorStatus: status, updatedAt: now, finishedAt: now })
-    .where(and(eq(jobs.id, job.id), sql`${jobs.status} != 'failed'`))
+    .where(and(eq(jobs.id, job.id), inArray(jobs.status, ['queued', 'running'])))
+    .returning({ id: jobs.id })
+  return failed.length > 0
 }
 
 /**
@@ -146,10 +179,15 @@ export async function reopenFailedJob(db: Database, job: JobRow): Promise<StepRo
   const isUnfinished = and(eq(jobSteps.jobId, job.id), inArray(jobSteps.status, ['queued', 'running', 'failed']))
   const unfinished = await db.query.jobSteps.findMany({ where: isUnfinished })
   const now = Date.now()
-  await db.batch([
-    db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: now }).where(isUnfinished),
-    db.update(jobs).set({ status: 'running', error: null, errorStatus: null, finishedAt: null, updatedAt: now }).where(eq(jobs.id, job.id)),
-  ])
+  try {
+    await db.batch([
+      db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: now }).where(isUnfinished),
+      db.update(jobs).set({ status: 'running', error: null, errorStatus: null, finishedAt: null, updatedAt: now }).where(eq(jobs.id, job.id)),
+    ])
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ApiError(409, 'an equal conversion of this file is queued or running', { code: 'conflict' })
+    throw error
+  }
   return unfinished
 }
 

@@ -22,7 +22,8 @@ export async function startJob(
   const { converter } = choice
   const callbackUrl = request.callbackUrl ? checkCallbackUrl(config, request.callbackUrl) : undefined
   const { job, step } = await createJob(deps.db, file, converter, { options: request.options, callbackUrl })
-  await enqueueSteps(deps.queue, [step])
+  // No step: an equal job is already queued or running, and this request follows it.
+  if (step) await enqueueSteps(deps.queue, [step])
   return job
 }
 
