@@ -1,58 +1,123 @@
-// Two projects: `worker` runs inside workerd with real D1, R2 and Queues (the Worker under test is
-// worker/index.ts, configured by wrangler.toml); `node` runs the sidecar and end-to-end suites on Node 22.
+// Four projects, each starting only what its files need (a project's global setups run only when one of its
+// files is selected, so `npx vitest run test/rules/parse.test.ts` starts no server at all):
+// - `unit` (run first): workerd with its local D1 and R2, no global setup: parsers, layout, encoders, rules.
+// - `worker`: workerd with real D1, R2 and Queues (the Worker under test is worker/index.ts, configured by
+//   wrangler.toml) and the loopback stand-ins: mail catcher, whisper.cpp, Gotenberg recorder, webhook receiver.
+// - `worker-office`: the Worker against the real sidecar (LibreOffice) and the Office documents it converts.
+// - `node`: the sidecar and end-to-end suites on Node 22.
+// Integration projects wait for queues and LibreOffice on a machine that may be busy: their deadlines are sized
+// for that (never vitest's 5 s default), and every poll fails loudly at its deadline (test/support/until.ts).
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
 import { fileURLToPath } from 'node:url'
-import { defineConfig } from 'vitest/config'
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
 
 const root = fileURLToPath(new URL('.', import.meta.url))
+
+/** Files that need nothing but workerd itself. A file not listed here or below runs in `worker`, which has everything. */
+const UNIT = [
+  'test/rules/parse.test.ts',
+  'test/rules/evaluate.test.ts',
+  'test/rules/compile.test.ts',
+  'test/rules/values.test.ts',
+  'test/rules/agree.test.ts',
+  'test/engines/text-layout.test.ts',
+  'test/engines/png-encode.test.ts',
+  'test/engines/png-filter.test.ts',
+  'test/engines/jpeg-end.test.ts',
+  'test/converters/registry.test.ts',
+  'test/converters/pdf-golden.test.ts',
+  'test/converters/text-fallback-fonts.test.ts',
+  'test/docs/error-table.test.ts',
+]
+/** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
+const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-recovery.test.ts']
+const NODE = ['test/sidecar/**/*.test.ts', 'test/e2e/**/*.test.ts']
+
+/** Deadlines for projects that wait on queues, LibreOffice or servers on a loaded 2-core machine. */
+const LOADED = { testTimeout: 120_000, hookTimeout: 180_000 }
+
+type Inject = (key: string) => string | undefined
+
+/** A workerd project; `bindings` adds the URLs its global setups provided. */
+function workerdProject(name: string, test: TestProjectInlineConfiguration['test'], bindings: (inject: Inject) => Record<string, string> = () => ({})): TestProjectInlineConfiguration {
+  return {
+    plugins: [
+      cloudflareTest(async ({ inject }) => ({
+        wrangler: { configPath: `${root}wrangler.toml` },
+        remoteBindings: false,
+        miniflare: {
+          bindings: {
+            JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
+            // A quota so large no test reaches it by uploading, finite so a test can bring one user near it (a
+            // record standing for what they store) and watch the queue consumer refuse an output.
+            FILES_QUOTA_BYTES: String(2 ** 40),
+            TEST_MIGRATIONS: await readD1Migrations(`${root}migrations`),
+            ...bindings(inject as Inject),
+          },
+        },
+      })),
+    ],
+    test: { name, ...test },
+  }
+}
+
+/** Values that the stand-ins' global setups `provide` (their loopback URLs), as the Worker's bindings. */
+function standInBindings(inject: Inject): Record<string, string> {
+  const mailCatcher = inject('mailCatcherUrl')!
+  const whisper = inject('whisperUrl')!
+  return {
+    EMAIL_PROVIDER: 'mailchannels',
+    MAILCHANNELS_API_URL: `${mailCatcher}/tx/v1/send`,
+    MAILCHANNELS_API_KEY: 'test-mailchannels-key',
+    MAIL_CATCHER_URL: mailCatcher,
+    // Workers AI has no local mode: TRANSCRIBE_PROVIDER=auto (the default) falls back from the local AI binding to
+    // TRANSCRIBE_URL, a loopback whisper.cpp stand-in.
+    TRANSCRIBE_URL: whisper,
+    TRANSCRIBE_API_KEY: 'test-transcribe-key',
+    WHISPER_URL: whisper,
+    WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl')!,
+  }
+}
+
+const STAND_INS = ['test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/webhook-receiver.ts']
 
 export default defineConfig({
   test: {
     projects: [
-      {
-        plugins: [
-          // Values that global setups `provide` (loopback stand-ins' URLs) become bindings here.
-          cloudflareTest(async ({ inject }) => ({
-            wrangler: { configPath: `${root}wrangler.toml` },
-            remoteBindings: false,
-            miniflare: {
-              bindings: {
-                JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
-                // A quota so large no test reaches it by uploading, finite so a test can bring one user near it
-                // (a record standing for what they store) and watch the queue consumer refuse an output.
-                FILES_QUOTA_BYTES: String(2 ** 40),
-                TEST_MIGRATIONS: await readD1Migrations(`${root}migrations`),
-                EMAIL_PROVIDER: 'mailchannels',
-                MAILCHANNELS_API_URL: `${inject('mailCatcherUrl')}/tx/v1/send`,
-                MAILCHANNELS_API_KEY: 'test-mailchannels-key',
-                MAIL_CATCHER_URL: inject('mailCatcherUrl'),
-                // Workers AI has no local mode: TRANSCRIBE_PROVIDER=auto (the default) falls back from the local
-                // AI binding to TRANSCRIBE_URL, a loopback whisper.cpp stand-in.
-                TRANSCRIBE_URL: inject('whisperUrl'),
-                TRANSCRIBE_API_KEY: 'test-transcribe-key',
-                WHISPER_URL: inject('whisperUrl'),
-                GOTENBERG_URL: inject('sidecarUrl'),
-                WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl'),
-              },
-            },
-          })),
-        ],
-        test: {
-          name: 'worker',
+      // One workerd for every unit file (isolate: false): they share no state, and a fresh runtime per file cost
+      // ~5 s each.
+      workerdProject('unit', { include: UNIT, setupFiles: ['test/setup/apply-migrations.ts'], isolate: false, sequence: { groupOrder: 0 } }),
+      workerdProject(
+        'worker',
+        {
           include: ['test/**/*.test.ts'],
-          exclude: ['test/sidecar/**', 'test/e2e/**'],
+          exclude: [...UNIT, ...OFFICE, ...NODE],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: ['test/setup/office-documents.ts', 'test/setup/mail-catcher.ts', 'test/setup/whisper-server.ts', 'test/setup/sidecar.ts', 'test/setup/gotenberg-stand-in.ts', 'test/setup/webhook-receiver.ts'],
+          globalSetup: [...STAND_INS, 'test/setup/gotenberg-stand-in.ts'],
+          sequence: { groupOrder: 1 },
+          ...LOADED,
         },
-      },
+        standInBindings,
+      ),
+      workerdProject(
+        'worker-office',
+        {
+          include: OFFICE,
+          setupFiles: ['test/setup/apply-migrations.ts'],
+          globalSetup: [...STAND_INS, 'test/setup/office-documents.ts', 'test/setup/sidecar.ts'],
+          sequence: { groupOrder: 1 },
+          ...LOADED,
+        },
+        (inject) => ({ ...standInBindings(inject), GOTENBERG_URL: inject('sidecarUrl')! }),
+      ),
       {
         test: {
           name: 'node',
           environment: 'node',
-          include: ['test/sidecar/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          include: NODE,
           globalSetup: ['test/setup/office-documents.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 180_000,
+          sequence: { groupOrder: 1 },
+          ...LOADED,
         },
       },
     ],

@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno bubblewrap
   fonts-dejavu fonts-crosextra-carlito fonts-crosextra-caladea
-  poppler-utils espeak-ng ffmpeg chromium
+  poppler-utils espeak-ng ffmpeg chromium mupdf-tools
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -76,6 +76,21 @@ export function timeCommand(command: string, args: string[]): number {
   return performance.now() - start
 }
 
+/**
+ * Medians of several measurements taken in turn (a, b, c, a, b, c, …), so that a machine getting busier or
+ * quieter during the run weighs on each of them alike.
+ */
+export async function alternating<K extends string>(times: number, runs: Record<K, () => Promise<number> | number>): Promise<Record<K, number>> {
+  const samples = Object.fromEntries(Object.keys(runs).map((key) => [key, [] as number[]])) as Record<K, number[]>
+  for (let i = 0; i < times; i++) for (const key of Object.keys(runs) as K[]) samples[key].push(await runs[key]())
+  const medians = {} as Record<K, number>
+  for (const key of Object.keys(runs) as K[]) {
+    const sorted = samples[key].sort((a, b) => a - b)
+    medians[key] = sorted[Math.floor(sorted.length / 2)]!
+  }
+  return medians
+}
+
 export async function median(times: number, run: () => Promise<number> | number): Promise<number> {
   const samples: number[] = []
   for (let i = 0; i < times; i++) samples.push(await run())

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import sharp from 'sharp'
-import { median, run, scratch, startConvertWorker, timeConverter } from './convert-harness.ts'
+import { alternating, run, scratch, startConvertWorker, timeConverter } from './convert-harness.ts'
 import { formatRatio, workerdRssMiB } from './wrangler-dev.ts'
 
 const cases = [
@@ -19,12 +19,15 @@ try {
     run('ffmpeg', ['-loglevel', 'error', '-y', ...image.make, path])
     const bytes = new Uint8Array(readFileSync(path))
     const first = await timeConverter(worker, 'image-to-png', image.name, bytes) // warm-up
-    const ours = await median(3, async () => (await timeConverter(worker, 'image-to-png', image.name, bytes)).ms)
     let sharpBytes = 0
-    const baseline = await median(3, async () => {
-      const start = performance.now()
-      sharpBytes = (await sharp(bytes).png({ compressionLevel: 6, adaptiveFiltering: true }).toBuffer()).byteLength
-      return performance.now() - start
+    // In turn, ours then sharp, five times: both see the machine as it is at that moment.
+    const { ours, baseline } = await alternating(5, {
+      ours: async () => (await timeConverter(worker, 'image-to-png', image.name, bytes)).ms,
+      baseline: async () => {
+        const start = performance.now()
+        sharpBytes = (await sharp(bytes).png({ compressionLevel: 6, adaptiveFiltering: true }).toBuffer()).byteLength
+        return performance.now() - start
+      },
     })
     console.log(`${image.name} (${bytes.byteLength} bytes)`)
     console.log(`  ${formatRatio('time', ours, 'sharp', baseline, 'ms')}`)

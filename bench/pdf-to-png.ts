@@ -1,9 +1,10 @@
 // bench/pdf-to-png: our PDF → PNG (PDFium in WASM + our PNG encoder, in workerd) against pdftoppm (poppler,
-// native) on the same 24-page PDF at 150 dpi, measured in the same run: time per page and PNG bytes; and our PNG
-// encoder against @jsquash/png on the same rendered pixels.
+// native) and `mutool draw` (MuPDF, native: the fastest renderer users would pick instead) on the same 24-page PDF
+// at 150 dpi, measured in turn in the same run: time per page and PNG bytes; and our PNG encoder against
+// @jsquash/png on the same rendered pixels.
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { median, printPngEncoderComparison, run, scratch, startConvertWorker, timeCommand, timeConverter } from './convert-harness.ts'
+import { alternating, printPngEncoderComparison, run, scratch, startConvertWorker, timeCommand, timeConverter } from './convert-harness.ts'
 import { formatRatio, workerdRssMiB } from './wrangler-dev.ts'
 import { buildPdf } from '../test/support/pdf.ts'
 
@@ -28,30 +29,42 @@ const worker = await startConvertWorker()
 try {
   const first = await timeConverter(worker, 'pdf-to-png', 'bench.pdf', pdf) // warm-up: WASM instantiation
   if (first.outputs !== PAGES) throw new Error(`expected ${PAGES} pages, got ${first.outputs}`)
-  const ours = await median(3, async () => (await timeConverter(worker, 'pdf-to-png', 'bench.pdf', pdf)).ms)
-  const rss = workerdRssMiB(worker.pid)
-  const photoFirst = await timeConverter(worker, 'pdf-to-png', 'photo.pdf', photoPdf)
-  const photoOurs = await median(3, async () => (await timeConverter(worker, 'pdf-to-png', 'photo.pdf', photoPdf)).ms)
-  const out = join(scratch, 'pdftoppm')
-  const baseline = await median(3, () => {
+  const out = join(scratch, 'renders')
+  /** A native renderer's time on `path` into a fresh folder (the folder then holds its PNGs, for their bytes). */
+  const native = (command: 'pdftoppm' | 'mutool', path: string) => () => {
     rmSync(out, { recursive: true, force: true })
     mkdirSync(out)
-    return timeCommand('pdftoppm', ['-png', '-r', '150', pdfPath, join(out, 'page')])
+    return command === 'pdftoppm'
+      ? timeCommand('pdftoppm', ['-png', '-r', '150', path, join(out, 'page')])
+      : timeCommand('mutool', ['draw', '-q', '-r', '150', '-o', join(out, 'page-%d.png'), path])
+  }
+  const rendersBytes = () => readdirSync(out).reduce((sum, file) => sum + statSync(join(out, file)).size, 0)
+  const times = await alternating(3, {
+    ours: async () => (await timeConverter(worker, 'pdf-to-png', 'bench.pdf', pdf)).ms,
+    pdftoppm: native('pdftoppm', pdfPath),
+    mutool: native('mutool', pdfPath),
   })
-  const baselineBytes = readdirSync(out).reduce((sum, file) => sum + statSync(join(out, file)).size, 0)
+  const mutoolBytes = rendersBytes()
+  native('pdftoppm', pdfPath)()
+  const pdftoppmBytes = rendersBytes()
+  const rss = workerdRssMiB(worker.pid)
   console.log(`PDF → PNG, ${PAGES} A4 text pages at 150 dpi (${pdf.byteLength} bytes of PDF)`)
-  console.log(formatRatio('time per page', ours / PAGES, 'pdftoppm', baseline / PAGES, 'ms'))
-  console.log(formatRatio('PNG bytes per page', first.bytes / PAGES / 1024, 'pdftoppm', baselineBytes / PAGES / 1024, 'KiB'))
+  console.log(formatRatio('time per page', times.ours / PAGES, 'pdftoppm', times.pdftoppm / PAGES, 'ms'))
+  console.log(formatRatio('time per page', times.ours / PAGES, 'mutool draw', times.mutool / PAGES, 'ms'))
+  console.log(formatRatio('PNG bytes per page', first.bytes / PAGES / 1024, 'pdftoppm', pdftoppmBytes / PAGES / 1024, 'KiB'))
+  console.log(formatRatio('PNG bytes per page', first.bytes / PAGES / 1024, 'mutool draw', mutoolBytes / PAGES / 1024, 'KiB'))
   console.log(`peak PDFium WASM memory: ${(first.peakWasmBytes / 2 ** 20).toFixed(0)} MiB; workerd resident memory (whole process): ${rss.toFixed(0)} MiB`)
   await printPngEncoderComparison('pdf-to-png', 'bench.pdf', pdf)
 
-  const photoBaseline = await median(3, () => {
-    rmSync(out, { recursive: true, force: true })
-    mkdirSync(out)
-    return timeCommand('pdftoppm', ['-png', '-r', '150', photoPath, join(out, 'page')])
+  const photoFirst = await timeConverter(worker, 'pdf-to-png', 'photo.pdf', photoPdf)
+  const photoTimes = await alternating(3, {
+    ours: async () => (await timeConverter(worker, 'pdf-to-png', 'photo.pdf', photoPdf)).ms,
+    pdftoppm: native('pdftoppm', photoPath),
+    mutool: native('mutool', photoPath),
   })
   console.log(`PDF → PNG, 1 image-heavy A4 page at 150 dpi (${photoPdf.byteLength} bytes of PDF)`)
-  console.log(formatRatio('time per page', photoOurs, 'pdftoppm', photoBaseline, 'ms'))
+  console.log(formatRatio('time per page', photoTimes.ours, 'pdftoppm', photoTimes.pdftoppm, 'ms'))
+  console.log(formatRatio('time per page', photoTimes.ours, 'mutool draw', photoTimes.mutool, 'ms'))
   console.log(`peak PDFium WASM memory: ${(photoFirst.peakWasmBytes / 2 ** 20).toFixed(0)} MiB`)
   await printPngEncoderComparison('pdf-to-png', 'photo.pdf', photoPdf)
 

@@ -45,7 +45,7 @@ describe('an unexpected exception in a handler', () => {
     expect(response.headers.get('content-type')).toContain('application/json')
     expect(response.headers.get('x-request-id')).toBe('ray-500-test')
     const text = await response.text()
-    expect(JSON.parse(text)).toEqual({ message: 'internal error', request_id: 'ray-500-test' })
+    expect(JSON.parse(text)).toEqual({ message: 'internal error', code: 'INTERNAL_ERROR', request_id: 'ray-500-test' })
     expectNoInternals(text)
     // The private cause is logged, under the same request id.
     const lines = logged.mock.calls.map((call) => String(call[0]))
@@ -61,7 +61,7 @@ describe('an unexpected exception in a handler', () => {
     const response = await fetchFrom(appThrowing(thrown), new Request(`${BASE}/failing`))
     expect(response.status).toBe(500)
     const text = await response.text()
-    expect(JSON.parse(text)).toEqual({ message: 'internal error', request_id: expect.any(String) })
+    expect(JSON.parse(text)).toEqual({ message: 'internal error', code: 'INTERNAL_ERROR', request_id: expect.any(String) })
     expectNoInternals(text)
   })
 
@@ -85,7 +85,7 @@ describe('an unexpected exception in a handler', () => {
     const response = await fetchFrom(createApp(), request, { ...env, DB: failingD1 })
     expect(response.status).toBe(500)
     const text = await response.text()
-    expect(JSON.parse(text)).toEqual({ message: 'internal error', request_id: expect.any(String) })
+    expect(JSON.parse(text)).toEqual({ message: 'internal error', code: 'INTERNAL_ERROR', request_id: expect.any(String) })
     expectNoInternals(text)
   })
 })

@@ -4,7 +4,7 @@ import { createRoute, OpenAPIHono, type RouteConfig, z } from '@hono/zod-openapi
 import type { AuthUser } from './auth/users'
 import type { Config } from './config'
 import type { Database } from './db/client'
-import { ApiError } from './errors'
+import { ApiError, ERROR_CODES } from './errors'
 
 export interface AppEnv {
   Bindings: Env
@@ -27,7 +27,7 @@ export function newRouter() {
       }))
       const first = issues[0]
       const message = first ? `invalid request: ${first.path ? `${first.path}: ` : ''}${first.message}` : 'invalid request'
-      throw new ApiError(400, message, { code: 'validation_failed', details: { issues } })
+      throw new ApiError('VALIDATION_FAILED', { message, details: { issues } })
     },
   })
 }
@@ -35,7 +35,7 @@ export function newRouter() {
 export const ErrorSchema = z
   .object({
     message: z.string().openapi({ example: 'file not found' }),
-    code: z.string().optional(),
+    code: z.enum(ERROR_CODES).openapi({ description: 'one code of the error table (README, Errors)' }),
     issues: z.array(z.object({ path: z.string(), message: z.string(), code: z.string() })).optional(),
   })
   .openapi('Error')

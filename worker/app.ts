@@ -43,7 +43,7 @@ export function createApp(options: AppOptions = {}) {
   const limitJson = bodyLimit({
     maxSize: JSON_BODY_MAX_BYTES,
     onError: () => {
-      throw new ApiError(413, `request body is larger than ${JSON_BODY_MAX_BYTES} bytes`, { code: 'body_too_large' })
+      throw new ApiError('BODY_TOO_LARGE', { message: `the request body is larger than ${JSON_BODY_MAX_BYTES} bytes`, details: { max_bytes: JSON_BODY_MAX_BYTES } })
     },
   })
   app.use(async (c, next) => {
@@ -63,7 +63,7 @@ export function createApp(options: AppOptions = {}) {
   mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })
 
   app.notFound(() => {
-    throw new ApiError(404, 'not found', { code: 'not_found' })
+    throw new ApiError('NOT_FOUND')
   })
   app.onError((error, c) => toErrorResponse(error, c.get('requestId') ?? 'unknown'))
   return routes

@@ -1,48 +1,111 @@
-// The one error model: ApiError carries a public message and status; the private cause stays in the log.
+// The one error model: a table of codes (status and public message), ApiError on Hono's HTTPException built from
+// a code, and the JSON answer `{ message, code }`. The private cause travels with the error and goes to the log.
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 
+interface ErrorEntry {
+  readonly status: ContentfulStatusCode
+  readonly message: string
+}
+
+/** Every code the API answers with. The README's error table and the OpenAPI `Error.code` enum are this table. */
+export const ERRORS = {
+  VALIDATION_FAILED: { status: 400, message: 'invalid request' },
+  MALFORMED_REQUEST: { status: 400, message: 'the request body cannot be read' },
+  BAD_MULTIPART: { status: 400, message: 'the multipart body is malformed' },
+  SIZE_MISMATCH: { status: 400, message: "the file's size does not match the declared size" },
+  UPLOAD_INCOMPLETE: { status: 400, message: 'the upload is incomplete' },
+  CALLBACK_URL_REFUSED: { status: 400, message: 'callback_url is not an allowed https URL' },
+  TOKEN_MISSING: { status: 401, message: 'missing bearer token' },
+  TOKEN_INVALID: { status: 401, message: 'invalid or expired token' },
+  TOKEN_REVOKED: { status: 401, message: 'token was revoked' },
+  INVALID_CREDENTIALS: { status: 401, message: 'invalid email or password' },
+  INVALID_REFRESH_TOKEN: { status: 401, message: 'invalid or expired refresh token' },
+  REFRESH_TOKEN_REUSED: { status: 401, message: 'refresh token reuse detected: the session was revoked' },
+  FILE_LINK_INVALID: { status: 401, message: 'the file link is invalid or has expired' },
+  REGISTRATION_DISABLED: { status: 403, message: 'registration is disabled' },
+  EMAIL_NOT_VERIFIED: { status: 403, message: 'email address not verified' },
+  FORBIDDEN: { status: 403, message: 'not allowed' },
+  NOT_FOUND: { status: 404, message: 'not found' },
+  USER_NOT_FOUND: { status: 404, message: 'user not found' },
+  RECORD_NOT_FOUND: { status: 404, message: 'record not found' },
+  FILE_NOT_FOUND: { status: 404, message: 'file not found' },
+  UPLOAD_NOT_FOUND: { status: 404, message: 'upload not found' },
+  JOB_NOT_FOUND: { status: 404, message: 'job not found' },
+  SESSION_NOT_FOUND: { status: 404, message: 'session not found' },
+  EMAIL_TAKEN: { status: 409, message: 'an account with this email already exists' },
+  ALREADY_VERIFIED: { status: 409, message: 'email address already verified' },
+  JOB_NOT_FAILED: { status: 409, message: 'only a failed job can be retried' },
+  PRECONDITION_FAILED: { status: 412, message: "the file does not match the request's If-Match or If-Unmodified-Since" },
+  BODY_TOO_LARGE: { status: 413, message: 'the request body is too large' },
+  FILE_TOO_LARGE: { status: 413, message: 'the file is too large' },
+  QUOTA_EXCEEDED: { status: 413, message: 'storage quota exceeded' },
+  UNSUPPORTED_FORMAT: { status: 415, message: 'no converter accepts this file' },
+  RANGE_NOT_SATISFIABLE: { status: 416, message: 'the requested range is not satisfiable' },
+  NOT_CONVERTIBLE: { status: 422, message: 'the file cannot be converted' },
+  CONVERSION_FAILED: { status: 422, message: 'the conversion failed' },
+  RATE_LIMITED: { status: 429, message: 'too many attempts, try again later' },
+  INTERNAL_ERROR: { status: 500, message: 'internal error' },
+  CONVERTER_MISCONFIGURED: { status: 502, message: 'the conversion service is misconfigured' },
+  CONVERTER_UNAVAILABLE: { status: 503, message: 'the conversion service is unavailable; try again later' },
+  CONVERTER_TIMEOUT: { status: 504, message: 'the conversion service did not answer in time' },
+} as const satisfies Record<string, ErrorEntry>
+
+export type ErrorCode = keyof typeof ERRORS
+export const ERROR_CODES = Object.keys(ERRORS) as [ErrorCode, ...ErrorCode[]]
+
 export interface ErrorBody {
   message: string
-  code?: string
+  code: ErrorCode
   issues?: unknown[]
   [extra: string]: unknown
 }
 
-export class ApiError extends Error {
-  readonly status: ContentfulStatusCode
-  readonly code: string | undefined
+export interface ApiErrorOptions {
+  /** A more precise public message than the table's (numbers the client needs); never internal detail. */
+  message?: string
+  /** Extra public fields of the answer (`issues`, `max_bytes`, `rule`, `job`). */
+  details?: Record<string, unknown>
+  headers?: Record<string, string>
+  /** Private: logged under the request id, never answered. */
+  cause?: unknown
+}
+
+/** `throw new ApiError('FILE_NOT_FOUND')`: the status and public message come from the table. */
+export class ApiError extends HTTPException {
+  override readonly name = 'ApiError'
+  readonly code: ErrorCode
   readonly details: Record<string, unknown>
   readonly headers: Record<string, string>
 
-  constructor(
-    status: ContentfulStatusCode,
-    message: string,
-    options: { code?: string; details?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
-  ) {
-    super(message, { cause: options.cause })
-    this.status = status
-    this.code = options.code
+  constructor(code: ErrorCode, options: ApiErrorOptions = {}) {
+    super(ERRORS[code].status, { message: options.message ?? ERRORS[code].message, cause: options.cause })
+    this.code = code
     this.details = options.details ?? {}
     this.headers = options.headers ?? {}
   }
 
   toBody(): ErrorBody {
-    return { message: this.message, ...(this.code ? { code: this.code } : {}), ...this.details }
+    return { message: this.message, code: this.code, ...this.details }
   }
+}
+
+function logError(requestId: string, error: unknown): void {
+  console.error(JSON.stringify({ level: 'error', requestId, error: describeError(error) }))
 }
 
 /** Turns any thrown value into the public JSON error; unknown errors never show their internals. */
 export function toErrorResponse(error: unknown, requestId: string): Response {
   if (error instanceof ApiError) {
+    if (error.cause !== undefined || error.status >= 500) logError(requestId, error)
     return Response.json(error.toBody(), { status: error.status, headers: error.headers })
   }
   if (error instanceof HTTPException && error.status < 500) {
-    // Hono's own 4xx (e.g. malformed JSON from the validator): its message is meant for the client.
-    return Response.json({ message: error.message || 'bad request', code: 'bad_request' }, { status: error.status })
+    // Hono's own 4xx (malformed JSON from the validator).
+    return Response.json({ message: ERRORS.MALFORMED_REQUEST.message, code: 'MALFORMED_REQUEST' }, { status: error.status })
   }
-  console.error(JSON.stringify({ level: 'error', requestId, error: describeError(error) }))
-  return Response.json({ message: 'internal error', request_id: requestId }, { status: 500 })
+  logError(requestId, error)
+  return Response.json({ message: ERRORS.INTERNAL_ERROR.message, code: 'INTERNAL_ERROR', request_id: requestId }, { status: 500 })
 }
 
 export function describeError(error: unknown): string {

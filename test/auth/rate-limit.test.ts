@@ -11,7 +11,7 @@ describe('rate limits', () => {
     expect(statuses.every((status) => status === 401)).toBe(true)
     const limited = await callJson('POST', '/auth/login', { ip, json: { email, password: 'whatever' } })
     expect(limited.status).toBe(429)
-    expect(limited.body).toMatchObject({ message: 'too many attempts, try again later', code: 'rate_limited' })
+    expect(limited.body).toMatchObject({ message: 'too many attempts, try again later', code: 'RATE_LIMITED' })
     const retryAfter = Number(limited.headers.get('retry-after'))
     expect(retryAfter).toBeGreaterThanOrEqual(1)
     expect(retryAfter).toBeLessThanOrEqual(60)

@@ -26,7 +26,7 @@ describe('register', () => {
     expect((await call('POST', '/auth/register', { json: { email: email.toUpperCase(), password: 'password-1' } })).status).toBe(201)
     const again = await callJson('POST', '/auth/register', { json: { email, password: 'password-2' } })
     expect(again.status).toBe(409)
-    expect(again.body).toEqual({ message: 'an account with this email already exists', code: 'email_taken' })
+    expect(again.body).toEqual({ message: 'an account with this email already exists', code: 'EMAIL_TAKEN' })
   })
 
   it.each([
@@ -39,7 +39,7 @@ describe('register', () => {
   ])('refuses %j with 400 naming the field', async (json, field) => {
     const res = await callJson('POST', '/auth/register', { json })
     expect(res.status).toBe(400)
-    expect(res.body.code).toBe('validation_failed')
+    expect(res.body.code).toBe('VALIDATION_FAILED')
     expect(res.body.message).toContain(field === 'email' || field === 'password' ? field : 'nrecognized')
     expect(JSON.stringify(res.body.issues)).toContain(field)
   })
@@ -103,7 +103,7 @@ describe('login', () => {
     expect(wrong.status).toBe(401)
     expect(unknown.status).toBe(401)
     expect(wrong.body).toEqual(unknown.body)
-    expect(wrong.body).toEqual({ message: 'invalid email or password', code: 'invalid_credentials' })
+    expect(wrong.body).toEqual({ message: 'invalid email or password', code: 'INVALID_CREDENTIALS' })
   })
 })
 
@@ -122,7 +122,7 @@ describe('current user', () => {
     const res = await callJson('GET', '/auth/user')
     expect(res.status).toBe(401)
     expect(res.headers.get('www-authenticate')).toBe('Bearer')
-    expect(res.body).toEqual({ message: 'missing bearer token', code: 'unauthorized' })
+    expect(res.body).toEqual({ message: 'missing bearer token', code: 'TOKEN_MISSING' })
   })
 })
 
@@ -180,13 +180,13 @@ describe('Layout B aliases (/register, /login, /user/reset/password)', () => {
     const taken = await signUp()
     expect(await callJson('POST', '/register', { json: { email: taken.email, password: 'another password' } })).toMatchObject({
       status: 409,
-      body: { message: 'an account with this email already exists', code: 'email_taken' },
+      body: { message: 'an account with this email already exists', code: 'EMAIL_TAKEN' },
     })
     const invalid = await callJson('POST', '/register', { json: { email: 'not-an-email', password: 'long enough' } })
     expect(invalid.status).toBe(400)
     expect(invalid.body.message).toContain('email')
     const wrong = await callJson('POST', '/login', { json: { email: taken.email, password: 'wrong password' } })
-    expect(wrong).toMatchObject({ status: 401, body: { message: 'invalid email or password', code: 'invalid_credentials' } })
+    expect(wrong).toMatchObject({ status: 401, body: { message: 'invalid email or password', code: 'INVALID_CREDENTIALS' } })
   })
 
   it('requests a reset with POST /user/reset/password and sets the password with PUT', async () => {

@@ -105,9 +105,9 @@ describe('refresh tokens', () => {
     const user = await signUp()
     const rotated = await callJson('POST', '/auth/refresh', { json: { refresh_token: user.refreshToken } })
     const reuse = await callJson('POST', '/auth/refresh', { json: { refresh_token: user.refreshToken } })
-    expect(reuse).toMatchObject({ status: 401, body: { code: 'refresh_token_reused' } })
+    expect(reuse).toMatchObject({ status: 401, body: { code: 'REFRESH_TOKEN_REUSED' } })
     const afterTheft = await callJson('POST', '/auth/refresh', { json: { refresh_token: rotated.body.refresh_token } })
-    expect(afterTheft).toMatchObject({ status: 401, body: { code: 'invalid_refresh_token' } })
+    expect(afterTheft).toMatchObject({ status: 401, body: { code: 'INVALID_REFRESH_TOKEN' } })
   })
 
   it('stores only hashes of refresh tokens', async () => {

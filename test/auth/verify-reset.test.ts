@@ -32,7 +32,7 @@ describe('email verification', () => {
     await callWithSettings(settings, 'POST', '/auth/register', { json: { email, password: 'long enough' } })
     const before = await callWithSettings(settings, 'POST', '/auth/login', { json: { email, password: 'long enough' } })
     expect(before.status).toBe(403)
-    expect(await before.json()).toEqual({ message: 'email address not verified', code: 'email_not_verified' })
+    expect(await before.json()).toEqual({ message: 'email address not verified', code: 'EMAIL_NOT_VERIFIED' })
     await call('POST', '/auth/verify', { json: { token: tokenIn(await waitForEmail(email)) } })
     const after = await callWithSettings(settings, 'POST', '/auth/login', { json: { email, password: 'long enough' } })
     expect(after.status).toBe(200)
@@ -42,7 +42,7 @@ describe('email verification', () => {
     const email = uniqueEmail()
     const res = await callWithSettings({ AUTH_REGISTRATION_ENABLED: 'false' }, 'POST', '/auth/register', { json: { email, password: 'long enough' } })
     expect(res.status).toBe(403)
-    expect(await res.json()).toEqual({ message: 'registration is disabled', code: 'registration_disabled' })
+    expect(await res.json()).toEqual({ message: 'registration is disabled', code: 'REGISTRATION_DISABLED' })
     expect(await env.DB.prepare('select count(*) as n from users where email = ?').bind(email).first('n')).toBe(0)
   })
 
@@ -76,7 +76,7 @@ describe('password reset', () => {
     expect(res).toMatchObject({ status: 200, body: { message: expect.stringContaining('password changed') } })
 
     expect((await callJson('POST', '/auth/reset', { json: { token, password: 'another password' } })).status).toBe(401)
-    expect((await callJson('GET', '/auth/user', { token: user.token })).body).toEqual({ message: 'token was revoked', code: 'unauthorized' })
+    expect((await callJson('GET', '/auth/user', { token: user.token })).body).toEqual({ message: 'token was revoked', code: 'TOKEN_REVOKED' })
     expect((await callJson('POST', '/auth/refresh', { json: { refresh_token: user.refreshToken } })).status).toBe(401)
     expect((await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status).toBe(401)
     expect((await call('POST', '/auth/login', { json: { email: user.email, password: 'a brand new password' } })).status).toBe(200)

@@ -54,7 +54,7 @@ describe('Office conversions when the sidecar fails', () => {
         (view) => (view.steps[0]?.attempts ?? 0) >= 1 && /cannot be reached/.test(view.steps[0]?.error ?? ''),
       )
       expect(failing.status).not.toBe('failed')
-      expect(failing.steps[0]?.error).toMatch(/^retrying: Gotenberg at .* cannot be reached/)
+      expect(failing.steps[0]?.error).toBe('retrying: the document converter cannot be reached')
       await control('start')
       const view = await until(() => job(user, started.body._id), finished)
       expect(view.status).toBe('done')

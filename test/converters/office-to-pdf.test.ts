@@ -37,13 +37,13 @@ describe('office-to-pdf', () => {
   it('fails a document LibreOffice cannot read permanently, with Gotenberg\'s reason', async () => {
     const failure = await convertAll(officeToPdf, inputFromBytes('broken.docx', new TextEncoder().encode('PK\u0003\u0004 not really a docx')), testContext()).catch((error) => error)
     expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
-    expect(failure.message).toMatch(/^Gotenberg refused the document: /)
+    expect(failure.message).toMatch(/^the document was refused: /)
   })
 
   it('treats an unreachable Gotenberg as transient, for the queue to retry', async () => {
     const failure = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })).catch((error) => error)
-    expect(failure).toMatchObject({ retryable: true, status: 503 })
-    expect(failure.message).toMatch(/^Gotenberg at http:\/\/127\.0\.0\.1:9 cannot be reached/)
+    expect(failure).toMatchObject({ retryable: true, status: 503, message: 'the document converter cannot be reached' })
+    expect(failure.cause.message).toMatch(/^Gotenberg at http:\/\/127\.0\.0\.1:9 cannot be reached/)
   })
 
   it('passes options through, and reports what the sidecar refuses', async () => {

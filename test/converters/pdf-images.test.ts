@@ -20,7 +20,7 @@ describe('images embedded in a PDF', () => {
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(422)
     expect(res.body.message).toBe(
-      'pdf-to-png on "bomb.pdf" failed: page 2 holds a 60000 × 60000 image (3600000000 pixels); pages are drawn with images of at most 12000000 pixels (PDF_MAX_IMAGE_PIXELS)',
+      'pdf-to-png on "bomb.pdf" failed: page 2 holds a 60000 × 60000 image (3600000000 pixels); pages are drawn with images of at most 12000000 pixels',
     )
     const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
     expect(job.body).toMatchObject({ status: 'failed', files: [] })

@@ -74,7 +74,7 @@ describe('pdf-to-png', () => {
   it('refuses a PDF over PDF_MAX_BYTES before reading it, with 413', async () => {
     const failure = await pdfToPng.plan!(inputFromBytes('big.pdf', threePages), testContext({ settings: { PDF_MAX_BYTES: 1000 } })).catch((error) => error)
     expect(failure).toMatchObject({ name: 'ConversionError', status: 413, retryable: false })
-    expect(failure.message).toBe(`"big.pdf" is ${threePages.byteLength} bytes; PDF pages are rendered from PDFs of at most 1000 bytes (PDF_MAX_BYTES)`)
+    expect(failure.message).toBe(`"big.pdf" is ${threePages.byteLength} bytes; PDF pages are rendered from PDFs of at most 1000 bytes`)
   })
 
   it('fails a PDF whose stored bytes are fewer than its recorded size, without reading past them', async () => {
@@ -117,7 +117,7 @@ describe('pdf-to-png', () => {
 
   it('refuses more pages than PDF_MAX_PAGES', async () => {
     await expect(pdfToPng.plan!(inputFromBytes('three.pdf', threePages), testContext({ settings: { PDF_MAX_PAGES: 2 } }))).rejects.toThrow(
-      'the PDF has 3 pages; the limit is 2 (PDF_MAX_PAGES)',
+      'the PDF has 3 pages; the limit is 2',
     )
   })
 })
@@ -217,7 +217,7 @@ describe('PDF → PNG through the pipeline', () => {
     const source = await uploaded(user, name, bytes())
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(422)
-    expect(res.body).toMatchObject({ message, code: 'conversion_failed' })
+    expect(res.body).toMatchObject({ message, code: 'CONVERSION_FAILED' })
     const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
     expect(job.body).toMatchObject({ status: 'failed', files: [] })
     expect(job.body.steps).toMatchObject([{ converter: 'pdf-to-png', status: 'failed', attempts: 1 }])

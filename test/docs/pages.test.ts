@@ -68,7 +68,7 @@ describe('GET /static/:file', () => {
   it('answers 404 for a file that does not exist', async () => {
     const { status, body } = await callJson('GET', '/static/missing.js')
     expect(status).toBe(404)
-    expect(body).toEqual({ message: 'not found', code: 'not_found' })
+    expect(body).toEqual({ message: 'not found', code: 'NOT_FOUND' })
   })
 
   it.each(['..%2Fwrangler.toml', '.env', 'docs.html', 'a%2Fb.js'])('refuses %s as a file name', async (file) => {

@@ -66,35 +66,36 @@ describe('Gotenberg client: the request', () => {
 })
 
 describe('Gotenberg client: the answers', () => {
-  it('fails permanently on 400, with Gotenberg\'s text as the message', async () => {
+  it('fails with a document fault on 400, keeping Gotenberg\'s text as the reason', async () => {
     const failure = await convert(trace('status-400')).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
-    expect(failure.message).toBe("Gotenberg refused the document: Invalid form data: form field 'pdfa' is invalid (got 'PDF/A-9')")
+    expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'document', status: 400 })
+    expect(failure.reason).toBe("Invalid form data: form field 'pdfa' is invalid (got 'PDF/A-9')")
   })
 
   it('fails permanently on 413, the document being too large', async () => {
     const failure = await convert(trace('status-413')).catch((error) => error)
-    expect(failure).toMatchObject({ retryable: false, status: 413, message: 'Gotenberg refused the document: Request Entity Too Large' })
+    expect(failure).toMatchObject({ kind: 'document', status: 413, reason: 'Request Entity Too Large' })
   })
 
   it.each([[429, 'Too Many Requests'], [500, 'Internal Server Error'], [502, 'Bad Gateway'], [503, 'Service Unavailable']])(
     'treats %i as transient, for the queue to retry',
     async (status, reason) => {
       const failure = await convert(trace(`status-${status}`)).catch((error) => error)
-      expect(failure).toMatchObject({ name: 'ConversionError', retryable: true, status: 503, message: `Gotenberg answered ${status}: ${reason}` })
+      expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'server', status, reason })
     },
   )
 
   it('treats refused credentials as transient: a configuration fault, not the document\'s', async () => {
     const failure = await convert(trace('status-401'), {}, { username: 'edgefloor', password: 'wrong' }).catch((error) => error)
-    expect(failure).toMatchObject({ retryable: true, status: 502 })
+    expect(failure).toMatchObject({ kind: 'credentials', status: 401 })
     expect(failure.message).toContain('GOTENBERG_USERNAME')
   })
 
   it('gives up after GOTENBERG_TIMEOUT_MS and treats the timeout as transient', async () => {
     const jobId = trace('hang')
     const failure = await convert(jobId, {}, { timeoutMs: 300 }).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'ConversionError', retryable: true, status: 504, message: 'Gotenberg did not answer within 300 ms' })
+    expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'timeout' })
+    expect(failure.message).toMatch(/did not answer within 300 ms$/)
     expect(await received(jobId)).toHaveLength(1)
   })
 })
@@ -110,6 +111,8 @@ describe('Gotenberg client: wired by the office converter', () => {
     expect(request?.fields).toEqual({ landscape: 'true', nativePageRanges: '2-3', pdfa: 'PDF/A-3b', pdfua: 'true', password: 's3cret' })
     expect(credentials(request?.authorization)).toBe('edgefloor:pässwörd')
     const late = await convertAll(officeToPdf, inputFromBytes('Report.docx', DOCX.bytes), testContext({ jobId: trace('hang'), settings: { ...settings, GOTENBERG_TIMEOUT_MS: 200 } })).catch((error) => error)
-    expect(late).toMatchObject({ retryable: true, message: 'Gotenberg did not answer within 200 ms' })
+    // The job's public reason names no URL or setting; the engine's message, in the cause, goes to the log.
+    expect(late).toMatchObject({ name: 'ConversionError', retryable: true, status: 504, message: 'the document converter did not answer in time' })
+    expect(late.cause).toMatchObject({ kind: 'timeout', message: expect.stringMatching(/did not answer within 200 ms$/) })
   })
 })

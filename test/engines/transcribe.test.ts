@@ -70,7 +70,7 @@ describe('workers-ai transcriber', () => {
   })
 
   it.each([
-    ['Binding AI needs to be run remotely', false, 422, 'no transcription provider is available here'],
+    ['Binding AI needs to be run remotely', false, 502, 'no transcription provider is available here'],
     ['AiError: 3040: Capacity temporarily exceeded, please try again.', true, 503, 'Workers AI: '],
     ['AiError: 3036: You have used up your daily free allocation of 10,000 neurons.', true, 503, 'Workers AI: '],
     ['4006: you have used up your daily free allocation of 10,000 neurons', true, 503, 'Workers AI: '],
@@ -92,7 +92,7 @@ describe('workers-ai transcriber', () => {
       throw new Error(message)
     })
     const failure = await workersAiTranscriber(ai, '@cf/openai/whisper-large-v3-turbo').transcribe(audio).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'ConversionError', retryable, status })
+    expect(failure).toMatchObject({ name: 'TranscriptionError', retryable, status })
     expect(failure.message.startsWith(start)).toBe(true)
   })
 
@@ -133,10 +133,11 @@ describe('openai-compatible transcriber (whisper.cpp stand-in)', () => {
   })
 
   it.each([
-    ['reject.wav', false, 'the transcription server answered 400: Invalid file format.'],
-    ['busy.wav', true, 'the transcription server answered 503: server busy'],
+    ['reject.wav', false, 'answered 400: Invalid file format.'],
+    ['busy.wav', true, 'answered 503: server busy'],
   ])('maps %s to retryable=%s', async (filename, retryable, message) => {
-    await expect(transcriber.transcribe({ ...audio, filename })).rejects.toMatchObject({ retryable, message })
+    await expect(transcriber.transcribe({ ...audio, filename })).rejects.toMatchObject({ name: 'TranscriptionError', retryable, message: expect.stringMatching(/^the transcription server at http:.* /) })
+    await expect(transcriber.transcribe({ ...audio, filename })).rejects.toMatchObject({ message: expect.stringContaining(message) })
   })
 
   it('treats an unreachable server as transient', async () => {

@@ -116,7 +116,7 @@ describe('download', () => {
     for (const headers of failing) {
       const res = await callJson('GET', `/files/${file._id}/download`, { token: user.token, headers })
       expect(res.status, JSON.stringify(headers)).toBe(412)
-      expect(res.body).toMatchObject({ message: "the file does not match the request's If-Match or If-Unmodified-Since", code: 'precondition_failed' })
+      expect(res.body).toMatchObject({ message: "the file does not match the request's If-Match or If-Unmodified-Since", code: 'PRECONDITION_FAILED' })
       expect(res.headers.get('etag')).toBe(etag)
     }
     const holding: Record<string, string>[] = [{ 'if-match': etag }, { 'if-match': `"other", ${etag}` }, { 'if-match': '*' }, { 'if-unmodified-since': lastModified }]

@@ -28,7 +28,7 @@ describe('the storage quota under parallel uploads', { timeout: 120_000 }, () =>
     const statuses = answers.map((res) => res.status).sort()
     expect(statuses).toEqual([201, 413, 413, 413, 413, 413])
     for (const res of answers.filter((answer) => answer.status === 413)) {
-      expect(await res.json()).toMatchObject({ code: 'quota_exceeded', message: expect.stringMatching(/^storage quota exceeded: /), quota: 2 * MB })
+      expect(await res.json()).toMatchObject({ code: 'QUOTA_EXCEEDED', message: expect.stringMatching(/^storage quota exceeded: /), quota: 2 * MB })
     }
     expect(await storedState(user)).toEqual({ objects: 1, rows: 1, bytes: 1.5 * MB, reservations: 0 })
   })
@@ -41,7 +41,7 @@ describe('the storage quota under parallel uploads', { timeout: 120_000 }, () =>
     expect(accepted).toBeLessThanOrEqual(1)
     for (const res of answers.filter((answer) => answer.status !== 201)) {
       expect(res.status).toBe(413)
-      expect(await res.json()).toMatchObject({ code: 'quota_exceeded', message: expect.stringMatching(/^storage quota exceeded: /) })
+      expect(await res.json()).toMatchObject({ code: 'QUOTA_EXCEEDED', message: expect.stringMatching(/^storage quota exceeded: /) })
     }
     expect(await storedState(user)).toEqual({ objects: accepted, rows: accepted, bytes: accepted * 1.5 * MB, reservations: 0 })
   })
@@ -50,7 +50,7 @@ describe('the storage quota under parallel uploads', { timeout: 120_000 }, () =>
     const user = await signUp()
     const db = openDatabase(env.DB)
     const hold = await holdQuota(db, 100, user.id, { bytes: 60 })
-    await expect(holdQuota(db, 100, user.id, { bytes: 41 })).rejects.toMatchObject({ status: 413, code: 'quota_exceeded', details: { used: 60, quota: 100 } })
+    await expect(holdQuota(db, 100, user.id, { bytes: 41 })).rejects.toMatchObject({ status: 413, code: 'QUOTA_EXCEEDED', details: { used: 60, quota: 100 } })
     await hold.ensure(90)
     expect(await usedBytes(db, user.id)).toBeGreaterThanOrEqual(90)
     await expect(hold.ensure(101)).rejects.toMatchObject({ status: 413 })

@@ -130,7 +130,7 @@ describe('changing and deleting', () => {
     for (const headers of [{}, { 'x-edgefloor-size': '27' }] as Record<string, string>[]) {
       const over = await replace('y'.repeat(27), headers)
       expect(over.status, JSON.stringify(headers)).toBe(413)
-      expect(await over.json()).toMatchObject({ code: 'quota_exceeded', used: 4, quota: 30 })
+      expect(await over.json()).toMatchObject({ code: 'QUOTA_EXCEEDED', used: 4, quota: 30 })
     }
     expect(await (await call('GET', `/files/${file._id}/download`, { token: user.token })).text()).toBe('x'.repeat(26))
     expect((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects).toHaveLength(2)

@@ -128,7 +128,7 @@ describe('resumable upload limits', () => {
     const id = (await withSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'a.bin' } })).body.upload_id
     expect((await withSettings(settings, 'PUT', `/files/uploads/${id}/1`, partRequest(user, new Uint8Array(5 * MiB)))).status).toBe(200)
     const over = await withSettings(settings, 'PUT', `/files/uploads/${id}/2`, partRequest(user, new Uint8Array(101)))
-    expect(over).toMatchObject({ status: 413, body: { code: 'quota_exceeded', used: 0, quota: 5 * MiB + 100 } })
+    expect(over).toMatchObject({ status: 413, body: { code: 'QUOTA_EXCEEDED', used: 0, quota: 5 * MiB + 100 } })
     expect((await withSettings(settings, 'PUT', `/files/uploads/${id}/2`, partRequest(user, new Uint8Array(100)))).status).toBe(200)
   })
 })

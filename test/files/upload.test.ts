@@ -94,7 +94,7 @@ describe('POST /files', () => {
     const user = await signUp()
     const declared = await callWithSettings({ FILES_MAX_BYTES: '4' }, 'POST', '/files', { token: user.token, body: multipartBody('a.txt', 'abcdef'), headers: { 'x-edgefloor-size': '6' } })
     expect(declared.status).toBe(413)
-    expect(await declared.json()).toMatchObject({ message: 'the file is larger than 4 bytes', code: 'file_too_large' })
+    expect(await declared.json()).toMatchObject({ message: 'the file is larger than 4 bytes', code: 'FILE_TOO_LARGE' })
     const streamed = await callWithSettings({ FILES_MAX_BYTES: '4' }, 'POST', '/files', { token: user.token, body: multipartBody('a.txt', 'abcdef') })
     expect(streamed.status).toBe(413)
     expect(await streamed.json()).toMatchObject({ message: 'the file is larger than 4 bytes' })
@@ -106,7 +106,7 @@ describe('POST /files', () => {
     const bytes = new Uint8Array(3 * 1024 * 1024).fill(1)
     const res = await callWithSettings({ FILES_MAX_BYTES: String(1024 * 1024) }, 'POST', '/files', { token: user.token, body: multipartBody('big.bin', bytes) })
     expect(res.status).toBe(413)
-    expect(await res.json()).toEqual({ message: `the file is larger than ${1024 * 1024} bytes`, code: 'file_too_large' })
+    expect(await res.json()).toEqual({ message: `the file is larger than ${1024 * 1024} bytes`, code: 'FILE_TOO_LARGE', max_bytes: 1024 * 1024 })
     expect(await storedState(user)).toEqual({ objects: 0, rows: 0 })
   })
 
@@ -116,7 +116,7 @@ describe('POST /files', () => {
     expect(first.status).toBe(201)
     const second = await callWithSettings({ FILES_QUOTA_BYTES: '10' }, 'POST', '/files', { token: user.token, body: multipartBody('b.txt', '1234567') })
     expect(second.status).toBe(413)
-    expect(await second.json()).toMatchObject({ code: 'quota_exceeded', used: 7, quota: 10 })
+    expect(await second.json()).toMatchObject({ code: 'QUOTA_EXCEEDED', used: 7, quota: 10 })
     expect(await storedState(user)).toEqual({ objects: 1, rows: 1 })
   })
 

@@ -72,7 +72,7 @@ describe('POST /files/:id/convert', () => {
     const source = await uploaded(user, 'bad.tbroken', 'xyz')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(422)
-    expect(res.body).toMatchObject({ message: 'test-broken on "bad.tbroken" failed: the input is corrupt at byte 3', code: 'conversion_failed' })
+    expect(res.body).toMatchObject({ message: 'test-broken on "bad.tbroken" failed: the input is corrupt at byte 3', code: 'CONVERSION_FAILED' })
     const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
     expect(job.body).toMatchObject({ status: 'failed', steps: [{ status: 'failed', attempts: 1, error: 'the input is corrupt at byte 3' }] })
     expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body.files).toEqual([])

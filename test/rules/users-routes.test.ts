@@ -22,7 +22,7 @@ describe('/users read', () => {
   it('refuses the list to a non-admin and names the rule', async () => {
     const res = await callJson('GET', '/users', { token: alice.token })
     expect(res.status).toBe(403)
-    expect(res.body).toEqual({ message: 'not allowed', code: 'forbidden', rule: '/users(Users)._readAll: @user.role=admin' })
+    expect(res.body).toEqual({ message: 'not allowed', code: 'FORBIDDEN', rule: '/users(Users)._readAll: @user.role=admin' })
   })
 
   it('lists every account to an admin, newest first, paginated, without secrets', async () => {

@@ -11,21 +11,20 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1]
 }
 
-const unauthorized = (message: string) =>
-  new ApiError(401, message, { code: 'unauthorized', headers: { 'www-authenticate': 'Bearer' } })
+const unauthorized = (code: 'TOKEN_MISSING' | 'TOKEN_INVALID' | 'TOKEN_REVOKED') => new ApiError(code, { headers: { 'www-authenticate': 'Bearer' } })
 
 export function requireAuth(options: { missingUserStatus?: 401 | 404 } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const token = bearerToken(c.req.header('authorization'))
-    if (!token) throw unauthorized('missing bearer token')
+    if (!token) throw unauthorized('TOKEN_MISSING')
     const claims = await readToken(c.var.config, token, 'auth')
-    if (!claims) throw unauthorized('invalid or expired token')
+    if (!claims) throw unauthorized('TOKEN_INVALID')
     const user = await findUser(c.var.db, claims.sub)
     if (!user) {
-      if (options.missingUserStatus === 404) throw new ApiError(404, 'user not found', { code: 'user_not_found' })
-      throw unauthorized('invalid or expired token')
+      if (options.missingUserStatus === 404) throw new ApiError('USER_NOT_FOUND')
+      throw unauthorized('TOKEN_INVALID')
     }
-    if (user.securityStamp !== claims.stm) throw unauthorized('token was revoked')
+    if (user.securityStamp !== claims.stm) throw unauthorized('TOKEN_REVOKED')
     c.set('user', toAuthUser(user))
     await next()
   })

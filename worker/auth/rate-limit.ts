@@ -37,8 +37,7 @@ export async function enforceRateLimit(namespace: DurableObjectNamespace<RateLim
   const refused = verdicts.filter((verdict) => !verdict.allowed)
   if (refused.length === 0) return
   const retryAfter = Math.max(...refused.map((verdict) => verdict.retryAfterSeconds))
-  throw new ApiError(429, 'too many attempts, try again later', {
-    code: 'rate_limited',
+  throw new ApiError('RATE_LIMITED', {
     headers: { 'retry-after': String(retryAfter) },
     details: { retry_after: retryAfter },
   })

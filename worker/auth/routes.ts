@@ -211,7 +211,7 @@ async function startSession(c: Ctx, user: UserRecord) {
   return { token: access.token, refresh_token: refreshToken, expires_in: access.expiresIn }
 }
 
-const invalidToken = () => new ApiError(401, 'invalid or expired token', { code: 'invalid_token' })
+const invalidToken = () => new ApiError('TOKEN_INVALID')
 
 const handleRegister: Handler<typeof register> = async (c) => {
   const { email, password, name, ...values } = c.req.valid('json')
@@ -229,7 +229,7 @@ const handleLogin: Handler<typeof login> = async (c) => {
   await limitAttempts(c, 'login', email)
   const user = await authenticate(c.var.db, email, password)
   if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) {
-    throw new ApiError(403, 'email address not verified', { code: 'email_not_verified' })
+    throw new ApiError('EMAIL_NOT_VERIFIED')
   }
   return c.json({ ...(await startSession(c, user)), user: loginShape(user) }, 200)
 }
@@ -249,7 +249,7 @@ const handleResend: Handler<typeof resendVerification> = async (c) => {
   const caller = c.var.user
   await limitAttempts(c, 'verify-resend')
   await limitAccountAttempts(c, 'verify-resend', caller.id)
-  if (caller.emailVerified) throw new ApiError(409, 'email address already verified', { code: 'already_verified' })
+  if (caller.emailVerified) throw new ApiError('ALREADY_VERIFIED')
   const user = await findUser(c.var.db, caller.id)
   const sent = user ? await deliverAccountEmail(c.var.config, 'emailVerification', user) : false
   return c.json({ message: sent ? 'verification email sent' : 'the verification email could not be sent', email_sent: sent }, 200)
@@ -277,7 +277,7 @@ const handleReset: Handler<typeof reset> = async (c) => {
 
 const handleCurrentUser: Handler<typeof currentUser> = async (c) => {
   const user = await findUser(c.var.db, c.var.user.id)
-  if (!user) throw new ApiError(404, 'user not found', { code: 'user_not_found' })
+  if (!user) throw new ApiError('USER_NOT_FOUND')
   return c.json(publicShape(user), 200)
 }
 
@@ -287,7 +287,7 @@ const handleRefresh: Handler<typeof refresh> = async (c) => {
   await limitAccountAttempts(c, 'refresh', stored.userId)
   const { userId, refreshToken } = await rotateRefreshToken(c.var.db, c.var.config, stored)
   const user = await findUser(c.var.db, userId)
-  if (!user) throw new ApiError(401, 'invalid or expired refresh token', { code: 'invalid_refresh_token' })
+  if (!user) throw new ApiError('INVALID_REFRESH_TOKEN')
   const access = await issueToken(c.var.config, 'auth', user)
   return c.json({ token: access.token, refresh_token: refreshToken, expires_in: access.expiresIn }, 200)
 }
@@ -298,7 +298,7 @@ const handleLogout: Handler<typeof logout> = async (c) => {
     await signOutEverywhere(c.var.db, c.var.user.id)
     return c.json({ message: 'every session was signed out' }, 200)
   }
-  if (!body.refresh_token) throw new ApiError(400, 'give refresh_token, or all: true', { code: 'validation_failed' })
+  if (!body.refresh_token) throw new ApiError('VALIDATION_FAILED', { message: 'give refresh_token, or all: true' })
   await revokeSessionOf(c.var.db, c.var.user.id, body.refresh_token)
   return c.json({ message: 'signed out' }, 200)
 }

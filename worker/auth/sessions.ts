@@ -33,7 +33,7 @@ export async function issueRefreshToken(db: Database, config: Config, userId: st
   return token
 }
 
-const INVALID = () => new ApiError(401, 'invalid or expired refresh token', { code: 'invalid_refresh_token' })
+const INVALID = () => new ApiError('INVALID_REFRESH_TOKEN')
 
 export type StoredRefreshToken = typeof refreshTokens.$inferSelect
 
@@ -56,7 +56,7 @@ export async function rotateRefreshToken(db: Database, config: Config, found: St
     .returning({ id: refreshTokens.id })
   if (claimed.length === 0) {
     await revokeFamily(db, found.familyId)
-    throw new ApiError(401, 'refresh token reuse detected: the session was revoked', { code: 'refresh_token_reused' })
+    throw new ApiError('REFRESH_TOKEN_REUSED')
   }
   return { userId: found.userId, refreshToken: await issueRefreshToken(db, config, found.userId, found.familyId) }
 }

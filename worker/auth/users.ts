@@ -69,7 +69,7 @@ export interface Registration {
 }
 
 export async function registerUser(db: Database, config: Config, input: Registration): Promise<UserRecord> {
-  if (!config.AUTH_REGISTRATION_ENABLED) throw new ApiError(403, 'registration is disabled', { code: 'registration_disabled' })
+  if (!config.AUTH_REGISTRATION_ENABLED) throw new ApiError('REGISTRATION_DISABLED')
   return createUser(db, models.Users.values, { ...input, role: config.AUTH_DEFAULT_ROLE, emailVerified: false })
 }
 
@@ -111,7 +111,7 @@ export function isUniqueViolation(error: unknown): boolean {
   return String((error as Error)?.cause ?? error).includes('UNIQUE')
 }
 
-export const emailTaken = () => new ApiError(409, 'an account with this email already exists', { code: 'email_taken' })
+export const emailTaken = () => new ApiError('EMAIL_TAKEN')
 
 /** The user for these credentials, or 401; an unknown email costs the same hash work as a wrong password. */
 export async function authenticate(db: Database, email: string, password: string): Promise<UserRecord> {
@@ -130,7 +130,7 @@ export async function authenticate(db: Database, email: string, password: string
   return user
 }
 
-const invalidCredentials = () => new ApiError(401, 'invalid email or password', { code: 'invalid_credentials' })
+const invalidCredentials = () => new ApiError('INVALID_CREDENTIALS')
 
 /** Records a single-use token as spent; false when it already was. */
 export async function spendToken(db: Database, jti: string, expiresAtSeconds: number): Promise<boolean> {

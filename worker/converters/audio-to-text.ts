@@ -5,8 +5,8 @@
 import { audioContainer, type AudioContainer } from '../engines/audio/container'
 import { AudioFormatError, probeAudio, splitAudio, type AudioChunk } from '../engines/audio/split'
 import { transcriberFor } from '../engines/transcribe/provider'
-import { joinTranscripts, toWebVtt, wordCount } from '../engines/transcribe/transcript'
-import { ConversionError, type Converter, type ConversionInput } from './converter'
+import { joinTranscripts, toWebVtt, TranscriptionError, wordCount } from '../engines/transcribe/transcript'
+import { ConversionError, type ConversionContext, type Converter, type ConversionInput, type ConversionOutput } from './converter'
 
 /** Provider calls in flight at once, to stay inside Workers AI's rate limits. */
 const PARALLEL_CALLS = 3
@@ -67,44 +67,62 @@ export const audioToText: Converter = {
   refuses: REFUSED,
   to: '.txt',
   async *convert(input, ctx) {
-    const { AUDIO_MAX_BYTES, AUDIO_MAX_SECONDS } = ctx.config
-    // The provider takes whole files (or chunks of them): AUDIO_MAX_BYTES bounds what is read.
-    const bytes = await input.bytes(AUDIO_MAX_BYTES)
-    checkContainer(input, bytes)
-    const transcriber = transcriberFor(ctx.config, ctx.ai)
-    const chunkBytes = transcriber.maxChunkBytes
-    const format = input.extension === '.wav' ? 'wav' : input.extension === '.mp3' ? 'mp3' : undefined
-    let chunks: AudioChunk[]
-    if (format) {
-      try {
-        const info = probeAudio(bytes, format)
-        if (info.durationSeconds > AUDIO_MAX_SECONDS) {
-          throw new ConversionError(`the audio is ${Math.round(info.durationSeconds)} s long; the limit is ${AUDIO_MAX_SECONDS} s (AUDIO_MAX_SECONDS)`)
-        }
-        chunks = splitAudio(bytes, format, chunkBytes)
-      } catch (error) {
-        if (error instanceof AudioFormatError) throw new ConversionError(`the ${format.toUpperCase()} file cannot be read: ${error.message}`, { status: 422 })
-        throw error
-      }
-    } else {
-      if (bytes.byteLength > chunkBytes) {
-        throw new ConversionError(`${input.extension} audio over ${chunkBytes} bytes (one call to ${transcriber.name}) cannot be split here: convert it to MP3 or WAV`, { status: 422 })
-      }
-      chunks = [{ bytes, startSeconds: 0, durationSeconds: 0 }]
+    try {
+      yield* transcribeAudio(input, ctx)
+    } catch (error) {
+      throw error instanceof TranscriptionError ? toConversionError(error) : error
     }
-    const contentType = FORMATS[input.extension]?.contentType ?? input.contentType
-    const parts = await inParallel(chunks, PARALLEL_CALLS, async (chunk) => ({
-      startSeconds: chunk.startSeconds,
-      transcript: await transcriber.transcribe(
-        { bytes: chunk.bytes, filename: input.name, contentType, durationSeconds: chunk.durationSeconds || undefined },
-        ctx.signal,
-      ),
-    }))
-    const transcript = joinTranscripts(parts)
-    const durationSeconds = chunks.reduce((sum, chunk) => sum + chunk.durationSeconds, 0)
-    const metadata = { word_count: wordCount(transcript.text), language: transcript.language ?? null, duration_seconds: Math.round(durationSeconds * 100) / 100 || null }
-    const encoder = new TextEncoder()
-    yield { index: 0, total: 2, extension: '.txt', contentType: 'text/plain', body: encoder.encode(transcript.text ? `${transcript.text}\n` : ''), metadata }
-    yield { index: 1, total: 2, extension: '.vtt', contentType: 'text/vtt', body: encoder.encode(toWebVtt(transcript)), metadata }
   },
+}
+
+/** The provider's failure as the job tells it: its complaint about the audio, else what kind of trouble it had;
+ * server addresses and setting names stay in the cause, for the log. */
+function toConversionError(error: TranscriptionError): ConversionError {
+  const options = { retryable: error.retryable, status: error.status, cause: error }
+  if (error.retryable) return new ConversionError('the transcription service is unavailable', options)
+  if (error.status === 502) return new ConversionError('no transcription service is configured, or it is misconfigured', options)
+  if (error.status === 413) return new ConversionError('the audio is too large for the transcription service', options)
+  return new ConversionError(`the transcription service refused the audio${error.reason ? `: ${error.reason}` : ''}`, options)
+}
+
+async function* transcribeAudio(input: ConversionInput, ctx: ConversionContext): AsyncGenerator<ConversionOutput> {
+  const { AUDIO_MAX_BYTES, AUDIO_MAX_SECONDS } = ctx.config
+  // The provider takes whole files (or chunks of them): AUDIO_MAX_BYTES bounds what is read.
+  const bytes = await input.bytes(AUDIO_MAX_BYTES)
+  checkContainer(input, bytes)
+  const transcriber = transcriberFor(ctx.config, ctx.ai)
+  const chunkBytes = transcriber.maxChunkBytes
+  const format = input.extension === '.wav' ? 'wav' : input.extension === '.mp3' ? 'mp3' : undefined
+  let chunks: AudioChunk[]
+  if (format) {
+    try {
+      const info = probeAudio(bytes, format)
+      if (info.durationSeconds > AUDIO_MAX_SECONDS) {
+        throw new ConversionError(`the audio is ${Math.round(info.durationSeconds)} s long; the limit is ${AUDIO_MAX_SECONDS} s`)
+      }
+      chunks = splitAudio(bytes, format, chunkBytes)
+    } catch (error) {
+      if (error instanceof AudioFormatError) throw new ConversionError(`the ${format.toUpperCase()} file cannot be read: ${error.message}`, { status: 422 })
+      throw error
+    }
+  } else {
+    if (bytes.byteLength > chunkBytes) {
+      throw new ConversionError(`${input.extension} audio over ${chunkBytes} bytes (one call to the transcription service) cannot be split here: convert it to MP3 or WAV`, { status: 422 })
+    }
+    chunks = [{ bytes, startSeconds: 0, durationSeconds: 0 }]
+  }
+  const contentType = FORMATS[input.extension]?.contentType ?? input.contentType
+  const parts = await inParallel(chunks, PARALLEL_CALLS, async (chunk) => ({
+    startSeconds: chunk.startSeconds,
+    transcript: await transcriber.transcribe(
+      { bytes: chunk.bytes, filename: input.name, contentType, durationSeconds: chunk.durationSeconds || undefined },
+      ctx.signal,
+    ),
+  }))
+  const transcript = joinTranscripts(parts)
+  const durationSeconds = chunks.reduce((sum, chunk) => sum + chunk.durationSeconds, 0)
+  const metadata = { word_count: wordCount(transcript.text), language: transcript.language ?? null, duration_seconds: Math.round(durationSeconds * 100) / 100 || null }
+  const encoder = new TextEncoder()
+  yield { index: 0, total: 2, extension: '.txt', contentType: 'text/plain', body: encoder.encode(transcript.text ? `${transcript.text}\n` : ''), metadata }
+  yield { index: 1, total: 2, extension: '.vtt', contentType: 'text/vtt', body: encoder.encode(toWebVtt(transcript)), metadata }
 }

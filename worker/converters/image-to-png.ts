@@ -31,7 +31,7 @@ export const imageToPng: Converter = {
     try {
       decoded = await decodeImage(bytes, header.format)
     } catch (error) {
-      throw new ConversionError(`the ${header.format.toUpperCase()} image cannot be decoded: ${(error as Error)?.message ?? error}`, { cause: error })
+      throw new ConversionError(`the ${header.format.toUpperCase()} image cannot be decoded`, { cause: error })
     }
     const image = IMAGE_MAX_DIMENSION > 0 ? fitWithin(decoded, IMAGE_MAX_DIMENSION) : decoded
     const metadata = { width: image.width, height: image.height, source_format: header.format }

@@ -1,7 +1,7 @@
 // Office documents → PDF through a Gotenberg 8 endpoint (GOTENBERG_URL: the official container, or the
 // sidecar in sidecar/). The PDF then continues the chain to PNG pages.
-import { convertOfficeToPdf } from '../engines/gotenberg'
-import type { Converter } from './converter'
+import { convertOfficeToPdf, GotenbergError } from '../engines/gotenberg'
+import { ConversionError, type Converter } from './converter'
 
 const asString = (value: unknown) => (typeof value === 'string' && value ? value : undefined)
 const asFlag = (value: unknown) => value === true || value === 'true'
@@ -26,7 +26,26 @@ export const officeToPdf: Converter = {
         password: asString(options.password),
       },
       ctx.jobId,
-    )
+    ).catch((error: unknown) => {
+      throw error instanceof GotenbergError ? toConversionError(error) : error
+    })
     yield { index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: pdf }
   },
+}
+
+/** Gotenberg's failure as the job tells it: the document's fault with Gotenberg's reason, else which kind of
+ * trouble the converter had; the URL and settings stay in the cause, for the log. */
+function toConversionError(error: GotenbergError): ConversionError {
+  switch (error.kind) {
+    case 'document':
+      return new ConversionError(`the document was refused: ${error.reason}`, { status: error.status === 400 ? 422 : (error.status as 413 | 415), cause: error })
+    case 'credentials':
+      return new ConversionError('the document converter is misconfigured', { retryable: true, status: 502, cause: error })
+    case 'timeout':
+      return new ConversionError('the document converter did not answer in time', { retryable: true, status: 504, cause: error })
+    case 'unreachable':
+      return new ConversionError('the document converter cannot be reached', { retryable: true, status: 503, cause: error })
+    default:
+      return new ConversionError(`the document converter failed (${error.status})`, { retryable: true, status: 503, cause: error })
+  }
 }

@@ -17,13 +17,13 @@ function passwordOf(ctx: ConversionContext): string | undefined {
 async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
   // PDFium reads from memory: the file is streamed into its heap, and PDF_MAX_BYTES bounds that one copy.
   const maxBytes = ctx.config.PDF_MAX_BYTES
-  if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes (PDF_MAX_BYTES)`, { status: 413 })
+  if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes`, { status: 413 })
   try {
     yield* eachFromPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, { maxImagePixels: ctx.config.PDF_MAX_IMAGE_PIXELS })
   } catch (error) {
     if (error instanceof PdfImageTooLargeError) {
       const limit = ctx.config.PDF_MAX_IMAGE_PIXELS
-      throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels (PDF_MAX_IMAGE_PIXELS)`)
+      throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels`)
     }
     if (error instanceof PdfOpenError) {
       if (error.needsPassword) {
@@ -37,7 +37,7 @@ async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use
 
 function checkPageCount(count: number, maxPages: number): void {
   if (count === 0) throw new ConversionError('the PDF has no pages')
-  if (count > maxPages) throw new ConversionError(`the PDF has ${count} pages; the limit is ${maxPages} (PDF_MAX_PAGES)`)
+  if (count > maxPages) throw new ConversionError(`the PDF has ${count} pages; the limit is ${maxPages}`)
 }
 
 /** Pixels per point: PDF_DPI, lowered for pages so large that they would pass PDF_MAX_PAGE_PIXELS. */

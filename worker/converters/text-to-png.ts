@@ -56,7 +56,7 @@ export const textToPng: Converter = {
     const { style, geometry } = pageStyle(ctx.config.PDF_DPI)
     const pages = layoutPages(text, geometry)
     if (pages.length > ctx.config.TEXT_MAX_PAGES) {
-      throw new ConversionError(`the text needs ${pages.length} pages; the limit is ${ctx.config.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
+      throw new ConversionError(`the text needs ${pages.length} pages; the limit is ${ctx.config.TEXT_MAX_PAGES}`)
     }
     const needsFallback = pages.some((lines) => lines.some((line) => drawable(line) !== line))
     const fallback = needsFallback ? await loadFallbackFonts(ctx.bucket, ctx.config.TEXT_FONTS_PREFIX) : NO_FALLBACK

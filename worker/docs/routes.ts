@@ -102,7 +102,7 @@ export function mountDocs(app: OpenAPIHono<AppEnv>, info: DocumentInfo) {
 
 async function servePage(assets: Fetcher, requestUrl: string, assetPath: string): Promise<Response> {
   const asset = await assets.fetch(new Request(new URL(assetPath, requestUrl)))
-  if (asset.status !== 200) throw new ApiError(404, 'not found', { code: 'not_found' })
+  if (asset.status !== 200) throw new ApiError('NOT_FOUND')
   const response = new Response(asset.body, asset)
   for (const [name, value] of Object.entries(PAGE_SECURITY_HEADERS)) response.headers.set(name, value)
   response.headers.set('cache-control', 'no-cache')

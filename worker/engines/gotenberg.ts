@@ -1,8 +1,26 @@
 // A client for Gotenberg 8's LibreOffice route (the official container, or our sidecar that speaks the same
 // API): fetch + FormData, Gotenberg-Trace, optional basic auth, a timeout. Gotenberg's statuses become
-// ConversionErrors: 400/413/415 are the document's fault (permanent), 429/503/5xx/network are transient.
-import { ConversionError } from '../converters/converter'
+// GotenbergErrors whose `kind` says whose fault: 'document' (400/413/415, permanent), 'credentials' (401/403),
+// 'unreachable', 'timeout' and 'server' (429/5xx, transient). Their messages name the URL: for the log only.
 import { toBase64 } from './base64'
+
+export type GotenbergFailure = 'document' | 'credentials' | 'unreachable' | 'timeout' | 'server'
+
+export class GotenbergError extends Error {
+  override readonly name = 'GotenbergError'
+  readonly kind: GotenbergFailure
+  /** Gotenberg's HTTP status, when it answered. */
+  readonly status: number | undefined
+  /** Gotenberg's own reason for refusing a document (its form-field or document complaint), meant for its client. */
+  readonly reason: string | undefined
+
+  constructor(kind: GotenbergFailure, message: string, options: { status?: number; reason?: string; cause?: unknown } = {}) {
+    super(message, { cause: options.cause })
+    this.kind = kind
+    this.status = options.status
+    this.reason = options.reason
+  }
+}
 
 export interface GotenbergSettings {
   readonly url: string
@@ -46,19 +64,17 @@ export async function convertOfficeToPdf(
     response = await fetch(endpoint, { method: 'POST', body: form, headers, signal: AbortSignal.timeout(settings.timeoutMs) })
   } catch (error) {
     const timedOut = (error as Error)?.name === 'TimeoutError'
-    throw new ConversionError(
-      timedOut ? `Gotenberg did not answer within ${settings.timeoutMs} ms` : `Gotenberg at ${settings.url} cannot be reached: ${(error as Error)?.message ?? error}`,
-      { retryable: true, status: timedOut ? 504 : 503, cause: error },
-    )
+    if (timedOut) throw new GotenbergError('timeout', `Gotenberg at ${settings.url} did not answer within ${settings.timeoutMs} ms`, { cause: error })
+    throw new GotenbergError('unreachable', `Gotenberg at ${settings.url} cannot be reached: ${(error as Error)?.message ?? error}`, { cause: error })
   }
   if (response.ok && response.body) return response.body
   const reason = (await response.text()).trim().slice(0, 500) || response.statusText
-  if (response.status === 400 || response.status === 413 || response.status === 415) {
-    throw new ConversionError(`Gotenberg refused the document: ${reason}`, { status: response.status === 400 ? 422 : response.status })
+  const status = response.status
+  if (status === 400 || status === 413 || status === 415) {
+    throw new GotenbergError('document', `Gotenberg at ${settings.url} refused the document (${status}): ${reason}`, { status, reason })
   }
-  if (response.status === 401 || response.status === 403) {
-    // Our credentials are wrong: a configuration fault, worth retrying once it is fixed.
-    throw new ConversionError(`Gotenberg refused our credentials (${response.status}): check GOTENBERG_USERNAME and GOTENBERG_PASSWORD`, { retryable: true, status: 502 })
+  if (status === 401 || status === 403) {
+    throw new GotenbergError('credentials', `Gotenberg at ${settings.url} refused our credentials (${status}): check GOTENBERG_USERNAME and GOTENBERG_PASSWORD`, { status })
   }
-  throw new ConversionError(`Gotenberg answered ${response.status}: ${reason}`, { retryable: true, status: 503 })
+  throw new GotenbergError('server', `Gotenberg at ${settings.url} answered ${status}: ${reason}`, { status, reason })
 }

@@ -100,15 +100,15 @@ export async function streamDownload(bucket: R2Bucket, file: FileRow, request: R
   })
   const outcome = evaluatePreconditions(request.headers, validators)
   if (outcome === 'precondition-failed') {
-    throw new ApiError(412, 'the file does not match the request\'s If-Match or If-Unmodified-Since', { code: 'precondition_failed', headers: Object.fromEntries(headers) })
+    throw new ApiError('PRECONDITION_FAILED', { headers: Object.fromEntries(headers) })
   }
   if (outcome === 'not-modified') return new Response(null, { status: 304, headers })
   const range = rangeStillValid(request.headers, validators) ? requestedRange(request.headers.get('range'), file.size) : undefined
   if (range === 'unsatisfiable') {
-    throw new ApiError(416, 'the requested range is not satisfiable', { code: 'range_not_satisfiable', headers: { 'content-range': `bytes */${file.size}` } })
+    throw new ApiError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${file.size}` } })
   }
   const object = await bucket.get(file.key, range ? { range } : undefined)
-  if (!object) throw new ApiError(404, 'file not found', { code: 'not_found' })
+  if (!object) throw new ApiError('FILE_NOT_FOUND')
   headers.set('content-type', file.contentType)
   headers.set('content-disposition', contentDisposition(asAttachment ? 'attachment' : 'inline', downloadName(file)))
   headers.set('x-content-type-options', 'nosniff')

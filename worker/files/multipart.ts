@@ -18,7 +18,7 @@ export interface MultipartUpload {
 const HEADER_MAX_BYTES = 16 * 1024
 const FIELDS_MAX_BYTES = 64 * 1024
 const encoder = new TextEncoder()
-const bad = (message: string) => new ApiError(400, message, { code: 'bad_multipart' })
+const bad = (message: string) => new ApiError('BAD_MULTIPART', { message })
 
 export function multipartBoundary(contentType: string | undefined): string | undefined {
   if (!contentType || !/^multipart\/form-data\s*;/i.test(contentType)) return undefined

@@ -46,8 +46,8 @@ export interface HoldOptions {
 
 export function quotaExceeded(used: number, quota: number, size?: number): ApiError {
   const left = Math.max(0, quota - used)
-  return new ApiError(413, `storage quota exceeded: ${used} of ${quota} bytes used, ${left} left${size === undefined ? '' : `, the file has ${size}`}`, {
-    code: 'quota_exceeded',
+  return new ApiError('QUOTA_EXCEEDED', {
+    message: `storage quota exceeded: ${used} of ${quota} bytes used, ${left} left${size === undefined ? '' : `, the file has ${size}`}`,
     details: { used, quota },
   })
 }

@@ -60,7 +60,7 @@ export async function toFileResponse(row: FileRow, config: Config, origin: strin
   }
 }
 
-export const fileNotFound = () => new ApiError(404, 'file not found', { code: 'not_found' })
+export const fileNotFound = () => new ApiError('FILE_NOT_FOUND')
 
 export async function findOwnedFile(db: Database, userId: string, id: string): Promise<FileRow> {
   const row = await db.query.files.findFirst({ where: and(eq(files.id, id), eq(files.userId, userId)) })

@@ -25,13 +25,13 @@ export interface UploadDeps {
   readonly config: Config
 }
 
-const uploadNotFound = () => new ApiError(404, 'upload not found', { code: 'not_found' })
+const uploadNotFound = () => new ApiError('UPLOAD_NOT_FOUND')
 
 /** The resumable size limit, then the quota, for an upload that has (or would have) `totalBytes`. */
 async function checkResumableTotal(deps: UploadDeps, userId: string, totalBytes: number | undefined) {
   const maxBytes = deps.config.FILES_MAX_RESUMABLE_BYTES
   if (totalBytes !== undefined && totalBytes > maxBytes) {
-    throw new ApiError(413, `the upload would have ${totalBytes} bytes; a resumable upload may have at most ${maxBytes}`, { code: 'file_too_large', details: { max_bytes: maxBytes } })
+    throw new ApiError('FILE_TOO_LARGE', { message: `the upload would have ${totalBytes} bytes; a resumable upload may have at most ${maxBytes}`, details: { max_bytes: maxBytes } })
   }
   return uploadAllowance(deps.db, deps.config, userId, totalBytes, { maxBytes })
 }
@@ -66,9 +66,9 @@ export async function listParts(db: Database, upload: UploadRow) {
 
 /** Stores one part (sending a part number again replaces it). The body must have a known length. */
 export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber: number, body: ReadableStream<Uint8Array> | null, length: number) {
-  if (!body || !Number.isFinite(length) || length <= 0) throw new ApiError(400, 'a part needs a body and its Content-Length', { code: 'validation_failed' })
+  if (!body || !Number.isFinite(length) || length <= 0) throw new ApiError('VALIDATION_FAILED', { message: 'a part needs a body and its Content-Length' })
   const maxPartBytes = deps.config.FILES_MAX_PART_BYTES
-  if (length > maxPartBytes) throw new ApiError(413, `a part may have at most ${maxPartBytes} bytes; this one has ${length}`, { code: 'file_too_large', details: { max_part_bytes: maxPartBytes } })
+  if (length > maxPartBytes) throw new ApiError('FILE_TOO_LARGE', { message: `a part may have at most ${maxPartBytes} bytes; this one has ${length}`, details: { max_part_bytes: maxPartBytes } })
   // A part sent again replaces the earlier one: only the others count towards the total.
   const others = (await listParts(deps.db, upload)).filter((part) => part.partNumber !== partNumber)
   await checkResumableTotal(deps, upload.userId, others.reduce((sum, part) => sum + part.size, length))
@@ -82,7 +82,7 @@ export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber
 
 async function digestOf(bucket: R2Bucket, key: string): Promise<string> {
   const object = await bucket.get(key)
-  if (!object) throw new ApiError(500, 'the completed upload is missing')
+  if (!object) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`the completed upload ${key} is missing from R2`) })
   const digest = new crypto.DigestStream('SHA-256')
   await object.body.pipeTo(digest)
   return hex(await digest.digest)
@@ -91,12 +91,12 @@ async function digestOf(bucket: R2Bucket, key: string): Promise<string> {
 /** Joins the parts into the file; the record gets the size, hash and sniffed type of the stored bytes. */
 export async function completeUpload(deps: UploadDeps, upload: UploadRow): Promise<FileRow> {
   const parts = await listParts(deps.db, upload)
-  if (parts.length === 0) throw new ApiError(400, 'the upload has no parts yet', { code: 'validation_failed' })
+  if (parts.length === 0) throw new ApiError('UPLOAD_INCOMPLETE', { message: 'the upload has no parts yet' })
   const gap = parts.findIndex((part, index) => part.partNumber !== index + 1)
-  if (gap >= 0) throw new ApiError(400, `part ${gap + 1} is missing`, { code: 'validation_failed' })
+  if (gap >= 0) throw new ApiError('UPLOAD_INCOMPLETE', { message: `part ${gap + 1} is missing` })
   const small = parts.slice(0, -1).find((part) => part.size < MIN_PART_BYTES)
   if (small) {
-    throw new ApiError(400, `part ${small.partNumber} has ${small.size} bytes; every part but the last needs at least ${MIN_PART_BYTES}`, { code: 'validation_failed' })
+    throw new ApiError('UPLOAD_INCOMPLETE', { message: `part ${small.partNumber} has ${small.size} bytes; every part but the last needs at least ${MIN_PART_BYTES}` })
   }
   const size = parts.reduce((sum, part) => sum + part.size, 0)
   const allowance = await checkResumableTotal(deps, upload.userId, size)

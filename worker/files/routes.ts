@@ -287,16 +287,16 @@ async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | un
     const row = await findFileById(c.var.db, id)
     if (!row) throw fileNotFound()
     if (!(await verifyFileToken(c.var.config, signed, row.id, row.userId))) {
-      throw new ApiError(401, 'the file link is invalid or has expired', { code: 'unauthorized' })
+      throw new ApiError('FILE_LINK_INVALID')
     }
     return row
   }
   const token = bearerToken(c.req.header('authorization'))
   const claims = token ? await readToken(c.var.config, token, 'auth') : undefined
-  if (!claims) throw new ApiError(401, 'missing bearer token or signed file link', { code: 'unauthorized', headers: { 'www-authenticate': 'Bearer' } })
+  if (!claims) throw new ApiError('TOKEN_MISSING', { message: 'missing bearer token or signed file link', headers: { 'www-authenticate': 'Bearer' } })
   // The stamp check of requireAuth: a revoked session must not download either.
   const user = await c.var.db.query.users.findFirst({ columns: { id: true, securityStamp: true }, where: (users, { eq }) => eq(users.id, claims.sub) })
-  if (!user || user.securityStamp !== claims.stm) throw new ApiError(401, 'invalid or expired token', { code: 'unauthorized' })
+  if (!user || user.securityStamp !== claims.stm) throw new ApiError('TOKEN_INVALID', { headers: { 'www-authenticate': 'Bearer' } })
   return findOwnedFile(c.var.db, user.id, id)
 }
 

@@ -76,10 +76,10 @@ function meter(limits: { size?: number; maxBytes?: number; quota?: QuotaHold }) 
   return { stream, result: async (): Promise<Written> => ({ size, hash: hex(await digest.digest) }) }
 }
 
-const tooLarge = (maxBytes: number) => new ApiError(413, `the file is larger than ${maxBytes} bytes`, { code: 'file_too_large' })
+const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message: `the file is larger than ${maxBytes} bytes`, details: { max_bytes: maxBytes } })
 
 const sizeMismatch = (declared: number) =>
-  new ApiError(400, `the file's size does not match the declared size of ${declared} bytes`, { code: 'size_mismatch' })
+  new ApiError('SIZE_MISMATCH', { message: `the file's size does not match the declared size of ${declared} bytes` })
 
 async function putStream(deps: StoreDeps, key: string, source: ReadableStream<Uint8Array>, file: NewFile): Promise<Written> {
   const { bucket } = deps

@@ -20,7 +20,7 @@ export interface IncomingFile extends UploadMeta {
   readonly body: ReadableStream<Uint8Array>
 }
 
-const bad = (message: string) => new ApiError(400, message, { code: 'validation_failed' })
+const bad = (message: string) => new ApiError('VALIDATION_FAILED', { message })
 
 /** X-Edgefloor-<name>, or the Basefloor client's X-Basefloor-<name>. */
 function uploadHeader(headers: Headers, name: string): string | undefined {
@@ -130,7 +130,7 @@ export interface Allowance {
   readonly overLimit: () => ApiError
 }
 
-const tooLarge = (maxBytes: number) => new ApiError(413, `the file is larger than ${maxBytes} bytes`, { code: 'file_too_large' })
+const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message: `the file is larger than ${maxBytes} bytes`, details: { max_bytes: maxBytes } })
 
 export interface AllowanceOptions {
   /** The size limit of this kind of upload; FILES_MAX_BYTES unless given. */

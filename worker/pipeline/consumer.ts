@@ -150,6 +150,8 @@ async function storeOutput(deps: PipelineDeps, job: JobRow, step: StepRow, sourc
 }
 
 async function failStep(deps: PipelineDeps, job: JobRow, step: StepRow, error: ConversionError, source?: FileRow): Promise<void> {
+  // The job keeps the public message; the cause (a server's address, a setting) is logged under the job id.
+  if (error.cause !== undefined) console.warn(JSON.stringify({ level: 'warn', job: job.id, step: step.id, error: describeError(error) }))
   const reason = `${step.converter} on "${source?.name ?? step.sourceFileId}" failed: ${error.message}`
   // Whatever any delivery of the step stored; objects by key prefix too, when the source says where they are.
   await deleteStepOutputs(deps.db, deps.bucket, step.id, source && objectKey(job.userId, `${step.id}-`, source.prefix))
@@ -169,7 +171,7 @@ export async function consumeConversions(batch: MessageBatch<StepMessage>, deps:
       await runStep(deps, message.body, message.attempts)
       message.ack()
     } catch (error) {
-      console.warn(JSON.stringify({ level: 'warn', step: message.body.stepId, attempt: message.attempts, error: describeError(error) }))
+      console.warn(JSON.stringify({ level: 'warn', job: message.body.jobId, step: message.body.stepId, attempt: message.attempts, error: describeError(error) }))
       message.retry({ delaySeconds: retryDelaySeconds(message.attempts) })
     }
   }

@@ -8,7 +8,7 @@ import type { Converter } from '../converters/converter'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { files, jobs, jobSteps } from '../db/schema'
-import { ApiError } from '../errors'
+import { ApiError, type ErrorCode } from '../errors'
 import { FileResponseSchema, toFileResponse, type FileResponse, type FileRow } from '../files/records'
 
 export type JobRow = typeof jobs.$inferSelect
@@ -54,7 +54,20 @@ export type JobView = z.infer<typeof JobSchema>
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-export const jobNotFound = () => new ApiError(404, 'job not found', { code: 'not_found' })
+export const jobNotFound = () => new ApiError('JOB_NOT_FOUND')
+
+const CONVERSION_ERROR_CODES: Record<number, ErrorCode> = {
+  413: 'FILE_TOO_LARGE',
+  415: 'UNSUPPORTED_FORMAT',
+  502: 'CONVERTER_MISCONFIGURED',
+  503: 'CONVERTER_UNAVAILABLE',
+  504: 'CONVERTER_TIMEOUT',
+}
+
+/** The error code a failed job answers with, from the status its ConversionError chose. */
+export function conversionErrorCode(status: number | null): ErrorCode {
+  return CONVERSION_ERROR_CODES[status ?? 422] ?? 'CONVERSION_FAILED'
+}
 
 export async function findOwnedJob(db: Database, userId: string, id: string): Promise<JobRow> {
   const job = await db.query.jobs.findFirst({ where: and(eq(jobs.id, id), eq(jobs.userId, userId)) })

@@ -11,7 +11,7 @@ import { ApiError } from '../errors'
 import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
 import { enqueueSteps } from './consumer'
 import { startJob, waitForJob } from './start'
-import { findOwnedJob, JobOptionsSchema, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
+import { conversionErrorCode, findOwnedJob, JobOptionsSchema, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
 import { webhookSecret } from './webhooks'
 
 const tags = ['Conversion']
@@ -141,7 +141,7 @@ export function pipelineRoutes() {
         return c.json(await Promise.all(made.map((row) => toFileResponse(row, c.var.config, origin(c)))), 200)
       }
       if (settled.status === 'failed') {
-        throw new ApiError((settled.errorStatus ?? 422) as 422, settled.error ?? 'the conversion failed', { code: 'conversion_failed', details: { job: settled.id } })
+        throw new ApiError(conversionErrorCode(settled.errorStatus), { message: settled.error ?? undefined, details: { job: settled.id } })
       }
       c.header('location', `/jobs/${settled.id}`)
       if (respondAsync) c.header('preference-applied', 'respond-async')
@@ -171,7 +171,7 @@ export function pipelineRoutes() {
     })
     .openapi(retryJob, async (c) => {
       const job = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
-      if (job.status !== 'failed') throw new ApiError(409, `the job is ${job.status}; only a failed job can be retried`, { code: 'not_failed' })
+      if (job.status !== 'failed') throw new ApiError('JOB_NOT_FAILED', { message: `the job is ${job.status}; only a failed job can be retried` })
       await enqueueSteps(c.env.CONVERSIONS, await reopenFailedJob(c.var.db, job))
       c.header('location', `/jobs/${job.id}`)
       return c.json(await jobView(c.var.db, c.var.config, origin(c), { ...job, status: 'running', error: null }), 202)

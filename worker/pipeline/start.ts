@@ -8,7 +8,7 @@ import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
 import type { FileRow } from '../files/records'
 import { enqueueSteps } from './consumer'
-import { createJob, type JobRow, type StepMessage } from './jobs'
+import { createJob, jobNotFound, type JobRow, type StepMessage } from './jobs'
 import { checkCallbackUrl } from './webhooks'
 
 export async function startJob(
@@ -18,7 +18,7 @@ export async function startJob(
   request: { options?: Record<string, string | number | boolean>; callbackUrl?: string } = {},
 ): Promise<JobRow> {
   const choice = converterForFile(file)
-  if (!choice.converter) throw new ApiError(choice.status, choice.refusal, { code: 'not_convertible' })
+  if (!choice.converter) throw new ApiError(choice.status === 415 ? 'UNSUPPORTED_FORMAT' : 'NOT_CONVERTIBLE', { message: choice.refusal })
   const { converter } = choice
   const callbackUrl = request.callbackUrl ? checkCallbackUrl(config, request.callbackUrl) : undefined
   const { job, step } = await createJob(deps.db, file, converter, { options: request.options, callbackUrl })
@@ -34,7 +34,7 @@ export async function waitForJob(db: Database, jobId: string, waitMs: number): P
   const deadline = Date.now() + waitMs
   for (;;) {
     const job = await db.query.jobs.findFirst({ where: eq(jobs.id, jobId) })
-    if (!job) throw new ApiError(404, 'job not found', { code: 'not_found' })
+    if (!job) throw jobNotFound()
     if (job.status === 'done' || job.status === 'failed' || Date.now() >= deadline) return job
     await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))))
   }

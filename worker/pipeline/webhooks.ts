@@ -26,11 +26,11 @@ export function checkCallbackUrl(config: Config, raw: string): string {
   try {
     url = new URL(raw)
   } catch {
-    throw new ApiError(400, 'callback_url is not a URL', { code: 'validation_failed' })
+    throw new ApiError('CALLBACK_URL_REFUSED', { message: 'callback_url is not a URL' })
   }
   const allowed = url.protocol === 'https:' || (url.protocol === 'http:' && config.WEBHOOK_ALLOW_HTTP)
-  if (!allowed) throw new ApiError(400, 'callback_url must be https', { code: 'validation_failed' })
-  if (url.username || url.password) throw new ApiError(400, 'callback_url may not carry credentials', { code: 'validation_failed' })
+  if (!allowed) throw new ApiError('CALLBACK_URL_REFUSED', { message: 'callback_url must be https' })
+  if (url.username || url.password) throw new ApiError('CALLBACK_URL_REFUSED', { message: 'callback_url may not carry credentials' })
   return url.toString()
 }
 

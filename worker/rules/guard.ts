@@ -10,11 +10,11 @@ import type { ModelStore } from './store'
 import { toWhere } from './to-where'
 
 export function forbidden(operation: CompiledOperation, message = 'not allowed'): ApiError {
-  return new ApiError(403, message, { code: 'forbidden', details: { rule: operation.source } })
+  return new ApiError('FORBIDDEN', { message, details: { rule: operation.source } })
 }
 
 export function notFound(route: CompiledRoute): ApiError {
-  return new ApiError(404, `${route.isUsers ? 'user' : `${route.model} record`} not found`, { code: 'not_found' })
+  return route.isUsers ? new ApiError('USER_NOT_FOUND') : new ApiError('RECORD_NOT_FOUND', { message: `${route.model} record not found` })
 }
 
 /** The caller-specialised `_readAll` rule as SQL, or 403 when it can never pass for this caller. */

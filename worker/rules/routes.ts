@@ -48,7 +48,7 @@ function filtersOf(route: CompiledRoute, query: Record<string, string>): Array<[
     const text = query[name]
     if (text === undefined) continue
     const value = parseFilterValue(route.values[name]![0], text)
-    if (value === undefined) throw new ApiError(400, `cannot filter ${name} by "${text}"`, { code: 'validation_failed' })
+    if (value === undefined) throw new ApiError('VALIDATION_FAILED', { message: `cannot filter ${name} by "${text}"` })
     filters.push([name, value])
   }
   if (route.isUsers) for (const name of ['email', 'role', 'name'] as const) if (query[name] !== undefined) filters.push([name, query[name]!])

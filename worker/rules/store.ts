@@ -119,7 +119,7 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
     },
     async update(id, fields) {
       const current = await findUser(db, id)
-      if (!current) throw new ApiError(404, 'user not found')
+      if (!current) throw new ApiError('USER_NOT_FOUND')
       const changes: Partial<typeof users.$inferInsert> = { updatedAt: Date.now() }
       if (typeof fields.name === 'string') changes.name = fields.name.trim()
       if (typeof fields.role === 'string') changes.role = fields.role
@@ -205,7 +205,7 @@ export function recordsStore(deps: StoreDeps, route: CompiledRoute, indexedField
     },
     async update(id, fields) {
       const current = await db.query.records.findFirst({ where: and(ofModel, eq(records.id, id)) })
-      if (!current) throw new ApiError(404, `${route.model} record not found`)
+      if (!current) throw new ApiError('RECORD_NOT_FOUND', { message: `${route.model} record not found` })
       const [row] = await db
         .update(records)
         .set({ data: { ...current.data, ...fields }, updatedAt: Date.now() })

@@ -1,7 +1,6 @@
 // Any OpenAI-compatible POST /v1/audio/transcriptions (whisper.cpp's server, speaches, LocalAI, OpenAI). Asks
 // for verbose_json (segments with timestamps); servers that answer plain json get one segment over the audio.
-import { ConversionError } from '../../converters/converter'
-import type { AudioForTranscription, Transcriber, Transcript } from './transcript'
+import { type AudioForTranscription, type Transcriber, type Transcript, TranscriptionError } from './transcript'
 
 interface OpenAiResponse {
   text?: string
@@ -48,7 +47,7 @@ export function openAiTranscriber(options: { url: string; apiKey?: string; model
           signal: signal ?? AbortSignal.timeout(options.timeoutMs ?? 600_000),
         })
       } catch (error) {
-        throw new ConversionError(`the transcription server at ${endpoint} cannot be reached: ${(error as Error)?.message ?? error}`, { retryable: true, cause: error })
+        throw new TranscriptionError(`the transcription server at ${endpoint} cannot be reached: ${(error as Error)?.message ?? error}`, { retryable: true, cause: error })
       }
       const text = await response.text()
       if (!response.ok) {
@@ -58,7 +57,7 @@ export function openAiTranscriber(options: { url: string; apiKey?: string; model
           reason = (typeof parsed.error === 'string' ? parsed.error : parsed.error?.message) ?? parsed.message ?? reason
         } catch {}
         const transient = response.status === 429 || response.status >= 500
-        throw new ConversionError(`the transcription server answered ${response.status}: ${reason}`, { retryable: transient })
+        throw new TranscriptionError(`the transcription server at ${endpoint} answered ${response.status}: ${reason}`, { retryable: transient, reason: transient ? undefined : reason })
       }
       try {
         return normaliseOpenAi(JSON.parse(text) as OpenAiResponse, audio.durationSeconds)

@@ -1,21 +1,20 @@
 // The transcription provider the settings choose: Workers AI in production, an OpenAI-compatible server for
 // self-hosting and local runs, or (auto, the default) whichever of the two runs here.
 import type { Config } from '../../config'
-import { ConversionError } from '../../converters/converter'
 import { openAiTranscriber } from './openai'
-import type { Transcriber } from './transcript'
+import { type Transcriber, TranscriptionError } from './transcript'
 import { isWorkersAiUnavailable, workersAiTranscriber } from './workers-ai'
 
 const NOT_CONFIGURED =
   'no transcription provider is available here: Workers AI runs only when deployed (TRANSCRIBE_PROVIDER=auto or workers-ai) and TRANSCRIBE_URL is not set. Set TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI), or TRANSCRIBE_PROVIDER=openai with it'
 
-export const noProvider = () => new ConversionError(NOT_CONFIGURED)
+export const noProvider = () => new TranscriptionError(NOT_CONFIGURED, { status: 502 })
 
 export function transcriberFor(config: Config, ai: Ai | undefined): Transcriber {
   const chunkBytes = config.AUDIO_CHUNK_BYTES || undefined
   if (config.TRANSCRIBE_PROVIDER === 'workers-ai') return workersAiTranscriber(ai, config.TRANSCRIBE_MODEL, chunkBytes)
   if (config.TRANSCRIBE_PROVIDER === 'openai') {
-    if (!config.TRANSCRIBE_URL) throw new ConversionError(`TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL. ${NOT_CONFIGURED}`)
+    if (!config.TRANSCRIBE_URL) throw new TranscriptionError(`TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL. ${NOT_CONFIGURED}`, { status: 502 })
     return openAiFrom(config, config.TRANSCRIBE_URL, chunkBytes)
   }
   return autoTranscriber(config, ai, chunkBytes)

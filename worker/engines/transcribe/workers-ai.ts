@@ -1,7 +1,6 @@
 // Workers AI Whisper through the AI binding. whisper-large-v3-turbo takes base64 audio and answers segments;
 // @cf/openai/whisper and whisper-tiny-en take a byte array and answer words: both become a Transcript.
-import { ConversionError } from '../../converters/converter'
-import type { AudioForTranscription, Transcriber, Transcript, TranscriptSegment } from './transcript'
+import { type AudioForTranscription, type Transcriber, type Transcript, TranscriptionError, type TranscriptSegment } from './transcript'
 import { toBase64 } from '../base64'
 
 type TurboOutput = {
@@ -73,13 +72,14 @@ export function workersAiTranscriber(ai: Ai | undefined, model: string, chunkByt
 }
 
 /** Workers AI cannot run here (no binding, or local dev, where the binding only runs remotely). */
-class WorkersAiUnavailable extends ConversionError {}
+class WorkersAiUnavailable extends TranscriptionError {}
 
 export const isWorkersAiUnavailable = (error: unknown): boolean => error instanceof WorkersAiUnavailable
 
 const unavailable = () =>
   new WorkersAiUnavailable(
     'no transcription provider is available here: Workers AI runs only when deployed. Set TRANSCRIBE_PROVIDER=openai and TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)',
+    { status: 502 },
   )
 
 /**
@@ -87,7 +87,7 @@ const unavailable = () =>
  * can succeed and the status a client sees. 5006 (the input does not match the model's schema) and 4006 (daily
  * free allocation used up) are not in that table but are what the binding answers in those cases.
  */
-const ERROR_CODES: Record<number, { retryable: boolean; status?: ConversionError['status'] }> = {
+const ERROR_CODES: Record<number, { retryable: boolean; status?: TranscriptionError['status'] }> = {
   3007: { retryable: true }, // timeout
   3008: { retryable: true }, // aborted
   3036: { retryable: true }, // account limited: rate or daily allocation
@@ -114,13 +114,13 @@ export function workersAiErrorCode(message: string): number | undefined {
   return code ? Number(code) : undefined
 }
 
-function classify(error: unknown): ConversionError {
+function classify(error: unknown): TranscriptionError {
   const message = (error as Error)?.message ?? String(error)
   if (LOCAL_MODE.test(message)) return unavailable()
   const known = ERROR_CODES[workersAiErrorCode(message) ?? -1]
-  if (known) return new ConversionError(`Workers AI: ${message}`, { ...known, cause: error })
+  if (known) return new TranscriptionError(`Workers AI: ${message}`, { ...known, reason: known.retryable ? undefined : message, cause: error })
   // An undocumented code: an HTTP status in the message decides, else it is taken as transient.
   const status = /\b([45]\d\d)\b/.exec(message)?.[1]
   const permanent = status?.startsWith('4') === true && status !== '429' && status !== '408'
-  return new ConversionError(`Workers AI: ${message}`, { retryable: !permanent, cause: error })
+  return new TranscriptionError(`Workers AI: ${message}`, { retryable: !permanent, reason: permanent ? message : undefined, cause: error })
 }

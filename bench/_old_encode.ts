@@ -1,0 +1,297 @@
+// A streaming PNG encoder on the runtime's CompressionStream (zlib in native code, not in WASM): rows are
+// filtered (the filter with the smallest sum of absolute differences, per row, as libpng's heuristic) and
+// compressed as they are produced, so the encoded file never sits whole in memory. Colour and alpha are reduced
+// when the pixels allow: grayscale when no pixel has colour, no alpha channel when every pixel is opaque.
+
+/** 8-bit pixels, row-major, `channels` per pixel: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA. */
+export interface RawImage {
+  readonly width: number
+  readonly height: number
+  readonly channels: 1 | 2 | 3 | 4
+  readonly data: Uint8Array | Uint8ClampedArray
+}
+
+export interface PngHeader {
+  readonly width: number
+  readonly height: number
+  readonly bitDepth: number
+  /** 0 gray, 2 RGB, 3 palette, 4 gray+alpha, 6 RGBA */
+  readonly colorType: number
+}
+
+export interface EncodeOptions {
+  /** Keep the input's channels as they are (skip the colour and alpha analysis). */
+  readonly keepChannels?: boolean
+}
+
+const SIGNATURE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+const COLOR_TYPE = { 1: 0, 2: 4, 3: 2, 4: 6 } as const
+/** Rows handed to the compressor at once: big enough to amortise the calls, small enough to stay streaming. */
+const ROWS_PER_BATCH = 32
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256)
+  for (let n = 0; n < 256; n++) {
+    let c = n
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
+    table[n] = c >>> 0
+  }
+  return table
+})()
+
+function crc32(parts: Uint8Array[]): number {
+  let crc = 0xffffffff
+  for (const part of parts) for (let i = 0; i < part.length; i++) crc = CRC_TABLE[(crc ^ part[i]!) & 0xff]! ^ (crc >>> 8)
+  return (crc ^ 0xffffffff) >>> 0
+}
+
+function chunk(type: string, data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(12 + data.length)
+  const view = new DataView(out.buffer)
+  view.setUint32(0, data.length)
+  const typeBytes = new TextEncoder().encode(type)
+  out.set(typeBytes, 4)
+  out.set(data, 8)
+  view.setUint32(8 + data.length, crc32([typeBytes, data]))
+  return out
+}
+
+function header(width: number, height: number, colorType: number): Uint8Array {
+  const data = new Uint8Array(13)
+  const view = new DataView(data.buffer)
+  view.setUint32(0, width)
+  view.setUint32(4, height)
+  data[8] = 8 // bit depth
+  data[9] = colorType
+  // compression 0, filter 0, interlace 0
+  return data
+}
+
+/** Which channels the output needs: drops colour if every pixel is gray, alpha if every pixel is opaque. */
+export function reducedChannels(image: RawImage): 1 | 2 | 3 | 4 {
+  const { channels, data } = image
+  const hasAlpha = channels === 2 || channels === 4
+  const hasColour = channels >= 3
+  let opaque = hasAlpha
+  let gray = hasColour
+  const pixels = image.width * image.height
+  for (let p = 0, i = 0; p < pixels && (opaque || gray); p++, i += channels) {
+    if (opaque && data[i + channels - 1] !== 255) opaque = false
+    if (gray && (data[i] !== data[i + 1] || data[i] !== data[i + 2])) gray = false
+  }
+  const keepAlpha = hasAlpha && !opaque
+  const keepColour = hasColour && !gray
+  return keepColour ? (keepAlpha ? 4 : 3) : keepAlpha ? 2 : 1
+}
+
+/** A PNG's rows given in batches, pixels of `channels` 8-bit samples (the input's, before any reduction). */
+export interface PixelRows {
+  readonly rows: number
+  /** Row `r` of the batch (`width × channels` bytes); read before the next batch is asked for. */
+  row(r: number): Uint8Array
+}
+
+export interface RowsFormat {
+  readonly width: number
+  readonly height: number
+  /** Samples per input pixel: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA. */
+  readonly channels: 1 | 2 | 3 | 4
+  /** Samples per output pixel; fewer than `channels` drops colour and/or alpha. */
+  readonly outputChannels: 1 | 2 | 3 | 4
+}
+
+/** The rows had colour (or transparency) that the chosen output channels cannot hold: encode again with `needs`. */
+export class PngChannelsError extends Error {
+  override readonly name = 'PngChannelsError'
+  constructor(readonly needs: 'colour' | 'alpha') {
+    super(`the pixels have ${needs} the PNG's channels cannot hold`)
+  }
+}
+
+/** One input row in the output's channels; throws PngChannelsError when a dropped channel carried information. */
+function convertRow(input: Uint8Array, width: number, channels: number, outChannels: number, row: Uint8Array): void {
+  if (outChannels === channels) {
+    row.set(input.subarray(0, width * channels))
+    return
+  }
+  const inAlpha = channels === 2 || channels === 4
+  const dropsColour = channels >= 3 && outChannels < 3
+  const dropsAlpha = inAlpha && (outChannels === 1 || outChannels === 3)
+  for (let x = 0, i = 0, o = 0; x < width; x++, i += channels) {
+    if (outChannels >= 3) {
+      row[o++] = input[i]!
+      row[o++] = input[i + 1]!
+      row[o++] = input[i + 2]!
+    } else {
+      if (dropsColour && (input[i] !== input[i + 1] || input[i] !== input[i + 2])) throw new PngChannelsError('colour')
+      row[o++] = input[i]!
+    }
+    if (dropsAlpha && input[i + channels - 1] !== 255) throw new PngChannelsError('alpha')
+    if (outChannels === 2 || outChannels === 4) row[o++] = inAlpha ? input[i + channels - 1]! : 255
+  }
+}
+
+const paeth = (a: number, b: number, c: number) => {
+  const p = a + b - c
+  const pa = Math.abs(p - a)
+  const pb = Math.abs(p - b)
+  const pc = Math.abs(p - c)
+  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c
+}
+
+/** Writes the best-filtered row (filter byte first) into `out`; `candidates` holds 5 scratch rows. */
+function filterRow(row: Uint8Array, previous: Uint8Array | undefined, bpp: number, candidates: Uint8Array[], out: Uint8Array): void {
+  const length = row.length
+  let best = 0
+  let bestScore = Number.POSITIVE_INFINITY
+  for (let filter = 0; filter < 5; filter++) {
+    if (!previous && (filter === 2 || filter === 4)) continue // same as filters 0 and 1 on the first row
+    const target = candidates[filter]!
+    let score = 0
+    for (let i = 0; i < length; i++) {
+      const x = row[i]!
+      const a = i >= bpp ? row[i - bpp]! : 0
+      const b = previous ? previous[i]! : 0
+      const c = previous && i >= bpp ? previous[i - bpp]! : 0
+      let value: number
+      switch (filter) {
+        case 0:
+          value = x
+          break
+        case 1:
+          value = x - a
+          break
+        case 2:
+          value = x - b
+          break
+        case 3:
+          value = x - ((a + b) >> 1)
+          break
+        default:
+          value = x - paeth(a, b, c)
+      }
+      value &= 0xff
+      target[i] = value
+      score += value < 128 ? value : 256 - value
+      if (score >= bestScore) break
+    }
+    if (score < bestScore) {
+      bestScore = score
+      best = filter
+    }
+  }
+  out[0] = best
+  out.set(candidates[best]!.subarray(0, length), 1)
+}
+
+/** Encodes the image as a PNG stream, with the fewest channels its pixels allow (unless told to keep them). */
+export function encodePng(image: RawImage, options: EncodeOptions = {}): ReadableStream<Uint8Array> {
+  const { width, height, channels, data } = image
+  if (width < 1 || height < 1 || data.length < width * height * channels) throw new Error('image data does not match its size')
+  const stride = width * channels
+  const bytes = data instanceof Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+  const whole: PixelRows = { rows: height, row: (r) => bytes.subarray(r * stride, (r + 1) * stride) }
+  return encodePngRows({ width, height, channels, outputChannels: options.keepChannels ? channels : reducedChannels(image) }, [whole])
+}
+
+/**
+ * Encodes rows as they come: each batch is converted, filtered and handed to the compressor before the next is
+ * asked for, so the caller may reuse the memory behind a batch (a strip of a WASM heap) for the next one. The
+ * output's channels are fixed up front (the IHDR goes first); a row that needs more fails the stream with
+ * PngChannelsError.
+ */
+export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> | AsyncIterable<PixelRows>): ReadableStream<Uint8Array> {
+  const { width, height, channels, outputChannels } = format
+  if (width < 1 || height < 1) throw new Error('a PNG needs at least one pixel')
+  const stride = width * outputChannels
+  const compressor = new CompressionStream('deflate')
+  const writer = compressor.writable.getWriter()
+  const writing = (async () => {
+    const candidates = Array.from({ length: 5 }, () => new Uint8Array(stride))
+    let previous: Uint8Array | undefined
+    let current = new Uint8Array(stride)
+    let spare = new Uint8Array(stride)
+    let y = 0
+    for await (const source of batches) {
+      for (let first = 0; first < source.rows; first += ROWS_PER_BATCH) {
+        const rows = Math.min(ROWS_PER_BATCH, source.rows - first, height - y)
+        if (rows <= 0) throw new Error('more rows than the PNG\'s height')
+        const batch = new Uint8Array(rows * (stride + 1))
+        for (let r = 0; r < rows; r++) {
+          convertRow(source.row(first + r), width, channels, outputChannels, current)
+          filterRow(current, previous, outputChannels, candidates, batch.subarray(r * (stride + 1), (r + 1) * (stride + 1)))
+          previous = current
+          ;[current, spare] = [spare, current]
+        }
+        y += rows
+        await writer.write(batch)
+      }
+    }
+    if (y !== height) throw new Error(`${y} rows for a PNG ${height} rows high`)
+    await writer.close()
+  })()
+  writing.catch((error) => writer.abort(error).catch(() => {}))
+
+  const reader = compressor.readable.getReader()
+  let started = false
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (!started) {
+          started = true
+          const head = new Uint8Array(SIGNATURE.length + 25)
+          head.set(SIGNATURE)
+          head.set(chunk('IHDR', header(width, height, COLOR_TYPE[outputChannels])), SIGNATURE.length)
+          controller.enqueue(head)
+          return
+        }
+        // The compressor passes an abort reason on as a copy: the encoder's own error is thrown as it was.
+        const { done, value } = await reader.read().catch(async (error) => {
+          await writing
+          throw error
+        })
+        if (done) {
+          await writing
+          controller.enqueue(chunk('IEND', new Uint8Array(0)))
+          controller.close()
+          return
+        }
+        controller.enqueue(chunk('IDAT', value))
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  )
+}
+
+export async function encodePngBytes(image: RawImage, options: EncodeOptions = {}): Promise<Uint8Array> {
+  return pngBytes(encodePng(image, options))
+}
+
+/**
+ * The whole PNG stream as bytes. Read here rather than by a Response, which would not keep the stream's error
+ * as thrown (a PngChannelsError must reach the caller as itself).
+ */
+export async function pngBytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  let length = 0
+  for await (const chunk of stream) {
+    chunks.push(chunk)
+    length += chunk.byteLength
+  }
+  const out = new Uint8Array(length)
+  let at = 0
+  for (const chunk of chunks) {
+    out.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return out
+}
+
+/** The IHDR facts of a PNG, without decoding it (undefined when the bytes are not a PNG). */
+export function readPngHeader(bytes: Uint8Array): PngHeader | undefined {
+  if (bytes.length < 33 || !SIGNATURE.every((byte, i) => bytes[i] === byte)) return undefined
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (String.fromCharCode(...bytes.subarray(12, 16)) !== 'IHDR') return undefined
+  return { width: view.getUint32(16), height: view.getUint32(20), bitDepth: bytes[24]!, colorType: bytes[25]! }
+}
