@@ -36,6 +36,8 @@ export const ERRORS = {
   EMAIL_TAKEN: { status: 409, message: 'an account with this email already exists' },
   ALREADY_VERIFIED: { status: 409, message: 'email address already verified' },
   JOB_NOT_FAILED: { status: 409, message: 'only a failed job can be retried' },
+  JOB_ALREADY_RUNNING: { status: 409, message: 'an equal conversion of this file is queued or running' },
+  FILE_REPLACED_MEANWHILE: { status: 409, message: 'the file was replaced meanwhile by another request; read it again' },
   PRECONDITION_FAILED: { status: 412, message: "the file does not match the request's If-Match or If-Unmodified-Since" },
   BODY_TOO_LARGE: { status: 413, message: 'the request body is too large' },
   FILE_TOO_LARGE: { status: 413, message: 'the file is too large' },

@@ -133,7 +133,7 @@ describe('the quota reached by a conversion', { timeout: 180_000 }, () => {
       .run()
     const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: owner.token })
     expect(res.status).toBe(413)
-    expect(res.body.message).toMatch(/storage quota exceeded/)
+    expect(res.body).toMatchObject({ code: 'QUOTA_EXCEEDED', message: expect.stringMatching(/storage quota exceeded/) })
     expect(await countRows('SELECT count(*) AS n FROM files WHERE parent_id = ?', pdf._id)).toBe(0)
     expect((await env.BUCKET.list({ prefix: `u/${owner.id}/` })).objects.map((object) => object.key)).toEqual([`u/${owner.id}/${pdf._id}`])
     expect(await countRows('SELECT count(*) AS n FROM storage_reservations WHERE user_id = ?', owner.id)).toBe(0)

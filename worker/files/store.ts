@@ -273,7 +273,7 @@ async function replaceObjectAndRecord(deps: StoreDeps, row: FileRow, file: Omit<
   }
   if (!replaced.row) {
     await deleteObjects(deps.db, deps.bucket, [key])
-    throw new ApiError(409, 'the file was replaced meanwhile by another request; read it again', { code: 'conflict' })
+    throw new ApiError('FILE_REPLACED_MEANWHILE')
   }
   await deleteObjects(deps.db, deps.bucket, [row.key, ...replaced.staleKeys])
   return replaced.row

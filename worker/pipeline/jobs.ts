@@ -65,7 +65,9 @@ const CONVERSION_ERROR_CODES: Record<number, ErrorCode> = {
 }
 
 /** The error code a failed job answers with, from the status its ConversionError chose. */
-export function conversionErrorCode(status: number | null): ErrorCode {
+export function conversionErrorCode(status: number | null, error?: string | null): ErrorCode {
+  // A 413 is the input's size, or an output that would pass the owner's quota (the consumer's own message).
+  if (status === 413 && error?.includes(': storage quota exceeded')) return 'QUOTA_EXCEEDED'
   return CONVERSION_ERROR_CODES[status ?? 422] ?? 'CONVERSION_FAILED'
 }
 
@@ -128,7 +130,7 @@ export async function createJob(
     })
     if (running) return { job: running }
   }
-  throw new ApiError(409, 'an equal conversion of this file keeps starting and finishing; try again', { code: 'conflict' })
+  throw new ApiError('JOB_ALREADY_RUNNING')
 }
 
 export function newStep(jobId: string, source: Pick<FileRow, 'id' | 'key'>, converter: Converter, now = Date.now(), part?: { start: number; end: number }): StepRow {
@@ -198,7 +200,7 @@ export async function reopenFailedJob(db: Database, job: JobRow): Promise<StepRo
       db.update(jobs).set({ status: 'running', error: null, errorStatus: null, finishedAt: null, updatedAt: now }).where(eq(jobs.id, job.id)),
     ])
   } catch (error) {
-    if (isUniqueViolation(error)) throw new ApiError(409, 'an equal conversion of this file is queued or running', { code: 'conflict' })
+    if (isUniqueViolation(error)) throw new ApiError('JOB_ALREADY_RUNNING', { cause: error })
     throw error
   }
   return unfinished

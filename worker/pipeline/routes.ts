@@ -141,7 +141,7 @@ export function pipelineRoutes() {
         return c.json(await Promise.all(made.map((row) => toFileResponse(row, c.var.config, origin(c)))), 200)
       }
       if (settled.status === 'failed') {
-        throw new ApiError(conversionErrorCode(settled.errorStatus), { message: settled.error ?? undefined, details: { job: settled.id } })
+        throw new ApiError(conversionErrorCode(settled.errorStatus, settled.error), { message: settled.error ?? undefined, details: { job: settled.id } })
       }
       c.header('location', `/jobs/${settled.id}`)
       if (respondAsync) c.header('preference-applied', 'respond-async')
