@@ -15,8 +15,11 @@ export type FileRow = typeof files.$inferSelect
 export const FileResponseSchema = z
   .object({
     _id: z.string(),
-    name: z.string(),
-    extension: z.string().openapi({ example: '.pdf' }),
+    name: z.string().openapi({
+      example: 'Q3 (1 of 5)',
+      description: 'the file name; converted files are named "<name> (<n> of <m>)" after the uploaded file, without extension (downloads add it)',
+    }),
+    extension: z.string().openapi({ example: '.png' }),
     content_type: z.string(),
     size: z.number().int(),
     url: z.string().openapi({ description: 'download URL with a signed token, valid for FILES_URL_TTL' }),
@@ -61,6 +64,16 @@ export async function toFileResponse(row: FileRow, config: Config, origin: strin
 }
 
 export const fileNotFound = () => new ApiError('FILE_NOT_FOUND')
+
+/** The user's file, or undefined: for callers to whom a missing file is not a 404 (the queue consumer). */
+export async function findFileOf(db: Database, userId: string, id: string): Promise<FileRow | undefined> {
+  return db.query.files.findFirst({ where: and(eq(files.id, id), eq(files.userId, userId)) })
+}
+
+/** The files a conversion job made. */
+export async function filesOfJob(db: Database, userId: string, jobId: string): Promise<FileRow[]> {
+  return db.query.files.findMany({ where: and(eq(files.jobId, jobId), eq(files.userId, userId)) })
+}
 
 export async function findOwnedFile(db: Database, userId: string, id: string): Promise<FileRow> {
   const row = await db.query.files.findFirst({ where: and(eq(files.id, id), eq(files.userId, userId)) })

@@ -5,6 +5,7 @@ import type { Context } from 'hono'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { bearerToken, requireAuth } from '../auth/middleware'
 import { readToken } from '../auth/tokens'
+import { findUser } from '../auth/users'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { streamDownload } from './download'
@@ -295,7 +296,7 @@ async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | un
   const claims = token ? await readToken(c.var.config, token, 'auth') : undefined
   if (!claims) throw new ApiError('TOKEN_MISSING', { message: 'missing bearer token or signed file link', headers: { 'www-authenticate': 'Bearer' } })
   // The stamp check of requireAuth: a revoked session must not download either.
-  const user = await c.var.db.query.users.findFirst({ columns: { id: true, securityStamp: true }, where: (users, { eq }) => eq(users.id, claims.sub) })
+  const user = await findUser(c.var.db, claims.sub)
   if (!user || user.securityStamp !== claims.stm) throw new ApiError('TOKEN_INVALID', { headers: { 'www-authenticate': 'Bearer' } })
   return findOwnedFile(c.var.db, user.id, id)
 }

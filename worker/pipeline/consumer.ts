@@ -1,14 +1,14 @@
 // The queue consumer: runs one step of a job per message. Every effect is idempotent, because Queues deliver
 // at least once: outputs are stored under a unique (step, output index), next steps under a unique (job,
 // source, part), and a finished step is skipped when its message comes again.
-import { and, eq } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
 import { ConversionError, type ConversionContext, type ConversionOutput, type Converter } from '../converters/converter'
 import { converterForFile, converterNamed } from '../converters/registry'
 import type { Database } from '../db/client'
-import { files, jobs, jobSteps } from '../db/schema'
+import { jobs, jobSteps } from '../db/schema'
 import { ApiError, describeError } from '../errors'
-import { conversionBaseName, deleteStepOutputs, mergeFileMetadata, type FileRow } from '../files/records'
+import { conversionBaseName, deleteStepOutputs, findFileOf, mergeFileMetadata, type FileRow } from '../files/records'
 import { objectKey, outputKey } from '../files/keys'
 import { holdQuota } from '../files/quota'
 import { storeFile } from '../files/store'
@@ -43,7 +43,7 @@ export async function enqueueSteps(queue: Queue<StepMessage>, steps: readonly St
  * reason otherwise (deleted, or replaced: a replace writes a new key). Checked before and after converting.
  */
 async function sourcesOf(db: Database, job: JobRow, step: StepRow): Promise<{ root: FileRow; source: FileRow } | { reason: string; source?: FileRow }> {
-  const owned = (id: string) => db.query.files.findFirst({ where: and(eq(files.id, id), eq(files.userId, job.userId)) })
+  const owned = (id: string) => findFileOf(db, job.userId, id)
   const root = await owned(job.fileId)
   const source = step.sourceFileId === job.fileId ? root : await owned(step.sourceFileId)
   if (root && job.sourceKey && root.key !== job.sourceKey) return { reason: 'source replaced: the file has new content', source }
@@ -184,7 +184,7 @@ export async function consumeDeadLetters(batch: MessageBatch<StepMessage>, deps:
     const job = step && (await deps.db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) }))
     if (step && job && step.status !== 'done' && step.status !== 'split') {
       const last = step.error?.replace(/^retrying: /, '') ?? 'unknown error'
-      const source = await deps.db.query.files.findFirst({ where: and(eq(files.id, step.sourceFileId), eq(files.userId, job.userId)) })
+      const source = await findFileOf(deps.db, job.userId, step.sourceFileId)
       // The step counts its deliveries; the dead-letter message's own count starts again at 1.
       const attempts = Math.max(step.attempts, message.attempts)
       await failStep(deps, job, step, new ConversionError(`gave up after ${attempts} attempts: ${last}`, { status: 503 }), source)

@@ -7,9 +7,9 @@ import type { Config } from '../config'
 import type { Converter } from '../converters/converter'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
-import { files, jobs, jobSteps } from '../db/schema'
+import { jobs, jobSteps } from '../db/schema'
 import { ApiError, type ErrorCode } from '../errors'
-import { FileResponseSchema, toFileResponse, type FileResponse, type FileRow } from '../files/records'
+import { FileResponseSchema, filesOfJob, toFileResponse, type FileResponse, type FileRow } from '../files/records'
 
 export type JobRow = typeof jobs.$inferSelect
 export type StepRow = typeof jobSteps.$inferSelect
@@ -224,7 +224,7 @@ export async function finishJobIfDone(db: Database, jobId: string): Promise<bool
 
 /** The files a job made, in chain order: level by level from the source, each level in output order. */
 export async function jobFiles(db: Database, job: JobRow): Promise<FileRow[]> {
-  const made = await db.query.files.findMany({ where: and(eq(files.jobId, job.id), eq(files.userId, job.userId)) })
+  const made = await filesOfJob(db, job.userId, job.id)
   const byParent = new Map<string, FileRow[]>()
   for (const file of made) byParent.set(file.parentId ?? '', [...(byParent.get(file.parentId ?? '') ?? []), file])
   const ordered: FileRow[] = []

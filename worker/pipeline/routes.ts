@@ -165,7 +165,7 @@ export function pipelineRoutes() {
           last = state
           if (job.status === 'done' || job.status === 'failed') break
           await stream.sleep(500)
-          job = await c.var.db.query.jobs.findFirst({ where: (jobs, { eq }) => eq(jobs.id, first.id) })
+          job = await findOwnedJob(c.var.db, c.var.user.id, first.id).catch(() => undefined)
         }
       })
     })
