@@ -42,13 +42,14 @@ export async function enqueueSteps(queue: Queue<StepMessage>, steps: readonly St
  * The step's source and the job's file, as long as they hold the content the job and step were made for; the
  * reason otherwise (deleted, or replaced: a replace writes a new key). Checked before and after converting.
  */
-async function sourcesOf(db: Database, job: JobRow, step: StepRow): Promise<{ root: FileRow; source: FileRow } | { reason: string; source?: FileRow }> {
+async function sourcesOf(db: Database, job: JobRow, step: StepRow, when = ''): Promise<{ root: FileRow; source: FileRow } | { reason: string; source?: FileRow }> {
   const owned = (id: string) => findFileOf(db, job.userId, id)
   const root = await owned(job.fileId)
   const source = step.sourceFileId === job.fileId ? root : await owned(step.sourceFileId)
-  if (root && job.sourceKey && root.key !== job.sourceKey) return { reason: 'source replaced: the file has new content', source }
-  if (!root || !source) return { reason: 'the source file was deleted', source }
-  if (step.sourceKey && source.key !== step.sourceKey) return { reason: 'source replaced: the file has new content', source }
+  const replaced = { reason: `source replaced: the file has new content${when}`, source }
+  if (root && job.sourceKey && root.key !== job.sourceKey) return replaced
+  if (!root || !source) return { reason: `the source file was deleted${when}`, source }
+  if (step.sourceKey && source.key !== step.sourceKey) return replaced
   return { root, source }
 }
 
@@ -96,9 +97,9 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     for await (const output of converter.convert(input, { ...context, part })) stored.push(await storeOutput(deps, job, step, source, base, output))
     // The source may have been deleted or replaced while the converter ran, too early for the delete or the
     // replace to see these outputs: they belong to content that is gone.
-    const after = await sourcesOf(db, job, step)
+    const after = await sourcesOf(db, job, step, ' during the conversion')
     if ('reason' in after) {
-      await failStep(deps, job, step, new ConversionError(`${after.reason} (during the conversion)`), source)
+      await failStep(deps, job, step, new ConversionError(after.reason), source)
       return
     }
     const following = stored.flatMap((file) => {
