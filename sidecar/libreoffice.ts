@@ -32,13 +32,17 @@ export interface PdfOptions {
   readonly pdfua?: boolean
   readonly landscape?: boolean
   readonly password?: string
+  /** More FilterData for the PDF export (sidecar/gotenberg-form.ts builds it from Gotenberg's form fields). */
+  readonly exportFilter?: Readonly<Record<string, string | number | boolean>>
+  /** Refresh tables of contents and other indexes before exporting (Gotenberg's updateIndexes, on by default). */
+  readonly updateIndexes?: boolean
 }
 
 const PDF_VERSION = { 'PDF/A-1b': 1, 'PDF/A-2b': 2, 'PDF/A-3b': 3 } as const
 
 /** The PDF export filter's settings (LibreOffice's FilterData) for the options. */
 export function filterData(options: PdfOptions): ConvertRequest['filter_data'] {
-  const data: Record<string, string | number | boolean> = {}
+  const data: Record<string, string | number | boolean> = { ...options.exportFilter }
   if (options.nativePageRanges) data.PageRange = options.nativePageRanges
   if (options.pdfa) data.SelectPdfVersion = PDF_VERSION[options.pdfa]
   if (options.pdfua) data.PDFUACompliance = true
@@ -147,7 +151,7 @@ export class LibreOfficePool {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new ConversionTimeoutError(`the conversion took longer than ${this.options.timeoutMs} ms`)), this.options.timeoutMs)
       })
-      const request: ConvertRequest = { input, output, filter_data: filterData(options), password: options.password, landscape: options.landscape }
+      const request: ConvertRequest = { input, output, filter_data: filterData(options), password: options.password, landscape: options.landscape, update_indexes: options.updateIndexes }
       const reply = await Promise.race([office.convert(request), timeout])
         .catch(async (error) => {
           // The stuck LibreOffice is gone before the job ends: released while still alive, it would take the next

@@ -22,6 +22,7 @@ export interface ConvertRequest {
   readonly filter_data: Record<string, string | number | boolean>
   readonly password?: string
   readonly landscape?: boolean
+  readonly update_indexes?: boolean
 }
 
 export type ConvertReply = { ok: true } | { ok: false; kind: 'unreadable' | 'failed'; message: string }

@@ -1,17 +1,18 @@
 // The Edgefloor sidecar: a Gotenberg-8-compatible HTTP API over real LibreOffice, for this machine (no Docker)
 // and for self-hosters without Docker. Routes: POST /forms/libreoffice/convert (and Gotenberg 6's
 // /convert/office alias), GET /health, GET /version. Run: node sidecar/server.ts (SIDECAR_HOST, SIDECAR_PORT).
-import { spawn } from 'node:child_process'
 import { randomUUID, timingSafeEqual } from 'node:crypto'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
+import { ATTACHMENT_FIELDS, FormError, readRouteSettings, type OverlaySettings, type RouteSettings } from './gotenberg-form.ts'
 import { DocumentRefusedError, inspectDocument } from './inspect.ts'
 import { ConversionFailedError, ConversionTimeoutError, LibreOfficePool, OfficeUnavailableError, QueueFullError, type PdfOptions } from './libreoffice.ts'
 import type { Sandbox } from './office-process.ts'
+import { attachFiles, encryptPdf, flattenPdf, mergePdfs, metadataArguments, overlayPdf, PostProcessError, rotatePdf, splitPdf, textLayer, writeMetadata } from './pdf-post.ts'
 import { zip } from './zip.ts'
 
 /** The Gotenberg release whose API we serve: GET /version answers it, and docker-compose.sidecar.yml pins its image. */
@@ -21,7 +22,7 @@ export const GOTENBERG_VERSION = '8.34.0'
 export const EXTENSIONS = [
   'doc', 'docx', 'docm', 'dot', 'dotx', 'odt', 'ott', 'rtf', 'txt', 'wpd', 'fodt', 'html', 'htm', 'xml',
   'xls', 'xlsx', 'xlsm', 'xlt', 'xltx', 'ods', 'ots', 'csv', 'fods', 'tsv',
-  'ppt', 'pptx', 'pps', 'ppsx', 'pot', 'potx', 'odp', 'otp', 'fodp', 'odg',
+  'ppt', 'pptx', 'pptm', 'pps', 'ppsx', 'ppsm', 'pot', 'potx', 'potm', 'odp', 'otp', 'fodp', 'odg', 'fodg', 'dotm', 'xltm',
 ]
 
 export interface SidecarOptions {
@@ -38,6 +39,12 @@ export interface SidecarOptions {
   readonly soffice: string
   readonly python: string
   readonly sandbox: Sandbox
+  /** Served under this prefix (Gotenberg's --api-root-path), "/" by default. */
+  readonly rootPath: string
+  /** Whether requests to /health are logged (Gotenberg's --api-disable-health-check-logging turns it off). */
+  readonly healthLogging: boolean
+  /** Where the JSON log lines go (standard output by default). */
+  readonly log?: (entry: Record<string, unknown>) => void
 }
 
 export function optionsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): SidecarOptions {
@@ -62,7 +69,15 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
     soffice: env.SOFFICE || 'soffice',
     python: env.SIDECAR_PYTHON || '/usr/bin/python3',
     sandbox: sandbox(env.SIDECAR_SANDBOX),
+    rootPath: rootPath(env.SIDECAR_ROOT_PATH),
+    healthLogging: env.SIDECAR_HEALTH_LOGGING !== 'false',
   }
+}
+
+function rootPath(value: string | undefined): string {
+  if (!value || value === '/') return '/'
+  if (!/^\/[\w.~/-]*$/.test(value)) throw new Error(`SIDECAR_ROOT_PATH must be a path like "/foo/", got "${value}"`)
+  return value.endsWith('/') ? value : `${value}/`
 }
 
 function sandbox(value: string | undefined): Sandbox {
@@ -80,7 +95,7 @@ class HttpError extends Error {
 }
 
 function send(response: ServerResponse, status: number, body: string | Uint8Array, headers: Record<string, string> = {}): void {
-  const type = typeof body === 'string' ? { 'content-type': 'text/plain; charset=utf-8' } : {}
+  const type = typeof body === 'string' ? { 'content-type': 'text/plain; charset=UTF-8' } : {}
   response.writeHead(status, { ...type, ...headers })
   response.end(body)
 }
@@ -94,11 +109,14 @@ function authorized(request: IncomingMessage, options: SidecarOptions): boolean 
 
 const isConvertible = (name: string) => name.includes('.') && EXTENSIONS.includes(name.split('.').pop()!.toLowerCase())
 
-const flag = (value: string | File | null) => typeof value === 'string' && ['true', '1'].includes(value.toLowerCase())
-
+/** A file name safe on disk and in a zip, at most 200 bytes, that keeps its extension (Gotenberg's issue 1500). */
 function safeName(name: string): string {
-  const base = name.split(/[\\/]/).pop() ?? 'document'
-  return base.replace(/[^\p{L}\p{N} ._()-]/gu, '_').slice(0, 200) || 'document'
+  const clean = (name.split(/[\\/]/).pop() ?? '').replace(/[^\p{L}\p{N} ._()-]/gu, '_') || 'document'
+  const dot = clean.lastIndexOf('.')
+  const extension = dot > 0 && clean.length - dot <= 16 ? clean.slice(dot) : ''
+  let stem = [...clean.slice(0, clean.length - extension.length)].slice(0, 200)
+  while (stem.length > 1 && Buffer.byteLength(stem.join('') + extension) > 200) stem = stem.slice(0, -1)
+  return stem.join('') + extension
 }
 
 /** Refuses what Gotenberg refuses before reading a byte: a body that is not multipart, or has no boundary. */
@@ -136,89 +154,192 @@ async function readForm(request: IncomingMessage, options: SidecarOptions): Prom
   }
 }
 
-async function mergePdfs(pdfs: Uint8Array[], timeoutMs: number): Promise<Uint8Array> {
-  const dir = await mkdtemp(join(tmpdir(), 'edgefloor-merge-'))
-  try {
-    const inputs = await Promise.all(pdfs.map(async (pdf, i) => {
-      const path = join(dir, `${String(i).padStart(4, '0')}.pdf`)
-      await writeFile(path, pdf)
-      return path
-    }))
-    const output = join(dir, 'merged.pdf')
-    await new Promise<void>((resolve, reject) => {
-      const child = spawn('pdfunite', [...inputs, output], { stdio: 'ignore' })
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-      child.on('error', reject)
-      child.on('close', (code) => {
-        clearTimeout(timer)
-        code === 0 ? resolve() : reject(new ConversionFailedError(`merging the PDFs failed (pdfunite exit ${code})`))
-      })
-    })
-    return new Uint8Array(await readFile(output))
-  } finally {
-    await rm(dir, { recursive: true, force: true })
-  }
-}
+const CFB_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]
+const PAGE_RANGES = /^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*$/
 
-function pdfOptions(form: FormData): PdfOptions {
-  const pdfa = form.get('pdfa')
-  if (typeof pdfa === 'string' && pdfa && !['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'].includes(pdfa)) {
-    throw new HttpError(400, `Invalid form data: form field 'pdfa' is invalid (got '${pdfa}', resulting to wrong value, expected either 'PDF/A-1b', 'PDF/A-2b' or 'PDF/A-3b')`)
-  }
-  // Gotenberg 6 (gotenberg-js-client) names the page ranges `pageRanges`.
-  const ranges = form.get('nativePageRanges') ?? form.get('pageRanges')
-  if (typeof ranges === 'string' && ranges && !/^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*$/.test(ranges)) {
-    throw new HttpError(400, `Invalid form data: form field 'nativePageRanges' is invalid (got '${ranges}')`)
-  }
-  const password = form.get('password')
+/** The LibreOffice settings of the route's settings. */
+function pdfOptions(settings: RouteSettings): PdfOptions {
   return {
-    nativePageRanges: typeof ranges === 'string' && ranges ? ranges.replace(/\s+/g, '') : undefined,
-    pdfa: (typeof pdfa === 'string' && pdfa ? pdfa : undefined) as PdfOptions['pdfa'],
-    pdfua: flag(form.get('pdfua')),
-    landscape: flag(form.get('landscape')),
-    password: typeof password === 'string' && password ? password : undefined,
+    nativePageRanges: settings.nativePageRanges?.replace(/\s+/g, ''),
+    pdfa: settings.pdfa,
+    pdfua: settings.pdfua,
+    landscape: settings.landscape,
+    password: settings.password,
+    exportFilter: settings.exportFilter,
+    updateIndexes: settings.updateIndexes,
   }
 }
 
-/** Inspects one document (zip bomb, encryption), converts it, and words a failure for the client. */
+/** Inspects one document (zip bomb, encryption), converts it, and words a failure as Gotenberg does. */
 async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: string, bytes: Uint8Array, settings: PdfOptions, trace: string): Promise<Uint8Array> {
   const facts = await inspectDocument(name, bytes, options.maxExpandedBytes).catch((error) => {
     throw error instanceof DocumentRefusedError ? new HttpError(400, `Bad Request: ${error.message}`) : error
   })
+  // Only a legacy binary file (.doc, .xls, .ppt) can hide its encryption from the inspection.
+  const knownPlain = !facts.encrypted && !CFB_MAGIC.every((byte, i) => bytes[i] === byte)
+  if (settings.password && knownPlain) throw new HttpError(400, `The document '${name}' is not password-protected. Remove the 'password' form field.`)
   try {
     return await pool.convert(name, bytes, settings, trace)
   } catch (error) {
     if (error instanceof ConversionFailedError && facts.encrypted) {
-      throw new HttpError(400, settings.password ? 'Bad Request: the password does not open the document' : 'Bad Request: the document is password-protected: give its password in the form field "password"')
+      throw new HttpError(400, settings.password ? `The password for the document '${name}' is incorrect. Check the 'password' form field.` : `The document '${name}' is password-protected. Provide its password in the 'password' form field.`)
     }
     throw error
   }
 }
 
+/** Names unique within one answer: a second "a.docx.pdf" becomes "a.docx (2).pdf". */
+function uniqueNames(names: readonly string[]): string[] {
+  const seen = new Map<string, number>()
+  return names.map((name) => {
+    const count = (seen.get(name) ?? 0) + 1
+    seen.set(name, count)
+    return count === 1 ? name : name.replace(/\.pdf$/, ` (${count}).pdf`)
+  })
+}
+
+interface Output {
+  path: string
+  /** Its name in a zip, or as the only file without Gotenberg-Output-Filename. */
+  name: string
+}
+
+/** Rewrites every output in place through a step that reads one file and writes another. */
+async function eachOutput(outputs: Output[], step: (input: string, output: string) => Promise<void>): Promise<void> {
+  for (const output of outputs) {
+    const next = `${output.path}.next.pdf`
+    await step(output.path, next)
+    await rename(next, output.path)
+  }
+}
+
+/** The one-page PDF a watermark or stamp puts on the pages, or undefined for text (made per output). */
+async function overlayLayer(overlay: OverlaySettings, kind: string, form: FormData, folder: string, pool: LibreOfficePool, trace: string): Promise<string | undefined> {
+  if (overlay.source === 'text') return undefined
+  const file = [...form.getAll(kind), ...form.getAll('files')].find((value): value is File => typeof value !== 'string' && value.name === overlay.expression)!
+  const bytes = new Uint8Array(await file.arrayBuffer())
+  const path = join(folder, `${kind}-layer.pdf`)
+  // An image becomes a page through LibreOffice Draw, as any document does.
+  await writeFile(path, overlay.source === 'pdf' ? bytes : await pool.convert(safeName(file.name), bytes, {}, trace))
+  return path
+}
+
+/** Gotenberg's steps after the conversion, in its order: merge, split, rotate, watermark, stamp, flatten, embeds, metadata, encryption. */
+async function postProcess(outputs: Output[], settings: RouteSettings, form: FormData, folder: string, pool: LibreOfficePool, timeoutMs: number, trace: string): Promise<Output[]> {
+  if (settings.merge && outputs.length > 1) {
+    const merged = join(folder, 'merged.pdf')
+    await mergePdfs(outputs.map((output) => output.path), merged, timeoutMs)
+    outputs = [{ path: merged, name: `${randomUUID()}.pdf` }]
+  }
+  if (settings.split) {
+    const split = settings.split
+    const parts: Output[] = []
+    for (const [i, output] of outputs.entries()) {
+      const partFolder = join(folder, `split-${i}`)
+      await mkdir(partFolder)
+      const paths = await splitPdf(output.path, split, partFolder, output.name.replace(/\.pdf$/, ''), timeoutMs)
+      parts.push(...paths.map((path) => ({ path, name: path.slice(partFolder.length + 1) })))
+    }
+    outputs = parts
+  }
+  if (settings.rotate) {
+    const { angle, pages } = settings.rotate
+    await eachOutput(outputs, (input, output) => rotatePdf(input, output, angle, pages, timeoutMs))
+  }
+  for (const [kind, overlay, where] of [['watermark', settings.watermark, 'underlay'], ['stamp', settings.stamp, 'overlay']] as const) {
+    if (!overlay) continue
+    const layer = await overlayLayer(overlay, kind, form, folder, pool, trace)
+    await eachOutput(outputs, async (input, output) => {
+      const page = layer ?? join(folder, `${kind}-text.pdf`)
+      if (!layer) await textLayer(input, page, overlay.expression, overlay.options, timeoutMs)
+      await overlayPdf(input, output, page, where, overlay.pages, timeoutMs)
+    })
+  }
+  if (settings.flatten) await eachOutput(outputs, (input, output) => flattenPdf(input, output, timeoutMs))
+  const embeds = form.getAll('embeds').filter((value): value is File => typeof value !== 'string')
+  if (embeds.length > 0) {
+    const files = await Promise.all(embeds.map(async (file, i) => {
+      const path = join(folder, `embed-${i}`)
+      await writeFile(path, new Uint8Array(await file.arrayBuffer()))
+      return { path, name: safeName(file.name) }
+    }))
+    await eachOutput(outputs, (input, output) => attachFiles(input, output, files, timeoutMs))
+  }
+  if (settings.metadata) {
+    const args = metadataArguments(settings.metadata) as string[]
+    for (const output of outputs) await writeMetadata(output.path, args, timeoutMs)
+  }
+  if (settings.userPassword) {
+    const { userPassword, ownerPassword } = settings
+    await eachOutput(outputs, (input, output) => encryptPdf(input, output, userPassword, ownerPassword, folder, timeoutMs))
+  }
+  return outputs
+}
+
 async function convertRoute(request: IncomingMessage, response: ServerResponse, pool: LibreOfficePool, options: SidecarOptions, trace: string): Promise<void> {
   const form = await readForm(request, options)
-  // Like Gotenberg, files LibreOffice cannot read are left out; the request fails only when none is left.
-  const files = [...form.values()].filter((value): value is File => typeof value !== 'string' && isConvertible(value.name))
-  if (files.length === 0) throw new HttpError(400, `Invalid form data: no form file found for extensions: ${JSON.stringify(EXTENSIONS)}`)
-  const settings = pdfOptions(form)
-  const names = files.map((file, i) => `${files.length > 1 ? `${i}_` : ''}${safeName(file.name)}`)
+  // Like Gotenberg, files LibreOffice cannot read are left out, and the documents go in file-name order (the
+  // order of a merge and of a zip); files sent as embeds, watermark or stamp are never converted.
+  const files = [...form.entries()]
+    .filter((entry): entry is [string, File] => typeof entry[1] !== 'string' && !ATTACHMENT_FIELDS.includes(entry[0]) && isConvertible(entry[1].name))
+    .map(([, file]) => file)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const settings = readRouteSettings(form, request.headers, files.length > 0, EXTENSIONS)
+  const names = files.map((file) => safeName(file.name))
+  if (settings.nativePageRanges && !PAGE_RANGES.test(settings.nativePageRanges)) {
+    throw new HttpError(400, `LibreOffice could not apply the page ranges '${settings.nativePageRanges}' to the document '${names[0]}'. Check the 'nativePageRanges' form field; valid values look like '1-4', '2' or '1,3,5-7'.`)
+  }
+  if (settings.metadata) {
+    const args = metadataArguments(settings.metadata)
+    if (typeof args === 'string') throw new HttpError(400, `Invalid form data: form field 'metadata' is invalid (got '${form.get('metadata')}', resulting to ${args})`)
+  }
+  const lo = pdfOptions(settings)
   // Settled, not Promise.all: a failure must not answer while the other documents still convert in their folders.
-  const results = await Promise.allSettled(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), settings, trace)))
+  const results = await Promise.allSettled(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), lo, trace)))
   const failure = results.find((result) => result.status === 'rejected')
   if (failure) throw failure.reason
   const pdfs = results.map((result) => (result as PromiseFulfilledResult<Uint8Array>).value)
-  const gotenberg6Name = form.get('resultFilename')
-  const outputName = safeName(request.headers['gotenberg-output-filename']?.toString() || (typeof gotenberg6Name === 'string' && gotenberg6Name.replace(/\.(pdf|zip)$/i, '')) || randomUUID())
-  if (pdfs.length === 1 || flag(form.get('merge'))) {
-    const pdf = pdfs.length === 1 ? pdfs[0]! : await mergePdfs(pdfs, options.timeoutMs)
-    send(response, 200, pdf, { 'content-type': 'application/pdf', 'content-disposition': `attachment; filename="${outputName}.pdf"` })
-    return
+  const folder = await mkdtemp(join(tmpdir(), 'edgefloor-post-'))
+  let answer: { body: Uint8Array; type: string; name: string }
+  try {
+    const zipNames = uniqueNames(names.map((name) => `${name}.pdf`))
+    let outputs: Output[] = await Promise.all(pdfs.map(async (pdf, i) => {
+      const path = join(folder, `document-${i}.pdf`)
+      await writeFile(path, pdf)
+      return { path, name: zipNames[i]! }
+    }))
+    outputs = await postProcess(outputs, settings, form, folder, pool, options.timeoutMs, trace)
+    const header = request.headers['gotenberg-output-filename']?.toString()
+    const gotenberg6Name = form.get('resultFilename')
+    const given = header || (typeof gotenberg6Name === 'string' && gotenberg6Name.replace(/\.(pdf|zip)$/i, '')) || ''
+    if (outputs.length === 1) {
+      // A split part keeps its own name when the client gave none, as Gotenberg's split answers do.
+      const name = given ? `${safeName(given)}.pdf` : settings.split ? outputs[0]!.name : `${randomUUID()}.pdf`
+      answer = { body: new Uint8Array(await readFile(outputs[0]!.path)), type: 'application/pdf', name }
+    } else {
+      const entries = await Promise.all(outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })))
+      answer = { body: zip(entries), type: 'application/zip', name: `${safeName(given || randomUUID())}.zip` }
+    }
+  } finally {
+    // Removed before answering: a client that has the answer finds nothing of its request left on disk.
+    await rm(folder, { recursive: true, force: true })
   }
-  const archive = zip(pdfs.map((pdf, i) => ({ name: `${names[i]!.replace(/^\d+_/, '').replace(/\.[^.]*$/, '')}.pdf`, bytes: pdf })))
-  send(response, 200, archive, { 'content-type': 'application/zip', 'content-disposition': `attachment; filename="${outputName}.zip"` })
+  send(response, 200, answer.body, { 'content-type': answer.type, 'content-disposition': contentDisposition(answer.name) })
 }
 
-const ROUTE_METHODS: Readonly<Record<string, string>> = { '/health': 'GET', '/version': 'GET', '/forms/libreoffice/convert': 'POST', '/convert/office': 'POST' }
+/** Content-Disposition with an ASCII fallback and the UTF-8 name (RFC 6266), as a header cannot carry UTF-8. */
+function contentDisposition(name: string): string {
+  const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_')
+  return ascii === name ? `attachment; filename="${name}"` : `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`
+}
+
+/** Each path and the methods it answers; HEAD /health as Gotenberg answers it (for load balancers' checks). */
+const ROUTE_METHODS: Readonly<Record<string, readonly string[]>> = {
+  '/health': ['GET', 'HEAD'],
+  '/version': ['GET'],
+  '/forms/libreoffice/convert': ['POST'],
+  '/convert/office': ['POST'],
+}
 
 export interface RunningSidecar {
   readonly url: string
@@ -226,33 +347,44 @@ export interface RunningSidecar {
   close(): Promise<void>
 }
 
-export async function startSidecar(options: SidecarOptions): Promise<RunningSidecar> {
-  const pool = new LibreOfficePool(options)
+/** Starts the HTTP server, on its own LibreOffice pool or on `sharedPool` (left running by close()). */
+export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOfficePool): Promise<RunningSidecar> {
+  const pool = sharedPool ?? new LibreOfficePool(options)
   await pool.ready()
   const server: Server = createServer(async (request, response) => {
     const trace = request.headers['gotenberg-trace']?.toString() || randomUUID()
     // On every answer, 401s and errors included, as Gotenberg's trace middleware runs before the others.
     response.setHeader('gotenberg-trace', trace)
-    const path = new URL(request.url ?? '/', 'http://sidecar').pathname
+    const fullPath = new URL(request.url ?? '/', 'http://sidecar').pathname
+    // Served under the root path only (Gotenberg's --api-root-path): anything outside it is unknown.
+    const path = fullPath.startsWith(options.rootPath) ? `/${fullPath.slice(options.rootPath.length)}` : ''
+    const log = options.log ?? ((entry) => console.log(JSON.stringify(entry)))
+    if (path !== '/health' || options.healthLogging) {
+      response.once('finish', () => log({ level: 'info', message: 'request handled', method: request.method, path: fullPath, status: response.statusCode, trace, correlation_id: trace }))
+    }
     try {
       // Gotenberg's router: an unknown path is 404, a known one asked with another method 405.
       const allowed = ROUTE_METHODS[path]
       if (!allowed) return send(response, 404, 'Not Found')
-      if (request.method !== allowed) return send(response, 405, 'Method Not Allowed', { allow: allowed })
+      if (!allowed.includes(request.method ?? '')) return send(response, 405, 'Method Not Allowed', { allow: allowed.join(', ') })
+      // Health stays open, as in Gotenberg: a load balancer's check carries no credentials.
       if (path === '/health') {
         const { up, reason } = pool.health
         const libreoffice = { status: up ? 'up' : 'down', timestamp: new Date().toISOString(), ...(reason ? { error: reason } : {}) }
-        send(response, up ? 200 : 503, JSON.stringify({ status: libreoffice.status, details: { libreoffice } }), { 'content-type': 'application/json' })
+        const body = JSON.stringify({ status: libreoffice.status, details: { libreoffice } })
+        send(response, up ? 200 : 503, request.method === 'HEAD' ? '' : body, { 'content-type': 'application/json; charset=utf-8' })
         return
       }
+      if (!authorized(request, options)) return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
       if (path === '/version') return send(response, 200, GOTENBERG_VERSION)
       // The two conversion paths: Gotenberg 8's, and Gotenberg 6's for older clients.
-      if (!authorized(request, options)) return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
       await convertRoute(request, response, pool, options, trace)
     } catch (error) {
       const [status, message] =
-        error instanceof HttpError
+        error instanceof HttpError || error instanceof FormError
           ? [error.status, error.message]
+          : error instanceof PostProcessError
+            ? [400, `Bad Request: ${error.message}`]
           : error instanceof QueueFullError
             ? [429, 'Too Many Requests']
             : error instanceof ConversionTimeoutError || error instanceof OfficeUnavailableError
@@ -277,7 +409,7 @@ export async function startSidecar(options: SidecarOptions): Promise<RunningSide
     pool,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()))
-      await pool.close()
+      if (!sharedPool) await pool.close()
     },
   }
 }

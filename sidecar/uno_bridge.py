@@ -6,15 +6,17 @@ time. Node cannot speak UNO; this is the smallest bridge that can, using Debian'
 
 Protocol: JSON lines. stdout first says {"ready": true, "office_pid": N} once LibreOffice answers, then one line
 per request read from stdin: {"input": path, "output": path, "filter_data": {...}, "password": str | null,
-"landscape": bool} -> {"ok": true} or {"ok": false, "kind": "unreadable" | "failed", "message": str}.
+"landscape": bool, "update_indexes": bool} -> {"ok": true} or {"ok": false, "kind": "unreadable" | "failed", "message": str}.
 If LibreOffice dies the bridge exits non-zero; when stdin closes it stops LibreOffice and exits.
 """
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
+import zipfile
 
 import uno
 from com.sun.star.connection import NoConnectException
@@ -72,9 +74,61 @@ def make_landscape(document):
         style.Width, style.Height = max(width, height), min(width, height)
 
 
+# The PDF export settings a request may set (LibreOffice's FilterData names), and their types.
+FILTER_TYPES = {
+    'PageRange': str, 'SelectPdfVersion': int, 'PDFUACompliance': bool,
+    'ExportFormFields': bool, 'AllowDuplicateFieldNames': bool, 'ExportBookmarks': bool,
+    'ExportBookmarksToPDFDestination': bool, 'ExportPlaceholders': bool, 'ExportNotes': bool, 'ExportNotesPages': bool,
+    'ExportOnlyNotesPages': bool, 'ExportNotesInMargin': bool, 'ConvertOOoTargetToPDFTarget': bool,
+    'ExportLinksRelativeFsys': bool, 'ExportHiddenSlides': bool, 'IsSkipEmptyPages': bool, 'IsAddStream': bool,
+    'SinglePageSheets': bool, 'FirstPageOnLeft': bool, 'ResizeWindowToInitialPage': bool, 'CenterWindow': bool,
+    'OpenInFullScreenMode': bool, 'DisplayPDFDocumentTitle': bool, 'HideViewerMenubar': bool, 'HideViewerToolbar': bool,
+    'HideViewerWindowControls': bool, 'UseTransitionEffects': bool, 'UseLosslessCompression': bool,
+    'ReduceImageResolution': bool, 'InitialView': int, 'InitialPage': int, 'Magnification': int, 'Zoom': int,
+    'PageLayout': int, 'OpenBookmarkLevels': int, 'Quality': int, 'MaxImageResolution': int,
+    'Watermark': str, 'TiledWatermark': str, 'WatermarkColor': int, 'WatermarkFontHeight': int,
+    'WatermarkRotateAngle': int, 'WatermarkFontName': str,
+}
+
+
 def filter_data(values):
-    types = {'PageRange': str, 'SelectPdfVersion': int, 'PDFUACompliance': bool}
-    return uno.Any('[]com.sun.star.beans.PropertyValue', tuple(prop(k, types[k](v)) for k, v in values.items() if k in types))
+    return uno.Any('[]com.sun.star.beans.PropertyValue', tuple(prop(k, FILTER_TYPES[k](v)) for k, v in values.items() if k in FILTER_TYPES))
+
+
+MAX_WORKSHEET_BYTES = 128 << 20
+
+
+def without_scroll_position(path):
+    """A copy of an .xlsx/.xlsm whose worksheets forget where they were scrolled, or None when nothing changes.
+
+    SinglePageSheets starts each page at the sheet's saved top-left cell, dropping the rows above it (Gotenberg's
+    issue 1222, fixed there the same way). A workbook with an entry over MAX_WORKSHEET_BYTES is left as it is.
+    """
+    if os.path.splitext(path)[1].lower() not in ('.xlsx', '.xlsm'):
+        return None
+    changed = False
+    target = os.path.join(os.path.dirname(path), 'unscrolled' + os.path.splitext(path)[1].lower())
+    try:
+        with zipfile.ZipFile(path) as source, zipfile.ZipFile(target, 'w', zipfile.ZIP_DEFLATED) as out:
+            for info in source.infolist():
+                if info.file_size > MAX_WORKSHEET_BYTES:
+                    raise ValueError('entry too large to rewrite')
+                data = source.read(info)
+                if info.filename.startswith('xl/worksheets/') and info.filename.lower().endswith('.xml') and b'topLeftCell' in data:
+                    data = re.sub(rb' topLeftCell="[^"]*"', b'', data)
+                    changed = True
+                out.writestr(info, data)
+    except Exception:
+        return None
+    return target if changed else None
+
+
+def update_indexes(document):
+    """Refreshes tables of contents and other indexes, as Gotenberg does before exporting."""
+    if hasattr(document, 'getDocumentIndexes'):
+        indexes = document.getDocumentIndexes()
+        for i in range(indexes.getCount()):
+            indexes.getByIndex(i).update()
 
 
 # Delimited text opens in Calc with these import options: separator, quote ("), UTF-8 (76), from line 1.
@@ -104,7 +158,10 @@ def convert(desktop, request):
         load += [prop('FilterName', 'Text - txt - csv (StarCalc)'), prop('FilterOptions', TEXT_IMPORT[extension])]
     if request.get('password'):
         load.append(prop('Password', request['password']))
-    url = uno.systemPathToFileUrl(request['input'])
+    source = request['input']
+    if (request.get('filter_data') or {}).get('SinglePageSheets'):
+        source = without_scroll_position(source) or source
+    url = uno.systemPathToFileUrl(source)
     try:
         document = desktop.loadComponentFromURL(url, '_blank', 0, tuple(load))
     except Exception as error:  # IllegalArgumentException, IOException: the document cannot be opened
@@ -122,6 +179,8 @@ def convert(desktop, request):
             return {'ok': False, 'kind': 'unreadable', 'message': 'LibreOffice opened the file but it is not a document it can export to PDF'}
         if request.get('landscape'):
             make_landscape(document)
+        if request.get('update_indexes'):
+            update_indexes(document)
         store = [prop('FilterName', export), prop('FilterData', filter_data(request.get('filter_data') or {}))]
         uno.invoke(document, 'storeToURL', (uno.systemPathToFileUrl(request['output']), tuple(store)))
         return {'ok': True}

@@ -9,6 +9,7 @@ import { compileResources } from './rules/compile'
 import { resources, type ResourceConfig } from './rules/resources'
 import { resourceRoutes } from './rules/routes'
 import { fileRoutes } from './files/routes'
+import { tusRoutes } from './files/tus-routes'
 import { pipelineRoutes } from './pipeline/routes'
 import { mountDocs, serviceStatusRoute } from './docs/routes'
 import packageJson from '../package.json'
@@ -58,7 +59,7 @@ export function createApp(options: AppOptions = {}) {
     .openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
     .route('/', accountRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
-  const routes = accounts.route('/', fileRoutes()).route('/', pipelineRoutes())
+  const routes = accounts.route('/', tusRoutes()).route('/', fileRoutes()).route('/', pipelineRoutes())
 
   mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })
 

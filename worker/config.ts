@@ -69,6 +69,8 @@ export const configSchema = z.object({
   // R2 wants every part but the last to have at least 5 MiB, and none more than 5 GiB.
   FILES_MAX_PART_BYTES: z.coerce.number().int().min(5 * MiB).max(5 * 1024 * MiB).default(100 * MiB),
   FILES_URL_TTL: duration('1h'),
+  // An unfinished resumable or tus upload is aborted this long after its last bytes arrived (scheduled sweep).
+  FILES_UPLOAD_TTL: duration('24h'),
   FILES_QUOTA_BYTES: integer(0),
   FILES_AUTO_CONVERT: flag(false),
 

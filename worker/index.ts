@@ -22,8 +22,9 @@ function pipelineDeps(env: Env, ctx: ExecutionContext): PipelineDeps {
 
 export default {
   fetch: app.fetch,
-  async scheduled(_controller, env, ctx) {
-    await runSweeps(pipelineDeps(env, ctx))
+  // Cron Triggers (wrangler.toml [triggers]); locally `wrangler dev --test-scheduled` and /__scheduled.
+  async scheduled(_controller, env) {
+    await runSweeps({ db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) })
   },
   async queue(batch, env, ctx) {
     const deps = pipelineDeps(env, ctx)

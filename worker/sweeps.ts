@@ -4,15 +4,20 @@
 import { describeError } from './errors'
 import { retryPendingDeletes } from './files/objects'
 import { sweepExpiredReservations } from './files/quota'
+import { sweepExpiredUploads } from './files/resumable'
 import type { PipelineDeps } from './pipeline/consumer'
 
-const sweeps: Record<string, (deps: PipelineDeps) => Promise<unknown>> = {
+export type SweepDeps = Pick<PipelineDeps, 'db' | 'bucket' | 'config'>
+
+const sweeps: Record<string, (deps: SweepDeps) => Promise<unknown>> = {
+  // Abandoned uploads first: aborting one releases its quota reservation and may leave keys to delete.
+  expiredUploads: (deps) => sweepExpiredUploads({ db: deps.db, bucket: deps.bucket }),
   pendingDeletes: (deps) => retryPendingDeletes(deps.db, deps.bucket),
   expiredReservations: (deps) => sweepExpiredReservations(deps.db),
 }
 
 /** Runs every sweep; answers each one's result (what it removed), or 'failed' (the reason is logged). */
-export async function runSweeps(deps: PipelineDeps): Promise<Record<string, unknown>> {
+export async function runSweeps(deps: SweepDeps): Promise<Record<string, unknown>> {
   const names = Object.keys(sweeps)
   const results = await Promise.allSettled(names.map((name) => sweeps[name]!(deps)))
   return Object.fromEntries(

@@ -9,6 +9,7 @@ import { officeDocument } from '../support/office-documents'
 import { signUp } from '../support/accounts'
 import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
+import { pollJob } from '../support/jobs'
 
 const startsWithPdf = (bytes: Uint8Array) => new TextDecoder().decode(bytes.subarray(0, 5)) === '%PDF-'
 
@@ -48,7 +49,7 @@ describe('office-to-pdf', () => {
 
   it('passes options through, and reports what the sidecar refuses', async () => {
     const failure = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { pdfa: 'PDF/A-9' } })).catch((error) => error)
-    expect(failure.message).toContain("form field 'pdfa' is invalid")
+    expect(failure.message).toContain("The PDF format 'PDF/A-9' is not supported")
     const [archival] = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ options: { pdfa: 'PDF/A-2b' } }))
     expect(new TextDecoder('latin1').decode(await outputBytes(archival!))).toContain('pdfaid:part')
   })
@@ -118,5 +119,32 @@ describe('Office → PDF → PNG pages through the pipeline', () => {
     expect(text).toMatch(/pdfuaid:part(="1"|>1<)/)
     expect(text).toContain('/StructTreeRoot')
     expect(text).toMatch(/\/MarkInfo\s*<<\s*\/Marked\s+true/)
+  })
+})
+
+describe('office-to-pdf: Gotenberg options through POST /files/:id/convert', () => {
+  it('refuses an unknown option or a value out of Gotenberg\'s range with 400, before any conversion', async () => {
+    const user = await signUp()
+    const source = await uploaded(user, 'Options.docx', officeDocument('hello.docx'))
+    for (const options of [{ merge: true }, { quality: 0 }, { pdfa: 'PDF/A-9' }, { metadata: 'foo' }, { watermarkSource: 'pdf' }]) {
+      const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options } })
+      expect(res.status, JSON.stringify(options)).toBe(400)
+    }
+  })
+
+  it('encrypts the PDF with userPassword, renders its pages with it, and never shows the password in the job', async () => {
+    const user = await signUp()
+    const source = await uploaded(user, 'Secret.docx', officeDocument('hello.docx'))
+    const options = { userPassword: 'p4ss', ownerPassword: 'own3r', metadata: '{"Title":"Quarterly"}', exportBookmarks: false, rotateAngle: 90 }
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options }, headers: { prefer: 'respond-async' } })
+    expect(res.status).toBe(202)
+    expect(JSON.stringify(res.body)).not.toMatch(/p4ss|own3r/)
+    const job = await pollJob(res.body._id, user)
+    expect(job).toMatchObject({ status: 'done', options: { metadata: '{"Title":"Quarterly"}', exportBookmarks: false, rotateAngle: 90 } })
+    expect(JSON.stringify(job)).not.toMatch(/p4ss|own3r/)
+    const pdf = job.files.find((file: { content_type: string }) => file.content_type === 'application/pdf')
+    const { bytes } = await downloadBytes(`/files/${pdf._id}/download`, { token: user.token })
+    expect(new TextDecoder('latin1').decode(bytes)).toContain('/Encrypt')
+    expect(job.files.filter((file: { content_type: string }) => file.content_type === 'image/png')).toHaveLength(1)
   })
 })

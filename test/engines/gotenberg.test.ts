@@ -5,7 +5,7 @@ import { describe, expect, inject, it } from 'vitest'
 import { officeToPdf } from '../../worker/converters/office-to-pdf'
 import { convertOfficeToPdf, type GotenbergSettings, type OfficeOptions } from '../../worker/engines/gotenberg'
 import type { RecordedGotenbergRequest } from '../setup/gotenberg-stand-in'
-import { convertAll, inputFromBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
 
 const standIn = () => inject('gotenbergStandInUrl')
 const DOCX = { filename: 'document.docx', bytes: new TextEncoder().encode('PK\u0003\u0004 a document'), contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }
@@ -45,6 +45,12 @@ describe('Gotenberg client: the request', () => {
     const plain = trace('ok')
     await convert(plain, { landscape: false, pdfua: false })
     expect((await received(plain))[0]?.fields).toEqual({})
+  })
+
+  it('sends the further Gotenberg fields as given', async () => {
+    const jobId = trace('ok')
+    await new Response(await convert(jobId, { extra: { flatten: 'true', quality: '80', metadata: '{"Title":"T"}' } })).arrayBuffer()
+    expect((await received(jobId))[0]?.fields).toEqual({ flatten: 'true', quality: '80', metadata: '{"Title":"T"}' })
   })
 
   it('sends no authorization without GOTENBERG_USERNAME, and basic auth with it', async () => {
@@ -101,6 +107,15 @@ describe('Gotenberg client: the answers', () => {
 })
 
 describe('Gotenberg client: wired by the office converter', () => {
+  it('fails the PDF rather than pass on a plain one when userPassword asked for encryption', async () => {
+    // The stand-in ignores userPassword, as a Gotenberg that dropped the field would: its PDF is not encrypted.
+    const ctx = testContext({ jobId: trace('ok'), settings: { GOTENBERG_URL: standIn() }, options: { userPassword: 'secret' } })
+    const [output] = await convertAll(officeToPdf, inputFromBytes('Report.docx', DOCX.bytes), ctx)
+    const failure = await outputBytes(output!).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', status: 502, retryable: false })
+    expect(failure.message).toContain('unencrypted PDF')
+  })
+
   it('takes GOTENBERG_URL, the credentials and GOTENBERG_TIMEOUT_MS from the config, and the options from the request', async () => {
     const jobId = trace('ok')
     const settings = { GOTENBERG_URL: standIn(), GOTENBERG_USERNAME: 'edgefloor', GOTENBERG_PASSWORD: 'pässwörd', GOTENBERG_TIMEOUT_MS: 10_000 }

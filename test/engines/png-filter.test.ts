@@ -62,6 +62,24 @@ describe('PNG row filter', () => {
     }
   }
 
+  it('keeps two encoders filtering at once apart (one isolate runs several conversions; they share the module)', () => {
+    const first = rows(40, 300, 11, true)
+    const second = rows(40, 300, 12, false)
+    const filters = [rowFilter(300, 3), rowFilter(300, 3)]
+    const out: Uint8Array[][] = [[], []]
+    // Batch by batch, in turn: each batch overwrites the module's memory the other one used.
+    for (let first_ = 0; first_ < 40; first_ += filters[0]!.batchRows) {
+      for (const [k, input] of [first, second].entries()) {
+        const count = Math.min(filters[k]!.batchRows, 40 - first_)
+        for (let r = 0; r < count; r++) filters[k]!.row(r).set(input[first_ + r]!)
+        const bytes = filters[k]!.filter(count)
+        for (let r = 0; r < count; r++) out[k]!.push(bytes.slice(r * 301, (r + 1) * 301))
+      }
+    }
+    expect(out[0]).toEqual(referenceFilter(first, 3))
+    expect(out[1]).toEqual(referenceFilter(second, 3))
+  })
+
   it('filters rows wider than the module holds in JavaScript, with the same bytes', () => {
     const input = rows(3, 600 * 1024, 7, true)
     const filter = rowFilter(input[0]!.length, 4)

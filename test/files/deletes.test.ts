@@ -1,6 +1,6 @@
 // Deleting bytes: one batched delete (R2 takes "up to 1000 keys" a call), nothing a committed record points at is
 // ever deleted, and keys that fail to delete are recorded and retried by the scheduled sweep.
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from 'cloudflare:test'
+import { createScheduledController, env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import worker from '../../worker/index'
 import { openDatabase } from '../../worker/db/client'
@@ -33,10 +33,9 @@ function bucketRefusingDeletes(isRefused: (key: string) => boolean) {
 
 const pendingKeys = async () => (await env.DB.prepare('SELECT key FROM pending_deletes ORDER BY key').all<{ key: string }>()).results.map((row) => row.key)
 
+/** The Worker's scheduled export, as the Cron Trigger calls it. */
 async function runScheduled() {
-  const ctx = createExecutionContext()
-  await worker.scheduled(createScheduledController({ cron: '*/15 * * * *' }), env, ctx)
-  await waitOnExecutionContext(ctx)
+  await worker.scheduled(createScheduledController({ cron: '*/15 * * * *' }), env)
 }
 
 describe('deleting objects', { timeout: 120_000 }, () => {

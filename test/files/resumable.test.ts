@@ -24,11 +24,11 @@ async function withSettings(settings: Settings, method: string, path: string, op
   return { status: res.status, body: (await res.json()) as any }
 }
 
-describe('resumable uploads', () => {
+describe('resumable uploads', { timeout: 120_000 }, () => {
   it('stores parts sent in separate requests (in any order, one twice) and completes them into a file', async () => {
     const user = await signUp()
-    const start = await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big%20video.pdf', prefix: 'media/@user._id', modified: 1700000000000 } })
-    expect(start).toMatchObject({ status: 201, body: { name: 'big video.pdf', parts: [], min_part_bytes: 5 * MiB } })
+    const start = await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big%20video.pdf', prefix: 'media/@user._id', modified: 1700000000000, part_bytes: 5 * MiB } })
+    expect(start).toMatchObject({ status: 201, body: { name: 'big video.pdf', parts: [], part_bytes: 5 * MiB, min_part_bytes: 5 * MiB } })
     const id = start.body.upload_id
     const first = new Uint8Array(5 * MiB).map((_, i) => i % 253)
     first.set(new TextEncoder().encode('%PDF-1.7\n'))
@@ -52,16 +52,49 @@ describe('resumable uploads', () => {
     expect((await callJson('GET', `/files/uploads/${id}`, { token: user.token })).status).toBe(404)
   })
 
-  it('refuses to complete with a missing or too small part, and aborts leaving nothing', async () => {
+  it('R2\'s part rule ("All parts except the last one must be the same size"): parts of 8, 6 and 3 MiB are refused at the third with 400 naming part_bytes', async () => {
     const user = await signUp()
-    const id = (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'x.bin' } })).body.upload_id
+    const start = await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'x.bin' } })
+    expect(start.body).toMatchObject({ part_bytes: 8 * MiB, size: null })
+    const id = start.body.upload_id
+    expect((await sendPart(user, id, 1, new Uint8Array(8 * MiB))).status).toBe(200)
+    expect((await sendPart(user, id, 2, new Uint8Array(6 * MiB))).status).toBe(200) // smaller: the last, so far
+    const third = await sendPart(user, id, 3, new Uint8Array(3 * MiB))
+    expect(third).toMatchObject({
+      status: 400,
+      body: {
+        message: `part 2 has ${6 * MiB} bytes, so it is the last; part 3 cannot follow it (every part but the last must have part_bytes (${8 * MiB}) bytes, and the last no more)`,
+        part_bytes: 8 * MiB,
+      },
+    })
+    const larger = await sendPart(user, id, 2, new Uint8Array(8 * MiB + 1))
+    expect(larger.body.message).toBe(`part 2 has ${8 * MiB + 1} bytes; every part but the last must have part_bytes (${8 * MiB}) bytes, and the last no more`)
+    expect((await callJson('GET', `/files/uploads/${id}`, { token: user.token })).body.parts).toEqual([
+      { part: 1, size: 8 * MiB },
+      { part: 2, size: 6 * MiB },
+    ])
+  })
+
+  it('with a declared size, every part\'s size is known: the last one must be exactly the rest', async () => {
+    const user = await signUp()
+    const start = await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'x.bin', size: 12 * MiB, part_bytes: 5 * MiB } })
+    const id = start.body.upload_id
+    expect((await sendPart(user, id, 3, new Uint8Array(MiB))).body.message).toBe(
+      `part 3 has ${MiB} bytes; it needs ${2 * MiB} (every part but the last must have part_bytes (${5 * MiB}) bytes, and the last no more, and the size is ${12 * MiB})`,
+    )
+    expect((await sendPart(user, id, 4, new Uint8Array(MiB))).status).toBe(400)
+    expect((await sendPart(user, id, 1, new Uint8Array(4 * MiB))).status).toBe(400)
+    const sizes = await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'x.bin', part_bytes: 4 * MiB } })
+    expect(sizes).toMatchObject({ status: 400, body: { message: `part_bytes must be a whole number from ${5 * MiB} to ${100 * MiB} (FILES_MAX_PART_BYTES)` } })
+  })
+
+  it('refuses to complete with a missing part, and aborts leaving nothing', async () => {
+    const user = await signUp()
+    const id = (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'x.bin', part_bytes: 5 * MiB } })).body.upload_id
     expect((await callJson('POST', `/files/uploads/${id}/complete`, { token: user.token })).body.message).toBe('the upload has no parts yet')
-    await sendPart(user, id, 1, new Uint8Array(100))
+    await sendPart(user, id, 1, new Uint8Array(5 * MiB))
     await sendPart(user, id, 3, new Uint8Array(100))
     expect((await callJson('POST', `/files/uploads/${id}/complete`, { token: user.token })).body.message).toBe('part 2 is missing')
-    await sendPart(user, id, 2, new Uint8Array(100))
-    const small = await callJson('POST', `/files/uploads/${id}/complete`, { token: user.token })
-    expect(small).toMatchObject({ status: 400, body: { message: `part 1 has 100 bytes; every part but the last needs at least ${5 * MiB}` } })
     expect((await callJson('DELETE', `/files/uploads/${id}`, { token: user.token })).status).toBe(200)
     expect((await callJson('GET', `/files/uploads/${id}`, { token: user.token })).status).toBe(404)
     expect((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects).toEqual([])
@@ -81,11 +114,11 @@ describe('resumable uploads', () => {
   })
 })
 
-describe('resumable upload limits', () => {
+describe('resumable upload limits', { timeout: 120_000 }, () => {
   it('takes files over FILES_MAX_BYTES (its own limit is FILES_MAX_RESUMABLE_BYTES) and tells the limits', async () => {
     const user = await signUp()
     const settings = { FILES_MAX_BYTES: '1024' }
-    const start = await withSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'big.bin' } })
+    const start = await withSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'big.bin', part_bytes: 5 * MiB } })
     expect(start).toMatchObject({ status: 201, body: { min_part_bytes: 5 * MiB, max_part_bytes: 100 * MiB, max_bytes: 5 * 1024 * MiB, max_parts: 10_000 } })
     const id = start.body.upload_id
     expect((await withSettings(settings, 'PUT', `/files/uploads/${id}/1`, partRequest(user, new Uint8Array(5 * MiB)))).status).toBe(200)
@@ -108,7 +141,7 @@ describe('resumable upload limits', () => {
     const settings = { FILES_MAX_RESUMABLE_BYTES: String(6 * MiB) }
     const tooBig = await withSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'a.bin', size: 6 * MiB + 1 } })
     expect(tooBig).toMatchObject({ status: 413, body: { message: `the upload would have ${6 * MiB + 1} bytes; a resumable upload may have at most ${6 * MiB}` } })
-    const id = (await withSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'a.bin', size: 6 * MiB } })).body.upload_id
+    const id = (await withSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'a.bin', part_bytes: 5 * MiB } })).body.upload_id
     const send = (part: number, bytes: number) => withSettings(settings, 'PUT', `/files/uploads/${id}/${part}`, partRequest(user, new Uint8Array(bytes)))
     expect((await send(1, 5 * MiB)).status).toBe(200)
     expect((await send(1, 5 * MiB)).status).toBe(200)
@@ -125,7 +158,7 @@ describe('resumable upload limits', () => {
   it('refuses parts past the quota', async () => {
     const user = await signUp()
     const settings = { FILES_QUOTA_BYTES: String(5 * MiB + 100) }
-    const id = (await withSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'a.bin' } })).body.upload_id
+    const id = (await withSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'a.bin', part_bytes: 5 * MiB } })).body.upload_id
     expect((await withSettings(settings, 'PUT', `/files/uploads/${id}/1`, partRequest(user, new Uint8Array(5 * MiB)))).status).toBe(200)
     const over = await withSettings(settings, 'PUT', `/files/uploads/${id}/2`, partRequest(user, new Uint8Array(101)))
     expect(over).toMatchObject({ status: 413, body: { code: 'QUOTA_EXCEEDED', used: 0, quota: 5 * MiB + 100 } })

@@ -27,6 +27,8 @@ const PUBLIC = new Set([
   'POST /auth/refresh',
   // A signed URL (?token=…) stands in for the bearer token; without either it answers 401 (tested in files).
   'GET /files/:id/download',
+  // tus discovery (Tus-Version, Tus-Extension, limits): no data, and browsers send CORS preflights without tokens.
+  'OPTIONS /files/tus',
 ])
 
 const routes = inspectRoutes(createApp())

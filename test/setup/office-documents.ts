@@ -37,10 +37,35 @@ const SLIDES = `<?xml version="1.0" encoding="UTF-8"?>
 </office:document>
 `
 
+const SLIDE = SLIDES.replace(slide('two', 'Edgefloor slide two'), '')
+
 const DATA = 'name,amount\napples,3\npears,5\n'
 
+/** A text document of `count` pages reading "Page 1" … "Page N" (the shape of Gotenberg's page_N/pages_N fixtures). */
+const pages = (count: number, first = 1) => `<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.3" office:mimetype="application/vnd.oasis.opendocument.text">
+ <office:automatic-styles><style:style style:name="Break" style:family="paragraph"><style:paragraph-properties fo:break-before="page"/></style:style></office:automatic-styles>
+ <office:body><office:text>
+  ${Array.from({ length: count }, (_, i) => `<text:p${i ? ' text:style-name="Break"' : ''}>Page ${first + i}</text:p>`).join('\n  ')}
+ </office:text></office:body>
+</office:document>
+`
+
+/** A sheet whose first row says "Meteor", tall enough to be saved scrolled down (Gotenberg's issue 1222). */
+const TALL = `Meteor,Year\n${Array.from({ length: 80 }, (_, i) => `Shower ${i + 1},${1900 + i}`).join('\n')}\n`
+
 /** The sources, written as they are. */
-const SOURCES = { 'hello.fodt': TEXT, 'slides.fodp': SLIDES, 'data.csv': DATA } as const
+const SOURCES = {
+  'hello.fodt': TEXT,
+  'slides.fodp': SLIDES,
+  'slide.fodp': SLIDE,
+  'data.csv': DATA,
+  'tall.csv': TALL,
+  'page_1.fodt': pages(1),
+  'page_2.fodt': pages(1, 2),
+  'pages_3.fodt': pages(3),
+  'pages_12.fodt': pages(12),
+} as const
 
 const CSV_IMPORT = { import_filter: 'Text - txt - csv (StarCalc)', import_options: '44,34,76,1' }
 
@@ -57,6 +82,16 @@ const DOCUMENTS = {
   'slides.pptx': { input: 'slides.fodp', filter: 'Impress MS PowerPoint 2007 XML' },
   'slides.ppt': { input: 'slides.fodp', filter: 'MS PowerPoint 97' },
   'slides.odp': { input: 'slides.fodp', filter: 'impress8' },
+  // Gotenberg's scenario fixtures (test/sidecar/gotenberg-scenarios.test.ts), remade here with the same content.
+  'page_1.docx': { input: 'page_1.fodt', filter: 'MS Word 2007 XML' },
+  'page_2.docx': { input: 'page_2.fodt', filter: 'MS Word 2007 XML' },
+  'pages_3.docx': { input: 'pages_3.fodt', filter: 'MS Word 2007 XML' },
+  'pages_12.docx': { input: 'pages_12.fodt', filter: 'MS Word 2007 XML' },
+  // LibreOffice 7.4 cannot save an encrypted OOXML package over UNO (the password is dropped): an encrypted ODF
+  // package under the scenario's name instead; LibreOffice reads a document by its content, not its name.
+  'protected_page_1.docx': { input: 'page_1.fodt', filter: 'writer8', password: 'foo' },
+  'slideshow.ppsx': { input: 'slide.fodp', filter: 'Impress MS PowerPoint 2007 XML AutoPlay' },
+  'tall.xlsx': { input: 'tall.csv', filter: 'Calc MS Excel 2007 XML', ...CSV_IMPORT },
 } as const
 
 export type OfficeDocumentName = keyof typeof DOCUMENTS | 'data.csv'

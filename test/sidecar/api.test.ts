@@ -59,7 +59,7 @@ describe('sidecar: Gotenberg API', () => {
     expect(zipped.headers.get('content-type')).toBe('application/zip')
     const zipPath = join(scratch, 'out.zip')
     writeFileSync(zipPath, Buffer.from(await zipped.arrayBuffer()))
-    expect(execFileSync('unzip', ['-Z1', zipPath], { encoding: 'utf8' }).trim().split('\n').sort()).toEqual(['data.pdf', 'hello.pdf'])
+    expect(execFileSync('unzip', ['-Z1', zipPath], { encoding: 'utf8' }).trim().split('\n').sort()).toEqual(['data.xlsx.pdf', 'hello.odt.pdf'])
     const merged = await fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body: form({ a: ['hello.rtf', 'hello.rtf'], b: ['data.csv', 'data.csv'] }, { merge: 'true' }) })
     expect(pdfFacts(await merged.arrayBuffer()).pages).toBe(2)
   })
@@ -67,7 +67,7 @@ describe('sidecar: Gotenberg API', () => {
   it.each([
     ['no file', () => form({}, { merge: 'true' }), 400, 'no form file found'],
     ['only files LibreOffice cannot read', () => form({ a: ['data.csv', 'data.exe'], b: ['hello.rtf', 'notes'] }), 400, 'no form file found'],
-    ['a bad pdfa value', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { pdfa: 'PDF/A-9' }), 400, "form field 'pdfa' is invalid"],
+    ['a bad pdfa value', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { pdfa: 'PDF/A-9' }), 400, "The PDF format 'PDF/A-9' is not supported"],
     ['a document LibreOffice cannot read', () => {
       const body = new FormData()
       body.append('files', new Blob(['PK\u0003\u0004 garbage']), 'broken.docx')

@@ -14,10 +14,10 @@ process.env.TMPDIR = temp
 const fixture = (name: string) => new Blob([readFileSync(join(inject('officeDocumentsDir'), name))])
 const broken = () => new Blob([new TextEncoder().encode('PK\u0003\u0004 not really a docx')])
 
-/** Every folder under the temp dir that holds a job's or a merge's files. */
+/** Every folder under the temp dir that holds a job's files or a request's PDFs after the conversion. */
 function leftovers(): string[] {
   return readdirSync(temp, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && /^(job-\d+|edgefloor-merge-.*)$/.test(entry.name))
+    .filter((entry) => entry.isDirectory() && /^(job-\d+|edgefloor-post-.*)$/.test(entry.name))
     .map((entry) => relative(temp, join(entry.parentPath, entry.name)))
 }
 

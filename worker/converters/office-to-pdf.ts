@@ -1,10 +1,104 @@
 // Office documents → PDF through a Gotenberg 8 endpoint (GOTENBERG_URL: the official container, or the
 // sidecar in sidecar/). The PDF then continues the chain to PNG pages.
+import { z } from '@hono/zod-openapi'
 import { convertOfficeToPdf, GotenbergError } from '../engines/gotenberg'
 import { ConversionError, type Converter } from './converter'
 
 const asString = (value: unknown) => (typeof value === 'string' && value ? value : undefined)
 const asFlag = (value: unknown) => value === true || value === 'true'
+
+const flag = z.union([z.boolean(), z.enum(['true', 'false'])])
+const PAGE_RANGES = /^\d+(-\d*)?(,\d+(-\d*)?)*$/
+const jsonObject = (what: string) =>
+  z
+    .string()
+    .max(1000)
+    .refine((value) => {
+      try {
+        const parsed = JSON.parse(value)
+        return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      } catch {
+        return false
+      }
+    }, `${what} must be a JSON object`)
+const overlay = (kind: 'watermark' | 'stamp') => ({
+  [`${kind}Source`]: z.literal('text').openapi({ description: `Gotenberg's ${kind}Source: only "text" here (one document per job, so no ${kind} file)` }),
+  [`${kind}Expression`]: z.string().min(1).max(200),
+  [`${kind}Pages`]: z.string().regex(PAGE_RANGES).max(200),
+  [`${kind}Options`]: jsonObject(`${kind}Options`).openapi({ description: 'JSON: font, points, color, rotation, opacity' }),
+})
+
+/** Gotenberg 8's LibreOffice-route options a job may ask for, with Gotenberg's names and ranges. Left out: merge
+ * and split (one document per job, one PDF out), and the options the sidecar refuses (README, Gotenberg section). */
+export const OFFICE_OPTIONS = {
+  landscape: flag,
+  nativePageRanges: z.string().regex(PAGE_RANGES).max(200),
+  pdfa: z.enum(['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b']),
+  pdfua: flag,
+  password: z.string().min(1).max(256).openapi({ description: "opens a password-protected document (Office or PDF); never shown in the job's view" }),
+  updateIndexes: flag,
+  exportFormFields: flag,
+  allowDuplicateFieldNames: flag,
+  exportBookmarks: flag,
+  exportBookmarksToPdfDestination: flag,
+  exportPlaceholders: flag,
+  exportNotes: flag,
+  exportNotesPages: flag,
+  exportOnlyNotesPages: flag,
+  exportNotesInMargin: flag,
+  convertOooTargetToPdfTarget: flag,
+  exportLinksRelativeFsys: flag,
+  exportHiddenSlides: flag,
+  skipEmptyPages: flag,
+  addOriginalDocumentAsStream: flag,
+  singlePageSheets: flag,
+  losslessImageCompression: flag,
+  quality: z.number().int().min(1).max(100),
+  reduceImageResolution: flag,
+  maxImageResolution: z.union([z.literal(75), z.literal(150), z.literal(300), z.literal(600), z.literal(1200)]),
+  nativeWatermarkText: z.string().min(1).max(200),
+  nativeTiledWatermarkText: z.string().min(1).max(200),
+  nativeWatermarkColor: z.number().int().min(0).max(0xffffff),
+  nativeWatermarkFontHeight: z.number().int().min(1).max(1000),
+  nativeWatermarkRotateAngle: z.number().int().min(0).max(3600),
+  nativeWatermarkFontName: z.string().min(1).max(100),
+  metadata: jsonObject('metadata').openapi({ description: 'JSON object of PDF metadata (exiftool tags), as Gotenberg takes it' }),
+  flatten: flag,
+  rotateAngle: z.union([z.literal(90), z.literal(180), z.literal(270)]),
+  rotatePages: z.string().regex(PAGE_RANGES).max(200),
+  ...overlay('watermark'),
+  ...overlay('stamp'),
+  userPassword: z.string().min(1).max(256).openapi({ description: "encrypts the PDF (AES-256); the job fails rather than store it unencrypted; never shown in the job's view" }),
+  ownerPassword: z.string().min(1).max(256).openapi({ description: 'with userPassword: the password that lifts restrictions' }),
+}
+
+/** How much of a PDF's end is kept to find its trailer's /Encrypt (the trailer, or an xref stream's dictionary). */
+const TAIL_BYTES = 64 * 1024
+
+/** Passes the PDF through and fails the stream at its end if it is not encrypted: a client that asked for
+ * encryption never gets a plain PDF stored, whatever the Gotenberg behind GOTENBERG_URL did with userPassword. */
+function requireEncryption(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  let tail = new Uint8Array(0)
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        const joined = new Uint8Array(tail.length + chunk.length)
+        joined.set(tail)
+        joined.set(chunk, tail.length)
+        tail = joined.subarray(Math.max(0, joined.length - TAIL_BYTES))
+        controller.enqueue(chunk)
+      },
+      flush(controller) {
+        if (!new TextDecoder('latin1').decode(tail).includes('/Encrypt')) {
+          controller.error(new ConversionError('the document converter answered an unencrypted PDF although userPassword asked for encryption', { status: 502 }))
+        }
+      },
+    }),
+  )
+}
+
+/** Options sent as Gotenberg form fields beyond the five the client has named parameters for. */
+const EXTRA_FIELDS = Object.keys(OFFICE_OPTIONS).filter((name) => !['landscape', 'nativePageRanges', 'pdfa', 'pdfua', 'password'].includes(name))
 
 export const officeToPdf: Converter = {
   name: 'office-to-pdf',
@@ -24,12 +118,13 @@ export const officeToPdf: Converter = {
         pdfa: asString(options.pdfa),
         pdfua: asFlag(options.pdfua),
         password: asString(options.password),
+        extra: Object.fromEntries(EXTRA_FIELDS.filter((name) => options[name] !== undefined && options[name] !== '').map((name) => [name, String(options[name])])),
       },
       ctx.jobId,
     ).catch((error: unknown) => {
       throw error instanceof GotenbergError ? toConversionError(error) : error
     })
-    yield { index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: pdf }
+    yield { index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: options.userPassword ? requireEncryption(pdf) : pdf }
   },
 }
 

@@ -9,7 +9,8 @@ import { ConversionError, type ConversionContext, type ConversionInput, type Con
 const POINTS_PER_INCH = 72
 
 function passwordOf(ctx: ConversionContext): string | undefined {
-  const password = ctx.options.password
+  // A PDF this job's office step encrypted opens with its userPassword; any other with options.password.
+  const password = ctx.options.userPassword || ctx.options.password
   return typeof password === 'string' && password ? password : undefined
 }
 

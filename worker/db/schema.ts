@@ -183,8 +183,28 @@ export const uploads = sqliteTable(
     prefix: text('prefix').notNull().default(''),
     fileModifiedAt: integer('file_modified_at'),
     createdAt: integer('created_at').notNull(),
+    /** `parts` (POST /files/uploads) or `tus` (/files/tus): one engine, two ways in. */
+    protocol: text('protocol', { enum: ['parts', 'tus'] }).notNull().default('parts'),
+    /** Fixed at the start: every R2 part but the last has exactly this many bytes. */
+    partBytes: integer('part_bytes').notNull(),
+    /** The declared total (tus's Upload-Length), when known. */
+    length: integer('length'),
+    /** tus: the bytes received, stored as parts plus the tail. */
+    offset: integer('offset').notNull().default(0),
+    /** tus: the bytes after the last full part, kept as their own object until the next PATCH fills a part. */
+    tailKey: text('tail_key'),
+    tailBytes: integer('tail_bytes').notNull().default(0),
+    /** tus: the next free R2 part number, taken one at a time; a PATCH that loses a race leaves its numbers unused. */
+    nextPart: integer('next_part').notNull().default(1),
+    /** tus: the PATCH that last moved the offset (its parts are recorded only if it did). */
+    patchId: text('patch_id'),
+    /** tus: Upload-Metadata as the client sent it (answered on HEAD). */
+    metadata: text('metadata'),
+    /** The file record the upload became; the row stays until it expires so HEAD still answers. */
+    fileId: text('file_id'),
+    expiresAt: integer('expires_at').notNull(),
   },
-  (table) => [uniqueIndex('uploads_key_unique').on(table.key), index('uploads_user').on(table.userId, table.id)],
+  (table) => [uniqueIndex('uploads_key_unique').on(table.key), index('uploads_user').on(table.userId, table.id), index('uploads_expiry').on(table.expiresAt)],
 )
 
 export const uploadParts = sqliteTable(

@@ -35,6 +35,8 @@ export interface OfficeOptions {
   readonly pdfa?: string
   readonly pdfua?: boolean
   readonly password?: string
+  /** Further Gotenberg form fields, by name (validated by the caller). */
+  readonly extra?: Readonly<Record<string, string>>
 }
 
 /** RFC 7617 with charset UTF-8: btoa alone throws on characters outside Latin-1. */
@@ -56,6 +58,7 @@ export async function convertOfficeToPdf(
   if (options.pdfa) form.append('pdfa', options.pdfa)
   if (options.pdfua) form.append('pdfua', 'true')
   if (options.password) form.append('password', options.password)
+  for (const [name, value] of Object.entries(options.extra ?? {})) form.append(name, value)
   const headers: Record<string, string> = { 'gotenberg-trace': trace }
   if (settings.username) headers.authorization = basicAuthorization(settings.username, settings.password ?? '')
   const endpoint = new URL('/forms/libreoffice/convert', settings.url).toString()

@@ -1,7 +1,10 @@
-// Resumable uploads for files bigger than one request: an R2 multipart upload under a server-chosen key, parts
-// sent one request each (any order, again after a failure), then completed into a normal file record whose hash
-// and type are read back from the stored bytes. Aborting, or failing to complete, leaves nothing behind.
-import { and, asc, eq } from 'drizzle-orm'
+// The one upload engine under both resumable APIs (POST /files/uploads and tus at /files/tus): an R2 multipart
+// upload under a server-chosen key whose part size is fixed when it starts, because R2 refuses a multipart upload
+// whose parts (all but the last) differ in size (Cloudflare's R2 docs, "Multipart upload": "All parts except the
+// last one must be the same size"); local R2 does not check that, so this module does. Completing joins the
+// parts into a normal file record whose hash and type are read back from the stored bytes; aborting, expiring or
+// deleting the user leaves nothing behind.
+import { and, asc, eq, lte } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
@@ -11,13 +14,20 @@ import { objectKey } from './keys'
 import type { FileRow } from './records'
 import { SNIFF_BYTES, sniffContentType } from './sniff'
 import { fileRow, hex } from './store'
-import { cleanFileName, cleanPrefix, extensionOf, uploadAllowance } from './upload'
+import { commitQuota, holdQuota, releaseQuota } from './quota'
+import { cleanPrefix, extensionOf, safeFileName } from './upload'
 
 export type UploadRow = typeof uploads.$inferSelect
+export type PartRow = typeof uploadParts.$inferSelect
 
-/** R2's rule: every part but the last at least 5 MiB; at most 10,000 parts. */
+/** R2's bounds: every part but the last at least 5 MiB, at most 10,000 parts. */
 export const MIN_PART_BYTES = 5 * 1024 * 1024
 export const MAX_PARTS = 10_000
+/** The part size when the client does not choose one. */
+export const DEFAULT_PART_BYTES = 8 * 1024 * 1024
+/** tus part sizes leave most part numbers free: a PATCH that loses a race or is retried uses fresh ones. */
+const TUS_PART_BUDGET = 2_000
+const MiB = 1024 * 1024
 
 export interface UploadDeps {
   readonly db: Database
@@ -25,61 +35,167 @@ export interface UploadDeps {
   readonly config: Config
 }
 
-const uploadNotFound = () => new ApiError('UPLOAD_NOT_FOUND')
+export interface UploadStart {
+  readonly protocol: UploadRow['protocol']
+  /** The display name (already decoded: a URI-encoded one is decoded by the caller). */
+  readonly name: string
+  readonly prefix?: string
+  readonly modified?: number
+  /** The declared total, when known. */
+  readonly size?: number
+  /** The part size the client asks for (the parts API); chosen from `size` otherwise. */
+  readonly partBytes?: number
+  /** tus: Upload-Metadata as sent. */
+  readonly metadata?: string
+}
 
-/** The resumable size limit, then the quota, for an upload that has (or would have) `totalBytes`. */
-async function checkResumableTotal(deps: UploadDeps, userId: string, totalBytes: number | undefined) {
-  const maxBytes = deps.config.FILES_MAX_RESUMABLE_BYTES
+export const uploadNotFound = () => new ApiError('UPLOAD_NOT_FOUND')
+const invalid = (message: string, details?: Record<string, unknown>) => new ApiError('VALIDATION_FAILED', { message, details })
+const unequalPart = (message: string, partBytes: number) => new ApiError('PART_SIZE_MISMATCH', { message, details: { part_bytes: partBytes } })
+const incomplete = (message: string) => new ApiError('UPLOAD_INCOMPLETE', { message })
+
+/** The resumable size limit (FILES_MAX_RESUMABLE_BYTES) for an upload that has (or would have) `totalBytes`. */
+function checkResumableTotal(config: Config, totalBytes: number | undefined) {
+  const maxBytes = config.FILES_MAX_RESUMABLE_BYTES
   if (totalBytes !== undefined && totalBytes > maxBytes) {
     throw new ApiError('FILE_TOO_LARGE', { message: `the upload would have ${totalBytes} bytes; a resumable upload may have at most ${maxBytes}`, details: { max_bytes: maxBytes } })
   }
-  return uploadAllowance(deps.db, deps.config, userId, totalBytes, { maxBytes })
 }
 
-export async function findOwnedUpload(db: Database, userId: string, id: string): Promise<UploadRow> {
+/**
+ * The upload's quota reservation (worker/files/quota.ts), keyed by the upload id: its declared size, or the bytes
+ * of its parts so far, so pending parts count against FILES_QUOTA_BYTES; 413 when they would pass it. Each call
+ * also moves the reservation's expiry with the upload's. Committed with the file record, released on abort.
+ */
+async function holdUploadQuota(deps: UploadDeps, upload: Pick<UploadRow, 'id' | 'userId' | 'length'>, bytes?: number) {
+  const reserve = upload.length ?? bytes
+  await holdQuota(deps.db, deps.config.FILES_QUOTA_BYTES, upload.userId, { id: upload.id, bytes: reserve === undefined ? undefined : Math.max(1, reserve), ttlMs: ttlMs(deps.config) })
+}
+
+/** The part size of a tus upload of `length` bytes: the default, or whole MiBs large enough to stay in the part budget. */
+export function tusPartBytes(length: number, defaultPartBytes = DEFAULT_PART_BYTES): number {
+  return Math.max(defaultPartBytes, Math.ceil(length / TUS_PART_BUDGET / MiB) * MiB)
+}
+
+function checkPartBytes(config: Config, partBytes: number, size: number | undefined) {
+  const max = config.FILES_MAX_PART_BYTES
+  if (!Number.isInteger(partBytes) || partBytes < MIN_PART_BYTES || partBytes > max) {
+    throw invalid(`part_bytes must be a whole number from ${MIN_PART_BYTES} to ${max} (FILES_MAX_PART_BYTES)`, { min_part_bytes: MIN_PART_BYTES, max_part_bytes: max })
+  }
+  if (size !== undefined && Math.ceil(size / partBytes) > MAX_PARTS) {
+    throw invalid(`${size} bytes in parts of ${partBytes} would take more than ${MAX_PARTS} parts; choose a larger part_bytes`, { part_bytes: partBytes, max_parts: MAX_PARTS })
+  }
+}
+
+const ttlMs = (config: Config) => config.FILES_UPLOAD_TTL * 1000
+
+export async function findOwnedUpload(db: Database, userId: string, id: string, now = Date.now()): Promise<UploadRow> {
   const upload = await db.query.uploads.findFirst({ where: and(eq(uploads.id, id), eq(uploads.userId, userId)) })
-  if (!upload) throw uploadNotFound()
+  // An expired upload is gone for its owner at once, whether or not the sweep has removed it yet.
+  if (!upload || upload.expiresAt <= now) throw uploadNotFound()
   return upload
 }
 
-export async function startUpload(deps: UploadDeps, userId: string, request: { name: string; prefix?: string; modified?: number; size?: number }): Promise<UploadRow> {
-  await checkResumableTotal(deps, userId, request.size)
+export async function startUpload(deps: UploadDeps, userId: string, start: UploadStart): Promise<UploadRow> {
+  checkResumableTotal(deps.config, start.size)
+  const defaultPartBytes = Math.min(DEFAULT_PART_BYTES, deps.config.FILES_MAX_PART_BYTES)
+  const partBytes = start.partBytes ?? (start.protocol === 'tus' && start.size !== undefined ? tusPartBytes(start.size, defaultPartBytes) : defaultPartBytes)
+  checkPartBytes(deps.config, partBytes, start.size)
   const now = Date.now()
   const id = newId(now)
-  const name = cleanFileName(request.name)
-  const prefix = cleanPrefix(request.prefix, userId)
+  const name = safeFileName(start.name)
+  const prefix = cleanPrefix(start.prefix, userId)
   const key = objectKey(userId, id, prefix)
-  const multipart = await deps.bucket.createMultipartUpload(key)
-  const row: UploadRow = { id, userId, r2UploadId: multipart.uploadId, key, name, extension: extensionOf(name), prefix, fileModifiedAt: request.modified ?? null, createdAt: now }
+  await holdUploadQuota(deps, { id, userId, length: start.size ?? null })
+  const multipart = await deps.bucket.createMultipartUpload(key).catch(async (error) => {
+    await releaseQuota(deps.db, id)
+    throw error
+  })
+  const row: UploadRow = {
+    id,
+    userId,
+    r2UploadId: multipart.uploadId,
+    key,
+    name,
+    extension: extensionOf(name),
+    prefix,
+    fileModifiedAt: start.modified ?? null,
+    createdAt: now,
+    protocol: start.protocol,
+    partBytes,
+    length: start.size ?? null,
+    offset: 0,
+    tailKey: null,
+    tailBytes: 0,
+    nextPart: 1,
+    patchId: null,
+    metadata: start.metadata ?? null,
+    fileId: null,
+    expiresAt: now + ttlMs(deps.config),
+  }
   try {
     await deps.db.insert(uploads).values(row)
   } catch (error) {
     await multipart.abort().catch(() => {})
+    await releaseQuota(deps.db, id)
     throw error
   }
   return row
 }
 
-export async function listParts(db: Database, upload: UploadRow) {
+export async function listParts(db: Database, upload: UploadRow): Promise<PartRow[]> {
   return db.query.uploadParts.findMany({ where: eq(uploadParts.uploadId, upload.id), orderBy: asc(uploadParts.partNumber) })
 }
 
-/** Stores one part (sending a part number again replaces it). The body must have a known length. */
+/**
+ * R2's part rule for one part of the parts API, against the parts already stored: a part has `part_bytes`, except
+ * the last, which has no more. With a declared size the last part's number and size are known; without one, a
+ * smaller part is the last, so no part may follow it. Returns the refusal's message, or undefined.
+ */
+export function partRuleViolation(upload: Pick<UploadRow, 'partBytes' | 'length'>, partNumber: number, bytes: number, others: ReadonlyArray<Pick<PartRow, 'partNumber' | 'size'>>): string | undefined {
+  const partBytes = upload.partBytes
+  const rule = `every part but the last must have part_bytes (${partBytes}) bytes, and the last no more`
+  if (bytes > partBytes) return `part ${partNumber} has ${bytes} bytes; ${rule}`
+  if (upload.length !== null) {
+    const lastPart = Math.max(1, Math.ceil(upload.length / partBytes))
+    const lastBytes = upload.length - (lastPart - 1) * partBytes
+    if (partNumber > lastPart) return `the upload's ${upload.length} bytes take ${lastPart} parts of part_bytes (${partBytes}) bytes; there is no part ${partNumber}`
+    const expected = partNumber === lastPart ? lastBytes : partBytes
+    if (bytes !== expected) return `part ${partNumber} has ${bytes} bytes; it needs ${expected} (${rule}, and the size is ${upload.length})`
+    return undefined
+  }
+  const later = bytes < partBytes ? others.find((part) => part.partNumber > partNumber) : undefined
+  if (later) return `part ${partNumber} has ${bytes} bytes, so it would be the last, but part ${later.partNumber} follows it; ${rule}`
+  const shortBefore = others.find((part) => part.partNumber < partNumber && part.size < partBytes)
+  if (shortBefore) return `part ${shortBefore.partNumber} has ${shortBefore.size} bytes, so it is the last; part ${partNumber} cannot follow it (${rule})`
+  return undefined
+}
+
+/** Stores one part of the parts API (sending a part number again replaces it). The body must have a known length. */
 export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber: number, body: ReadableStream<Uint8Array> | null, length: number) {
-  if (!body || !Number.isFinite(length) || length <= 0) throw new ApiError('VALIDATION_FAILED', { message: 'a part needs a body and its Content-Length' })
+  if (!body || !Number.isFinite(length) || length <= 0) throw invalid('a part needs a body and its Content-Length')
+  if (upload.protocol !== 'parts') throw invalid('this upload is a tus upload: send its bytes with PATCH /files/tus/:id')
   const maxPartBytes = deps.config.FILES_MAX_PART_BYTES
   if (length > maxPartBytes) throw new ApiError('FILE_TOO_LARGE', { message: `a part may have at most ${maxPartBytes} bytes; this one has ${length}`, details: { max_part_bytes: maxPartBytes } })
-  // A part sent again replaces the earlier one: only the others count towards the total.
+  // A part sent again replaces the earlier one: only the others count.
   const others = (await listParts(deps.db, upload)).filter((part) => part.partNumber !== partNumber)
-  await checkResumableTotal(deps, upload.userId, others.reduce((sum, part) => sum + part.size, length))
+  const violation = partRuleViolation(upload, partNumber, length, others)
+  if (violation) throw unequalPart(violation, upload.partBytes)
+  const total = others.reduce((sum, part) => sum + part.size, length)
+  checkResumableTotal(deps.config, total)
+  await holdUploadQuota(deps, upload, total)
   const part = await deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId).uploadPart(partNumber, body)
-  await deps.db
-    .insert(uploadParts)
-    .values({ uploadId: upload.id, partNumber, etag: part.etag, size: length })
-    .onConflictDoUpdate({ target: [uploadParts.uploadId, uploadParts.partNumber], set: { etag: part.etag, size: length } })
+  await deps.db.batch([
+    deps.db
+      .insert(uploadParts)
+      .values({ uploadId: upload.id, partNumber, etag: part.etag, size: length })
+      .onConflictDoUpdate({ target: [uploadParts.uploadId, uploadParts.partNumber], set: { etag: part.etag, size: length } }),
+    deps.db.update(uploads).set({ expiresAt: Date.now() + ttlMs(deps.config) }).where(eq(uploads.id, upload.id)),
+  ])
   return { part: partNumber, etag: part.etag, size: length }
 }
 
+/** The SHA-256 of stored bytes, streamed back from R2 (for uploads that arrived over several requests). */
 async function digestOf(bucket: R2Bucket, key: string): Promise<string> {
   const object = await bucket.get(key)
   if (!object) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`the completed upload ${key} is missing from R2`) })
@@ -88,25 +204,44 @@ async function digestOf(bucket: R2Bucket, key: string): Promise<string> {
   return hex(await digest.digest)
 }
 
-/** Joins the parts into the file; the record gets the size, hash and sniffed type of the stored bytes. */
-export async function completeUpload(deps: UploadDeps, upload: UploadRow): Promise<FileRow> {
-  const parts = await listParts(deps.db, upload)
-  if (parts.length === 0) throw new ApiError('UPLOAD_INCOMPLETE', { message: 'the upload has no parts yet' })
-  const gap = parts.findIndex((part, index) => part.partNumber !== index + 1)
-  if (gap >= 0) throw new ApiError('UPLOAD_INCOMPLETE', { message: `part ${gap + 1} is missing` })
-  const small = parts.slice(0, -1).find((part) => part.size < MIN_PART_BYTES)
-  if (small) {
-    throw new ApiError('UPLOAD_INCOMPLETE', { message: `part ${small.partNumber} has ${small.size} bytes; every part but the last needs at least ${MIN_PART_BYTES}` })
+/** Checks the parts against R2's rule once more before R2 is asked to join them. */
+function checkJoinable(upload: UploadRow, parts: readonly PartRow[]) {
+  if (parts.length === 0) throw incomplete('the upload has no parts yet')
+  if (upload.protocol === 'parts') {
+    const gap = parts.findIndex((part, index) => part.partNumber !== index + 1)
+    if (gap >= 0) throw incomplete(`part ${gap + 1} is missing`)
   }
+  const unequal = parts.find((part, index) => (index < parts.length - 1 ? part.size !== upload.partBytes : part.size > upload.partBytes))
+  if (unequal) throw unequalPart(`part ${unequal.partNumber} has ${unequal.size} bytes; every part but the last must have part_bytes (${upload.partBytes}) bytes, and the last no more`, upload.partBytes)
   const size = parts.reduce((sum, part) => sum + part.size, 0)
-  const allowance = await checkResumableTotal(deps, upload.userId, size)
-  if (size > allowance.maxBytes) throw allowance.overLimit()
+  if (upload.length !== null && size !== upload.length) throw incomplete(`the parts have ${size} bytes; the upload declared ${upload.length}`)
+  return size
+}
+
+/**
+ * Joins the parts into the file; the record gets the size, the sniffed type and the SHA-256 of the stored bytes
+ * (`knownHash` when the bytes were hashed on their way in, else read back). The upload row stays, pointing at
+ * the file, until it expires: a tus client asking HEAD after a lost response still learns it is complete.
+ */
+export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownHash?: string): Promise<FileRow> {
+  const parts = await listParts(deps.db, upload)
+  const size = upload.length === 0 && parts.length === 0 ? 0 : checkJoinable(upload, parts)
+  checkResumableTotal(deps.config, size)
+  // The reservation covers the size already (a parts upload without a declared size grew it part by part).
+  await holdUploadQuota(deps, upload, size)
   const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
-  await multipart.complete(parts.map((part) => ({ partNumber: part.partNumber, etag: part.etag })))
+  if (parts.length === 0) {
+    // An empty upload: R2 cannot complete a multipart upload without parts.
+    await deps.bucket.put(upload.key, new Uint8Array(0))
+    await multipart.abort().catch(() => {})
+  } else {
+    await multipart.complete(parts.map((part) => ({ partNumber: part.partNumber, etag: part.etag })))
+  }
   try {
-    const head = await deps.bucket.get(upload.key, { range: { offset: 0, length: SNIFF_BYTES } })
+    // (A ranged get of an empty object fails in local R2: there is nothing to read anyway.)
+    const head = size === 0 ? null : await deps.bucket.get(upload.key, { range: { offset: 0, length: SNIFF_BYTES } })
     const contentType = sniffContentType(new Uint8Array(head ? await head.arrayBuffer() : new ArrayBuffer(0)), upload.extension)
-    const hash = await digestOf(deps.bucket, upload.key)
+    const hash = knownHash ?? (await digestOf(deps.bucket, upload.key))
     const now = Date.now()
     const row = fileRow(
       { userId: upload.userId, name: upload.name, extension: upload.extension, contentType, prefix: upload.prefix, fileModifiedAt: upload.fileModifiedAt },
@@ -115,20 +250,53 @@ export async function completeUpload(deps: UploadDeps, upload: UploadRow): Promi
       { size, hash },
       now,
     )
-    // One batch: the file appears and the upload disappears together.
-    await deps.db.batch([deps.db.insert(files).values(row), deps.db.delete(uploads).where(eq(uploads.id, upload.id))])
+    // One batch: the file appears as the upload ends. A tus upload's row stays, marked complete, so that HEAD
+    // still answers its offset (tus: "even if … the upload is already considered completed") until it expires.
+    const ended =
+      upload.protocol === 'tus'
+        ? deps.db.update(uploads).set({ fileId: row.id, offset: size, tailKey: null, tailBytes: 0 }).where(eq(uploads.id, upload.id))
+        : deps.db.delete(uploads).where(eq(uploads.id, upload.id))
+    await deps.db.batch([deps.db.insert(files).values(row), deps.db.delete(uploadParts).where(eq(uploadParts.uploadId, upload.id)), ended, commitQuota(deps.db, upload.id)])
     return row
   } catch (error) {
     await deps.bucket.delete(upload.key)
     await deps.db.delete(uploads).where(eq(uploads.id, upload.id))
+    await releaseQuota(deps.db, upload.id)
     throw error
   }
 }
 
-export async function abortUpload(deps: UploadDeps, upload: UploadRow): Promise<void> {
-  await deps.bucket
-    .resumeMultipartUpload(upload.key, upload.r2UploadId)
-    .abort()
-    .catch(() => {})
+/** Drops what an unfinished upload holds in R2 (its multipart upload and tail) and its row. */
+export async function abortUpload(deps: Pick<UploadDeps, 'db' | 'bucket'>, upload: UploadRow): Promise<void> {
+  if (!upload.fileId) {
+    await deps.bucket
+      .resumeMultipartUpload(upload.key, upload.r2UploadId)
+      .abort()
+      .catch(() => {})
+  }
+  if (upload.tailKey) await deps.bucket.delete(upload.tailKey)
   await deps.db.delete(uploads).where(eq(uploads.id, upload.id))
+  await releaseQuota(deps.db, upload.id)
+}
+
+const SWEEP_BATCH = 100
+
+/** The scheduled sweep: uploads past their expiry are aborted (a completed one's row just goes). */
+export async function sweepExpiredUploads(deps: Pick<UploadDeps, 'db' | 'bucket'>, now = Date.now()): Promise<number> {
+  const expired = await deps.db.query.uploads.findMany({ where: lte(uploads.expiresAt, now), limit: SWEEP_BATCH })
+  for (const upload of expired) await abortUpload(deps, upload)
+  return expired.length
+}
+
+/** Before a user is deleted: every upload of theirs aborted, so no R2 multipart upload outlives them. */
+export async function abortUserUploads(deps: Pick<UploadDeps, 'db' | 'bucket'>, userId: string): Promise<void> {
+  const owned = await deps.db.query.uploads.findMany({ where: eq(uploads.userId, userId) })
+  for (const upload of owned) await abortUpload(deps, upload)
+}
+
+export { ttlMs as uploadTtlMs }
+
+/** tus: a PATCH that arrived moves the reservation's expiry with the upload's. */
+export async function renewUploadQuota(deps: UploadDeps, upload: UploadRow): Promise<void> {
+  await holdUploadQuota(deps, upload)
 }

@@ -14,7 +14,7 @@ import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
 import { afterUpload } from './hooks'
-import { abortUpload, completeUpload, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, startUpload, uploadPart, type UploadRow } from './resumable'
+import { abortUpload, completeUpload, DEFAULT_PART_BYTES, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, startUpload, uploadPart, type UploadRow } from './resumable'
 
 const tags = ['Files']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
@@ -177,7 +177,10 @@ const UploadSchema = z
     upload_id: z.string(),
     name: z.string(),
     parts: z.array(z.object({ part: z.number().int(), size: z.number().int() })),
-    min_part_bytes: z.number().int().openapi({ description: 'every part but the last needs at least this many bytes' }),
+    part_bytes: z.number().int().openapi({ description: 'every part but the last has exactly this many bytes, the last no more (R2: "All parts except the last one must be the same size")' }),
+    size: z.number().int().nullable().openapi({ description: 'the declared total size, if any' }),
+    expires_at: z.string().openapi({ description: 'when the unfinished upload is aborted (FILES_UPLOAD_TTL after the last part)' }),
+    min_part_bytes: z.number().int().openapi({ description: "R2's smallest non-final part" }),
     max_part_bytes: z.number().int().openapi({ description: 'no part may have more (FILES_MAX_PART_BYTES)' }),
     max_bytes: z.number().int().openapi({ description: 'all parts together may have at most this many bytes (FILES_MAX_RESUMABLE_BYTES)' }),
     max_parts: z.number().int(),
@@ -189,6 +192,11 @@ const StartUploadBody = z
     prefix: z.string().max(1000).optional(),
     modified: z.union([z.number().int(), z.iso.datetime({ offset: true })]).optional(),
     size: z.number().int().min(0).optional().openapi({ description: 'the expected total size: refused at once (413) when over the limit or the quota' }),
+    part_bytes: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: `the size of every part but the last (5 MiB to FILES_MAX_PART_BYTES; ${DEFAULT_PART_BYTES} when absent); fixed for the upload` }),
   })
   .openapi('StartUpload')
 
@@ -225,7 +233,7 @@ const partRoute = route({
   },
   responses: {
     200: jsonResponse(z.object({ part: z.number().int(), etag: z.string(), size: z.number().int() }).openapi('UploadedPart'), 'The part is stored'),
-    400: errorResponse('No body or no Content-Length'),
+    400: errorResponse('No body or no Content-Length, or a size other than part_bytes for a part that is not the last'),
     404: errorResponse('Upload not found'),
     413: errorResponse('The part is over FILES_MAX_PART_BYTES, or the parts together over FILES_MAX_RESUMABLE_BYTES or the quota'),
   },
@@ -256,6 +264,9 @@ async function uploadView(c: Context<AppEnv>, upload: UploadRow) {
     upload_id: upload.id,
     name: upload.name,
     parts: parts.map((part) => ({ part: part.partNumber, size: part.size })),
+    part_bytes: upload.partBytes,
+    size: upload.length,
+    expires_at: new Date(upload.expiresAt).toISOString(),
     min_part_bytes: MIN_PART_BYTES,
     max_part_bytes: config.FILES_MAX_PART_BYTES,
     max_bytes: config.FILES_MAX_RESUMABLE_BYTES,
@@ -311,7 +322,14 @@ export function fileRoutes() {
     .openapi(startUploadRoute, async (c) => {
       const body = c.req.valid('json')
       const modified = typeof body.modified === 'string' ? Date.parse(body.modified) : body.modified
-      const upload = await startUpload(uploadDeps(c), c.var.user.id, { name: body.name, prefix: body.prefix, modified, size: body.size })
+      const upload = await startUpload(uploadDeps(c), c.var.user.id, {
+        protocol: 'parts',
+        name: cleanFileName(body.name),
+        prefix: body.prefix,
+        modified,
+        size: body.size,
+        partBytes: body.part_bytes,
+      })
       c.header('location', `/files/uploads/${upload.id}`)
       return c.json(await uploadView(c, upload), 201)
     })

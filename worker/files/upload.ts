@@ -27,13 +27,18 @@ function uploadHeader(headers: Headers, name: string): string | undefined {
   return headers.get(`x-edgefloor-${name}`) ?? headers.get(`x-basefloor-${name}`) ?? undefined
 }
 
-/** A display name: URI-decoded, no path, no control characters, at most 255 characters. */
+/** A display name from a URI-encoded header: decoded, then made safe (safeFileName). */
 export function cleanFileName(raw: string): string {
   let name = raw
   try {
     name = decodeURIComponent(raw)
   } catch {}
-  name = name.replace(/[\u0000-\u001f\u007f]/g, '').split(/[\\/]/).pop()!.trim()
+  return safeFileName(name)
+}
+
+/** A display name: no path, no control characters, at most 255 characters. */
+export function safeFileName(raw: string): string {
+  const name = raw.replace(/[\u0000-\u001f\u007f]/g, '').split(/[\\/]/).pop()!.trim()
   if (name === '' || name === '.' || name === '..') return 'file'
   return name.slice(0, 255)
 }
@@ -60,7 +65,7 @@ export function cleanPrefix(raw: string | undefined, userId: string): string {
   return clean
 }
 
-function parseModified(raw: string | undefined): number | undefined {
+export function parseModified(raw: string | undefined): number | undefined {
   if (!raw) return undefined
   const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : Date.parse(raw)
   if (!Number.isFinite(ms)) throw bad('X-Edgefloor-Modified must be epoch milliseconds or an ISO date')

@@ -241,6 +241,9 @@ export async function jobFiles(db: Database, job: JobRow): Promise<FileRow[]> {
   return ordered
 }
 
+/** Options that are secrets: kept for the converters, never shown in a job's view. */
+const SECRET_OPTIONS = ['password', 'userPassword', 'ownerPassword']
+
 export async function jobView(db: Database, config: Config, origin: string, job: JobRow): Promise<JobView> {
   const steps = await db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, job.id), orderBy: [jobSteps.createdAt, jobSteps.id] })
   const made = await jobFiles(db, job)
@@ -249,7 +252,7 @@ export async function jobView(db: Database, config: Config, origin: string, job:
     file_id: job.fileId,
     status: job.status,
     error: job.error,
-    options: job.options,
+    options: Object.fromEntries(Object.entries(job.options).filter(([name]) => !SECRET_OPTIONS.includes(name))),
     steps: steps.map((step) => ({
       _id: step.id,
       converter: step.converter,

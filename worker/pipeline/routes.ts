@@ -5,13 +5,14 @@ import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { requireAuth } from '../auth/middleware'
+import { OFFICE_OPTIONS } from '../converters/office-to-pdf'
 import { converterFor, refusalFor } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
 import { enqueueSteps } from './consumer'
 import { startJob, waitForJob } from './start'
-import { conversionErrorCode, findOwnedJob, JobOptionsSchema, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
+import { conversionErrorCode, findOwnedJob, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
 import { webhookSecret } from './webhooks'
 
 const tags = ['Conversion']
@@ -40,7 +41,11 @@ const convertInfo = route({
 
 const ConvertBody = z
   .strictObject({
-    options: JobOptionsSchema.optional().openapi({ description: 'passed to the converters: landscape, nativePageRanges, pdfa, password, …' }),
+    options: z
+      .strictObject(OFFICE_OPTIONS)
+      .partial()
+      .optional()
+      .openapi({ description: "passed to the converters: Gotenberg 8's LibreOffice options for Office documents (README, Gotenberg section), password for a protected PDF or Office document; an unknown option is refused" }),
     callback_url: z.string().max(2000).optional().openapi({ description: 'https URL called when the job finishes (signed, see the job)' }),
   })
   .openapi('ConvertRequest')

@@ -44,17 +44,19 @@ function wasmRowFilter(stride: number, bpp: number): RowFilter {
   const outputAt = scratchAt + 5 * stride
   const end = outputAt + batchRows * (stride + 1)
   if (end > wasm.memory.buffer.byteLength) wasm.memory.grow(Math.ceil((end - wasm.memory.buffer.byteLength) / PAGE_BYTES))
-  let hasPrevious = 0
+  // The row above the batch lives here, not in the module's memory: encoders running at once in one isolate
+  // (two requests, or a page still streaming while the next starts) share that memory between their batches.
+  let previous: Uint8Array | undefined
   const heap = () => new Uint8Array(wasm.memory.buffer)
   return {
     batchRows,
     row: (r) => heap().subarray(inputAt + r * stride, inputAt + (r + 1) * stride),
     filter(rows) {
-      wasm.filter_rows(inputAt, stride, rows, bpp, hasPrevious, scratchAt, outputAt)
+      if (previous) heap().set(previous, previousAt)
+      wasm.filter_rows(inputAt, stride, rows, bpp, previous ? 1 : 0, scratchAt, outputAt)
       const bytes = heap()
       const filtered = bytes.slice(outputAt, outputAt + rows * (stride + 1))
-      bytes.copyWithin(previousAt, inputAt + (rows - 1) * stride, inputAt + rows * stride)
-      hasPrevious = 1
+      previous = bytes.slice(inputAt + (rows - 1) * stride, inputAt + rows * stride)
       return filtered
     },
   }

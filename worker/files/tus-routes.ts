@@ -1,0 +1,235 @@
+// tus 1.0.0 at /files/tus: OPTIONS (discovery), POST (creation, creation-with-upload), HEAD (answered by the GET
+// route, as Hono answers every HEAD), PATCH, DELETE (termination), and POST with X-HTTP-Method-Override. Bearer
+// auth as everywhere; an upload is its owner's alone (another user's upload URL is 404).
+import { z, type RouteConfig } from '@hono/zod-openapi'
+import type { Context } from 'hono'
+import { createMiddleware } from 'hono/factory'
+import { describeRoute, errorResponse, newRouter, securedRoute, type AppEnv } from '../api'
+import { requireAuth } from '../auth/middleware'
+import { ID_PATTERN } from '../db/ids'
+import { ApiError } from '../errors'
+import { afterUpload } from './hooks'
+import type { FileRow } from './records'
+import { abortUpload, findOwnedUpload, startUpload, type UploadRow } from './resumable'
+import {
+  appendToUpload,
+  byteCount,
+  CHECKSUM_ALGORITHMS,
+  expiresHeader,
+  parseChecksum,
+  parseUploadMetadata,
+  TUS_EXTENSIONS,
+  TUS_VERSION,
+  uploadFields,
+} from './tus'
+
+const tags = ['tus']
+const OFFSET_STREAM = 'application/offset+octet-stream'
+const IdParams = z.object({ id: z.string().regex(ID_PATTERN, 'must be a 24-character hex id') })
+
+/** Tus-Resumable on every answer (tus: "MUST be included in every request and response except for OPTIONS requests"), errors too. */
+const tusResumable = createMiddleware<AppEnv>(async (c, next) => {
+  try {
+    await next()
+  } finally {
+    c.header('tus-resumable', TUS_VERSION)
+  }
+})
+
+/**
+ * A request naming another version is refused with 412 and Tus-Version (tus: "the Server MUST NOT process the
+ * request"); one without the header is taken as 1.0.0, so curl and the security matrix need not send it.
+ */
+const tusVersion = createMiddleware<AppEnv>(async (c, next) => {
+  const version = c.req.header('tus-resumable')
+  if (version !== undefined && version !== TUS_VERSION) {
+    throw new ApiError('TUS_VERSION_UNSUPPORTED', { message: `this server speaks tus ${TUS_VERSION}: send Tus-Resumable: ${TUS_VERSION}`, headers: { 'tus-version': TUS_VERSION } })
+  }
+  await next()
+})
+
+const tusHeaders = (description: string) => z.object({ 'tus-resumable': z.literal(TUS_VERSION).optional().openapi({ description }) })
+const bytes = { [OFFSET_STREAM]: { schema: z.string().openapi({ format: 'binary' }) } }
+const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, { middleware: [tusResumable, requireAuth(), tusVersion] as const, ...config })
+
+const options = describeRoute({
+  method: 'options',
+  path: '/files/tus',
+  tags,
+  summary: 'tus discovery: Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm (no auth)',
+  middleware: [tusResumable] as const,
+  responses: { 204: { description: 'The server configuration, in headers' } },
+})
+
+const create = route({
+  method: 'post',
+  path: '/files/tus',
+  summary: 'tus creation (Upload-Length, Upload-Metadata filename/filetype/prefix/modified); a body of application/offset+octet-stream is the first bytes (creation-with-upload)',
+  request: {
+    headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)').extend({
+      'upload-length': z.string().optional().openapi({ description: 'the total size in bytes (required: deferred lengths are not supported)' }),
+      'upload-metadata': z.string().optional().openapi({ description: 'comma-separated "key base64value": filename, filetype, prefix, modified' }),
+    }),
+    body: { required: false, content: bytes },
+  },
+  responses: {
+    201: { description: 'Created: Location is the upload URL; Upload-Offset when bytes came with it; Upload-Expires' },
+    400: errorResponse('No Upload-Length, deferred length, bad metadata or prefix'),
+    412: errorResponse('Tus-Resumable is not 1.0.0'),
+    413: errorResponse('Upload-Length over FILES_MAX_RESUMABLE_BYTES (Tus-Max-Size) or the quota'),
+  },
+})
+
+const read = route({
+  method: 'get',
+  path: '/files/tus/{id}',
+  summary: 'The upload: HEAD answers Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires (GET adds them as JSON)',
+  request: { params: IdParams, headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)') },
+  responses: {
+    200: {
+      description: 'The upload (Cache-Control: no-store); X-Edgefloor-File-Id once complete',
+      content: {
+        'application/json': {
+          schema: z.object({ offset: z.number().int(), length: z.number().int(), part_bytes: z.number().int(), expires_at: z.string(), file_id: z.string().nullable() }).openapi('TusUpload'),
+        },
+      },
+    },
+    404: errorResponse('No such upload, expired, or not yours'),
+    412: errorResponse('Tus-Resumable is not 1.0.0'),
+  },
+})
+
+const patchResponses = {
+  204: { description: 'Stored: Upload-Offset is the new offset; X-Edgefloor-File-Id when these bytes completed the upload' },
+  400: errorResponse('Bad Upload-Offset, or an Upload-Checksum algorithm this server does not have'),
+  404: errorResponse('No such upload, expired, or not yours'),
+  409: errorResponse('Upload-Offset is not the upload\'s offset (ask HEAD), or the upload is complete'),
+  412: errorResponse('Tus-Resumable is not 1.0.0'),
+  413: errorResponse('More bytes than the upload has left'),
+  415: errorResponse('Content-Type is not application/offset+octet-stream'),
+  460: errorResponse('Checksum mismatch: nothing of the bytes was kept'),
+} as const
+
+const patch = route({
+  method: 'patch',
+  path: '/files/tus/{id}',
+  summary: 'Append bytes at Upload-Offset (any length: stored as R2 parts of the upload\'s fixed size plus a tail); Upload-Checksum checked when sent',
+  request: {
+    params: IdParams,
+    headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)').extend({
+      'upload-offset': z.string().openapi({ description: 'must equal the upload\'s offset' }),
+      'upload-checksum': z.string().optional().openapi({ description: `"<algorithm> <base64>", one of ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}` }),
+    }),
+    body: { required: true, content: bytes },
+  },
+  responses: patchResponses,
+})
+
+const terminate = route({
+  method: 'delete',
+  path: '/files/tus/{id}',
+  summary: 'tus termination: the unfinished upload and its parts are dropped (a completed upload\'s file stays)',
+  request: { params: IdParams, headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)') },
+  responses: { 204: { description: 'Terminated' }, 404: errorResponse('No such upload, expired, or not yours'), 412: errorResponse('Tus-Resumable is not 1.0.0') },
+})
+
+const override = route({
+  method: 'post',
+  path: '/files/tus/{id}',
+  summary: 'PATCH or DELETE for clients that cannot send them: X-HTTP-Method-Override (tus: "MUST be interpreted as the request\'s method")',
+  request: {
+    params: IdParams,
+    headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)').extend({ 'x-http-method-override': z.enum(['PATCH', 'DELETE']).openapi({ description: 'the method meant' }) }),
+    body: { required: false, content: bytes },
+  },
+  responses: { ...patchResponses, 405: errorResponse('No X-HTTP-Method-Override of PATCH or DELETE') },
+})
+
+function deps(c: Context<AppEnv>) {
+  return { db: c.var.db, bucket: c.env.BUCKET, config: c.var.config }
+}
+
+function uploadHeaders(upload: UploadRow, file?: FileRow): Record<string, string> {
+  return {
+    'upload-offset': String(upload.offset),
+    ...(file || upload.fileId ? { 'x-edgefloor-file-id': file?.id ?? upload.fileId! } : { 'upload-expires': expiresHeader(upload) }),
+  }
+}
+
+/** PATCH's body and headers into the engine; 204 with the new offset. */
+async function appendBytes(c: Context<AppEnv>, upload: UploadRow, offset: number | undefined) {
+  if (offset === undefined) throw new ApiError('VALIDATION_FAILED', { message: 'Upload-Offset is required' })
+  if (c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() !== OFFSET_STREAM) {
+    throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: `a PATCH needs Content-Type: ${OFFSET_STREAM}` })
+  }
+  const result = await appendToUpload(deps(c), upload, {
+    offset,
+    body: c.req.raw.body,
+    contentLength: byteCount(c.req.header('content-length'), 'Content-Length'),
+    checksum: parseChecksum(c.req.header('upload-checksum')),
+  })
+  if (result.file) await afterUpload(c, result.file)
+  return c.body(null, 204, uploadHeaders(result.upload, result.file))
+}
+
+async function terminateUpload(c: Context<AppEnv>, upload: UploadRow) {
+  await abortUpload(deps(c), upload)
+  return c.body(null, 204)
+}
+
+export function tusRoutes() {
+  return newRouter()
+    .openapi(options, (c) => {
+      const config = c.var.config
+      return c.body(null, 204, {
+        'tus-version': TUS_VERSION,
+        'tus-extension': TUS_EXTENSIONS,
+        'tus-max-size': String(config.FILES_MAX_RESUMABLE_BYTES),
+        'tus-checksum-algorithm': Object.keys(CHECKSUM_ALGORITHMS).join(','),
+      })
+    })
+    .openapi(create, async (c) => {
+      if (c.req.header('upload-defer-length') !== undefined) throw new ApiError('VALIDATION_FAILED', { message: 'deferred lengths are not supported: send Upload-Length' })
+      if (c.req.header('upload-concat') !== undefined) throw new ApiError('VALIDATION_FAILED', { message: 'concatenation is not supported' })
+      const length = byteCount(c.req.header('upload-length'), 'Upload-Length')
+      if (length === undefined) throw new ApiError('VALIDATION_FAILED', { message: 'Upload-Length is required' })
+      const metadataHeader = c.req.header('upload-metadata')
+      const fields = uploadFields(parseUploadMetadata(metadataHeader))
+      let upload = await startUpload(deps(c), c.var.user.id, { protocol: 'tus', ...fields, size: length, metadata: metadataHeader })
+      let file: FileRow | undefined
+      const hasBytes = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() === OFFSET_STREAM
+      if (hasBytes || length === 0) {
+        // creation-with-upload (or an empty file, complete at once).
+        const result = await appendToUpload(deps(c), upload, { offset: 0, body: hasBytes ? c.req.raw.body : null, contentLength: byteCount(c.req.header('content-length'), 'Content-Length') })
+        ;({ upload, file } = result)
+      }
+      if (file) await afterUpload(c, file)
+      return c.body(null, 201, { location: `${new URL(c.req.url).origin}/files/tus/${upload.id}`, ...uploadHeaders(upload, file) })
+    })
+    .openapi(read, async (c) => {
+      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const headers: Record<string, string> = { ...uploadHeaders(upload), 'upload-length': String(upload.length ?? 0), 'cache-control': 'no-store' }
+      if (upload.metadata) headers['upload-metadata'] = upload.metadata
+      for (const [name, value] of Object.entries(headers)) c.header(name, value)
+      const body = {
+        offset: upload.offset,
+        length: upload.length ?? 0,
+        part_bytes: upload.partBytes,
+        expires_at: new Date(upload.expiresAt).toISOString(),
+        file_id: upload.fileId,
+      }
+      return c.json(body, 200)
+    })
+    .openapi(patch, async (c) => {
+      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)
+      return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'))
+    })
+    .openapi(terminate, async (c) => terminateUpload(c, await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)))
+    .openapi(override, async (c) => {
+      const method = c.req.header('x-http-method-override')?.toUpperCase()
+      if (method !== 'PATCH' && method !== 'DELETE') throw new ApiError('METHOD_NOT_ALLOWED', { message: 'POST on an upload URL needs X-HTTP-Method-Override: PATCH or DELETE' })
+      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)
+      if (method === 'DELETE') return terminateUpload(c, upload)
+      return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'))
+    })
+}
