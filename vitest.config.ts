@@ -76,6 +76,8 @@ function standInBindings(inject: Inject): Record<string, string> {
     TRANSCRIBE_API_KEY: 'test-transcribe-key',
     WHISPER_URL: whisper,
     WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl')!,
+    // The webhook receiver listens on loopback, which callback URLs may not name outside tests.
+    WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost',
   }
 }
 

@@ -6,6 +6,7 @@ packages=(
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno bubblewrap
   fonts-dejavu fonts-crosextra-carlito fonts-crosextra-caladea
   poppler-utils espeak-ng ffmpeg chromium mupdf-tools
+  qpdf libimage-exiftool-perl zip unzip
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -35,7 +35,7 @@ def props(**values):
 def desktop_of(pipe, office):
     local = uno.getComponentContext()
     resolver = local.ServiceManager.createInstanceWithContext('com.sun.star.bridge.UnoUrlResolver', local)
-    for _ in range(600):
+    for _ in range(1800):
         if office.poll() is not None:
             sys.exit(f'soffice exited with {office.returncode}')
         try:
@@ -43,7 +43,7 @@ def desktop_of(pipe, office):
             return remote.ServiceManager.createInstanceWithContext('com.sun.star.frame.Desktop', remote)
         except NoConnectException:
             time.sleep(0.1)
-    sys.exit('soffice did not answer within 60 s')
+    sys.exit('soffice did not answer within 180 s')
 
 
 def main():

@@ -1,14 +1,19 @@
-// The LibreOffice pool: `processes` long-lived LibreOffice processes (sidecar/office-process.ts), each with its
-// own profile and one conversion at a time (concurrent conversions in one process deadlock), fed from a bounded
-// FIFO queue. A conversion that outlives the timeout kills its process; a process that dies mid-conversion is
-// restarted and the conversion answered as unavailable (clients retry); every process is restarted after
-// `restartAfter` conversions. Each job's files live in the process's own folder and are always removed.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+// The LibreOffice pool: `processes` slots, each with one long-lived LibreOffice (sidecar/office-process.ts) on
+// its own profile converting one document at a time (concurrent conversions in one process deadlock), fed from a
+// bounded FIFO queue, and a warm standby started beside it halfway through. A process retires after `restartAfter` conversions
+// as soon as its standby is ready, and the standby takes over at once while the old one quits; a conversion that
+// outlives the timeout kills its process, and one that dies mid-conversion is answered as unavailable (clients
+// retry); either way the standby takes over. All files live under one temp root per port, swept at start and
+// at close, so even a sidecar killed with SIGKILL leaves nothing past its next start.
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { OfficeCrashedError, OfficeProcess, type ConvertRequest, type Sandbox } from './office-process.ts'
+import { findInstallation, type Installation } from './sandbox.ts'
 
 export interface PoolOptions {
+  /** The port the sidecar listens on: it names the temp root, so the next sidecar on that port sweeps it. */
+  readonly port: number
   readonly processes: number
   readonly queueSize: number
   readonly timeoutMs: number
@@ -49,38 +54,71 @@ export function filterData(options: PdfOptions): ConvertRequest['filter_data'] {
   return data
 }
 
+/** The sidecar's temp root for `port`: fixed, so a later start on the same port removes what a killed one left. */
+export const sidecarRoot = (port: number) => join(tmpdir(), `edgefloor-sidecar-${port}`)
+
 interface Waiting {
   readonly run: (office: OfficeProcess) => Promise<void>
 }
 
+/** One place for a LibreOffice: the process converting, and the warm standby that replaces it. */
+interface Slot {
+  readonly index: number
+  generation: number
+  active: OfficeProcess | undefined
+  standby: OfficeProcess | undefined
+  isStarting: boolean
+  attempt: number
+}
+
 export class LibreOfficePool {
+  /** Where every file of this sidecar lives (processes' folders unsandboxed, merges, post-processing). */
+  readonly root: string
   private readonly waiting: Waiting[] = []
   private readonly idle: OfficeProcess[] = []
-  private readonly offices: OfficeProcess[] = []
+  private readonly slots: Slot[]
+  /** Every process started and not yet stopped, standbys included: close() stops them all. */
+  private readonly running = new Set<OfficeProcess>()
   /** The Gotenberg-Trace of the request each busy LibreOffice works for. */
   private readonly traces = new Map<OfficeProcess, string>()
-  private readonly root: Promise<string>
+  private readonly prepared: Promise<Installation>
   private startFailure: string | undefined
   private closed = false
-  private jobCount = 0
   private readonly firstStart: Promise<void>
   private settleFirstStart: () => void = () => {}
   private readonly options: PoolOptions
 
   constructor(options: PoolOptions) {
     this.options = options
-    this.root = mkdtemp(join(tmpdir(), 'edgefloor-sidecar-'))
+    const root = sidecarRoot(options.port)
+    this.root = root
     this.firstStart = new Promise((resolve) => (this.settleFirstStart = resolve))
-    for (let i = 0; i < options.processes; i++) void this.launch(i)
+    this.slots = Array.from({ length: options.processes }, (_, index) => ({ index, generation: 0, active: undefined, standby: undefined, isStarting: false, attempt: 0 }))
+    this.prepared = (async () => {
+      // What a sidecar killed on this port left behind (job files in unsandboxed mode, merges) goes first.
+      await rm(root, { recursive: true, force: true })
+      await mkdir(root, { recursive: true, mode: 0o700 })
+      return findInstallation(options.soffice, options.python)
+    })()
+    this.prepared.catch((error) => {
+      this.startFailure = `LibreOffice could not start: ${(error as Error).message}`
+      console.error(JSON.stringify({ level: 'error', message: this.startFailure }))
+      this.settleFirstStart()
+    })
+    for (const slot of this.slots) void this.startStandby(slot)
   }
 
   get stats() {
-    return { queued: this.waiting.length, idle: this.idle.length, processes: this.offices.map((office) => ({ pid: office.pid, folder: office.folder, alive: office.alive, busy: office.alive && !this.idle.includes(office), trace: this.traces.get(office) })) }
+    return {
+      queued: this.waiting.length,
+      idle: this.idle.length,
+      processes: this.slots.map(({ active: office, standby }) => ({ pid: office?.pid, folder: office?.folder ?? '', alive: office?.alive ?? false, busy: !!office?.alive && !this.idle.includes(office), trace: office && this.traces.get(office), standby: standby?.pid })),
+    }
   }
 
   /** Up when at least one LibreOffice answers; the reason it cannot start otherwise. */
   get health(): { up: boolean; reason?: string } {
-    return this.idle.length > 0 || this.offices.some((office) => office.alive) ? { up: true } : { up: false, reason: this.startFailure ?? 'LibreOffice is starting' }
+    return this.slots.some((slot) => slot.active?.alive || slot.standby?.alive) ? { up: true } : { up: false, reason: this.startFailure ?? 'LibreOffice is starting' }
   }
 
   /** Resolves once the first LibreOffice answers, or its first start failed (health then says why). */
@@ -88,23 +126,65 @@ export class LibreOfficePool {
     return this.firstStart
   }
 
-  private async launch(index: number, attempt = 0): Promise<void> {
-    if (this.closed) return
-    const office = this.offices[index] ?? new OfficeProcess(this.options, join(await this.root, `office-${index}`), String(index))
-    this.offices[index] = office
+  /** A new folder under the sidecar's temp root, for files made around a conversion (merging, post-processing). */
+  async scratch(prefix: string): Promise<string> {
+    await this.prepared
+    return mkdtemp(join(this.root, prefix))
+  }
+
+  /** Starts the slot's next LibreOffice (retrying with backoff), which takes over as soon as the slot needs it. */
+  private async startStandby(slot: Slot): Promise<void> {
+    if (this.closed || slot.standby || slot.isStarting) return
+    slot.isStarting = true
+    const installation = await this.prepared.catch(() => undefined)
+    if (!installation) return void (slot.isStarting = false)
+    const office = new OfficeProcess(installation, this.options.sandbox, join(this.root, `office-${slot.index}-${++slot.generation}`))
+    this.running.add(office)
     try {
       await office.start()
+      slot.attempt = 0
       this.startFailure = undefined
+      if (this.closed) return void (await this.retire(office))
+      slot.standby = office
       this.settleFirstStart()
-      this.idle.push(office)
-      this.pump()
     } catch (error) {
+      await this.retire(office)
+      if (this.closed) return
       this.startFailure = (error as Error).message
       console.error(JSON.stringify({ level: 'error', message: this.startFailure }))
       this.settleFirstStart()
-      await office.kill()
-      setTimeout(() => void this.launch(index, attempt + 1), Math.min(30_000, 500 * 2 ** attempt)).unref()
+      setTimeout(() => void this.startStandby(slot), Math.min(30_000, 500 * 2 ** slot.attempt++)).unref()
+    } finally {
+      slot.isStarting = false
     }
+    this.takeOver(slot)
+  }
+
+  /** Hands the slot to its standby when the active process is missing, dead, or idle past its conversions. */
+  private takeOver(slot: Slot): void {
+    if (slot.standby && !slot.standby.alive) {
+      void this.retire(slot.standby)
+      slot.standby = undefined
+      void this.startStandby(slot)
+    }
+    const active = slot.active
+    const isDue = !active?.alive || (this.idle.includes(active) && active.conversions >= this.options.restartAfter)
+    if (isDue && !slot.standby) void this.startStandby(slot)
+    if (!slot.standby || !isDue || this.closed) return
+    if (active) {
+      this.idle.splice(this.idle.indexOf(active), this.idle.includes(active) ? 1 : 0)
+      void this.retire(active)
+    }
+    slot.active = slot.standby
+    slot.standby = undefined
+    this.idle.push(slot.active)
+    this.pump()
+  }
+
+  private async retire(office: OfficeProcess): Promise<void> {
+    await office.stop()
+    this.running.delete(office)
+    await rm(office.folder, { recursive: true, force: true })
   }
 
   /** Converts one document to PDF for the request traced as `trace`; the bytes of the PDF. */
@@ -127,32 +207,27 @@ export class LibreOfficePool {
     }
   }
 
-  private async release(office: OfficeProcess): Promise<void> {
-    const index = this.offices.indexOf(office)
-    if (!office.alive) return this.launch(index)
-    if (office.conversions >= this.options.restartAfter) {
-      await office.stop()
-      return this.launch(index)
-    }
-    this.idle.push(office)
+  private release(office: OfficeProcess): void {
+    const slot = this.slots.find((candidate) => candidate.active === office)
+    if (!slot) return void this.retire(office)
+    // The standby starts halfway through the process's conversions, so it is warm when they are done (and a
+    // sidecar that converts little runs one LibreOffice). Past its conversions, the process keeps converting until
+    // its standby is ready: recycling never stalls the queue.
+    if (office.conversions >= Math.max(1, Math.floor(this.options.restartAfter / 2))) void this.startStandby(slot)
+    if (office.alive) this.idle.push(office)
+    this.takeOver(slot)
     this.pump()
   }
 
   private async runOn(office: OfficeProcess, filename: string, bytes: Uint8Array, options: PdfOptions, trace: string): Promise<Uint8Array> {
     this.traces.set(office, trace)
-    const work = join(office.jobs, `job-${++this.jobCount}`)
-    const input = join(work, filename)
-    const output = join(work, 'out.pdf')
     try {
-      await rm(work, { recursive: true, force: true })
-      await mkdir(work, { recursive: true })
-      await writeFile(input, bytes)
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new ConversionTimeoutError(`the conversion took longer than ${this.options.timeoutMs} ms`)), this.options.timeoutMs)
       })
-      const request: ConvertRequest = { input, output, filter_data: filterData(options), password: options.password, landscape: options.landscape, update_indexes: options.updateIndexes }
-      const reply = await Promise.race([office.convert(request), timeout])
+      const request: ConvertRequest = { name: filename, filter_data: filterData(options), password: options.password, landscape: options.landscape, update_indexes: options.updateIndexes }
+      const reply = await Promise.race([office.convert(request, bytes), timeout])
         .catch(async (error) => {
           // The stuck LibreOffice is gone before the job ends: released while still alive, it would take the next
           // document and fail it (the kill signal lands at once, but the process is reaped later).
@@ -162,16 +237,15 @@ export class LibreOfficePool {
         })
         .finally(() => clearTimeout(timer))
       if (!reply.ok) throw new ConversionFailedError(reply.message)
-      return new Uint8Array(await readFile(output))
+      return reply.pdf
     } finally {
       this.traces.delete(office)
-      await rm(work, { recursive: true, force: true })
     }
   }
 
   async close(): Promise<void> {
     this.closed = true
-    await Promise.all(this.offices.map((office) => office.stop(2000)))
-    await rm(await this.root, { recursive: true, force: true })
+    await Promise.all([...this.running].map((office) => office.stop(2000)))
+    await rm(this.root, { recursive: true, force: true })
   }
 }

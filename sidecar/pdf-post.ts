@@ -43,9 +43,10 @@ async function pageSize(pdf: string, timeoutMs: number): Promise<[number, number
   return match ? [Number(match[1]), Number(match[2])] : [595.28, 841.89]
 }
 
-/** Joins PDFs in the given order. */
+/** Joins PDFs in the given order. The first is the primary input, not --empty: its document-level data, the XMP
+ * that declares PDF/A and PDF/UA among it, carries over to the merged PDF. */
 export async function mergePdfs(inputs: readonly string[], output: string, timeoutMs: number): Promise<void> {
-  await qpdf(['--empty', '--pages', ...inputs, '--', output], timeoutMs)
+  await qpdf([inputs[0]!, '--pages', '.', ...inputs.slice(1), '--', output], timeoutMs)
 }
 
 /** Each page of a qpdf page-range list ("2-z,5") of a document of `count` pages. */

@@ -2,9 +2,8 @@
 // and for self-hosters without Docker. Routes: POST /forms/libreoffice/convert (and Gotenberg 6's
 // /convert/office alias), GET /health, GET /version. Run: node sidecar/server.ts (SIDECAR_HOST, SIDECAR_PORT).
 import { randomUUID, timingSafeEqual } from 'node:crypto'
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
@@ -299,7 +298,7 @@ async function convertRoute(request: IncomingMessage, response: ServerResponse, 
   const failure = results.find((result) => result.status === 'rejected')
   if (failure) throw failure.reason
   const pdfs = results.map((result) => (result as PromiseFulfilledResult<Uint8Array>).value)
-  const folder = await mkdtemp(join(tmpdir(), 'edgefloor-post-'))
+  const folder = await pool.scratch('post-')
   let answer: { body: Uint8Array; type: string; name: string }
   try {
     const zipNames = uniqueNames(names.map((name) => `${name}.pdf`))
@@ -349,8 +348,9 @@ export interface RunningSidecar {
 
 /** Starts the HTTP server, on its own LibreOffice pool or on `sharedPool` (left running by close()). */
 export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOfficePool): Promise<RunningSidecar> {
-  const pool = sharedPool ?? new LibreOfficePool(options)
-  await pool.ready()
+  // Its own pool is made once the port is ours: its temp root is named by the port (swept at start), and
+  // LibreOffice starts now, so the first conversion finds it warm. Requests wait for it in the queue meanwhile.
+  let pool = sharedPool as LibreOfficePool
   const server: Server = createServer(async (request, response) => {
     const trace = request.headers['gotenberg-trace']?.toString() || randomUUID()
     // On every answer, 401s and errors included, as Gotenberg's trace middleware runs before the others.
@@ -404,6 +404,8 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
   await new Promise<void>((resolve) => server.listen(options.port, options.host, resolve))
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : options.port
+  pool ??= new LibreOfficePool({ ...options, port })
+  await pool.ready()
   return {
     url: `http://${options.host}:${port}`,
     pool,

@@ -1,18 +1,23 @@
 #!/usr/bin/python3
-"""One long-lived LibreOffice, driven over UNO, for the sidecar (sidecar/libreoffice.ts).
+"""One long-lived LibreOffice, driven over UNO, for the sidecar (sidecar/office-process.ts).
 
-Starts soffice with its own profile, listening on a private pipe, and converts documents on request, one at a
-time. Node cannot speak UNO; this is the smallest bridge that can, using Debian's python3-uno.
+Starts soffice.bin with its own profile under FOLDER, listening on a private pipe, warms it up, and converts
+documents on request, one at a time. Node cannot speak UNO; this is the smallest bridge that can, using Debian's
+python3-uno. Usage: uno_bridge.py SOFFICE_BIN FOLDER.
 
-Protocol: JSON lines. stdout first says {"ready": true, "office_pid": N} once LibreOffice answers, then one line
-per request read from stdin: {"input": path, "output": path, "filter_data": {...}, "password": str | null,
-"landscape": bool, "update_indexes": bool} -> {"ok": true} or {"ok": false, "kind": "unreadable" | "failed", "message": str}.
-If LibreOffice dies the bridge exits non-zero; when stdin closes it stops LibreOffice and exits.
+Protocol: stdout first says {"ready": true, "office_pid": N} once LibreOffice answers. Then each request is a JSON
+line on stdin, {"name": file name, "size": N, "filter_data": {...}, "password": str | null, "landscape": bool,
+"update_indexes": bool},
+followed by the document's N bytes; each answer a JSON line, {"ok": true, "size": M} followed by the PDF's M
+bytes, or {"ok": false, "kind": "unreadable" | "failed", "message": str}. The document and the PDF exist on disk
+(FOLDER/job, a tmpfs inside the sandbox) only while that request runs. If LibreOffice dies the bridge exits
+non-zero; when stdin closes it stops LibreOffice and exits.
 """
 import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -21,7 +26,23 @@ import zipfile
 import uno
 from com.sun.star.connection import NoConnectException
 
-CONNECT_TIMEOUT_S = 60
+# Generous: a LibreOffice making its first profile on a loaded 2-core machine has taken over a minute.
+CONNECT_TIMEOUT_S = 180
+# soffice.bin's exit code when it wants to be started again (after it first made a profile); oosplash and the
+# soffice script would restart it, the bridge does it itself.
+EXIT_RESTART = 81
+
+# Defence in depth: macros off, linked content never updated, untrusted links blocked.
+HARDENING = '''<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="MacroSecurityLevel" oor:op="fuse"><value>3</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="DisableMacrosExecution" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security"><prop oor:name="BlockUntrustedRefererLinks" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Writer/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>2</value></prop></item>
+<item oor:path="/org.openoffice.Office.Calc/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>2</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="UseLocking" oor:op="fuse"><value>false</value></prop></item>
+</oor:items>
+'''
 
 # The PDF export filter of each document kind, by the service the loaded document supports.
 EXPORT_FILTERS = (
@@ -39,25 +60,36 @@ def prop(name, value):
     return p
 
 
-def reply(message):
-    sys.stdout.write(json.dumps(message) + '\n')
-    sys.stdout.flush()
+def reply(message, body=b''):
+    out = sys.stdout.buffer
+    out.write(json.dumps({**message, 'size': len(body)} if body else message).encode() + b'\n')
+    if body:
+        out.write(body)
+    out.flush()
 
 
-def connect(pipe, office):
+def connect(pipe, launch):
+    """Launches LibreOffice (again after EXIT_RESTART) and connects; kills it when it never answers."""
     local = uno.getComponentContext()
     resolver = local.ServiceManager.createInstanceWithContext('com.sun.star.bridge.UnoUrlResolver', local)
     deadline = time.monotonic() + CONNECT_TIMEOUT_S
-    while True:
-        if office.poll() is not None:
-            raise SystemExit(f'LibreOffice exited with {office.returncode} before accepting connections')
-        try:
-            context = resolver.resolve(f'uno:pipe,name={pipe};urp;StarOffice.ComponentContext')
-            return context.ServiceManager.createInstanceWithContext('com.sun.star.frame.Desktop', context)
-        except NoConnectException:
-            if time.monotonic() > deadline:
-                raise SystemExit(f'LibreOffice did not accept connections within {CONNECT_TIMEOUT_S} s')
-            time.sleep(0.1)
+    office = launch()
+    try:
+        while True:
+            if office.poll() == EXIT_RESTART:
+                office = launch()
+            elif office.poll() is not None:
+                raise SystemExit(f'LibreOffice exited with {office.returncode} before accepting connections')
+            try:
+                context = resolver.resolve(f'uno:pipe,name={pipe};urp;StarOffice.ComponentContext')
+                return context.ServiceManager.createInstanceWithContext('com.sun.star.frame.Desktop', context), office
+            except NoConnectException:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f'LibreOffice did not accept connections within {CONNECT_TIMEOUT_S} s')
+                time.sleep(0.1)
+    except BaseException:
+        office.kill()
+        raise
 
 
 def make_landscape(document):
@@ -195,17 +227,52 @@ def convert(desktop, request):
             pass
 
 
+# One blank document of each kind saved as OOXML, loaded back and exported to PDF before the process says it is
+# ready: loads Writer, Calc, Impress, their OOXML import and the PDF export, so the first real conversion costs
+# what the next ones do.
+WARM_UP = (
+    ('swriter', 'MS Word 2007 XML', '.docx', 'writer_pdf_Export'),
+    ('scalc', 'Calc MS Excel 2007 XML', '.xlsx', 'calc_pdf_Export'),
+    ('simpress', 'Impress MS PowerPoint 2007 XML', '.pptx', 'impress_pdf_Export'),
+)
+
+
+def warm_up(desktop, folder):
+    pdf = uno.systemPathToFileUrl(os.path.join(folder, 'warm-up.pdf'))
+    for factory, save, extension, export in WARM_UP:
+        saved = uno.systemPathToFileUrl(os.path.join(folder, 'warm-up' + extension))
+        for url, target, store in ((f'private:factory/{factory}', saved, save), (saved, pdf, export)):
+            document = desktop.loadComponentFromURL(url, '_blank', 0, (prop('Hidden', True),))
+            try:
+                document.storeToURL(target, (prop('FilterName', store),))
+            finally:
+                document.close(True)
+        os.remove(uno.fileUrlToSystemPath(saved))
+    os.remove(uno.fileUrlToSystemPath(pdf))
+
+
 @contextlib.contextmanager
-def running_office(soffice, profile, pipe):
+def running_office(soffice, folder, warm=True):
     """Starts soffice on its own profile and pipe, yields its Desktop once it answers, and stops it after."""
-    office = subprocess.Popen(
-        [soffice, f'-env:UserInstallation={uno.systemPathToFileUrl(profile)}', f'--accept=pipe,name={pipe};urp;StarOffice.ComponentContext',
-         '--headless', '--invisible', '--nologo', '--nodefault', '--nolockcheck', '--norestore', '--nofirststartwizard'],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    desktop = None
+    profile = os.path.join(folder, 'profile')
+    os.makedirs(os.path.join(profile, 'user'), mode=0o700, exist_ok=True)
+    os.makedirs(os.path.join(folder, 'tmp'), mode=0o700, exist_ok=True)
+    with open(os.path.join(profile, 'user', 'registrymodifications.xcu'), 'w') as settings:
+        settings.write(HARDENING)
+    pipe = f'edgefloor-{os.path.basename(folder)}-{os.getpid()}'
+
+    def launch():
+        return subprocess.Popen(
+            [soffice, f'-env:UserInstallation={uno.systemPathToFileUrl(profile)}', f'--accept=pipe,name={pipe};urp;StarOffice.ComponentContext',
+             '--headless', '--invisible', '--nologo', '--nodefault', '--nolockcheck', '--norestore', '--nofirststartwizard'],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+    desktop = office = None
     try:
-        desktop = connect(pipe, office)
+        desktop, office = connect(pipe, launch)
+        if warm:
+            warm_up(desktop, folder)
         yield desktop, office
     finally:
         try:
@@ -214,31 +281,58 @@ def running_office(soffice, profile, pipe):
         except Exception:
             pass
         try:
-            office.wait(timeout=5)
+            if office is not None:
+                office.wait(timeout=5)
         except Exception:
             office.kill()
 
 
+def read_exactly(stream, size):
+    data = stream.read(size)
+    if len(data) != size:
+        raise SystemExit('the sidecar closed the pipe in the middle of a document')
+    return data
+
+
+def convert_document(desktop, folder, request, document):
+    """Writes the document to FOLDER/job, converts it, and removes both files whatever happens: the PDF's bytes."""
+    job = os.path.join(folder, 'job')
+    shutil.rmtree(job, ignore_errors=True)
+    os.makedirs(job, mode=0o700)
+    try:
+        source = os.path.join(job, os.path.basename(request['name']) or 'document')
+        with open(os.open(source, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), 'wb') as file:
+            file.write(document)
+        output = os.path.join(job, 'out.pdf')
+        result = convert(desktop, {**request, 'input': source, 'output': output})
+        if not result['ok']:
+            # A LibreOffice killed while loading can make the load just fail: ask it something before
+            # blaming the document, so a crash is never reported as an unreadable file.
+            desktop.getFrames()
+            return result, b''
+        with open(output, 'rb') as file:
+            return result, file.read()
+    finally:
+        shutil.rmtree(job, ignore_errors=True)
+
+
 def main():
-    soffice, profile, pipe = sys.argv[1:4]
-    with running_office(soffice, profile, pipe) as (desktop, office):
+    soffice, folder = sys.argv[1:3]
+    stdin = sys.stdin.buffer
+    with running_office(soffice, folder) as (desktop, office):
         reply({'ready': True, 'office_pid': office.pid})
-        for line in sys.stdin:
+        for line in stdin:
             if not line.strip():
                 continue
             request = json.loads(line)
+            document = read_exactly(stdin, request['size'])
             try:
-                result = convert(desktop, request)
-                if not result['ok']:
-                    # A LibreOffice killed while loading can make the load just fail: ask it something before
-                    # blaming the document, so a crash is never reported as an unreadable file.
-                    desktop.getFrames()
-                reply(result)
+                result, pdf = convert_document(desktop, folder, request, document)
             except Exception as error:  # the bridge to LibreOffice is gone: it crashed or was killed
                 sys.stderr.write(f'LibreOffice stopped during a conversion: {type(error).__name__}: {error}\n')
                 sys.exit(3)
+            reply(result, pdf)
 
 
 if __name__ == '__main__':
-    os.environ.setdefault('HOME', '/tmp')
     main()

@@ -13,6 +13,8 @@ export interface AppEnv {
     config: Config
     db: Database
     user: AuthUser
+    /** The session of the caller's access token (set by requireAuth). */
+    sessionId: string
   }
 }
 

@@ -39,6 +39,9 @@ export function createApp(options: AppOptions = {}) {
       throw thrown instanceof Error ? thrown : new Error(`non-Error thrown: ${String(thrown)}`, { cause: thrown })
     }
     c.header('x-request-id', requestId)
+    // Answers carry accounts, tokens and signed file URLs: no browser or proxy may keep them (login and refresh
+    // included), unless a route chose its own caching (downloads, static pages).
+    if (c.res.headers.get('content-type')?.includes('application/json') && !c.res.headers.has('cache-control')) c.header('cache-control', 'no-store')
   })
 
   const limitJson = bodyLimit({
@@ -57,7 +60,7 @@ export function createApp(options: AppOptions = {}) {
   // stay out of the type, which they would otherwise widen to "any path".
   const accounts = app
     .openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
-    .route('/', accountRoutes())
+    .route('/', accountRoutes(options.resources?.models.Users?.values))
   app.route('/', resourceRoutes(resourceRouteList))
   const routes = accounts.route('/', tusRoutes()).route('/', fileRoutes()).route('/', pipelineRoutes())
 

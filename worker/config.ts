@@ -56,6 +56,7 @@ export const configSchema = z.object({
   AUTH_REQUIRE_EMAIL_VERIFICATION: flag(false),
   AUTH_DEFAULT_ROLE: z.string().min(1).default('user'),
   AUTH_RATE_LIMIT_PER_MINUTE: integer(10),
+  AUTH_TRUST_CF_CONNECTING_IP: flag(false),
 
   // email
   EMAIL_PROVIDER: z.enum(['console', 'mailchannels']).default('console'),
@@ -78,10 +79,16 @@ export const configSchema = z.object({
   CONVERT_WAIT_MS: integer(60_000),
   CONVERT_PAGES_PER_STEP: integer(10, 1),
   WEBHOOK_ALLOW_HTTP: flag(false),
+  /** Hosts a callback_url may name although they are loopback or private (comma-separated; for tests). */
+  WEBHOOK_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter(Boolean)),
 
   // image → PNG
   IMAGE_MAX_BYTES: integer(50 * MiB, 1),
   IMAGE_MAX_PIXELS: integer(12_000_000, 1),
+  IMAGE_MAX_SIDE: integer(20_000, 1),
   IMAGE_MAX_DIMENSION: integer(0),
 
   // PDF → PNG

@@ -11,6 +11,9 @@ import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
 import worker from '../../worker/index'
 import type { StepMessage } from '../../worker/pipeline/jobs'
 
+/** The bench decodes its own PNG outputs. */
+const OUTPUT_LIMITS = { maxPixels: 40_000_000, maxSide: 20_000 }
+
 // Every WASM instance made in this isolate, to read the linear memory the engines grew to (it never shrinks,
 // so its size after a conversion is the peak). Bench only: the Worker itself does not do this.
 const instances: WebAssembly.Instance[] = []
@@ -103,7 +106,7 @@ bench.post('/__bench/png-encoders/prepare/:converter', async (c) => {
   prepared = []
   for await (const output of convertAll(converter, input, { jobId: 'bench', config: loadConfig(c.env), options: {} })) {
     // Also initialises the Squoosh PNG module. A few pages only: 24 decoded A4 pages would be 200 MB.
-    if (prepared.length < PREPARED_PAGES) prepared.push(await decodeImage(await bytesOf(output), 'png'))
+    if (prepared.length < PREPARED_PAGES) prepared.push(await decodeImage(await bytesOf(output), OUTPUT_LIMITS))
   }
   return c.json({ images: prepared.length })
 })

@@ -17,11 +17,32 @@ describe('rate limits', () => {
     expect(retryAfter).toBeLessThanOrEqual(60)
   })
 
-  it('limits attempts on one email from many addresses', async () => {
-    const user = await signUp()
-    for (let i = 0; i < 9; i++) await call('POST', '/auth/login', { json: { email: user.email, password: 'wrong password' } })
-    const limited = await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })
-    expect(limited.status).toBe(429)
+  it('locks one (email, address) out after 10 failures, and that address only', async () => {
+    const statuses = await inOneWindow(async () => {
+      const user = await signUp()
+      const ip = randomIp()
+      const results: number[] = []
+      for (let i = 0; i < 10; i++) results.push((await call('POST', '/auth/login', { ip, json: { email: user.email, password: 'wrong password' } })).status)
+      results.push((await call('POST', '/auth/login', { ip, json: { email: user.email, password: user.password } })).status)
+      results.push((await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status)
+      return results
+    })
+    expect(statuses).toEqual([...Array(10).fill(401), 429, 200])
+  })
+
+  it("never refuses the owner's correct password from a new address, even after 40 failures from 40 addresses", async () => {
+    const statuses = await inOneWindow(async () => {
+      const user = await signUp()
+      const attackers = Array.from({ length: 40 }, randomIp)
+      const failures = new Set<number>()
+      for (const ip of attackers) failures.add((await call('POST', '/auth/login', { ip, json: { email: user.email, password: 'guess' } })).status)
+      // Over the per-email ceiling (3 × 10 a minute), an address that already failed for this email gets no second
+      // try, while the owner, from an address of their own, logs in.
+      const again = (await call('POST', '/auth/login', { ip: attackers[0], json: { email: user.email, password: 'another guess' } })).status
+      const owner = (await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status
+      return [...failures, again, owner]
+    })
+    expect(statuses).toEqual([401, 429, 200])
   })
 
   it.each([

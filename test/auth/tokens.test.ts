@@ -22,6 +22,11 @@ async function forge(claims: Record<string, unknown>, options: { expiresIn?: str
     .sign(secret)
 }
 
+/** The live session of a user's token, which a forged access token must name (`sid`) to be accepted. */
+async function sessionOf(userId: string): Promise<string> {
+  return (await env.DB.prepare('select id from sessions where user_id = ? and revoked_at is null').bind(userId).first('id')) as string
+}
+
 async function stampOf(userId: string): Promise<string> {
   return (await env.DB.prepare('select security_stamp from users where id = ?').bind(userId).first('security_stamp')) as string
 }
@@ -50,13 +55,13 @@ describe('access tokens', () => {
     ['foreign audience', { audience: 'someone-else' }],
   ])('refuses an %s token', async (_, options) => {
     const user = await signUp()
-    const token = await forge({ sub: user.id, typ: 'auth', stm: await stampOf(user.id) }, options)
+    const token = await forge({ sub: user.id, typ: 'auth', stm: await stampOf(user.id), sid: await sessionOf(user.id) }, options)
     expect((await call('GET', '/auth/user', { token })).status).toBe(401)
   })
 
   it('accepts a correctly forged token (the forging above is sound)', async () => {
     const user = await signUp()
-    const token = await forge({ sub: user.id, typ: 'auth', stm: await stampOf(user.id) })
+    const token = await forge({ sub: user.id, typ: 'auth', stm: await stampOf(user.id), sid: await sessionOf(user.id) })
     expect((await call('GET', '/auth/user', { token })).status).toBe(200)
   })
 
@@ -65,7 +70,7 @@ describe('access tokens', () => {
     const [header, , signature] = user.token.split('.')
     const tampered = `${header}.${base64url({ sub: user.id, typ: 'auth', role: 'admin' })}.${signature}`
     expect((await call('GET', '/auth/user', { token: tampered })).status).toBe(401)
-    const other = await new SignJWT({ sub: user.id, typ: 'auth', stm: await stampOf(user.id) })
+    const other = await new SignJWT({ sub: user.id, typ: 'auth', stm: await stampOf(user.id), sid: await sessionOf(user.id) })
       .setProtectedHeader({ alg: 'HS256' }).setIssuer('edgefloor').setAudience('edgefloor').setJti('x').setIssuedAt().setExpirationTime('1h')
       .sign(new TextEncoder().encode('another-secret-that-is-long-enough-too'))
     expect((await call('GET', '/auth/user', { token: other })).status).toBe(401)
@@ -74,7 +79,7 @@ describe('access tokens', () => {
   it('refuses alg "none" and other algorithms', async () => {
     const user = await signUp()
     const now = Math.floor(Date.now() / 1000)
-    const payload = { sub: user.id, typ: 'auth', stm: await stampOf(user.id), iss: 'edgefloor', aud: 'edgefloor', iat: now, exp: now + 3600, jti: 'x' }
+    const payload = { sub: user.id, typ: 'auth', stm: await stampOf(user.id), sid: await sessionOf(user.id), iss: 'edgefloor', aud: 'edgefloor', iat: now, exp: now + 3600, jti: 'x' }
     for (const alg of ['none', 'HS512', 'RS256']) {
       const token = `${base64url({ alg, typ: 'JWT' })}.${base64url(payload)}.`
       expect((await call('GET', '/auth/user', { token })).status).toBe(401)

@@ -6,12 +6,12 @@ import { readPngHeader } from '../../worker/engines/png/encode'
 import * as fixtures from '../fixtures/images/images'
 import { call, callJson } from '../support/api'
 import { signUp } from '../support/accounts'
-import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
 
 /** The pixel at (x, y) of a decoded image, RGB. */
 async function pixelOf(png: Uint8Array, x: number, y: number) {
-  const image = await decodeImage(png, 'png')
+  const image = await decodeImage(png, TEST_IMAGE_LIMITS)
   const i = (y * image.width + x) * 4
   return [...image.data.subarray(i, i + 3)]
 }
@@ -55,7 +55,7 @@ describe('image-to-png converter', () => {
     new DataView(flood.buffer).setUint32(20, 60000)
     await expect(convertAll(imageToPng, inputFromBytes('flood.png', flood), testContext())).rejects.toMatchObject({
       retryable: false,
-      message: 'the image is 60000×60000 (3600000000 pixels); the limit is 12000000 pixels',
+      message: 'the image is 60000×60000; the limit is 20000 pixels a side (IMAGE_MAX_SIDE)',
     })
   })
 
@@ -103,12 +103,12 @@ describe('JPEG → PNG through the pipeline', () => {
     expect(res.body[0].metadata).toMatchObject({ width: 64, height: 48, source_format: 'jpeg' })
   })
 
-  it('refuses text named x.jpg with 415 and a clear message, and starts no job', async () => {
+  it('refuses text named x.jpg with 422 and a clear message, and starts no job', async () => {
     const user = await signUp()
     const text = await uploaded(user, 'x.jpg', 'just some text, honestly')
     expect(text.content_type).toBe('text/plain')
     const res = await callJson('POST', `/files/${text._id}/convert`, { token: user.token })
-    expect(res.status).toBe(415)
+    expect(res.status).toBe(422)
     expect(res.body.message).toBe('"x.jpg" is named .jpg but its content is text/plain; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif')
     expect((await callJson('GET', `/files/${text._id}/jobs`, { token: user.token })).body).toEqual([])
   })
@@ -120,7 +120,7 @@ describe('JPEG → PNG through the pipeline', () => {
   it.each([
     ['a truncated JPEG', 'cut.jpg', fixtures.pattern_jpg.slice(0, Math.floor(fixtures.pattern_jpg.length / 2)), /^image-to-png on "cut\.jpg" failed: the JPEG image cannot be decoded(: the file ends before its end-of-image marker \(truncated\))?$/],
     ['a corrupt PNG', 'bad.png', fixtures.pattern_png.map((byte, i) => (i > 40 ? byte ^ 0x5a : byte)), /^image-to-png on "bad\.png" failed: the PNG image cannot be decoded$/],
-    ['a 60000×60000 PNG header', 'flood.png', flood, /^image-to-png on "flood\.png" failed: the image is 60000×60000 \(3600000000 pixels\); the limit is 12000000 pixels$/],
+    ['a 60000×60000 PNG header', 'flood.png', flood, /^image-to-png on "flood\.png" failed: the image is 60000×60000; the limit is 20000 pixels a side \(IMAGE_MAX_SIDE\)$/],
   ])('answers %s with 422, fails the job and keeps the original', async (_case, name, bytes, message) => {
     const user = await signUp()
     const source = await uploaded(user, name, bytes)

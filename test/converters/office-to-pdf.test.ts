@@ -7,7 +7,7 @@ import { pdfToPng } from '../../worker/converters/pdf-to-png'
 import { callJson } from '../support/api'
 import { officeDocument } from '../support/office-documents'
 import { signUp } from '../support/accounts'
-import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
 import { pollJob } from '../support/jobs'
 
@@ -72,7 +72,7 @@ describe('office-to-pdf', () => {
 
 /** Whether a page has ink: some pixels well darker than the white paper. */
 async function hasInk(png: Uint8Array): Promise<boolean> {
-  const image = await decodeImage(png, 'png')
+  const image = await decodeImage(png, TEST_IMAGE_LIMITS)
   let dark = 0
   for (let i = 0; i < image.data.length; i += image.channels) if (image.data[i]! < 128) dark++
   return dark > 100

@@ -8,7 +8,7 @@ import { decodeImage } from '../../worker/engines/image/decode'
 import type { RawImage } from '../../worker/engines/png/encode'
 import { goldenColour, goldenColourPdf, goldenText } from '../fixtures/pdf/golden'
 import { threePages } from '../fixtures/pdf/pdfs'
-import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 
 /** A channel differing by more than this makes its pixel count as different. */
 const CHANNEL_TOLERANCE = 16
@@ -32,7 +32,7 @@ function differentShare(actual: RawImage, golden: RawImage): number {
 
 async function renderFirstPage(name: string, pdf: Uint8Array, dpi: number): Promise<RawImage> {
   const [output] = await convertAll(pdfToPng, inputFromBytes(name, pdf), testContext({ part: { start: 0, end: 1 }, settings: { PDF_DPI: dpi } }))
-  return decodeImage(await outputBytes(output!), 'png')
+  return decodeImage(await outputBytes(output!), TEST_IMAGE_LIMITS)
 }
 
 describe('PDF pages against golden renders', () => {
@@ -41,11 +41,11 @@ describe('PDF pages against golden renders', () => {
     ['a colour page (image, fills, stroke)', 'colour.pdf', goldenColourPdf, 144, goldenColour],
   ])('renders %s as its golden image', async (_case, name, pdf, dpi, golden) => {
     const actual = await renderFirstPage(name, pdf(), dpi)
-    expect(differentShare(actual, await decodeImage(golden, 'png'))).toBeLessThanOrEqual(MAX_DIFFERENT_SHARE)
+    expect(differentShare(actual, await decodeImage(golden, TEST_IMAGE_LIMITS))).toBeLessThanOrEqual(MAX_DIFFERENT_SHARE)
   })
 
   it('tells a render one row off, or with red and blue swapped, from its golden', async () => {
-    const golden = await decodeImage(goldenColour, 'png')
+    const golden = await decodeImage(goldenColour, TEST_IMAGE_LIMITS)
     const stride = golden.width * 4
     const shifted = new Uint8Array(golden.data.length)
     shifted.set(golden.data.subarray(stride))

@@ -7,14 +7,14 @@ import { readPngHeader } from '../../worker/engines/png/encode'
 import { encrypted, threePages } from '../fixtures/pdf/pdfs'
 import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
-import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
+import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
 
 /** Share of dark pixels in a rectangle of the rendered page (0..1). */
 async function inkIn(png: Uint8Array, box: { x0: number; y0: number; x1: number; y1: number }) {
-  const image = await decodeImage(png, 'png')
+  const image = await decodeImage(png, TEST_IMAGE_LIMITS)
   let dark = 0
   let total = 0
   for (let y = Math.floor(box.y0 * image.height); y < box.y1 * image.height; y++) {
@@ -201,7 +201,7 @@ describe('PDF → PNG through the pipeline', () => {
     ])
     const firstInkColumns = await Promise.all(
       res.body.map(async (file: { _id: string }) => {
-        const image = await decodeImage((await downloadBytes(`/files/${file._id}/download`, { token: user.token })).bytes, 'png')
+        const image = await decodeImage((await downloadBytes(`/files/${file._id}/download`, { token: user.token })).bytes, TEST_IMAGE_LIMITS)
         for (let x = 0; x < image.width; x++) if (image.data[(50 * image.width + x) * 4]! < 128) return Math.round((x * 72) / 150)
         return -1
       }),

@@ -34,8 +34,8 @@ describe('converterForFile', () => {
   })
 
   it.each([
-    ['x.jpg', '.jpg', 'text/plain', 415, '"x.jpg" is named .jpg but its content is text/plain; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif'],
-    ['x.png', '.png', 'application/octet-stream', 415, '"x.png" is named .png but its content is application/octet-stream; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif'],
+    ['x.jpg', '.jpg', 'text/plain', 422, '"x.jpg" is named .jpg but its content is text/plain; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif'],
+    ['x.png', '.png', 'application/octet-stream', 422, '"x.png" is named .png but its content is application/octet-stream; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif'],
     ['song.wma', '.wma', 'application/octet-stream', 422, expect.stringMatching(/^"song\.wma" cannot be converted: Windows Media Audio /)],
     ['pic.wma', '.wma', 'image/jpeg', 422, expect.stringMatching(/^"pic\.wma" cannot be converted: /)],
     ['data.bin', '.bin', 'application/octet-stream', 415, 'no converter accepts .bin'],

@@ -4,6 +4,7 @@ import encodeJpeg, { init as initJpegEncoder } from '@jsquash/jpeg/encode'
 import jpegEncoderWasm from '@jsquash/jpeg/codec/enc/mozjpeg_enc.wasm'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '../../worker/engines/image/decode'
+import { TEST_IMAGE_LIMITS } from '../support/conversion'
 import { reachesEndOfImage } from '../../worker/engines/image/jpeg-end'
 import * as fixtures from '../fixtures/images/images'
 
@@ -11,7 +12,7 @@ const jpegs: Record<string, Uint8Array> = { baseline: fixtures.pattern_jpg }
 
 beforeAll(async () => {
   await initJpegEncoder(jpegEncoderWasm)
-  const image = await decodeImage(fixtures.pattern_bmp, 'bmp')
+  const image = await decodeImage(fixtures.pattern_bmp, TEST_IMAGE_LIMITS)
   const pixels = { data: new Uint8ClampedArray(image.data), width: image.width, height: image.height } as Parameters<typeof encodeJpeg>[0]
   jpegs.progressive = new Uint8Array(await encodeJpeg(pixels, { progressive: true }))
   jpegs.optimized = new Uint8Array(await encodeJpeg(pixels, { progressive: false, baseline: true, arithmetic: false }))

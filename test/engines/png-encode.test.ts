@@ -2,6 +2,7 @@
 // with colour and alpha reduced only when nothing is lost.
 import { describe, expect, it } from 'vitest'
 import { decodeImage } from '../../worker/engines/image/decode'
+import { TEST_IMAGE_LIMITS } from '../support/conversion'
 import { encodePngBytes, encodePngRows, PngChannelsError, readPngHeader, type PixelRows, type RawImage } from '../../worker/engines/png/encode'
 
 function image(width: number, height: number, channels: 1 | 2 | 3 | 4, pixel: (x: number, y: number) => number[]): RawImage {
@@ -50,7 +51,7 @@ describe('PNG encoder', () => {
   ])('%s round-trips exactly', async (_name, source, colorType) => {
     const png = await encodePngBytes(source)
     expect(readPngHeader(png)).toEqual({ width: source.width, height: source.height, bitDepth: 8, colorType })
-    const decoded = await decodeImage(png, 'png')
+    const decoded = await decodeImage(png, TEST_IMAGE_LIMITS)
     expect(decoded.data).toEqual(toRgba(source))
   })
 

@@ -184,15 +184,16 @@ describe('download', () => {
     const tampered = token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA')
     expect((await call('GET', `/files/${file._id}/download?token=${tampered}`)).status).toBe(401)
     const config = loadConfig(env)
-    const expired = await signFileToken(config, file._id, user.id, Date.now() - 2 * 3600_000)
+    const owner = await env.DB.prepare('SELECT id, security_stamp AS securityStamp FROM users WHERE id = ?').bind(user.id).first<{ id: string; securityStamp: string }>()
+    const expired = await signFileToken(config, file._id, owner!, Date.now() - 2 * 3600_000)
     expect((await call('GET', `/files/${file._id}/download?token=${expired}`)).status).toBe(401)
     const other = await uploaded(user, 'other.txt', 'o')
     expect((await call('GET', `/files/${other._id}/download?token=${token}`)).status).toBe(401)
   })
 
-  it('stops working once the file is deleted', async () => {
+  it('stops working once the file is deleted (401, as for any id the link was not signed for)', async () => {
     const doomed = await uploaded(user, 'gone.txt', 'bye')
     await call('DELETE', `/files/${doomed._id}`, { token: user.token })
-    expect((await call('GET', pathOf(doomed.url))).status).toBe(404)
+    expect((await call('GET', pathOf(doomed.url))).status).toBe(401)
   })
 })

@@ -3,8 +3,8 @@ import type { AuthUser } from '../../worker/auth/users'
 import { evaluate, specialise } from '../../worker/rules/evaluate'
 import { parseRule } from '../../worker/rules/parse'
 
-const alice: AuthUser = { id: 'a1', email: 'alice@example.com', name: 'Alice', role: 'user', emailVerified: true }
-const admin: AuthUser = { id: 'z9', email: 'root@example.com', name: 'Root', role: 'admin', emailVerified: false }
+const alice: AuthUser = { id: 'a1', email: 'alice@example.com', name: 'Alice', role: 'user', emailVerified: true, securityStamp: 's1' }
+const admin: AuthUser = { id: 'z9', email: 'root@example.com', name: 'Root', role: 'admin', emailVerified: false, securityStamp: 's9' }
 
 describe('rule evaluation', () => {
   it.each([

@@ -1,10 +1,15 @@
-// The security matrix: every mounted route is either listed as public here or refuses requests without a valid
-// bearer token. A new route fails this suite until it is classified.
+// The security matrix. Every mounted route is either listed as public here or refuses requests without a valid
+// bearer token; and every authenticated operation of the OpenAPI document is tried with a revoked session's token
+// and by another user on Alice's *real* resources (her file, job, upload, session and account), with a valid
+// request, so the answer can only come from ownership: 404 as if it did not exist, or 403 from a rule that refuses
+// whatever the record holds (naming the rule). A new route fails this suite until it is classified, and a path
+// parameter this file cannot fill with a real id fails it too.
 import { inspectRoutes } from 'hono/dev'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
-import { call } from '../support/api'
-import { signUp } from '../support/accounts'
+import { call, callJson } from '../support/api'
+import { signUp, type TestUser } from '../support/accounts'
+import { uploaded } from '../support/files'
 
 /** Routes anyone may call (they authenticate by other means, or need no identity). */
 const PUBLIC = new Set([
@@ -35,9 +40,10 @@ const routes = inspectRoutes(createApp())
   .filter((route) => !route.isMiddleware && route.method !== 'ALL')
   .map((route) => ({ method: route.method, path: route.path, key: `${route.method} ${route.path}` }))
 const unique = [...new Map(routes.map((route) => [route.key, route])).values()]
-const concrete = (path: string) => path.replace(/:[A-Za-z_]+(\{[^}]*\})?/g, '0123456789abcdef01234567')
+const MADE_UP_ID = '0123456789abcdef01234567'
+const concrete = (path: string) => path.replace(/:[A-Za-z_]+(\{[^}]*\})?/g, (name) => (name.startsWith(':part') ? '1' : MADE_UP_ID))
 
-describe('security matrix', () => {
+describe('security matrix: mounted routes', () => {
   it('finds the mounted routes', () => {
     expect(unique.length).toBeGreaterThan(10)
   })
@@ -47,19 +53,121 @@ describe('security matrix', () => {
   it.each(protectedRoutes)('$key refuses a request without a token', async ({ method, path }) => {
     const res = await call(method, concrete(path), { headers: { 'content-type': 'application/json' }, body: method === 'GET' || method === 'HEAD' ? undefined : '{}' })
     expect(res.status).toBe(401)
-    expect(await res.json()).toMatchObject({ message: expect.any(String) })
+    expect(await res.json()).toMatchObject({ message: expect.any(String), code: expect.stringMatching(/^TOKEN_/) })
   })
 
   it.each(protectedRoutes)('$key refuses a forged token', async ({ method, path }) => {
     const res = await call(method, concrete(path), { token: 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.', body: method === 'GET' ? undefined : '{}' })
     expect(res.status).toBe(401)
   })
+})
 
-  it.each(protectedRoutes.filter((route) => route.path.includes(':')))('$key answers another user 404 for an id that is not theirs (or 403 from a rule that needs no record)', async ({ method, path }) => {
-    const stranger = await signUp()
-    const res = await call(method, concrete(path), { token: stranger.token, headers: { 'content-type': 'application/json' }, body: method === 'GET' ? undefined : '{}' })
-    // 403 only from a rule that refuses whatever the record holds (it names the rule, never the data).
-    expect([400, 403, 404]).toContain(res.status)
-    if (res.status === 403) expect((await res.json()) as object).toHaveProperty('rule')
+interface Operation {
+  method: string
+  path: string
+  key: string
+}
+
+const document = (await (await call('GET', '/openapi.json')).json()) as { paths: Record<string, Record<string, { security?: unknown[] }>> }
+const authenticated: Operation[] = Object.entries(document.paths).flatMap(([path, operations]) =>
+  Object.entries(operations)
+    .filter(([, operation]) => (operation.security ?? []).length > 0)
+    .map(([method, operation]) => ({ method: method.toUpperCase(), path, key: `${method.toUpperCase()} ${path}`, operation })),
+)
+
+interface Owned {
+  user: TestUser
+  fileId: string
+  jobId: string
+  uploadId: string
+  tusId: string
+  sessionId: string
+}
+
+/** Alice's real resources, one of each kind a path can name. */
+async function aliceResources(alice: TestUser): Promise<Owned> {
+  const file = await uploaded(alice, 'alice.txt', 'only for alice')
+  const job = await callJson('POST', `/files/${file._id}/convert`, { token: alice.token, headers: { prefer: 'respond-async' }, json: {} })
+  expect(job.status).toBe(202)
+  const upload = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'big.bin' } })
+  expect(upload.status).toBe(201)
+  const tus = await call('POST', '/files/tus', { token: alice.token, headers: { 'tus-resumable': '1.0.0', 'upload-length': '10' } })
+  expect(tus.status).toBe(201)
+  const tusId = tus.headers.get('location')!.split('/').pop()!
+  const sessions = await callJson('GET', '/auth/sessions', { token: alice.token })
+  return { user: alice, fileId: file._id, jobId: job.body._id, uploadId: upload.body.upload_id, tusId, sessionId: sessions.body[0]._id }
+}
+
+/** The path with every parameter filled by Alice's real id of that kind; throws for a parameter it cannot fill. */
+function withRealIds(path: string, owned: Owned): string {
+  return path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    // Not resources: a part number, and a file extension that GET /convert/{extension} describes.
+    if (name === 'part') return '1'
+    if (name === 'extension') return 'pdf'
+    if (name === 'uploadId') return owned.uploadId
+    if (name !== 'id') throw new Error(`${path}: no real id for {${name}}: teach the matrix this kind of resource`)
+    if (path.startsWith('/files/tus/')) return owned.tusId
+    if (path.startsWith('/files/')) return owned.fileId
+    if (path.startsWith('/jobs/')) return owned.jobId
+    if (path.startsWith('/users/')) return owned.user.id
+    if (path.startsWith('/auth/sessions/')) return owned.sessionId
+    throw new Error(`${path}: no real id for {id}: teach the matrix this kind of resource`)
+  })
+}
+
+/** A request the route would accept from Alice herself, so that only ownership can refuse it. */
+function validRequest(operation: Operation): { json?: unknown; body?: BodyInit; headers?: Record<string, string> } {
+  const tus = { 'tus-resumable': '1.0.0' }
+  if (operation.key === 'PATCH /files/tus/{id}') return { body: new Uint8Array(4), headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' } }
+  if (operation.key === 'POST /files/tus/{id}') return { headers: { ...tus, 'x-http-method-override': 'DELETE' } }
+  if (operation.path.startsWith('/files/tus')) return { headers: tus }
+  if (operation.key === 'PUT /files/uploads/{uploadId}/{part}') return { body: new Uint8Array(16), headers: { 'content-type': 'application/octet-stream', 'content-length': '16' } }
+  if (operation.key === 'PUT /files/{id}') return { json: { name: 'renamed.txt' } }
+  if (operation.key === 'PUT /users/{id}') return { json: { name: 'Renamed' } }
+  if (operation.key === 'POST /files/{id}/convert') return { json: {} }
+  if (operation.method === 'POST' || operation.method === 'PUT' || operation.method === 'PATCH') return { json: {} }
+  return {}
+}
+
+describe('security matrix: every authenticated operation of the OpenAPI document', () => {
+  let owned: Owned
+  let mallory: TestUser
+  let revoked: TestUser
+
+  beforeAll(async () => {
+    owned = await aliceResources(await signUp())
+    mallory = await signUp()
+    revoked = await signUp()
+    expect((await call('POST', '/auth/logout', { token: revoked.token })).status).toBe(200)
+  })
+
+  it('covers the authenticated operations', () => {
+    expect(authenticated.length).toBeGreaterThan(15)
+  })
+
+  it.each(authenticated)('$key refuses a revoked session\'s token with 401', async (operation) => {
+    const res = await call(operation.method, withRealIds(operation.path, owned), { token: revoked.token, ...validRequest(operation) })
+    expect(res.status).toBe(401)
+    expect(await res.json()).toMatchObject({ code: 'TOKEN_REVOKED' })
+  })
+
+  it.each(authenticated.filter((operation) => /\{(id|uploadId)\}/.test(operation.path)))(
+    "$key answers another user 404 on Alice's real resource (or 403 naming a rule that refuses whatever it holds)",
+    async (operation) => {
+      const res = await call(operation.method, withRealIds(operation.path, owned), { token: mallory.token, ...validRequest(operation) })
+      const body = (await res.json()) as Record<string, unknown>
+      expect([403, 404]).toContain(res.status)
+      if (res.status === 403) expect(body).toHaveProperty('rule')
+      else expect(body.code).toMatch(/_NOT_FOUND$/)
+      expect(JSON.stringify(body)).not.toContain(owned.user.email)
+    },
+  )
+
+  it("leaves Alice's resources as they were", async () => {
+    const token = owned.user.token
+    expect((await callJson('GET', `/files/${owned.fileId}`, { token })).body).toMatchObject({ _id: owned.fileId, name: 'alice.txt' })
+    expect((await call('GET', `/jobs/${owned.jobId}`, { token })).status).toBe(200)
+    expect((await callJson('GET', '/auth/user', { token })).body).toMatchObject({ _id: owned.user.id, name: 'Test User' })
+    expect((await callJson('GET', '/auth/sessions', { token })).body.map((session: { _id: string }) => session._id)).toContain(owned.sessionId)
   })
 })

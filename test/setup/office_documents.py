@@ -3,7 +3,7 @@
 
 One soffice over UNO (started as sidecar/uno_bridge.py starts it) instead of one `soffice --convert-to` per format:
 a LibreOffice start costs more than all the saves together, and only UNO can save with a password.
-Usage: office_documents.py SOFFICE PROFILE_DIR JOBS_JSON, where JOBS_JSON lists
+Usage: office_documents.py SOFFICE PROFILE_DIR JOBS_JSON (the profile goes in PROFILE_DIR's parent's `profile`), where JOBS_JSON lists
 {"input", "output", "filter", "password"?, "import_filter"?, "import_options"?}.
 """
 import json
@@ -34,7 +34,7 @@ def save(desktop, job):
 
 def main():
     soffice, profile, jobs = sys.argv[1:4]
-    with running_office(soffice, profile, f'edgefloor-fixtures-{os.getpid()}') as (desktop, _), open(jobs) as file:
+    with running_office(soffice, os.path.dirname(profile), warm=False) as (desktop, _), open(jobs) as file:
         for job in json.load(file):
             save(desktop, job)
 

@@ -64,10 +64,26 @@ describe('sidecar: Gotenberg API', () => {
     expect(pdfFacts(await merged.arrayBuffer()).pages).toBe(2)
   })
 
+  it("keeps the PDF/A declaration of merged documents, as Gotenberg's merge then PDF/A conversion does", async () => {
+    const merged = await fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body: form({ a: ['hello.rtf', 'hello.rtf'], b: ['hello.odt', 'hello.odt'] }, { merge: 'true', pdfa: 'PDF/A-2b' }) })
+    expect(merged.status).toBe(200)
+    const path = join(scratch, 'merged-pdfa.pdf')
+    writeFileSync(path, Buffer.from(await merged.arrayBuffer()))
+    expect(execFileSync('exiftool', ['-s3', '-XMP-pdfaid:Part', '-XMP-pdfaid:Conformance', path], { encoding: 'utf8' }).trim().split('\n')).toEqual(['2', 'B'])
+    expect(pdfFacts(readFileSync(path).buffer as ArrayBuffer).pages).toBe(2)
+  })
+
   it.each([
     ['no file', () => form({}, { merge: 'true' }), 400, 'no form file found'],
     ['only files LibreOffice cannot read', () => form({ a: ['data.csv', 'data.exe'], b: ['hello.rtf', 'notes'] }), 400, 'no form file found'],
     ['a bad pdfa value', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { pdfa: 'PDF/A-9' }), 400, "The PDF format 'PDF/A-9' is not supported"],
+    // exiftool would rename or move the PDF on disk for these tags.
+    ['metadata that would move the file', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { metadata: '{"FileName":"../../escaped.pdf"}' }), 400, "the key 'FileName' cannot be written"],
+    ['metadata in the System group', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { metadata: '{"System:Directory":"/tmp"}' }), 400, "the key 'System:Directory' cannot be written"],
+    ['a metadata key that is no tag name', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { metadata: '{"-@":"/etc/passwd"}' }), 400, "the key '-@' is not a tag name"],
+    ['a watermark option pdfcpu has and we do not', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { watermarkSource: 'text', watermarkExpression: 'X', watermarkOptions: '{"scale":2}' }), 400, "option 'scale' is not supported here"],
+    ['an owner password without a user password', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { ownerPassword: 'x' }), 400, "form field 'userPassword' is required when 'ownerPassword' is set"],
+    ['a split span of 0', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { splitMode: 'intervals', splitSpan: '0' }), 400, "form field 'splitSpan' is invalid (got '0', resulting to value is inferior to 1)"],
     ['a document LibreOffice cannot read', () => {
       const body = new FormData()
       body.append('files', new Blob(['PK\u0003\u0004 garbage']), 'broken.docx')

@@ -34,3 +34,6 @@ export async function convertAll(converter: Converter, input: ConversionInput, c
   for await (const output of converter.convert(input, ctx)) outputs.push(output)
   return outputs
 }
+
+/** Limits for decoding the tests' own outputs and fixtures (the converters use the configured ones). */
+export const TEST_IMAGE_LIMITS = { maxPixels: 40_000_000, maxSide: 20_000 }

@@ -20,5 +20,6 @@ export async function busyOffice(sidecar: RunningSidecar): Promise<string> {
 
 /** Signals the LibreOffice whose profile is `folder`. */
 export function signalOffice(folder: string, signal: 'STOP' | 'KILL'): void {
-  execFileSync('pkill', [`-${signal}`, '-f', `soffice.bin.*${folder}`])
+  // The folder's own profile (office-0-1/, not office-0-10/): a standby beside it is left alone.
+  execFileSync('pkill', [`-${signal}`, '-f', `soffice.bin.*${folder}/`])
 }

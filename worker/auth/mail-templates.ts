@@ -1,6 +1,7 @@
-// The two account emails (templates `emailVerification` and `passwordReset`), plain text and HTML.
+// The two account emails (templates `emailVerification` and `passwordReset`), plain text and HTML. They carry no
+// text the user chose (the name): both can go to an address nobody has verified, and would relay it there.
 import type { Config } from '../config'
-import type { EmailMessage } from '../email/send'
+import type { EmailMessage } from '../email/message'
 
 export type TemplateName = 'emailVerification' | 'passwordReset'
 
@@ -10,12 +11,12 @@ const escapeHtml = (text: string) =>
 export function renderAccountEmail(
   config: Config,
   template: TemplateName,
-  to: { email: string; name: string },
+  to: { email: string },
   token: string,
 ): EmailMessage {
   const path = template === 'emailVerification' ? 'verify' : 'reset'
   const link = `${config.APP_URL.replace(/\/$/, '')}/${path}?token=${encodeURIComponent(token)}`
-  const greeting = to.name ? `Hello ${to.name},` : 'Hello,'
+  const greeting = 'Hello,'
   const [subject, action, note] =
     template === 'emailVerification'
       ? ['Verify your email address', 'confirm your email address', 'The link is valid for a limited time.']

@@ -1,31 +1,54 @@
-// requireAuth: the bearer access token → the caller on c.var.user, or 401. The token's security stamp must
-// match the user's, so a password reset or "log out everywhere" ends tokens issued before it.
+// requireAuth: the bearer access token → the caller on c.var.user, or 401. One D1 read per request checks both the
+// user's security stamp (password reset, "log out everywhere") and the token's session (logout, refresh-token reuse,
+// DELETE /auth/sessions/:id), so any of them ends the token at once.
+import { and, eq } from 'drizzle-orm'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../api'
+import type { Config } from '../config'
+import type { Database } from '../db/client'
+import { sessions, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { readToken } from './tokens'
-import { findUser, toAuthUser } from './users'
+import { toAuthUser, type AuthUser } from './users'
 
 export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)$/i.exec(header ?? '')
   return match?.[1]
 }
 
-const unauthorized = (code: 'TOKEN_MISSING' | 'TOKEN_INVALID' | 'TOKEN_REVOKED') => new ApiError(code, { headers: { 'www-authenticate': 'Bearer' } })
+const unauthorized = (code: 'TOKEN_MISSING' | 'TOKEN_INVALID' | 'TOKEN_REVOKED', message?: string) =>
+  new ApiError(code, { message, headers: { 'www-authenticate': 'Bearer' } })
+
+/** The caller of an access token, with the session it belongs to; throws 401 (404 USER_NOT_FOUND on request). */
+export async function authenticateBearer(
+  config: Config,
+  db: Database,
+  header: string | undefined,
+  options: { missingUserStatus?: 401 | 404; missingTokenMessage?: string } = {},
+): Promise<{ user: AuthUser; sessionId: string }> {
+  const token = bearerToken(header)
+  if (!token) throw unauthorized('TOKEN_MISSING', options.missingTokenMessage)
+  const claims = await readToken(config, token, 'auth')
+  if (!claims?.sid) throw unauthorized('TOKEN_INVALID')
+  const [row] = await db
+    .select({ user: users, sessionId: sessions.id, revokedAt: sessions.revokedAt })
+    .from(users)
+    .leftJoin(sessions, and(eq(sessions.id, claims.sid), eq(sessions.userId, users.id)))
+    .where(eq(users.id, claims.sub))
+    .limit(1)
+  if (!row) {
+    if (options.missingUserStatus === 404) throw new ApiError('USER_NOT_FOUND')
+    throw unauthorized('TOKEN_INVALID')
+  }
+  if (row.user.securityStamp !== claims.stm || !row.sessionId || row.revokedAt !== null) throw unauthorized('TOKEN_REVOKED')
+  return { user: toAuthUser(row.user), sessionId: row.sessionId }
+}
 
 export function requireAuth(options: { missingUserStatus?: 401 | 404 } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const token = bearerToken(c.req.header('authorization'))
-    if (!token) throw unauthorized('TOKEN_MISSING')
-    const claims = await readToken(c.var.config, token, 'auth')
-    if (!claims) throw unauthorized('TOKEN_INVALID')
-    const user = await findUser(c.var.db, claims.sub)
-    if (!user) {
-      if (options.missingUserStatus === 404) throw new ApiError('USER_NOT_FOUND')
-      throw unauthorized('TOKEN_INVALID')
-    }
-    if (user.securityStamp !== claims.stm) throw unauthorized('TOKEN_REVOKED')
-    c.set('user', toAuthUser(user))
+    const { user, sessionId } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), options)
+    c.set('user', user)
+    c.set('sessionId', sessionId)
     await next()
   })
 }

@@ -1,44 +1,116 @@
-// Rate limits for the account endpoints, per IP and per email: one Durable Object per key holds a fixed
-// one-minute window, so the count is shared by every isolate and survives eviction (unlike a Map in memory).
+// Rate limits for the account endpoints: one Durable Object per key holds a fixed window (a minute unless said
+// otherwise), so a count is shared by every isolate and survives eviction (unlike a Map in memory). The login
+// lockout policy (README, Accounts) counts failures per (email, client address), with a per-email ceiling that
+// slows an attacker rotating addresses without refusing the owner's correct password from an address of their own.
 import { DurableObject } from 'cloudflare:workers'
 import type { Config } from '../config'
 import { ApiError } from '../errors'
 
-const WINDOW_MS = 60_000
+export const MINUTE_MS = 60_000
 
 export interface RateVerdict {
   allowed: boolean
   retryAfterSeconds: number
 }
 
+interface Window {
+  windowStart: number
+  count: number
+}
+
 export class RateLimiter extends DurableObject<Env> {
+  private current(windowMs: number, now: number): Window {
+    const windowStart = now - (now % windowMs)
+    const stored = this.ctx.storage.kv.get<Window>('window')
+    return { windowStart, count: stored?.windowStart === windowStart ? stored.count : 0 }
+  }
+
   /** Counts one attempt in the current window; refuses once `limit` were already counted. */
-  async hit(limit: number): Promise<RateVerdict> {
+  async hit(limit: number, windowMs = MINUTE_MS): Promise<RateVerdict> {
     const now = Date.now()
-    const windowStart = now - (now % WINDOW_MS)
-    const stored = this.ctx.storage.kv.get<{ windowStart: number; count: number }>('window')
-    const count = stored?.windowStart === windowStart ? stored.count : 0
-    if (count >= limit) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now) / 1000)) }
+    const { windowStart, count } = this.current(windowMs, now)
+    if (count >= limit) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)) }
     this.ctx.storage.kv.put('window', { windowStart, count: count + 1 })
     return { allowed: true, retryAfterSeconds: 0 }
   }
+
+  /** How many were counted in the current window, and the seconds until it ends; counts nothing. */
+  async peek(windowMs = MINUTE_MS): Promise<{ count: number; retryAfterSeconds: number }> {
+    const now = Date.now()
+    const { windowStart, count } = this.current(windowMs, now)
+    return { count, retryAfterSeconds: Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)) }
+  }
+
+  /** Counts one event (a failure) in the current window. */
+  async add(windowMs = MINUTE_MS): Promise<void> {
+    const { windowStart, count } = this.current(windowMs, Date.now())
+    this.ctx.storage.kv.put('window', { windowStart, count: count + 1 })
+  }
 }
 
-/** The client's address as Cloudflare reports it (absent locally, where every caller is "local"). */
-export function clientAddress(headers: Headers): string {
-  return headers.get('cf-connecting-ip') ?? 'local'
+type Limiters = DurableObjectNamespace<RateLimiter>
+
+const limiter = (namespace: Limiters, key: string) => namespace.get(namespace.idFromName(key))
+
+/**
+ * The client's address: CF-Connecting-IP when Cloudflare is in front (AUTH_TRUST_CF_CONNECTING_IP), where only
+ * Cloudflare can set it. Otherwise any client could send one, and a Worker has no other view of the connection
+ * (workerd does not expose the peer), so every caller shares the address `direct`.
+ */
+export function clientAddress(config: Config, headers: Headers): string {
+  if (!config.AUTH_TRUST_CF_CONNECTING_IP) return 'direct'
+  return headers.get('cf-connecting-ip')?.trim().slice(0, 64) || 'direct'
 }
+
+export const rateLimited = (retryAfter: number) =>
+  new ApiError('RATE_LIMITED', { headers: { 'retry-after': String(retryAfter) }, details: { retry_after: retryAfter } })
 
 /** Counts the attempt under every key; 429 with Retry-After when any of them is over the limit. */
-export async function enforceRateLimit(namespace: DurableObjectNamespace<RateLimiter>, config: Config, keys: string[]): Promise<void> {
+export async function enforceRateLimit(namespace: Limiters, config: Config, keys: string[]): Promise<void> {
   const limit = config.AUTH_RATE_LIMIT_PER_MINUTE
   if (limit === 0) return
-  const verdicts = await Promise.all(keys.map((key) => namespace.get(namespace.idFromName(key)).hit(limit)))
+  const verdicts = await Promise.all(keys.map((key) => limiter(namespace, key).hit(limit)))
   const refused = verdicts.filter((verdict) => !verdict.allowed)
   if (refused.length === 0) return
-  const retryAfter = Math.max(...refused.map((verdict) => verdict.retryAfterSeconds))
-  throw new ApiError('RATE_LIMITED', {
-    headers: { 'retry-after': String(retryAfter) },
-    details: { retry_after: retryAfter },
-  })
+  throw rateLimited(Math.max(...refused.map((verdict) => verdict.retryAfterSeconds)))
+}
+
+/** Under attack (this many failures a minute for one email, from any addresses), each address gets one try. */
+export const EMAIL_FAILURE_CEILING_FACTOR = 3
+
+/**
+ * Runs a login attempt under the lockout policy: refused (429) when this (email, address) already failed
+ * AUTH_RATE_LIMIT_PER_MINUTE times this minute, or when the email failed more than the ceiling (3× that, from
+ * any addresses) and this address failed it at least once. A failure (`attempt` throwing INVALID_CREDENTIALS) is
+ * counted on both; a success counts nothing. So an address that has not failed for this email is never refused.
+ */
+export async function withLoginLockout<T>(namespace: Limiters, config: Config, email: string, address: string, attempt: () => Promise<T>): Promise<T> {
+  const limit = config.AUTH_RATE_LIMIT_PER_MINUTE
+  if (limit === 0) return attempt()
+  const pairKey = `login-failures:${email}:${address}`
+  const emailKey = `login-failures:${email}`
+  const [pair, all] = await Promise.all([limiter(namespace, pairKey).peek(), limiter(namespace, emailKey).peek()])
+  if (pair.count >= limit || (all.count >= limit * EMAIL_FAILURE_CEILING_FACTOR && pair.count >= 1)) throw rateLimited(pair.retryAfterSeconds)
+  try {
+    return await attempt()
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'INVALID_CREDENTIALS') {
+      await Promise.all([limiter(namespace, pairKey).add(), limiter(namespace, emailKey).add()])
+    }
+    throw error
+  }
+}
+
+const RESET_EMAIL_GAP_MS = 5 * MINUTE_MS
+const RESET_EMAILS_PER_DAY = 5
+const DAY_MS = 24 * 60 * MINUTE_MS
+
+/**
+ * Whether another password-reset email may go to this address now: one per 5 minutes and 5 a day, whatever the
+ * client address asking. When not, the request answers the same and nothing is sent.
+ */
+export async function mayMailReset(namespace: Limiters, config: Config, email: string): Promise<boolean> {
+  if (config.AUTH_RATE_LIMIT_PER_MINUTE === 0) return true
+  if (!(await limiter(namespace, `reset-mail:${email}`).hit(1, RESET_EMAIL_GAP_MS)).allowed) return false
+  return (await limiter(namespace, `reset-mail-day:${email}`).hit(RESET_EMAILS_PER_DAY, DAY_MS)).allowed
 }

@@ -1,13 +1,17 @@
-// Account endpoints. Layout A (/auth/...) is canonical; Layout B paths (/register, /login, /user/...) are
-// aliases registered from the same route definitions, so both validate and answer identically.
+// Account endpoints, each in one place: its route (validation, OpenAPI), its handler and its Layout B aliases.
+// Layout A (/auth/...) is canonical; Layout B paths (/register, /login, /user/...) are registered from the same
+// definitions, so both validate and answer identically. Register takes the Users model the app was made with.
 import { z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { bearerSecurity, describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, type AppEnv } from '../api'
+import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
+import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
-import { userValueSchemas } from '../rules/resources'
+import { models } from '../rules/resources'
+import { buildValueSchemas, plainText, type ValueSchemas, type ValuesMap } from '../rules/values'
+import { deliverAccountEmail } from './delivery'
 import { requireAuth } from './middleware'
-import { clientAddress, enforceRateLimit } from './rate-limit'
-import { findRefreshToken, issueRefreshToken, revokeSessionOf, rotateRefreshToken } from './sessions'
+import { clientAddress, enforceRateLimit, mayMailReset, withLoginLockout } from './rate-limit'
+import { deviceLabel, endSession, endSessionOf, findRefreshToken, listSessions, rotateRefreshToken, startSession, type ClientFacts } from './sessions'
 import { issueToken, readToken } from './tokens'
 import {
   authenticate,
@@ -23,16 +27,13 @@ import {
   spendToken,
   type UserRecord,
 } from './users'
-import { deliverAccountEmail } from './delivery'
 
 const Email = z.email().max(254).openapi({ example: 'ada@example.com' })
 // No maximum below 128 bytes and no truncation; the cap only bounds hashing work.
 const Password = z.string().min(8, 'must be at least 8 characters').max(1024).openapi({ example: 'correct horse battery' })
 const Token = z.string().min(10).max(4096)
 
-const LoginUser = z
-  .object({ _id: z.string(), email: z.string(), name: z.string(), role: z.string() })
-  .openapi('LoginUser')
+const LoginUser = z.object({ _id: z.string(), email: z.string(), name: z.string(), role: z.string() }).openapi('LoginUser')
 const PublicUser = z
   .object({
     _id: z.string(),
@@ -48,153 +49,49 @@ const PublicUser = z
 const Message = z.object({ message: z.string() }).openapi('Message')
 const Session = z
   .object({
-    token: z.string().describe('JWT access token (HS256)'),
+    token: z.string().describe('JWT access token (HS256), valid while its session lasts'),
     refresh_token: z.string().describe('opaque, single-use: rotated on every refresh'),
     expires_in: z.number().int().describe('access token lifetime in seconds'),
   })
   .openapi('Session')
-
-const RegisterBody = z
-  .strictObject({ email: Email, password: Password, name: z.string().max(200).optional(), ...userValueSchemas.create.shape })
-  .openapi('RegisterRequest')
-
-const tags = ['Accounts']
-const route = <const R extends RouteConfig>(config: R) => describeRoute({ tags, ...config })
-
-const register = route({
-  method: 'post',
-  path: '/auth/register',
-  summary: 'Register a new account (sends the verification email)',
-  request: { body: jsonBody(RegisterBody) },
-  responses: {
-    201: jsonResponse(
-      z.object({ user: PublicUser, email_sent: z.boolean(), message: z.string() }),
-      'The account was created',
-    ),
-    400: errorResponse('Validation error'),
-    403: errorResponse('Registration is disabled'),
-    409: errorResponse('The email is taken'),
-    429: errorResponse('Too many attempts'),
-  },
-})
-
-const login = route({
-  method: 'post',
-  path: '/auth/login',
-  summary: 'Log in with email and password',
-  request: { body: jsonBody(z.object({ email: Email, password: z.string().min(1).max(1024) })) },
-  responses: {
-    200: jsonResponse(Session.extend({ user: LoginUser }), 'Logged in'),
-    400: errorResponse('Validation error'),
-    401: errorResponse('Invalid credentials'),
-    403: errorResponse('Email not verified'),
-    429: errorResponse('Too many attempts'),
-  },
-})
-
-const verify = route({
-  method: 'post',
-  path: '/auth/verify',
-  summary: 'Verify the email address with the token from the email',
-  request: { body: jsonBody(z.object({ token: Token })) },
-  responses: {
-    200: jsonResponse(z.object({ message: z.string(), user: PublicUser }), 'Verified'),
-    400: errorResponse('Validation error'),
-    401: errorResponse('Invalid, expired or spent token'),
-    429: errorResponse('Too many attempts'),
-  },
-})
-
-const resendVerification = route({
-  method: 'post',
-  path: '/auth/verify/resend',
-  summary: 'Send the verification email again',
-  security: bearerSecurity,
-  middleware: [requireAuth()] as const,
-  responses: {
-    200: jsonResponse(z.object({ message: z.string(), email_sent: z.boolean() }), 'Sent'),
-    401: errorResponse('Missing or invalid token'),
-    409: errorResponse('Already verified'),
-    429: errorResponse('Too many attempts'),
-  },
-})
-
-const forgot = route({
-  method: 'post',
-  path: '/auth/forgot',
-  summary: 'Request a password reset email (same answer whether or not the account exists)',
-  request: { body: jsonBody(z.object({ email: Email })) },
-  responses: {
-    200: jsonResponse(Message, 'Accepted'),
-    400: errorResponse('Validation error'),
-    429: errorResponse('Too many attempts'),
-  },
-})
-
-const reset = route({
-  method: 'post',
-  path: '/auth/reset',
-  summary: 'Set a new password with the token from the reset email',
-  request: { body: jsonBody(z.object({ token: Token, password: Password })) },
-  responses: {
-    200: jsonResponse(Message, 'Password changed; every session was ended'),
-    400: errorResponse('Validation error'),
-    401: errorResponse('Invalid, expired or spent token'),
-  },
-})
-
-const currentUser = route({
-  method: 'get',
-  path: '/auth/user',
-  summary: 'The current user',
-  security: bearerSecurity,
-  middleware: [requireAuth({ missingUserStatus: 404 })] as const,
-  responses: {
-    200: jsonResponse(PublicUser, 'The current user'),
-    401: errorResponse('Missing or invalid token'),
-    404: errorResponse('The user no longer exists'),
-  },
-})
-
-const refresh = route({
-  method: 'post',
-  path: '/auth/refresh',
-  summary: 'Exchange a refresh token for a new access token and refresh token',
-  request: { body: jsonBody(z.object({ refresh_token: Token })) },
-  responses: {
-    200: jsonResponse(Session, 'Rotated'),
-    400: errorResponse('Validation error'),
-    401: errorResponse('Invalid, expired or reused refresh token'),
-    429: errorResponse('Too many attempts'),
-  },
-})
-
-const logout = route({
-  method: 'post',
-  path: '/auth/logout',
-  summary: 'Revoke the given refresh token, or every session with { all: true }',
-  security: bearerSecurity,
-  middleware: [requireAuth()] as const,
-  request: {
-    body: {
-      required: false,
-      content: { 'application/json': { schema: z.object({ refresh_token: Token.optional(), all: z.boolean().optional() }) } },
-    },
-  },
-  responses: {
-    200: jsonResponse(Message, 'Logged out'),
-    400: errorResponse('Validation error'),
-    401: errorResponse('Missing or invalid token'),
-  },
-})
+const SessionView = z
+  .object({
+    _id: z.string(),
+    device: z.string().describe('the User-Agent of the login or last refresh'),
+    address: z.string().describe('the client address of the login or last refresh'),
+    created_at: z.string(),
+    last_used_at: z.string().describe('the login or last refresh'),
+    current: z.boolean().describe('whether this is the session of the token making the request'),
+  })
+  .openapi('AccountSession')
 
 type Handler<R extends RouteConfig> = RouteHandler<R, AppEnv>
 type Ctx = Context<AppEnv>
+type Alias = { method?: RouteConfig['method']; path: string }
+
+/** One endpoint: the route, its handler, and the Layout B paths that answer the same. */
+interface Endpoint<R extends RouteConfig> {
+  readonly route: R
+  readonly handler: Handler<R>
+  readonly aliases: readonly Alias[]
+}
+
+const endpoint = <R extends RouteConfig>(route: R, handler: Handler<R>, aliases: readonly Alias[] = []): Endpoint<R> => ({ route, handler, aliases })
+
+const tags = ['Accounts']
+const route = <const R extends RouteConfig>(config: R) => describeRoute({ tags, ...config })
+const secured = <const R extends RouteConfig>(config: R) => securedRoute(tags, config)
+
+const invalidToken = () => new ApiError('TOKEN_INVALID')
+
+function clientOf(c: Ctx): ClientFacts {
+  return { device: deviceLabel(c.req.header('user-agent')), address: clientAddress(c.var.config, c.req.raw.headers) }
+}
 
 /** Counts the attempt per client address and, when given, per email. */
 function limitAttempts(c: Ctx, action: string, email?: string) {
   return enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [
-    `${action}:ip:${clientAddress(c.req.raw.headers)}`,
+    `${action}:ip:${clientAddress(c.var.config, c.req.raw.headers)}`,
     ...(email ? [`${action}:email:${normalizeEmail(email)}`] : []),
   ])
 }
@@ -205,127 +102,296 @@ function limitAccountAttempts(c: Ctx, action: string, userId: string) {
   return enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [`${action}:account:${userId}`])
 }
 
-async function startSession(c: Ctx, user: UserRecord) {
-  const access = await issueToken(c.var.config, 'auth', user)
-  const refreshToken = await issueRefreshToken(c.var.db, c.var.config, user.id)
+async function openSession(c: Ctx, user: UserRecord) {
+  const { sessionId, refreshToken } = await startSession(c.var.db, c.var.config, user.id, clientOf(c))
+  const access = await issueToken(c.var.config, 'auth', user, sessionId)
   return { token: access.token, refresh_token: refreshToken, expires_in: access.expiresIn }
 }
 
-const invalidToken = () => new ApiError('TOKEN_INVALID')
-
-const handleRegister: Handler<typeof register> = async (c) => {
-  const { email, password, name, ...values } = c.req.valid('json')
-  await limitAttempts(c, 'register', email)
-  const user = await registerUser(c.var.db, c.var.config, { email, password, name, values })
-  const sent = await deliverAccountEmail(c.var.config, 'emailVerification', user)
-  const message = sent
-    ? 'account created; a verification email was sent'
-    : 'account created, but the verification email could not be sent'
-  return c.json({ user: publicShape(user), email_sent: sent, message }, 201)
+function registerEndpoint(usersModel: ValuesMap, schemas: ValueSchemas) {
+  const body = z.strictObject({ email: Email, password: Password, name: plainText(200).optional(), ...schemas.create.shape }).openapi('RegisterRequest')
+  return endpoint(
+    route({
+      method: 'post',
+      path: '/auth/register',
+      summary: 'Register a new account (sends the verification email)',
+      request: { body: jsonBody(body) },
+      responses: {
+        201: jsonResponse(z.object({ user: PublicUser, email_sent: z.boolean(), message: z.string() }), 'The account was created'),
+        403: errorResponse('Registration is disabled'),
+        409: errorResponse('The email is taken'),
+        429: errorResponse('Too many attempts'),
+      },
+    }),
+    async (c) => {
+      const { email, password, name, ...values } = c.req.valid('json')
+      await limitAttempts(c, 'register', email)
+      const user = await registerUser(c.var.db, c.var.config, usersModel, { email, password, name, values })
+      const sent = await deliverAccountEmail(c.var.config, 'emailVerification', user)
+      const message = sent ? 'account created; a verification email was sent' : 'account created, but the verification email could not be sent'
+      return c.json({ user: publicShape(user, schemas), email_sent: sent, message }, 201)
+    },
+    [{ path: '/register' }],
+  )
 }
 
-const handleLogin: Handler<typeof login> = async (c) => {
-  const { email, password } = c.req.valid('json')
-  await limitAttempts(c, 'login', email)
-  const user = await authenticate(c.var.db, email, password)
-  if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) {
-    throw new ApiError('EMAIL_NOT_VERIFIED')
+const login = endpoint(
+  route({
+    method: 'post',
+    path: '/auth/login',
+    summary: 'Log in with email and password (starts a session)',
+    request: { body: jsonBody(z.object({ email: Email, password: z.string().min(1).max(1024) })) },
+    responses: {
+      200: jsonResponse(Session.extend({ user: LoginUser }), 'Logged in'),
+      401: errorResponse('Invalid credentials'),
+      403: errorResponse('Email not verified'),
+      429: errorResponse('Too many attempts'),
+    },
+  }),
+  async (c) => {
+    const { email, password } = c.req.valid('json')
+    await limitAttempts(c, 'login')
+    const address = clientAddress(c.var.config, c.req.raw.headers)
+    const user = await withLoginLockout(c.env.RATE_LIMITER, c.var.config, normalizeEmail(email), address, () => authenticate(c.var.db, email, password))
+    if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) throw new ApiError('EMAIL_NOT_VERIFIED')
+    return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
+  },
+  [{ path: '/login' }],
+)
+
+function verifyEndpoint(schemas: ValueSchemas) {
+  return endpoint(
+    route({
+      method: 'post',
+      path: '/auth/verify',
+      summary: 'Verify the email address with the token from the email',
+      request: { body: jsonBody(z.object({ token: Token })) },
+      responses: {
+        200: jsonResponse(z.object({ message: z.string(), user: PublicUser }), 'Verified'),
+        401: errorResponse('Invalid, expired or spent token, or one sent to an address the account no longer has'),
+        429: errorResponse('Too many attempts'),
+      },
+    }),
+    async (c) => {
+      await limitAttempts(c, 'verify')
+      const claims = await readToken(c.var.config, c.req.valid('json').token, 'verify')
+      if (!claims?.eml) throw invalidToken()
+      await limitAccountAttempts(c, 'verify', claims.sub)
+      if (!(await spendToken(c.var.db, claims.jti, claims.exp))) throw invalidToken()
+      const user = await markEmailVerified(c.var.db, claims.sub, claims.eml)
+      if (!user) throw invalidToken()
+      return c.json({ message: 'email address verified', user: publicShape(user, schemas) }, 200)
+    },
+    [{ path: '/user/verify' }],
+  )
+}
+
+const resendVerification = endpoint(
+  secured({
+    method: 'post',
+    path: '/auth/verify/resend',
+    summary: 'Send the verification email again',
+    middleware: [requireAuth()] as const,
+    responses: {
+      200: jsonResponse(z.object({ message: z.string(), email_sent: z.boolean() }), 'Sent'),
+      409: errorResponse('Already verified'),
+      429: errorResponse('Too many attempts'),
+    },
+  }),
+  async (c) => {
+    const caller = c.var.user
+    await limitAttempts(c, 'verify-resend')
+    await limitAccountAttempts(c, 'verify-resend', caller.id)
+    if (caller.emailVerified) throw new ApiError('ALREADY_VERIFIED')
+    const user = await findUser(c.var.db, caller.id)
+    const sent = user ? await deliverAccountEmail(c.var.config, 'emailVerification', user) : false
+    return c.json({ message: sent ? 'verification email sent' : 'the verification email could not be sent', email_sent: sent }, 200)
+  },
+)
+
+const forgot = endpoint(
+  route({
+    method: 'post',
+    path: '/auth/forgot',
+    summary: 'Request a password reset email (same answer whether or not the account exists)',
+    request: { body: jsonBody(z.object({ email: Email })) },
+    responses: {
+      200: jsonResponse(Message, 'Accepted'),
+      429: errorResponse('Too many attempts'),
+    },
+  }),
+  async (c) => {
+    const { email } = c.req.valid('json')
+    await limitAttempts(c, 'forgot', email)
+    const user = await findUserByEmail(c.var.db, email)
+    // Delivered after the response, so an existing address does not answer slower than an unknown one; at most one
+    // reset email per address every few minutes and a few a day, whoever asks.
+    if (user) c.executionCtx.waitUntil(mayMailReset(c.env.RATE_LIMITER, c.var.config, user.email).then((may) => may && deliverAccountEmail(c.var.config, 'passwordReset', user)))
+    return c.json({ message: 'if an account exists for this address, a password reset email was sent' }, 200)
+  },
+  [{ path: '/user/reset/password' }],
+)
+
+const reset = endpoint(
+  route({
+    method: 'post',
+    path: '/auth/reset',
+    summary: 'Set a new password with the token from the reset email (ends every session)',
+    request: { body: jsonBody(z.object({ token: Token, password: Password })) },
+    responses: {
+      200: jsonResponse(Message, 'Password changed; every session was ended'),
+      401: errorResponse('Invalid, expired or spent token'),
+    },
+  }),
+  async (c) => {
+    const { token, password } = c.req.valid('json')
+    const claims = await readToken(c.var.config, token, 'reset')
+    if (!claims) throw invalidToken()
+    const user = await findUser(c.var.db, claims.sub)
+    if (!user || user.securityStamp !== claims.stm) throw invalidToken()
+    if (!(await spendToken(c.var.db, claims.jti, claims.exp))) throw invalidToken()
+    await replacePassword(c.var.db, user.id, password)
+    return c.json({ message: 'password changed; every session was signed out' }, 200)
+  },
+  [{ method: 'put', path: '/user/reset/password' }],
+)
+
+function currentUserEndpoint(schemas: ValueSchemas) {
+  return endpoint(
+    secured({
+      method: 'get',
+      path: '/auth/user',
+      summary: 'The current user',
+      middleware: [requireAuth({ missingUserStatus: 404 })] as const,
+      responses: {
+        200: jsonResponse(PublicUser, 'The current user'),
+        404: errorResponse('The user no longer exists'),
+      },
+    }),
+    async (c) => {
+      const user = await findUser(c.var.db, c.var.user.id)
+      if (!user) throw new ApiError('USER_NOT_FOUND')
+      return c.json(publicShape(user, schemas), 200)
+    },
+    [{ path: '/user' }],
+  )
+}
+
+const refresh = endpoint(
+  route({
+    method: 'post',
+    path: '/auth/refresh',
+    summary: 'Exchange a refresh token for a new access token and refresh token (same session)',
+    request: { body: jsonBody(z.object({ refresh_token: Token })) },
+    responses: {
+      200: jsonResponse(Session, 'Rotated'),
+      401: errorResponse('Invalid, expired or reused refresh token, or an ended session'),
+      429: errorResponse('Too many attempts'),
+    },
+  }),
+  async (c) => {
+    await limitAttempts(c, 'refresh')
+    const stored = await findRefreshToken(c.var.db, c.req.valid('json').refresh_token)
+    await limitAccountAttempts(c, 'refresh', stored.userId)
+    const { userId, sessionId, refreshToken } = await rotateRefreshToken(c.var.db, c.var.config, stored, clientOf(c))
+    const user = await findUser(c.var.db, userId)
+    if (!user) throw new ApiError('INVALID_REFRESH_TOKEN')
+    const access = await issueToken(c.var.config, 'auth', user, sessionId)
+    return c.json({ token: access.token, refresh_token: refreshToken, expires_in: access.expiresIn }, 200)
+  },
+)
+
+const logout = endpoint(
+  secured({
+    method: 'post',
+    path: '/auth/logout',
+    summary: "End this token's session (or the session of the given refresh token), or every session with { all: true }",
+    middleware: [requireAuth()] as const,
+    request: {
+      body: {
+        required: false,
+        content: { 'application/json': { schema: z.object({ refresh_token: Token.optional(), all: z.boolean().optional() }) } },
+      },
+    },
+    responses: { 200: jsonResponse(Message, 'Logged out') },
+  }),
+  async (c) => {
+    const body = c.req.header('content-type')?.includes('json') ? c.req.valid('json') : {}
+    if (body.all) {
+      await signOutEverywhere(c.var.db, c.var.user.id)
+      return c.json({ message: 'every session was signed out' }, 200)
+    }
+    if (body.refresh_token) await endSessionOf(c.var.db, c.var.user.id, body.refresh_token)
+    else await endSession(c.var.db, c.var.user.id, c.var.sessionId)
+    return c.json({ message: 'signed out' }, 200)
+  },
+)
+
+const sessionsList = endpoint(
+  secured({
+    method: 'get',
+    path: '/auth/sessions',
+    summary: "The caller's live sessions, most recently used first, the current one marked",
+    middleware: [requireAuth()] as const,
+    responses: { 200: jsonResponse(z.array(SessionView), 'The sessions') },
+  }),
+  async (c) => {
+    const rows = await listSessions(c.var.db, c.var.config, c.var.user.id)
+    const iso = (ms: number) => new Date(ms).toISOString()
+    return c.json(
+      rows.map((row) => ({ _id: row.id, device: row.device, address: row.address, created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt), current: row.id === c.var.sessionId })),
+      200,
+    )
+  },
+)
+
+const sessionEnd = endpoint(
+  secured({
+    method: 'delete',
+    path: '/auth/sessions/{id}',
+    summary: 'End one of your sessions: its refresh token and its access tokens stop working at once',
+    middleware: [requireAuth()] as const,
+    request: { params: z.object({ id: z.string().regex(ID_PATTERN) }) },
+    responses: { 200: jsonResponse(Message, 'Ended'), 404: errorResponse('Not a live session of yours') },
+  }),
+  async (c) => {
+    if (!(await endSession(c.var.db, c.var.user.id, c.req.valid('param').id))) throw new ApiError('SESSION_NOT_FOUND')
+    return c.json({ message: 'session ended' }, 200)
+  },
+)
+
+/** Registers an endpoint's handler again at each of its Layout B (Basefloor) paths, documented as aliases. */
+function mountAliases<R extends RouteConfig>(app: ReturnType<typeof newRouter>, { route: definition, handler, aliases }: Endpoint<R>) {
+  for (const alias of aliases) {
+    const aliased = { ...definition, ...alias, tags: ['Accounts (Layout B aliases)'], description: `Alias of ${definition.method.toUpperCase()} ${definition.path}.` }
+    app.openapi(aliased, handler as unknown as Handler<typeof aliased>)
   }
-  return c.json({ ...(await startSession(c, user)), user: loginShape(user) }, 200)
 }
 
-const handleVerify: Handler<typeof verify> = async (c) => {
-  await limitAttempts(c, 'verify')
-  const claims = await readToken(c.var.config, c.req.valid('json').token, 'verify')
-  if (!claims) throw invalidToken()
-  await limitAccountAttempts(c, 'verify', claims.sub)
-  if (!(await spendToken(c.var.db, claims.jti, claims.exp))) throw invalidToken()
-  const user = await markEmailVerified(c.var.db, claims.sub)
-  if (!user) throw invalidToken()
-  return c.json({ message: 'email address verified', user: publicShape(user) }, 200)
-}
-
-const handleResend: Handler<typeof resendVerification> = async (c) => {
-  const caller = c.var.user
-  await limitAttempts(c, 'verify-resend')
-  await limitAccountAttempts(c, 'verify-resend', caller.id)
-  if (caller.emailVerified) throw new ApiError('ALREADY_VERIFIED')
-  const user = await findUser(c.var.db, caller.id)
-  const sent = user ? await deliverAccountEmail(c.var.config, 'emailVerification', user) : false
-  return c.json({ message: sent ? 'verification email sent' : 'the verification email could not be sent', email_sent: sent }, 200)
-}
-
-const handleForgot: Handler<typeof forgot> = async (c) => {
-  const { email } = c.req.valid('json')
-  await limitAttempts(c, 'forgot', email)
-  const user = await findUserByEmail(c.var.db, email)
-  // Delivered after the response, so an existing address does not answer slower than an unknown one.
-  if (user) c.executionCtx.waitUntil(deliverAccountEmail(c.var.config, 'passwordReset', user))
-  return c.json({ message: 'if an account exists for this address, a password reset email was sent' }, 200)
-}
-
-const handleReset: Handler<typeof reset> = async (c) => {
-  const { token, password } = c.req.valid('json')
-  const claims = await readToken(c.var.config, token, 'reset')
-  if (!claims) throw invalidToken()
-  const user = await findUser(c.var.db, claims.sub)
-  if (!user || user.securityStamp !== claims.stm) throw invalidToken()
-  if (!(await spendToken(c.var.db, claims.jti, claims.exp))) throw invalidToken()
-  await replacePassword(c.var.db, user.id, password)
-  return c.json({ message: 'password changed; every session was signed out' }, 200)
-}
-
-const handleCurrentUser: Handler<typeof currentUser> = async (c) => {
-  const user = await findUser(c.var.db, c.var.user.id)
-  if (!user) throw new ApiError('USER_NOT_FOUND')
-  return c.json(publicShape(user), 200)
-}
-
-const handleRefresh: Handler<typeof refresh> = async (c) => {
-  await limitAttempts(c, 'refresh')
-  const stored = await findRefreshToken(c.var.db, c.req.valid('json').refresh_token)
-  await limitAccountAttempts(c, 'refresh', stored.userId)
-  const { userId, refreshToken } = await rotateRefreshToken(c.var.db, c.var.config, stored)
-  const user = await findUser(c.var.db, userId)
-  if (!user) throw new ApiError('INVALID_REFRESH_TOKEN')
-  const access = await issueToken(c.var.config, 'auth', user)
-  return c.json({ token: access.token, refresh_token: refreshToken, expires_in: access.expiresIn }, 200)
-}
-
-const handleLogout: Handler<typeof logout> = async (c) => {
-  const body = c.req.header('content-type')?.includes('json') ? c.req.valid('json') : {}
-  if (body.all) {
-    await signOutEverywhere(c.var.db, c.var.user.id)
-    return c.json({ message: 'every session was signed out' }, 200)
-  }
-  if (!body.refresh_token) throw new ApiError('VALIDATION_FAILED', { message: 'give refresh_token, or all: true' })
-  await revokeSessionOf(c.var.db, c.var.user.id, body.refresh_token)
-  return c.json({ message: 'signed out' }, 200)
-}
-
-/** Registers a route's handler again at its Layout B (Basefloor) path, documented as an alias. */
-function mountAlias<R extends RouteConfig>(app: ReturnType<typeof newRouter>, definition: R, handler: Handler<R>, alias: { method?: RouteConfig['method']; path: string }) {
-  const aliased = { ...definition, ...alias, tags: ['Accounts (Layout B aliases)'], description: `Alias of ${definition.method.toUpperCase()} ${definition.path}.` }
-  app.openapi(aliased, handler as unknown as Handler<typeof aliased>)
-}
-
-/** The account routes, chained so that their types reach the typed client; then the Layout B aliases. */
-export function accountRoutes() {
+/** The account routes for the app's Users model, chained so that their types reach the typed client; then the
+ * Layout B aliases. */
+export function accountRoutes(usersModel: ValuesMap = models.Users.values) {
+  const schemas = buildValueSchemas(usersModel)
+  const register = registerEndpoint(usersModel, schemas)
+  const verify = verifyEndpoint(schemas)
+  const currentUser = currentUserEndpoint(schemas)
   const app = newRouter()
-    .openapi(register, handleRegister)
-    .openapi(login, handleLogin)
-    .openapi(verify, handleVerify)
-    .openapi(resendVerification, handleResend)
-    .openapi(forgot, handleForgot)
-    .openapi(reset, handleReset)
-    .openapi(currentUser, handleCurrentUser)
-    .openapi(refresh, handleRefresh)
-    .openapi(logout, handleLogout)
-  mountAlias(app, register, handleRegister, { path: '/register' })
-  mountAlias(app, login, handleLogin, { path: '/login' })
-  mountAlias(app, verify, handleVerify, { path: '/user/verify' })
-  mountAlias(app, forgot, handleForgot, { path: '/user/reset/password' })
-  mountAlias(app, reset, handleReset, { method: 'put', path: '/user/reset/password' })
-  mountAlias(app, currentUser, handleCurrentUser, { path: '/user' })
+    .openapi(register.route, register.handler)
+    .openapi(login.route, login.handler)
+    .openapi(verify.route, verify.handler)
+    .openapi(resendVerification.route, resendVerification.handler)
+    .openapi(forgot.route, forgot.handler)
+    .openapi(reset.route, reset.handler)
+    .openapi(currentUser.route, currentUser.handler)
+    .openapi(refresh.route, refresh.handler)
+    .openapi(logout.route, logout.handler)
+    .openapi(sessionsList.route, sessionsList.handler)
+    .openapi(sessionEnd.route, sessionEnd.handler)
+  mountAliases(app, register)
+  mountAliases(app, login)
+  mountAliases(app, verify)
+  mountAliases(app, forgot)
+  mountAliases(app, reset)
+  mountAliases(app, currentUser)
   return app
 }

@@ -1,12 +1,15 @@
-// Refresh-token sessions. A refresh token is 32 random bytes, given once to the client and stored only as its
-// SHA-256. Each use rotates it within its family; presenting a rotated token again means it leaked, so the
-// whole family is revoked.
-import { and, eq, isNull } from 'drizzle-orm'
+// Sessions and their refresh tokens. A login starts a session (device, client address); its refresh tokens are one
+// family: 32 random bytes each, given once and stored only as SHA-256, rotated on every use. Presenting a rotated
+// token again means it leaked, so the session ends. Access tokens carry the session id, so ending a session (logout,
+// reuse, DELETE /auth/sessions/:id) ends them too.
+import { and, desc, eq, gt, isNull } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
-import { refreshTokens } from '../db/schema'
+import { refreshTokens, sessions } from '../db/schema'
 import { ApiError } from '../errors'
+
+export type SessionRow = typeof sessions.$inferSelect
 
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
@@ -18,14 +21,32 @@ function newOpaqueToken(): string {
   return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
 }
 
-/** Starts a session (a new family) or continues one, and returns the refresh token to hand out. */
-export async function issueRefreshToken(db: Database, config: Config, userId: string, familyId = newId()): Promise<string> {
+/** What a session remembers of the client that opened it: shown in GET /auth/sessions, never trusted. */
+export interface ClientFacts {
+  readonly device: string
+  readonly address: string
+}
+
+/** A User-Agent as a device label: printable characters only (it is shown and logged), at most 200. */
+export function deviceLabel(userAgent: string | undefined): string {
+  return (userAgent ?? '').replace(/[\p{Cc}\p{Cf}]/gu, '').slice(0, 200)
+}
+
+/** Starts a session for a login; returns its id and first refresh token. */
+export async function startSession(db: Database, config: Config, userId: string, client: ClientFacts): Promise<{ sessionId: string; refreshToken: string }> {
+  const now = Date.now()
+  const sessionId = newId(now)
+  await db.insert(sessions).values({ id: sessionId, userId, device: client.device, address: client.address, createdAt: now, lastUsedAt: now })
+  return { sessionId, refreshToken: await issueRefreshToken(db, config, userId, sessionId) }
+}
+
+async function issueRefreshToken(db: Database, config: Config, userId: string, sessionId: string): Promise<string> {
   const token = newOpaqueToken()
   const now = Date.now()
   await db.insert(refreshTokens).values({
     id: newId(now),
     userId,
-    familyId,
+    familyId: sessionId,
     tokenHash: await sha256Hex(token),
     expiresAt: now + config.AUTH_REFRESH_TTL * 1000,
     createdAt: now,
@@ -44,8 +65,13 @@ export async function findRefreshToken(db: Database, token: string): Promise<Sto
   return found
 }
 
-/** Exchanges a refresh token for the next one of its family; reuse revokes the family. Returns the user id. */
-export async function rotateRefreshToken(db: Database, config: Config, found: StoredRefreshToken): Promise<{ userId: string; refreshToken: string }> {
+/** Exchanges a refresh token for the next one of its session; reuse ends the session. */
+export async function rotateRefreshToken(
+  db: Database,
+  config: Config,
+  found: StoredRefreshToken,
+  client: ClientFacts,
+): Promise<{ userId: string; sessionId: string; refreshToken: string }> {
   const now = Date.now()
   if (found.revokedAt !== null || found.expiresAt <= now) throw INVALID()
   // The conditional update is the lock: of two concurrent uses, only one sees its row change.
@@ -55,32 +81,57 @@ export async function rotateRefreshToken(db: Database, config: Config, found: St
     .where(and(eq(refreshTokens.id, found.id), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
     .returning({ id: refreshTokens.id })
   if (claimed.length === 0) {
-    await revokeFamily(db, found.familyId)
+    await endSession(db, found.userId, found.familyId)
     throw new ApiError('REFRESH_TOKEN_REUSED')
   }
-  return { userId: found.userId, refreshToken: await issueRefreshToken(db, config, found.userId, found.familyId) }
+  const touched = await db
+    .update(sessions)
+    .set({ lastUsedAt: now, address: client.address, device: client.device })
+    .where(and(eq(sessions.id, found.familyId), isNull(sessions.revokedAt)))
+    .returning({ id: sessions.id })
+  if (touched.length === 0) throw INVALID()
+  return { userId: found.userId, sessionId: found.familyId, refreshToken: await issueRefreshToken(db, config, found.userId, found.familyId) }
 }
 
-export async function revokeFamily(db: Database, familyId: string): Promise<void> {
-  await db
-    .update(refreshTokens)
-    .set({ revokedAt: Date.now() })
-    .where(and(eq(refreshTokens.familyId, familyId), isNull(refreshTokens.revokedAt)))
+/** Ends one session of the user: its refresh tokens and (through `sid`) its access tokens. False if not theirs. */
+export async function endSession(db: Database, userId: string, sessionId: string): Promise<boolean> {
+  const now = Date.now()
+  const [ended] = await db.batch([
+    db
+      .update(sessions)
+      .set({ revokedAt: now })
+      .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId), isNull(sessions.revokedAt)))
+      .returning({ id: sessions.id }),
+    db
+      .update(refreshTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(refreshTokens.familyId, sessionId), eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt))),
+  ])
+  return ended.length > 0
 }
 
-/** Logs out one session: the family of the presented token, if it is the caller's. */
-export async function revokeSessionOf(db: Database, userId: string, token: string): Promise<boolean> {
+/** Logs out the session a refresh token belongs to, if it is the caller's. */
+export async function endSessionOf(db: Database, userId: string, token: string): Promise<boolean> {
   const found = await db.query.refreshTokens.findFirst({
     where: and(eq(refreshTokens.tokenHash, await sha256Hex(token)), eq(refreshTokens.userId, userId)),
   })
-  if (!found) return false
-  await revokeFamily(db, found.familyId)
-  return true
+  return found ? endSession(db, userId, found.familyId) : false
 }
 
-export async function revokeAllSessions(db: Database, userId: string): Promise<void> {
-  await db
-    .update(refreshTokens)
-    .set({ revokedAt: Date.now() })
-    .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)))
+export async function endAllSessions(db: Database, userId: string): Promise<void> {
+  const now = Date.now()
+  await db.batch([
+    db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt))),
+    db.update(refreshTokens).set({ revokedAt: now }).where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt))),
+  ])
+}
+
+/** The user's live sessions, most recently used first: not ended, and used within the refresh-token lifetime. */
+export async function listSessions(db: Database, config: Config, userId: string): Promise<SessionRow[]> {
+  const since = Date.now() - config.AUTH_REFRESH_TTL * 1000
+  return db.query.sessions.findMany({
+    where: and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.lastUsedAt, since)),
+    orderBy: desc(sessions.lastUsedAt),
+    limit: 100,
+  })
 }

@@ -1,15 +1,14 @@
 // User accounts: creating, authenticating, verifying and resetting, and the public shapes of a user.
-import { eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { spentTokens, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { userValueSchemas } from '../rules/resources'
-import { readableValues, withDefaults, type ValuesMap } from '../rules/values'
-import { models } from '../rules/resources'
+import { readableValues, withDefaults, type ValueSchemas, type ValuesMap } from '../rules/values'
 import { hashPassword, spendDummyCheck, verifyPassword } from './passwords'
-import { revokeAllSessions } from './sessions'
+import { endAllSessions } from './sessions'
 
 export type UserRecord = typeof users.$inferSelect
 
@@ -20,6 +19,8 @@ export interface AuthUser {
   name: string
   role: string
   emailVerified: boolean
+  /** Signs the caller's file URLs: a new stamp (reset, logout-all) ends them. */
+  securityStamp: string
 }
 
 export function normalizeEmail(email: string): string {
@@ -31,7 +32,7 @@ export function newSecurityStamp(): string {
 }
 
 export function toAuthUser(user: UserRecord): AuthUser {
-  return { id: user.id, email: user.email, name: user.name, role: user.role, emailVerified: user.emailVerified }
+  return { id: user.id, email: user.email, name: user.name, role: user.role, emailVerified: user.emailVerified, securityStamp: user.securityStamp }
 }
 
 /** The user object of the login response: exactly these four keys (spec). */
@@ -39,8 +40,9 @@ export function loginShape(user: UserRecord) {
   return { _id: user.id, email: user.email, name: user.name, role: user.role }
 }
 
-/** Everything a user may read about an account: built-in fields and the custom fields with `r`. */
-export function publicShape(user: UserRecord) {
+/** Everything a user may read about an account: built-in fields and the custom fields with `r` (of the Users model
+ * the app was made with). */
+export function publicShape(user: UserRecord, schemas: ValueSchemas = userValueSchemas) {
   return {
     _id: user.id,
     email: user.email,
@@ -49,7 +51,7 @@ export function publicShape(user: UserRecord) {
     email_verified: user.emailVerified,
     created_at: new Date(user.createdAt).toISOString(),
     updated_at: new Date(user.updatedAt).toISOString(),
-    ...readableValues(userValueSchemas, user.values),
+    ...readableValues(schemas, user.values),
   }
 }
 
@@ -68,9 +70,9 @@ export interface Registration {
   values: Record<string, unknown>
 }
 
-export async function registerUser(db: Database, config: Config, input: Registration): Promise<UserRecord> {
+export async function registerUser(db: Database, config: Config, values: ValuesMap, input: Registration): Promise<UserRecord> {
   if (!config.AUTH_REGISTRATION_ENABLED) throw new ApiError('REGISTRATION_DISABLED')
-  return createUser(db, models.Users.values, { ...input, role: config.AUTH_DEFAULT_ROLE, emailVerified: false })
+  return createUser(db, values, { ...input, role: config.AUTH_DEFAULT_ROLE, emailVerified: false })
 }
 
 export interface NewUser extends Registration {
@@ -142,11 +144,12 @@ export async function spendToken(db: Database, jti: string, expiresAtSeconds: nu
   return inserted.length === 1
 }
 
-export async function markEmailVerified(db: Database, userId: string): Promise<UserRecord | undefined> {
+/** Marks the address verified, if it is still the one the verify token was sent to. */
+export async function markEmailVerified(db: Database, userId: string, email: string): Promise<UserRecord | undefined> {
   const [updated] = await db
     .update(users)
     .set({ emailVerified: true, updatedAt: Date.now() })
-    .where(eq(users.id, userId))
+    .where(and(eq(users.id, userId), eq(users.email, email)))
     .returning()
   return updated
 }
@@ -157,11 +160,11 @@ export async function replacePassword(db: Database, userId: string, password: st
     .update(users)
     .set({ passwordHash: await hashPassword(password), securityStamp: newSecurityStamp(), updatedAt: Date.now() })
     .where(eq(users.id, userId))
-  await revokeAllSessions(db, userId)
+  await endAllSessions(db, userId)
 }
 
 /** Ends every session of the user, access tokens included (a new security stamp). */
 export async function signOutEverywhere(db: Database, userId: string): Promise<void> {
   await db.update(users).set({ securityStamp: newSecurityStamp() }).where(eq(users.id, userId))
-  await revokeAllSessions(db, userId)
+  await endAllSessions(db, userId)
 }

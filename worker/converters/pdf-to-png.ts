@@ -2,7 +2,7 @@
 // PDF) and splits them into ranges of CONVERT_PAGES_PER_STEP, one queue message each, so a long PDF never
 // renders more than one range in one invocation; each page is encoded to PNG, strip by strip, and handed to the
 // pipeline (which stores it) before the next is rendered.
-import { eachFromPdf, PdfImageTooLargeError, PdfOpenError, type OpenPdf } from '../engines/pdfium'
+import { eachFromPdf, PdfImageTooLargeError, PdfOpenError, PdfPageTooLargeError, type OpenPdf } from '../engines/pdfium'
 import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode'
 import { ConversionError, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from './converter'
 
@@ -20,8 +20,14 @@ async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use
   const maxBytes = ctx.config.PDF_MAX_BYTES
   if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes`, { status: 413 })
   try {
-    yield* eachFromPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, { maxImagePixels: ctx.config.PDF_MAX_IMAGE_PIXELS })
+    const limits = { maxImagePixels: ctx.config.PDF_MAX_IMAGE_PIXELS, maxPagePixels: ctx.config.PDF_MAX_PAGE_PIXELS, maxSide: ctx.config.IMAGE_MAX_SIDE }
+    yield* eachFromPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, limits)
   } catch (error) {
+    if (error instanceof PdfPageTooLargeError) {
+      const { PDF_MAX_PAGE_PIXELS, IMAGE_MAX_SIDE } = ctx.config
+      const limit = error.limit === 'side' ? `${IMAGE_MAX_SIDE} pixels a side (IMAGE_MAX_SIDE)` : `${PDF_MAX_PAGE_PIXELS} pixels (PDF_MAX_PAGE_PIXELS)`
+      throw new ConversionError(`${error.message} at its lowest scale; pages are rendered at most ${limit}`)
+    }
     if (error instanceof PdfImageTooLargeError) {
       const limit = ctx.config.PDF_MAX_IMAGE_PIXELS
       throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels`)
@@ -41,11 +47,15 @@ function checkPageCount(count: number, maxPages: number): void {
   if (count > maxPages) throw new ConversionError(`the PDF has ${count} pages; the limit is ${maxPages}`)
 }
 
-/** Pixels per point: PDF_DPI, lowered for pages so large that they would pass PDF_MAX_PAGE_PIXELS. */
-export function pageScale(size: { width: number; height: number }, dpi: number, maxPixels: number): number {
+/**
+ * Pixels per point: PDF_DPI, lowered for pages so large that they would pass PDF_MAX_PAGE_PIXELS or IMAGE_MAX_SIDE.
+ * The engine checks the page again once rounded to whole pixels (a very thin page still takes one pixel).
+ */
+export function pageScale(size: { width: number; height: number }, dpi: number, maxPixels: number, maxSide = Number.POSITIVE_INFINITY): number {
   const scale = dpi / POINTS_PER_INCH
   const pixels = size.width * scale * size.height * scale
-  return pixels <= maxPixels ? scale : Math.sqrt(maxPixels / (size.width * size.height))
+  const byPixels = pixels <= maxPixels ? scale : Math.sqrt(maxPixels / (size.width * size.height))
+  return Math.min(byPixels, maxSide / Math.max(size.width, size.height, 1))
 }
 
 /**
@@ -87,7 +97,7 @@ export const pdfToPng: Converter = {
       checkPageCount(pdf.pageCount, ctx.config.PDF_MAX_PAGES)
       const { start, end } = ctx.part ?? { start: 0, end: pdf.pageCount }
       for (let index = start; index < Math.min(end, pdf.pageCount); index++) {
-        const scale = pageScale(pdf.pageSize(index), ctx.config.PDF_DPI, ctx.config.PDF_MAX_PAGE_PIXELS)
+        const scale = pageScale(pdf.pageSize(index), ctx.config.PDF_DPI, ctx.config.PDF_MAX_PAGE_PIXELS, ctx.config.IMAGE_MAX_SIDE)
         const { width, height, body } = await renderPagePng(pdf, index, scale)
         yield {
           index,

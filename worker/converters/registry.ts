@@ -11,6 +11,12 @@ import { textToPng } from './text-to-png'
 /** Every converter of the service; each converter module adds itself here with one line. */
 const CONVERTERS: readonly Converter[] = [officeToPdf, pdfToPng, imageToPng, textToPng, audioToText]
 
+/**
+ * Types too generic to choose a converter alone (any zip, any OLE2 file, any CSV): a converter may read them
+ * under its extensions (.docm is a plain zip to the sniffer), but a file named otherwise never goes to it by them.
+ */
+const GENERIC_TYPES = new Set(['application/zip', 'application/x-ole-storage', 'text/csv', 'text/plain'])
+
 export interface Registry {
   readonly byExtension: ReadonlyMap<string, Converter>
   readonly byContentType: ReadonlyMap<string, Converter>
@@ -27,7 +33,7 @@ export function buildRegistry(converters: readonly Converter[]): Registry {
   }
   for (const converter of converters) {
     for (const extension of converter.from) claim(byExtension, extension, converter)
-    for (const contentType of converter.accepts ?? []) claim(byContentType, contentType, converter)
+    for (const contentType of converter.accepts ?? []) if (!GENERIC_TYPES.has(contentType)) claim(byContentType, contentType, converter)
   }
   for (const converter of converters) {
     for (const extension of Object.keys(converter.refuses ?? {})) {
@@ -61,17 +67,19 @@ export type ConverterChoice =
 
 /**
  * The converter for a stored file: by its extension when a converter claims it and reads its sniffed type, by
- * the sniffed type when no converter claims or refuses the extension; otherwise why not (422 for an extension a
- * converter refuses, 415 for the rest). An extension whose converter refuses the bytes is refused outright,
- * never converted by another converter's reading of them.
+ * the sniffed type when no converter claims or refuses the extension; otherwise why not (422 for an empty file,
+ * for bytes the extension's converter does not read and for an extension a converter refuses; 415 when nothing
+ * converts the kind of file). An extension whose converter refuses the bytes is refused outright, never
+ * converted by another converter's reading of them.
  */
-export function converterForFile(file: { readonly name: string; readonly extension: string; readonly contentType: string }): ConverterChoice {
+export function converterForFile(file: { readonly name: string; readonly extension: string; readonly contentType: string; readonly size?: number }): ConverterChoice {
   const extension = file.extension.toLowerCase()
   const byExtension = registry.byExtension.get(extension)
+  if (file.size === 0 && (byExtension || registry.byContentType.has(file.contentType))) return { refusal: `"${file.name}" is empty: there is nothing to convert`, status: 422 }
   if (byExtension) {
     if (acceptsWithExtension(byExtension, file.contentType)) return { converter: byExtension }
     const types = byExtension.accepts?.join(', ')
-    return { refusal: `"${file.name}" is named ${extension} but its content is ${file.contentType}; ${byExtension.name} reads only ${types}`, status: 415 }
+    return { refusal: `"${file.name}" is named ${extension} but its content is ${file.contentType}; ${byExtension.name} reads only ${types}`, status: 422 }
   }
   const refused = refusalFor(extension)
   if (refused) return { refusal: `"${file.name}" cannot be converted: ${refused}`, status: 422 }

@@ -3,7 +3,7 @@
 // pipeline) before the next is drawn.
 import { encodePngBytes } from '../engines/png/encode'
 import { decodeText } from '../engines/text/decode'
-import { layoutPages, type PageGeometry } from '../engines/text/layout'
+import { layoutPages, MAX_CHARS_PER_CELL, type PageGeometry, TextTooDenseError, TextTooLongError } from '../engines/text/layout'
 import { ADVANCE_EM, drawable, fallbackFonts, lineHeightPx, NO_FALLBACK, renderPage, type FallbackFonts, type PageStyle } from '../engines/text/render'
 import { ConversionError, type Converter } from './converter'
 
@@ -54,9 +54,13 @@ export const textToPng: Converter = {
     // The layout needs the whole text: TEXT_MAX_BYTES bounds it.
     const text = decodeText(await input.bytes(ctx.config.TEXT_MAX_BYTES))
     const { style, geometry } = pageStyle(ctx.config.PDF_DPI)
-    const pages = layoutPages(text, geometry)
-    if (pages.length > ctx.config.TEXT_MAX_PAGES) {
-      throw new ConversionError(`the text needs ${pages.length} pages; the limit is ${ctx.config.TEXT_MAX_PAGES}`)
+    let pages: string[][]
+    try {
+      pages = layoutPages(text, geometry, ctx.config.TEXT_MAX_PAGES)
+    } catch (error) {
+      if (error instanceof TextTooLongError) throw new ConversionError(`${error.message}; the limit is ${ctx.config.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
+      if (error instanceof TextTooDenseError) throw new ConversionError(`${error.message}, ${MAX_CHARS_PER_CELL} per cell of its ${geometry.columns} × ${geometry.rows} grid`)
+      throw error
     }
     const needsFallback = pages.some((lines) => lines.some((line) => drawable(line) !== line))
     const fallback = needsFallback ? await loadFallbackFonts(ctx.bucket, ctx.config.TEXT_FONTS_PREFIX) : NO_FALLBACK

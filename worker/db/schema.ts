@@ -45,6 +45,24 @@ export const refreshTokens = sqliteTable(
   ],
 )
 
+/** Sessions: one per login; its refresh tokens are a family (`refresh_tokens.family_id`), its access tokens carry
+ * its id (`sid`). `lastUsedAt` moves on login and refresh, never per request (the per-request check only reads). */
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    device: text('device').notNull().default(''),
+    address: text('address').notNull().default(''),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at').notNull(),
+    revokedAt: integer('revoked_at'),
+  },
+  (table) => [index('sessions_user').on(table.userId)],
+)
+
 /** Single-use tokens (verify, reset) that were spent, by their `jti`, kept until they would expire anyway. */
 export const spentTokens = sqliteTable('spent_tokens', {
   jti: text('jti').primaryKey(),

@@ -1,6 +1,6 @@
 // The `console` provider: logs the message (for development), delivers nothing.
 import type { Config } from '../config'
-import type { EmailMessage } from './send'
+import type { EmailMessage } from './message'
 
 export async function sendWithConsole(config: Config, message: EmailMessage): Promise<void> {
   console.log(

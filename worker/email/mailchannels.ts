@@ -1,6 +1,6 @@
 // The `mailchannels` provider: MailChannels' Email API (POST /tx/v1/send, X-Api-Key), a plain fetch.
 import type { Config } from '../config'
-import { EmailDeliveryError, parseMailbox, type EmailMessage } from './send'
+import { EmailDeliveryError, parseMailbox, type EmailMessage } from './message'
 
 export async function sendWithMailChannels(config: Config, message: EmailMessage): Promise<void> {
   const headers: Record<string, string> = { 'content-type': 'application/json' }

@@ -79,9 +79,26 @@ export class PdfImageTooLargeError extends Error {
   }
 }
 
+/** A page rendered at the asked scale would pass a limit, once its size is rounded to whole pixels. */
+export class PdfPageTooLargeError extends Error {
+  override readonly name = 'PdfPageTooLargeError'
+  constructor(
+    readonly page: number,
+    readonly width: number,
+    readonly height: number,
+    readonly limit: 'pixels' | 'side',
+  ) {
+    super(`page ${page} would be ${width} × ${height} pixels`)
+  }
+}
+
 export interface PdfLimits {
   /** Largest width × height of one image embedded in a page (checked from the image's dictionary). */
   readonly maxImagePixels: number
+  /** Largest width × height of a rendered page, after rounding to whole pixels. */
+  readonly maxPagePixels: number
+  /** Largest width or height of a rendered page. */
+  readonly maxSide: number
 }
 
 export interface PdfPageSize {
@@ -203,7 +220,7 @@ function* renderStrips(module: PdfiumModule, page: number, width: number, height
  * is done, fails, or the caller stops asking. `source.size` must already be within the caller's limit: it is the
  * one copy of the PDF in memory.
  */
-export async function* eachFromPdf<T>(source: PdfSource, password: string | undefined, use: (pdf: OpenPdf) => AsyncIterable<T>, limits: PdfLimits = { maxImagePixels: Number.POSITIVE_INFINITY }): AsyncGenerator<T> {
+export async function* eachFromPdf<T>(source: PdfSource, password: string | undefined, use: (pdf: OpenPdf) => AsyncIterable<T>, limits: PdfLimits): AsyncGenerator<T> {
   const instance = instantiate()
   const module = await instance
   const data = module.wasmExports.malloc(Math.max(1, source.size))
@@ -236,6 +253,9 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
         // Whole points first, as PDFium's own page.render() does (an A4 page at 150 dpi is 1239 × 1752).
         const width = Math.max(1, Math.floor(Math.floor(points) * scale))
         const height = Math.max(1, Math.floor(Math.floor(pointsHigh) * scale))
+        // Checked after rounding: a 2,000,000,000 × 1 pt page scaled to fit its pixels is still one pixel high.
+        if (Math.max(width, height) > limits.maxSide) throw new PdfPageTooLargeError(index + 1, width, height, 'side')
+        if (width * height > limits.maxPagePixels) throw new PdfPageTooLargeError(index + 1, width, height, 'pixels')
         return {
           width,
           height,
@@ -257,7 +277,7 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     })
   } catch (error) {
     // A password, format or size problem is the document's; anything else may have left the engine broken.
-    if (!(error instanceof PdfOpenError || error instanceof PdfImageTooLargeError)) dropInstance(instance)
+    if (!(error instanceof PdfOpenError || error instanceof PdfImageTooLargeError || error instanceof PdfPageTooLargeError)) dropInstance(instance)
     throw error
   } finally {
     if (document) module._FPDF_CloseDocument(document)

@@ -40,9 +40,16 @@ export type FileResponse = z.infer<typeof FileResponseSchema>
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
+/** What a file's `url` is made of: the API's origin and the owner's security stamp (which the signature covers). */
+export interface FileLinks {
+  readonly origin: string
+  readonly securityStamp: string
+}
+
 /** The record as clients see it: never the owner or the storage key; `url` is signed per response. */
-export async function toFileResponse(row: FileRow, config: Config, origin: string): Promise<FileResponse> {
-  const token = await signFileToken(config, row.id, row.userId)
+export async function toFileResponse(row: FileRow, config: Config, links: FileLinks): Promise<FileResponse> {
+  const token = await signFileToken(config, row.id, { id: row.userId, securityStamp: links.securityStamp })
+  const { origin } = links
   return {
     _id: row.id,
     name: row.name,

@@ -1,15 +1,15 @@
 // File endpoints: parse the request, call the files module, shape the answer. Every route but the download
 // (which also accepts a signed URL) requires the bearer token, and every lookup is scoped to the caller.
 import { z, type RouteConfig } from '@hono/zod-openapi'
+import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { bearerToken, requireAuth } from '../auth/middleware'
-import { readToken } from '../auth/tokens'
-import { findUser } from '../auth/users'
+import { authenticateBearer, requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
+import { files, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { streamDownload } from './download'
-import { childrenOf, deleteFileTree, renameFile, fileNotFound, fileTree, findFileById, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
+import { childrenOf, deleteFileTree, renameFile, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
@@ -274,8 +274,9 @@ async function uploadView(c: Context<AppEnv>, upload: UploadRow) {
   }
 }
 
-function origin(c: Context<AppEnv>): string {
-  return new URL(c.req.url).origin
+/** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
+function links(c: Context<AppEnv>) {
+  return { origin: new URL(c.req.url).origin, securityStamp: c.var.user.securityStamp }
 }
 
 function nextLink(c: Context<AppEnv>, cursor: string): string {
@@ -284,7 +285,7 @@ function nextLink(c: Context<AppEnv>, cursor: string): string {
   return `<${url.pathname}${url.search}>; rel="next"`
 }
 
-const shape = (c: Context<AppEnv>, row: FileRow) => toFileResponse(row, c.var.config, origin(c))
+const shape = (c: Context<AppEnv>, row: FileRow) => toFileResponse(row, c.var.config, links(c))
 
 /** One page of the caller's files for a list query and a scope, with the next page's Link header. */
 async function filePage(c: Context<AppEnv>, query: Pick<z.infer<typeof listQuery>, 'limit' | 'cursor' | 'extension' | 'content_type'>, scope: { parentId?: string; rootOnly?: boolean }) {
@@ -293,22 +294,24 @@ async function filePage(c: Context<AppEnv>, query: Pick<z.infer<typeof listQuery
   return Promise.all(page.rows.map((row) => shape(c, row)))
 }
 
-/** The owner of the file the download is for: by signed token, or by bearer token (then ownership is checked). */
+/**
+ * The file the download is for: by signed token, or by bearer token (then ownership is checked). A signed token
+ * that fails for any reason (unknown id, someone else's file, expired, signed before a reset) answers the same 401.
+ */
 async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<FileRow> {
   if (signed) {
-    const row = await findFileById(c.var.db, id)
-    if (!row) throw fileNotFound()
-    if (!(await verifyFileToken(c.var.config, signed, row.id, row.userId))) {
+    const [found] = await c.var.db
+      .select({ file: files, securityStamp: users.securityStamp })
+      .from(files)
+      .innerJoin(users, eq(users.id, files.userId))
+      .where(eq(files.id, id))
+      .limit(1)
+    if (!found || !(await verifyFileToken(c.var.config, signed, found.file.id, { id: found.file.userId, securityStamp: found.securityStamp }))) {
       throw new ApiError('FILE_LINK_INVALID')
     }
-    return row
+    return found.file
   }
-  const token = bearerToken(c.req.header('authorization'))
-  const claims = token ? await readToken(c.var.config, token, 'auth') : undefined
-  if (!claims) throw new ApiError('TOKEN_MISSING', { message: 'missing bearer token or signed file link', headers: { 'www-authenticate': 'Bearer' } })
-  // The stamp check of requireAuth: a revoked session must not download either.
-  const user = await findUser(c.var.db, claims.sub)
-  if (!user || user.securityStamp !== claims.stm) throw new ApiError('TOKEN_INVALID', { headers: { 'www-authenticate': 'Bearer' } })
+  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), { missingTokenMessage: 'missing bearer token or signed file link' })
   return findOwnedFile(c.var.db, user.id, id)
 }
 

@@ -13,6 +13,7 @@ import { objectKey, outputKey } from '../files/keys'
 import { holdQuota } from '../files/quota'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
+import { openOptions } from './job-secrets'
 import { ensureSteps, failJob, finishJobIfDone, newStep, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
 import { outputName } from './naming'
 import { notifyJobFinished } from './webhooks'
@@ -74,7 +75,8 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
   if (job.status === 'queued') await updateJob(db, job.id, { status: 'running' })
 
   const input = storedInput(deps.bucket, source)
-  const context: ConversionContext = { jobId: job.id, config: deps.config, options: job.options, ai: deps.ai, bucket: deps.bucket, attempt }
+  const options = await openOptions(deps.config, job.userId, job.options)
+  const context: ConversionContext = { jobId: job.id, config: deps.config, options, ai: deps.ai, bucket: deps.bucket, attempt }
   try {
     let part = step.partStart >= 0 ? { start: step.partStart, end: step.partEnd ?? step.partStart } : undefined
     if (converter.plan && !part) {

@@ -9,7 +9,8 @@ import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { jobs, jobSteps } from '../db/schema'
 import { ApiError, type ErrorCode } from '../errors'
-import { FileResponseSchema, filesOfJob, toFileResponse, type FileResponse, type FileRow } from '../files/records'
+import { publicOptions, SECRET_OPTIONS } from './job-secrets'
+import { FileResponseSchema, filesOfJob, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
 
 export type JobRow = typeof jobs.$inferSelect
 export type StepRow = typeof jobSteps.$inferSelect
@@ -53,6 +54,12 @@ export const JobSchema = z
 export type JobView = z.infer<typeof JobSchema>
 
 const iso = (ms: number) => new Date(ms).toISOString()
+
+/** The job's options with its secrets (SECRET_OPTIONS) removed, in SQL: wiped as the job ends. */
+const withoutSecrets = sql`json_remove(${jobs.options}, ${sql.join(
+  SECRET_OPTIONS.map((name) => sql`${`$.${name}`}`),
+  sql`, `,
+)})`
 
 export const jobNotFound = () => new ApiError('JOB_NOT_FOUND')
 
@@ -179,7 +186,7 @@ export async function failJob(db: Database, job: JobRow, message: string, status
   const now = Date.now()
   const failed = await db
     .update(jobs)
-    .set({ status: 'failed', error: message, errorStatus: status, updatedAt: now, finishedAt: now })
+    .set({ status: 'failed', error: message, errorStatus: status, options: withoutSecrets, updatedAt: now, finishedAt: now })
     .where(and(eq(jobs.id, job.id), inArray(jobs.status, ['queued', 'running'])))
     .returning({ id: jobs.id })
   return failed.length > 0
@@ -216,7 +223,7 @@ export async function finishJobIfDone(db: Database, jobId: string): Promise<bool
   const now = Date.now()
   const finished = await db
     .update(jobs)
-    .set({ status: 'done', updatedAt: now, finishedAt: now })
+    .set({ status: 'done', options: withoutSecrets, updatedAt: now, finishedAt: now })
     .where(and(eq(jobs.id, jobId), inArray(jobs.status, ['queued', 'running'])))
     .returning({ id: jobs.id })
   return finished.length > 0
@@ -241,10 +248,7 @@ export async function jobFiles(db: Database, job: JobRow): Promise<FileRow[]> {
   return ordered
 }
 
-/** Options that are secrets: kept for the converters, never shown in a job's view. */
-const SECRET_OPTIONS = ['password', 'userPassword', 'ownerPassword']
-
-export async function jobView(db: Database, config: Config, origin: string, job: JobRow): Promise<JobView> {
+export async function jobView(db: Database, config: Config, links: FileLinks, job: JobRow): Promise<JobView> {
   const steps = await db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, job.id), orderBy: [jobSteps.createdAt, jobSteps.id] })
   const made = await jobFiles(db, job)
   return {
@@ -252,7 +256,7 @@ export async function jobView(db: Database, config: Config, origin: string, job:
     file_id: job.fileId,
     status: job.status,
     error: job.error,
-    options: Object.fromEntries(Object.entries(job.options).filter(([name]) => !SECRET_OPTIONS.includes(name))),
+    options: publicOptions(job.options),
     steps: steps.map((step) => ({
       _id: step.id,
       converter: step.converter,
@@ -263,7 +267,7 @@ export async function jobView(db: Database, config: Config, origin: string, job:
       error: step.error,
       outputs: step.outputIds,
     })),
-    files: await Promise.all(made.map((file) => toFileResponse(file, config, origin))),
+    files: await Promise.all(made.map((file) => toFileResponse(file, config, links))),
     created_at: iso(job.createdAt),
     updated_at: iso(job.updatedAt),
     finished_at: job.finishedAt === null ? null : iso(job.finishedAt),

@@ -116,11 +116,12 @@ const fileJobs = route({
   responses: { 200: jsonResponse(z.array(JobSchema), 'The jobs'), 404: errorResponse('File not found') },
 })
 
-const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin
+/** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
+const links = (c: Context<AppEnv>) => ({ origin: new URL(c.req.url).origin, securityStamp: c.var.user.securityStamp })
 const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERSIONS })
 
 async function viewWithSecret(c: Context<AppEnv>, job: JobRow) {
-  const view = await jobView(c.var.db, c.var.config, origin(c), job)
+  const view = await jobView(c.var.db, c.var.config, links(c), job)
   return job.callbackUrl ? { ...view, webhook_secret: await webhookSecret(c.var.config, job.id) } : view
 }
 
@@ -143,7 +144,7 @@ export function pipelineRoutes() {
       const settled = respondAsync ? job : await waitForJob(c.var.db, job.id, c.var.config.CONVERT_WAIT_MS)
       if (settled.status === 'done') {
         const made = await jobFiles(c.var.db, settled)
-        return c.json(await Promise.all(made.map((row) => toFileResponse(row, c.var.config, origin(c)))), 200)
+        return c.json(await Promise.all(made.map((row) => toFileResponse(row, c.var.config, links(c)))), 200)
       }
       if (settled.status === 'failed') {
         throw new ApiError(conversionErrorCode(settled.errorStatus, settled.error), { message: settled.error ?? undefined, details: { job: settled.id } })
@@ -163,7 +164,7 @@ export function pipelineRoutes() {
         let job: JobRow | undefined = first
         const deadline = Date.now() + 10 * 60_000
         while (job && Date.now() < deadline && !stream.aborted) {
-          const view = await jobView(c.var.db, c.var.config, origin(c), job)
+          const view = await jobView(c.var.db, c.var.config, links(c), job)
           // Compared without the files' signed URLs: their expiry moves every second, the job does not.
           const state = JSON.stringify({ ...view, files: view.files.map(({ url: _signed, ...file }) => file) })
           if (state !== last) await stream.writeSSE({ event: 'job', data: JSON.stringify(view), id: String(job.updatedAt) })
@@ -179,11 +180,11 @@ export function pipelineRoutes() {
       if (job.status !== 'failed') throw new ApiError('JOB_NOT_FAILED', { message: `the job is ${job.status}; only a failed job can be retried` })
       await enqueueSteps(c.env.CONVERSIONS, await reopenFailedJob(c.var.db, job))
       c.header('location', `/jobs/${job.id}`)
-      return c.json(await jobView(c.var.db, c.var.config, origin(c), { ...job, status: 'running', error: null }), 202)
+      return c.json(await jobView(c.var.db, c.var.config, links(c), { ...job, status: 'running', error: null }), 202)
     })
     .openapi(fileJobs, async (c) => {
       const file = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
       const list = await jobsOfFile(c.var.db, c.var.user.id, file.id)
-      return c.json(await Promise.all(list.map((job) => jobView(c.var.db, c.var.config, origin(c), job))), 200)
+      return c.json(await Promise.all(list.map((job) => jobView(c.var.db, c.var.config, links(c), job))), 200)
     })
 }

@@ -9,6 +9,7 @@ import { ApiError } from '../errors'
 import type { FileRow } from '../files/records'
 import { enqueueSteps } from './consumer'
 import { createJob, jobNotFound, type JobRow, type StepMessage } from './jobs'
+import { sealOptions } from './job-secrets'
 import { checkCallbackUrl } from './webhooks'
 
 export async function startJob(
@@ -21,7 +22,8 @@ export async function startJob(
   if (!choice.converter) throw new ApiError(choice.status === 415 ? 'UNSUPPORTED_FORMAT' : 'NOT_CONVERTIBLE', { message: choice.refusal })
   const { converter } = choice
   const callbackUrl = request.callbackUrl ? checkCallbackUrl(config, request.callbackUrl) : undefined
-  const { job, step } = await createJob(deps.db, file, converter, { options: request.options, callbackUrl })
+  const options = await sealOptions(config, file.userId, request.options)
+  const { job, step } = await createJob(deps.db, file, converter, { options, callbackUrl })
   // No step: an equal job is already queued or running, and this request follows it.
   if (step) await enqueueSteps(deps.queue, [step])
   return job

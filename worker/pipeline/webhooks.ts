@@ -20,7 +20,32 @@ export function webhookSecret(config: Config, jobId: string): Promise<string> {
   return hmac(`edgefloor webhooks\u0000${config.JWT_SECRET}`, jobId)
 }
 
-/** A callback URL must be https (http only with WEBHOOK_ALLOW_HTTP, for local receivers). */
+/**
+ * Whether a URL host names this machine or a private network by itself: localhost names, and IPv4/IPv6 literals
+ * that are loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 with the cloud metadata address,
+ * fe80::/10), carrier-grade NAT, unspecified or IPv4-mapped ones of those. DNS names that resolve to such
+ * addresses are Cloudflare's to refuse: a Worker's fetch cannot reach private networks.
+ */
+export function isPrivateHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '')
+  if (host === 'localhost' || host.endsWith('.localhost') || host === 'localhost.localdomain') return true
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host)?.[1]
+  const v4 = mapped ?? (/^\d+\.\d+\.\d+\.\d+$/.test(host) ? host : undefined)
+  if (v4) {
+    const [a = 0, b = 0] = v4.split('.').map(Number)
+    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127)
+  }
+  if (host.includes(':')) {
+    if (host === '::' || host === '::1' || /^0*:(0*:)*0*1?$/.test(host)) return true
+    return /^f[cd][0-9a-f]{0,2}:/.test(host) || /^fe[89ab][0-9a-f]?:/.test(host) || host.startsWith('::ffff:')
+  }
+  return false
+}
+
+/**
+ * A callback URL must be https (http only with WEBHOOK_ALLOW_HTTP, for local receivers) and may not name a
+ * loopback, private or link-local address, or localhost (hosts in WEBHOOK_ALLOWED_HOSTS excepted, for tests).
+ */
 export function checkCallbackUrl(config: Config, raw: string): string {
   let url: URL
   try {
@@ -31,6 +56,9 @@ export function checkCallbackUrl(config: Config, raw: string): string {
   const allowed = url.protocol === 'https:' || (url.protocol === 'http:' && config.WEBHOOK_ALLOW_HTTP)
   if (!allowed) throw new ApiError('CALLBACK_URL_REFUSED', { message: 'callback_url must be https' })
   if (url.username || url.password) throw new ApiError('CALLBACK_URL_REFUSED', { message: 'callback_url may not carry credentials' })
+  if (isPrivateHost(url.hostname) && !config.WEBHOOK_ALLOWED_HOSTS.includes(url.hostname.toLowerCase().replace(/^\[|\]$/g, ''))) {
+    throw new ApiError('CALLBACK_URL_REFUSED', { message: 'callback_url may not name a loopback, private or link-local address' })
+  }
   return url.toString()
 }
 

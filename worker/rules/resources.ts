@@ -35,7 +35,7 @@ export interface ResourceConfig {
 export const models = {
   Users: {
     values: {
-      avatar_url: ['String', 'cru'],
+      avatar_url: ['Url', 'cru'],
       preferences: ['Object', 'cru', {}],
     },
   },

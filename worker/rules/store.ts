@@ -2,6 +2,7 @@
 // documents) for custom models. Both answer in the shape rules see (wire names, `_id`), so routes and rules
 // never care which one they talk to.
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm'
+import { deliverAccountEmail } from '../auth/delivery'
 import { createUser, emailTaken, findUser, isUniqueViolation, normalizeEmail, type UserRecord } from '../auth/users'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
@@ -125,11 +126,15 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
       if (typeof fields.name === 'string') changes.name = fields.name.trim()
       if (typeof fields.role === 'string') changes.role = fields.role
       if (typeof fields.email === 'string') changes.email = normalizeEmail(fields.email)
+      // A new address is unverified until its owner follows the link sent to it (an admin may say otherwise).
+      const emailChanged = changes.email !== undefined && changes.email !== current.email
+      if (emailChanged) changes.emailVerified = false
       if (typeof fields.email_verified === 'boolean') changes.emailVerified = fields.email_verified
       const custom = customFields.filter((name) => fields[name] !== undefined)
       if (custom.length > 0) changes.values = { ...current.values, ...Object.fromEntries(custom.map((name) => [name, fields[name]])) }
       try {
         const [updated] = await db.update(users).set(changes).where(eq(users.id, id)).returning()
+        if (emailChanged && !updated!.emailVerified) await deliverAccountEmail(deps.config, 'emailVerification', updated!)
         return userFields(updated!)
       } catch (error) {
         throw isUniqueViolation(error) ? emailTaken() : error

@@ -3,10 +3,18 @@
 // Fields a letter does not grant are refused, not ignored, so a mass-assignment attempt is visible.
 import { z } from 'zod'
 
-export const VALUE_TYPES = ['String', 'Number', 'Boolean', 'Object', 'Date'] as const
+export const VALUE_TYPES = ['String', 'Number', 'Boolean', 'Object', 'Date', 'Url'] as const
 export type ValueType = (typeof VALUE_TYPES)[number]
 export type ValueSpec = readonly [type: ValueType, letters: string, defaultValue?: unknown]
 export type ValuesMap = Readonly<Record<string, ValueSpec>>
+
+/** Text that may reach an email, a header or a log line: no control characters (NUL, ESC, CR, LF, …) and no line
+ * or paragraph separators, which would let it forge a line there. */
+export const plainText = (maxLength: number) =>
+  z.string().max(maxLength).regex(/^[^\p{Cc}\u2028\u2029]*$/u, 'may not contain control characters')
+
+/** An absolute http or https URL: no javascript:, data: or other schemes that a client could render as a link. */
+const httpUrl = z.url({ protocol: /^https?$/ }).max(2048)
 
 function fieldSchema(type: ValueType): z.ZodType {
   switch (type) {
@@ -20,6 +28,8 @@ function fieldSchema(type: ValueType): z.ZodType {
       return z.record(z.string(), z.unknown())
     case 'Date':
       return z.iso.datetime({ offset: true }).or(z.iso.date())
+    case 'Url':
+      return httpUrl
   }
 }
 
@@ -82,6 +92,7 @@ export function parseFilterValue(type: ValueType, text: string): string | number
   switch (type) {
     case 'String':
     case 'Date':
+    case 'Url':
       return text
     case 'Number':
       return Number.isFinite(Number(text)) && text.trim() !== '' ? Number(text) : undefined

@@ -1,14 +1,15 @@
 // Decoding images to RGBA pixels. JPEG, PNG and WebP through the Squoosh codecs compiled to WASM (imported
 // statically: workerd compiles no WebAssembly from bytes), one instance per codec and isolate, reused (a
 // fresh instance per image leaves the old heaps to the garbage collector, which may come too late for 128 MB); AVIF with the Squoosh libavif build the same way; GIF (first frame) with omggif, TIFF (first
-// page) with UTIF (utif2), BMP in TypeScript.
+// page) with UTIF (utif2, bounded in tiff.ts), BMP in TypeScript. Every decode first checks, from the structure that
+// decoder reads, every area it would allocate against the caller's limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE): the
+// check lives here, so every path to a decoder (conversions, previews) gets it.
 import decodeJpegWasm, { init as initJpeg } from '@jsquash/jpeg/decode'
 import { decode as decodePngWasm } from '@jsquash/png/decode'
 import initPng from '@jsquash/png/codec/pkg/squoosh_png.js'
 import decodeWebpWasm, { init as initWebp } from '@jsquash/webp/decode'
 import decodeAvifWasm, { init as initAvif } from '@jsquash/avif/decode'
 import avifWasm from '@jsquash/avif/codec/dec/avif_dec.wasm'
-import UTIF from 'utif2'
 import jpegWasm from '@jsquash/jpeg/codec/dec/mozjpeg_dec.wasm'
 // The package's own .d.ts for this file describes the instance exports; the bundler gives the module.
 import * as pngWasmImport from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm'
@@ -16,7 +17,9 @@ import webpWasm from '@jsquash/webp/codec/dec/webp_dec.wasm'
 import { GifReader } from 'omggif'
 import type { RawImage } from '../png/encode'
 import { decodeBmp } from './bmp'
-import type { ImageFormat } from './header'
+import { readImageHeader } from './header'
+import { checkImageLimits, type ImageLimits, ImageStructureError } from './limits'
+import { decodeTiffFirstPage } from './tiff'
 
 const pngWasm = (pngWasmImport as unknown as { default: WebAssembly.Module }).default
 let pngReady: Promise<unknown> | undefined
@@ -29,8 +32,15 @@ function fromImageData(image: { width: number; height: number; data: Uint8Clampe
   return { width: image.width, height: image.height, channels: 4, data: new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength) }
 }
 
-export async function decodeImage(bytes: Uint8Array, format: ImageFormat): Promise<RawImage> {
-  switch (format) {
+/**
+ * The image's pixels, after its structure has been read and every area it makes the decoder allocate has been
+ * checked against `limits` (ImageTooLargeError, ImageStructureError before anything is allocated).
+ */
+export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promise<RawImage> {
+  const header = readImageHeader(bytes)
+  if (!header) throw new ImageStructureError('the bytes are not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image')
+  checkImageLimits(header, limits)
+  switch (header.format) {
     case 'jpeg':
       jpegReady ??= initJpeg(jpegWasm)
       await jpegReady
@@ -57,13 +67,8 @@ export async function decodeImage(bytes: Uint8Array, format: ImageFormat): Promi
       if (!decoded) throw new Error('the AVIF image cannot be decoded')
       return fromImageData(decoded as { width: number; height: number; data: Uint8ClampedArray })
     }
-    case 'tiff': {
-      const pages = UTIF.decode(copyOf(bytes))
-      const first = pages[0]
-      if (!first) throw new Error('the TIFF has no image')
-      UTIF.decodeImage(copyOf(bytes), first)
-      return { width: first.width, height: first.height, channels: 4, data: UTIF.toRGBA8(first) }
-    }
+    case 'tiff':
+      return { ...decodeTiffFirstPage(bytes), channels: 4 }
     case 'bmp':
       return decodeBmp(bytes)
   }

@@ -1,17 +1,27 @@
-// Image dimensions from the first bytes of a file, read before any decoding, so a pixel flood (a tiny file
-// that claims 60000×60000 pixels) is refused before it can take memory.
+// Image dimensions read from the structure each decoder will decode, before any decoding, so a pixel flood (a
+// tiny file that claims 60000×60000 pixels, or a small GIF screen whose first frame is huge) is refused before it
+// can take memory: GIF's logical screen and its first frame's image descriptor, AVIF's primary item (pitm → ipma →
+// its ispe) and every other item's ispe, WebP's VP8X canvas and each VP8/VP8L/ANMF frame, TIFF's first IFD (and its
+// tiles), PNG's IHDR, the JPEG frame's SOF, BMP's header.
+import { type Extent, ImageStructureError } from './limits'
+import { readTiffFirstIfd } from './tiff'
 
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'bmp' | 'tiff' | 'avif'
 
 export interface ImageHeader {
   readonly format: ImageFormat
+  /** The decoded picture's size. */
   readonly width: number
   readonly height: number
+  /** Every pixel area the decoder allocates for this file (the picture, a GIF frame, AVIF items, TIFF tiles). */
+  readonly extents: readonly Extent[]
+  /** Bytes per pixel of the decoder's own buffer, when above RGBA's 4 (a 16-bit RGBA TIFF holds 8). */
+  readonly bytesPerPixel?: number
 }
 
-const ascii = (bytes: Uint8Array, offset: number, text: string) => [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
+const ascii = (bytes: Uint8Array, offset: number, text: string) => offset >= 0 && offset + text.length <= bytes.length && [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
 
-function jpegSize(bytes: Uint8Array, view: DataView): { width: number; height: number } | undefined {
+function jpegSize(bytes: Uint8Array, view: DataView): Extent | undefined {
   let offset = 2
   while (offset + 9 < bytes.length) {
     if (bytes[offset] !== 0xff) return undefined
@@ -30,69 +40,141 @@ function jpegSize(bytes: Uint8Array, view: DataView): { width: number; height: n
   return undefined
 }
 
-function webpSize(bytes: Uint8Array, view: DataView): { width: number; height: number } | undefined {
-  if (ascii(bytes, 12, 'VP8 ') && bytes.length >= 30) return { width: view.getUint16(26, true) & 0x3fff, height: view.getUint16(28, true) & 0x3fff }
-  if (ascii(bytes, 12, 'VP8L') && bytes.length >= 25) {
-    const bits = view.getUint32(21, true)
-    return { width: (bits & 0x3fff) + 1, height: ((bits >> 14) & 0x3fff) + 1 }
+const read24 = (bytes: Uint8Array, at: number) => bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16)
+
+/** WebP: the RIFF chunks; the VP8X canvas and every frame (VP8, VP8L, ANMF) the decoder may decode. */
+function webpExtents(bytes: Uint8Array, view: DataView): Extent[] {
+  const extents: Extent[] = []
+  const frame = (at: number, fourcc: string) => {
+    if (fourcc === 'VP8 ' && at + 10 <= bytes.length) extents.push({ width: view.getUint16(at + 6, true) & 0x3fff, height: view.getUint16(at + 8, true) & 0x3fff })
+    if (fourcc === 'VP8L' && at + 5 <= bytes.length) {
+      const bits = view.getUint32(at + 1, true)
+      extents.push({ width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 })
+    }
   }
-  if (ascii(bytes, 12, 'VP8X') && bytes.length >= 30) {
-    const read24 = (at: number) => bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16)
-    return { width: read24(24) + 1, height: read24(27) + 1 }
+  const walk = (start: number, end: number, depth: number) => {
+    for (let at = start; at + 8 <= end; ) {
+      const fourcc = String.fromCharCode(...bytes.subarray(at, at + 4))
+      const size = view.getUint32(at + 4, true)
+      const data = at + 8
+      if (fourcc === 'VP8X' && data + 10 <= end) extents.push({ width: read24(bytes, data + 4) + 1, height: read24(bytes, data + 7) + 1 })
+      if (fourcc === 'ANMF' && data + 16 <= end && depth === 0) {
+        extents.push({ width: read24(bytes, data + 6) + 1, height: read24(bytes, data + 9) + 1 })
+        walk(data + 16, Math.min(end, data + size), depth + 1)
+      }
+      frame(data, fourcc)
+      at = data + size + (size & 1)
+    }
   }
-  return undefined
+  walk(12, bytes.length, 0)
+  return extents
 }
 
-/** AVIF (HEIF): the first image spatial extent property box, 'ispe' (version, flags, width, height). */
-function avifSize(bytes: Uint8Array, view: DataView): { width: number; height: number } | undefined {
-  for (let i = 4; i + 16 <= Math.min(bytes.length, 64 * 1024); i++) {
-    if (ascii(bytes, i, 'ispe')) return { width: view.getUint32(i + 8), height: view.getUint32(i + 12) }
-  }
-  return undefined
+interface Box {
+  readonly type: string
+  readonly start: number // first byte of the content
+  readonly end: number
 }
 
-/** TIFF: the first IFD's ImageWidth (256) and ImageLength (257) tags, short or long. */
-function tiffSize(bytes: Uint8Array, view: DataView): { width: number; height: number } | undefined {
-  const little = bytes[0] === 0x49
-  const ifd = view.getUint32(4, little)
-  if (ifd + 2 > bytes.length) return undefined
-  const count = view.getUint16(ifd, little)
-  const size: { width?: number; height?: number } = {}
-  for (let i = 0; i < count && ifd + 2 + i * 12 + 12 <= bytes.length; i++) {
-    const entry = ifd + 2 + i * 12
-    const tag = view.getUint16(entry, little)
-    const type = view.getUint16(entry + 2, little)
-    const value = type === 3 ? view.getUint16(entry + 8, little) : view.getUint32(entry + 8, little)
-    if (tag === 256) size.width = value
-    if (tag === 257) size.height = value
+/** The ISO BMFF boxes between start and end (sizes checked against the bytes; 64-bit and to-the-end sizes read). */
+function boxes(bytes: Uint8Array, view: DataView, start: number, end: number): Box[] {
+  const found: Box[] = []
+  for (let at = start; at + 8 <= end; ) {
+    let size = view.getUint32(at)
+    let header = 8
+    if (size === 1) {
+      if (at + 16 > end) break
+      size = Number(view.getBigUint64(at + 8))
+      header = 16
+    } else if (size === 0) size = end - at
+    if (size < header || at + size > end) break
+    found.push({ type: String.fromCharCode(...bytes.subarray(at + 4, at + 8)), start: at + header, end: at + size })
+    at += size
   }
-  return size.width && size.height ? { width: size.width, height: size.height } : undefined
+  return found
 }
 
-/** The format and size, or undefined when the bytes are not an image this service decodes. */
+/**
+ * AVIF (HEIF): the primary item's spatial extent (meta → pitm names the item, iprp → ipma lists its properties,
+ * their indexes point into ipco, and one of them is its ispe), plus every other ispe of the file (grid tiles and
+ * alpha planes are decoded with the primary; a thumbnail larger than the limits is refused too).
+ */
+function avifHeader(bytes: Uint8Array, view: DataView): { width: number; height: number; extents: Extent[] } {
+  const meta = boxes(bytes, view, 0, bytes.length).find((box) => box.type === 'meta')
+  if (!meta) throw new ImageStructureError('the AVIF has no meta box (an image sequence without a primary image is not supported)')
+  const inMeta = boxes(bytes, view, meta.start + 4, meta.end) // meta is a full box: version and flags first
+  const pitm = inMeta.find((box) => box.type === 'pitm')
+  const iprp = inMeta.find((box) => box.type === 'iprp')
+  if (!pitm || !iprp || pitm.start + 6 > pitm.end) throw new ImageStructureError('the AVIF names no primary item (pitm) or has no item properties (iprp)')
+  const primary = bytes[pitm.start] === 0 ? view.getUint16(pitm.start + 4) : view.getUint32(pitm.start + 4)
+  const inIprp = boxes(bytes, view, iprp.start, iprp.end)
+  const ipco = inIprp.find((box) => box.type === 'ipco')
+  const properties = ipco ? boxes(bytes, view, ipco.start, ipco.end) : []
+  const spatial = (box: Box | undefined): Extent | undefined =>
+    box?.type === 'ispe' && box.start + 12 <= box.end ? { width: view.getUint32(box.start + 4), height: view.getUint32(box.start + 8) } : undefined
+  const extents = properties.flatMap((box) => spatial(box) ?? [])
+  let primaryExtent: Extent | undefined
+  for (const ipma of inIprp.filter((box) => box.type === 'ipma')) {
+    const version = bytes[ipma.start]!
+    const wideIndexes = (bytes[ipma.start + 3]! & 1) === 1
+    const count = view.getUint32(ipma.start + 4)
+    let at = ipma.start + 8
+    for (let entry = 0; entry < count && at < ipma.end; entry++) {
+      const itemId = version < 1 ? view.getUint16(at) : view.getUint32(at)
+      at += version < 1 ? 2 : 4
+      const associations = bytes[at++]!
+      for (let a = 0; a < associations && at < ipma.end; a++) {
+        const index = wideIndexes ? view.getUint16(at) & 0x7fff : bytes[at]! & 0x7f
+        at += wideIndexes ? 2 : 1
+        if (itemId === primary && index > 0) primaryExtent ??= spatial(properties[index - 1])
+      }
+    }
+  }
+  if (!primaryExtent) throw new ImageStructureError(`the AVIF's primary item ${primary} has no spatial extent (ispe)`)
+  return { ...primaryExtent, extents: [primaryExtent, ...extents] }
+}
+
+/** GIF: the logical screen, and frame 0's image descriptor (omggif decodes that frame at its own size). */
+function gifHeader(bytes: Uint8Array, view: DataView): { width: number; height: number; extents: Extent[] } {
+  const screen = { width: view.getUint16(6, true), height: view.getUint16(8, true) }
+  const flags = bytes[10]!
+  let at = 13 + (flags & 0x80 ? 3 * 2 ** ((flags & 7) + 1) : 0)
+  while (at < bytes.length) {
+    const block = bytes[at]!
+    if (block === 0x2c) {
+      if (at + 9 >= bytes.length) break
+      return { ...screen, extents: [screen, { width: view.getUint16(at + 5, true), height: view.getUint16(at + 7, true) }] }
+    }
+    if (block !== 0x21) break
+    at += 2 // introducer and label, then data sub-blocks up to a zero length
+    while (at < bytes.length && bytes[at] !== 0) at += bytes[at]! + 1
+    at++
+  }
+  throw new ImageStructureError('the GIF has no image (no image descriptor before its end)')
+}
+
+/**
+ * The format and sizes, or undefined when the bytes are not an image this service decodes. Throws an
+ * ImageStructureError when the structure the decoder would read is missing or refused.
+ */
 export function readImageHeader(bytes: Uint8Array): ImageHeader | undefined {
   if (bytes.length < 16) return undefined
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const plain = (format: ImageFormat, size: Extent | undefined): ImageHeader | undefined => size && { format, ...size, extents: [size] }
   if (bytes[0] === 0x89 && ascii(bytes, 1, 'PNG') && ascii(bytes, 12, 'IHDR') && bytes.length >= 24) {
-    return { format: 'png', width: view.getUint32(16), height: view.getUint32(20) }
+    return plain('png', { width: view.getUint32(16), height: view.getUint32(20) })
   }
-  if (bytes[0] === 0xff && bytes[1] === 0xd8) {
-    const size = jpegSize(bytes, view)
-    return size && { format: 'jpeg', ...size }
-  }
+  if (bytes[0] === 0xff && bytes[1] === 0xd8) return plain('jpeg', jpegSize(bytes, view))
   if (ascii(bytes, 0, 'RIFF') && ascii(bytes, 8, 'WEBP')) {
-    const size = webpSize(bytes, view)
-    return size && { format: 'webp', ...size }
+    const extents = webpExtents(bytes, view)
+    return extents.length > 0 ? { format: 'webp', ...extents[0]!, extents } : undefined
   }
-  if (ascii(bytes, 0, 'GIF8')) return { format: 'gif', width: view.getUint16(6, true), height: view.getUint16(8, true) }
+  if (ascii(bytes, 0, 'GIF8')) return { format: 'gif', ...gifHeader(bytes, view) }
   if ((ascii(bytes, 0, 'II') && bytes[2] === 42 && bytes[3] === 0) || (ascii(bytes, 0, 'MM') && bytes[2] === 0 && bytes[3] === 42)) {
-    const size = tiffSize(bytes, view)
-    return size && { format: 'tiff', ...size }
+    const ifd = readTiffFirstIfd(bytes)
+    return { format: 'tiff', width: ifd.width, height: ifd.height, extents: [ifd, ...(ifd.tile ? [ifd.tile] : [])], bytesPerPixel: ifd.bitsPerPixel / 8 }
   }
-  if (ascii(bytes, 4, 'ftyp') && (ascii(bytes, 8, 'avif') || ascii(bytes, 8, 'avis'))) {
-    const size = avifSize(bytes, view)
-    return size && { format: 'avif', ...size }
-  }
-  if (ascii(bytes, 0, 'BM') && bytes.length >= 26) return { format: 'bmp', width: Math.abs(view.getInt32(18, true)), height: Math.abs(view.getInt32(22, true)) }
+  if (ascii(bytes, 4, 'ftyp') && (ascii(bytes, 8, 'avif') || ascii(bytes, 8, 'avis'))) return { format: 'avif', ...avifHeader(bytes, view) }
+  if (ascii(bytes, 0, 'BM') && bytes.length >= 26) return plain('bmp', { width: Math.abs(view.getInt32(18, true)), height: Math.abs(view.getInt32(22, true)) })
   return undefined
 }

@@ -1,6 +1,10 @@
 // Monospace page layout: lines wrapped at word boundaries to the page's columns (words longer than a line are
 // broken), tabs expanded to stops, blank lines kept, wide (East Asian) characters two columns, then cut into
-// pages. Pure functions: the renderer only draws what this decides.
+// pages. Pure functions: the renderer only draws what this decides. The work is linear in the text and bounded:
+// invisible characters (controls, format characters) are dropped, at most MAX_MARKS_PER_BASE combining marks follow
+// one character (the rest are dropped: a letter with 200,000 marks is one glyph cluster the shaper would take
+// minutes over), a page may draw at most MAX_CHARS_PER_CELL characters per cell of its grid, and the layout stops
+// as soon as the text needs more than the caller's maxPages.
 
 export interface PageGeometry {
   readonly columns: number
@@ -8,9 +12,52 @@ export interface PageGeometry {
   readonly tabSize: number
 }
 
+/**
+ * Combining marks kept after one base character: Unicode's Stream-Safe Text Format (UAX #15, section 13) allows
+ * at most 30 non-starters in a row; real text (Vietnamese, Hebrew points, IPA) uses a handful.
+ */
+export const MAX_MARKS_PER_BASE = 30
+
+/**
+ * Characters one page may draw, per cell of its grid: a page of combining-mark stacks takes the renderer seconds
+ * (83,000 characters: ~3 s), a page of plain text ~5,000. Three per cell leaves room for pointed Hebrew or
+ * Vietnamese and refuses a page of mark towers.
+ */
+export const MAX_CHARS_PER_CELL = 3
+
+/** A page would draw more characters than MAX_CHARS_PER_CELL allows. */
+export class TextTooDenseError extends Error {
+  override readonly name = 'TextTooDenseError'
+  constructor(
+    readonly page: number,
+    readonly maxChars: number,
+  ) {
+    super(`page ${page} of the text would draw more than ${maxChars} characters (combining marks included)`)
+  }
+}
+
+/** The text needs more pages than the caller allows. */
+export class TextTooLongError extends Error {
+  override readonly name = 'TextTooLongError'
+  constructor(readonly maxPages: number) {
+    super(`the text needs more than ${maxPages} pages`)
+  }
+}
+
+const MARK = /\p{M}/u
+/**
+ * Control characters (but tab) and the format characters (category Cf) of the BMP and the tag block: zero-width
+ * space and joiners, direction controls, soft hyphen, BOM, tags. They draw nothing. (Without the u flag: scanning
+ * megabytes with \p{Cf} is several times slower.)
+ */
+const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc01\udc20-\udc7f]/g
+
+/** Whether a code point is a combining mark (general category M), the common block without a regular expression. */
+const isMark = (codePoint: number) => codePoint >= 0x0300 && (codePoint <= 0x036f || (codePoint > 0x036f && MARK.test(String.fromCodePoint(codePoint))))
+
 /** Columns a character takes: 2 for East Asian wide and fullwidth ranges, 0 for combining marks. */
 export function charColumns(codePoint: number): number {
-  if ((codePoint >= 0x0300 && codePoint <= 0x036f) || codePoint === 0x200b) return 0
+  if (isMark(codePoint)) return 0
   const wide =
     (codePoint >= 0x1100 && codePoint <= 0x115f) ||
     (codePoint >= 0x2e80 && codePoint <= 0xa4cf) ||
@@ -24,7 +71,21 @@ export function charColumns(codePoint: number): number {
   return wide ? 2 : 1
 }
 
-const widthOf = (text: string) => [...text].reduce((sum, char) => sum + charColumns(char.codePointAt(0)!), 0)
+/** Display columns of a text, in one pass over its UTF-16 units (ASCII and Latin-1 without a lookup). */
+function widthOf(text: string): number {
+  let width = 0
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit < 0x300) {
+      width++
+      continue
+    }
+    const codePoint = text.codePointAt(i)!
+    if (codePoint > 0xffff) i++
+    width += charColumns(codePoint)
+  }
+  return width
+}
 
 function expandTabs(line: string, tabSize: number): string {
   if (!line.includes('\t')) return line
@@ -43,59 +104,108 @@ function expandTabs(line: string, tabSize: number): string {
   return out
 }
 
-/** Breaks a word that is wider than the line into line-sized pieces. */
+/** Breaks a word that is wider than the line into line-sized pieces (slices, not one string built a character at a time). */
 function breakWord(word: string, columns: number): string[] {
   const pieces: string[] = []
-  let piece = ''
+  let start = 0
   let width = 0
-  for (const char of word) {
-    const w = charColumns(char.codePointAt(0)!)
-    if (width + w > columns && piece) {
-      pieces.push(piece)
-      piece = ''
+  for (let i = 0; i < word.length; ) {
+    const codePoint = word.codePointAt(i)!
+    const w = codePoint < 0x300 ? 1 : charColumns(codePoint)
+    if (width + w > columns && i > start) {
+      pieces.push(word.slice(start, i))
+      start = i
       width = 0
     }
-    piece += char
     width += w
+    i += codePoint > 0xffff ? 2 : 1
   }
-  if (piece) pieces.push(piece)
+  if (start < word.length) pieces.push(word.slice(start))
   return pieces
 }
 
-/** One source line → display lines no wider than `columns`. */
-export function wrapLine(line: string, columns: number): string[] {
+/** The line with at most MAX_MARKS_PER_BASE combining marks after each character (one pass, kept runs sliced). */
+export function limitMarks(line: string): string {
+  if (!MARK.test(line)) return line
+  const kept: string[] = []
+  let start = 0
+  let marks = 0
+  for (let i = 0; i < line.length; ) {
+    const codePoint = line.codePointAt(i)!
+    const size = codePoint > 0xffff ? 2 : 1
+    if (!isMark(codePoint)) marks = 0
+    else if (++marks > MAX_MARKS_PER_BASE) {
+      if (start < i) kept.push(line.slice(start, i))
+      start = i + size
+    }
+    i += size
+  }
+  kept.push(line.slice(start))
+  return kept.join('')
+}
+
+/**
+ * One source line → display lines no wider than `columns` (each token's width measured once: linear), stopping
+ * once more than maxLines are made.
+ */
+export function wrapLine(line: string, columns: number, maxLines = Number.POSITIVE_INFINITY): string[] {
   if (widthOf(line) <= columns) return [line.trimEnd()]
   const lines: string[] = []
   let current = ''
-  for (const token of line.split(/(\s+)/)) {
-    if (token === '') continue
-    const isSpace = /^\s+$/.test(token)
-    if (widthOf(current) + widthOf(token) <= columns) {
+  let currentWidth = 0
+  const tokens = /\s+|\S+/gy
+  for (let match = tokens.exec(line); match; match = tokens.exec(line)) {
+    if (lines.length > maxLines) return lines
+    const token = match[0]
+    const isSpace = /^\s/.test(token)
+    const tokenWidth = widthOf(token)
+    if (currentWidth + tokenWidth <= columns) {
       current += token
+      currentWidth += tokenWidth
       continue
     }
     if (isSpace) {
       lines.push(current.trimEnd())
       current = ''
+      currentWidth = 0
       continue
     }
     if (current.trim()) lines.push(current.trimEnd())
-    current = ''
-    const pieces = widthOf(token) > columns ? breakWord(token, columns) : [token]
+    const pieces = tokenWidth > columns ? breakWord(token, columns) : [token]
     lines.push(...pieces.slice(0, -1))
     current = pieces.at(-1)!
+    currentWidth = widthOf(current)
   }
   if (current.trim() || lines.length === 0) lines.push(current.trimEnd())
   return lines
 }
 
-/** The text as pages of display lines (an empty text is one page with one empty line). */
-export function layoutPages(text: string, geometry: PageGeometry): string[][] {
-  const lines = text
-    .replace(/\r\n?/g, '\n')
-    .replace(/\n$/, '')
-    .split('\n')
-    .flatMap((line) => wrapLine(expandTabs(line.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, ''), geometry.tabSize), geometry.columns))
+/**
+ * The text as pages of display lines (an empty text is one page with one empty line). Throws TextTooLongError
+ * as soon as the lines fill more than maxPages pages, before laying out the rest.
+ */
+export function layoutPages(text: string, geometry: PageGeometry, maxPages = Number.POSITIVE_INFINITY): string[][] {
+  const maxLines = maxPages * geometry.rows
+  const maxChars = geometry.rows * geometry.columns * MAX_CHARS_PER_CELL
+  const lines: string[] = []
+  let pageChars = 0
+  const source = text.replace(/\r\n?/g, '\n').replace(/\n$/, '')
+  for (let start = 0; start <= source.length; ) {
+    const end = source.indexOf('\n', start)
+    const line = source.slice(start, end < 0 ? source.length : end)
+    start = end < 0 ? source.length + 1 : end + 1
+    // A line longer than the rest of the allowed pages may draw is cut first (what follows could never be drawn),
+    // so that the work stays bounded by TEXT_MAX_PAGES, not by TEXT_MAX_BYTES.
+    const room = (maxLines - lines.length) * geometry.columns * MAX_CHARS_PER_CELL + 1
+    const cleaned = limitMarks(line.slice(0, Math.min(line.length, room)).replace(INVISIBLE, ''))
+    for (const display of wrapLine(expandTabs(cleaned, geometry.tabSize), geometry.columns, maxLines - lines.length)) {
+      if (lines.length >= maxLines) throw new TextTooLongError(maxPages)
+      if (lines.length % geometry.rows === 0) pageChars = 0
+      pageChars += display.length
+      if (pageChars > maxChars) throw new TextTooDenseError(Math.floor(lines.length / geometry.rows) + 1, maxChars)
+      lines.push(display)
+    }
+  }
   const pages: string[][] = []
   for (let start = 0; start < lines.length; start += geometry.rows) pages.push(lines.slice(start, start + geometry.rows))
   return pages

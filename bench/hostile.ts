@@ -1,0 +1,64 @@
+// bench/hostile: every case of the hostile-input corpus (test/hostile/corpus.ts) through its converter in a
+// wrangler dev Worker: the CPU time the workerd process spent on it (/proc utime + stime), its extra resident
+// memory (peak while it ran − before), and the latency of `GET /` asked over and over meanwhile, against the
+// idle latency of `GET /` in the same run (the baseline). Goals (issue 17): < 2 s CPU, < 64 MiB, latency ≤ 2× idle.
+// Cases refused before a job are not run: they never reach a converter.
+import { readFileSync } from 'node:fs'
+import { HOSTILE_CASES } from '../test/hostile/corpus.ts'
+import { startConvertWorker } from './convert-harness.ts'
+import { memoryDuring, workerdPids } from './wrangler-dev.ts'
+
+const CONVERTERS: Record<string, string> = { '.pdf': 'pdf-to-png', '.txt': 'text-to-png', '.csv': 'office-to-pdf', '.mp3': 'audio-to-text' }
+const converterOf = (name: string) => CONVERTERS[name.slice(name.lastIndexOf('.'))] ?? 'image-to-png'
+
+/** CPU seconds (user + system) the processes have used so far. */
+function cpuSeconds(pids: readonly number[]): number {
+  let ticks = 0
+  for (const pid of pids) {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    ticks += Number(fields[11]) + Number(fields[12]) // utime, stime (fields 14 and 15 of stat)
+  }
+  return ticks / 100
+}
+
+async function latencyMs(url: string): Promise<number> {
+  const start = performance.now()
+  await (await fetch(`${url}/`)).arrayBuffer()
+  return performance.now() - start
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
+
+const worker = await startConvertWorker()
+try {
+  const pids = workerdPids(worker.pid)
+  for (let i = 0; i < 5; i++) await latencyMs(worker.url) // warm
+  const idle: number[] = []
+  for (let i = 0; i < 30; i++) idle.push(await latencyMs(worker.url))
+  const idleMs = median(idle)
+  console.log(`GET / idle: median ${idleMs.toFixed(1)} ms (baseline for the ratios)`)
+  console.log('case | converter | outcome | CPU s | extra MiB | GET / median ms (ratio) | GET / max ms (ratio)')
+  for (const hostile of HOSTILE_CASES.filter((c) => c.expect !== 'refused' && c.name !== 'lying.wav')) {
+    const converter = converterOf(hostile.name)
+    const bytes = await hostile.bytes()
+    const cpuBefore = cpuSeconds(pids)
+    const during: number[] = []
+    let done = false
+    const { result, startMiB, peakMiB } = await memoryDuring(pids, async () => {
+      const conversion = fetch(`${worker.url}/__bench/convert/${converter}?name=${encodeURIComponent(hostile.name)}`, { method: 'POST', body: bytes }).then(async (res) => {
+        done = true
+        return { status: res.status, body: (await res.json().catch(() => ({}))) as { outputs?: number; message?: string } }
+      })
+      while (!done) during.push(await latencyMs(worker.url))
+      return conversion
+    })
+    const cpu = cpuSeconds(pids) - cpuBefore
+    // The bench route maps no errors: a converter's ConversionError (422 through the API) answers 500 here.
+    const outcome = result.status === 200 ? `done, ${result.body.outputs} outputs` : 'failed'
+    const med = median(during)
+    const max = Math.max(0, ...during)
+    console.log(`${hostile.name} | ${converter} | ${outcome} | ${cpu.toFixed(2)} | ${(peakMiB - startMiB).toFixed(1)} | ${med.toFixed(1)} (${(med / idleMs).toFixed(1)}×) | ${max.toFixed(0)} (${(max / idleMs).toFixed(1)}×)`)
+  }
+} finally {
+  worker.stop()
+}

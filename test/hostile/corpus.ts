@@ -1,0 +1,283 @@
+// The hostile-input corpus, generated at test time (nothing large is committed): one file per case of issue 17
+// and the classic attacks on parsers (decompression bombs, cycles, deep nesting, lying headers, truncation,
+// huge dimensions in tiny files), for every converter. Pure: runs in workerd (tests) and Node (bench/hostile.ts).
+import { buildPdf } from '../support/pdf.ts'
+
+const encoder = new TextEncoder()
+const text = (value: string) => encoder.encode(value)
+
+export interface HostileCase {
+  readonly name: string // the file name uploaded, its extension chooses the converter
+  readonly why: string
+  /** What must happen: refused before a job (4xx, no job), a failed job, a bounded success (done), or either of the last two. */
+  readonly expect: 'refused' | 'failed' | 'done' | 'settled'
+  /** The reason given, when refused or failed. */
+  readonly reason?: RegExp
+  bytes(): Promise<Uint8Array>
+}
+
+function concat(...parts: Array<Uint8Array | readonly number[]>): Uint8Array {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
+}
+
+const u16le = (value: number) => [value & 0xff, (value >> 8) & 0xff]
+const u16be = (value: number) => [(value >> 8) & 0xff, value & 0xff]
+const u32be = (value: number) => [(value >>> 24) & 0xff, (value >>> 16) & 0xff, (value >>> 8) & 0xff, value & 0xff]
+const u32le = (value: number) => [value & 0xff, (value >>> 8) & 0xff, (value >>> 16) & 0xff, (value >>> 24) & 0xff]
+const u24le = (value: number) => [value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff]
+
+export async function deflate(bytes: Uint8Array, format: 'deflate' | 'deflate-raw' = 'deflate'): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream(format))).arrayBuffer())
+}
+
+/** The issue's 35-byte GIF: a 10×10 logical screen whose first frame is 60000×60000. */
+export function gifFrameFlood(): Uint8Array {
+  return concat(text('GIF89a'), u16le(10), u16le(10), [0, 0, 0], [0x2c], u16le(0), u16le(0), u16le(60000), u16le(60000), [0], [2, 2, 0x4c, 0x01, 0], [0x3b])
+}
+
+function pngChunk(type: string, data: Uint8Array): Uint8Array {
+  return concat(u32be(data.length), text(type), data, [0, 0, 0, 0]) // CRC unchecked before the size check
+}
+
+export function pngWithSize(width: number, height: number): Uint8Array {
+  return concat([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], pngChunk('IHDR', new Uint8Array([...u32be(width), ...u32be(height), 8, 6, 0, 0, 0])), pngChunk('IEND', new Uint8Array()))
+}
+
+/** SOI, a baseline SOF0 of the given size, EOI: a JPEG header that claims a size and holds nothing. */
+export function jpegWithSize(width: number, height: number): Uint8Array {
+  return concat([0xff, 0xd8], [0xff, 0xc0], u16be(17), [8], u16be(height), u16be(width), [3, 1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0], [0xff, 0xd9])
+}
+
+/** A WebP whose VP8X canvas is 16384 × 16384 around a 1 × 1 lossless frame. */
+export function webpCanvasFlood(): Uint8Array {
+  const vp8x = concat(text('VP8X'), u32le(10), [0, 0, 0, 0], u24le(16383), u24le(16383))
+  const vp8l = concat(text('VP8L'), u32le(5), [0x2f, 0, 0, 0, 0], [0])
+  const body = concat(text('WEBP'), vp8x, vp8l)
+  return concat(text('RIFF'), u32le(body.length), body)
+}
+
+/** A lossless WebP frame that claims 16384 × 16384 in a 30-byte file. */
+export function webpFrameFlood(): Uint8Array {
+  const vp8l = concat(text('VP8L'), u32le(5), [0x2f], u32le(16383 | (16383 << 14)))
+  const body = concat(text('WEBP'), vp8l, [0])
+  return concat(text('RIFF'), u32le(body.length), body)
+}
+
+function box(type: string, ...content: Array<Uint8Array | readonly number[]>): Uint8Array {
+  const body = concat(...content)
+  return concat(u32be(8 + body.length), text(type), body)
+}
+
+/** AVIF whose first ispe (a thumbnail's) is 10×10 while the primary item's (pitm → ipma) is 60000×60000. */
+export function avifPrimaryFlood(): Uint8Array {
+  const ispe = (width: number, height: number) => box('ispe', [0, 0, 0, 0], u32be(width), u32be(height))
+  const ipco = box('ipco', ispe(10, 10), ispe(60000, 60000))
+  // version 0, flags 0; two entries: item 2 (thumbnail) → property 1, item 1 (primary) → property 2.
+  const ipma = box('ipma', [0, 0, 0, 0], u32be(2), u16be(2), [1, 0x81], u16be(1), [1, 0x82])
+  const meta = box('meta', [0, 0, 0, 0], box('hdlr', [0, 0, 0, 0], [0, 0, 0, 0], text('pict'), new Uint8Array(13)), box('pitm', [0, 0, 0, 0], u16be(1)), box('iprp', ipco, ipma))
+  return concat(box('ftyp', text('avif'), [0, 0, 0, 0], text('mif1avif')), meta)
+}
+
+/** AVIF with no primary item at all. */
+export function avifWithoutPrimary(): Uint8Array {
+  return concat(box('ftyp', text('avif'), [0, 0, 0, 0], text('mif1avif')), box('meta', [0, 0, 0, 0], box('hdlr', [0, 0, 0, 0], [0, 0, 0, 0], text('pict'), new Uint8Array(13))))
+}
+
+interface TiffEntry {
+  readonly tag: number
+  readonly type: number
+  readonly count: number
+  readonly value: number
+}
+
+/** A little-endian TIFF: header, one IFD at offset 8 with the entries, `next` as next-IFD offset, then `data`. */
+function tiff(entries: readonly TiffEntry[], next = 0, data: Uint8Array = new Uint8Array()): Uint8Array {
+  const ifd = concat(u16le(entries.length), ...entries.map((e) => concat(u16le(e.tag), u16le(e.type), u32le(e.count), e.type === 3 && e.count === 1 ? [...u16le(e.value), 0, 0] : u32le(e.value))), u32le(next))
+  return concat(text('II'), [42, 0], u32le(8), ifd, data)
+}
+
+const tiffDataOffset = (entries: number) => 8 + 2 + entries * 12 + 4
+
+/** A gray 8-bit TIFF of the given size whose one strip is `strip`, compressed as `compression` says. */
+function grayTiff(width: number, height: number, compression: number, strip: Uint8Array, next = 0): Uint8Array {
+  const entries = 8
+  return tiff(
+    [
+      { tag: 256, type: 4, count: 1, value: width },
+      { tag: 257, type: 4, count: 1, value: height },
+      { tag: 258, type: 3, count: 1, value: 8 },
+      { tag: 259, type: 3, count: 1, value: compression },
+      { tag: 262, type: 3, count: 1, value: 1 },
+      { tag: 273, type: 4, count: 1, value: tiffDataOffset(entries) },
+      { tag: 278, type: 4, count: 1, value: height },
+      { tag: 279, type: 4, count: 1, value: strip.length },
+    ],
+    next,
+    strip,
+  )
+}
+
+/** Zeros compressed as they are made, a MiB at a time (workerd refuses blobs over 128 MiB). */
+async function deflatedZeros(mebibytes: number): Promise<Uint8Array> {
+  const compressor = new CompressionStream('deflate')
+  const writer = compressor.writable.getWriter()
+  const compressed = new Response(compressor.readable).arrayBuffer()
+  const zeros = new Uint8Array(2 ** 20)
+  for (let i = 0; i < mebibytes; i++) await writer.write(zeros)
+  await writer.close()
+  return new Uint8Array(await compressed)
+}
+
+/** A 1000 × 1000 TIFF whose Deflate strip inflates to 256 MiB (it may hold 1 MB). */
+export async function tiffDeflateBomb(): Promise<Uint8Array> {
+  return grayTiff(1000, 1000, 8, await deflatedZeros(256))
+}
+
+/** A TIFF whose IFD names itself as the next one: UTIF.decode would loop forever (only the first IFD is read). */
+export function tiffIfdCycle(): Uint8Array {
+  return grayTiff(4, 4, 1, new Uint8Array(16), 8)
+}
+
+/** A TIFF whose SubIFDs tag points back at its own IFD: UTIF would recurse until the stack ran out. */
+export function tiffSubIfdCycle(): Uint8Array {
+  return tiff([
+    { tag: 256, type: 4, count: 1, value: 4 },
+    { tag: 257, type: 4, count: 1, value: 4 },
+    { tag: 330, type: 4, count: 1, value: 8 },
+  ])
+}
+
+/** A 12-byte tag entry that claims 4 billion values. */
+export function tiffCountBomb(): Uint8Array {
+  return tiff([
+    { tag: 256, type: 4, count: 1, value: 4 },
+    { tag: 257, type: 4, count: 1, value: 4 },
+    { tag: 273, type: 4, count: 0xfffffff0, value: 8 },
+  ])
+}
+
+export function tiffWithSize(width: number, height: number): Uint8Array {
+  return grayTiff(width, height, 1, new Uint8Array(16))
+}
+
+export function bmpWithSize(width: number, height: number): Uint8Array {
+  return concat(text('BM'), u32le(54), [0, 0, 0, 0], u32le(54), u32le(40), u32le(width), u32le(height), u16le(1), u16le(24), u32le(0), new Uint8Array(20))
+}
+
+/** A PDF built by hand from object bodies (1 is the catalog), with a correct xref. */
+function rawPdf(objects: readonly (string | Uint8Array)[]): Uint8Array {
+  const chunks: Uint8Array[] = [text('%PDF-1.7\n')]
+  let offset = chunks[0]!.length
+  const offsets: number[] = []
+  objects.forEach((body, index) => {
+    offsets.push(offset)
+    for (const part of [text(`${index + 1} 0 obj\n`), typeof body === 'string' ? text(body) : body, text('\nendobj\n')]) {
+      chunks.push(part)
+      offset += part.length
+    }
+  })
+  const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`
+  chunks.push(text(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${offset}\n%%EOF\n`))
+  return concat(...chunks)
+}
+
+/** A page tree whose Kids holds itself. */
+export function pdfCyclicPages(): Uint8Array {
+  return rawPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>'])
+}
+
+/** A page tree that claims 1,000,000,000 pages and holds one. */
+export function pdfLyingCount(): Uint8Array {
+  return rawPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1000000000 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>'])
+}
+
+/** A content stream of 100,000 nested arrays, and a page dictionary nested as deep. */
+export function pdfDeepNesting(): Uint8Array {
+  const depth = 100_000
+  const content = `${'['.repeat(depth)}${']'.repeat(depth)} pop`
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Contents 4 0 R /Deep ${'<< /A '.repeat(depth / 10)}1${' >>'.repeat(depth / 10)} >>`,
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+  ])
+}
+
+/** A 64 MiB Flate content stream (of spaces) in a 64 KB file. */
+export async function pdfFlateBomb(): Promise<Uint8Array> {
+  const stream = await deflate(new Uint8Array(64 * 2 ** 20).fill(0x20)) // under workerd's 128 MiB blob limit
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Contents 4 0 R >>',
+    concat(text(`<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`), stream, text('\nendstream')),
+  ])
+}
+
+export function pdfPage(width: number, height: number): Uint8Array {
+  return buildPdf([{ width, height, content: '0 0 0 rg 0 0 1 1 re f' }])
+}
+
+const A_PNG = pngWithSize(1, 1)
+const A_JPEG = jpegWithSize(8, 8)
+
+/** Every case, by converter. */
+export const HOSTILE_CASES: readonly HostileCase[] = [
+  // image → PNG: every decoder checks what it will decode
+  { name: 'gif-frame-flood.gif', why: 'a 35-byte GIF: 10×10 screen, 60000×60000 first frame', expect: 'failed', reason: /60000×60000.*IMAGE_MAX_SIDE/, bytes: async () => gifFrameFlood() },
+  { name: 'png-flood.png', why: 'a PNG IHDR of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => pngWithSize(60000, 60000) },
+  { name: 'png-pixels.png', why: 'a PNG IHDR of 10000×10000 (sides allowed, pixels not)', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => pngWithSize(10000, 10000) },
+  { name: 'png-thin.png', why: 'a PNG IHDR of 1×4,000,000 (few pixels, one huge side)', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => pngWithSize(1, 4_000_000) },
+  { name: 'jpeg-flood.jpg', why: 'a JPEG SOF of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => jpegWithSize(60000, 60000) },
+  { name: 'webp-canvas.webp', why: 'a WebP VP8X canvas of 16384×16384 around a 1×1 frame', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => webpCanvasFlood() },
+  { name: 'webp-frame.webp', why: 'a WebP VP8L frame of 16384×16384 in 30 bytes', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => webpFrameFlood() },
+  { name: 'avif-primary.avif', why: 'an AVIF whose first ispe is a 10×10 thumbnail, the primary 60000×60000', expect: 'failed', reason: /60000×60000.*IMAGE_MAX_SIDE/, bytes: async () => avifPrimaryFlood() },
+  { name: 'avif-no-primary.avif', why: 'an AVIF with no primary item', expect: 'failed', reason: /no primary item|no meta/, bytes: async () => avifWithoutPrimary() },
+  { name: 'tiff-flood.tif', why: 'a TIFF first IFD of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => tiffWithSize(60000, 60000) },
+  { name: 'tiff-cycle.tif', why: 'a TIFF whose IFD chain is a cycle (only the first IFD is read)', expect: 'done', bytes: async () => tiffIfdCycle() },
+  { name: 'tiff-subifd-cycle.tif', why: 'a TIFF whose SubIFDs point back at its own IFD', expect: 'failed', reason: /cycle of IFDs/, bytes: async () => tiffSubIfdCycle() },
+  { name: 'tiff-count.tif', why: 'a TIFF tag claiming 4 billion values', expect: 'failed', reason: /claims \d+ values/, bytes: async () => tiffCountBomb() },
+  { name: 'tiff-deflate-bomb.tif', why: 'a 1000×1000 TIFF whose Deflate strip inflates to 256 MiB', expect: 'done', bytes: tiffDeflateBomb },
+  { name: 'bmp-flood.bmp', why: 'a BMP header of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => bmpWithSize(60000, 60000) },
+  { name: 'truncated.png', why: 'a PNG cut after its header', expect: 'failed', reason: /cannot be decoded/, bytes: async () => pngWithSize(64, 64).subarray(0, 33) },
+  { name: 'truncated.gif', why: 'a GIF cut inside its first frame', expect: 'failed', reason: /cannot be decoded|no image/, bytes: async () => gifFrameFlood().subarray(0, 20) },
+  { name: 'empty.png', why: 'an empty .png', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
+  // PDF → PNG: each page checked after rounding to pixels
+  { name: 'thin-page.pdf', why: 'a 2,000,000,000 × 1 pt page', expect: 'done', bytes: async () => pdfPage(2_000_000_000, 1) },
+  { name: 'cyclic-pages.pdf', why: 'a page tree whose Kids hold itself', expect: 'settled', reason: /cannot be (read|loaded)/, bytes: async () => pdfCyclicPages() },
+  { name: 'lying-count.pdf', why: 'a page tree claiming 1,000,000,000 pages', expect: 'done', bytes: async () => pdfLyingCount() },
+  { name: 'deep-nesting.pdf', why: '100,000 nested arrays and dictionaries', expect: 'done', bytes: async () => pdfDeepNesting() },
+  { name: 'flate-bomb.pdf', why: 'a 64 MiB Flate content stream in 64 KB', expect: 'done', bytes: pdfFlateBomb },
+  { name: 'truncated.pdf', why: 'a PDF cut in half', expect: 'failed', reason: /cannot be read|no pages/, bytes: async () => pdfPage(100, 100).subarray(0, 200) },
+  { name: 'empty.pdf', why: 'an empty .pdf', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
+  // text → PNG: layout linear and bounded
+  { name: 'combining.txt', why: 'one letter and 200,000 combining marks', expect: 'done', bytes: async () => text(`a${'\u0301'.repeat(200_000)}`) },
+  { name: 'newlines.txt', why: '5 MB of newlines', expect: 'failed', reason: /TEXT_MAX_PAGES/, bytes: async () => new Uint8Array(5 * 2 ** 20 - 1).fill(0x0a) },
+  { name: 'long-line.txt', why: 'one 5 MB line without spaces', expect: 'failed', reason: /TEXT_MAX_PAGES/, bytes: async () => new Uint8Array(5 * 2 ** 20 - 1).fill(0x61) },
+  { name: 'zero-width.txt', why: '5 MB of zero-width spaces on one line', expect: 'done', bytes: async () => text('\u200b'.repeat(1_700_000)) },
+  { name: 'marks-everywhere.txt', why: '5 MB of letters each with 40 combining marks', expect: 'failed', reason: /would draw more than \d+ characters/, bytes: async () => text(`x${'\u0301'.repeat(40)} `.repeat(60_000)) },
+  { name: 'empty.txt', why: 'an empty .txt', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
+  // Office → PDF: only office documents reach LibreOffice
+  { name: 'photo.docx', why: 'a JPEG named .docx', expect: 'refused', reason: /content is image\/jpeg/, bytes: async () => A_JPEG },
+  { name: 'picture.docx', why: 'a PNG named .docx', expect: 'refused', reason: /content is image\/png/, bytes: async () => A_PNG },
+  { name: 'page.docx', why: 'an HTML file named .docx', expect: 'refused', reason: /content is text\/plain/, bytes: async () => text('<!doctype html><html><body><img src="file:///etc/passwd"></body></html>') },
+  { name: 'drawing.odt', why: 'an SVG named .odt', expect: 'refused', reason: /content is text\/plain/, bytes: async () => text('<svg xmlns="http://www.w3.org/2000/svg"><image href="file:///usr/share/icons"/></svg>') },
+  { name: 'document.doc', why: 'a PDF named .doc', expect: 'refused', reason: /content is application\/pdf/, bytes: async () => pdfPage(100, 100) },
+  { name: 'table.csv', why: 'HTML named .csv', expect: 'failed', reason: /markup \(HTML, XML or SVG\), not CSV/, bytes: async () => text('<html><body><table><tr><td>1</td></tr></table></body></html>') },
+  { name: 'empty.docx', why: 'an empty .docx', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
+  // audio → text
+  { name: 'empty.mp3', why: 'an empty .mp3', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
+  { name: 'photo.mp3', why: 'a JPEG named .mp3', expect: 'failed', reason: /not MP3 audio/, bytes: async () => A_JPEG },
+  {
+    name: 'lying.wav',
+    why: 'a WAV whose data chunk claims 4 GB',
+    expect: 'settled',
+    bytes: async () => concat(text('RIFF'), u32le(0xffffffff), text('WAVEfmt '), u32le(16), u16le(1), u16le(1), u32le(8000), u32le(16000), u16le(2), u16le(16), text('data'), u32le(0xfffffff0), new Uint8Array(64)),
+  },
+]

@@ -1,0 +1,10 @@
+// Types for the part of pako 1.x (MIT, UTIF's own inflater, no bundled types) the TIFF reader uses.
+declare module 'pako' {
+  export class Inflate {
+    constructor(options: { raw?: boolean; chunkSize?: number })
+    onData: (chunk: Uint8Array) => void
+    push(data: Uint8Array, last: boolean): boolean
+  }
+  const pako: { Inflate: typeof Inflate }
+  export default pako
+}
