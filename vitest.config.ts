@@ -33,8 +33,11 @@ const UNIT = [
 const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-recovery.test.ts']
 const NODE = ['test/sidecar/**/*.test.ts', 'test/e2e/**/*.test.ts']
 
-/** Deadlines for projects that wait on queues, LibreOffice or servers on a loaded 2-core machine. */
+/** Deadlines sized for a loaded 2-core machine (never vitest's 5 s default): a test fails by its assertions, not its speed. */
 const LOADED = { testTimeout: 120_000, hookTimeout: 180_000 }
+
+/** Every project: a test that asserts nothing fails (an early return or a loop over nothing cannot pass silently). */
+const ASSERTING = { expect: { requireAssertions: true } }
 
 type Inject = (key: string) => string | undefined
 
@@ -57,7 +60,7 @@ function workerdProject(name: string, test: TestProjectInlineConfiguration['test
         },
       })),
     ],
-    test: { name, ...test },
+    test: { name, ...ASSERTING, ...test },
   }
 }
 
@@ -88,7 +91,7 @@ export default defineConfig({
     projects: [
       // One workerd for every unit file (isolate: false): they share no state, and a fresh runtime per file cost
       // ~5 s each.
-      workerdProject('unit', { include: UNIT, setupFiles: ['test/setup/apply-migrations.ts'], isolate: false, sequence: { groupOrder: 0 } }),
+      workerdProject('unit', { include: UNIT, setupFiles: ['test/setup/apply-migrations.ts'], isolate: false, sequence: { groupOrder: 0 }, ...LOADED }),
       workerdProject(
         'worker',
         {
@@ -116,6 +119,7 @@ export default defineConfig({
         test: {
           name: 'node',
           environment: 'node',
+          ...ASSERTING,
           include: NODE,
           globalSetup: ['test/setup/office-documents.ts'],
           sequence: { groupOrder: 1 },

@@ -11,6 +11,7 @@ import { resourceRoutes } from './rules/routes'
 import { fileRoutes } from './files/routes'
 import { tusRoutes } from './files/tus-routes'
 import { pipelineRoutes } from './pipeline/routes'
+import { autoConvert } from './pipeline/start'
 import { mountDocs, serviceStatusRoute } from './docs/routes'
 import packageJson from '../package.json'
 
@@ -62,7 +63,7 @@ export function createApp(options: AppOptions = {}) {
     .openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
     .route('/', accountRoutes(options.resources?.models.Users?.values))
   app.route('/', resourceRoutes(resourceRouteList))
-  const routes = accounts.route('/', tusRoutes()).route('/', fileRoutes()).route('/', pipelineRoutes())
+  const routes = accounts.route('/', tusRoutes(autoConvert)).route('/', fileRoutes(autoConvert)).route('/', pipelineRoutes())
 
   mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })
 

@@ -4,7 +4,7 @@
 import { encode as encodeSquooshPng } from '@jsquash/png/codec/pkg/squoosh_png.js'
 import { Hono } from 'hono'
 import { loadConfig } from '../../worker/config'
-import type { ConversionContext, ConversionInput, ConversionOutput, Converter } from '../../worker/converters/converter'
+import { settingsFor, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from '../../worker/converters/converter'
 import { converterNamed } from '../../worker/converters/registry'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
@@ -83,7 +83,7 @@ bench.post('/__bench/convert/:converter', async (c) => {
   let outputs = 0
   let outputBytes = 0
   let peakHeldBytes = 0
-  for await (const held of convertHeld(converter, input, { jobId: 'bench', config: loadConfig(c.env), options: {} }, c.req.query('hold') === 'parts')) {
+  for await (const held of convertHeld(converter, input, { jobId: 'bench', settings: settingsFor(converter, loadConfig(c.env)), options: {} }, c.req.query('hold') === 'parts')) {
     let heldBytes = 0
     for (const output of held) heldBytes += (await bytesOf(output)).byteLength
     outputs += held.length
@@ -104,7 +104,7 @@ bench.post('/__bench/png-encoders/prepare/:converter', async (c) => {
   if (!converter) return c.json({ message: 'no such converter' }, 404)
   const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
   prepared = []
-  for await (const output of convertAll(converter, input, { jobId: 'bench', config: loadConfig(c.env), options: {} })) {
+  for await (const output of convertAll(converter, input, { jobId: 'bench', settings: settingsFor(converter, loadConfig(c.env)), options: {} })) {
     // Also initialises the Squoosh PNG module. A few pages only: 24 decoded A4 pages would be 200 MB.
     if (prepared.length < PREPARED_PAGES) prepared.push(await decodeImage(await bytesOf(output), OUTPUT_LIMITS))
   }

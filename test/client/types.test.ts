@@ -19,14 +19,14 @@ describe('hc<App>: the typed client', () => {
     const user = await signUp()
     const login = await client().auth.login.$post({ json: { email: user.email, password: user.password } })
     expect(login.status).toBe(200)
-    if (login.status !== 200) return
+    if (login.status !== 200) throw new Error(`login answered ${login.status}`) // narrows the type
     const session = await login.json()
     expectTypeOf(session.token).toEqualTypeOf<string>()
 
     const file = await uploaded(user, 'notes.txt', 'hello')
     const read = await client(session.token).files[':id'].$get({ param: { id: file._id } })
     expect(read.status).toBe(200)
-    if (read.status !== 200) return
+    if (read.status !== 200) throw new Error(`GET /files/:id answered ${read.status}`)
     const record = await read.json()
     expectTypeOf(record._id).toEqualTypeOf<string>()
     expectTypeOf(record.parent_file).toEqualTypeOf<string | null>()

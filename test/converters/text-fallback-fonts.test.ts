@@ -2,6 +2,7 @@
 // instead of as U+FFFD. DejaVu Sans stands in for a CJK font here: it has Hebrew, which DejaVu Sans Mono lacks.
 import { env } from 'cloudflare:test'
 import { afterAll, describe, expect, it } from 'vitest'
+import { resourceReader } from '../../worker/converters/converter'
 import { textToPng } from '../../worker/converters/text-to-png'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
@@ -10,7 +11,7 @@ import sans from '../fixtures/fonts/DejaVuSans.ttf'
 const HEBREW = 'שלום עולם'
 
 async function firstLine(bucket?: R2Bucket) {
-  const [page] = await convertAll(textToPng, inputFromBytes('hebrew.txt', new TextEncoder().encode(HEBREW)), testContext({ bucket, settings: { PDF_DPI: 72 } }))
+  const [page] = await convertAll(textToPng, inputFromBytes('hebrew.txt', new TextEncoder().encode(HEBREW)), testContext({ resources: bucket && resourceReader(bucket, 'fonts/'), settings: { PDF_DPI: 72 } }))
   const image = await decodeImage(await outputBytes(page!), TEST_IMAGE_LIMITS)
   // The first line's pixels, as a fingerprint of what was drawn.
   const rows = image.data.subarray(0, image.width * 4 * 60)

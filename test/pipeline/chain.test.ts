@@ -40,6 +40,15 @@ describe('POST /files/:id/convert', () => {
     expect(original.body).toMatchObject({ hash: source.hash, size: 8 })
   })
 
+  it('gives a converter only the settings it lists: no other setting, no secret, no file store', async () => {
+    const source = await uploaded(user, 'probe.tsettings', 'x')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res.status).toBe(200)
+    const seen = await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).json()
+    // The AI binding is a binding, not a setting; no `resources` since test-settings names no resourcePrefix.
+    expect(seen).toEqual({ settings: ['PDF_DPI'], context: ['ai', 'attempt', 'jobId', 'options', 'settings'] })
+  })
+
   it('answers 202 with the job and its Location for Prefer: respond-async', async () => {
     const source = await uploaded(user, 'later.tsplit', 'abcd')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })

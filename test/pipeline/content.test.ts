@@ -83,7 +83,7 @@ describe('a replace during a held step', { timeout: 120_000 }, () => {
     hold.release()
     const done = await pollJob(again.body._id, user)
     expect(done).toMatchObject({ status: 'done', files: [{ name: 'draft (1 of 1)', extension: '.theld' }] })
-    expect(await (await call('GET', `/files/${done.files[0]._id}/download`, { token: user.token })).text()).toBe('new words')
+    expect(await (await call('GET', `/files/${done.files[0]!._id}/download`, { token: user.token })).text()).toBe('new words')
   })
 })
 

@@ -9,6 +9,7 @@ import type { StepMessage } from '../../worker/pipeline/jobs'
 import { callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { registerChainConverters } from '../support/chain-converters'
+import { pollJob } from '../support/jobs'
 import { uploaded } from '../support/files'
 
 let user: TestUser
@@ -35,10 +36,7 @@ describe('dead letters', () => {
     const jobId = started.body._id
     const stepId = started.body.steps[0]._id
     // Let the real queue deliver it once (it fails and is retried later).
-    const deadline = Date.now() + 20_000
-    while ((await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body.steps[0].attempts < 1 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    await pollJob(jobId, user, (job) => (job.steps[0]?.attempts ?? 0) >= 1)
     const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), waitUntil: () => {} }
     const { batch, acked } = deadLetterBatch({ jobId, stepId }, 6)
     await consumeDeadLetters(batch, deps)

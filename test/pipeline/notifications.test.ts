@@ -7,6 +7,7 @@ import { signUp, type TestUser } from '../support/accounts'
 import { heldHasStarted, hold, registerChainConverters, resetHold } from '../support/chain-converters'
 import { multipartBody, uploaded } from '../support/files'
 import { pollJob } from '../support/jobs'
+import { until } from '../support/until'
 
 let user: TestUser
 
@@ -50,13 +51,12 @@ describe('GET /jobs/:id/events', () => {
 describe('webhooks', () => {
   const receiver = (path: string) => `${env.WEBHOOK_RECEIVER_URL}${path}`
 
-  async function deliveries(path: string, count: number) {
-    const deadline = Date.now() + 20_000
-    for (;;) {
-      const found: Array<{ headers: Record<string, string>; body: string; status: number }> = await (await fetch(`${env.WEBHOOK_RECEIVER_URL}/deliveries?path=${path}`)).json()
-      if (found.length >= count || Date.now() > deadline) return found
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+  function deliveries(path: string, count: number) {
+    return until(
+      `${count} webhook deliveries to ${path}`,
+      async (): Promise<Array<{ headers: Record<string, string>; body: string; status: number }>> => (await fetch(`${env.WEBHOOK_RECEIVER_URL}/deliveries?path=${path}`)).json(),
+      (found) => found.length >= count,
+    )
   }
 
   async function signatureOf(secret: string, message: string) {
@@ -111,7 +111,7 @@ describe('FILES_AUTO_CONVERT', () => {
     expect(listed).toMatchObject({ file_id: file._id })
     const job = await pollJob(listed._id, user)
     expect(job.status).toBe('done')
-    expect(job.files.map((made: { name: string; parent_file: string }) => [made.name, made.parent_file])).toEqual([['auto (1 of 1)', file._id]])
+    expect(job.files.map((made) => [made.name, made.parent_file])).toEqual([['auto (1 of 1)', file._id]])
   })
 
   it('stores without a job an upload nothing converts, and one whose bytes its converter refuses', async () => {

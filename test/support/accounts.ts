@@ -2,6 +2,7 @@
 // Worker sent, read from the loopback mail catcher.
 import { env } from 'cloudflare:test'
 import { callJson } from './api'
+import { until } from './until'
 
 export function uniqueEmail(prefix = 'user'): string {
   return `${prefix}-${crypto.randomUUID().slice(0, 12)}@example.com`
@@ -41,14 +42,9 @@ export async function emailsTo(address: string): Promise<CapturedEmail[]> {
 }
 
 /** Waits for the n-th email to an address (reset emails are sent after the response). */
-export async function waitForEmail(address: string, count = 1, deadlineMs = 5000): Promise<CapturedEmail> {
-  const deadline = Date.now() + deadlineMs
-  for (;;) {
-    const emails = await emailsTo(address)
-    if (emails.length >= count) return emails[count - 1]!
-    if (Date.now() > deadline) throw new Error(`no email #${count} to ${address}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
+export async function waitForEmail(address: string, count = 1): Promise<CapturedEmail> {
+  const emails = await until(`email #${count} to ${address}`, () => emailsTo(address), (emails) => emails.length >= count, { intervalMs: 25 })
+  return emails[count - 1]!
 }
 
 export function tokenIn(email: CapturedEmail): string {

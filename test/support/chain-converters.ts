@@ -4,7 +4,8 @@
 // until the test lets it work, one that pauses until the test releases it, and one that fails part-way through
 // its outputs.
 import { registerConverter, converterNamed } from '../../worker/converters/registry'
-import { ConversionError, type Converter } from '../../worker/converters/converter'
+import { ConversionError, defineConverter, type Converter } from '../../worker/converters/converter'
+import { until } from './until'
 
 const text = (value: string) => new TextEncoder().encode(value)
 
@@ -95,11 +96,7 @@ export function resetHold(): void {
 
 /** Resolves once `held` has read its input, or throws after a deadline. */
 export async function heldHasStarted(): Promise<void> {
-  const deadline = Date.now() + 20_000
-  while (!hold.hasStarted) {
-    if (Date.now() > deadline) throw new Error('test-held never started')
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  await until('test-held starting', () => hold.hasStarted)
 }
 
 /** Copies its input, pausing in the middle: the test acts while a step is mid-conversion. */
@@ -153,6 +150,19 @@ const partway: Converter = {
   },
 }
 
+/** Writes down the settings and the rest of the context the pipeline gave it. */
+const nosy = defineConverter({
+  name: 'test-settings',
+  from: ['.tsettings'],
+  to: '.tseen',
+  settings: ['PDF_DPI'],
+  async *convert(_input, ctx) {
+    const given = Object.entries(ctx).flatMap(([key, value]) => (value === undefined ? [] : [key]))
+    const seen = { settings: Object.keys(ctx.settings), context: given.sort() }
+    yield { index: 0, total: 1, extension: '.tseen', contentType: 'application/json', body: text(JSON.stringify(seen)) }
+  },
+})
+
 export function registerChainConverters(): void {
-  for (const converter of [splitter, upper, fanOut, broken, flaky, stubborn, gated, held, partway]) if (!converterNamed(converter.name)) registerConverter(converter)
+  for (const converter of [splitter, upper, fanOut, broken, flaky, stubborn, gated, held, partway, nosy] as Converter[]) if (!converterNamed(converter.name)) registerConverter(converter)
 }

@@ -1,12 +1,16 @@
-// Following a conversion job as a client would: GET /jobs/:id until it settles, with a deadline.
-import { callJson } from './api'
+// Following a conversion job as a client would: GET /jobs/:id until it settles; fails loudly at the deadline.
+import type { JobView } from '../../worker/pipeline/jobs'
 import type { TestUser } from './accounts'
+import { callJson } from './api'
+import { until, type UntilOptions } from './until'
 
-export async function pollJob(id: string, owner: TestUser) {
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    const res = await callJson('GET', `/jobs/${id}`, { token: owner.token })
-    if (res.body.status === 'done' || res.body.status === 'failed' || Date.now() > deadline) return res.body
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+export async function readJob(id: string, owner: TestUser): Promise<JobView> {
+  return (await callJson<JobView>('GET', `/jobs/${id}`, { token: owner.token })).body
+}
+
+export const settled = (job: JobView) => job.status === 'done' || job.status === 'failed'
+
+/** The job once `done` holds (by default: once it is done or failed); throws at the deadline with the last view. */
+export function pollJob(id: string, owner: TestUser, done: (job: JobView) => boolean = settled, options?: UntilOptions): Promise<JobView> {
+  return until(`job ${id} settling`, () => readJob(id, owner), done, options)
 }

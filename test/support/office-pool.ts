@@ -2,14 +2,11 @@
 // (SIGSTOP: the conversion cannot finish, however fast the machine) or kill it (SIGKILL: a crash mid-conversion).
 import { execFileSync } from 'node:child_process'
 import type { RunningSidecar } from '../../sidecar/server'
+import { until as untilRead } from './until'
 
-/** Resolves once `condition` holds; throws naming `what` after `timeoutMs`, instead of hanging the test. */
-export async function until(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+/** Resolves once `condition` holds; throws naming `what` at the deadline, instead of hanging the test. */
+export async function until(condition: () => boolean, what: string, timeoutMs?: number): Promise<void> {
+  await untilRead(what, condition, Boolean, { timeoutMs, intervalMs: 20 })
 }
 
 /** The profile folder of the sidecar's first LibreOffice, once it works on a document. */

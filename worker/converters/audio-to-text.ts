@@ -4,9 +4,9 @@
 // time), then joined in order with shifted timestamps; other formats go whole.
 import { audioContainer, type AudioContainer } from '../engines/audio/container'
 import { AudioFormatError, probeAudio, splitAudio, type AudioChunk } from '../engines/audio/split'
-import { transcriberFor } from '../engines/transcribe/provider'
+import { TRANSCRIBE_SETTINGS, transcriberFor } from '../engines/transcribe/provider'
 import { joinTranscripts, toWebVtt, TranscriptionError, wordCount } from '../engines/transcribe/transcript'
-import { ConversionError, type ConversionContext, type Converter, type ConversionInput, type ConversionOutput } from './converter'
+import { ConversionError, defineConverter, type ConversionContext, type ConversionInput, type ConversionOutput } from './converter'
 
 /** Provider calls in flight at once, to stay inside Workers AI's rate limits. */
 const PARALLEL_CALLS = 3
@@ -61,8 +61,11 @@ async function inParallel<T, R>(items: readonly T[], limit: number, run: (item: 
   return results
 }
 
-export const audioToText: Converter = {
+const SETTINGS = ['AUDIO_MAX_BYTES', 'AUDIO_MAX_SECONDS', ...TRANSCRIBE_SETTINGS] as const
+
+export const audioToText = defineConverter({
   name: 'audio-to-text',
+  settings: SETTINGS,
   from: Object.keys(FORMATS),
   refuses: REFUSED,
   to: '.txt',
@@ -73,7 +76,7 @@ export const audioToText: Converter = {
       throw error instanceof TranscriptionError ? toConversionError(error) : error
     }
   },
-}
+})
 
 /** The provider's failure as the job tells it: its complaint about the audio, else what kind of trouble it had;
  * server addresses and setting names stay in the cause, for the log. */
@@ -85,12 +88,12 @@ function toConversionError(error: TranscriptionError): ConversionError {
   return new ConversionError(`the transcription service refused the audio${error.reason ? `: ${error.reason}` : ''}`, options)
 }
 
-async function* transcribeAudio(input: ConversionInput, ctx: ConversionContext): AsyncGenerator<ConversionOutput> {
-  const { AUDIO_MAX_BYTES, AUDIO_MAX_SECONDS } = ctx.config
+async function* transcribeAudio(input: ConversionInput, ctx: ConversionContext<(typeof SETTINGS)[number]>): AsyncGenerator<ConversionOutput> {
+  const { AUDIO_MAX_BYTES, AUDIO_MAX_SECONDS } = ctx.settings
   // The provider takes whole files (or chunks of them): AUDIO_MAX_BYTES bounds what is read.
   const bytes = await input.bytes(AUDIO_MAX_BYTES)
   checkContainer(input, bytes)
-  const transcriber = transcriberFor(ctx.config, ctx.ai)
+  const transcriber = transcriberFor(ctx.settings, ctx.ai)
   const chunkBytes = transcriber.maxChunkBytes
   const format = input.extension === '.wav' ? 'wav' : input.extension === '.mp3' ? 'mp3' : undefined
   let chunks: AudioChunk[]

@@ -1,5 +1,6 @@
 // The one interface every converter implements. A converter turns one stored file into one or more new
-// files; it knows nothing of HTTP, queues or D1 (the pipeline does), only its input, its settings and engines.
+// files; it knows nothing of HTTP, queues or D1 (the pipeline does), only its input, its own settings (the keys
+// it lists in `settings`, never the whole config with its secrets) and engines.
 import type { Config } from '../config'
 
 /** The source file of a conversion step. The bytes come from storage on demand. */
@@ -23,17 +24,26 @@ export interface PartRange {
   readonly end: number
 }
 
-export interface ConversionContext {
+/** Read-only files under one prefix of the file store (the converter's `resourcePrefix` setting), never user files. */
+export interface ResourceReader {
+  /** Up to `limit` objects under the prefix. */
+  list(limit: number): Promise<Array<{ readonly key: string; readonly size: number }>>
+  /** An object's bytes; undefined when it is gone or outside the prefix. */
+  read(key: string): Promise<ArrayBuffer | undefined>
+}
+
+export interface ConversionContext<K extends keyof Config = keyof Config> {
   readonly jobId: string
-  readonly config: Config
+  /** The converter's own settings: only the keys it lists in `settings`. */
+  readonly settings: Pick<Config, K>
   /** Options given by the client in the convert request (e.g. { landscape: true, password: "…" }). */
   readonly options: Readonly<Record<string, string | number | boolean>>
   /** Set when the pipeline runs one part of a step that `plan` split. */
   readonly part?: PartRange
   /** Bindings an engine may need; only what exists in this runtime. */
   readonly ai?: Ai
-  /** The file store, for engines that load resources from it (fallback fonts). */
-  readonly bucket?: R2Bucket
+  /** Resources stored under the converter's `resourcePrefix` (fallback fonts); absent when it names none. */
+  readonly resources?: ResourceReader
   readonly signal?: AbortSignal
   /** Which delivery of the step this is (1 on the first): converters may report it, never depend on it. */
   readonly attempt?: number
@@ -59,8 +69,12 @@ export interface ConversionPlan {
   readonly sourceMetadata?: Readonly<Record<string, unknown>>
 }
 
-export interface Converter {
+export interface Converter<K extends keyof Config = keyof Config> {
   readonly name: string
+  /** The settings the converter reads: the pipeline gives it these and no others (none when absent). */
+  readonly settings?: readonly K[]
+  /** Optional: the setting naming a prefix of the file store it may read resources under (ctx.resources). */
+  readonly resourcePrefix?: K
   /** Extensions with the dot, lower-case: ['.pdf']. */
   readonly from: readonly string[]
   /**
@@ -78,13 +92,32 @@ export interface Converter {
    */
   readonly refuses?: Readonly<Record<string, string>>
   /** Optional: converters whose work splits (PDF pages) say how, after a cheap look at the input. */
-  plan?(input: ConversionInput, ctx: ConversionContext): Promise<ConversionPlan>
+  plan?(input: ConversionInput, ctx: ConversionContext<K>): Promise<ConversionPlan>
   /**
    * Converts the input (or ctx.part of it), yielding outputs one at a time: the pipeline stores each one before
    * it asks for the next, so a converter never holds more than the output it is making (`async *convert`).
    * Yielding nothing ends the chain here (e.g. a PNG that would not get smaller).
    */
-  convert(input: ConversionInput, ctx: ConversionContext): AsyncIterable<ConversionOutput>
+  convert(input: ConversionInput, ctx: ConversionContext<K>): AsyncIterable<ConversionOutput>
+}
+
+/** A converter, its settings' keys inferred from its `settings` list (so `ctx.settings` has exactly those). */
+export function defineConverter<const K extends keyof Config>(converter: Converter<K>): Converter<K> {
+  return converter
+}
+
+/** The slice of the configuration a converter listed, and nothing else. */
+export function settingsFor<K extends keyof Config>(converter: Converter<K>, config: Config): Pick<Config, K> {
+  return Object.fromEntries((converter.settings ?? []).map((key) => [key, config[key]])) as Pick<Config, K>
+}
+
+/** A read-only view of the files under `prefix`; undefined when the prefix is empty (it would be every file). */
+export function resourceReader(bucket: R2Bucket, prefix: string): ResourceReader | undefined {
+  if (!prefix) return undefined
+  return {
+    list: async (limit) => (await bucket.list({ prefix, limit })).objects.map(({ key, size }) => ({ key, size })),
+    read: async (key) => (key.startsWith(prefix) ? (await bucket.get(key))?.arrayBuffer() : undefined),
+  }
 }
 
 /** Whether a file with one of the converter's extensions converts here, given the type sniffed from its bytes. */

@@ -8,15 +8,16 @@ import { ImageStructureError, ImageTooLargeError } from '../engines/image/limits
 import { reachesEndOfImage } from '../engines/image/jpeg-end'
 import { fitWithin } from '../engines/image/resize'
 import { encodePng, encodePngBytes, type RawImage } from '../engines/png/encode'
-import { ConversionError, type Converter } from './converter'
+import { ConversionError, defineConverter } from './converter'
 
-export const imageToPng: Converter = {
+export const imageToPng = defineConverter({
   name: 'image-to-png',
+  settings: ['IMAGE_MAX_BYTES', 'IMAGE_MAX_PIXELS', 'IMAGE_MAX_SIDE', 'IMAGE_MAX_DIMENSION'],
   from: ['.jpg', '.jpeg', '.jfif', '.png', '.webp', '.gif', '.bmp', '.tif', '.tiff', '.avif'],
   accepts: ['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/bmp', 'image/tiff', 'image/avif'],
   to: '.png',
   async *convert(input, ctx) {
-    const { IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE, IMAGE_MAX_DIMENSION } = ctx.config
+    const { IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE, IMAGE_MAX_DIMENSION } = ctx.settings
     // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
     const bytes = await input.bytes(IMAGE_MAX_BYTES)
     let header: ImageHeader | undefined
@@ -49,4 +50,4 @@ export const imageToPng: Converter = {
     }
     yield { ...output, body: encodePng(image) }
   },
-}
+})

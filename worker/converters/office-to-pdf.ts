@@ -4,7 +4,7 @@
 // named .docx would be opened by LibreOffice's other import filters, a far larger parser surface.
 import { z } from '@hono/zod-openapi'
 import { convertOfficeToPdf, GotenbergError } from '../engines/gotenberg'
-import { ConversionError, type Converter } from './converter'
+import { ConversionError, defineConverter } from './converter'
 
 /**
  * The sniffed types (worker/files/sniff.ts) of office documents: a zip (typed by its office extension, or plain
@@ -136,14 +136,15 @@ function requireEncryption(body: ReadableStream<Uint8Array>): ReadableStream<Uin
 /** Options sent as Gotenberg form fields beyond the five the client has named parameters for. */
 const EXTRA_FIELDS = Object.keys(OFFICE_OPTIONS).filter((name) => !['landscape', 'nativePageRanges', 'pdfa', 'pdfua', 'password'].includes(name))
 
-export const officeToPdf: Converter = {
+export const officeToPdf = defineConverter({
   name: 'office-to-pdf',
+  settings: ['GOTENBERG_URL', 'GOTENBERG_USERNAME', 'GOTENBERG_PASSWORD', 'GOTENBERG_TIMEOUT_MS', 'OFFICE_MAX_BYTES'],
   from: ['.doc', '.docx', '.docm', '.dotx', '.odt', '.ott', '.rtf', '.xls', '.xlsx', '.xlsm', '.ods', '.csv', '.ppt', '.pptx', '.pps', '.ppsx', '.odp', '.odg'],
   accepts: OFFICE_TYPES,
   to: '.pdf',
   async *convert(input, ctx) {
     if (input.size === 0) throw new ConversionError(`"${input.name}" is empty: there is nothing to convert`)
-    const { GOTENBERG_URL, GOTENBERG_USERNAME, GOTENBERG_PASSWORD, GOTENBERG_TIMEOUT_MS, OFFICE_MAX_BYTES } = ctx.config
+    const { GOTENBERG_URL, GOTENBERG_USERNAME, GOTENBERG_PASSWORD, GOTENBERG_TIMEOUT_MS, OFFICE_MAX_BYTES } = ctx.settings
     // FormData needs the bytes: OFFICE_MAX_BYTES bounds them.
     const bytes = await input.bytes(OFFICE_MAX_BYTES)
     const refusal = officeContent(bytes, input.extension)
@@ -166,7 +167,7 @@ export const officeToPdf: Converter = {
     })
     yield { index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: options.userPassword ? requireEncryption(pdf) : pdf }
   },
-}
+})
 
 /** Gotenberg's failure as the job tells it: the document's fault with Gotenberg's reason, else which kind of
  * trouble the converter had; the URL and settings stay in the cause, for the log. */

@@ -4,32 +4,35 @@
 // pipeline (which stores it) before the next is rendered.
 import { eachFromPdf, PdfImageTooLargeError, PdfOpenError, PdfPageTooLargeError, type OpenPdf } from '../engines/pdfium'
 import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode'
-import { ConversionError, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from './converter'
+import { ConversionError, defineConverter, type ConversionContext, type ConversionInput, type ConversionOutput } from './converter'
 
 const POINTS_PER_INCH = 72
 
-function passwordOf(ctx: ConversionContext): string | undefined {
+const SETTINGS = ['PDF_MAX_BYTES', 'PDF_MAX_IMAGE_PIXELS', 'PDF_MAX_PAGES', 'CONVERT_PAGES_PER_STEP', 'PDF_DPI', 'PDF_MAX_PAGE_PIXELS', 'IMAGE_MAX_SIDE'] as const
+type PdfContext = ConversionContext<(typeof SETTINGS)[number]>
+
+function passwordOf(ctx: PdfContext): string | undefined {
   // A PDF this job's office step encrypted opens with its userPassword; any other with options.password.
   const password = ctx.options.userPassword || ctx.options.password
   return typeof password === 'string' && password ? password : undefined
 }
 
 /** The pages' results, one at a time, with the document open in PDFium; its faults become ConversionErrors. */
-async function* fromInput<T>(input: ConversionInput, ctx: ConversionContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
+async function* fromInput<T>(input: ConversionInput, ctx: PdfContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
   // PDFium reads from memory: the file is streamed into its heap, and PDF_MAX_BYTES bounds that one copy.
-  const maxBytes = ctx.config.PDF_MAX_BYTES
+  const maxBytes = ctx.settings.PDF_MAX_BYTES
   if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes`, { status: 413 })
   try {
-    const limits = { maxImagePixels: ctx.config.PDF_MAX_IMAGE_PIXELS, maxPagePixels: ctx.config.PDF_MAX_PAGE_PIXELS, maxSide: ctx.config.IMAGE_MAX_SIDE }
+    const limits = { maxImagePixels: ctx.settings.PDF_MAX_IMAGE_PIXELS, maxPagePixels: ctx.settings.PDF_MAX_PAGE_PIXELS, maxSide: ctx.settings.IMAGE_MAX_SIDE }
     yield* eachFromPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, limits)
   } catch (error) {
     if (error instanceof PdfPageTooLargeError) {
-      const { PDF_MAX_PAGE_PIXELS, IMAGE_MAX_SIDE } = ctx.config
+      const { PDF_MAX_PAGE_PIXELS, IMAGE_MAX_SIDE } = ctx.settings
       const limit = error.limit === 'side' ? `${IMAGE_MAX_SIDE} pixels a side (IMAGE_MAX_SIDE)` : `${PDF_MAX_PAGE_PIXELS} pixels (PDF_MAX_PAGE_PIXELS)`
       throw new ConversionError(`${error.message} at its lowest scale; pages are rendered at most ${limit}`)
     }
     if (error instanceof PdfImageTooLargeError) {
-      const limit = ctx.config.PDF_MAX_IMAGE_PIXELS
+      const limit = ctx.settings.PDF_MAX_IMAGE_PIXELS
       throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels`)
     }
     if (error instanceof PdfOpenError) {
@@ -75,8 +78,9 @@ async function renderPagePng(pdf: OpenPdf, index: number, scale: number) {
   throw new Error('unreachable: RGB holds every opaque page')
 }
 
-export const pdfToPng: Converter = {
+export const pdfToPng = defineConverter({
   name: 'pdf-to-png',
+  settings: SETTINGS,
   from: ['.pdf'],
   to: '.png',
   async plan(input, ctx) {
@@ -85,8 +89,8 @@ export const pdfToPng: Converter = {
       yield pdf.pageCount
     }))
       pageCount = count
-    checkPageCount(pageCount, ctx.config.PDF_MAX_PAGES)
-    const perStep = ctx.config.CONVERT_PAGES_PER_STEP
+    checkPageCount(pageCount, ctx.settings.PDF_MAX_PAGES)
+    const perStep = ctx.settings.CONVERT_PAGES_PER_STEP
     const parts = []
     for (let start = 0; start < pageCount; start += perStep) parts.push({ start, end: Math.min(pageCount, start + perStep) })
     return { total: pageCount, parts, sourceMetadata: { page_count: pageCount } }
@@ -94,10 +98,10 @@ export const pdfToPng: Converter = {
   async *convert(input, ctx) {
     // One page at a time: the next page is rendered only once the pipeline has stored this one's PNG.
     yield* fromInput(input, ctx, async function* (pdf): AsyncGenerator<ConversionOutput> {
-      checkPageCount(pdf.pageCount, ctx.config.PDF_MAX_PAGES)
+      checkPageCount(pdf.pageCount, ctx.settings.PDF_MAX_PAGES)
       const { start, end } = ctx.part ?? { start: 0, end: pdf.pageCount }
       for (let index = start; index < Math.min(end, pdf.pageCount); index++) {
-        const scale = pageScale(pdf.pageSize(index), ctx.config.PDF_DPI, ctx.config.PDF_MAX_PAGE_PIXELS, ctx.config.IMAGE_MAX_SIDE)
+        const scale = pageScale(pdf.pageSize(index), ctx.settings.PDF_DPI, ctx.settings.PDF_MAX_PAGE_PIXELS, ctx.settings.IMAGE_MAX_SIDE)
         const { width, height, body } = await renderPagePng(pdf, index, scale)
         yield {
           index,
@@ -110,4 +114,4 @@ export const pdfToPng: Converter = {
       }
     })
   },
-}
+})

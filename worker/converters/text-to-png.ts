@@ -5,7 +5,7 @@ import { encodePngBytes } from '../engines/png/encode'
 import { decodeText } from '../engines/text/decode'
 import { layoutPages, MAX_CHARS_PER_CELL, type PageGeometry, TextTooDenseError, TextTooLongError } from '../engines/text/layout'
 import { ADVANCE_EM, drawable, fallbackFonts, lineHeightPx, NO_FALLBACK, renderPage, type FallbackFonts, type PageStyle } from '../engines/text/render'
-import { ConversionError, type Converter } from './converter'
+import { ConversionError, defineConverter, type ResourceReader } from './converter'
 
 const A4_INCHES = { width: 8.27, height: 11.69 }
 const MARGIN_INCHES = 0.6
@@ -31,39 +31,40 @@ const FALLBACK_FONTS_MAX_BYTES = 24 * 1024 * 1024
  * Fonts stored under TEXT_FONTS_PREFIX in the file bucket (e.g. a CJK font too big for the Worker bundle),
  * loaded only when the text has characters the bundled font lacks.
  */
-async function loadFallbackFonts(bucket: R2Bucket | undefined, prefix: string): Promise<FallbackFonts> {
-  if (!bucket || !prefix) return NO_FALLBACK
-  const listed = await bucket.list({ prefix, limit: 20 })
+async function loadFallbackFonts(resources: ResourceReader | undefined): Promise<FallbackFonts> {
+  if (!resources) return NO_FALLBACK
   const fonts: ArrayBuffer[] = []
   let total = 0
-  for (const object of listed.objects.filter((entry) => /\.(ttf|otf|ttc)$/i.test(entry.key))) {
+  for (const object of (await resources.list(20)).filter((entry) => /\.(ttf|otf|ttc)$/i.test(entry.key))) {
     if (total + object.size > FALLBACK_FONTS_MAX_BYTES) break
-    const body = await bucket.get(object.key)
+    const body = await resources.read(object.key)
     if (!body) continue
-    fonts.push(await body.arrayBuffer())
+    fonts.push(body)
     total += object.size
   }
   return fonts.length ? fallbackFonts(fonts) : NO_FALLBACK
 }
 
-export const textToPng: Converter = {
+export const textToPng = defineConverter({
   name: 'text-to-png',
+  settings: ['TEXT_MAX_BYTES', 'TEXT_MAX_PAGES', 'PDF_DPI', 'TEXT_FONTS_PREFIX'],
+  resourcePrefix: 'TEXT_FONTS_PREFIX',
   from: ['.txt'],
   to: '.png',
   async *convert(input, ctx) {
     // The layout needs the whole text: TEXT_MAX_BYTES bounds it.
-    const text = decodeText(await input.bytes(ctx.config.TEXT_MAX_BYTES))
-    const { style, geometry } = pageStyle(ctx.config.PDF_DPI)
+    const text = decodeText(await input.bytes(ctx.settings.TEXT_MAX_BYTES))
+    const { style, geometry } = pageStyle(ctx.settings.PDF_DPI)
     let pages: string[][]
     try {
-      pages = layoutPages(text, geometry, ctx.config.TEXT_MAX_PAGES)
+      pages = layoutPages(text, geometry, ctx.settings.TEXT_MAX_PAGES)
     } catch (error) {
-      if (error instanceof TextTooLongError) throw new ConversionError(`${error.message}; the limit is ${ctx.config.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
+      if (error instanceof TextTooLongError) throw new ConversionError(`${error.message}; the limit is ${ctx.settings.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
       if (error instanceof TextTooDenseError) throw new ConversionError(`${error.message}, ${MAX_CHARS_PER_CELL} per cell of its ${geometry.columns} × ${geometry.rows} grid`)
       throw error
     }
     const needsFallback = pages.some((lines) => lines.some((line) => drawable(line) !== line))
-    const fallback = needsFallback ? await loadFallbackFonts(ctx.bucket, ctx.config.TEXT_FONTS_PREFIX) : NO_FALLBACK
+    const fallback = needsFallback ? await loadFallbackFonts(ctx.resources) : NO_FALLBACK
     for (const [index, lines] of pages.entries()) {
       const image = await renderPage(lines, style, fallback)
       yield {
@@ -72,8 +73,8 @@ export const textToPng: Converter = {
         extension: '.png',
         contentType: 'image/png',
         body: await encodePngBytes(image),
-        metadata: { page: index + 1, width: image.width, height: image.height, dpi: ctx.config.PDF_DPI },
+        metadata: { page: index + 1, width: image.width, height: image.height, dpi: ctx.settings.PDF_DPI },
       }
     }
   },
-}
+})

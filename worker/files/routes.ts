@@ -13,7 +13,6 @@ import { childrenOf, deleteFileTree, renameFile, fileTree, FileResponseSchema, f
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
-import { afterUpload } from './hooks'
 import { abortUpload, completeUpload, DEFAULT_PART_BYTES, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, startUpload, uploadPart, type UploadRow } from './resumable'
 
 const tags = ['Files']
@@ -315,7 +314,10 @@ async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | un
   return findOwnedFile(c.var.db, user.id, id)
 }
 
-export function fileRoutes() {
+/** What follows a stored upload; the app wires it (auto-conversion), so files never import the pipeline. */
+export type AfterUpload = (c: Context<AppEnv>, row: FileRow) => Promise<void>
+
+export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
   const app = newRouter()
   app.openAPIRegistry.registerComponent('securitySchemes', 'signedUrl', { type: 'apiKey', in: 'query', name: 'token', description: "the signed token in a file record's url" })
 

@@ -8,8 +8,8 @@ import { describeRoute, errorResponse, newRouter, securedRoute, type AppEnv } fr
 import { requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
-import { afterUpload } from './hooks'
 import type { FileRow } from './records'
+import type { AfterUpload } from './routes'
 import { abortUpload, findOwnedUpload, startUpload, type UploadRow } from './resumable'
 import {
   appendToUpload,
@@ -157,7 +157,7 @@ function uploadHeaders(upload: UploadRow, file?: FileRow): Record<string, string
 }
 
 /** PATCH's body and headers into the engine; 204 with the new offset. */
-async function appendBytes(c: Context<AppEnv>, upload: UploadRow, offset: number | undefined) {
+async function appendBytes(c: Context<AppEnv>, upload: UploadRow, offset: number | undefined, afterUpload: AfterUpload) {
   if (offset === undefined) throw new ApiError('VALIDATION_FAILED', { message: 'Upload-Offset is required' })
   if (c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() !== OFFSET_STREAM) {
     throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: `a PATCH needs Content-Type: ${OFFSET_STREAM}` })
@@ -177,7 +177,8 @@ async function terminateUpload(c: Context<AppEnv>, upload: UploadRow) {
   return c.body(null, 204)
 }
 
-export function tusRoutes() {
+/** `afterUpload` follows a completed upload (the app wires auto-conversion), as for the other upload routes. */
+export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
   return newRouter()
     .openapi(options, (c) => {
       const config = c.var.config
@@ -222,7 +223,7 @@ export function tusRoutes() {
     })
     .openapi(patch, async (c) => {
       const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)
-      return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'))
+      return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'), afterUpload)
     })
     .openapi(terminate, async (c) => terminateUpload(c, await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)))
     .openapi(override, async (c) => {
@@ -230,6 +231,6 @@ export function tusRoutes() {
       if (method !== 'PATCH' && method !== 'DELETE') throw new ApiError('METHOD_NOT_ALLOWED', { message: 'POST on an upload URL needs X-HTTP-Method-Override: PATCH or DELETE' })
       const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)
       if (method === 'DELETE') return terminateUpload(c, upload)
-      return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'))
+      return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'), afterUpload)
     })
 }

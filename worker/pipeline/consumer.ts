@@ -3,7 +3,7 @@
 // source, part), and a finished step is skipped when its message comes again.
 import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
-import { ConversionError, type ConversionContext, type ConversionOutput, type Converter } from '../converters/converter'
+import { ConversionError, resourceReader, settingsFor, type ConversionContext, type ConversionOutput, type Converter } from '../converters/converter'
 import { converterForFile, converterNamed } from '../converters/registry'
 import type { Database } from '../db/client'
 import { jobs, jobSteps } from '../db/schema'
@@ -76,7 +76,16 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
 
   const input = storedInput(deps.bucket, source)
   const options = await openOptions(deps.config, job.userId, job.options)
-  const context: ConversionContext = { jobId: job.id, config: deps.config, options, ai: deps.ai, bucket: deps.bucket, attempt }
+  // The converter sees its own settings and resources, not the whole config (secrets) nor the bucket.
+  const resourcePrefix = converter.resourcePrefix && deps.config[converter.resourcePrefix]
+  const context: ConversionContext<keyof Config> = {
+    jobId: job.id,
+    settings: settingsFor(converter, deps.config),
+    options,
+    ai: deps.ai,
+    resources: typeof resourcePrefix === 'string' ? resourceReader(deps.bucket, resourcePrefix) : undefined,
+    attempt,
+  }
   try {
     let part = step.partStart >= 0 ? { start: step.partStart, end: step.partEnd ?? step.partStart } : undefined
     if (converter.plan && !part) {

@@ -1,6 +1,8 @@
 // Starting a conversion job for a stored file, and waiting for it: used by POST /files/:id/convert and by
 // auto-conversion after an upload.
 import { eq } from 'drizzle-orm'
+import type { Context } from 'hono'
+import type { AppEnv } from '../api'
 import type { Config } from '../config'
 import { converterForFile } from '../converters/registry'
 import type { Database } from '../db/client'
@@ -11,6 +13,15 @@ import { enqueueSteps } from './consumer'
 import { createJob, jobNotFound, type JobRow, type StepMessage } from './jobs'
 import { sealOptions } from './job-secrets'
 import { checkCallbackUrl } from './webhooks'
+
+/**
+ * What follows a stored upload (wired by the app into the file routes): with FILES_AUTO_CONVERT its conversion
+ * chain starts by itself (in the background: the upload answers at once, the job is listed at GET /files/:id/jobs).
+ */
+export async function autoConvert(c: Context<AppEnv>, row: FileRow): Promise<void> {
+  if (!c.var.config.FILES_AUTO_CONVERT || !converterForFile(row).converter) return
+  await startJob({ db: c.var.db, queue: c.env.CONVERSIONS }, c.var.config, row)
+}
 
 export async function startJob(
   deps: { db: Database; queue: Queue<StepMessage> },

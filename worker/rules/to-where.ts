@@ -44,6 +44,15 @@ function hasScalar(access: FieldAccess): SQL {
   return sql`${jsonType(access)} IN ('text', 'integer', 'real', 'true', 'false')`
 }
 
+/**
+ * The kind of scalar a field holds, as the evaluator's strict equality tells them apart: SQLite reads a JSON true
+ * and a boolean column as the integer 1, so values alone would find `true = 1`.
+ */
+function scalarKind(access: FieldAccess): SQL {
+  if (access.kind === 'column') return access.type === 'boolean' ? sql`'boolean'` : sql`'text'`
+  return sql`(CASE ${jsonType(access)} WHEN 'text' THEN 'text' WHEN 'integer' THEN 'number' WHEN 'real' THEN 'number' ELSE 'boolean' END)`
+}
+
 function fieldValue(access: FieldAccess): SQL {
   return access.kind === 'column' ? access.column : extract(access)
 }
@@ -58,8 +67,8 @@ function compare(op: '=' | '!=', left: Operand, right: Operand, resolve: FieldRe
   }
   if (right.kind !== 'resource') throw new Error('rule is not specialised for the caller')
   const other = resolve(right.field)
-  const relation = op === '=' ? sql`${fieldValue(access)} = ${fieldValue(other)}` : sql`${fieldValue(access)} != ${fieldValue(other)}`
-  return and(hasScalar(access), hasScalar(other), relation) as SQL
+  const same = sql`(${scalarKind(access)} = ${scalarKind(other)} AND ${fieldValue(access)} = ${fieldValue(other)})`
+  return and(hasScalar(access), hasScalar(other), op === '=' ? same : not(same)) as SQL
 }
 
 export function toWhere(rule: Rule, resolve: FieldResolver): SQL {

@@ -10,7 +10,11 @@ const NOT_CONFIGURED =
 
 export const noProvider = () => new TranscriptionError(NOT_CONFIGURED, { status: 502 })
 
-export function transcriberFor(config: Config, ai: Ai | undefined): Transcriber {
+/** The settings that choose and reach the provider. */
+export const TRANSCRIBE_SETTINGS = ['TRANSCRIBE_PROVIDER', 'TRANSCRIBE_URL', 'TRANSCRIBE_API_KEY', 'TRANSCRIBE_MODEL', 'AUDIO_CHUNK_BYTES'] as const
+type TranscribeSettings = Pick<Config, (typeof TRANSCRIBE_SETTINGS)[number]>
+
+export function transcriberFor(config: TranscribeSettings, ai: Ai | undefined): Transcriber {
   const chunkBytes = config.AUDIO_CHUNK_BYTES || undefined
   if (config.TRANSCRIBE_PROVIDER === 'workers-ai') return workersAiTranscriber(ai, config.TRANSCRIBE_MODEL, chunkBytes)
   if (config.TRANSCRIBE_PROVIDER === 'openai') {
@@ -20,7 +24,7 @@ export function transcriberFor(config: Config, ai: Ai | undefined): Transcriber 
   return autoTranscriber(config, ai, chunkBytes)
 }
 
-function openAiFrom(config: Config, url: string, chunkBytes: number | undefined): Transcriber {
+function openAiFrom(config: TranscribeSettings, url: string, chunkBytes: number | undefined): Transcriber {
   // Workers AI model ids mean nothing to other servers: whisper.cpp ignores the model, OpenAI wants whisper-1.
   const model = config.TRANSCRIBE_MODEL.startsWith('@cf/') ? 'whisper-1' : config.TRANSCRIBE_MODEL
   return openAiTranscriber({ url, apiKey: config.TRANSCRIBE_API_KEY, model, chunkBytes })
@@ -36,7 +40,7 @@ const remoteOnly = new WeakSet<Ai>()
  * Workers AI when the binding runs (deployed); when it is missing or answers that it only runs remotely (local
  * dev), the OpenAI-compatible server at TRANSCRIBE_URL; with neither, a failure that names the settings.
  */
-function autoTranscriber(config: Config, ai: Ai | undefined, chunkBytes: number | undefined): Transcriber {
+function autoTranscriber(config: TranscribeSettings, ai: Ai | undefined, chunkBytes: number | undefined): Transcriber {
   const fallback = config.TRANSCRIBE_URL ? openAiFrom(config, config.TRANSCRIBE_URL, chunkBytes) : undefined
   if (!ai || remoteOnly.has(ai)) {
     if (!fallback) throw noProvider()
