@@ -111,8 +111,9 @@ export function toErrorResponse(error: unknown, requestId: string): Response {
     return Response.json(error.toBody(), { status: error.status, headers: error.headers })
   }
   if (error instanceof HTTPException && error.status < 500) {
-    // Hono's own 4xx (malformed JSON from the validator).
-    return Response.json({ message: ERRORS.MALFORMED_REQUEST.message, code: 'MALFORMED_REQUEST' }, { status: error.status })
+    // Hono's own 4xx: a body of a type the route does not read (415), or malformed JSON from the validator.
+    const code = error.status === 415 ? 'CONTENT_TYPE_UNSUPPORTED' : 'MALFORMED_REQUEST'
+    return Response.json({ message: ERRORS[code].message, code }, { status: error.status })
   }
   logError(requestId, error)
   return Response.json({ message: ERRORS.INTERNAL_ERROR.message, code: 'INTERNAL_ERROR', request_id: requestId }, { status: 500 })
