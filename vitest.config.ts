@@ -51,6 +51,9 @@ function workerdProject(name: string, test: TestProjectInlineConfiguration['test
         miniflare: {
           bindings: {
             JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
+            // A quota so large no test reaches it by uploading, finite so a test can bring one user near it (a
+            // record standing for what they store) and watch the queue consumer refuse an output.
+            FILES_QUOTA_BYTES: String(2 ** 40),
             TEST_MIGRATIONS: await readD1Migrations(`${root}migrations`),
             ...bindings(inject as Inject),
           },

@@ -10,6 +10,15 @@ import type { JobView } from '../worker/pipeline/jobs'
 /** A file record as the API returns it: the Worker's own response schema (worker/files/records.ts). */
 export type FileRecord = FileResponse & { files?: FileRecord[] }
 
+/**
+ * The name to save a file under: converted files are named "<name> (<n> of <m>)" (the uploaded file's name, no
+ * extension; the extension is in `extension`), so this adds the extension when the name lacks it, as the
+ * download's Content-Disposition does.
+ */
+export function downloadName(file: Pick<FileRecord, 'name' | 'extension'>): string {
+  return file.name.toLowerCase().endsWith(file.extension.toLowerCase()) ? file.name : `${file.name}${file.extension}`
+}
+
 /** A conversion job (`GET /jobs/:id`): status, steps, the files created so far (worker/pipeline/jobs.ts). */
 export type Job = JobView
 export type JobStatus = Job['status']

@@ -39,6 +39,8 @@ export const ERRORS = {
   EMAIL_TAKEN: { status: 409, message: 'an account with this email already exists' },
   ALREADY_VERIFIED: { status: 409, message: 'email address already verified' },
   JOB_NOT_FAILED: { status: 409, message: 'only a failed job can be retried' },
+  JOB_ALREADY_RUNNING: { status: 409, message: 'an equal conversion of this file is queued or running' },
+  FILE_REPLACED_MEANWHILE: { status: 409, message: 'the file was replaced meanwhile by another request; read it again' },
   UPLOAD_OFFSET_MISMATCH: { status: 409, message: "the request's Upload-Offset is not the upload's offset" },
   PRECONDITION_FAILED: { status: 412, message: "the file does not match the request's If-Match or If-Unmodified-Since" },
   TUS_VERSION_UNSUPPORTED: { status: 412, message: 'this server speaks tus 1.0.0' },
@@ -109,8 +111,9 @@ export function toErrorResponse(error: unknown, requestId: string): Response {
     return Response.json(error.toBody(), { status: error.status, headers: error.headers })
   }
   if (error instanceof HTTPException && error.status < 500) {
-    // Hono's own 4xx (malformed JSON from the validator).
-    return Response.json({ message: ERRORS.MALFORMED_REQUEST.message, code: 'MALFORMED_REQUEST' }, { status: error.status })
+    // Hono's own 4xx: a body of a type the route does not read (415), or malformed JSON from the validator.
+    const code = error.status === 415 ? 'CONTENT_TYPE_UNSUPPORTED' : 'MALFORMED_REQUEST'
+    return Response.json({ message: ERRORS[code].message, code }, { status: error.status })
   }
   logError(requestId, error)
   return Response.json({ message: ERRORS.INTERNAL_ERROR.message, code: 'INTERNAL_ERROR', request_id: requestId }, { status: 500 })

@@ -3,9 +3,9 @@
 import { createApp } from './app'
 import { loadConfig } from './config'
 import { openDatabase } from './db/client'
-import { sweepExpiredUploads } from './files/resumable'
 import { consumeConversions, consumeDeadLetters, type PipelineDeps } from './pipeline/consumer'
 import type { StepMessage } from './pipeline/jobs'
+import { runSweeps } from './sweeps'
 
 const app = createApp()
 
@@ -22,14 +22,14 @@ function pipelineDeps(env: Env, ctx: ExecutionContext): PipelineDeps {
 
 export default {
   fetch: app.fetch,
+  // Cron Triggers (wrangler.toml [triggers]); locally `wrangler dev --test-scheduled` and /__scheduled.
+  async scheduled(_controller, env) {
+    await runSweeps({ db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) })
+  },
   async queue(batch, env, ctx) {
     const deps = pipelineDeps(env, ctx)
     if (batch.queue.endsWith('-dlq')) await consumeDeadLetters(batch as MessageBatch<StepMessage>, deps)
     else await consumeConversions(batch as MessageBatch<StepMessage>, deps)
-  },
-  // Cron Triggers (wrangler.toml [triggers]); locally `wrangler dev --test-scheduled` and /__scheduled.
-  async scheduled(_controller, env) {
-    await sweepExpiredUploads({ db: openDatabase(env.DB), bucket: env.BUCKET })
   },
 } satisfies ExportedHandler<Env, StepMessage>
 

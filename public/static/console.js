@@ -209,12 +209,15 @@ async function showPreview(record, item) {
   }
 }
 
+/** A file's name with its extension, as downloads offer it: converted files are named "<name> (<n> of <m>)". */
+const downloadName = (record) => (record.name.toLowerCase().endsWith(record.extension.toLowerCase()) ? record.name : `${record.name}${record.extension}`)
+
 async function download(record) {
   const response = await api('GET', `/files/${record._id}/download`, { raw: true })
   const url = URL.createObjectURL(await response.blob())
   const link = document.createElement('a')
   link.href = url
-  link.download = record.name.endsWith(record.extension) ? record.name : `${record.name}${record.extension}`
+  link.download = downloadName(record)
   link.click()
   setTimeout(() => URL.revokeObjectURL(url), 10_000)
 }
@@ -400,8 +403,8 @@ function outputItem(file) {
   const link = document.createElement('button')
   link.type = 'button'
   link.className = 'link'
-  link.textContent = file.name
-  link.title = `Download ${file.name}`
+  link.textContent = downloadName(file)
+  link.title = `Download ${downloadName(file)}`
   link.addEventListener('click', () => download(file))
   caption.append(link, ` ${formatBytes(file.size)}`)
   figure.append(caption)

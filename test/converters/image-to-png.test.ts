@@ -78,7 +78,7 @@ describe('JPEG → PNG through the pipeline', () => {
     const res = await callJson('POST', `/files/${jpeg._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body).toHaveLength(1)
-    expect(res.body[0]).toMatchObject({ name: 'Holiday photo (1 of 1).png', extension: '.png', content_type: 'image/png', parent_file: jpeg._id, metadata: { width: 64, height: 48 } })
+    expect(res.body[0]).toMatchObject({ name: 'Holiday photo (1 of 1)', extension: '.png', content_type: 'image/png', parent_file: jpeg._id, metadata: { width: 64, height: 48 } })
     const download = await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })
     expect(readPngHeader(new Uint8Array(await download.arrayBuffer()))).toMatchObject({ width: 64, height: 48 })
   })
@@ -99,7 +99,7 @@ describe('JPEG → PNG through the pipeline', () => {
     expect(jpeg.content_type).toBe('image/jpeg')
     const res = await callJson('POST', `/files/${jpeg._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([['photo (1 of 1).png', jpeg._id]])
+    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([['photo (1 of 1)', jpeg._id]])
     expect(res.body[0].metadata).toMatchObject({ width: 64, height: 48, source_format: 'jpeg' })
   })
 

@@ -94,12 +94,16 @@ describe('Office → PDF → PNG pages through the pipeline', () => {
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
     const [pdf, ...pngs] = res.body
+    // The seed (SPEC.md, files.name): 'Converted files are named "<name> (<n> of <m>)"'. <name> is the uploaded
+    // file's name without its extension at every step ("Q3.docx" → "Q3 (1 of 1)" → "Q3 (1 of 5)" …), and the
+    // extension lives in `extension` only; a download still offers it in Content-Disposition.
     const base = name.replace(/\.[^.]+$/, '')
-    expect(pdf).toMatchObject({ name: `${base} (1 of 1).pdf`, content_type: 'application/pdf', parent_file: source._id, metadata: { page_count: pages } })
+    expect(pdf).toMatchObject({ name: `${base} (1 of 1)`, extension: '.pdf', content_type: 'application/pdf', parent_file: source._id, metadata: { page_count: pages } })
     expect(pngs).toHaveLength(pages)
     for (const [i, png] of pngs.entries()) {
-      expect(png).toMatchObject({ name: `${base} (1 of 1) (${i + 1} of ${pages}).png`, content_type: 'image/png', parent_file: pdf._id, part_index: i, part_total: pages })
-      const { bytes: image } = await downloadBytes(`/files/${png._id}/download`, { token: user.token })
+      expect(png).toMatchObject({ name: `${base} (${i + 1} of ${pages})`, extension: '.png', content_type: 'image/png', parent_file: pdf._id, part_index: i, part_total: pages })
+      const { res: download, bytes: image } = await downloadBytes(`/files/${png._id}/download`, { token: user.token })
+      expect(download.headers.get('content-disposition')).toContain(`filename="${base} (${i + 1} of ${pages}).png"`)
       expect(await hasInk(image)).toBe(true)
     }
   })
@@ -109,7 +113,7 @@ describe('Office → PDF → PNG pages through the pipeline', () => {
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options: { pdfua: true } } })
     expect(res.status).toBe(200)
     const [pdf] = res.body
-    expect(pdf).toMatchObject({ name: 'Accessible (1 of 1).pdf', content_type: 'application/pdf', parent_file: source._id })
+    expect(pdf).toMatchObject({ name: 'Accessible (1 of 1)', content_type: 'application/pdf', parent_file: source._id })
     const { bytes } = await downloadBytes(`/files/${pdf._id}/download`, { token: user.token })
     const text = new TextDecoder('latin1').decode(bytes)
     expect(text).toMatch(/pdfuaid:part(="1"|>1<)/)

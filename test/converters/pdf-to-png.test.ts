@@ -162,15 +162,16 @@ describe('the PDFium instance', () => {
 })
 
 describe('PDF → PNG through the pipeline', () => {
-  it('makes one PNG per page, named and ordered, each the child of the PDF', async () => {
+  it('makes one PNG per page, named "<name> (<n> of <m>)" as the seed says, ordered, each the child of the PDF', async () => {
     const user = await signUp()
     const pdf = await uploaded(user, 'Report.pdf', threePages)
     const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string; parent_file: string; part_index: number }) => [file.name, file.parent_file, file.part_index])).toEqual([
-      ['Report (1 of 3).png', pdf._id, 0],
-      ['Report (2 of 3).png', pdf._id, 1],
-      ['Report (3 of 3).png', pdf._id, 2],
+    // The seed (SPEC.md, files.name): 'Converted files are named "<name> (<n> of <m>)"': no extension in the name.
+    expect(res.body.map((file: { name: string; extension: string; parent_file: string; part_index: number }) => [file.name, file.extension, file.parent_file, file.part_index])).toEqual([
+      ['Report (1 of 3)', '.png', pdf._id, 0],
+      ['Report (2 of 3)', '.png', pdf._id, 1],
+      ['Report (3 of 3)', '.png', pdf._id, 2],
     ])
     const source = await callJson('GET', `/files/${pdf._id}`, { token: user.token })
     expect(source.body.metadata).toEqual({ page_count: 3 })
@@ -184,7 +185,7 @@ describe('PDF → PNG through the pipeline', () => {
     const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body.map((file: { name: string; part_index: number; metadata: { page: number } }) => [file.name, file.part_index, file.metadata.page])).toEqual(
-      Array.from({ length: 23 }, (_, i) => [`Long (${i + 1} of 23).png`, i, i + 1]),
+      Array.from({ length: 23 }, (_, i) => [`Long (${i + 1} of 23)`, i, i + 1]),
     )
     const [job] = (await callJson('GET', `/files/${pdf._id}/jobs`, { token: user.token })).body
     // The planning step (split into parts), then one step per range of CONVERT_PAGES_PER_STEP pages (the steps

@@ -35,7 +35,7 @@ describe('audio under wrangler dev with TRANSCRIBE_URL', () => {
     const mp3 = Uint8Array.from(Buffer.from(provided.speechMp3!, 'base64'))
     const upload = await client.upload(mp3, { name: 'dev memo.mp3', type: 'audio/mpeg' })
     const made = await client.convert(upload._id)
-    expect(made.map((file) => file.name)).toEqual(['dev memo (1 of 2).txt', 'dev memo (2 of 2).vtt', 'dev memo (1 of 2) (1 of 1).png'])
+    expect(made.map((file) => file.name)).toEqual(['dev memo (1 of 2)', 'dev memo (2 of 2)', 'dev memo (1 of 1)'])
     expect(new TextDecoder().decode(await client.downloadBytes(made[0]!._id))).toBe('The quick brown fox. Jumps over the lazy dog.\n')
     const requests = (await (await fetch(`${provided.whisperUrl}/requests?file=${encodeURIComponent('dev memo.mp3')}`)).json()) as unknown[]
     expect(requests).toHaveLength(1)

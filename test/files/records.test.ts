@@ -107,7 +107,7 @@ describe('changing and deleting', () => {
     const user = await signUp()
     const file = await uploaded(user, 'doc.txt', 'kept')
     const plain = await callJson('PUT', `/files/${file._id}`, { token: user.token, body: 'new', headers: { 'content-type': 'text/plain' } })
-    expect(plain).toMatchObject({ status: 415, body: { message: 'Unsupported Media Type' } })
+    expect(plain).toMatchObject({ status: 415, body: { message: 'the content type is not accepted here', code: 'CONTENT_TYPE_UNSUPPORTED' } })
     const large = await callWithSettings({ FILES_MAX_BYTES: '4' }, 'PUT', `/files/${file._id}`, { token: user.token, body: multipartBody('doc.txt', 'too large') })
     expect(large.status).toBe(413)
     expect(await large.json()).toMatchObject({ message: 'the file is larger than 4 bytes' })

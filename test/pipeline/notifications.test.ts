@@ -44,7 +44,7 @@ describe('GET /jobs/:id/events', () => {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += chunk.value
     const last = jobEvents(rest).at(-1)!
     expect(last.status).toBe('done')
-    expect(last.files.map((file) => file.name)).toEqual(['watched (1 of 1).theld'])
+    expect(last.files.map((file) => file.name)).toEqual(['watched (1 of 1)'])
   })
 })
 
@@ -111,7 +111,7 @@ describe('FILES_AUTO_CONVERT', () => {
     expect(listed).toMatchObject({ file_id: file._id })
     const job = await pollJob(listed._id, user)
     expect(job.status).toBe('done')
-    expect(job.files.map((made) => [made.name, made.parent_file])).toEqual([['auto (1 of 1).tupper', file._id]])
+    expect(job.files.map((made) => [made.name, made.parent_file])).toEqual([['auto (1 of 1)', file._id]])
   })
 
   it('stores without a job an upload nothing converts, and one whose bytes its converter refuses', async () => {

@@ -33,7 +33,7 @@ describe('a step failing after two of its four outputs', () => {
     const source = await uploaded(user, 'again.tpartway', 'transient', { 'x-edgefloor-prefix': 'again' })
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string }) => file.name)).toEqual([1, 2, 3, 4].map((n) => `again (${n} of 4).tpiece`))
+    expect(res.body.map((file: { name: string }) => file.name)).toEqual([1, 2, 3, 4].map((n) => `again (${n} of 4)`))
     const [step] = (await callJson('GET', `/jobs/${res.body[0].job_id}`, { token: user.token })).body.steps
     expect(step).toMatchObject({ status: 'done', attempts: 2 })
     const keys = [0, 1, 2, 3].map((index) => `u/${user.id}/again/${step._id}-${index}`)

@@ -167,8 +167,17 @@ export const jobs = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     finishedAt: integer('finished_at'),
+    /** The R2 key the file had when the job started: its content version (a replace writes a new key). */
+    sourceKey: text('source_key'),
   },
-  (table) => [index('jobs_user').on(table.userId, table.id), index('jobs_file').on(table.fileId, table.id)],
+  (table) => [
+    index('jobs_user').on(table.userId, table.id),
+    index('jobs_file').on(table.fileId, table.id),
+    // One conversion per content and options at a time (`options` is stored with its keys sorted).
+    uniqueIndex('jobs_active_unique')
+      .on(table.fileId, table.sourceKey, table.options)
+      .where(sql`status IN ('queued', 'running')`),
+  ],
 )
 
 /**
@@ -194,6 +203,8 @@ export const jobSteps = sqliteTable(
     outputIds: text('output_ids', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
+    /** The key its source file had when the step was made: the step fails when the file has other content now. */
+    sourceKey: text('source_key'),
   },
   (table) => [uniqueIndex('job_steps_unique').on(table.jobId, table.sourceFileId, table.partStart), index('job_steps_job').on(table.jobId)],
 )
@@ -267,4 +278,16 @@ export const storageReservations = sqliteTable(
     expiresAt: integer('expires_at').notNull(),
   },
   (table) => [index('storage_reservations_user').on(table.userId, table.expiresAt)],
+)
+
+/** R2 keys whose delete failed (worker/files/objects.ts): retried by the scheduled sweep until they are gone. */
+export const pendingDeletes = sqliteTable(
+  'pending_deletes',
+  {
+    key: text('key').primaryKey(),
+    attempts: integer('attempts').notNull(),
+    error: text('error'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (table) => [index('pending_deletes_age').on(table.createdAt)],
 )

@@ -3,7 +3,7 @@
 // §13) are decided before R2 is read: a 304, 412 or 416 costs no object read. Ranges are parsed here too, so
 // the answer never depends on how the storage layer reads a header.
 import { ApiError } from '../errors'
-import type { FileRow } from './records'
+import { downloadName, type FileRow } from './records'
 
 /** RFC 6266: an ASCII fallback plus the exact UTF-8 name in filename*. */
 export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
@@ -110,7 +110,7 @@ export async function streamDownload(bucket: R2Bucket, file: FileRow, request: R
   const object = await bucket.get(file.key, range ? { range } : undefined)
   if (!object) throw new ApiError('FILE_NOT_FOUND')
   headers.set('content-type', file.contentType)
-  headers.set('content-disposition', contentDisposition(asAttachment ? 'attachment' : 'inline', file.name))
+  headers.set('content-disposition', contentDisposition(asAttachment ? 'attachment' : 'inline', downloadName(file)))
   headers.set('x-content-type-options', 'nosniff')
   // Uploaded HTML or SVG shown inline must not run script on the API's origin.
   headers.set('content-security-policy', "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'")

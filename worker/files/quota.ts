@@ -5,7 +5,7 @@
 //
 // Contract, for every writer of a user's bytes (POST /files, PUT /files/:id, conversion outputs, resumable parts):
 //  1. Before the first byte: `const hold = await holdQuota(db, quotaBytes, userId, { bytes })`. It reserves
-//     `bytes` (1 when the size is not known yet) or throws 413 `quota_exceeded` ("storage quota exceeded: …").
+//     `bytes` (1 when the size is not known yet) or throws 413 `QUOTA_EXCEEDED` ("storage quota exceeded: …").
 //     `reclaimBytes`: what the write frees once committed (a replace's old content): not counted as used.
 //  2. Before writing past what is reserved: `await hold.ensure(totalBytes)` (the total so far, not the increment).
 //     It grows the reservation (a little ahead, so a stream costs few round trips) or throws the same 413.
@@ -27,7 +27,7 @@ const MiB = 1024 * 1024
 
 export interface QuotaHold {
   readonly id: string
-  /** Makes sure `totalBytes` are reserved; throws 413 quota_exceeded when that would pass the quota. */
+  /** Makes sure `totalBytes` are reserved; throws 413 QUOTA_EXCEEDED when that would pass the quota. */
   ensure(totalBytes: number): Promise<void>
   /** The statement that ends the reservation, for the batch that writes the file record. */
   commit(): ReturnType<typeof commitQuota>

@@ -1,12 +1,14 @@
 // File records in D1: ownership in every WHERE clause (someone else's file is simply not found), listing with
 // cursor pagination, the public shape of a record, and deleting a file with everything converted from it.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, like, lt, sql, type SQL } from 'drizzle-orm'
+import type { BatchItem } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { files, previews } from '../db/schema'
 import { ApiError } from '../errors'
 import { previewKind } from '../previews/kind'
+import { deleteObjects } from './objects'
 import { signFileToken } from './signed-url'
 
 export type FileRow = typeof files.$inferSelect
@@ -14,8 +16,11 @@ export type FileRow = typeof files.$inferSelect
 export const FileResponseSchema = z
   .object({
     _id: z.string(),
-    name: z.string(),
-    extension: z.string().openapi({ example: '.pdf' }),
+    name: z.string().openapi({
+      example: 'Q3 (1 of 5)',
+      description: 'the file name; converted files are named "<name> (<n> of <m>)" after the uploaded file, without extension (downloads add it)',
+    }),
+    extension: z.string().openapi({ example: '.png' }),
     content_type: z.string(),
     size: z.number().int(),
     url: z.string().openapi({ description: 'download URL with a signed token, valid for FILES_URL_TTL' }),
@@ -69,6 +74,16 @@ export async function toFileResponse(row: FileRow, config: Config, links: FileLi
 }
 
 export const fileNotFound = () => new ApiError('FILE_NOT_FOUND')
+
+/** The user's file, or undefined: for callers to whom a missing file is not a 404 (the queue consumer). */
+export async function findFileOf(db: Database, userId: string, id: string): Promise<FileRow | undefined> {
+  return db.query.files.findFirst({ where: and(eq(files.id, id), eq(files.userId, userId)) })
+}
+
+/** The files a conversion job made. */
+export async function filesOfJob(db: Database, userId: string, jobId: string): Promise<FileRow[]> {
+  return db.query.files.findMany({ where: and(eq(files.jobId, jobId), eq(files.userId, userId)) })
+}
 
 export async function findOwnedFile(db: Database, userId: string, id: string): Promise<FileRow> {
   const row = await db.query.files.findFirst({ where: and(eq(files.id, id), eq(files.userId, userId)) })
@@ -126,6 +141,57 @@ function treeOf(userId: string, rootId: string): SQL {
     )`
 }
 
+/** The name without its extension, when it ends with it (a name the owner changed may not). */
+export function nameWithoutExtension(name: string, extension: string): string {
+  return extension && name.toLowerCase().endsWith(extension.toLowerCase()) && name.length > extension.length ? name.slice(0, -extension.length) : name
+}
+
+/** The name to offer a download under: the record's name, with its extension when the name lacks it. */
+export function downloadName(row: Pick<FileRow, 'name' | 'extension'>): string {
+  return nameWithoutExtension(row.name, row.extension) === row.name ? `${row.name}${row.extension}` : row.name
+}
+
+/**
+ * The base of a converted file's name: the name of the file the user uploaded (the top of the chain `file` is
+ * in), without its extension, so every step of a chain names its outputs after the upload.
+ */
+export async function conversionBaseName(db: Database, file: FileRow): Promise<string> {
+  if (!file.parentId) return nameWithoutExtension(file.name, file.extension)
+  const [top] = await db.all<{ name: string; extension: string }>(sql`
+    WITH RECURSIVE up(id, parent_id, name, extension, depth) AS (
+      SELECT id, parent_id, name, extension, 0 FROM files WHERE id = ${file.parentId} AND user_id = ${file.userId}
+      UNION ALL
+      SELECT files.id, files.parent_id, files.name, files.extension, up.depth + 1 FROM files JOIN up ON files.id = up.parent_id
+      WHERE files.user_id = ${file.userId} AND up.depth < 64
+    )
+    SELECT name, extension FROM up WHERE parent_id IS NULL`)
+  return top ? nameWithoutExtension(top.name, top.extension) : file.name
+}
+
+/**
+ * For the batch that replaces a file's content: deletes every file converted from it (at any depth, as the
+ * batch finds them) once the record points at `newKey`, and answers their keys.
+ */
+export function deleteConversionsOf(db: Database, row: FileRow, newKey: string) {
+  return db
+    .delete(files)
+    .where(sql`${files.id} IN (${treeOf(row.userId, row.id)} SELECT id FROM tree WHERE id != ${row.id})
+      AND EXISTS (SELECT 1 FROM files AS root WHERE root.id = ${row.id} AND root.key = ${newKey})`)
+    .returning({ id: files.id, key: files.key })
+}
+
+/**
+ * The previews of a replaced file and of everything converted from it, in the replace's batch: like
+ * deleteConversionsOf, only once the record points at the new content. Run it before deleteConversionsOf.
+ */
+export function deletePreviewsOfReplaced(db: Database, row: FileRow, newKey: string) {
+  return db
+    .delete(previews)
+    .where(sql`${previews.fileId} IN (${treeOf(row.userId, row.id)} SELECT id FROM tree)
+      AND EXISTS (SELECT 1 FROM files AS root WHERE root.id = ${row.id} AND root.key = ${newKey})`)
+    .returning({ key: previews.key })
+}
+
 /** The file and every file converted from it, at any depth. */
 export async function fileTree(db: Database, userId: string, rootId: string): Promise<Array<{ id: string; key: string; size: number }>> {
   return db.all<{ id: string; key: string; size: number }>(sql`
@@ -133,29 +199,65 @@ export async function fileTree(db: Database, userId: string, rootId: string): Pr
     SELECT files.id AS id, files.key AS key, files.size AS size FROM files JOIN tree ON files.id = tree.id`)
 }
 
+/** A file by id whoever owns it: only for a request that proved its right another way (a signed file link). */
+export async function findFileById(db: Database, id: string): Promise<FileRow | undefined> {
+  return db.query.files.findFirst({ where: eq(files.id, id) })
+}
+
+/** Adds facts about the content (page_count, …) to a file's metadata. */
+export async function mergeFileMetadata(db: Database, row: FileRow, metadata: Record<string, unknown>): Promise<void> {
+  await db.update(files).set({ metadata: { ...row.metadata, ...metadata } }).where(eq(files.id, row.id))
+}
+
+const inIdBatches = (db: Database, ids: readonly string[]) => {
+  // D1 binds at most 100 parameters a statement.
+  const statements = []
+  for (let start = 0; start < ids.length; start += 90) statements.push(db.delete(files).where(inArray(files.id, ids.slice(start, start + 90))))
+  return statements
+}
+
 /**
- * Deletes records first, then bytes: a failure between the two leaves unreachable bytes (harmless, retried by
- * a later delete of the same keys), never a record whose bytes are gone.
+ * Deletes records first, then bytes: a failure between the two leaves unreachable bytes (recorded in
+ * pending_deletes and swept), never a record whose bytes are gone.
  */
 export async function deleteFiles(db: Database, bucket: R2Bucket, doomed: ReadonlyArray<{ id: string; key: string }>): Promise<void> {
   if (doomed.length === 0) return
+  // One batch is one transaction: all the records and their previews go, or none.
   const ids = doomed.map((file) => file.id)
-  // One batch is one transaction: all the records go, or none (D1 binds at most 100 parameters a statement).
   const previewDeletes = []
-  const fileDeletes = []
   for (let start = 0; start < ids.length; start += 90) {
-    const slice = ids.slice(start, start + 90)
-    previewDeletes.push(db.delete(previews).where(inArray(previews.fileId, slice)).returning({ key: previews.key }))
-    fileDeletes.push(db.delete(files).where(inArray(files.id, slice)))
+    previewDeletes.push(db.delete(previews).where(inArray(previews.fileId, ids.slice(start, start + 90))).returning({ key: previews.key }))
   }
-  const results = await db.batch([...previewDeletes, ...fileDeletes] as unknown as [(typeof previewDeletes)[number]])
+  const statements = inIdBatches(db, ids)
+  const results = await db.batch([...previewDeletes, ...statements] as unknown as [(typeof previewDeletes)[number]])
   const previewKeys = (results as unknown[]).slice(0, previewDeletes.length).flatMap((rows) => (rows as Array<{ key: string }>).map((row) => row.key))
-  await deleteObjects(bucket, [...doomed.map((file) => file.key), ...previewKeys])
+  await deleteObjects(db, bucket, [...doomed.map((file) => file.key), ...previewKeys])
 }
 
-/** R2 deletes at most 1000 keys a call. */
-async function deleteObjects(bucket: R2Bucket, keys: readonly string[]): Promise<void> {
-  for (let start = 0; start < keys.length; start += 1000) await bucket.delete(keys.slice(start, start + 1000))
+/**
+ * What any delivery of a conversion step stored: records by origin key (`<step id>:<index>`), objects by key
+ * prefix (which also finds an object whose record was never written). Removed when the step fails for good.
+ */
+export async function deleteStepOutputs(db: Database, bucket: R2Bucket, stepId: string, keyPrefix: string | undefined): Promise<void> {
+  const records = await db.query.files.findMany({ columns: { id: true, key: true }, where: like(files.originKey, `${stepId}:%`) })
+  await deleteFiles(db, bucket, records)
+  if (keyPrefix === undefined) return
+  for (let listed = await bucket.list({ prefix: keyPrefix }); listed.objects.length > 0; listed = await bucket.list({ prefix: keyPrefix })) {
+    await deleteObjects(db, bucket, listed.objects.map((object) => object.key))
+    if (!listed.truncated) break
+  }
+}
+
+/**
+ * A user's account deletion: every file record goes in the same D1 batch as `alongside` (the user row, their
+ * records), then the bytes.
+ */
+export async function deleteUserFiles(db: Database, bucket: R2Bucket, userId: string, alongside: readonly BatchItem<'sqlite'>[]): Promise<void> {
+  const keys = (await db.select({ key: files.key }).from(files).where(eq(files.userId, userId))).map((row) => row.key)
+  const ofUser = sql`${previews.fileId} IN (SELECT id FROM files WHERE user_id = ${userId})`
+  const previewKeys = (await db.select({ key: previews.key }).from(previews).where(ofUser)).map((row) => row.key)
+  await db.batch([db.delete(previews).where(ofUser), db.delete(files).where(eq(files.userId, userId)), ...alongside])
+  await deleteObjects(db, bucket, [...keys, ...previewKeys])
 }
 
 /**
@@ -171,6 +273,6 @@ export async function deleteFileTree(db: Database, bucket: R2Bucket, userId: str
     db.delete(files).where(inTree(files.id)).returning({ id: files.id, key: files.key }),
   ])
   if (doomed.length === 0) throw fileNotFound()
-  await deleteObjects(bucket, [...doomed.map((file) => file.key), ...previewed.map((preview) => preview.key)])
+  await deleteObjects(db, bucket, [...doomed.map((file) => file.key), ...previewed.map((preview) => preview.key)])
   return doomed.map((file) => file.id)
 }

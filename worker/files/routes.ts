@@ -1,13 +1,13 @@
 // File endpoints: parse the request, call the files module, shape the answer. Every route but the download
 // (which also accepts a signed URL) requires the bearer token, and every lookup is scoped to the caller.
 import { z, type RouteConfig } from '@hono/zod-openapi'
+import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { authenticateBearer, requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
 import { files, users } from '../db/schema'
 import { ApiError } from '../errors'
-import { eq } from 'drizzle-orm'
 import { streamDownload } from './download'
 import { childrenOf, deleteFileTree, renameFile, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
 import { verifyFileToken } from './signed-url'
@@ -390,14 +390,12 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
         return c.json(await shape(c, await renameFile(c.var.db, row, cleanFileName(name))), 200)
       }
       const incoming = await readUpload(c.req.raw, c.var.user.id)
-      const tree = await fileTree(c.var.db, c.var.user.id, row.id)
-      const stale = tree.filter((file) => file.id !== row.id)
       // The replace frees the old bytes and the conversions it deletes: the quota does not count them.
-      const reclaimedBytes = tree.reduce((sum, file) => sum + file.size, 0)
+      const reclaimedBytes = (await fileTree(c.var.db, c.var.user.id, row.id)).reduce((sum, file) => sum + file.size, 0)
       const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size, { reclaimedBytes })
       const hasNewName = c.req.header('x-edgefloor-name') ?? c.req.header('x-basefloor-name')
       const name = hasNewName ? incoming.name : row.name
-      const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, stale, {
+      const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, {
         ...incoming,
         name,
         extension: hasNewName ? incoming.extension : extensionOf(row.name) || incoming.extension,

@@ -1,14 +1,15 @@
 // Writing file bytes and records together: bytes to R2 first (streamed, hashed and counted on the way), then
 // the D1 record. A failure at any point removes what was written, so no record ever points at missing bytes
 // and no object is left without a record. Uploads and the conversion pipeline both store files through here.
-import { eq, inArray } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
-import { files, previews } from '../db/schema'
+import { files } from '../db/schema'
 import { ApiError } from '../errors'
 import { objectKey } from './keys'
+import { deleteObjects, forgetPendingDelete } from './objects'
 import type { QuotaHold } from './quota'
-import type { FileRow } from './records'
+import { deleteConversionsOf, deletePreviewsOfReplaced, type FileRow } from './records'
 
 export interface StoreDeps {
   readonly db: Database
@@ -80,7 +81,8 @@ const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message:
 const sizeMismatch = (declared: number) =>
   new ApiError('SIZE_MISMATCH', { message: `the file's size does not match the declared size of ${declared} bytes` })
 
-async function putStream(bucket: R2Bucket, key: string, source: ReadableStream<Uint8Array>, file: NewFile): Promise<Written> {
+async function putStream(deps: StoreDeps, key: string, source: ReadableStream<Uint8Array>, file: NewFile): Promise<Written> {
+  const { bucket } = deps
   const metered = meter(file)
   let failure: unknown
   const counted = source.pipeThrough(metered.stream)
@@ -97,11 +99,11 @@ async function putStream(bucket: R2Bucket, key: string, source: ReadableStream<U
       await putInParts(bucket, key, counted, httpMetadata)
     }
   } catch (error) {
-    await bucket.delete(key).catch(() => {})
+    await deleteObjects(deps.db, bucket, [key])
     throw failure instanceof ApiError ? failure : error
   }
   if (failure) {
-    await bucket.delete(key)
+    await deleteObjects(deps.db, bucket, [key])
     throw failure
   }
   return metered.result()
@@ -146,15 +148,15 @@ async function putInParts(bucket: R2Bucket, key: string, stream: ReadableStream<
 }
 
 /** Writes the bytes under `key` and answers their size and SHA-256. */
-export async function writeObject(bucket: R2Bucket, key: string, file: NewFile): Promise<Written> {
+async function writeObject(deps: StoreDeps, key: string, file: NewFile): Promise<Written> {
   if (file.body instanceof Uint8Array) {
     if (file.maxBytes !== undefined && file.body.byteLength > file.maxBytes) throw tooLarge(file.maxBytes)
     await file.quota?.ensure(file.body.byteLength)
     const hash = hex(await crypto.subtle.digest('SHA-256', file.body))
-    await bucket.put(key, file.body, { httpMetadata: { contentType: file.contentType } })
+    await deps.bucket.put(key, file.body, { httpMetadata: { contentType: file.contentType } })
     return { size: file.body.byteLength, hash }
   }
-  return putStream(bucket, key, file.body, file)
+  return putStream(deps, key, file.body, file)
 }
 
 /** The D1 row of a file whose bytes are already under `key` (uploads, conversions, completed resumable uploads). */
@@ -203,52 +205,45 @@ async function writeFileAndRecord(deps: StoreDeps, file: NewFile): Promise<FileR
   const now = Date.now()
   const id = newId(now)
   const key = file.key ?? objectKey(file.userId, id, file.prefix)
-  const written = await writeObject(deps.bucket, key, file)
+  const written = await writeObject(deps, key, file)
   try {
     const insert = deps.db.insert(files).values(fileRow(file, id, key, written, now)).returning()
-    const [[row]] = file.quota ? await deps.db.batch([insert, file.quota.commit()]) : [await insert]
+    const [[row]] = await deps.db.batch([insert, forgetPendingDelete(deps.db, key), ...(file.quota ? [file.quota.commit()] : [])])
     return row!
   } catch (error) {
     if (file.originKey) {
       // Two deliveries of one step raced: the first record wins, and its object is the one under this key.
       const existing = await deps.db.query.files.findFirst({ where: eq(files.originKey, file.originKey) })
       if (existing) {
-        if (existing.key !== key) await deps.bucket.delete(key)
+        if (existing.key !== key) await deleteObjects(deps.db, deps.bucket, [key])
         return existing
       }
     }
-    await deps.bucket.delete(key)
+    await deleteObjects(deps.db, deps.bucket, [key])
     throw error
   }
 }
 
 /**
- * Replaces a file's bytes (PUT /files/:id with a file): new object, then in one D1 batch the record updated and
- * its now-stale conversions removed, then the old bytes deleted. A failure before the batch removes the new
- * object; the record never points at bytes that are gone.
+ * Replaces a file's bytes (PUT /files/:id with a file): new object under a new key, then one D1 batch that points
+ * the record at it, removes every conversion of the old content (found in the same batch, so one a step stored
+ * meanwhile goes too) and commits the quota hold. Only then are the old objects deleted, and a failure there is
+ * recorded for the sweep: once the record is committed, its object is never deleted. Answers 409 when another
+ * replace committed first (the record no longer points at the bytes this one read).
  */
-export async function replaceFileContent(
-  deps: StoreDeps,
-  row: FileRow,
-  staleChildren: ReadonlyArray<{ id: string; key: string }>,
-  file: Omit<NewFile, 'userId'>,
-): Promise<FileRow> {
+export async function replaceFileContent(deps: StoreDeps, row: FileRow, file: Omit<NewFile, 'userId'>): Promise<FileRow> {
   try {
-    return await replaceObjectAndRecord(deps, row, staleChildren, file)
+    return await replaceObjectAndRecord(deps, row, file)
   } finally {
     await file.quota?.release()
   }
 }
 
-async function replaceObjectAndRecord(
-  deps: StoreDeps,
-  row: FileRow,
-  staleChildren: ReadonlyArray<{ id: string; key: string }>,
-  file: Omit<NewFile, 'userId'>,
-): Promise<FileRow> {
+async function replaceObjectAndRecord(deps: StoreDeps, row: FileRow, file: Omit<NewFile, 'userId'>): Promise<FileRow> {
   const now = Date.now()
   const key = objectKey(row.userId, newId(now), row.prefix)
-  const written = await writeObject(deps.bucket, key, { ...file, userId: row.userId })
+  const written = await writeObject(deps, key, { ...file, userId: row.userId })
+  let replaced: { row?: FileRow; staleKeys: string[] }
   try {
     const update = deps.db
       .update(files)
@@ -263,25 +258,24 @@ async function replaceObjectAndRecord(
         metadata: {},
         updatedAt: now,
       })
-      .where(eq(files.id, row.id))
+      .where(and(eq(files.id, row.id), eq(files.key, row.key)))
       .returning()
-    const removals = chunk(staleChildren.map((child) => child.id), 90).map((ids) => deps.db.delete(files).where(inArray(files.id, ids)))
-    // The previews of the old content (the file's and its conversions'), in the same transaction as the update.
-    const stalePreviews = chunk([row.id, ...staleChildren.map((child) => child.id)], 90).map((ids) =>
-      deps.db.delete(previews).where(inArray(previews.fileId, ids)).returning({ key: previews.key }),
-    )
-    const [updated, ...rest] = await deps.db.batch([update, ...stalePreviews, ...removals, ...(file.quota ? [file.quota.commit()] : [])])
-    const previewKeys = rest.slice(0, stalePreviews.length).flatMap((rows) => (rows as Array<{ key: string }>).map((preview) => preview.key))
-    for (const keys of chunk([row.key, ...staleChildren.map((child) => child.key), ...previewKeys], 1000)) await deps.bucket.delete(keys)
-    return updated[0]!
+    const [updated, stalePreviews, conversions] = await deps.db.batch([
+      update,
+      deletePreviewsOfReplaced(deps.db, row, key),
+      deleteConversionsOf(deps.db, row, key),
+      forgetPendingDelete(deps.db, key),
+      ...(file.quota ? [file.quota.commit()] : []),
+    ])
+    replaced = { row: updated[0], staleKeys: [...conversions, ...stalePreviews].map((stale) => stale.key) }
   } catch (error) {
-    await deps.bucket.delete(key)
+    await deleteObjects(deps.db, deps.bucket, [key])
     throw error
   }
-}
-
-function chunk<T>(items: readonly T[], size: number): T[][] {
-  const chunks: T[][] = []
-  for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size))
-  return chunks
+  if (!replaced.row) {
+    await deleteObjects(deps.db, deps.bucket, [key])
+    throw new ApiError('FILE_REPLACED_MEANWHILE')
+  }
+  await deleteObjects(deps.db, deps.bucket, [row.key, ...replaced.staleKeys])
+  return replaced.row
 }

@@ -1,15 +1,16 @@
 // The queue consumer: runs one step of a job per message. Every effect is idempotent, because Queues deliver
 // at least once: outputs are stored under a unique (step, output index), next steps under a unique (job,
 // source, part), and a finished step is skipped when its message comes again.
-import { and, eq, like } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
 import { ConversionError, resourceReader, settingsFor, type ConversionContext, type ConversionOutput, type Converter } from '../converters/converter'
 import { converterForFile, converterNamed, converterToward } from '../converters/registry'
 import type { Database } from '../db/client'
-import { files, jobs, jobSteps } from '../db/schema'
-import { describeError } from '../errors'
-import { deleteFiles, type FileRow } from '../files/records'
+import { jobs, jobSteps } from '../db/schema'
+import { ApiError, describeError } from '../errors'
+import { conversionBaseName, deleteStepOutputs, findFileOf, mergeFileMetadata, type FileRow } from '../files/records'
 import { objectKey, outputKey } from '../files/keys'
+import { holdQuota } from '../files/quota'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
 import { openOptions } from './job-secrets'
@@ -43,6 +44,21 @@ export async function enqueueSteps(queue: Queue<StepMessage>, steps: readonly St
 }
 
 /**
+ * The step's source and the job's file, as long as they hold the content the job and step were made for; the
+ * reason otherwise (deleted, or replaced: a replace writes a new key). Checked before and after converting.
+ */
+async function sourcesOf(db: Database, job: JobRow, step: StepRow, when = ''): Promise<{ root: FileRow; source: FileRow } | { reason: string; source?: FileRow }> {
+  const owned = (id: string) => findFileOf(db, job.userId, id)
+  const root = await owned(job.fileId)
+  const source = step.sourceFileId === job.fileId ? root : await owned(step.sourceFileId)
+  const replaced = { reason: `source replaced: the file has new content${when}`, source }
+  if (root && job.sourceKey && root.key !== job.sourceKey) return replaced
+  if (!root || !source) return { reason: `the source file was deleted${when}`, source }
+  if (step.sourceKey && source.key !== step.sourceKey) return replaced
+  return { root, source }
+}
+
+/**
  * Runs the step. Returns normally when the message is settled (done, skipped, or failed for good); throws a
  * retryable error when the queue should deliver it again.
  */
@@ -52,12 +68,13 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
   if (!step || step.status === 'done' || step.status === 'split' || step.status === 'failed') return
   const job = await db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) })
   if (!job || job.status === 'failed' || job.status === 'done') return
-  const source = await db.query.files.findFirst({ where: and(eq(files.id, step.sourceFileId), eq(files.userId, job.userId)) })
+  const found = await sourcesOf(db, job, step)
   const converter = converterNamed(step.converter)
-  if (!source || !converter) {
-    await failStep(deps, job, step, new ConversionError(source ? `no converter named ${step.converter}` : 'the source file was deleted'), source)
+  if ('reason' in found || !converter) {
+    await failStep(deps, job, step, new ConversionError('reason' in found ? found.reason : `no converter named ${step.converter}`), found.source)
     return
   }
+  const { root, source } = found
   await updateStep(db, step.id, { status: 'running', attempts: attempt, error: null })
   if (job.status === 'queued') await updateJob(db, job.id, { status: 'running' })
 
@@ -77,9 +94,9 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     let part = step.partStart >= 0 ? { start: step.partStart, end: step.partEnd ?? step.partStart } : undefined
     if (converter.plan && !part) {
       const plan = await converter.plan(input, context)
-      if (plan.sourceMetadata) await db.update(files).set({ metadata: { ...source.metadata, ...plan.sourceMetadata } }).where(eq(files.id, source.id))
+      if (plan.sourceMetadata) await mergeFileMetadata(db, source, plan.sourceMetadata)
       if (plan.parts.length > 1) {
-        const parts = plan.parts.map((range) => newStep(job.id, source.id, converter, Date.now(), range))
+        const parts = plan.parts.map((range) => newStep(job.id, source, converter, Date.now(), range))
         const queued = await ensureSteps(db, parts)
         await updateStep(db, step.id, { status: 'split' })
         await enqueueSteps(deps.queue, queued)
@@ -90,16 +107,19 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     // Each output is stored before the next is asked for, so the step holds one output at a time. A failure
     // part-way leaves the outputs stored so far: a retry finds their records by origin key (or rewrites their
     // objects under the same keys), and failStep removes them when the step fails for good.
+    const base = await conversionBaseName(db, root)
     const stored: FileRow[] = []
-    for await (const output of converter.convert(input, { ...context, part })) stored.push(await storeOutput(deps, job, step, source, output))
-    // The source may have been deleted while the converter ran, too early for its delete to see these outputs.
-    if (!(await db.query.files.findFirst({ columns: { id: true }, where: eq(files.id, source.id) }))) {
-      await failStep(deps, job, step, new ConversionError('the source file was deleted during the conversion'), source)
+    for await (const output of converter.convert(input, { ...context, part })) stored.push(await storeOutput(deps, job, step, source, base, output))
+    // The source may have been deleted or replaced while the converter ran, too early for the delete or the
+    // replace to see these outputs: they belong to content that is gone.
+    const after = await sourcesOf(db, job, step, ' during the conversion')
+    if ('reason' in after) {
+      await failStep(deps, job, step, new ConversionError(after.reason), source)
       return
     }
     const following = stored.flatMap((file) => {
       const next = nextConverter(file, job.target)
-      return next ? [newStep(job.id, file.id, next)] : []
+      return next ? [newStep(job.id, file, next)] : []
     })
     const queued = await ensureSteps(db, following)
     await updateStep(db, step.id, { status: 'done', outputIds: stored.map((file) => file.id) })
@@ -119,36 +139,29 @@ function describeRetry(error: unknown): string {
   return error instanceof ConversionError ? `retrying: ${error.message}` : 'retrying after an internal error'
 }
 
-function storeOutput(deps: PipelineDeps, job: JobRow, step: StepRow, source: FileRow, output: ConversionOutput): Promise<FileRow> {
-  return storeFile(deps, {
-    userId: job.userId,
-    parentId: source.id,
-    name: outputName(source.name, output.index + 1, output.total, output.extension),
-    extension: output.extension,
-    contentType: output.contentType,
-    body: output.body,
-    prefix: source.prefix,
-    partIndex: output.index,
-    partTotal: output.total,
-    metadata: { ...output.metadata },
-    jobId: job.id,
-    originKey: `${step.id}:${output.index}`,
-    key: outputKey(job.userId, step.id, output.index, source.prefix),
-  })
-}
-
-/**
- * Removes what any delivery of the step stored (records by origin key, objects by their key prefix, which also
- * finds an object whose record was never written), so a failed step leaves no half-written set of outputs.
- */
-async function discardStepOutputs(deps: PipelineDeps, job: JobRow, step: StepRow, source?: FileRow): Promise<void> {
-  const records = await deps.db.query.files.findMany({ columns: { id: true, key: true }, where: like(files.originKey, `${step.id}:%`) })
-  await deleteFiles(deps.db, deps.bucket, records)
-  if (!source) return
-  const prefix = objectKey(job.userId, `${step.id}-`, source.prefix) // every outputKey of the step
-  for (let listed = await deps.bucket.list({ prefix }); listed.objects.length > 0; listed = await deps.bucket.list({ prefix })) {
-    await deps.bucket.delete(listed.objects.map((object) => object.key))
-    if (!listed.truncated) break
+/** Stores one output, its bytes held against the owner's quota: passing it fails the step for good (413). */
+async function storeOutput(deps: PipelineDeps, job: JobRow, step: StepRow, source: FileRow, base: string, output: ConversionOutput): Promise<FileRow> {
+  try {
+    return await storeFile(deps, {
+      userId: job.userId,
+      parentId: source.id,
+      name: outputName(base, output.index + 1, output.total),
+      extension: output.extension,
+      contentType: output.contentType,
+      body: output.body,
+      prefix: source.prefix,
+      partIndex: output.index,
+      partTotal: output.total,
+      metadata: { ...output.metadata },
+      jobId: job.id,
+      originKey: `${step.id}:${output.index}`,
+      key: outputKey(job.userId, step.id, output.index, source.prefix),
+      // Nothing up front: a redelivery that finds its output stored needs no room.
+      quota: await holdQuota(deps.db, deps.config.FILES_QUOTA_BYTES, job.userId, { bytes: 0 }),
+    })
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 413) throw new ConversionError(error.message, { status: 413, cause: error })
+    throw error
   }
 }
 
@@ -156,10 +169,11 @@ async function failStep(deps: PipelineDeps, job: JobRow, step: StepRow, error: C
   // The job keeps the public message; the cause (a server's address, a setting) is logged under the job id.
   if (error.cause !== undefined) console.warn(JSON.stringify({ level: 'warn', job: job.id, step: step.id, error: describeError(error) }))
   const reason = `${step.converter} on "${source?.name ?? step.sourceFileId}" failed: ${error.message}`
-  await discardStepOutputs(deps, job, step, source)
+  // Whatever any delivery of the step stored; objects by key prefix too, when the source says where they are.
+  await deleteStepOutputs(deps.db, deps.bucket, step.id, source && objectKey(job.userId, `${step.id}-`, source.prefix))
   await updateStep(deps.db, step.id, { status: 'failed', error: error.message })
-  await failJob(deps.db, job, reason, error.status)
-  deps.waitUntil(notifyJobFinished(deps, job.id))
+  // Several steps of a job can fail (parts run in parallel, a message redelivered): the job fails, and says so, once.
+  if (await failJob(deps.db, job, reason, error.status)) deps.waitUntil(notifyJobFinished(deps, job.id))
 }
 
 /** Retry delays grow with the attempt: 2, 4, 8, 16 … seconds, at most 5 minutes. */
@@ -186,8 +200,10 @@ export async function consumeDeadLetters(batch: MessageBatch<StepMessage>, deps:
     const job = step && (await deps.db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) }))
     if (step && job && step.status !== 'done' && step.status !== 'split') {
       const last = step.error?.replace(/^retrying: /, '') ?? 'unknown error'
-      const source = await deps.db.query.files.findFirst({ where: and(eq(files.id, step.sourceFileId), eq(files.userId, job.userId)) })
-      await failStep(deps, job, step, new ConversionError(`gave up after ${message.attempts} attempts: ${last}`, { status: 503 }), source)
+      const source = await findFileOf(deps.db, job.userId, step.sourceFileId)
+      // The step counts its deliveries; the dead-letter message's own count starts again at 1.
+      const attempts = Math.max(step.attempts, message.attempts)
+      await failStep(deps, job, step, new ConversionError(`gave up after ${attempts} attempts: ${last}`, { status: 503 }), source)
     }
     message.ack()
   }

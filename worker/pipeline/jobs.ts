@@ -1,15 +1,16 @@
 // Jobs and steps in D1: creating a job with its first step, the caller-scoped lookups, the job's public view
 // with its files in chain order, and the bookkeeping the consumer does as steps finish.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
 import type { Converter } from '../converters/converter'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
-import { files, jobs, jobSteps } from '../db/schema'
+import { jobs, jobSteps } from '../db/schema'
 import { ApiError, type ErrorCode } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
-import { FileResponseSchema, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
+import { FileResponseSchema, filesOfJob, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
 
 export type JobRow = typeof jobs.$inferSelect
 export type StepRow = typeof jobSteps.$inferSelect
@@ -72,7 +73,9 @@ const CONVERSION_ERROR_CODES: Record<number, ErrorCode> = {
 }
 
 /** The error code a failed job answers with, from the status its ConversionError chose. */
-export function conversionErrorCode(status: number | null): ErrorCode {
+export function conversionErrorCode(status: number | null, error?: string | null): ErrorCode {
+  // A 413 is the input's size, or an output that would pass the owner's quota (the consumer's own message).
+  if (status === 413 && error?.includes(': storage quota exceeded')) return 'QUOTA_EXCEEDED'
   return CONVERSION_ERROR_CODES[status ?? 422] ?? 'CONVERSION_FAILED'
 }
 
@@ -86,38 +89,65 @@ export async function jobsOfFile(db: Database, userId: string, fileId: string): 
   return db.query.jobs.findMany({ where: and(eq(jobs.userId, userId), eq(jobs.fileId, fileId)), orderBy: desc(jobs.id), limit: 100 })
 }
 
-/** Creates the job and its first step (queued); the caller enqueues the step. */
+type JobOptions = Record<string, string | number | boolean>
+
+/** The options with their keys sorted: equal options are equal JSON, which the one-active-job index compares. */
+const sortedOptions = (options: JobOptions = {}): JobOptions => Object.fromEntries(Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+
+/**
+ * Creates the job and its first step (queued), unless an equal job (same file, same content, same options) is
+ * queued or running: then answers that one and no step. The caller enqueues the step it gets.
+ */
 export async function createJob(
   db: Database,
   file: FileRow,
   converter: Converter,
-  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string; target?: string },
-): Promise<{ job: JobRow; step: StepRow }> {
-  const now = Date.now()
-  const job: JobRow = {
-    id: newId(now),
-    userId: file.userId,
-    fileId: file.id,
-    status: 'queued',
-    options: request.options ?? {},
-    callbackUrl: request.callbackUrl ?? null,
-    target: request.target ?? null,
-    error: null,
-    errorStatus: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
+  request: { options?: JobOptions; callbackUrl?: string; target?: string },
+): Promise<{ job: JobRow; step?: StepRow }> {
+  const options = sortedOptions(request.options)
+  // Twice at most: an equal job that finishes between our insert and our read leaves room for ours.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const now = Date.now()
+    const job: JobRow = {
+      id: newId(now),
+      userId: file.userId,
+      fileId: file.id,
+      status: 'queued',
+      options,
+      callbackUrl: request.callbackUrl ?? null,
+      target: request.target ?? null,
+      error: null,
+      errorStatus: null,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+      sourceKey: file.key,
+    }
+    const step = newStep(job.id, file, converter, now)
+    const inserted = await db.insert(jobs).values(job).onConflictDoNothing().returning({ id: jobs.id })
+    if (inserted.length > 0) {
+      try {
+        await db.insert(jobSteps).values(step)
+      } catch (error) {
+        await db.delete(jobs).where(eq(jobs.id, job.id))
+        throw error
+      }
+      return { job, step }
+    }
+    const running = await db.query.jobs.findFirst({
+      where: and(eq(jobs.fileId, file.id), eq(jobs.sourceKey, file.key), eq(jobs.options, options), request.target ? eq(jobs.target, request.target) : isNull(jobs.target), inArray(jobs.status, ['queued', 'running'])),
+    })
+    if (running) return { job: running }
   }
-  const step = newStep(job.id, file.id, converter, now)
-  await db.batch([db.insert(jobs).values(job), db.insert(jobSteps).values(step)])
-  return { job, step }
+  throw new ApiError('JOB_ALREADY_RUNNING')
 }
 
-export function newStep(jobId: string, sourceFileId: string, converter: Converter, now = Date.now(), part?: { start: number; end: number }): StepRow {
+export function newStep(jobId: string, source: Pick<FileRow, 'id' | 'key'>, converter: Converter, now = Date.now(), part?: { start: number; end: number }): StepRow {
   return {
     id: newId(now),
     jobId,
-    sourceFileId,
+    sourceFileId: source.id,
+    sourceKey: source.key,
     converter: converter.name,
     partStart: part?.start ?? -1,
     partEnd: part?.end ?? null,
@@ -150,13 +180,18 @@ export async function updateJob(db: Database, id: string, changes: Partial<JobRo
   await db.update(jobs).set({ ...changes, updatedAt: Date.now() }).where(eq(jobs.id, id))
 }
 
-/** Marks the job failed with the step's reason; the files made before stay. */
-export async function failJob(db: Database, job: JobRow, message: string, status: number): Promise<void> {
+/**
+ * Marks the job failed with the step's reason; the files made before stay. Answers whether this call failed it
+ * (a job already failed or done is left as it is), so its job.failed event is sent once.
+ */
+export async function failJob(db: Database, job: JobRow, message: string, status: number): Promise<boolean> {
   const now = Date.now()
-  await db
+  const failed = await db
     .update(jobs)
     .set({ status: 'failed', error: message, errorStatus: status, options: withoutSecrets, updatedAt: now, finishedAt: now })
-    .where(and(eq(jobs.id, job.id), sql`${jobs.status} != 'failed'`))
+    .where(and(eq(jobs.id, job.id), inArray(jobs.status, ['queued', 'running'])))
+    .returning({ id: jobs.id })
+  return failed.length > 0
 }
 
 /**
@@ -168,10 +203,15 @@ export async function reopenFailedJob(db: Database, job: JobRow): Promise<StepRo
   const isUnfinished = and(eq(jobSteps.jobId, job.id), inArray(jobSteps.status, ['queued', 'running', 'failed']))
   const unfinished = await db.query.jobSteps.findMany({ where: isUnfinished })
   const now = Date.now()
-  await db.batch([
-    db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: now }).where(isUnfinished),
-    db.update(jobs).set({ status: 'running', error: null, errorStatus: null, finishedAt: null, updatedAt: now }).where(eq(jobs.id, job.id)),
-  ])
+  try {
+    await db.batch([
+      db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: now }).where(isUnfinished),
+      db.update(jobs).set({ status: 'running', error: null, errorStatus: null, finishedAt: null, updatedAt: now }).where(eq(jobs.id, job.id)),
+    ])
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ApiError('JOB_ALREADY_RUNNING', { cause: error })
+    throw error
+  }
   return unfinished
 }
 
@@ -193,7 +233,7 @@ export async function finishJobIfDone(db: Database, jobId: string): Promise<bool
 
 /** The files a job made, in chain order: level by level from the source, each level in output order. */
 export async function jobFiles(db: Database, job: JobRow): Promise<FileRow[]> {
-  const made = await db.query.files.findMany({ where: and(eq(files.jobId, job.id), eq(files.userId, job.userId)) })
+  const made = await filesOfJob(db, job.userId, job.id)
   const byParent = new Map<string, FileRow[]>()
   for (const file of made) byParent.set(file.parentId ?? '', [...(byParent.get(file.parentId ?? '') ?? []), file])
   const ordered: FileRow[] = []

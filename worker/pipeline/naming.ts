@@ -1,7 +1,6 @@
-// Names of converted files: "<source name without extension> (<n> of <m>)<target extension>".
+// Names of converted files, the seed's rule: "<name> (<n> of <m>)", where <name> is the uploaded file's name
+// without its extension (at every step of a chain) and the extension lives only in the record's `extension`.
 
-export function outputName(sourceName: string, position: number, total: number, extension: string): string {
-  const dot = sourceName.lastIndexOf('.')
-  const base = dot > 0 ? sourceName.slice(0, dot) : sourceName
-  return `${base} (${position} of ${total})${extension}`
+export function outputName(baseName: string, position: number, total: number): string {
+  return `${baseName} (${position} of ${total})`
 }

@@ -156,7 +156,7 @@ export function pipelineRoutes() {
         return c.json(await Promise.all(made.map((row) => toFileResponse(row, c.var.config, links(c)))), 200)
       }
       if (settled.status === 'failed') {
-        throw new ApiError(conversionErrorCode(settled.errorStatus), { message: settled.error ?? undefined, details: { job: settled.id } })
+        throw new ApiError(conversionErrorCode(settled.errorStatus, settled.error), { message: settled.error ?? undefined, details: { job: settled.id } })
       }
       c.header('location', `/jobs/${settled.id}`)
       if (respondAsync) c.header('preference-applied', 'respond-async')
@@ -173,12 +173,14 @@ export function pipelineRoutes() {
         let job: JobRow | undefined = first
         const deadline = Date.now() + 10 * 60_000
         while (job && Date.now() < deadline && !stream.aborted) {
-          const view = JSON.stringify(await jobView(c.var.db, c.var.config, links(c), job))
-          if (view !== last) await stream.writeSSE({ event: 'job', data: view, id: String(job.updatedAt) })
-          last = view
+          const view = await jobView(c.var.db, c.var.config, links(c), job)
+          // Compared without the files' signed URLs: their expiry moves every second, the job does not.
+          const state = JSON.stringify({ ...view, files: view.files.map(({ url: _signed, ...file }) => file) })
+          if (state !== last) await stream.writeSSE({ event: 'job', data: JSON.stringify(view), id: String(job.updatedAt) })
+          last = state
           if (job.status === 'done' || job.status === 'failed') break
           await stream.sleep(500)
-          job = await c.var.db.query.jobs.findFirst({ where: (jobs, { eq }) => eq(jobs.id, first.id) })
+          job = await findOwnedJob(c.var.db, c.var.user.id, first.id).catch(() => undefined)
         }
       })
     })

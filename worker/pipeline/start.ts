@@ -35,7 +35,8 @@ export async function startJob(
   const callbackUrl = request.callbackUrl ? checkCallbackUrl(config, request.callbackUrl) : undefined
   const options = await sealOptions(config, file.userId, request.options)
   const { job, step } = await createJob(deps.db, file, converter, { options, callbackUrl, target: request.target })
-  await enqueueSteps(deps.queue, [step])
+  // No step: an equal job is already queued or running, and this request follows it.
+  if (step) await enqueueSteps(deps.queue, [step])
   return job
 }
 

@@ -7,7 +7,8 @@ import { createUser, emailTaken, findUser, isUniqueViolation, normalizeEmail, ty
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
-import { files, records, users } from '../db/schema'
+import { records, users } from '../db/schema'
+import { deleteUserFiles } from '../files/records'
 import { ApiError } from '../errors'
 import { abortUserUploads } from '../files/resumable'
 import type { ResourceFields, Scalar } from './evaluate'
@@ -140,16 +141,13 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
       }
     },
     async remove(id) {
-      // Records first (one batch: all or nothing), bytes after: a failure can leave unreachable bytes to
-      // retry, never a record whose bytes are gone.
-      const keys = (await db.select({ key: files.key }).from(files).where(eq(files.userId, id))).map((row) => row.key)
+      // Records first (one batch: all or nothing), bytes after (the files module records what fails to go).
       const owned = children.map((child) =>
         db.delete(records).where(and(eq(records.model, child.model), equalsCondition(recordResolver(child.parent!.foreignKey), id))),
       )
       // Their unfinished uploads first: the cascade would drop the rows but leave the R2 multipart uploads.
       await abortUserUploads({ db, bucket: deps.bucket }, id)
-      await db.batch([db.delete(users).where(eq(users.id, id)), db.delete(files).where(eq(files.userId, id)), ...owned])
-      for (let start = 0; start < keys.length; start += 1000) await deps.bucket.delete(keys.slice(start, start + 1000))
+      await deleteUserFiles(db, deps.bucket, id, [db.delete(users).where(eq(users.id, id)), ...owned])
     },
     present(record) {
       const readable = [...BUILT_IN_USER_FIELDS, ...route.schemas.readable]

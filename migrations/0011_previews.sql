@@ -10,3 +10,6 @@ CREATE TABLE previews (
 CREATE UNIQUE INDEX previews_key_unique ON previews (key);
 CREATE INDEX previews_user ON previews (user_id);
 ALTER TABLE jobs ADD COLUMN target TEXT;
+-- One active job per file, content, options and target: a conversion to text and the seed's chain are different jobs.
+DROP INDEX jobs_active_unique;
+CREATE UNIQUE INDEX jobs_active_unique ON jobs (file_id, source_key, options, COALESCE(target, '')) WHERE status IN ('queued', 'running');

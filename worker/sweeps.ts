@@ -1,0 +1,31 @@
+// The scheduled sweeps (the cron in wrangler.toml, run by worker/index.ts `scheduled`): housekeeping that
+// retries or expires what a request could not finish. Each runs on its own: one failing does not stop the
+// others. A new sweep is one more entry in `sweeps`.
+import { describeError } from './errors'
+import { retryPendingDeletes } from './files/objects'
+import { sweepExpiredReservations } from './files/quota'
+import { sweepExpiredUploads } from './files/resumable'
+import type { PipelineDeps } from './pipeline/consumer'
+
+export type SweepDeps = Pick<PipelineDeps, 'db' | 'bucket' | 'config'>
+
+const sweeps: Record<string, (deps: SweepDeps) => Promise<unknown>> = {
+  // Abandoned uploads first: aborting one releases its quota reservation and may leave keys to delete.
+  expiredUploads: (deps) => sweepExpiredUploads({ db: deps.db, bucket: deps.bucket }),
+  pendingDeletes: (deps) => retryPendingDeletes(deps.db, deps.bucket),
+  expiredReservations: (deps) => sweepExpiredReservations(deps.db),
+}
+
+/** Runs every sweep; answers each one's result (what it removed), or 'failed' (the reason is logged). */
+export async function runSweeps(deps: SweepDeps): Promise<Record<string, unknown>> {
+  const names = Object.keys(sweeps)
+  const results = await Promise.allSettled(names.map((name) => sweeps[name]!(deps)))
+  return Object.fromEntries(
+    names.map((name, index) => {
+      const result = results[index]!
+      if (result.status === 'fulfilled') return [name, result.value]
+      console.error(JSON.stringify({ level: 'error', sweep: name, error: describeError(result.reason) }))
+      return [name, 'failed']
+    }),
+  )
+}
