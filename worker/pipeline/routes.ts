@@ -174,8 +174,8 @@ export function pipelineRoutes() {
         const deadline = Date.now() + 10 * 60_000
         while (job && Date.now() < deadline && !stream.aborted) {
           const view = await jobView(c.var.db, c.var.config, links(c), job)
-          // Compared without the files' signed URLs: their expiry moves every second, the job does not.
-          const state = JSON.stringify({ ...view, files: view.files.map(({ url: _signed, ...file }) => file) })
+          // Compared without the files' signed URLs (download and preview): their expiry moves every second, the job does not.
+          const state = JSON.stringify({ ...view, files: view.files.map(({ url: _signed, preview_url: _previewSigned, ...file }) => file) })
           if (state !== last) await stream.writeSSE({ event: 'job', data: JSON.stringify(view), id: String(job.updatedAt) })
           last = state
           if (job.status === 'done' || job.status === 'failed') break
