@@ -142,7 +142,7 @@ describe('sidecar: documents', () => {
     expect(new TextDecoder().decode(missing.body)).toContain('password-protected')
     const wrong = await convert(sidecar, 'secret.odt', fixture('secret.odt'), { password: 'guess' })
     expect(wrong.status).toBe(400)
-    expect(new TextDecoder().decode(wrong.body)).toContain('password does not open')
+    expect(new TextDecoder().decode(wrong.body)).toContain('is incorrect')
     const right = await convert(sidecar, 'secret.odt', fixture('secret.odt'), { password: 's3cret' })
     expect(right.status).toBe(200)
     expect(pdfFacts(right.body).text).toContain('Edgefloor office test')
