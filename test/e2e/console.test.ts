@@ -142,7 +142,14 @@ describe('/console in Chromium', () => {
     const item = await uploadPhoto(page)
     await item.locator('[data-action=convert]').click()
     await item.locator('.job-status.done').waitFor({ timeout: WAIT_MS })
-    const thumbnail = item.locator('img.thumbnail')
+    // The file's own preview (GET /files/:id/preview through its signed preview_url, 128 px box, never enlarged).
+    const preview = item.locator('.file-head img.thumbnail.preview')
+    await preview.waitFor({ timeout: WAIT_MS })
+    await expect
+      .poll(() => preview.evaluate((image) => ({ complete: (image as ImageLike).complete, width: (image as ImageLike).naturalWidth, height: (image as ImageLike).naturalHeight })), { timeout: WAIT_MS })
+      .toEqual({ complete: true, width: 128, height: 96 })
+    // The conversion's PNG output beside it.
+    const thumbnail = item.locator('figure.output img.thumbnail')
     await thumbnail.waitFor({ timeout: WAIT_MS })
     const naturalSize = () => thumbnail.evaluate((image) => ({ complete: (image as ImageLike).complete, width: (image as ImageLike).naturalWidth, height: (image as ImageLike).naturalHeight }))
     await expect.poll(naturalSize).toEqual({ complete: true, width: 160, height: 120 })
