@@ -23,9 +23,9 @@ describe("the Worker's Gotenberg client against the sidecar with basic auth", ()
     expect(Buffer.from(pdf.subarray(0, 5)).toString()).toBe('%PDF-')
   })
 
-  it('is refused with another password, as a configuration fault to retry once fixed', async () => {
+  it('is refused with another password, as a configuration fault (the converter retries it and tells the client nothing internal)', async () => {
     const failure = await convertOfficeToPdf(settings('пароль'), document(), {}, 'job-wrong').catch((error) => error)
-    expect(failure).toMatchObject({ name: 'ConversionError', retryable: true, status: 502 })
-    expect(failure.message).toContain('Gotenberg refused our credentials (401)')
+    expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'credentials', status: 401 })
+    expect(failure.message).toContain('refused our credentials (401)')
   })
 })
