@@ -2,6 +2,7 @@
 // and the classic attacks on parsers (decompression bombs, cycles, deep nesting, lying headers, truncation,
 // huge dimensions in tiny files), for every converter. Pure: runs in workerd (tests) and Node (bench/hostile.ts).
 import { buildPdf } from '../support/pdf.ts'
+import { concatBytes } from '../support/bytes.ts'
 
 const encoder = new TextEncoder()
 const text = (value: string) => encoder.encode(value)
@@ -16,15 +17,7 @@ export interface HostileCase {
   bytes(): Promise<Uint8Array>
 }
 
-function concat(...parts: Array<Uint8Array | readonly number[]>): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    out.set(part, at)
-    at += part.length
-  }
-  return out
-}
+const concat = concatBytes
 
 const u16le = (value: number) => [value & 0xff, (value >> 8) & 0xff]
 const u16be = (value: number) => [(value >> 8) & 0xff, value & 0xff]

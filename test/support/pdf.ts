@@ -1,4 +1,5 @@
 // A minimal PDF writer for tests that need page features no fixture has: rotation, embedded JPEG images.
+import { concatBytes } from './bytes.ts'
 const encoder = new TextEncoder()
 
 export interface TestPage {
@@ -50,11 +51,5 @@ export function buildPdf(pages: readonly TestPage[]): Uint8Array {
   })
   const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`
   chunks.push(encoder.encode(`${xref}trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R >>\nstartxref\n${offset}\n%%EOF\n`))
-  const out = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0))
-  let at = 0
-  for (const chunk of chunks) {
-    out.set(chunk, at)
-    at += chunk.length
-  }
-  return out
+  return concatBytes(...chunks)
 }
