@@ -64,14 +64,7 @@ export const REFUSED_FIELDS: Readonly<Record<string, string>> = {
   facturxXml: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
   facturxConformanceLevel: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
   facturxDocumentType: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
-  downloadFrom: 'this server never downloads documents: send them as files',
   nativePdfFormats: 'PDF/A and PDF/UA are always made by LibreOffice here',
-}
-
-/** Headers of Gotenberg features this server refuses. */
-export const REFUSED_HEADERS: Readonly<Record<string, string>> = {
-  'gotenberg-webhook-url': 'webhooks are not implemented by this server: wait for the answer',
-  'gotenberg-webhook-error-url': 'webhooks are not implemented by this server: wait for the answer',
 }
 
 /** The form fields that carry files other than the documents to convert. */
@@ -176,7 +169,7 @@ function overlayStyle(field: string, raw: string, errors: string[]): OverlayStyl
 }
 
 /** Reads and validates every option of the route; throws FormError with every problem at once. */
-export function readRouteSettings(form: FormData, headers: Readonly<Record<string, string | string[] | undefined>>, hasDocuments: boolean, extensions: readonly string[]): RouteSettings {
+export function readRouteSettings(form: FormData, hasDocuments: boolean, extensions: readonly string[]): RouteSettings {
   const errors: string[] = []
   const field = (name: string) => {
     const value = form.get(name)
@@ -286,9 +279,6 @@ export function readRouteSettings(form: FormData, headers: Readonly<Record<strin
 
   for (const [name, why] of Object.entries(REFUSED_FIELDS)) {
     if (form.has(name)) errors.push(`form field '${name}' is not supported by this server (${why})`)
-  }
-  for (const [name, why] of Object.entries(REFUSED_HEADERS)) {
-    if (headers[name] !== undefined) errors.push(`header '${name}' is not supported by this server (${why})`)
   }
   if (errors.length > 0) throw new FormError(`Invalid form data: ${errors.join('\n')}`)
 

@@ -4,7 +4,7 @@
 // three pages, …) and are made by test/setup/office-documents.ts; the PDFs are checked with poppler (pdfinfo,
 // pdftotext, pdfimages), qpdf and exiftool. Where Gotenberg checks with veraPDF (PDF/A, PDF/UA validity), which
 // Debian does not ship, the test checks the conformance the PDF declares in its XMP instead.
-// Scenarios for features this server refuses (Factur-X, variables, downloadFrom, webhooks) assert the 400 naming
+// Scenarios for features this server refuses (Factur-X, variables) assert the 400 naming
 // the option; the README's Gotenberg section lists them, and those needing a start-up flag with no equivalent.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { EXTENSIONS, GOTENBERG_VERSION, optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
+import { startReceiver } from '../support/loopback-receiver'
 
 const CONVERT = '/forms/libreoffice/convert'
 const SLOW = 600_000
@@ -36,6 +37,7 @@ let sidecar: RunningSidecar
 let guarded: RunningSidecar
 let rooted: RunningSidecar
 let quiet: RunningSidecar
+let outward: RunningSidecar
 const logs: Record<string, unknown>[] = []
 const quietLogs: Record<string, unknown>[] = []
 
@@ -96,9 +98,11 @@ beforeAll(async () => {
   guarded = await startSidecar({ ...options, username: 'foo', password: 'bar' }, sidecar.pool)
   rooted = await startSidecar({ ...options, rootPath: '/foo/' }, sidecar.pool)
   quiet = await startSidecar({ ...options, healthLogging: false, log: (entry) => void quietLogs.push(entry) }, sidecar.pool)
+  // Webhooks and downloads reach the test's loopback servers only where 127.0.0.1 is allowed by name.
+  outward = await startSidecar({ ...optionsFromEnv({ SIDECAR_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' }), port: 0, processes: 1, queueSize: 32, log: (entry) => void logs.push(entry) }, sidecar.pool)
 }, SLOW)
 afterAll(async () => {
-  await Promise.all([guarded?.close(), rooted?.close(), quiet?.close()])
+  await Promise.all([guarded?.close(), rooted?.close(), quiet?.close(), outward?.close()])
   await sidecar?.close()
 })
 
@@ -455,16 +459,45 @@ describe('Gotenberg 8 libreoffice_convert.feature', () => {
     expect(logs.some((entry) => entry.correlation_id === 'forms_libreoffice_convert')).toBe(true)
   }, SLOW)
 
-  it('Scenario: POST /forms/libreoffice/convert (Download From) — refused here, named in a 400', async () => {
-    const res = await post([['downloadFrom', JSON.stringify([{ url: 'http://127.0.0.1:9/static/testdata/page_1.docx' }])]])
-    expect(res.status).toBe(400)
-    expect(await res.text()).toContain("form field 'downloadFrom' is not supported by this server")
+  it('Scenario: POST /forms/libreoffice/convert (Download From) — SIDECAR_ALLOWED_PRIVATE_HOSTS=127.0.0.1', async () => {
+    // Gotenberg's "static server" serves testdata/page_1.docx; the sidecar fetches it with the extra header.
+    const server = await startReceiver((request, response) => {
+      if (request.path !== '/static/testdata/page_1.docx') return void response.writeHead(404).end()
+      response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="page_1.docx"' }).end(fixtureBytes('page_1.docx'))
+    })
+    try {
+      const res = await post([['downloadFrom', JSON.stringify([{ url: `${server.url}/static/testdata/page_1.docx`, extraHttpHeaders: { 'X-Foo': 'bar' } }])]], {}, () => outward)
+      expect(res.status).toBe(200)
+      expect((await server.request('/static/testdata/page_1.docx')).headers['x-foo']).toBe('bar')
+      expect(res.headers.get('content-type')).toBe('application/pdf')
+      expect(pageText(save(await res.arrayBuffer()), 1)).toContain('Page 1')
+    } finally {
+      await server.close()
+    }
   }, SLOW)
 
-  it('Scenario: POST /forms/libreoffice/convert (Webhook) — refused here, named in a 400', async () => {
-    const res = await post([file('page_1.docx')], { 'Gotenberg-Webhook-Url': 'http://127.0.0.1:9/webhook', 'Gotenberg-Webhook-Error-Url': 'http://127.0.0.1:9/webhook/error' })
-    expect(res.status).toBe(400)
-    expect(await res.text()).toContain("header 'gotenberg-webhook-url' is not supported by this server")
+  it('Scenario: POST /forms/libreoffice/convert (Webhook) — SIDECAR_ALLOWED_PRIVATE_HOSTS=127.0.0.1', async () => {
+    // Gotenberg's "webhook server": /webhook takes the result, /webhook/error an error.
+    const server = await startReceiver()
+    try {
+      const res = await post([file('page_1.docx')], {
+        'Gotenberg-Output-Filename': 'foo',
+        'Gotenberg-Webhook-Url': `${server.url}/webhook`,
+        'Gotenberg-Webhook-Error-Url': `${server.url}/webhook/error`,
+      }, () => outward)
+      expect(res.status).toBe(204)
+      expect(await res.text()).toBe('')
+      const delivery = await server.request('/webhook')
+      expect(delivery.method).toBe('POST')
+      expect(delivery.headers['content-type']).toBe('application/pdf')
+      expect(delivery.headers['content-disposition']).toBe('attachment; filename="foo.pdf"')
+      const pdf = save(delivery.body, 'webhook-foo.pdf')
+      expect(pageCount(pdf)).toBe(1)
+      expect(pageText(pdf, 1)).toContain('Page 1')
+      expect(server.received.filter((entry) => entry.path === '/webhook/error')).toEqual([])
+    } finally {
+      await server.close()
+    }
   }, SLOW)
 
   it('Scenario: POST /forms/libreoffice/convert (Basic Auth) — SIDECAR_USERNAME/SIDECAR_PASSWORD', async () => {
