@@ -1,6 +1,7 @@
 // Reads the form of Gotenberg 8's LibreOffice route into settings, validated as Gotenberg validates it: every
 // invalid field is named in one 400 ("Invalid form data: ..."), booleans follow Go's strconv.ParseBool, and a
 // Gotenberg option this server cannot honour is refused with a 400 naming it, never accepted and ignored.
+import { parseVariables, type Variables } from './variables.ts'
 
 /** A client error: the status and Gotenberg's wording. */
 export class FormError extends Error {
@@ -60,7 +61,6 @@ const TEXT_EXPORT_FIELDS = { nativeWatermarkText: 'Watermark', nativeTiledWaterm
 
 /** Gotenberg options this server refuses, and why (the README's table says the same). */
 export const REFUSED_FIELDS: Readonly<Record<string, string>> = {
-  variables: 'filling Word templates is not implemented by this server',
   facturxXml: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
   facturxConformanceLevel: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
   facturxDocumentType: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
@@ -107,6 +107,8 @@ export interface RouteSettings {
   readonly rotate?: { angle: 90 | 180 | 270; pages?: string }
   readonly watermark?: OverlaySettings
   readonly stamp?: OverlaySettings
+  /** Word templates' ${name} values and repeated rows; undefined when none are given. */
+  readonly variables?: Variables
 }
 
 /** Go's strconv.ParseBool. */
@@ -273,6 +275,13 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   const watermark = overlay('watermark')
   const stamp = overlay('stamp')
 
+  let variables: Variables | undefined
+  if (field('variables')) {
+    const parsed = parseVariables(field('variables'))
+    if (typeof parsed === 'string') errors.push(`form field 'variables' is invalid (got '${field('variables')}', resulting to ${parsed})`)
+    else if (parsed.values.size > 0 || parsed.lists.size > 0) variables = parsed
+  }
+
   const userPassword = field('userPassword') || undefined
   const ownerPassword = field('ownerPassword') || undefined
   if (ownerPassword && !userPassword) errors.push("form field 'userPassword' is required when 'ownerPassword' is set")
@@ -304,5 +313,6 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
     rotate,
     watermark,
     stamp,
+    variables,
   }
 }

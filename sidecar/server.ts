@@ -14,6 +14,7 @@ import type { Sandbox } from './office-process.ts'
 import { attachFiles, encryptPdf, flattenPdf, mergePdfs, metadataArguments, overlayPdf, PostProcessError, rotatePdf, splitPdf, textLayer, writeMetadata } from './pdf-post.ts'
 import { addDownloads, type DownloadSettings } from './download.ts'
 import { OutboundError, UrlRefusedError, type UrlPolicy } from './outbound.ts'
+import { appliesVariables, applyVariables, VARIABLES_EXTENSIONS, VariablesError, type Variables } from './variables.ts'
 import { readWebhook, sendToWebhook, WebhookHeaderError, type WebhookSettings } from './webhook.ts'
 import { zip } from './zip.ts'
 
@@ -203,10 +204,15 @@ function pdfOptions(settings: RouteSettings): PdfOptions {
 }
 
 /** Inspects one document (zip bomb, encryption), converts it, and words a failure as Gotenberg does. */
-async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: string, bytes: Uint8Array, settings: PdfOptions, trace: string): Promise<Uint8Array> {
+async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: string, bytes: Uint8Array, settings: PdfOptions, trace: string, variables?: Variables): Promise<Uint8Array> {
   const facts = await inspectDocument(name, bytes, options.maxExpandedBytes).catch((error) => {
     throw error instanceof DocumentRefusedError ? new HttpError(400, `Bad Request: ${error.message}`) : error
   })
+  if (variables) {
+    // After the inspection: the template's zip is known not to be a bomb before it is rewritten.
+    if (facts.encrypted || CFB_MAGIC.every((byte, i) => bytes[i] === byte)) throw new HttpError(400, `Bad Request: variables cannot be applied to the password-protected document '${name}'`)
+    bytes = applyVariables(name, bytes, variables)
+  }
   // Only a legacy binary file (.doc, .xls, .ppt) can hide its encryption from the inspection.
   const knownPlain = !facts.encrypted && !CFB_MAGIC.every((byte, i) => bytes[i] === byte)
   if (settings.password && knownPlain) throw new HttpError(400, `The document '${name}' is not password-protected. Remove the 'password' form field.`)
@@ -332,9 +338,11 @@ async function convertForm(form: FormData, headers: IncomingMessage['headers'], 
     const args = metadataArguments(settings.metadata)
     if (typeof args === 'string') throw new HttpError(400, `Invalid form data: form field 'metadata' is invalid (got '${form.get('metadata')}', resulting to ${args})`)
   }
+  const notWord = settings.variables && names.find((name) => !appliesVariables(name))
+  if (notWord) throw new HttpError(400, `The 'variables' form field only applies to Word documents (${VARIABLES_EXTENSIONS.join(', ')}), but '${notWord}' is not one. Remove the 'variables' form field or convert '${notWord}' in a separate request.`)
   const lo = pdfOptions(settings)
   // Settled, not Promise.all: a failure must not answer while the other documents still convert in their folders.
-  const results = await Promise.allSettled(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), lo, trace)))
+  const results = await Promise.allSettled(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), lo, trace, settings.variables)))
   const failure = results.find((result) => result.status === 'rejected')
   if (failure) throw failure.reason
   const pdfs = results.map((result) => (result as PromiseFulfilledResult<Uint8Array>).value)
@@ -389,7 +397,7 @@ function errorAnswer(error: unknown): [number, string] {
   if (error instanceof HttpError || error instanceof FormError || error instanceof WebhookHeaderError) return [error.status, error.message]
   if (error instanceof UrlRefusedError) return [403, `Forbidden: ${error.message}`]
   if (error instanceof OutboundError) return [400, `Bad Request: downloadFrom: ${error.message}`]
-  if (error instanceof PostProcessError || error instanceof ConversionFailedError) return [400, `Bad Request: ${error.message}`]
+  if (error instanceof PostProcessError || error instanceof ConversionFailedError || error instanceof VariablesError) return [400, `Bad Request: ${error.message}`]
   if (error instanceof QueueFullError) return [429, 'Too Many Requests']
   if (error instanceof ConversionTimeoutError || error instanceof OfficeUnavailableError) return [503, `Service Unavailable: ${error.message}`]
   return [500, 'Internal Server Error']

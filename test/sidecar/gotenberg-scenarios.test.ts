@@ -4,7 +4,7 @@
 // three pages, …) and are made by test/setup/office-documents.ts; the PDFs are checked with poppler (pdfinfo,
 // pdftotext, pdfimages), qpdf and exiftool. Where Gotenberg checks with veraPDF (PDF/A, PDF/UA validity), which
 // Debian does not ship, the test checks the conformance the PDF declares in its XMP instead.
-// Scenarios for features this server refuses (Factur-X, variables) assert the 400 naming
+// Scenarios for features this server refuses (Factur-X) assert the 400 naming
 // the option; the README's Gotenberg section lists them, and those needing a start-up flag with no equivalent.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { EXTENSIONS, GOTENBERG_VERSION, optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
+import { zip } from '../../sidecar/zip'
 import { startReceiver } from '../support/loopback-receiver'
 
 const CONVERT = '/forms/libreoffice/convert'
@@ -573,14 +574,76 @@ describe('Gotenberg 8 libreoffice_convert.feature', () => {
     expect(pageText(pdf, 1)).toContain('Meteor')
   }, SLOW)
 
-  it.each([
-    ['Scenario: POST /forms/libreoffice/convert (Variables)'],
-    ['Scenario: POST /forms/libreoffice/convert (Variables - Bad Request)'],
-    ['Scenario: POST /forms/libreoffice/convert (Variables - Table Rows)'],
-  ])('%s — refused here, named in a 400', async () => {
-    const res = await post([file('page_1.docx'), ['variables', '{"company_name":"Smith & Sons"}']])
-    expect(res.status).toBe(400)
-    expect(await res.text()).toContain("form field 'variables' is not supported by this server")
+  // Gotenberg's variables.docx and variables_table.docx, written here as the smallest WordprocessingML packages:
+  // "${company_name}" is split over three runs, as Word splits what is typed in pieces.
+  const wordDocument = (body: string) => zip([
+    { name: '[Content_Types].xml', bytes: new TextEncoder().encode('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'), deflate: true },
+    { name: '_rels/.rels', bytes: new TextEncoder().encode('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'), deflate: true },
+    { name: 'word/document.xml', bytes: new TextEncoder().encode(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`), deflate: true },
+  ])
+  const paragraph = (...runs: string[]) => `<w:p>${runs.map((text) => `<w:r><w:t xml:space="preserve">${text}</w:t></w:r>`).join('')}</w:p>`
+  const cell = (text: string) => `<w:tc><w:tcPr><w:tcW w:w="3000" w:type="dxa"/></w:tcPr>${paragraph(text)}</w:tc>`
+  const row = (...texts: string[]) => `<w:tr>${texts.map(cell).join('')}</w:tr>`
+  // biome-ignore-start lint/suspicious/noTemplateCurlyInString: Gotenberg's ${name} placeholders, written into the templates
+  const VARIABLES_DOCX = wordDocument(
+    paragraph('Company: ', '${comp', 'any_na', 'me}') + paragraph('Address: ${legal_address} (registered)') + paragraph('Contract ${contract_number}') + paragraph('Unknown: ${not_provided}'),
+  )
+  const VARIABLES_TABLE_DOCX = wordDocument(
+    paragraph('Order for ${company}') +
+      `<w:tbl><w:tblPr><w:tblW w:w="9000" w:type="dxa"/></w:tblPr><w:tblGrid><w:gridCol w:w="3000"/><w:gridCol w:w="3000"/><w:gridCol w:w="3000"/></w:tblGrid>${row('Item', 'Qty', 'Price')}${row('${items._index} ${items.name}', '${items.qty} pcs', '${items.price} ${currency}')}${row('Total', '', '${total} ${currency}')}</w:tbl>` +
+      paragraph('Outside a table: ${items.name}'),
+  )
+  // biome-ignore-end lint/suspicious/noTemplateCurlyInString: Gotenberg's ${name} placeholders, written into the templates
+  const variablesDocx = (name = 'variables.docx'): Part => ['files', name, VARIABLES_DOCX]
+  const variablesTableDocx = (): Part => ['files', 'variables_table.docx', VARIABLES_TABLE_DOCX]
+
+  it('Scenario: POST /forms/libreoffice/convert (Variables)', async () => {
+    const variables = { company_name: 'Smith & Sons <Ltd>', legal_address: '221B Baker Street\nLondon NW1 6XE', contract_number: 'C-2026-042' }
+    const res = await post([variablesDocx(), ['variables', JSON.stringify(variables)]], { 'Gotenberg-Output-Filename': 'foo' })
+    expect(res.status).toBe(200)
+    const text = pageText((await filesOf(res)).get('foo.pdf')!, 1)
+    expect(text).toMatch(/Company: Smith & Sons <Ltd>/)
+    expect(text).toMatch(/Address: 221B Baker Street\s*\n\s*London NW1 6XE \(registered\)/)
+    expect(text).toMatch(/Contract C-2026-042/)
+    expect(text).toMatch(/Unknown: \$\{not_provided\}/)
+    expect(text).not.toMatch(/legal_address/)
+  }, SLOW)
+
+  it('Scenario: POST /forms/libreoffice/convert (Variables - Bad Request)', async () => {
+    const notJson = await post([variablesDocx(), ['variables', 'foo']])
+    expect(notJson.status).toBe(400)
+    expect(notJson.headers.get('content-type')).toBe('text/plain; charset=UTF-8')
+    expect(await notJson.text()).toContain("form field 'variables' is invalid")
+    const badName = await post([variablesDocx(), ['variables', '{"legal address":"foo"}']])
+    expect(badName.status).toBe(400)
+    expect(badName.headers.get('content-type')).toBe('text/plain; charset=UTF-8')
+    expect(await badName.text()).toContain(`form field 'variables' is invalid (got '{"legal address":"foo"}', resulting to variable name 'legal address' is invalid: use letters, digits, '_', '.' or '-', starting with a letter or '_')`)
+    const notWord = await post([file('page_1.docx'), ['files', 'sheet.csv', new TextEncoder().encode('name,age\nAlice,30\n')], ['variables', '{"legal_address":"foo"}']])
+    expect(notWord.status).toBe(400)
+    expect(notWord.headers.get('content-type')).toBe('text/plain; charset=UTF-8')
+    expect(await notWord.text()).toBe("The 'variables' form field only applies to Word documents (.docx, .docm, .dotx, .dotm), but 'sheet.csv' is not one. Remove the 'variables' form field or convert 'sheet.csv' in a separate request.")
+    const badList = await post([variablesTableDocx(), ['variables', '{"items":[{"name":1}]}']])
+    expect(badList.status).toBe(400)
+    expect(badList.headers.get('content-type')).toBe('text/plain; charset=UTF-8')
+    expect(await badList.text()).toContain(`form field 'variables' is invalid (got '{"items":[{"name":1}]}', resulting to variable 'items' is invalid: use a string, or an array of objects with string values to repeat a table row)`)
+  }, SLOW)
+
+  it('Scenario: POST /forms/libreoffice/convert (Variables - Table Rows)', async () => {
+    const variables = { company: 'Smith & Sons', currency: 'USD', total: '250', items: [{ name: 'Router', qty: '2', price: '100' }, { name: 'Cable <5m>', qty: '5', price: '10' }] }
+    const res = await post([variablesTableDocx(), ['variables', JSON.stringify(variables)]], { 'Gotenberg-Output-Filename': 'foo' })
+    expect(res.status).toBe(200)
+    const pdf = (await filesOf(res)).get('foo.pdf')!
+    const text = pageText(pdf, 1)
+    expect(text).toMatch(/Order for Smith & Sons/)
+    // Gotenberg reads the table column by column; -layout reads it row by row: the same cells in the same rows.
+    expect(text).toMatch(/Item\s+Qty\s+Price\s+1 Router\s+2 pcs\s+100 USD\s+2 Cable <5m>\s+5 pcs\s+10 USD\s+Total\s+250 USD/)
+    expect(text).toMatch(/Outside a table: \$\{items\.name\}/)
+    expect(text).not.toMatch(/Qty[\s\S]*Qty/)
+    const empty = await post([variablesTableDocx(), ['variables', JSON.stringify({ currency: 'USD', total: '0', items: [] })]], { 'Gotenberg-Output-Filename': 'foo' })
+    expect(empty.status).toBe(200)
+    const emptyText = pageText((await filesOf(empty)).get('foo.pdf')!, 1)
+    expect(emptyText).toMatch(/Item\s+Qty\s+Price\s+Total\s+0 USD/)
+    expect(emptyText).not.toMatch(/pcs/)
   }, SLOW)
 })
 
