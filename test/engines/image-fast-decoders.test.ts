@@ -9,7 +9,7 @@ import { deflateSync } from 'node:zlib'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { decodeJpeg } from '../../worker/engines/image/jpeg'
-import { PngDecodeError, withPngRows } from '../../worker/engines/image/png'
+import { decodePngRows, PngDecodeError } from '../../worker/engines/image/png'
 import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
 import * as fixtures from '../fixtures/images/images'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
@@ -86,12 +86,20 @@ function png(width: number, height: number, colorType: number, idat: Uint8Array,
   return out
 }
 
-const rowsOf = (bytes: Uint8Array) =>
-  withPngRows(bytes, async ({ width, height, channels, rows }) => {
+/** The decoded rows copied out (after a turn of the event loop, as an encoder would), then released. */
+async function rowsOf(bytes: Uint8Array): Promise<{ result: RawImage } | undefined> {
+  const pixels = await decodePngRows(bytes)
+  if (!pixels) return undefined
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 0)) // a turn of the event loop, so the other decodes run meanwhile
+    const { width, height, channels, rows } = pixels
     const data = new Uint8Array(width * height * channels)
     for (let y = 0; y < height; y++) data.set(rows.row(y), y * width * channels)
-    return { width, height, channels, data }
-  })
+    return { result: { width, height, channels, data } }
+  } finally {
+    pixels.release()
+  }
+}
 
 describe('PNG fast path (native inflate, unfilter_rows in WASM)', () => {
   it.each([1, 2, 3, 4] as const)('gives back the pixels our encoder wrote (%i channels, every filter type)', async (channels) => {

@@ -14,11 +14,11 @@ import avifWasm from '@jsquash/avif/codec/dec/avif_dec.wasm'
 import * as pngWasmImport from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm'
 import webpWasm from '@jsquash/webp/codec/dec/webp_dec.wasm'
 import { GifReader } from 'omggif'
-import type { RawImage } from '../png/encode'
+import type { PixelRows, RawImage } from '../png/encode'
 import { decodeBmp } from './bmp'
 import { readImageHeader } from './header'
-import { decodeJpeg, type JpegPixels } from './jpeg'
-import { type PngPixels, withPngRows } from './png'
+import { decodeJpeg } from './jpeg'
+import { decodePngRows } from './png'
 import { checkImageLimits, type ImageLimits, ImageStructureError } from './limits'
 import { decodeTiffFirstPage } from './tiff'
 
@@ -78,24 +78,23 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promi
   }
 }
 
-/**
- * A JPEG's pixels as RGB (gray for a grayscale file) rows in the decoder's heap, after the checks of decodeImage:
- * for an encoder that reads rows, without the RGBA copy decodeImage makes. `release()` them when done.
- */
-export function decodeJpegRows(bytes: Uint8Array, limits: ImageLimits): JpegPixels {
-  const header = readImageHeader(bytes)
-  if (header?.format !== 'jpeg') throw new ImageStructureError('the bytes are not a JPEG image')
-  checkImageLimits(header, limits)
-  return decodeJpeg(bytes, 'rgb')
+/** Decoded rows in a decoder's heap, in the file's own channels: read them, then `release` them (also on failure). */
+export interface ImageRows {
+  readonly width: number
+  readonly height: number
+  readonly channels: 1 | 2 | 3 | 4
+  readonly rows: PixelRows
+  release(): void
 }
 
 /**
- * Runs `use` on a PNG's rows in the file's own channels (png.ts's fast path: no RGBA copy), after the checks of
- * decodeImage; undefined for the PNGs that only decodeImage reads (palette, 16-bit, interlaced, tRNS).
+ * For an encoder that reads rows, without the RGBA copy decodeImage makes: a JPEG as RGB (gray for a grayscale
+ * file) in libjpeg-turbo's heap, a common PNG (8-bit, not interlaced, no palette or tRNS) in its own channels in
+ * png.ts's heap, after the checks of decodeImage. Undefined, with nothing decoded, for the other images.
  */
-export function withCheckedPngRows<T>(bytes: Uint8Array, limits: ImageLimits, use: (pixels: PngPixels) => Promise<T>): Promise<{ result: T } | undefined> {
+export async function decodeImageRows(bytes: Uint8Array, limits: ImageLimits): Promise<ImageRows | undefined> {
   const header = readImageHeader(bytes)
-  if (header?.format !== 'png') throw new ImageStructureError('the bytes are not a PNG image')
+  if (header?.format !== 'jpeg' && header?.format !== 'png') return undefined
   checkImageLimits(header, limits)
-  return withPngRows(bytes, use)
+  return header.format === 'jpeg' ? decodeJpeg(bytes, 'rgb') : await decodePngRows(bytes)
 }

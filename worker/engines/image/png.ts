@@ -29,14 +29,26 @@ export interface PngPixels {
   readonly width: number
   readonly height: number
   readonly channels: 1 | 2 | 3 | 4
-  /** Rows in the decoder's heap, valid while `use` runs. */
+  /** Rows in the decoder's heap, valid until `release`. */
   readonly rows: PixelRows
+  /** Hands the heap to the next decode (which waits for it): call it once done with the rows, also on failure. */
+  release(): void
 }
 
-// One instance per isolate, its memory grown to the largest picture so far (IMAGE_MAX_PIXELS bounds it), used by
-// one decode at a time: a decode's rows stay in it while the caller encodes them, so the next waits.
+// One instance per isolate, its memory grown to the largest picture so far (IMAGE_MAX_PIXELS bounds it), held by
+// one decode at a time: a decode's rows stay in it while the caller encodes them, so the next decode waits.
 let instance: UnfilterExports | undefined
-let turn: Promise<unknown> = Promise.resolve()
+let turn: Promise<void> = Promise.resolve()
+
+async function holdHeap(): Promise<() => void> {
+  const previous = turn
+  let release!: () => void
+  turn = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  await previous
+  return release
+}
 
 /** The IHDR facts and the IDAT payloads, when this decoder reads the file; undefined for the others. */
 function readStructure(bytes: Uint8Array): { width: number; height: number; channels: 1 | 2 | 3 | 4; idat: Uint8Array[] } | undefined {
@@ -62,30 +74,25 @@ function readStructure(bytes: Uint8Array): { width: number; height: number; chan
 }
 
 /**
- * Decodes the PNG and runs `use` on its rows (in the file's channels), or answers undefined without calling it
- * when the file is not of the kinds read here. The caller has checked its IHDR size against the image limits.
+ * Decodes the PNG into the heap, rows in the file's channels, or answers undefined (nothing decoded) when the file
+ * is not of the kinds read here. The caller has checked its IHDR size against the image limits.
  */
-export async function withPngRows<T>(bytes: Uint8Array, use: (pixels: PngPixels) => Promise<T>): Promise<{ result: T } | undefined> {
+export async function decodePngRows(bytes: Uint8Array): Promise<PngPixels | undefined> {
   const structure = readStructure(bytes)
   if (!structure) return undefined
-  const previous = turn
-  let done!: () => void
-  turn = new Promise<void>((resolve) => {
-    done = resolve
-  })
+  const { width, height, channels, idat } = structure
+  const stride = width * channels
+  const filtered = height * (stride + 1)
+  let inflated: Uint8Array
   try {
-    await previous
-    const { width, height, channels, idat } = structure
-    const stride = width * channels
-    const filtered = height * (stride + 1)
-    let inflated: Uint8Array
-    try {
-      // At most the rows' size: a deflate bomb stops there.
-      inflated = inflateSync(idat.length === 1 ? idat[0]! : Buffer.concat(idat), { maxOutputLength: filtered })
-    } catch (error) {
-      throw new PngDecodeError(`the image data cannot be inflated: ${(error as Error).message}`, { cause: error })
-    }
-    if (inflated.byteLength !== filtered) throw new PngDecodeError(`the image data holds ${inflated.byteLength} bytes of rows, not ${filtered}`)
+    // At most the rows' size: a deflate bomb stops there.
+    inflated = inflateSync(idat.length === 1 ? idat[0]! : Buffer.concat(idat), { maxOutputLength: filtered })
+  } catch (error) {
+    throw new PngDecodeError(`the image data cannot be inflated: ${(error as Error).message}`, { cause: error })
+  }
+  if (inflated.byteLength !== filtered) throw new PngDecodeError(`the image data holds ${inflated.byteLength} bytes of rows, not ${filtered}`)
+  const release = await holdHeap()
+  try {
     instance ??= new WebAssembly.Instance(filterWasm, {}).exports as unknown as UnfilterExports
     const wasm = instance
     const at = wasm.__heap_base.value as number
@@ -94,9 +101,9 @@ export async function withPngRows<T>(bytes: Uint8Array, use: (pixels: PngPixels)
     const badRow = wasm.unfilter_rows(at, stride, height, channels)
     if (badRow) throw new PngDecodeError(`row ${badRow - 1} has an unknown filter type`)
     const rows: PixelRows = { rows: height, row: (r) => new Uint8Array(wasm.memory.buffer, at + r * stride, stride) }
-    return { result: await use({ width, height, channels, rows }) }
-  } finally {
-    done()
+    return { width, height, channels, rows, release }
+  } catch (error) {
+    release()
+    throw error
   }
 }
-
