@@ -148,7 +148,8 @@ describe('sidecar: Gotenberg API', () => {
 
 describe('sidecar: limits', () => {
   it('asks for basic auth when configured', async () => {
-    const guarded = await startSidecar({ ...optionsFromEnv({}), port: 0, username: 'u', password: 'p' })
+    // Another server in front of the same LibreOffice pool: basic auth is the server's, not LibreOffice's.
+    const guarded = await startSidecar({ ...optionsFromEnv({}), port: 0, username: 'u', password: 'p' }, sidecar.pool)
     try {
       const denied = await fetch(`${guarded.url}/forms/libreoffice/convert`, { method: 'POST', body: form({ files: ['hello.rtf', 'hello.rtf'] }), headers: { 'gotenberg-trace': 'job-401' } })
       expect(denied.status).toBe(401)
