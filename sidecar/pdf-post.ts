@@ -189,8 +189,8 @@ const FX_PROPERTIES: ReadonlyArray<[string, string]> = [
 
 /** The Factur-X properties and, for PDF/A, their extension schema, added to an XMP packet. */
 function facturXmp(xmp: string, settings: FacturXSettings): string {
-  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;')
-  const values = `<rdf:Description rdf:about="" xmlns:fx="${FX_NAMESPACE}"><fx:DocumentType>${escape(settings.documentType)}</fx:DocumentType><fx:DocumentFileName>factur-x.xml</fx:DocumentFileName><fx:Version>1.0</fx:Version><fx:ConformanceLevel>${escape(settings.conformanceLevel)}</fx:ConformanceLevel></rdf:Description>`
+  const xmlText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;')
+  const values = `<rdf:Description rdf:about="" xmlns:fx="${FX_NAMESPACE}"><fx:DocumentType>${xmlText(settings.documentType)}</fx:DocumentType><fx:DocumentFileName>factur-x.xml</fx:DocumentFileName><fx:Version>1.0</fx:Version><fx:ConformanceLevel>${xmlText(settings.conformanceLevel)}</fx:ConformanceLevel></rdf:Description>`
   const properties = FX_PROPERTIES.map(([name, description]) => `<rdf:li rdf:parseType="Resource"><pdfaProperty:name>${name}</pdfaProperty:name><pdfaProperty:valueType>Text</pdfaProperty:valueType><pdfaProperty:category>external</pdfaProperty:category><pdfaProperty:description>${description}</pdfaProperty:description></rdf:li>`).join('')
   const schema = `<rdf:li rdf:parseType="Resource" xmlns:pdfaSchema="http://www.aiim.org/pdfa/ns/schema#" xmlns:pdfaProperty="http://www.aiim.org/pdfa/ns/property#"><pdfaSchema:schema>Factur-X PDFA Extension Schema</pdfaSchema:schema><pdfaSchema:namespaceURI>${FX_NAMESPACE}</pdfaSchema:namespaceURI><pdfaSchema:prefix>fx</pdfaSchema:prefix><pdfaSchema:property><rdf:Seq>${properties}</rdf:Seq></pdfaSchema:property></rdf:li>`
   // One pdfaExtension:schemas property per packet: join an existing bag rather than declare a second one.
