@@ -36,8 +36,9 @@ const NODE = ['test/sidecar/**/*.test.ts', 'test/e2e/**/*.test.ts']
 /** Deadlines sized for a loaded 2-core machine (never vitest's 5 s default): a test fails by its assertions, not its speed. */
 const LOADED = { testTimeout: 120_000, hookTimeout: 180_000 }
 
-/** Every project: a test that asserts nothing fails (an early return or a loop over nothing cannot pass silently). */
-const ASSERTING = { expect: { requireAssertions: true } }
+/** Every project: a test that asserts nothing fails (an early return or a loop over nothing cannot pass silently),
+ * and `expect.poll` waits as long as a test may (its 1 s default failed the console's sign-in under stress-ng). */
+const ASSERTING = { expect: { requireAssertions: true, poll: { timeout: LOADED.testTimeout / 2 } } }
 
 type Inject = (key: string) => string | undefined
 
