@@ -24,10 +24,12 @@ const UNIT = [
   'test/engines/png-encode.test.ts',
   'test/engines/png-filter.test.ts',
   'test/engines/jpeg-end.test.ts',
+  'test/engines/image-fast-decoders.test.ts',
   'test/converters/registry.test.ts',
   'test/converters/pdf-golden.test.ts',
   'test/converters/text-fallback-fonts.test.ts',
   'test/docs/error-table.test.ts',
+  'test/files/multipart.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
 const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']
