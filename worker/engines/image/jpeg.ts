@@ -95,7 +95,10 @@ export function decodeJpeg(bytes: Uint8Array, format: 'rgb' | 'rgba'): JpegPixel
     const stride = width * channels
     target = jpeg.malloc(stride * height)
     if (!target) throw new Error('the JPEG decoder is out of memory')
-    // -1 without a throw is a warning (an error would have reached longjmp): the pixels are there.
+    // -1 without a throw is mostly a warning (an error reaches longjmp) and the pixels are there; but TurboJPEG
+    // also answers -1 without writing them when its own small allocation fails: the rows start zeroed, so such
+    // a failure gives black, never the pixels of an image decoded before in this heap (another user's).
+    new Uint8Array(jpeg.memory.buffer, target, stride * height).fill(0)
     jpeg.tjDecompress2(handle, source, bytes.byteLength, target, width, stride, height, pixelFormat, 0)
     const at = target
     let released = false
