@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 // Dependencies point one way (STYLE.md §1): no module of the Worker imports, at run time, one that imports it
 // back. The email module had such a cycle through the account mail templates, files one through the pipeline's
 // hooks; this reads every worker/ source (Vite's raw glob) and fails naming the cycle if one comes back.
