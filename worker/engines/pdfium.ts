@@ -1,7 +1,8 @@
 // PDFium compiled to WASM (@hyzyla/pdfium, MIT/Apache-2.0), instantiated from the statically imported module
 // (workerd compiles no WebAssembly from bytes), driven through its C API so that a page never exists whole:
 // the PDF is streamed into the WASM heap (no second copy in JavaScript) and each page is rendered in strips of
-// at most STRIP_BYTES that the PNG encoder reads straight from the heap.
+// at most STRIP_BYTES that the PNG encoder reads straight from the heap (small enough that one strip is a few tens
+// of milliseconds of drawing: the encoder gives the event loop a turn between them, see event-loop.ts).
 // One instance per isolate, reused while its heap stays under REUSE_MAX_HEAP_BYTES (WASM memory never shrinks:
 // a heap grown by a huge page would stay for every later document), else dropped and made anew. A fresh
 // instance per document was tried first: discarded instances live until the garbage collector runs, and three
@@ -12,7 +13,7 @@ import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
 import type { PixelRows } from './png/encode'
 
 /** Largest bitmap rendered at once: a strip of the page, as wide as the page. */
-export const STRIP_BYTES = 8 * 2 ** 20
+export const STRIP_BYTES = 2 * 2 ** 20
 /** An instance whose heap grew past this is dropped after its document. */
 export const REUSE_MAX_HEAP_BYTES = 32 * 2 ** 20
 
