@@ -36,8 +36,11 @@ const NODE = ['test/sidecar/**/*.test.ts', 'test/e2e/**/*.test.ts']
 /** Deadlines sized for a loaded 2-core machine (never vitest's 5 s default): a test fails by its assertions, not its speed. */
 const LOADED = { testTimeout: 120_000, hookTimeout: 180_000 }
 
-/** Every project: a test that asserts nothing fails (an early return or a loop over nothing cannot pass silently). */
-const ASSERTING = { expect: { requireAssertions: true } }
+/**
+ * Every project: a test that asserts nothing fails (an early return or a loop over nothing cannot pass silently), and
+ * `expect.poll` waits as long as a loaded machine needs (its own default is 1 s, which a busy CI machine misses).
+ */
+const ASSERTING = { expect: { requireAssertions: true, poll: { timeout: 60_000, interval: 100 } } }
 
 type Inject = (key: string) => string | undefined
 

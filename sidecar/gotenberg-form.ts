@@ -1,6 +1,7 @@
 // Reads the form of Gotenberg 8's LibreOffice route into settings, validated as Gotenberg validates it: every
 // invalid field is named in one 400 ("Invalid form data: ..."), booleans follow Go's strconv.ParseBool, and a
 // Gotenberg option this server cannot honour is refused with a 400 naming it, never accepted and ignored.
+import { parseVariables, type Variables } from './variables.ts'
 
 /** A client error: the status and Gotenberg's wording. */
 export class FormError extends Error {
@@ -60,18 +61,10 @@ const TEXT_EXPORT_FIELDS = { nativeWatermarkText: 'Watermark', nativeTiledWaterm
 
 /** Gotenberg options this server refuses, and why (the README's table says the same). */
 export const REFUSED_FIELDS: Readonly<Record<string, string>> = {
-  variables: 'filling Word templates is not implemented by this server',
   facturxXml: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
   facturxConformanceLevel: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
   facturxDocumentType: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
-  downloadFrom: 'this server never downloads documents: send them as files',
   nativePdfFormats: 'PDF/A and PDF/UA are always made by LibreOffice here',
-}
-
-/** Headers of Gotenberg features this server refuses. */
-export const REFUSED_HEADERS: Readonly<Record<string, string>> = {
-  'gotenberg-webhook-url': 'webhooks are not implemented by this server: wait for the answer',
-  'gotenberg-webhook-error-url': 'webhooks are not implemented by this server: wait for the answer',
 }
 
 /** The form fields that carry files other than the documents to convert. */
@@ -114,6 +107,8 @@ export interface RouteSettings {
   readonly rotate?: { angle: 90 | 180 | 270; pages?: string }
   readonly watermark?: OverlaySettings
   readonly stamp?: OverlaySettings
+  /** Word templates' ${name} values and repeated rows; undefined when none are given. */
+  readonly variables?: Variables
 }
 
 /** Go's strconv.ParseBool. */
@@ -176,7 +171,7 @@ function overlayStyle(field: string, raw: string, errors: string[]): OverlayStyl
 }
 
 /** Reads and validates every option of the route; throws FormError with every problem at once. */
-export function readRouteSettings(form: FormData, headers: Readonly<Record<string, string | string[] | undefined>>, hasDocuments: boolean, extensions: readonly string[]): RouteSettings {
+export function readRouteSettings(form: FormData, hasDocuments: boolean, extensions: readonly string[]): RouteSettings {
   const errors: string[] = []
   const field = (name: string) => {
     const value = form.get(name)
@@ -280,15 +275,19 @@ export function readRouteSettings(form: FormData, headers: Readonly<Record<strin
   const watermark = overlay('watermark')
   const stamp = overlay('stamp')
 
+  let variables: Variables | undefined
+  if (field('variables')) {
+    const parsed = parseVariables(field('variables'))
+    if (typeof parsed === 'string') errors.push(`form field 'variables' is invalid (got '${field('variables')}', resulting to ${parsed})`)
+    else if (parsed.values.size > 0 || parsed.lists.size > 0) variables = parsed
+  }
+
   const userPassword = field('userPassword') || undefined
   const ownerPassword = field('ownerPassword') || undefined
   if (ownerPassword && !userPassword) errors.push("form field 'userPassword' is required when 'ownerPassword' is set")
 
   for (const [name, why] of Object.entries(REFUSED_FIELDS)) {
     if (form.has(name)) errors.push(`form field '${name}' is not supported by this server (${why})`)
-  }
-  for (const [name, why] of Object.entries(REFUSED_HEADERS)) {
-    if (headers[name] !== undefined) errors.push(`header '${name}' is not supported by this server (${why})`)
   }
   if (errors.length > 0) throw new FormError(`Invalid form data: ${errors.join('\n')}`)
 
@@ -314,5 +313,6 @@ export function readRouteSettings(form: FormData, headers: Readonly<Record<strin
     rotate,
     watermark,
     stamp,
+    variables,
   }
 }

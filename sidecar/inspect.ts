@@ -13,7 +13,7 @@ const CFB_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]
 const OOXML = /\.(docx|docm|dotx|xlsx|xlsm|xltx|pptx|ppsx|potx)$/i
 export const MAX_ZIP_ENTRIES = 20_000
 
-interface ZipEntry {
+export interface ZipEntry {
   readonly name: string
   readonly method: number
   readonly compressedSize: number
@@ -23,7 +23,8 @@ interface ZipEntry {
 
 const mib = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MiB`
 
-function zipEntries(bytes: Uint8Array): ZipEntry[] | undefined {
+/** The entries of a zip's central directory, or undefined when the bytes are not a zip. */
+export function zipEntries(bytes: Uint8Array): ZipEntry[] | undefined {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   if (bytes.length < 22 || view.getUint32(0, true) !== ZIP_LOCAL) return undefined
   let end = -1
@@ -53,7 +54,8 @@ function zipEntries(bytes: Uint8Array): ZipEntry[] | undefined {
   return entries
 }
 
-function entryData(bytes: Uint8Array, entry: ZipEntry): Uint8Array {
+/** An entry's stored (maybe compressed) bytes. */
+export function entryData(bytes: Uint8Array, entry: ZipEntry): Uint8Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const at = entry.localOffset
   if (at + 30 > bytes.length || view.getUint32(at, true) !== ZIP_LOCAL) return new Uint8Array()

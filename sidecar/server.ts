@@ -12,6 +12,10 @@ import { DocumentRefusedError, inspectDocument } from './inspect.ts'
 import { ConversionFailedError, ConversionTimeoutError, LibreOfficePool, OfficeUnavailableError, QueueFullError, type PdfOptions } from './libreoffice.ts'
 import type { Sandbox } from './office-process.ts'
 import { attachFiles, encryptPdf, flattenPdf, mergePdfs, metadataArguments, overlayPdf, PostProcessError, rotatePdf, splitPdf, textLayer, writeMetadata } from './pdf-post.ts'
+import { addDownloads, type DownloadSettings } from './download.ts'
+import { OutboundError, UrlRefusedError, type UrlPolicy } from './outbound.ts'
+import { appliesVariables, applyVariables, VARIABLES_EXTENSIONS, VariablesError, type Variables } from './variables.ts'
+import { readWebhook, sendToWebhook, WebhookHeaderError, type WebhookSettings } from './webhook.ts'
 import { zip } from './zip.ts'
 
 /** The Gotenberg release whose API we serve: GET /version answers it, and docker-compose.sidecar.yml pins its image. */
@@ -44,6 +48,8 @@ export interface SidecarOptions {
   readonly healthLogging: boolean
   /** Where the JSON log lines go (standard output by default). */
   readonly log?: (entry: Record<string, unknown>) => void
+  readonly webhook: WebhookSettings
+  readonly download: DownloadSettings
 }
 
 export function optionsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): SidecarOptions {
@@ -54,13 +60,26 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
     if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name} must be a whole number, got "${value}"`)
     return parsed
   }
+  const pattern = (name: string) => {
+    const value = env[name]
+    if (!value) return undefined
+    try {
+      return new RegExp(value)
+    } catch (error) {
+      throw new Error(`${name} must be a regular expression: ${(error as Error).message}`)
+    }
+  }
+  // Hosts, as written in URLs, that webhooks and downloads may reach although they are loopback or private.
+  const privateHosts = (env.SIDECAR_ALLOWED_PRIVATE_HOSTS ?? '').split(',').map((host) => host.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean)
+  const policy = (allow: string, deny: string): UrlPolicy => ({ allow: pattern(allow), deny: pattern(deny), privateHosts })
+  const maxBytes = number('SIDECAR_MAX_BYTES', 100 * 1024 * 1024)
   return {
     host: env.SIDECAR_HOST || '127.0.0.1',
     port: number('SIDECAR_PORT', 3000),
     processes: Math.max(1, number('SIDECAR_PROCESSES', 1)),
     queueSize: number('SIDECAR_QUEUE', 16),
     timeoutMs: number('SIDECAR_TIMEOUT_MS', 120_000),
-    maxBytes: number('SIDECAR_MAX_BYTES', 100 * 1024 * 1024),
+    maxBytes,
     maxExpandedBytes: number('SIDECAR_MAX_EXPANDED_BYTES', 512 * 1024 * 1024),
     restartAfter: Math.max(1, number('SIDECAR_RESTART_AFTER', 10)),
     username: env.SIDECAR_USERNAME || undefined,
@@ -70,6 +89,21 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
     sandbox: sandbox(env.SIDECAR_SANDBOX),
     rootPath: rootPath(env.SIDECAR_ROOT_PATH),
     healthLogging: env.SIDECAR_HEALTH_LOGGING !== 'false',
+    webhook: {
+      disabled: env.SIDECAR_WEBHOOK_DISABLE === 'true',
+      policy: policy('SIDECAR_WEBHOOK_ALLOW_LIST', 'SIDECAR_WEBHOOK_DENY_LIST'),
+      errorPolicy: policy('SIDECAR_WEBHOOK_ERROR_ALLOW_LIST', 'SIDECAR_WEBHOOK_ERROR_DENY_LIST'),
+      maxRetry: number('SIDECAR_WEBHOOK_MAX_RETRY', 4),
+      retryMinWaitMs: number('SIDECAR_WEBHOOK_RETRY_MIN_WAIT_MS', 1000),
+      retryMaxWaitMs: number('SIDECAR_WEBHOOK_RETRY_MAX_WAIT_MS', 30_000),
+      timeoutMs: number('SIDECAR_WEBHOOK_TIMEOUT_MS', 30_000),
+    },
+    download: {
+      disabled: env.SIDECAR_DOWNLOAD_DISABLE === 'true',
+      policy: policy('SIDECAR_DOWNLOAD_ALLOW_LIST', 'SIDECAR_DOWNLOAD_DENY_LIST'),
+      timeoutMs: number('SIDECAR_DOWNLOAD_TIMEOUT_MS', 30_000),
+      maxBytes: number('SIDECAR_DOWNLOAD_MAX_BYTES', maxBytes),
+    },
   }
 }
 
@@ -170,10 +204,15 @@ function pdfOptions(settings: RouteSettings): PdfOptions {
 }
 
 /** Inspects one document (zip bomb, encryption), converts it, and words a failure as Gotenberg does. */
-async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: string, bytes: Uint8Array, settings: PdfOptions, trace: string): Promise<Uint8Array> {
+async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: string, bytes: Uint8Array, settings: PdfOptions, trace: string, variables?: Variables): Promise<Uint8Array> {
   const facts = await inspectDocument(name, bytes, options.maxExpandedBytes).catch((error) => {
     throw error instanceof DocumentRefusedError ? new HttpError(400, `Bad Request: ${error.message}`) : error
   })
+  if (variables) {
+    // After the inspection: the template's zip is known not to be a bomb before it is rewritten.
+    if (facts.encrypted || CFB_MAGIC.every((byte, i) => bytes[i] === byte)) throw new HttpError(400, `Bad Request: variables cannot be applied to the password-protected document '${name}'`)
+    bytes = applyVariables(name, bytes, variables)
+  }
   // Only a legacy binary file (.doc, .xls, .ppt) can hide its encryption from the inspection.
   const knownPlain = !facts.encrypted && !CFB_MAGIC.every((byte, i) => bytes[i] === byte)
   if (settings.password && knownPlain) throw new HttpError(400, `The document '${name}' is not password-protected. Remove the 'password' form field.`)
@@ -275,15 +314,22 @@ async function postProcess(outputs: Output[], settings: RouteSettings, form: For
   return outputs
 }
 
-async function convertRoute(request: IncomingMessage, response: ServerResponse, pool: LibreOfficePool, options: SidecarOptions, trace: string): Promise<void> {
-  const form = await readForm(request, options)
+interface Answer {
+  readonly body: Uint8Array
+  readonly type: string
+  readonly name: string
+}
+
+/** Converts a read form into Gotenberg's answer: one PDF, or a zip of several. */
+async function convertForm(form: FormData, headers: IncomingMessage['headers'], pool: LibreOfficePool, options: SidecarOptions, trace: string): Promise<Answer> {
+  await addDownloads(form, options.download)
   // Like Gotenberg, files LibreOffice cannot read are left out, and the documents go in file-name order (the
   // order of a merge and of a zip); files sent as embeds, watermark or stamp are never converted.
   const files = [...form.entries()]
     .filter((entry): entry is [string, File] => typeof entry[1] !== 'string' && !ATTACHMENT_FIELDS.includes(entry[0]) && isConvertible(entry[1].name))
     .map(([, file]) => file)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-  const settings = readRouteSettings(form, request.headers, files.length > 0, EXTENSIONS)
+  const settings = readRouteSettings(form, files.length > 0, EXTENSIONS)
   const names = files.map((file) => safeName(file.name))
   if (settings.nativePageRanges && !PAGE_RANGES.test(settings.nativePageRanges)) {
     throw new HttpError(400, `LibreOffice could not apply the page ranges '${settings.nativePageRanges}' to the document '${names[0]}'. Check the 'nativePageRanges' form field; valid values look like '1-4', '2' or '1,3,5-7'.`)
@@ -292,14 +338,15 @@ async function convertRoute(request: IncomingMessage, response: ServerResponse, 
     const args = metadataArguments(settings.metadata)
     if (typeof args === 'string') throw new HttpError(400, `Invalid form data: form field 'metadata' is invalid (got '${form.get('metadata')}', resulting to ${args})`)
   }
+  const notWord = settings.variables && names.find((name) => !appliesVariables(name))
+  if (notWord) throw new HttpError(400, `The 'variables' form field only applies to Word documents (${VARIABLES_EXTENSIONS.join(', ')}), but '${notWord}' is not one. Remove the 'variables' form field or convert '${notWord}' in a separate request.`)
   const lo = pdfOptions(settings)
   // Settled, not Promise.all: a failure must not answer while the other documents still convert in their folders.
-  const results = await Promise.allSettled(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), lo, trace)))
+  const results = await Promise.allSettled(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), lo, trace, settings.variables)))
   const failure = results.find((result) => result.status === 'rejected')
   if (failure) throw failure.reason
   const pdfs = results.map((result) => (result as PromiseFulfilledResult<Uint8Array>).value)
   const folder = await pool.scratch('post-')
-  let answer: { body: Uint8Array; type: string; name: string }
   try {
     const zipNames = uniqueNames(names.map((name) => `${name}.pdf`))
     let outputs: Output[] = await Promise.all(pdfs.map(async (pdf, i) => {
@@ -308,22 +355,52 @@ async function convertRoute(request: IncomingMessage, response: ServerResponse, 
       return { path, name: zipNames[i]! }
     }))
     outputs = await postProcess(outputs, settings, form, folder, pool, options.timeoutMs, trace)
-    const header = request.headers['gotenberg-output-filename']?.toString()
+    const header = headers['gotenberg-output-filename']?.toString()
     const gotenberg6Name = form.get('resultFilename')
     const given = header || (typeof gotenberg6Name === 'string' && gotenberg6Name.replace(/\.(pdf|zip)$/i, '')) || ''
     if (outputs.length === 1) {
       // A split part keeps its own name when the client gave none, as Gotenberg's split answers do.
       const name = given ? `${safeName(given)}.pdf` : settings.split ? outputs[0]!.name : `${randomUUID()}.pdf`
-      answer = { body: new Uint8Array(await readFile(outputs[0]!.path)), type: 'application/pdf', name }
-    } else {
-      const entries = await Promise.all(outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })))
-      answer = { body: zip(entries), type: 'application/zip', name: `${safeName(given || randomUUID())}.zip` }
+      return { body: new Uint8Array(await readFile(outputs[0]!.path)), type: 'application/pdf', name }
     }
+    const entries = await Promise.all(outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })))
+    return { body: zip(entries), type: 'application/zip', name: `${safeName(given || randomUUID())}.zip` }
   } finally {
     // Removed before answering: a client that has the answer finds nothing of its request left on disk.
     await rm(folder, { recursive: true, force: true })
   }
-  send(response, 200, answer.body, { 'content-type': answer.type, 'content-disposition': contentDisposition(answer.name) })
+}
+
+/** The deliveries of webhook requests still running, so that close() waits for them. */
+type WebhookJobs = Set<Promise<void>>
+
+async function convertRoute(request: IncomingMessage, response: ServerResponse, pool: LibreOfficePool, options: SidecarOptions, trace: string, webhookJobs: WebhookJobs): Promise<void> {
+  // A webhook's headers are checked before the body is read: a refused URL costs no upload.
+  const webhook = readWebhook(request.headers, options.webhook)
+  // Each webhook request holds its form and then its result until delivered: as many as the queue takes, no more.
+  if (webhook && webhookJobs.size >= options.queueSize + options.processes) throw new QueueFullError('too many webhook requests in progress')
+  const form = await readForm(request, options)
+  if (!webhook) {
+    const answer = await convertForm(form, request.headers, pool, options, trace)
+    return send(response, 200, answer.body, { 'content-type': answer.type, 'content-disposition': contentDisposition(answer.name) })
+  }
+  const result = convertForm(form, request.headers, pool, options, trace).then((answer) => ({ body: answer.body, type: answer.type, disposition: contentDisposition(answer.name) }))
+  const job: Promise<void> = sendToWebhook(webhook, result, errorAnswer, trace, options.webhook, options.log ?? logLine).finally(() => webhookJobs.delete(job))
+  webhookJobs.add(job)
+  response.writeHead(204).end()
+}
+
+const logLine = (entry: Record<string, unknown>) => console.log(JSON.stringify(entry))
+
+/** An error's status and Gotenberg's wording; internals never leave (a 500 says only that). */
+function errorAnswer(error: unknown): [number, string] {
+  if (error instanceof HttpError || error instanceof FormError || error instanceof WebhookHeaderError) return [error.status, error.message]
+  if (error instanceof UrlRefusedError) return [403, `Forbidden: ${error.message}`]
+  if (error instanceof OutboundError) return [400, `Bad Request: downloadFrom: ${error.message}`]
+  if (error instanceof PostProcessError || error instanceof ConversionFailedError || error instanceof VariablesError) return [400, `Bad Request: ${error.message}`]
+  if (error instanceof QueueFullError) return [429, 'Too Many Requests']
+  if (error instanceof ConversionTimeoutError || error instanceof OfficeUnavailableError) return [503, `Service Unavailable: ${error.message}`]
+  return [500, 'Internal Server Error']
 }
 
 /** Content-Disposition with an ASCII fallback and the UTF-8 name (RFC 6266), as a header cannot carry UTF-8. */
@@ -351,6 +428,7 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
   // Its own pool is made once the port is ours: its temp root is named by the port (swept at start), and
   // LibreOffice starts now, so the first conversion finds it warm. Requests wait for it in the queue meanwhile.
   let pool = sharedPool as LibreOfficePool
+  const webhookJobs: WebhookJobs = new Set()
   const server: Server = createServer(async (request, response) => {
     const trace = request.headers['gotenberg-trace']?.toString() || randomUUID()
     // On every answer, 401s and errors included, as Gotenberg's trace middleware runs before the others.
@@ -358,7 +436,7 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
     const fullPath = new URL(request.url ?? '/', 'http://sidecar').pathname
     // Served under the root path only (Gotenberg's --api-root-path): anything outside it is unknown.
     const path = fullPath.startsWith(options.rootPath) ? `/${fullPath.slice(options.rootPath.length)}` : ''
-    const log = options.log ?? ((entry) => console.log(JSON.stringify(entry)))
+    const log = options.log ?? logLine
     if (path !== '/health' || options.healthLogging) {
       response.once('finish', () => log({ level: 'info', message: 'request handled', method: request.method, path: fullPath, status: response.statusCode, trace, correlation_id: trace }))
     }
@@ -378,20 +456,9 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
       if (!authorized(request, options)) return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
       if (path === '/version') return send(response, 200, GOTENBERG_VERSION)
       // The two conversion paths: Gotenberg 8's, and Gotenberg 6's for older clients.
-      await convertRoute(request, response, pool, options, trace)
+      await convertRoute(request, response, pool, options, trace, webhookJobs)
     } catch (error) {
-      const [status, message] =
-        error instanceof HttpError || error instanceof FormError
-          ? [error.status, error.message]
-          : error instanceof PostProcessError
-            ? [400, `Bad Request: ${error.message}`]
-          : error instanceof QueueFullError
-            ? [429, 'Too Many Requests']
-            : error instanceof ConversionTimeoutError || error instanceof OfficeUnavailableError
-              ? [503, `Service Unavailable: ${error.message}`]
-              : error instanceof ConversionFailedError
-                ? [400, `Bad Request: ${error.message}`]
-                : [500, 'Internal Server Error']
+      const [status, message] = errorAnswer(error)
       if (status === 500) console.error(JSON.stringify({ level: 'error', trace, error: String(error) }))
       if (!response.headersSent) send(response, status, message)
       request.resume()
@@ -411,6 +478,8 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
     pool,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()))
+      // Webhook requests already answered 204 are finished, not dropped: their conversion and delivery end first.
+      await Promise.allSettled([...webhookJobs])
       if (!sharedPool) await pool.close()
     },
   }

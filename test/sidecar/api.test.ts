@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { GOTENBERG_VERSION, optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
+import { startReceiver } from '../support/loopback-receiver'
 import { busyOffice, signalOffice, until } from '../support/office-pool'
 
 const fixture = (name: string) => new Blob([readFileSync(join(inject('officeDocumentsDir'), name))])
@@ -147,7 +148,8 @@ describe('sidecar: Gotenberg API', () => {
 
 describe('sidecar: limits', () => {
   it('asks for basic auth when configured', async () => {
-    const guarded = await startSidecar({ ...optionsFromEnv({}), port: 0, username: 'u', password: 'p' })
+    // Another server in front of the same LibreOffice pool: basic auth is the server's, not LibreOffice's.
+    const guarded = await startSidecar({ ...optionsFromEnv({}), port: 0, username: 'u', password: 'p' }, sidecar.pool)
     try {
       const denied = await fetch(`${guarded.url}/forms/libreoffice/convert`, { method: 'POST', body: form({ files: ['hello.rtf', 'hello.rtf'] }), headers: { 'gotenberg-trace': 'job-401' } })
       expect(denied.status).toBe(401)
@@ -202,6 +204,44 @@ describe('sidecar: limits', () => {
       expect((await queued).status).toBe(200)
     } finally {
       await small.close()
+    }
+  })
+
+  it('refuses a webhook or download on a loopback address unless allowed (403, nothing sent)', async () => {
+    const receiver = await startReceiver()
+    try {
+      const hooked = await fetch(`${base()}/forms/libreoffice/convert`, {
+        method: 'POST',
+        body: form({ files: ['hello.docx', 'hello.docx'] }),
+        headers: { 'gotenberg-webhook-url': `${receiver.url}/webhook`, 'gotenberg-webhook-error-url': `${receiver.url}/webhook/error` },
+      })
+      expect(hooked.status).toBe(403)
+      expect(await hooked.text()).toMatch(/^Forbidden: the 'Gotenberg-Webhook-Url' header: .* names a loopback, private or link-local address$/)
+      const downloaded = await fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body: form({}, { downloadFrom: JSON.stringify([{ url: `${receiver.url}/a.docx` }]) }) })
+      expect(downloaded.status).toBe(403)
+      expect(receiver.received).toEqual([])
+    } finally {
+      await receiver.close()
+    }
+  })
+
+  it("answers a webhook request 204 and sends a failed conversion's error to the error URL", async () => {
+    const outward = await startSidecar({ ...optionsFromEnv({ SIDECAR_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' }), port: 0, processes: 1, queueSize: 4 }, sidecar.pool)
+    const receiver = await startReceiver()
+    try {
+      const res = await fetch(`${outward.url}/forms/libreoffice/convert`, {
+        method: 'POST',
+        body: form({ files: ['hello.docx', 'hello.docx'] }, { landscape: 'maybe' }),
+        headers: { 'gotenberg-webhook-url': `${receiver.url}/webhook`, 'gotenberg-webhook-error-url': `${receiver.url}/webhook/error`, 'gotenberg-trace': 'hook-error' },
+      })
+      expect(res.status).toBe(204)
+      const error = await receiver.request('/webhook/error')
+      expect(error.headers['gotenberg-trace']).toBe('hook-error')
+      expect(JSON.parse(error.body.toString())).toEqual({ status: 400, message: `Invalid form data: form field 'landscape' is invalid (got 'maybe', resulting to strconv.ParseBool: parsing "maybe": invalid syntax)` })
+      expect(receiver.received.map((entry) => entry.path)).toEqual(['/webhook/error'])
+    } finally {
+      await outward.close()
+      await receiver.close()
     }
   })
 })

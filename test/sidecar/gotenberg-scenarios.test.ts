@@ -4,7 +4,7 @@
 // three pages, …) and are made by test/setup/office-documents.ts; the PDFs are checked with poppler (pdfinfo,
 // pdftotext, pdfimages), qpdf and exiftool. Where Gotenberg checks with veraPDF (PDF/A, PDF/UA validity), which
 // Debian does not ship, the test checks the conformance the PDF declares in its XMP instead.
-// Scenarios for features this server refuses (Factur-X, variables, downloadFrom, webhooks) assert the 400 naming
+// Scenarios for features this server refuses (Factur-X) assert the 400 naming
 // the option; the README's Gotenberg section lists them, and those needing a start-up flag with no equivalent.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { EXTENSIONS, GOTENBERG_VERSION, optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
+import { zip } from '../../sidecar/zip'
+import { startReceiver } from '../support/loopback-receiver'
 
 const CONVERT = '/forms/libreoffice/convert'
 const SLOW = 600_000
@@ -36,6 +38,7 @@ let sidecar: RunningSidecar
 let guarded: RunningSidecar
 let rooted: RunningSidecar
 let quiet: RunningSidecar
+let outward: RunningSidecar
 const logs: Record<string, unknown>[] = []
 const quietLogs: Record<string, unknown>[] = []
 
@@ -96,9 +99,11 @@ beforeAll(async () => {
   guarded = await startSidecar({ ...options, username: 'foo', password: 'bar' }, sidecar.pool)
   rooted = await startSidecar({ ...options, rootPath: '/foo/' }, sidecar.pool)
   quiet = await startSidecar({ ...options, healthLogging: false, log: (entry) => void quietLogs.push(entry) }, sidecar.pool)
+  // Webhooks and downloads reach the test's loopback servers only where 127.0.0.1 is allowed by name.
+  outward = await startSidecar({ ...optionsFromEnv({ SIDECAR_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' }), port: 0, processes: 1, queueSize: 32, log: (entry) => void logs.push(entry) }, sidecar.pool)
 }, SLOW)
 afterAll(async () => {
-  await Promise.all([guarded?.close(), rooted?.close(), quiet?.close()])
+  await Promise.all([guarded?.close(), rooted?.close(), quiet?.close(), outward?.close()])
   await sidecar?.close()
 })
 
@@ -455,16 +460,45 @@ describe('Gotenberg 8 libreoffice_convert.feature', () => {
     expect(logs.some((entry) => entry.correlation_id === 'forms_libreoffice_convert')).toBe(true)
   }, SLOW)
 
-  it('Scenario: POST /forms/libreoffice/convert (Download From) — refused here, named in a 400', async () => {
-    const res = await post([['downloadFrom', JSON.stringify([{ url: 'http://127.0.0.1:9/static/testdata/page_1.docx' }])]])
-    expect(res.status).toBe(400)
-    expect(await res.text()).toContain("form field 'downloadFrom' is not supported by this server")
+  it('Scenario: POST /forms/libreoffice/convert (Download From) — SIDECAR_ALLOWED_PRIVATE_HOSTS=127.0.0.1', async () => {
+    // Gotenberg's "static server" serves testdata/page_1.docx; the sidecar fetches it with the extra header.
+    const server = await startReceiver((request, response) => {
+      if (request.path !== '/static/testdata/page_1.docx') return void response.writeHead(404).end()
+      response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="page_1.docx"' }).end(fixtureBytes('page_1.docx'))
+    })
+    try {
+      const res = await post([['downloadFrom', JSON.stringify([{ url: `${server.url}/static/testdata/page_1.docx`, extraHttpHeaders: { 'X-Foo': 'bar' } }])]], {}, () => outward)
+      expect(res.status).toBe(200)
+      expect((await server.request('/static/testdata/page_1.docx')).headers['x-foo']).toBe('bar')
+      expect(res.headers.get('content-type')).toBe('application/pdf')
+      expect(pageText(save(await res.arrayBuffer()), 1)).toContain('Page 1')
+    } finally {
+      await server.close()
+    }
   }, SLOW)
 
-  it('Scenario: POST /forms/libreoffice/convert (Webhook) — refused here, named in a 400', async () => {
-    const res = await post([file('page_1.docx')], { 'Gotenberg-Webhook-Url': 'http://127.0.0.1:9/webhook', 'Gotenberg-Webhook-Error-Url': 'http://127.0.0.1:9/webhook/error' })
-    expect(res.status).toBe(400)
-    expect(await res.text()).toContain("header 'gotenberg-webhook-url' is not supported by this server")
+  it('Scenario: POST /forms/libreoffice/convert (Webhook) — SIDECAR_ALLOWED_PRIVATE_HOSTS=127.0.0.1', async () => {
+    // Gotenberg's "webhook server": /webhook takes the result, /webhook/error an error.
+    const server = await startReceiver()
+    try {
+      const res = await post([file('page_1.docx')], {
+        'Gotenberg-Output-Filename': 'foo',
+        'Gotenberg-Webhook-Url': `${server.url}/webhook`,
+        'Gotenberg-Webhook-Error-Url': `${server.url}/webhook/error`,
+      }, () => outward)
+      expect(res.status).toBe(204)
+      expect(await res.text()).toBe('')
+      const delivery = await server.request('/webhook')
+      expect(delivery.method).toBe('POST')
+      expect(delivery.headers['content-type']).toBe('application/pdf')
+      expect(delivery.headers['content-disposition']).toBe('attachment; filename="foo.pdf"')
+      const pdf = save(delivery.body, 'webhook-foo.pdf')
+      expect(pageCount(pdf)).toBe(1)
+      expect(pageText(pdf, 1)).toContain('Page 1')
+      expect(server.received.filter((entry) => entry.path === '/webhook/error')).toEqual([])
+    } finally {
+      await server.close()
+    }
   }, SLOW)
 
   it('Scenario: POST /forms/libreoffice/convert (Basic Auth) — SIDECAR_USERNAME/SIDECAR_PASSWORD', async () => {
@@ -540,14 +574,76 @@ describe('Gotenberg 8 libreoffice_convert.feature', () => {
     expect(pageText(pdf, 1)).toContain('Meteor')
   }, SLOW)
 
-  it.each([
-    ['Scenario: POST /forms/libreoffice/convert (Variables)'],
-    ['Scenario: POST /forms/libreoffice/convert (Variables - Bad Request)'],
-    ['Scenario: POST /forms/libreoffice/convert (Variables - Table Rows)'],
-  ])('%s — refused here, named in a 400', async () => {
-    const res = await post([file('page_1.docx'), ['variables', '{"company_name":"Smith & Sons"}']])
-    expect(res.status).toBe(400)
-    expect(await res.text()).toContain("form field 'variables' is not supported by this server")
+  // Gotenberg's variables.docx and variables_table.docx, written here as the smallest WordprocessingML packages:
+  // "${company_name}" is split over three runs, as Word splits what is typed in pieces.
+  const wordDocument = (body: string) => zip([
+    { name: '[Content_Types].xml', bytes: new TextEncoder().encode('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'), deflate: true },
+    { name: '_rels/.rels', bytes: new TextEncoder().encode('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>'), deflate: true },
+    { name: 'word/document.xml', bytes: new TextEncoder().encode(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`), deflate: true },
+  ])
+  const paragraph = (...runs: string[]) => `<w:p>${runs.map((text) => `<w:r><w:t xml:space="preserve">${text}</w:t></w:r>`).join('')}</w:p>`
+  const cell = (text: string) => `<w:tc><w:tcPr><w:tcW w:w="3000" w:type="dxa"/></w:tcPr>${paragraph(text)}</w:tc>`
+  const row = (...texts: string[]) => `<w:tr>${texts.map(cell).join('')}</w:tr>`
+  // biome-ignore-start lint/suspicious/noTemplateCurlyInString: Gotenberg's ${name} placeholders, written into the templates
+  const VARIABLES_DOCX = wordDocument(
+    paragraph('Company: ', '${comp', 'any_na', 'me}') + paragraph('Address: ${legal_address} (registered)') + paragraph('Contract ${contract_number}') + paragraph('Unknown: ${not_provided}'),
+  )
+  const VARIABLES_TABLE_DOCX = wordDocument(
+    paragraph('Order for ${company}') +
+      `<w:tbl><w:tblPr><w:tblW w:w="9000" w:type="dxa"/></w:tblPr><w:tblGrid><w:gridCol w:w="3000"/><w:gridCol w:w="3000"/><w:gridCol w:w="3000"/></w:tblGrid>${row('Item', 'Qty', 'Price')}${row('${items._index} ${items.name}', '${items.qty} pcs', '${items.price} ${currency}')}${row('Total', '', '${total} ${currency}')}</w:tbl>` +
+      paragraph('Outside a table: ${items.name}'),
+  )
+  // biome-ignore-end lint/suspicious/noTemplateCurlyInString: Gotenberg's ${name} placeholders, written into the templates
+  const variablesDocx = (name = 'variables.docx'): Part => ['files', name, VARIABLES_DOCX]
+  const variablesTableDocx = (): Part => ['files', 'variables_table.docx', VARIABLES_TABLE_DOCX]
+
+  it('Scenario: POST /forms/libreoffice/convert (Variables)', async () => {
+    const variables = { company_name: 'Smith & Sons <Ltd>', legal_address: '221B Baker Street\nLondon NW1 6XE', contract_number: 'C-2026-042' }
+    const res = await post([variablesDocx(), ['variables', JSON.stringify(variables)]], { 'Gotenberg-Output-Filename': 'foo' })
+    expect(res.status).toBe(200)
+    const text = pageText((await filesOf(res)).get('foo.pdf')!, 1)
+    expect(text).toMatch(/Company: Smith & Sons <Ltd>/)
+    expect(text).toMatch(/Address: 221B Baker Street\s*\n\s*London NW1 6XE \(registered\)/)
+    expect(text).toMatch(/Contract C-2026-042/)
+    expect(text).toMatch(/Unknown: \$\{not_provided\}/)
+    expect(text).not.toMatch(/legal_address/)
+  }, SLOW)
+
+  it('Scenario: POST /forms/libreoffice/convert (Variables - Bad Request)', async () => {
+    const notJson = await post([variablesDocx(), ['variables', 'foo']])
+    expect(notJson.status).toBe(400)
+    expect(notJson.headers.get('content-type')).toBe('text/plain; charset=UTF-8')
+    expect(await notJson.text()).toContain("form field 'variables' is invalid")
+    const badName = await post([variablesDocx(), ['variables', '{"legal address":"foo"}']])
+    expect(badName.status).toBe(400)
+    expect(badName.headers.get('content-type')).toBe('text/plain; charset=UTF-8')
+    expect(await badName.text()).toContain(`form field 'variables' is invalid (got '{"legal address":"foo"}', resulting to variable name 'legal address' is invalid: use letters, digits, '_', '.' or '-', starting with a letter or '_')`)
+    const notWord = await post([file('page_1.docx'), ['files', 'sheet.csv', new TextEncoder().encode('name,age\nAlice,30\n')], ['variables', '{"legal_address":"foo"}']])
+    expect(notWord.status).toBe(400)
+    expect(notWord.headers.get('content-type')).toBe('text/plain; charset=UTF-8')
+    expect(await notWord.text()).toBe("The 'variables' form field only applies to Word documents (.docx, .docm, .dotx, .dotm), but 'sheet.csv' is not one. Remove the 'variables' form field or convert 'sheet.csv' in a separate request.")
+    const badList = await post([variablesTableDocx(), ['variables', '{"items":[{"name":1}]}']])
+    expect(badList.status).toBe(400)
+    expect(badList.headers.get('content-type')).toBe('text/plain; charset=UTF-8')
+    expect(await badList.text()).toContain(`form field 'variables' is invalid (got '{"items":[{"name":1}]}', resulting to variable 'items' is invalid: use a string, or an array of objects with string values to repeat a table row)`)
+  }, SLOW)
+
+  it('Scenario: POST /forms/libreoffice/convert (Variables - Table Rows)', async () => {
+    const variables = { company: 'Smith & Sons', currency: 'USD', total: '250', items: [{ name: 'Router', qty: '2', price: '100' }, { name: 'Cable <5m>', qty: '5', price: '10' }] }
+    const res = await post([variablesTableDocx(), ['variables', JSON.stringify(variables)]], { 'Gotenberg-Output-Filename': 'foo' })
+    expect(res.status).toBe(200)
+    const pdf = (await filesOf(res)).get('foo.pdf')!
+    const text = pageText(pdf, 1)
+    expect(text).toMatch(/Order for Smith & Sons/)
+    // Gotenberg reads the table column by column; -layout reads it row by row: the same cells in the same rows.
+    expect(text).toMatch(/Item\s+Qty\s+Price\s+1 Router\s+2 pcs\s+100 USD\s+2 Cable <5m>\s+5 pcs\s+10 USD\s+Total\s+250 USD/)
+    expect(text).toMatch(/Outside a table: \$\{items\.name\}/)
+    expect(text).not.toMatch(/Qty[\s\S]*Qty/)
+    const empty = await post([variablesTableDocx(), ['variables', JSON.stringify({ currency: 'USD', total: '0', items: [] })]], { 'Gotenberg-Output-Filename': 'foo' })
+    expect(empty.status).toBe(200)
+    const emptyText = pageText((await filesOf(empty)).get('foo.pdf')!, 1)
+    expect(emptyText).toMatch(/Item\s+Qty\s+Price\s+Total\s+0 USD/)
+    expect(emptyText).not.toMatch(/pcs/)
   }, SLOW)
 })
 

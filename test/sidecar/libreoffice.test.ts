@@ -48,7 +48,16 @@ function isRunning(pid: number): boolean {
   }
 }
 
-const start = (overrides: Partial<SidecarOptions> = {}) => startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, ...overrides })
+const start = (overrides: Partial<SidecarOptions> = {}, pool?: RunningSidecar['pool']) => startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, ...overrides }, pool)
+
+// One LibreOffice (sandboxed, as by default) for every test below that needs nothing else of it: starting one
+// costs seconds (33 s under stress-ng). Servers with their own options share its pool; tests that need another
+// pool (no sandbox, a short timeout, recycling) start their own.
+let shared: RunningSidecar
+beforeAll(async () => {
+  shared = await start()
+})
+afterAll(() => shared?.close())
 
 const field = (instruction: string, cached: string) =>
   `<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve"> ${instruction} </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>${cached}</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>`
@@ -82,18 +91,13 @@ describe('sidecar: a document cannot reach the network or local files', () => {
   afterAll(() => new Promise<void>((resolve) => canary.close(() => resolve())))
 
   it('converts it without one request to the canary and without embedding the local files', async () => {
-    const sidecar = await start()
-    try {
-      const res = await convert(sidecar, 'canary.docx', document)
-      expect(res.status).toBe(200)
-      const facts = pdfFacts(res.body)
-      expect(facts.text).toContain('Canary document')
-      expect(facts.text).not.toContain('TOP-SECRET-LOCAL-FILE')
-      expect(facts.images).toBe(0)
-      expect(hits).toEqual([])
-    } finally {
-      await sidecar.close()
-    }
+    const res = await convert(shared, 'canary.docx', document)
+    expect(res.status).toBe(200)
+    const facts = pdfFacts(res.body)
+    expect(facts.text).toContain('Canary document')
+    expect(facts.text).not.toContain('TOP-SECRET-LOCAL-FILE')
+    expect(facts.images).toBe(0)
+    expect(hits).toEqual([])
   }, 180_000)
 
   it('(the control: without the sandbox, LibreOffice does fetch the canary and embed the local picture)', async () => {
@@ -113,7 +117,8 @@ describe('sidecar: a document cannot reach the network or local files', () => {
 describe('sidecar: documents', () => {
   let sidecar: RunningSidecar
   beforeAll(async () => {
-    sidecar = await start({ maxExpandedBytes: 16 * 1024 * 1024 })
+    // The expansion limit is the server's (checked before LibreOffice sees the document): the shared pool serves.
+    sidecar = await start({ maxExpandedBytes: 16 * 1024 * 1024 }, shared.pool)
   })
   afterAll(() => sidecar.close())
 
@@ -202,18 +207,13 @@ describe('sidecar: LibreOffice processes', () => {
   }, 180_000)
 
   it('answers 503 when LibreOffice is killed mid-conversion, restarts it, and converts the retry', async () => {
-    const sidecar = await start()
-    try {
-      const pending = convert(sidecar, 'slow.csv', slowCsv)
-      signalOffice(await busyOffice(sidecar), 'KILL')
-      const killed = await pending
-      expect(killed.status).toBe(503)
-      expect(new TextDecoder().decode(killed.body)).toContain('LibreOffice stopped during the conversion')
-      const retry = await convert(sidecar, 'hello.docx', fixture('hello.docx'))
-      expect(retry.status).toBe(200)
-    } finally {
-      await sidecar.close()
-    }
+    const pending = convert(shared, 'slow.csv', slowCsv)
+    signalOffice(await busyOffice(shared), 'KILL')
+    const killed = await pending
+    expect(killed.status).toBe(503)
+    expect(new TextDecoder().decode(killed.body)).toContain('LibreOffice stopped during the conversion')
+    const retry = await convert(shared, 'hello.docx', fixture('hello.docx'))
+    expect(retry.status).toBe(200)
   }, 180_000)
 
   it('retires each LibreOffice after restartAfter conversions: its warm standby takes over, and it quits', async () => {

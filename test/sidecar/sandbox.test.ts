@@ -32,6 +32,24 @@ async function convert(sidecar: RunningSidecar, name: string, bytes: Uint8Array)
 /** 1×1 PNG: what the loopback listener answers, so a fetch would show as a picture too. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64')
 
+// Two LibreOffices for the whole file, started at once: sandboxed (as by default) and not (the control). A
+// variable of the sidecar's is set before they start, for the environment test to look for in LibreOffice's.
+let sandboxed: RunningSidecar
+let unsandboxed: RunningSidecar
+const previousPassword = process.env.SIDECAR_PASSWORD
+beforeAll(async () => {
+  process.env.SIDECAR_PASSWORD = 'not-for-libreoffice'
+  ;[sandboxed, unsandboxed] = await Promise.all([
+    startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1 }),
+    startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, sandbox: 'none' }),
+  ])
+}, 180_000)
+afterAll(async () => {
+  if (previousPassword === undefined) delete process.env.SIDECAR_PASSWORD
+  else process.env.SIDECAR_PASSWORD = previousPassword
+  await Promise.all([sandboxed?.close(), unsandboxed?.close()])
+})
+
 describe('sidecar sandbox: a document reaches nothing outside itself', () => {
   const hits: string[] = []
   const listener = createServer((request, response) => {
@@ -39,20 +57,13 @@ describe('sidecar sandbox: a document reaches nothing outside itself', () => {
     response.writeHead(200, { 'content-type': 'image/png' }).end(PNG)
   })
   let documents: ReturnType<typeof linkingDocuments>
-  let sandboxed: RunningSidecar
-  let unsandboxed: RunningSidecar
 
   beforeAll(async () => {
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
     const { port } = listener.address() as AddressInfo
     documents = linkingDocuments([`file://${systemPicture()}`, `http://127.0.0.1:${port}/picture.png`])
-    sandboxed = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1 })
-    unsandboxed = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, sandbox: 'none' })
-  }, 180_000)
-  afterAll(async () => {
-    await Promise.all([sandboxed?.close(), unsandboxed?.close()])
-    await new Promise<void>((resolve) => listener.close(() => resolve()))
   })
+  afterAll(() => new Promise<void>((resolve) => listener.close(() => resolve())))
 
   it.each([['linked.docx'], ['linked.odt'], ['linked.fodt'], ['linked.rtf']] as const)('converts %s with neither the /usr picture nor the loopback one, and 0 hits on the listener', async (name) => {
     hits.length = 0
@@ -74,20 +85,13 @@ describe('sidecar sandbox: a document reaches nothing outside itself', () => {
 
 describe('sidecar sandbox: environment', () => {
   it('starts LibreOffice with a cleared environment: the few variables it needs, none of the sidecar\'s', async () => {
-    const previous = process.env.SIDECAR_PASSWORD
-    process.env.SIDECAR_PASSWORD = 'not-for-libreoffice'
-    const sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1 })
-    try {
-      const folder = sidecar.pool.stats.processes[0]!.folder
-      const pid = execFileSync('pgrep', ['-f', `soffice.bin.*${folder}/`], { encoding: 'utf8' }).trim().split('\n')[0]!
-      const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean)
-      expect(environment.join('\n')).not.toContain('not-for-libreoffice')
-      // Ours, plus PWD (bubblewrap's) and URE_BOOTSTRAP (python3-uno's uno.py, for soffice to find its install).
-      expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual(['HOME', 'LANG', 'PATH', 'PWD', 'SAL_USE_VCLPLUGIN', 'TMPDIR', 'URE_BOOTSTRAP'])
-    } finally {
-      if (previous === undefined) delete process.env.SIDECAR_PASSWORD
-      else process.env.SIDECAR_PASSWORD = previous
-      await sidecar.close()
-    }
-  }, 120_000)
+    // The sandboxed sidecar started with SIDECAR_PASSWORD in its environment (the file's beforeAll).
+    expect(process.env.SIDECAR_PASSWORD).toBe('not-for-libreoffice')
+    const folder = sandboxed.pool.stats.processes[0]!.folder
+    const pid = execFileSync('pgrep', ['-f', `soffice.bin.*${folder}/`], { encoding: 'utf8' }).trim().split('\n')[0]!
+    const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean)
+    expect(environment.join('\n')).not.toContain('not-for-libreoffice')
+    // Ours, plus PWD (bubblewrap's) and URE_BOOTSTRAP (python3-uno's uno.py, for soffice to find its install).
+    expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual(['HOME', 'LANG', 'PATH', 'PWD', 'SAL_USE_VCLPLUGIN', 'TMPDIR', 'URE_BOOTSTRAP'])
+  })
 })

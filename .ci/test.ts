@@ -1,0 +1,48 @@
+// `npm test`: the typecheck and the lint run beside the suite instead of before it. The suite mostly waits (on
+// workerd, LibreOffice and the queues), so on 2 cores tsc's ~40 s of one core fit in its gaps; they run at a lower
+// priority (nice) so the suite's own work comes first. Their output is printed once the suite is done, and
+// `npm test` fails when any of the three fails. Arguments go to vitest: `npm test -- --project unit`.
+import { spawn } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const bin = (name: string) => join(root, 'node_modules/.bin', name)
+
+interface Finished {
+  name: string
+  status: number
+  seconds: number
+  output: string
+}
+
+/** Runs a command from the repository's root; `quiet` keeps its output for later instead of printing it. */
+function run(name: string, command: string, args: string[], quiet: boolean): Promise<Finished> {
+  const started = performance.now()
+  const child = spawn(command, args, { cwd: root, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit' })
+  const chunks: Buffer[] = []
+  child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk))
+  child.stderr?.on('data', (chunk: Buffer) => chunks.push(chunk))
+  return new Promise((resolve) => {
+    const finish = (status: number) => resolve({ name, status, seconds: (performance.now() - started) / 1000, output: Buffer.concat(chunks).toString() })
+    child.on('error', (error) => {
+      chunks.push(Buffer.from(String(error)))
+      finish(1)
+    })
+    child.on('close', (code, signal) => finish(code ?? (signal ? 1 : 0)))
+  })
+}
+
+const checks = [run('typecheck', 'nice', ['-n', '10', bin('tsc'), '--noEmit'], true), run('lint', 'nice', ['-n', '10', bin('biome'), 'lint'], true)]
+const suite = await run(
+  'vitest',
+  bin('vitest'),
+  ['run', '--reporter=default', '--reporter=json', '--outputFile.json=.tmp/test-results.json', ...process.argv.slice(2)],
+  false,
+)
+const all = [...(await Promise.all(checks)), suite]
+for (const { name, status, seconds, output } of all) {
+  if (status !== 0 && name !== 'vitest') process.stdout.write(output)
+  console.log(`${name}: ${status === 0 ? 'passed' : `failed (exit ${status})`} in ${seconds.toFixed(0)} s`)
+}
+process.exitCode = all.find(({ status }) => status !== 0)?.status ?? 0
