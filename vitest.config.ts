@@ -28,6 +28,7 @@ const UNIT = [
   'test/converters/pdf-golden.test.ts',
   'test/converters/text-fallback-fonts.test.ts',
   'test/docs/error-table.test.ts',
+  'test/files/multipart.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
 const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']

@@ -25,9 +25,10 @@ export interface DevWorker {
   stop(): void
 }
 
-/** Starts `entry` (default: the real Worker) with the project's wrangler.toml and fresh migrated state. */
-export async function startDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}): Promise<DevWorker> {
-  const state = mkdtempSync(join(root, '.tmp', 'bench-state-'))
+/** Starts `entry` (default: the real Worker) with the project's wrangler.toml and fresh migrated state, kept under
+ * `stateParent` (default .tmp/ of the repository). */
+export async function startDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}, stateParent = join(root, '.tmp')): Promise<DevWorker> {
+  const state = mkdtempSync(join(stateParent, 'bench-state-'))
   const envFile = join(state, 'bench.env')
   writeFileSync(envFile, Object.entries({ JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }).map(([k, v]) => `${k}=${v}`).join('\n'))
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' }

@@ -10,6 +10,7 @@ import { workersAiChunkBytes } from '../../worker/engines/transcribe/workers-ai'
 import { speechMp3, speechWav } from '../fixtures/audio/speech'
 import { call, callJson } from '../support/api'
 import { signUp } from '../support/accounts'
+import { concatBytes } from '../support/bytes'
 import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
 
@@ -234,6 +235,50 @@ describe('TRANSCRIBE_PROVIDER=auto', () => {
 })
 
 describe('inputs refused before the model is called', () => {
+  /** A WAV whose format chunk and data chunk say what the case needs, holding `held` bytes of samples. */
+  const wav = (fields: { channels?: number; rate?: number; byteRate?: number; align?: number; bits?: number; declared?: number; held?: number }) => {
+    const { channels = 1, rate = 8000, bits = 16, align = channels * (bits / 8), byteRate = rate * align, held = 1600 } = fields
+    const bytes = silentWav(1).slice(0, 44 + held)
+    const view = new DataView(bytes.buffer)
+    view.setUint16(22, channels, true)
+    view.setUint32(24, rate, true)
+    view.setUint32(28, byteRate, true)
+    view.setUint16(32, align, true)
+    view.setUint16(34, bits, true)
+    view.setUint32(40, fields.declared ?? held, true)
+    return bytes
+  }
+  const concat = concatBytes
+  const ascii = (value: string) => new TextEncoder().encode(value)
+  // MPEG-1 Layer III, 128 kbit/s, 44.1 kHz: 417 bytes a frame.
+  const mp3FrameHead = [0xff, 0xfb, 0x90, 0x00]
+
+  it.each([
+    ['lying.wav', 'a data chunk declaring 4 GB in a 2 KB file', wav({ declared: 0xfffffff0 - 1 }), /data chunk declares 4294967279 bytes and the file holds 1600 \(truncated, or a lying header\)/],
+    ['cut.wav', 'a data chunk cut short', wav({ declared: 16_000, held: 100 }), /declares 16000 bytes and the file holds 100/],
+    ['fast.wav', 'an absurd sample rate', wav({ rate: 4_000_000_000 }), /declares 4000000000 samples a second \(1000 to 768000 are taken\)/],
+    ['none.wav', 'no channels', wav({ channels: 0, align: 2 }), /declares 0 channels/],
+    ['crowd.wav', '65535 channels', wav({ channels: 65535, align: 2 }), /declares 65535 channels/],
+    ['long.wav', 'a byte rate that makes 1 s of samples last 4 hours (AUDIO_MAX_SECONDS would not see it)', wav({ byteRate: 1 }), /contradicts itself/],
+    ['silent.wav', 'a header and no samples', wav({ held: 0 }), /holds no samples/],
+    ['cut.mp3', 'an MP3 cut inside its first frame', concat(mp3FrameHead, new Uint8Array(100)), /ends inside its first MP3 frame \(truncated\)/],
+    ['sync.mp3', 'a frame sync followed by noise, not by a second frame', concat(mp3FrameHead, new Uint8Array(413), ascii('not another frame at all'), new Uint8Array(600)), /no MP3 frames found/],
+    // RFC 9639 §8.1–8.2: "fLaC", then the STREAMINFO block (type 0, 34 bytes) first.
+    ['cut.flac', 'a FLAC cut inside STREAMINFO', concat(ascii('fLaC'), [0x80, 0, 0, 34], new Uint8Array(10)), /ends inside its STREAMINFO block/],
+    ['zero.flac', 'a FLAC STREAMINFO of 0 Hz', concat(ascii('fLaC'), [0x80, 0, 0, 34], new Uint8Array(34), new Uint8Array(16)), /declares 0 samples a second/],
+    // RFC 3533 §6: version 0, the first page has the beginning-of-stream flag, its segment table, then its body.
+    ['cut.ogg', 'an Ogg cut inside its first page', concat(ascii('OggS'), [0, 2], new Uint8Array(20), [1, 255], new Uint8Array(10)), /ends inside its first page \(truncated\)/],
+    // ISO/IEC 14496-12 §4.2: top-level boxes follow each other, each as long as its size says.
+    ['cut.m4a', 'an MP4 box running past the end', concat([0, 0, 0, 16], ascii('ftypM4A '), [0, 0, 0, 0], [0, 0, 0x10, 0], ascii('moov'), new Uint8Array(40)), /box "moov" at byte 16 declares 4096 bytes; the file ends first \(truncated\)/],
+    // RFC 8794 §8.1: the EBML header element, its size a variable-length integer.
+    ['cut.webm', 'a WebM cut inside its EBML header', concat([0x1a, 0x45, 0xdf, 0xa3, 0x9f], ascii('webm')), /ends inside its EBML header/],
+  ])('%s (%s) → 422 with the reason', async (name, _why, bytes, reason) => {
+    const { ai, calls } = turboAi()
+    const failure = await convertAll(audioToText, inputFromBytes(name, bytes), testContext({ ai })).catch((error) => error)
+    expect(failure).toMatchObject({ status: 422, retryable: false, message: expect.stringMatching(reason) })
+    expect(calls).toEqual([])
+  })
+
   it.each([
     ['notes.mp3', new TextEncoder().encode('just some text, not audio'), '"notes.mp3" is not MP3 audio (its first bytes are not an audio signature)'],
     ['song.wav', speechMp3, '"song.wav" is not WAV audio (its bytes are MP3 audio: rename it)'],
@@ -248,12 +293,13 @@ describe('inputs refused before the model is called', () => {
     expect(calls).toEqual([])
   })
 
-  it('a .mp3 upload that is not audio fails its job with 422 and the whisper server never hears of it', async () => {
+  it('a .mp3 upload that is not audio is refused with 422 before a job starts, and the whisper server never hears of it', async () => {
     const user = await signUp()
     const name = unique('memo.mp3')
     const fake = await uploaded(user, name, 'Dear diary, this is text.')
     const res = await callJson('POST', `/files/${fake._id}/convert`, { token: user.token })
-    expect(res).toMatchObject({ status: 422, body: { message: `audio-to-text on "${name}" failed: "${name}" is not MP3 audio (its first bytes are not an audio signature)` } })
+    expect(res).toMatchObject({ status: 422, body: { message: expect.stringContaining(`"${name}" is named .mp3 but its content is text/plain; audio-to-text reads only audio/mpeg`) } })
+    expect((await callJson('GET', `/files/${fake._id}/jobs`, { token: user.token })).body).toEqual([])
     expect(await standInRequests(name)).toEqual([])
     const files = await callJson('GET', '/files', { token: user.token })
     expect(JSON.stringify(files.body)).toContain(fake._id) // the upload itself is kept

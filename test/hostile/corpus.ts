@@ -213,8 +213,102 @@ export async function pdfFlateBomb(): Promise<Uint8Array> {
   ])
 }
 
+/** The catalog, a one-page tree and a page whose content is object 4: the start of every stream case below. */
+const ONE_PAGE = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Contents 4 0 R >>'] as const
+
+const streamObject = (dictionary: string, data: Uint8Array) => concat(text(`<< /Length ${data.length} ${dictionary} >>\nstream\n`), data, text('\nendstream'))
+
+/** The 64 MiB Flate bomb written in hexadecimal under /ASCIIHexDecode: a zlib header no longer shows. */
+export async function pdfHexFlateBomb(): Promise<Uint8Array> {
+  const stream = await deflate(new Uint8Array(64 * 2 ** 20).fill(0x20))
+  const hex = text(`${Array.from(stream, (byte) => byte.toString(16).padStart(2, '0')).join('')}>`)
+  return rawPdf([...ONE_PAGE, streamObject('/Filter [/ASCIIHexDecode /FlateDecode]', hex)])
+}
+
+/** The Flate bomb whose /Length is an indirect object that says 10 (PDFium searches for endstream instead). */
+export async function pdfIndirectLengthBomb(): Promise<Uint8Array> {
+  const stream = await deflate(new Uint8Array(64 * 2 ** 20).fill(0x20))
+  return rawPdf([...ONE_PAGE, concat(text('<< /Length 5 0 R /Filter /FlateDecode >>\nstream\n'), stream, text('\nendstream')), '10'])
+}
+
+/**
+ * PDF's LZW (ISO 32000-1 §7.4.4, EarlyChange 1) of `count` repetitions of one byte: codes for runs of 1, 2, 3, …
+ * bytes until the table is full (or the rest is shorter), then a clear code; 9 to 12 bits a code as the decoder
+ * widens them.
+ */
+export function lzwRun(byte: number, count: number): Uint8Array {
+  const codes: number[] = []
+  let left = count
+  while (left > 0) {
+    codes.push(byte) // after a clear: one byte, no entry
+    left--
+    // Code c is entry c − 256 bytes long: the previous run and one more byte (each read as KwKwK).
+    for (let code = 258; code < 4096 && left >= code - 256; code++) {
+      codes.push(code)
+      left -= code - 256
+    }
+    codes.push(256)
+  }
+  codes.push(257)
+  const out: number[] = []
+  let bits = 0
+  let pending = 0
+  let width = 9
+  let nextCode = 258
+  let afterClear = true
+  for (const code of codes) {
+    pending = (pending << width) | code
+    bits += width
+    while (bits >= 8) {
+      bits -= 8
+      out.push((pending >>> bits) & 0xff)
+    }
+    pending &= (1 << bits) - 1
+    if (code === 256) {
+      width = 9
+      nextCode = 258
+      afterClear = true
+      continue
+    }
+    if (!afterClear && nextCode < 4096) nextCode++
+    afterClear = false
+    if (nextCode + 1 >= 1 << width && width < 12) width++
+  }
+  if (bits > 0) out.push((pending << (8 - bits)) & 0xff)
+  return new Uint8Array(out)
+}
+
+/** A content stream of 64 MiB of spaces under /LZWDecode, in about 50 KB. */
+export function pdfLzwBomb(): Uint8Array {
+  return rawPdf([...ONE_PAGE, streamObject('/Filter /LZWDecode', lzwRun(0x20, 64 * 2 ** 20))])
+}
+
+/** An object stream (PDFium inflates those while loading) of 64 MiB of spaces. */
+export async function pdfObjectStreamBomb(): Promise<Uint8Array> {
+  const stream = await deflate(new Uint8Array(64 * 2 ** 20).fill(0x20))
+  return rawPdf([...ONE_PAGE, '<< /Length 0 >>\nstream\n\nendstream', streamObject('/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode', stream)])
+}
+
+/** One page and five fonts of 10 MiB each: each under the stream limit, together over the page's budget. */
+export async function pdfManyStreams(): Promise<Uint8Array> {
+  const stream = await deflate(new Uint8Array(10 * 2 ** 20).fill(0x20))
+  return rawPdf([...ONE_PAGE, '<< /Length 0 >>\nstream\n\nendstream', ...Array.from({ length: 5 }, () => streamObject('/Filter /FlateDecode', stream))])
+}
+
+/** A stream whose /Filter names an object that is not in the file (PDFium would look in object streams). */
+export function pdfHiddenFilter(): Uint8Array {
+  return rawPdf([...ONE_PAGE, streamObject('/Filter 9 0 R', text('x'))])
+}
+
 export function pdfPage(width: number, height: number): Uint8Array {
   return buildPdf([{ width, height, content: '0 0 0 rg 0 0 1 1 re f' }])
+}
+
+/** A 16-bit PCM WAV whose format and data chunks say what the case needs, with 64 bytes of samples. */
+function wavWith(fields: { channels?: number; rate?: number; declared?: number }): Uint8Array {
+  const { channels = 1, rate = 8000, declared = 64 } = fields
+  const align = (channels * 2) & 0xffff
+  return concat(text('RIFF'), u32le(36 + 64), text('WAVEfmt '), u32le(16), u16le(1), u16le(channels), u32le(rate), u32le((rate * align) >>> 0), u16le(align), u16le(16), text('data'), u32le(declared), new Uint8Array(64))
 }
 
 const A_PNG = pngWithSize(1, 1)
@@ -246,7 +340,13 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   { name: 'cyclic-pages.pdf', why: 'a page tree whose Kids hold itself', expect: 'settled', reason: /cannot be (read|loaded)/, bytes: async () => pdfCyclicPages() },
   { name: 'lying-count.pdf', why: 'a page tree claiming 1,000,000,000 pages', expect: 'done', bytes: async () => pdfLyingCount() },
   { name: 'deep-nesting.pdf', why: '100,000 nested arrays and dictionaries', expect: 'done', bytes: async () => pdfDeepNesting() },
-  { name: 'flate-bomb.pdf', why: 'a 64 MiB Flate content stream in 64 KB', expect: 'done', bytes: pdfFlateBomb },
+  { name: 'flate-bomb.pdf', why: 'a 64 MiB Flate content stream in 64 KB', expect: 'failed', reason: /object 4's stream decodes to more than \d+ bytes.*PDF_MAX_BYTES/, bytes: pdfFlateBomb },
+  { name: 'hex-flate-bomb.pdf', why: 'the Flate bomb behind /ASCIIHexDecode', expect: 'failed', reason: /decodes? to more than \d+ bytes/, bytes: pdfHexFlateBomb },
+  { name: 'indirect-length-bomb.pdf', why: 'the Flate bomb with a /Length that lies, indirectly', expect: 'failed', reason: /decodes to more than \d+ bytes.*PDF_MAX_BYTES/, bytes: pdfIndirectLengthBomb },
+  { name: 'lzw-bomb.pdf', why: 'a 64 MiB LZW content stream in 50 KB', expect: 'failed', reason: /decodes to more than \d+ bytes.*PDF_MAX_BYTES/, bytes: async () => pdfLzwBomb() },
+  { name: 'objstm-bomb.pdf', why: 'a 64 MiB object stream, inflated while PDFium loads', expect: 'failed', reason: /object 5's stream decodes to more than \d+ bytes/, bytes: pdfObjectStreamBomb },
+  { name: 'many-streams.pdf', why: 'one page and 50 MiB of streams, each under the stream limit', expect: 'failed', reason: /streams decode to more than \d+ bytes.*PDF_MAX_PAGE_PIXELS/, bytes: pdfManyStreams },
+  { name: 'hidden-filter.pdf', why: 'a /Filter naming an object not in the file', expect: 'failed', reason: /cannot be read: object 9.*not in the file/, bytes: async () => pdfHiddenFilter() },
   { name: 'truncated.pdf', why: 'a PDF cut in half', expect: 'failed', reason: /cannot be read|no pages/, bytes: async () => pdfPage(100, 100).subarray(0, 200) },
   { name: 'empty.pdf', why: 'an empty .pdf', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
   // text → PNG: layout linear and bounded
@@ -266,11 +366,10 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   { name: 'empty.docx', why: 'an empty .docx', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
   // audio → text
   { name: 'empty.mp3', why: 'an empty .mp3', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
-  { name: 'photo.mp3', why: 'a JPEG named .mp3', expect: 'failed', reason: /not MP3 audio/, bytes: async () => A_JPEG },
-  {
-    name: 'lying.wav',
-    why: 'a WAV whose data chunk claims 4 GB',
-    expect: 'settled',
-    bytes: async () => concat(text('RIFF'), u32le(0xffffffff), text('WAVEfmt '), u32le(16), u16le(1), u16le(1), u32le(8000), u32le(16000), u16le(2), u16le(16), text('data'), u32le(0xfffffff0), new Uint8Array(64)),
-  },
+  { name: 'photo.mp3', why: 'a JPEG named .mp3', expect: 'refused', reason: /content is image\/jpeg; audio-to-text reads only/, bytes: async () => A_JPEG },
+  { name: 'notes.wav', why: 'text named .wav', expect: 'refused', reason: /content is text\/plain; audio-to-text reads only/, bytes: async () => text('RIFF? no, a diary entry.') },
+  { name: 'lying.wav', why: 'a WAV whose data chunk claims 4 GB', expect: 'failed', reason: /data chunk declares 4294967280 bytes and the file holds 64/, bytes: async () => wavWith({ declared: 0xfffffff0 }) },
+  { name: 'fast.wav', why: 'a WAV of 4 billion samples a second', expect: 'failed', reason: /declares 4000000000 samples a second/, bytes: async () => wavWith({ rate: 4_000_000_000 }) },
+  { name: 'crowd.wav', why: 'a WAV of 65535 channels', expect: 'failed', reason: /declares 65535 channels/, bytes: async () => wavWith({ channels: 65535 }) },
+  { name: 'cut.mp3', why: 'an MP3 cut inside its first frame', expect: 'failed', reason: /ends inside its first MP3 frame/, bytes: async () => concat([0xff, 0xfb, 0x90, 0x00], new Uint8Array(100)) },
 ]

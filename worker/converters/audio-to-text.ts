@@ -4,6 +4,7 @@
 // time), then joined in order with shifted timestamps; other formats go whole.
 import { audioContainer, type AudioContainer } from '../engines/audio/container'
 import { AudioFormatError, probeAudio, splitAudio, type AudioChunk } from '../engines/audio/split'
+import { checkAudioStructure } from '../engines/audio/structure'
 import { TRANSCRIBE_SETTINGS, transcriberFor } from '../engines/transcribe/provider'
 import { joinTranscripts, toWebVtt, TranscriptionError, wordCount } from '../engines/transcribe/transcript'
 import { ConversionError, defineConverter, type ConversionContext, type ConversionInput, type ConversionOutput } from './converter'
@@ -39,13 +40,24 @@ const REFUSED: Record<string, string> = {
   '.midi': 'MIDI holds notes, not recorded sound: there is nothing to transcribe',
 }
 
-/** Refuses bytes that are not the audio their extension names, so no provider is called for them. */
+/**
+ * Refuses bytes that are not the audio their extension names, or whose structure is cut, lying or implausible
+ * (checkAudioStructure), so no provider is called for them.
+ */
 function checkContainer(input: ConversionInput, bytes: Uint8Array): void {
   const expected = FORMATS[input.extension]
   const found = audioContainer(bytes.subarray(0, 16))
-  if (!expected || found === expected.container) return
-  const what = found ? `its bytes are ${found.toUpperCase()} audio: rename it` : 'its first bytes are not an audio signature'
-  throw new ConversionError(`"${input.name}" is not ${expected.label} audio (${what})`, { status: 422 })
+  if (expected && found !== expected.container) {
+    const what = found ? `its bytes are ${found.toUpperCase()} audio: rename it` : 'its first bytes are not an audio signature'
+    throw new ConversionError(`"${input.name}" is not ${expected.label} audio (${what})`, { status: 422 })
+  }
+  if (!found) return
+  try {
+    checkAudioStructure(bytes, found)
+  } catch (error) {
+    if (!(error instanceof AudioFormatError)) throw error
+    throw new ConversionError(`the ${expected?.label ?? found.toUpperCase()} file cannot be read: ${error.message}`, { status: 422, cause: error })
+  }
 }
 
 async function inParallel<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
@@ -67,6 +79,9 @@ export const audioToText = defineConverter({
   name: 'audio-to-text',
   settings: SETTINGS,
   from: Object.keys(FORMATS),
+  // What the sniffer calls these containers (an M4A of another brand sniffs as video/mp4): anything else named
+  // .mp3 or .wav is refused before a job starts.
+  accepts: ['audio/mpeg', 'audio/wav', 'audio/mp4', 'video/mp4', 'audio/ogg', 'audio/flac', 'video/webm'],
   refuses: REFUSED,
   to: '.txt',
   async *convert(input, ctx) {

@@ -2,11 +2,13 @@
 // PDF) and splits them into ranges of CONVERT_PAGES_PER_STEP, one queue message each, so a long PDF never
 // renders more than one range in one invocation; each page is encoded to PNG, strip by strip, and handed to the
 // pipeline (which stores it) before the next is rendered.
-import { eachFromPdf, PdfImageTooLargeError, PdfOpenError, PdfPageTooLargeError, type OpenPdf } from '../engines/pdfium'
+import { eachFromPdf, PdfImageTooLargeError, PdfOpenError, PdfPageTooLargeError, PdfStreamSyntaxError, PdfStreamTooLargeError, type OpenPdf } from '../engines/pdfium'
 import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode'
 import { ConversionError, defineConverter, type ConversionContext, type ConversionInput, type ConversionOutput } from './converter'
 
 const POINTS_PER_INCH = 72
+/** A page's streams may decode to its largest RGBA bitmap: 4 bytes for each pixel of PDF_MAX_PAGE_PIXELS. */
+const STREAM_BYTES_PER_PIXEL = 4
 
 export const SETTINGS = ['PDF_MAX_BYTES', 'PDF_MAX_IMAGE_PIXELS', 'PDF_MAX_PAGES', 'CONVERT_PAGES_PER_STEP', 'PDF_DPI', 'PDF_MAX_PAGE_PIXELS', 'IMAGE_MAX_SIDE'] as const
 export type PdfContext = ConversionContext<(typeof SETTINGS)[number]>
@@ -26,7 +28,9 @@ export async function* fromInput<T>(input: ConversionInput, ctx: PdfContext, use
   const maxBytes = ctx.settings.PDF_MAX_BYTES
   if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes`, { status: 413 })
   try {
-    const limits = { maxImagePixels: ctx.settings.PDF_MAX_IMAGE_PIXELS, maxPagePixels: ctx.settings.PDF_MAX_PAGE_PIXELS, maxSide: ctx.settings.IMAGE_MAX_SIDE }
+    const { PDF_MAX_IMAGE_PIXELS, PDF_MAX_PAGE_PIXELS, IMAGE_MAX_SIDE } = ctx.settings
+    // A stream decodes to at most as many bytes as the largest PDF taken; all of them to a page's RGBA bitmap a page.
+    const limits = { maxImagePixels: PDF_MAX_IMAGE_PIXELS, maxPagePixels: PDF_MAX_PAGE_PIXELS, maxSide: IMAGE_MAX_SIDE, maxStreamBytes: maxBytes, streamBytesPerPage: PDF_MAX_PAGE_PIXELS * STREAM_BYTES_PER_PIXEL }
     yield* eachFromPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, limits)
   } catch (error) {
     if (error instanceof PdfPageTooLargeError) {
@@ -34,6 +38,14 @@ export async function* fromInput<T>(input: ConversionInput, ctx: PdfContext, use
       const limit = error.limit === 'side' ? `${IMAGE_MAX_SIDE} pixels a side (IMAGE_MAX_SIDE)` : `${PDF_MAX_PAGE_PIXELS} pixels (PDF_MAX_PAGE_PIXELS)`
       throw new ConversionError(`${error.message} at its lowest scale; pages are rendered at most ${limit}`)
     }
+    if (error instanceof PdfStreamTooLargeError) {
+      const limit =
+        error.limit === 'stream'
+          ? `a PDF's stream may decode to at most ${error.maxBytes} bytes (PDF_MAX_BYTES)`
+          : `a PDF's streams may decode to at most ${STREAM_BYTES_PER_PIXEL} bytes for each pixel of PDF_MAX_PAGE_PIXELS and each page (${error.maxBytes} bytes for this one)`
+      throw new ConversionError(`${error.message}; ${limit}`)
+    }
+    if (error instanceof PdfStreamSyntaxError) throw new ConversionError(`the PDF cannot be read: ${error.message}`)
     if (error instanceof PdfImageTooLargeError) {
       const limit = ctx.settings.PDF_MAX_IMAGE_PIXELS
       throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels`)

@@ -7,10 +7,14 @@
 // a heap grown by a huge page would stay for every later document), else dropped and made anew. A fresh
 // instance per document was tried first: discarded instances live until the garbage collector runs, and three
 // image-heavy pages in a row took wrangler dev's isolate down. An engine error drops the instance too, so a
-// corrupted heap is never reused.
+// corrupted heap is never reused. Before PDFium decodes anything, pdf-streams.ts measures what each stream
+// decodes to (PDFium inflates a stream whole) against the caller's byte budget.
 import { PDFiumLibrary } from '@hyzyla/pdfium'
 import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
+import { findPdfStreams, measurePdfStreams, PdfStreamSyntaxError, PdfStreamTooLargeError } from './pdf-streams'
 import type { PixelRows } from './png/encode'
+
+export { PdfStreamSyntaxError, PdfStreamTooLargeError }
 
 /** Largest bitmap rendered at once: a strip of the page, as wide as the page. */
 export const STRIP_BYTES = 2 * 2 ** 20
@@ -104,6 +108,10 @@ export interface PdfLimits {
   readonly maxPagePixels: number
   /** Largest width or height of a rendered page. */
   readonly maxSide: number
+  /** Largest output of one filter of one stream (PDFium decodes a stream whole), and of object streams together. */
+  readonly maxStreamBytes: number
+  /** Bytes all streams may decode to, for each page (at least maxStreamBytes for the document). */
+  readonly streamBytesPerPage: number
 }
 
 export interface PdfPageSize {
@@ -250,6 +258,11 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
   try {
     if (!data) throw new Error(`PDFium could not allocate ${source.size} bytes`)
     await copyIntoHeap(module, source, data)
+    // What every stream decodes to is measured first (synchronously: the heap's view stays valid): object and
+    // cross-reference streams before PDFium loads them, the others once the page count sets their budget.
+    const fileBytes = () => module.HEAPU8.subarray(data, data + source.size)
+    const streams = findPdfStreams(fileBytes())
+    const structureBytes = measurePdfStreams(fileBytes(), streams.filter((stream) => stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes })
     const passwordPointer = password ? cString(module, password) : 0
     document = module._FPDF_LoadMemDocument(data, source.size, passwordPointer)
     if (passwordPointer) module.wasmExports.free(passwordPointer)
@@ -258,6 +271,9 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
       throw new PdfOpenError(FPDF_ERRORS[code] ?? `PDFium error ${code}`, code === FPDF_ERR_PASSWORD)
     }
     const loaded = document
+    const pageCount = module._FPDF_GetPageCount(loaded)
+    const maxTotalBytes = Math.max(limits.maxStreamBytes, pageCount * limits.streamBytesPerPage)
+    measurePdfStreams(fileBytes(), streams.filter((stream) => !stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes }, structureBytes)
     const withPage = <R>(index: number, read: (page: number) => R): R => {
       const page = module._FPDF_LoadPage(loaded, index)
       if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
@@ -268,7 +284,7 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
       }
     }
     yield* use({
-      pageCount: module._FPDF_GetPageCount(loaded),
+      pageCount,
       pageSize: (index) => withPage(index, (page) => ({ width: module._FPDF_GetPageWidth(page), height: module._FPDF_GetPageHeight(page) })),
       renderPage(index, scale, window) {
         const { width: points, height: pointsHigh } = this.pageSize(index)
@@ -302,7 +318,8 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     })
   } catch (error) {
     // A password, format or size problem is the document's; anything else may have left the engine broken.
-    if (!(error instanceof PdfOpenError || error instanceof PdfImageTooLargeError || error instanceof PdfPageTooLargeError)) dropInstance(instance)
+    const isDocumentFault = [PdfOpenError, PdfImageTooLargeError, PdfPageTooLargeError, PdfStreamTooLargeError, PdfStreamSyntaxError].some((fault) => error instanceof fault)
+    if (!isDocumentFault) dropInstance(instance)
     throw error
   } finally {
     if (document) module._FPDF_CloseDocument(document)

@@ -1,12 +1,12 @@
 // Drawing a preview's pixels from a stored file, each kind through the engine entry points its conversion uses
-// (and so through the same limits): images through openImage (header measured before decoding), PDFs through
+// (and so through the same limits): images through openImageInput (header measured before decoding), PDFs through
 // the PDF converters' fromInput (PDF_MAX_BYTES, PDF_MAX_PAGES, PDF_MAX_IMAGE_PIXELS), text through the text
 // layout and renderer. PDF pages are drawn at the box's size, never larger; a cover crop draws only the box.
 import type { Config } from '../config'
 import { ConversionError, type ConversionInput } from '../converters/converter'
 import { checkPageCount, fromInput, SETTINGS, type PdfContext } from '../converters/pdf-to-png'
+import { openImageInput } from '../converters/image-to-png'
 import { pageStyle } from '../converters/text-to-png'
-import { openImage, ImageRefusedError } from '../engines/image/open'
 import { coverInto, fitInto } from '../engines/image/resize'
 import type { RawImage } from '../engines/png/encode'
 import { decodeText } from '../engines/text/decode'
@@ -27,13 +27,8 @@ export async function imagePixels(input: ConversionInput, params: PreviewParams,
   onlyFirstPage(params, 'an image')
   // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
   const bytes = await input.bytes(config.IMAGE_MAX_BYTES)
-  try {
-    const { image } = await openImage(bytes, { maxPixels: config.IMAGE_MAX_PIXELS, maxSide: config.IMAGE_MAX_SIDE })
-    return params.fit === 'cover' ? coverInto(image, params.width, params.height) : fitInto(image, params.width, params.height)
-  } catch (error) {
-    if (error instanceof ImageRefusedError) throw new ConversionError(error.status === 415 ? `"${input.name}" is ${error.message}` : error.message, { status: error.status })
-    throw error
-  }
+  const { image } = await openImageInput(input.name, bytes, { maxPixels: config.IMAGE_MAX_PIXELS, maxSide: config.IMAGE_MAX_SIDE })
+  return params.fit === 'cover' ? coverInto(image, params.width, params.height) : fitInto(image, params.width, params.height)
 }
 
 export async function pdfPixels(input: ConversionInput, params: PreviewParams, config: Config): Promise<RawImage> {

@@ -17,7 +17,21 @@ export class AudioFormatError extends Error {}
 
 const ascii = (bytes: Uint8Array, offset: number, text: string) => [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
 
+/** Sample rates outside these are not recordings any provider decodes (telephony is 8 kHz, studio 384 kHz). */
+export const MIN_SAMPLE_RATE = 1000
+export const MAX_SAMPLE_RATE = 768_000
+/** More channels than this is not a recording of speech (7.1 is 8, third-order ambisonics 16). */
+export const MAX_CHANNELS = 16
+
+export function checkRate(sampleRate: number, channels: number, what: string): void {
+  if (sampleRate < MIN_SAMPLE_RATE || sampleRate > MAX_SAMPLE_RATE) throw new AudioFormatError(`the ${what} declares ${sampleRate} samples a second (${MIN_SAMPLE_RATE} to ${MAX_SAMPLE_RATE} are taken)`)
+  if (channels < 1 || channels > MAX_CHANNELS) throw new AudioFormatError(`the ${what} declares ${channels} channels (1 to ${MAX_CHANNELS} are taken)`)
+}
+
 // ---- WAV --------------------------------------------------------------------------------------------------
+
+/** WAVE_FORMAT_PCM, WAVE_FORMAT_IEEE_FLOAT, WAVE_FORMAT_EXTENSIBLE: frames of whole samples. */
+const PCM_FORMATS = new Set([1, 3, 0xfffe])
 
 interface WavLayout {
   readonly fmt: Uint8Array
@@ -38,11 +52,23 @@ function wavLayout(bytes: Uint8Array): WavLayout {
     if (ascii(bytes, offset, 'data')) {
       if (!fmt || fmt.length < 16) throw new AudioFormatError('the WAV file has no format chunk before its data')
       const format = new DataView(fmt.buffer, fmt.byteOffset, fmt.byteLength)
+      const channels = format.getUint16(2, true)
+      const sampleRate = format.getUint32(4, true)
       const byteRate = format.getUint32(8, true)
       const blockAlign = format.getUint16(12, true)
+      const bitsPerSample = format.getUint16(14, true)
       if (byteRate === 0 || blockAlign === 0) throw new AudioFormatError('the WAV format chunk is invalid')
+      checkRate(sampleRate, channels, 'WAV format chunk')
+      // PCM, float and extensible: the duration is read from byteRate, so it must be what the samples take.
+      if (PCM_FORMATS.has(format.getUint16(0, true)) && (blockAlign !== channels * Math.ceil(bitsPerSample / 8) || byteRate !== sampleRate * blockAlign)) {
+        throw new AudioFormatError(`the WAV format chunk contradicts itself: ${channels} channels of ${bitsPerSample} bits at ${sampleRate} Hz are not ${blockAlign} bytes a frame and ${byteRate} bytes a second`)
+      }
+      const held = bytes.length - offset - 8
       // A streamed WAV may declare 0 or 0xFFFFFFFF: the data then runs to the end of the file.
-      const dataSize = Math.min(size === 0 ? Number.POSITIVE_INFINITY : size, bytes.length - offset - 8)
+      const isStreamed = size === 0 || size === 0xffffffff
+      if (!isStreamed && size > held) throw new AudioFormatError(`its data chunk declares ${size} bytes and the file holds ${held} (truncated, or a lying header)`)
+      const dataSize = isStreamed ? held : size
+      if (dataSize < blockAlign) throw new AudioFormatError('the WAV file holds no samples')
       return { fmt, dataOffset: offset + 8, dataSize: dataSize - (dataSize % blockAlign), byteRate, blockAlign }
     }
     offset += 8 + size + (size % 2)
@@ -100,7 +126,14 @@ function mp3Frames(bytes: Uint8Array): Mp3Frame[] {
   const frames: Mp3Frame[] = []
   while (offset < bytes.length) {
     const frame = mp3Frame(bytes, offset)
-    if (frame && frame.length > 0) {
+    const end = frame ? frame.offset + frame.length : 0
+    // The first frame must be followed by another (or end the file): a sync pattern in junk is not a frame.
+    const isFirstConfirmed = frames.length > 0 || end === bytes.length || (end < bytes.length && mp3Frame(bytes, end) !== undefined)
+    if (frame && frame.length > 0 && end > bytes.length) {
+      if (frames.length === 0) throw new AudioFormatError('the file ends inside its first MP3 frame (truncated)')
+      break // a last frame cut short: decoders drop it, so does this
+    }
+    if (frame && frame.length > 0 && isFirstConfirmed) {
       frames.push(frame)
       offset += frame.length
     } else if (frames.length === 0 && offset < 64 * 1024) {

@@ -1,15 +1,10 @@
-// The image decoders' entry for previews, with the checks and messages of image-to-png: the header read first, a
-// truncated JPEG refused, then decodeImage, which checks every area it would allocate against the limits.
+// The image decoders' one entry (image → PNG and previews): the header read first, a truncated JPEG refused,
+// then decodeImage, which checks every area it would allocate against the limits; each refusal says why.
 import type { RawImage } from '../png/encode'
 import { decodeImage } from './decode'
 import { readImageHeader, type ImageHeader } from './header'
 import { reachesEndOfImage } from './jpeg-end'
-import { ImageStructureError, ImageTooLargeError } from './limits'
-
-export interface ImageLimits {
-  readonly maxPixels: number
-  readonly maxSide: number
-}
+import { type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
 
 /** The image is refused before or while decoding; `status` is the HTTP status its client gets (415 or 422). */
 export class ImageRefusedError extends Error {

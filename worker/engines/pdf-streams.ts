@@ -1,0 +1,593 @@
+// What a PDF's streams decode to, measured before PDFium decodes them. PDFium decodes a stream whole into memory
+// (content streams, fonts, object and cross-reference streams; each filter of a chain into a buffer of its own),
+// so a 64 KB Flate stream of 64 MiB takes that much and more. Here every stream's filter chain (Flate, LZW,
+// ASCIIHex, ASCII85, RunLength) runs in small pieces and each filter's output is counted, never kept, against a
+// byte budget: a bomb is refused after inflating at most the budget, in bounded memory.
+// The streams are found the way a repairing reader finds them: every `>> stream` in the file, its dictionary
+// parsed forward from the `N G obj` before it, so no /Length, cross-reference table or compressed data can hide
+// one. Without a verified /Length a stream is decoded to the end of the file (at least what PDFium decodes).
+import pako from 'pako'
+
+/** A stream of the file: where its data begins and what PDFium will do with it. */
+export interface PdfStream {
+  /** Its object number, 0 when unknown. */
+  readonly object: number
+  /** Candidate first bytes of the data (after `stream` and its end of line, as readers differ on a lone CR). */
+  readonly starts: readonly number[]
+  /** End of the data when /Length is a number that `endstream` follows, else the end of the file. */
+  readonly end: number
+  /** The filters PDFium decodes whole, in order ('FlateDecode', …): an image's last one decodes line by line. */
+  readonly filters: readonly string[]
+  /** LZW's /EarlyChange per filter (1 unless DecodeParms say 0). */
+  readonly earlyChange: readonly number[]
+  /** Object and cross-reference streams: PDFium decodes these while loading the document. */
+  readonly isStructure: boolean
+}
+
+/** A stream's dictionary cannot be read: the file is refused rather than measured wrongly. */
+export class PdfStreamSyntaxError extends Error {
+  override readonly name = 'PdfStreamSyntaxError'
+}
+
+/** A stream, or all of them together, would decode to more than the budget allows. */
+export class PdfStreamTooLargeError extends Error {
+  override readonly name = 'PdfStreamTooLargeError'
+  constructor(
+    message: string,
+    readonly limit: 'stream' | 'document',
+    readonly maxBytes: number,
+  ) {
+    super(message)
+  }
+}
+
+export interface StreamBudget {
+  /** Largest output of one filter of one stream. */
+  readonly maxStreamBytes: number
+  /** Largest output of all the measured streams' filters together. */
+  readonly maxTotalBytes: number
+}
+
+const isWhite = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x0c || byte === 0x00
+const isDelimiter = (byte: number) => byte === 0x28 || byte === 0x29 || byte === 0x3c || byte === 0x3e || byte === 0x5b || byte === 0x5d || byte === 0x7b || byte === 0x7d || byte === 0x2f || byte === 0x25
+const isRegular = (byte: number | undefined) => byte !== undefined && !isWhite(byte) && !isDelimiter(byte)
+const isDigit = (byte: number | undefined) => byte !== undefined && byte >= 0x30 && byte <= 0x39
+
+/** Filters PDFium decodes whole (the abbreviations are inline-image names it accepts too). */
+const WHOLE_FILTERS: Record<string, string> = {
+  FlateDecode: 'FlateDecode',
+  Fl: 'FlateDecode',
+  LZWDecode: 'LZWDecode',
+  LZW: 'LZWDecode',
+  ASCIIHexDecode: 'ASCIIHexDecode',
+  AHx: 'ASCIIHexDecode',
+  ASCII85Decode: 'ASCII85Decode',
+  A85: 'ASCII85Decode',
+  RunLengthDecode: 'RunLengthDecode',
+  RL: 'RunLengthDecode',
+}
+/** Filters an image decodes line by line, within its declared size, when they come last. */
+const IMAGE_LINE_FILTERS = new Set(['FlateDecode', 'RunLengthDecode'])
+
+type PdfValue = number | string | { name: string } | { ref: [number, number] } | PdfValue[] | Map<string, PdfValue> | null
+
+const MAX_DEPTH = 64
+
+/** A small reader of PDF objects (enough for stream dictionaries): strings, names, numbers, arrays, dictionaries. */
+class ObjectReader {
+  at: number
+  constructor(
+    readonly bytes: Uint8Array,
+    start: number,
+    readonly end: number,
+  ) {
+    this.at = start
+  }
+
+  skipWhite(): void {
+    const { bytes } = this
+    while (this.at < this.end) {
+      const byte = bytes[this.at]!
+      if (isWhite(byte)) this.at++
+      else if (byte === 0x25) while (this.at < this.end && bytes[this.at] !== 0x0a && bytes[this.at] !== 0x0d) this.at++ // comment
+      else return
+    }
+  }
+
+  private fail(what: string): never {
+    throw new PdfStreamSyntaxError(`${what} at byte ${this.at}`)
+  }
+
+  private regularRun(): string {
+    const start = this.at
+    while (this.at < this.end && isRegular(this.bytes[this.at])) this.at++
+    return String.fromCharCode(...this.bytes.subarray(start, this.at))
+  }
+
+  value(depth = 0): PdfValue {
+    if (depth > MAX_DEPTH) this.fail('nesting too deep')
+    this.skipWhite()
+    const { bytes } = this
+    const byte = bytes[this.at]
+    if (byte === undefined || this.at >= this.end) this.fail('unexpected end')
+    if (byte === 0x3c && bytes[this.at + 1] === 0x3c) return this.dictionary(depth)
+    if (byte === 0x3c) {
+      const close = bytes.indexOf(0x3e, this.at)
+      if (close < 0 || close >= this.end) this.fail('unterminated hex string')
+      this.at = close + 1
+      return ''
+    }
+    if (byte === 0x28) return this.literalString()
+    if (byte === 0x2f) {
+      this.at++
+      return { name: this.regularRun().replace(/#([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))) }
+    }
+    if (byte === 0x5b) {
+      this.at++
+      const items: PdfValue[] = []
+      for (;;) {
+        this.skipWhite()
+        if (bytes[this.at] === 0x5d) {
+          this.at++
+          return items
+        }
+        items.push(this.value(depth + 1))
+      }
+    }
+    const word = this.regularRun()
+    if (!word) this.fail(`unexpected byte ${byte}`)
+    if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(word)) {
+      // An indirect reference: `N G R`.
+      if (/^\d+$/.test(word)) {
+        const save = this.at
+        this.skipWhite()
+        const generation = this.regularRun()
+        this.skipWhite()
+        if (/^\d+$/.test(generation) && bytes[this.at] === 0x52 && !isRegular(bytes[this.at + 1])) {
+          this.at++
+          return { ref: [Number(word), Number(generation)] }
+        }
+        this.at = save
+      }
+      return Number(word)
+    }
+    if (word === 'true' || word === 'false' || word === 'null') return null
+    return this.fail(`unexpected keyword ${word.slice(0, 20)}`)
+  }
+
+  private literalString(): string {
+    const { bytes } = this
+    let depth = 0
+    while (this.at < this.end) {
+      const byte = bytes[this.at++]!
+      if (byte === 0x5c) this.at++ // an escape: the next byte is taken as it is
+      else if (byte === 0x28) depth++
+      else if (byte === 0x29 && --depth === 0) return ''
+    }
+    return this.fail('unterminated string')
+  }
+
+  dictionary(depth: number): Map<string, PdfValue> {
+    this.at += 2
+    const entries = new Map<string, PdfValue>()
+    for (;;) {
+      this.skipWhite()
+      if (this.bytes[this.at] === 0x3e && this.bytes[this.at + 1] === 0x3e) {
+        this.at += 2
+        return entries
+      }
+      const key = this.value(depth + 1)
+      if (typeof key !== 'object' || key === null || !('name' in key)) this.fail('a dictionary key that is not a name')
+      entries.set(key.name, this.value(depth + 1))
+    }
+  }
+}
+
+const nameOf = (value: PdfValue | undefined) => (value && typeof value === 'object' && 'name' in value ? value.name : undefined)
+const asArray = (value: PdfValue | undefined): PdfValue[] => (Array.isArray(value) ? value : value === undefined || value === null ? [] : [value])
+
+/** Whether the bytes at `at` spell `word`. */
+function spells(bytes: Uint8Array, at: number, word: string): boolean {
+  for (let i = 0; i < word.length; i++) if (bytes[at + i] !== word.charCodeAt(i)) return false
+  return true
+}
+
+const digitsAt = (bytes: Uint8Array, start: number, end: number) => Number(String.fromCharCode(...bytes.subarray(start, end)))
+
+/** The object header (`N G obj`) whose `obj` is at `at`, or undefined. */
+function objectHeaderAt(bytes: Uint8Array, at: number): { body: number; object: number; generation: number } | undefined {
+  if (bytes[at] !== 0x6f || !spells(bytes, at, 'obj') || isRegular(bytes[at + 3])) return undefined
+  // Backwards: white, generation digits, white, object digits.
+  let i = at - 1
+  if (!isWhite(bytes[i] ?? 0x41)) return undefined
+  while (i >= 0 && isWhite(bytes[i]!)) i--
+  const generationEnd = i + 1
+  while (i >= 0 && isDigit(bytes[i])) i--
+  const generationStart = i + 1
+  if (generationStart === generationEnd || !isWhite(bytes[i] ?? 0x41)) return undefined
+  while (i >= 0 && isWhite(bytes[i]!)) i--
+  const numberEnd = i + 1
+  while (i >= 0 && isDigit(bytes[i])) i--
+  if (i + 1 === numberEnd || isRegular(bytes[i])) return undefined
+  return { body: at + 3, object: digitsAt(bytes, i + 1, numberEnd), generation: digitsAt(bytes, generationStart, generationEnd) }
+}
+
+/** The object headers before `limit`, nearest first (lazily: most streams need only their own). */
+function* objectHeadersBefore(bytes: Uint8Array, limit: number): Generator<{ body: number; object: number }> {
+  for (let at = limit - 3; at >= 0; at--) {
+    const header = objectHeaderAt(bytes, at)
+    if (header) yield header
+  }
+}
+
+/** Finds indirect objects by number in the file's bytes (built on first use: few dictionaries need it). */
+class ObjectIndex {
+  private bodies: Map<string, number> | undefined
+  constructor(private readonly bytes: Uint8Array) {}
+
+  /** The value a reference names, resolved (once: a reference to a reference is not followed). */
+  resolve(value: PdfValue | undefined): PdfValue | undefined {
+    if (!value || typeof value !== 'object' || !('ref' in value)) return value
+    if (!this.bodies) {
+      this.bodies = new Map()
+      for (let at = this.bytes.indexOf(0x6f); at >= 0; at = this.bytes.indexOf(0x6f, at + 1)) {
+        const header = objectHeaderAt(this.bytes, at)
+        if (header) this.bodies.set(`${header.object} ${header.generation}`, header.body) // the last one wins, as with updates
+      }
+    }
+    const body = this.bodies.get(value.ref.join(' '))
+    // PDFium may find it in an object stream this reader does not open: refused rather than left unmeasured.
+    if (body === undefined) throw new PdfStreamSyntaxError(`object ${value.ref[0]}, which a stream dictionary names, is not in the file's bytes`)
+    return new ObjectReader(this.bytes, body, this.bytes.length).value()
+  }
+}
+
+/** The dictionary that ends at `dictEnd` (just after its `>>`), read from the object header before it. */
+function streamDictionary(bytes: Uint8Array, dictEnd: number): { dictionary: Map<string, PdfValue>; object: number } | undefined {
+  // The nearest header is the stream's own unless a string inside the dictionary spells one: a few are tried.
+  let tried = 0
+  for (const header of objectHeadersBefore(bytes, dictEnd)) {
+    if (++tried > 8) break
+    const reader = new ObjectReader(bytes, header.body, dictEnd)
+    reader.skipWhite()
+    if (bytes[reader.at] !== 0x3c || bytes[reader.at + 1] !== 0x3c) continue
+    try {
+      const dictionary = reader.dictionary(0)
+      if (reader.at === dictEnd) return { dictionary, object: header.object }
+    } catch (error) {
+      if (!(error instanceof PdfStreamSyntaxError)) throw error
+    }
+  }
+  return undefined
+}
+
+/** The integer right after `stream`'s data when /Length holds one and `endstream` follows it; else undefined. */
+function verifiedEnd(bytes: Uint8Array, start: number, length: PdfValue | undefined): number | undefined {
+  if (typeof length !== 'number' || !Number.isInteger(length) || length < 0) return undefined
+  let at = start + length
+  while (at < bytes.length && isWhite(bytes[at]!)) at++
+  return spells(bytes, at, 'endstream') ? start + length : undefined
+}
+
+/**
+ * Every stream of the file with what PDFium decodes whole. Throws a PdfStreamSyntaxError when a stream's
+ * dictionary cannot be read (PDFium would read it some way this reader cannot follow: refused, not guessed).
+ */
+export function findPdfStreams(bytes: Uint8Array): PdfStream[] {
+  const streams: PdfStream[] = []
+  const index = new ObjectIndex(bytes)
+  for (let at = bytes.indexOf(0x73); at >= 0; at = bytes.indexOf(0x73, at + 1)) {
+    if (!spells(bytes, at, 'stream') || isRegular(bytes[at + 6])) continue
+    let before = at - 1
+    while (before >= 0 && isWhite(bytes[before]!)) before--
+    if (bytes[before] !== 0x3e || bytes[before - 1] !== 0x3e) continue // `endstream`, or a word in text
+    const found = streamDictionary(bytes, before + 1)
+    if (!found) throw new PdfStreamSyntaxError(`the dictionary of the stream at byte ${at} cannot be read`)
+    const { dictionary, object } = found
+    // The data begins after the keyword's end of line: CR LF or LF by the standard; a lone CR, spaces before the
+    // line end, or none at all by some writers. Every reading is measured.
+    let lineEnd = at + 6
+    while (lineEnd < bytes.length && bytes[lineEnd] === 0x20) lineEnd++
+    const starts = new Set([at + 6])
+    if (bytes[lineEnd] === 0x0d) starts.add(bytes[lineEnd + 1] === 0x0a ? lineEnd + 2 : lineEnd + 1).add(lineEnd + 1)
+    else if (bytes[lineEnd] === 0x0a) starts.add(lineEnd + 1)
+    const [first] = [...starts].sort((a, b) => b - a)
+    const end = verifiedEnd(bytes, first!, dictionary.get('Length')) ?? bytes.length
+    const isImage = nameOf(dictionary.get('Subtype')) === 'Image'
+    const type = nameOf(dictionary.get('Type'))
+    const params = asArray(index.resolve(dictionary.get('DecodeParms')))
+    const chain = asArray(index.resolve(dictionary.get('Filter'))).map((filter) => index.resolve(filter))
+    const filters: string[] = []
+    const earlyChange: number[] = []
+    for (const [position, filter] of chain.entries()) {
+      const name = WHOLE_FILTERS[nameOf(filter) ?? '']
+      if (!name) break // an image codec or an unknown filter: PDFium decodes no further here
+      filters.push(name)
+      const param = index.resolve(params[position])
+      earlyChange.push(param instanceof Map && param.get('EarlyChange') === 0 ? 0 : 1)
+    }
+    const last = filters.at(-1)
+    if (isImage && last && IMAGE_LINE_FILTERS.has(last) && filters.length === chain.length) {
+      filters.pop()
+      earlyChange.pop()
+    }
+    streams.push({ object, starts: [...starts], end, filters, earlyChange, isStructure: type === 'ObjStm' || type === 'XRef' })
+  }
+  return streams
+}
+
+/** Where a filter's output goes, a piece at a time (a piece is valid only during the call). */
+interface Sink {
+  write(piece: Uint8Array): void
+  end(): void
+  /** The filter takes no more input (its end-of-data, or an error): the rest of the file is not fed. */
+  readonly isDone?: boolean
+}
+
+const PIECE_BYTES = 64 * 1024
+
+/** Gathers bytes into pieces of PIECE_BYTES for the next sink. */
+class Output {
+  private readonly buffer = new Uint8Array(PIECE_BYTES)
+  private length = 0
+  constructor(private readonly next: Sink) {}
+  push(byte: number): void {
+    this.buffer[this.length++] = byte
+    if (this.length === PIECE_BYTES) this.flush()
+  }
+  flush(): void {
+    if (this.length > 0) this.next.write(this.buffer.subarray(0, this.length))
+    this.length = 0
+  }
+}
+
+function flateSink(next: Sink): Sink {
+  const inflator = new pako.Inflate({ chunkSize: PIECE_BYTES })
+  inflator.onData = (piece) => next.write(piece)
+  // pako keeps err/ended state: a corrupt or finished zlib stream takes nothing more (PDFium keeps what it had).
+  const state = inflator as unknown as { err: number; ended: boolean }
+  return {
+    write(piece) {
+      if (!state.err && !state.ended) inflator.push(piece, false)
+    },
+    end() {
+      if (!state.err && !state.ended) inflator.push(new Uint8Array(), true)
+      next.end()
+    },
+    get isDone() {
+      return Boolean(state.err || state.ended)
+    },
+  }
+}
+
+/** A filter that reads its input a byte at a time: `take` answers false at the filter's end of data. */
+function byteFilter(next: Sink, take: (byte: number, out: Output) => boolean, finish?: (out: Output) => void): Sink {
+  const out = new Output(next)
+  let ended = false
+  return {
+    get isDone() {
+      return ended
+    },
+    write(piece) {
+      for (let i = 0; i < piece.length && !ended; i++) ended = !take(piece[i]!, out)
+      out.flush()
+    },
+    end() {
+      if (!ended) finish?.(out)
+      out.flush()
+      next.end()
+    },
+  }
+}
+
+/** PDF's LZW (ISO 32000-1 §7.4.4): 9–12-bit codes, 256 clears, 257 ends, EarlyChange 1 by default. */
+function lzwSink(next: Sink, earlyChange: number): Sink {
+  const prefix = new Int16Array(4096).fill(-1)
+  const suffix = new Uint8Array(4096)
+  const lengths = new Uint16Array(4096)
+  const entry = new Uint8Array(4096)
+  for (let i = 0; i < 256; i++) {
+    suffix[i] = i
+    lengths[i] = 1
+  }
+  let nextCode = 258
+  let codeBits = 9
+  let previous = -1
+  let bits = 0
+  let bitCount = 0
+  const emit = (code: number, out: Output): void => {
+    const length = lengths[code]!
+    for (let i = length - 1, c = code; i >= 0; i--, c = prefix[c]!) entry[i] = suffix[c]!
+    for (let i = 0; i < length; i++) out.push(entry[i]!)
+  }
+  const addEntry = (first: number) => {
+    prefix[nextCode] = previous
+    suffix[nextCode] = first
+    lengths[nextCode] = lengths[previous]! + 1
+    nextCode++
+  }
+  /** False at the end of data: code 257, or a code no table holds (PDFium stops there too). */
+  const code = (value: number, out: Output): boolean => {
+    if (value === 256) {
+      nextCode = 258
+      codeBits = 9
+      previous = -1
+      return true
+    }
+    if (value === 257 || (previous < 0 && value > 255) || value > nextCode || (value === nextCode && nextCode >= 4096)) return false
+    if (previous >= 0 && nextCode < 4096) {
+      // KwKwK (the code being defined): the previous entry and its own first byte.
+      let first = value < nextCode ? value : previous
+      while (prefix[first]! >= 0) first = prefix[first]!
+      addEntry(suffix[first]!)
+    }
+    emit(value, out)
+    previous = value
+    if (nextCode + earlyChange >= 1 << codeBits && codeBits < 12) codeBits++
+    return true
+  }
+  return byteFilter(next, (byte, out) => {
+    bits = ((bits << 8) | byte) & 0xffffff
+    bitCount += 8
+    while (bitCount >= codeBits) {
+      bitCount -= codeBits
+      if (!code((bits >>> bitCount) & ((1 << codeBits) - 1), out)) return false
+    }
+    return true
+  })
+}
+
+const hexValue = (byte: number) => (byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x41 && byte <= 0x46 ? byte - 0x37 : byte >= 0x61 && byte <= 0x66 ? byte - 0x57 : -1)
+
+/** ASCIIHexDecode: pairs of hex digits up to `>`, white space skipped, an odd last digit followed by 0. */
+function asciiHexSink(next: Sink): Sink {
+  let high = -1
+  const finish = (out: Output) => {
+    if (high >= 0) out.push(high << 4)
+  }
+  return byteFilter(
+    next,
+    (byte, out) => {
+      if (byte === 0x3e) {
+        finish(out)
+        return false
+      }
+      const value = hexValue(byte)
+      if (value < 0) return true // white space (other bytes are errors PDFium skips too)
+      if (high < 0) high = value
+      else {
+        out.push((high << 4) | value)
+        high = -1
+      }
+      return true
+    },
+    finish,
+  )
+}
+
+/** ASCII85Decode: groups of five digits for four bytes, `z` for four zeros, `~>` ends; a short last group. */
+function ascii85Sink(next: Sink): Sink {
+  const group: number[] = []
+  const finish = (out: Output) => {
+    if (group.length > 1) {
+      const count = group.length - 1
+      while (group.length < 5) group.push(84)
+      const value = group.reduce((sum, digit) => sum * 85 + digit, 0)
+      for (let i = 0; i < count; i++) out.push((value >>> (24 - 8 * i)) & 0xff)
+    }
+    group.length = 0
+  }
+  return byteFilter(
+    next,
+    (byte, out) => {
+      if (byte === 0x7e) {
+        finish(out)
+        return false
+      }
+      if (byte === 0x7a && group.length === 0) for (let i = 0; i < 4; i++) out.push(0)
+      else if (byte >= 0x21 && byte <= 0x75) {
+        group.push(byte - 0x21)
+        if (group.length === 5) finish(out)
+      }
+      return true
+    },
+    finish,
+  )
+}
+
+/** RunLengthDecode: a length byte n, then n + 1 literal bytes (n < 128) or one byte 257 − n times; 128 ends. */
+function runLengthSink(next: Sink): Sink {
+  let literal = 0 // bytes of a literal run still to copy
+  let repeat = 0 // the length byte of a repeat run whose byte is next, else 0
+  return byteFilter(next, (byte, out) => {
+    if (literal > 0) {
+      out.push(byte)
+      literal--
+    } else if (repeat > 0) {
+      for (let i = 0; i < 257 - repeat; i++) out.push(byte)
+      repeat = 0
+    } else if (byte === 128) return false
+    else if (byte < 128) literal = byte + 1
+    else repeat = byte
+    return true
+  })
+}
+
+class BudgetExceeded extends Error {
+  constructor(readonly limit: 'stream' | 'document') {
+    super(limit)
+  }
+}
+
+/** Counts a filter's output against the stream's and the document's budgets, then passes it on. */
+function countingSink(next: Sink | undefined, maxStreamBytes: number, total: { bytes: number; max: number }): Sink {
+  let bytes = 0
+  return {
+    write(piece) {
+      bytes += piece.length
+      total.bytes += piece.length
+      if (bytes > maxStreamBytes) throw new BudgetExceeded('stream')
+      if (total.bytes > total.max) throw new BudgetExceeded('document')
+      next?.write(piece)
+    },
+    end: () => next?.end(),
+  }
+}
+
+function filterSink(filter: string, next: Sink, earlyChange: number): Sink {
+  switch (filter) {
+    case 'FlateDecode':
+      return flateSink(next)
+    case 'LZWDecode':
+      return lzwSink(next, earlyChange)
+    case 'ASCIIHexDecode':
+      return asciiHexSink(next)
+    case 'ASCII85Decode':
+      return ascii85Sink(next)
+    default:
+      return runLengthSink(next)
+  }
+}
+
+/** RFC 1950: deflate (CM 8) with a window of at most 32 KiB, and a header check that divides by 31. */
+const isZlibHeader = (cmf = 0, flg = 0) => (cmf & 0x0f) === 8 && cmf >> 4 <= 7 && (cmf * 256 + flg) % 31 === 0
+
+/** Input fed to the first filter at a time: small, so one piece of a bomb inflates to a few MiB at most. */
+const INPUT_PIECE_BYTES = 4 * 1024
+
+/**
+ * Runs each stream's filter chain, counting every filter's output and keeping none, and throws a
+ * PdfStreamTooLargeError as soon as one stream or all of them (with `alreadyBytes` counted before) pass the budget.
+ * Returns the bytes counted. Synchronous: `bytes` is read only while it runs.
+ */
+export function measurePdfStreams(bytes: Uint8Array, streams: readonly PdfStream[], budget: StreamBudget, alreadyBytes = 0): number {
+  const total = { bytes: alreadyBytes, max: budget.maxTotalBytes }
+  for (const stream of streams) {
+    if (stream.filters.length === 0) continue
+    // Each reading of where the data starts is measured; the largest counts (the others fail at once).
+    let largest = 0
+    for (const start of stream.starts) {
+      // A zlib stream that does not start with a zlib header is refused by PDFium's inflate at once: so here.
+      if (stream.filters[0] === 'FlateDecode' && !isZlibHeader(bytes[start], bytes[start + 1])) continue
+      const before = total.bytes
+      let sink: Sink = countingSink(undefined, budget.maxStreamBytes, total)
+      for (let i = stream.filters.length - 1; i >= 0; i--) {
+        sink = filterSink(stream.filters[i]!, sink, stream.earlyChange[i]!)
+        if (i > 0) sink = countingSink(sink, budget.maxStreamBytes, total)
+      }
+      try {
+        for (let at = start; at < stream.end && !sink.isDone; at += INPUT_PIECE_BYTES) sink.write(bytes.subarray(at, Math.min(stream.end, at + INPUT_PIECE_BYTES)))
+        sink.end()
+      } catch (error) {
+        if (!(error instanceof BudgetExceeded)) throw error
+        const what = stream.object ? `object ${stream.object}'s stream` : 'a stream'
+        if (error.limit === 'stream') throw new PdfStreamTooLargeError(`${what} decodes to more than ${budget.maxStreamBytes} bytes`, 'stream', budget.maxStreamBytes)
+        throw new PdfStreamTooLargeError(`the PDF's streams decode to more than ${budget.maxTotalBytes} bytes`, 'document', budget.maxTotalBytes)
+      }
+      largest = Math.max(largest, total.bytes - before)
+      total.bytes = before
+    }
+    total.bytes += largest
+  }
+  return total.bytes - alreadyBytes
+}
