@@ -10,6 +10,7 @@ import { signUp } from '../support/accounts'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
 import { turnsDuring } from '../support/turns'
+import { pdfFlateBomb } from '../hostile/corpus'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
 
@@ -102,6 +103,15 @@ describe('pdf-to-png', () => {
     const { result: outputs, turns } = await turnsDuring(() => convertAll(pdfToPng, input, testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } })))
     expect(outputs).toHaveLength(1)
     expect(turns).toBeGreaterThanOrEqual(6)
+  })
+
+  it('measures a Flate bomb\'s streams in slices with a turn of the event loop between them, then refuses it', async () => {
+    // 64 KB inflating to 64 MiB: measured up to PDF_MAX_BYTES (24 MiB) of output, a turn every MiB of work.
+    const input = inputFromBytes('bomb.pdf', await pdfFlateBomb())
+    const { result: failure, turns } = await turnsDuring(() => pdfToPng.plan!(input, testContext()).catch((error) => error))
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
+    expect(failure.message).toMatch(/object 4's stream decodes to more than \d+ bytes/)
+    expect(turns).toBeGreaterThanOrEqual(20)
   })
 
   it.each([

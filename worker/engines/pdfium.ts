@@ -11,6 +11,7 @@
 // decodes to (PDFium inflates a stream whole) against the caller's byte budget.
 import { PDFiumLibrary } from '@hyzyla/pdfium'
 import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
+import { inTurns } from './event-loop'
 import { findPdfStreams, measurePdfStreams, PdfStreamSyntaxError, PdfStreamTooLargeError } from './pdf-streams'
 import type { PixelRows } from './png/encode'
 
@@ -258,11 +259,12 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
   try {
     if (!data) throw new Error(`PDFium could not allocate ${source.size} bytes`)
     await copyIntoHeap(module, source, data)
-    // What every stream decodes to is measured first (synchronously: the heap's view stays valid): object and
-    // cross-reference streams before PDFium loads them, the others once the page count sets their budget.
+    // What every stream decodes to is measured first, in slices with a turn of the event loop between them (the
+    // heap's view is asked for again after each): object and cross-reference streams before PDFium loads them, the
+    // others once the page count sets their budget.
     const fileBytes = () => module.HEAPU8.subarray(data, data + source.size)
     const streams = findPdfStreams(fileBytes())
-    const structureBytes = measurePdfStreams(fileBytes(), streams.filter((stream) => stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes })
+    const structureBytes = await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes }))
     const passwordPointer = password ? cString(module, password) : 0
     document = module._FPDF_LoadMemDocument(data, source.size, passwordPointer)
     if (passwordPointer) module.wasmExports.free(passwordPointer)
@@ -273,7 +275,7 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     const loaded = document
     const pageCount = module._FPDF_GetPageCount(loaded)
     const maxTotalBytes = Math.max(limits.maxStreamBytes, pageCount * limits.streamBytesPerPage)
-    measurePdfStreams(fileBytes(), streams.filter((stream) => !stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes }, structureBytes)
+    await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => !stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes }, structureBytes))
     const withPage = <R>(index: number, read: (page: number) => R): R => {
       const page = module._FPDF_LoadPage(loaded, index)
       if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
