@@ -53,6 +53,7 @@ const tmpfs = existsSync('/dev/shm') ? '/dev/shm' : undefined
 const setups = [...(tmpfs ? [{ label: 'D1 state on tmpfs', parent: tmpfs }] : []), { label: 'D1 state on disk', parent: undefined }]
 const workers: { label: string; worker: DevWorker }[] = []
 try {
+  // One after the other: two `wrangler dev` starting at once contend for the same local sockets.
   for (const setup of setups) workers.push({ label: setup.label, worker: await startDevWorker('bench/workers/auth.ts', {}, setup.parent) })
   const { worker } = workers[0]!
   console.log(`load average at start: ${load()}`)

@@ -47,7 +47,7 @@ export async function startDevWorker(entry = 'worker/index.ts', vars: Record<str
     } catch {}
     rmSync(state, { recursive: true, force: true })
   }
-  const deadline = Date.now() + 60_000
+  const deadline = Date.now() + 180_000 // wrangler's start-up takes minutes on a loaded 2-core machine
   while (Date.now() < deadline) {
     try {
       if ((await fetch(`${url}/`)).status < 500) return { url, pid: child.pid!, stop }
@@ -55,7 +55,7 @@ export async function startDevWorker(entry = 'worker/index.ts', vars: Record<str
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
   stop()
-  throw new Error('the worker did not start within 60 s')
+  throw new Error('the worker did not start within 180 s')
 }
 
 /** Memory of the workerd processes started under a wrangler process group (resident set, MiB). */
