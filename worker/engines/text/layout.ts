@@ -4,7 +4,8 @@
 // invisible characters (controls, format characters) are dropped, at most MAX_MARKS_PER_BASE combining marks follow
 // one character (the rest are dropped: a letter with 200,000 marks is one glyph cluster the shaper would take
 // minutes over), a page may draw at most MAX_CHARS_PER_CELL characters per cell of its grid, and the layout stops
-// as soon as the text needs more than the caller's maxPages.
+// as soon as the text needs more than the caller's maxPages. `layoutSlices` does the same work in slices of at
+// most TURN_CHARS characters (one 5 MB line included), so a caller can give the event loop a turn between them.
 
 export interface PageGeometry {
   readonly columns: number
@@ -44,6 +45,17 @@ export class TextTooLongError extends Error {
   }
 }
 
+/**
+ * Characters of layout work between two pauses of `layoutSlices` (a few milliseconds on an idle core): the 5 MB
+ * worst cases took 0.2–1.6 s in one synchronous call before, holding every request of the isolate.
+ */
+export const TURN_CHARS = 64 * 1024
+
+/** Work done since the last pause, shared by the steps of one layout. */
+interface Slicer {
+  chars: number
+}
+
 const MARK = /\p{M}/u
 /**
  * Control characters (but tab) and the format characters (category Cf) of the BMP and the tag block: zero-width
@@ -71,10 +83,13 @@ export function charColumns(codePoint: number): number {
   return wide ? 2 : 1
 }
 
-/** Display columns of a text, in one pass over its UTF-16 units (ASCII and Latin-1 without a lookup). */
-function widthOf(text: string): number {
+/**
+ * Display columns of a text, in one pass over its UTF-16 units (ASCII and Latin-1 without a lookup), counted only
+ * until they pass `upTo`: a wider text answers some width above it, after at most ~`upTo` units.
+ */
+function widthOf(text: string, upTo = Number.POSITIVE_INFINITY): number {
   let width = 0
-  for (let i = 0; i < text.length; i++) {
+  for (let i = 0; i < text.length && width <= upTo; i++) {
     const unit = text.charCodeAt(i)
     if (unit < 0x300) {
       width++
@@ -87,11 +102,15 @@ function widthOf(text: string): number {
   return width
 }
 
-function expandTabs(line: string, tabSize: number): string {
+function* expandTabs(line: string, tabSize: number, slicer: Slicer): Generator<void, string> {
   if (!line.includes('\t')) return line
   let out = ''
   let column = 0
   for (const char of line) {
+    if (++slicer.chars >= TURN_CHARS) {
+      slicer.chars = 0
+      yield
+    }
     if (char === '\t') {
       const spaces = tabSize - (column % tabSize)
       out += ' '.repeat(spaces)
@@ -105,11 +124,15 @@ function expandTabs(line: string, tabSize: number): string {
 }
 
 /** Breaks a word that is wider than the line into line-sized pieces (slices, not one string built a character at a time). */
-function breakWord(word: string, columns: number): string[] {
+function* breakWord(word: string, columns: number, slicer: Slicer): Generator<void, string[]> {
   const pieces: string[] = []
   let start = 0
   let width = 0
   for (let i = 0; i < word.length; ) {
+    if (++slicer.chars >= TURN_CHARS) {
+      slicer.chars = 0
+      yield
+    }
     const codePoint = word.codePointAt(i)!
     const w = codePoint < 0x300 ? 1 : charColumns(codePoint)
     if (width + w > columns && i > start) {
@@ -126,11 +149,19 @@ function breakWord(word: string, columns: number): string[] {
 
 /** The line with at most MAX_MARKS_PER_BASE combining marks after each character (one pass, kept runs sliced). */
 export function limitMarks(line: string): string {
+  return drain(limitMarksSliced(line, { chars: 0 }))
+}
+
+function* limitMarksSliced(line: string, slicer: Slicer): Generator<void, string> {
   if (!MARK.test(line)) return line
   const kept: string[] = []
   let start = 0
   let marks = 0
   for (let i = 0; i < line.length; ) {
+    if (++slicer.chars >= TURN_CHARS) {
+      slicer.chars = 0
+      yield
+    }
     const codePoint = line.codePointAt(i)!
     const size = codePoint > 0xffff ? 2 : 1
     if (!isMark(codePoint)) marks = 0
@@ -149,7 +180,11 @@ export function limitMarks(line: string): string {
  * once more than maxLines are made.
  */
 export function wrapLine(line: string, columns: number, maxLines = Number.POSITIVE_INFINITY): string[] {
-  if (widthOf(line) <= columns) return [line.trimEnd()]
+  return drain(wrapLineSliced(line, columns, maxLines, { chars: 0 }))
+}
+
+function* wrapLineSliced(line: string, columns: number, maxLines: number, slicer: Slicer): Generator<void, string[]> {
+  if (widthOf(line, columns) <= columns) return [line.trimEnd()]
   const lines: string[] = []
   let current = ''
   let currentWidth = 0
@@ -157,8 +192,14 @@ export function wrapLine(line: string, columns: number, maxLines = Number.POSITI
   for (let match = tokens.exec(line); match; match = tokens.exec(line)) {
     if (lines.length > maxLines) return lines
     const token = match[0]
+    // Counted by the token's length: the width below stops counting past the line, breakWord counts its own.
+    slicer.chars += Math.min(token.length, columns)
+    if (slicer.chars >= TURN_CHARS) {
+      slicer.chars = 0
+      yield
+    }
     const isSpace = /^\s/.test(token)
-    const tokenWidth = widthOf(token)
+    const tokenWidth = widthOf(token, columns)
     if (currentWidth + tokenWidth <= columns) {
       current += token
       currentWidth += tokenWidth
@@ -171,7 +212,7 @@ export function wrapLine(line: string, columns: number, maxLines = Number.POSITI
       continue
     }
     if (current.trim()) lines.push(current.trimEnd())
-    const pieces = tokenWidth > columns ? breakWord(token, columns) : [token]
+    const pieces = tokenWidth > columns ? yield* breakWord(token, columns, slicer) : [token]
     lines.push(...pieces.slice(0, -1))
     current = pieces.at(-1)!
     currentWidth = widthOf(current)
@@ -185,20 +226,62 @@ export function wrapLine(line: string, columns: number, maxLines = Number.POSITI
  * as soon as the lines fill more than maxPages pages, before laying out the rest.
  */
 export function layoutPages(text: string, geometry: PageGeometry, maxPages = Number.POSITIVE_INFINITY): string[][] {
+  return drain(layoutSlices(text, geometry, maxPages))
+}
+
+/** The whole of a generator that pauses (yields nothing) between slices of its work: its return value. */
+function drain<T>(slices: Generator<void, T>): T {
+  for (;;) {
+    const step = slices.next()
+    if (step.done) return step.value
+  }
+}
+
+/** The line without invisible characters, removed a slice at a time (never between the halves of a surrogate pair). */
+function* withoutInvisible(line: string, slicer: Slicer): Generator<void, string> {
+  if (line.length <= TURN_CHARS) {
+    slicer.chars += line.length
+    return line.replace(INVISIBLE, '')
+  }
+  const kept: string[] = []
+  for (let start = 0; start < line.length; ) {
+    let end = Math.min(line.length, start + TURN_CHARS)
+    if (end < line.length && line.charCodeAt(end) >= 0xdc00 && line.charCodeAt(end) <= 0xdfff) end++
+    kept.push(line.slice(start, end).replace(INVISIBLE, ''))
+    start = end
+    slicer.chars = 0
+    yield
+  }
+  return kept.join('')
+}
+
+/**
+ * layoutPages in slices: the generator pauses (yields) after every TURN_CHARS characters of work and returns the
+ * pages (or throws as layoutPages does).
+ */
+export function* layoutSlices(text: string, geometry: PageGeometry, maxPages = Number.POSITIVE_INFINITY): Generator<void, string[][]> {
   const maxLines = maxPages * geometry.rows
   const maxChars = geometry.rows * geometry.columns * MAX_CHARS_PER_CELL
+  const slicer: Slicer = { chars: 0 }
   const lines: string[] = []
   let pageChars = 0
-  const source = text.replace(/\r\n?/g, '\n').replace(/\n$/, '')
+  const normalized = text.replace(/\r\n?/g, '\n')
+  const source = normalized.endsWith('\n') ? normalized.slice(0, -1) : normalized
+  yield
   for (let start = 0; start <= source.length; ) {
     const end = source.indexOf('\n', start)
     const line = source.slice(start, end < 0 ? source.length : end)
     start = end < 0 ? source.length + 1 : end + 1
+    if (++slicer.chars >= TURN_CHARS) {
+      slicer.chars = 0
+      yield
+    }
     // A line longer than the rest of the allowed pages may draw is cut first (what follows could never be drawn),
     // so that the work stays bounded by TEXT_MAX_PAGES, not by TEXT_MAX_BYTES.
     const room = (maxLines - lines.length) * geometry.columns * MAX_CHARS_PER_CELL + 1
-    const cleaned = limitMarks(line.slice(0, Math.min(line.length, room)).replace(INVISIBLE, ''))
-    for (const display of wrapLine(expandTabs(cleaned, geometry.tabSize), geometry.columns, maxLines - lines.length)) {
+    const cleaned = yield* limitMarksSliced(yield* withoutInvisible(line.slice(0, Math.min(line.length, room)), slicer), slicer)
+    const expanded = yield* expandTabs(cleaned, geometry.tabSize, slicer)
+    for (const display of yield* wrapLineSliced(expanded, geometry.columns, maxLines - lines.length, slicer)) {
       if (lines.length >= maxLines) throw new TextTooLongError(maxPages)
       if (lines.length % geometry.rows === 0) pageChars = 0
       pageChars += display.length
