@@ -4,7 +4,8 @@
 // invisible characters (controls, format characters) are dropped, at most MAX_MARKS_PER_BASE combining marks follow
 // one character (the rest are dropped: a letter with 200,000 marks is one glyph cluster the shaper would take
 // minutes over), a page may draw at most MAX_CHARS_PER_CELL characters per cell of its grid, and the layout stops
-// as soon as the text needs more than the caller's maxPages.
+// as soon as the text needs more than the caller's maxPages or a page is too dense: lines are wrapped one at a
+// time and checked as they come, so the memory held is the text, its cleaned copy and the lines kept so far.
 
 export interface PageGeometry {
   readonly columns: number
@@ -45,12 +46,18 @@ export class TextTooLongError extends Error {
 }
 
 const MARK = /\p{M}/u
+
 /**
  * Control characters (but tab) and the format characters (category Cf) of the BMP and the tag block: zero-width
- * space and joiners, direction controls, soft hyphen, BOM, tags. They draw nothing. (Without the u flag: scanning
- * megabytes with \p{Cf} is several times slower.)
+ * space and joiners, direction controls, soft hyphen, BOM, tags. They draw nothing. (Tested by ranges: a global
+ * regular expression over a megabyte line of them keeps every match in memory.)
  */
-const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc01\udc20-\udc7f]/g
+const INVISIBLE_RANGES: ReadonlyArray<readonly [number, number]> = [
+  [0x0000, 0x0008], [0x000b, 0x001f], [0x007f, 0x007f], [0x00ad, 0x00ad], [0x0600, 0x0605], [0x061c, 0x061c], [0x06dd, 0x06dd],
+  [0x070f, 0x070f], [0x0890, 0x0891], [0x08e2, 0x08e2], [0x180e, 0x180e], [0x200b, 0x200f], [0x202a, 0x202e], [0x2060, 0x2064],
+  [0x2066, 0x206f], [0xfeff, 0xfeff], [0xfff9, 0xfffb], [0xe0001, 0xe0001], [0xe0020, 0xe007f],
+]
+const isInvisible = (codePoint: number) => INVISIBLE_RANGES.some(([low, high]) => codePoint >= low && codePoint <= high)
 
 /** Whether a code point is a combining mark (general category M), the common block without a regular expression. */
 const isMark = (codePoint: number) => codePoint >= 0x0300 && (codePoint <= 0x036f || (codePoint > 0x036f && MARK.test(String.fromCodePoint(codePoint))))
@@ -124,38 +131,73 @@ function breakWord(word: string, columns: number): string[] {
   return pieces
 }
 
-/** The line with at most MAX_MARKS_PER_BASE combining marks after each character (one pass, kept runs sliced). */
-export function limitMarks(line: string): string {
-  if (!MARK.test(line)) return line
-  const kept: string[] = []
+/** Kept runs of a line joined in groups, so a line of a million alternating runs never holds a million strings. */
+class RunJoiner {
+  private readonly groups: string[] = []
+  private runs: string[] = []
+  push(run: string): void {
+    this.runs.push(run)
+    if (this.runs.length === 4096) {
+      this.groups.push(this.runs.join(''))
+      this.runs = []
+    }
+  }
+  join(): string {
+    return this.groups.join('') + this.runs.join('')
+  }
+}
+
+/**
+ * The line without invisible characters and with at most MAX_MARKS_PER_BASE combining marks after each
+ * character, in one pass that slices the kept runs: the output is never longer than the line.
+ */
+export function cleanLine(line: string): string {
+  const kept = new RunJoiner()
   let start = 0
   let marks = 0
   for (let i = 0; i < line.length; ) {
+    const unit = line.charCodeAt(i)
+    if (unit >= 0x20 && unit < 0x7f) {
+      marks = 0
+      i++
+      continue
+    }
     const codePoint = line.codePointAt(i)!
     const size = codePoint > 0xffff ? 2 : 1
-    if (!isMark(codePoint)) marks = 0
-    else if (++marks > MAX_MARKS_PER_BASE) {
+    // An invisible character is dropped without ending a run of marks (as if it had never been there).
+    let isDropped = isInvisible(codePoint)
+    if (!isDropped && isMark(codePoint)) isDropped = ++marks > MAX_MARKS_PER_BASE
+    else if (!isDropped) marks = 0
+    if (isDropped) {
       if (start < i) kept.push(line.slice(start, i))
       start = i + size
     }
     i += size
   }
+  if (start === 0) return line
   kept.push(line.slice(start))
-  return kept.join('')
+  return kept.join()
+}
+
+/** One source line → display lines no wider than `columns`. */
+export function wrapLine(line: string, columns: number): string[] {
+  return [...wrapLines(line, columns)]
 }
 
 /**
- * One source line → display lines no wider than `columns` (each token's width measured once: linear), stopping
- * once more than maxLines are made.
+ * One source line → display lines no wider than `columns`, one at a time (each token's width measured once:
+ * linear), so the caller can stop as soon as a limit is reached instead of wrapping a whole megabyte line first.
  */
-export function wrapLine(line: string, columns: number, maxLines = Number.POSITIVE_INFINITY): string[] {
-  if (widthOf(line) <= columns) return [line.trimEnd()]
-  const lines: string[] = []
+function* wrapLines(line: string, columns: number): Generator<string> {
+  if (widthOf(line) <= columns) {
+    yield line.trimEnd()
+    return
+  }
+  let made = 0
   let current = ''
   let currentWidth = 0
   const tokens = /\s+|\S+/gy
   for (let match = tokens.exec(line); match; match = tokens.exec(line)) {
-    if (lines.length > maxLines) return lines
     const token = match[0]
     const isSpace = /^\s/.test(token)
     const tokenWidth = widthOf(token)
@@ -165,19 +207,30 @@ export function wrapLine(line: string, columns: number, maxLines = Number.POSITI
       continue
     }
     if (isSpace) {
-      lines.push(current.trimEnd())
+      made++
+      yield current.trimEnd()
       current = ''
       currentWidth = 0
       continue
     }
-    if (current.trim()) lines.push(current.trimEnd())
-    const pieces = tokenWidth > columns ? breakWord(token, columns) : [token]
-    lines.push(...pieces.slice(0, -1))
-    current = pieces.at(-1)!
-    currentWidth = widthOf(current)
+    if (current.trim()) {
+      made++
+      yield current.trimEnd()
+    }
+    // A word wider than the line is broken a line at a time: a 5 MB word is never split whole.
+    let rest = token
+    let restWidth = tokenWidth
+    while (restWidth > columns) {
+      const [piece] = breakWord(rest.slice(0, columns * (MAX_MARKS_PER_BASE + 1) * 2), columns)
+      made++
+      yield piece!
+      rest = rest.slice(piece!.length)
+      restWidth -= widthOf(piece!)
+    }
+    current = rest
+    currentWidth = restWidth
   }
-  if (current.trim() || lines.length === 0) lines.push(current.trimEnd())
-  return lines
+  if (current.trim() || made === 0) yield current.trimEnd()
 }
 
 /**
@@ -197,8 +250,8 @@ export function layoutPages(text: string, geometry: PageGeometry, maxPages = Num
     // A line longer than the rest of the allowed pages may draw is cut first (what follows could never be drawn),
     // so that the work stays bounded by TEXT_MAX_PAGES, not by TEXT_MAX_BYTES.
     const room = (maxLines - lines.length) * geometry.columns * MAX_CHARS_PER_CELL + 1
-    const cleaned = limitMarks(line.slice(0, Math.min(line.length, room)).replace(INVISIBLE, ''))
-    for (const display of wrapLine(expandTabs(cleaned, geometry.tabSize), geometry.columns, maxLines - lines.length)) {
+    const cleaned = cleanLine(line.slice(0, Math.min(line.length, room)))
+    for (const display of wrapLines(expandTabs(cleaned, geometry.tabSize), geometry.columns)) {
       if (lines.length >= maxLines) throw new TextTooLongError(maxPages)
       if (lines.length % geometry.rows === 0) pageChars = 0
       pageChars += display.length
