@@ -6,11 +6,13 @@ packages=(
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno bubblewrap
   fonts-dejavu fonts-crosextra-carlito fonts-crosextra-caladea
   poppler-utils espeak-ng ffmpeg chromium mupdf-tools
-  qpdf libimage-exiftool-perl zip unzip
+  qpdf libimage-exiftool-perl zip unzip stress-ng
 )
+# One dpkg query for every package (a check, ~0.1 s): the installed ones print their name.
+installed=" $(dpkg-query -W -f='${Status} ${Package}\n' "${packages[@]}" 2>/dev/null | awk '/^install ok installed /{printf "%s ", $NF}' || true)"
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  [[ "$installed" == *" $p "* ]] || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

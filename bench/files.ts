@@ -1,61 +1,131 @@
-// bench/files: 100 MiB through the Files API (streamed multipart upload with hashing and sniffing; ranged-capable
-// download) against raw env.BUCKET.put / get of the same bytes in the same workerd, measured in the same run,
-// with workerd's resident memory sampled while each runs.
-import { median, startConvertWorker } from './convert-harness.ts'
+// bench/files: 100 MiB through the Files API against raw env.BUCKET.put / get of the same bytes in the same
+// workerd. Uploads: POST /files with the raw body (the fast path), POST /files multipart (FormData, as a browser
+// sends it), tus (tus-js-client, PATCHes of TUS_CHUNK bytes) and the baseline, a raw put of a FixedLengthStream
+// in the same isolate. Speed: the four alternate, round after round, in one workerd (medians of ROUNDS). Memory:
+// workerd's resident set (the whole process: the local R2 store lives in it too) grows on the first big request
+// of a kind and keeps the pages, so each upload kind gets its own fresh workerd: a 1 MiB warm-up of the same kind,
+// then one 100 MiB upload, and the growth (peak − before) is reported next to the raw put's.
+import { availableParallelism, loadavg } from 'node:os'
+import { Upload } from 'tus-js-client'
+import { startConvertWorker } from './convert-harness.ts'
+import type { DevWorker } from './wrangler-dev.ts'
 import { formatRatio, memoryDuring, workerdPids } from './wrangler-dev.ts'
 
-const SIZE = 100 * 1024 * 1024
-const RUNS = 3
+const MiB = 2 ** 20
+const SIZE = 100 * MiB
+const ROUNDS = Number(process.env.ROUNDS ?? 5)
+const TUS_CHUNK = 25 * MiB
 const bytes = new Uint8Array(SIZE).map((_, i) => (i * 31) & 0xff)
-const mib = SIZE / 2 ** 20
 
-const worker = await startConvertWorker()
-try {
-  const pids = workerdPids(worker.pid)
+type Kind = 'raw put' | 'ours, raw body' | 'ours, multipart' | 'tus'
+const KINDS: Kind[] = ['raw put', 'ours, raw body', 'ours, multipart', 'tus']
+
+async function login(worker: DevWorker): Promise<Record<string, string>> {
   const json = { 'content-type': 'application/json' }
-  const email = `bench-${Date.now()}@example.com`
-  await fetch(`${worker.url}/auth/register`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'a benchmark password' }) })
-  const { token } = (await (await fetch(`${worker.url}/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ email, password: 'a benchmark password' }) })).json()) as { token: string }
-  const auth = { authorization: `Bearer ${token}` }
+  const email = `bench-${Date.now()}-${Math.random()}@example.com`
+  const account = JSON.stringify({ email, password: 'a benchmark password' })
+  await fetch(`${worker.url}/auth/register`, { method: 'POST', headers: json, body: account })
+  const { token } = (await (await fetch(`${worker.url}/auth/login`, { method: 'POST', headers: json, body: account })).json()) as { token: string }
+  return { authorization: `Bearer ${token}` }
+}
 
-  /** Median time of RUNS runs and workerd's memory over all of them: resident at the start, peak, and the growth. */
-  const measure = async (run: () => Promise<void>) => {
-    const timed = async () => {
-      const start = performance.now()
-      await run()
-      return performance.now() - start
-    }
-    const memory = await memoryDuring(pids, () => median(RUNS, timed))
-    return { ms: memory.result, startMiB: memory.startMiB, peakMiB: memory.peakMiB }
+/** Uploads `body` one way; answers the stored file's id (our kinds) or '' (the raw put). */
+async function upload(worker: DevWorker, auth: Record<string, string>, kind: Kind, body: Uint8Array): Promise<string> {
+  const size = String(body.byteLength)
+  const created = async (response: Response) => {
+    const record = (await response.json()) as { _id: string; message?: string }
+    if (response.status !== 201) throw new Error(`${kind}: ${response.status} ${record.message}`)
+    return record._id
   }
+  switch (kind) {
+    case 'raw put': {
+      const response = await fetch(`${worker.url}/__bench/raw/big`, { method: 'PUT', body })
+      if (response.status !== 204) throw new Error(`raw put: ${response.status}`)
+      return ''
+    }
+    case 'ours, raw body':
+      return created(await fetch(`${worker.url}/files`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream', 'x-edgefloor-name': 'big.bin' }, body }))
+    case 'ours, multipart': {
+      const form = new FormData()
+      form.append('file', new Blob([body]), 'big.bin')
+      return created(await fetch(`${worker.url}/files`, { method: 'POST', headers: { ...auth, 'x-edgefloor-size': size }, body: form }))
+    }
+    case 'tus':
+      return new Promise((resolve, reject) => {
+        const tus = new Upload(Buffer.from(body.buffer, body.byteOffset, body.byteLength), {
+          endpoint: `${worker.url}/files/tus`,
+          chunkSize: TUS_CHUNK,
+          retryDelays: [],
+          headers: auth,
+          metadata: { filename: 'big.bin', filetype: 'application/octet-stream' },
+          onError: reject,
+          onSuccess: ({ lastResponse }) => resolve(lastResponse.getHeader('x-edgefloor-file-id') ?? ''),
+        })
+        tus.start()
+      })
+  }
+}
 
-  // Baselines first: whatever the first run of a kind costs workerd (warm-up, heap growth) lands on them.
-  const raw = await measure(async () => {
-    const response = await fetch(`${worker.url}/__bench/raw/big`, { method: 'PUT', body: bytes })
-    if (response.status !== 204) throw new Error(`raw put: ${response.status}`)
-  })
+const timed = async (run: () => Promise<unknown>) => {
+  const start = performance.now()
+  await run()
+  return performance.now() - start
+}
+
+const load = () => loadavg().map((value) => value.toFixed(1)).join(' ')
+console.log(`100 MiB through the Worker (loopback, wrangler dev --local), ${availableParallelism()} cores, load average at start ${load()}`)
+
+// Speed: every kind once per round, in turn, in one workerd.
+const worker = await startConvertWorker()
+const ms = new Map<Kind, number[]>(KINDS.map((kind) => [kind, []]))
+const download = { ours: [] as number[], raw: [] as number[] }
+try {
+  const auth = await login(worker)
   let fileId = ''
-  const ours = await measure(async () => {
-    const form = new FormData()
-    form.append('file', new Blob([bytes]), 'big.bin')
-    const response = await fetch(`${worker.url}/files`, { method: 'POST', headers: { ...auth, 'x-edgefloor-size': String(SIZE) }, body: form })
-    const record = (await response.json()) as { _id: string }
-    if (response.status !== 201) throw new Error(`upload: ${response.status}`)
-    fileId = record._id
-  })
-  const rawGet = await measure(async () => {
-    await (await fetch(`${worker.url}/__bench/raw/big`)).arrayBuffer()
-  })
-  const download = await measure(async () => {
-    const body = await (await fetch(`${worker.url}/files/${fileId}/download`, { headers: auth })).arrayBuffer()
-    if (body.byteLength !== SIZE) throw new Error('short download')
-  })
-  const memory = (label: string, m: { startMiB: number; peakMiB: number }) => `${label} peak ${m.peakMiB.toFixed(0)} MiB (+${(m.peakMiB - m.startMiB).toFixed(0)})`
-  console.log(`100 MiB through the Worker (loopback, wrangler dev --local), median of ${RUNS}`)
-  console.log(formatRatio('upload throughput', mib / (ours.ms / 1000), 'raw BUCKET.put', mib / (raw.ms / 1000), 'MiB/s'))
-  console.log(formatRatio('download throughput', mib / (download.ms / 1000), 'raw BUCKET.get', mib / (rawGet.ms / 1000), 'MiB/s'))
-  console.log(`workerd resident memory (whole process), in run order: upload ${memory('raw put', raw)} · ${memory('ours', ours)}`)
-  console.log(`  download ${memory('raw get', rawGet)} · ${memory('ours', download)}`)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const kind of KINDS) {
+      ms.get(kind)!.push(
+        await timed(async () => {
+          const id = await upload(worker, auth, kind, bytes)
+          if (kind === 'ours, raw body') fileId = id
+        }),
+      )
+    }
+    download.raw.push(await timed(async () => (await fetch(`${worker.url}/__bench/raw/big`)).arrayBuffer()))
+    download.ours.push(
+      await timed(async () => {
+        const body = await (await fetch(`${worker.url}/files/${fileId}/download`, { headers: auth })).arrayBuffer()
+        if (body.byteLength !== SIZE) throw new Error('short download')
+      }),
+    )
+  }
 } finally {
   worker.stop()
+}
+const medianOf = (runs: number[]) => [...runs].sort((a, b) => a - b)[Math.floor(runs.length / 2)]!
+const mibPerS = (runs: number[]) => SIZE / MiB / (medianOf(runs) / 1000)
+const rawPut = mibPerS(ms.get('raw put')!)
+console.log(`upload throughput, median of ${ROUNDS} alternating rounds (load average now ${load()}):`)
+for (const kind of KINDS.slice(1)) console.log(`  ${formatRatio(kind, mibPerS(ms.get(kind)!), 'raw BUCKET.put', rawPut, 'MiB/s')}`)
+console.log(`  ${formatRatio('download', mibPerS(download.ours), 'raw BUCKET.get', mibPerS(download.raw), 'MiB/s')}`)
+
+// Memory: a fresh workerd per kind.
+const growth = new Map<Kind, number>()
+for (const kind of KINDS) {
+  const fresh = await startConvertWorker()
+  try {
+    const auth = await login(fresh)
+    await upload(fresh, auth, kind, bytes.subarray(0, MiB))
+    const memory = await memoryDuring(workerdPids(fresh.pid), () => upload(fresh, auth, kind, bytes))
+    growth.set(kind, memory.peakMiB - memory.startMiB)
+  } finally {
+    fresh.stop()
+  }
+}
+const raw = growth.get('raw put')!
+console.log(`workerd resident memory growth for one 100 MiB upload (fresh workerd each, load average now ${load()}):`)
+console.log(`  raw put +${raw.toFixed(0)} MiB (the local R2 store and workerd's own buffers)`)
+for (const kind of KINDS.slice(1)) {
+  const ours = growth.get(kind)!
+  console.log(`  ${kind} +${ours.toFixed(0)} MiB: ${ours - raw >= 0 ? '+' : ''}${(ours - raw).toFixed(0)} MiB over the raw put`)
 }

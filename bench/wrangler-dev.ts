@@ -25,9 +25,10 @@ export interface DevWorker {
   stop(): void
 }
 
-/** Starts `entry` (default: the real Worker) with the project's wrangler.toml and fresh migrated state. */
-export async function startDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}): Promise<DevWorker> {
-  const state = mkdtempSync(join(root, '.tmp', 'bench-state-'))
+/** Starts `entry` (default: the real Worker) with the project's wrangler.toml and fresh migrated state, kept under
+ * `stateParent` (default .tmp/ of the repository). */
+export async function startDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}, stateParent = join(root, '.tmp')): Promise<DevWorker> {
+  const state = mkdtempSync(join(stateParent, 'bench-state-'))
   const envFile = join(state, 'bench.env')
   writeFileSync(envFile, Object.entries({ JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }).map(([k, v]) => `${k}=${v}`).join('\n'))
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' }
@@ -46,7 +47,7 @@ export async function startDevWorker(entry = 'worker/index.ts', vars: Record<str
     } catch {}
     rmSync(state, { recursive: true, force: true })
   }
-  const deadline = Date.now() + 60_000
+  const deadline = Date.now() + 180_000 // wrangler's start-up takes minutes on a loaded 2-core machine
   while (Date.now() < deadline) {
     try {
       if ((await fetch(`${url}/`)).status < 500) return { url, pid: child.pid!, stop }
@@ -54,7 +55,7 @@ export async function startDevWorker(entry = 'worker/index.ts', vars: Record<str
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
   stop()
-  throw new Error('the worker did not start within 60 s')
+  throw new Error('the worker did not start within 180 s')
 }
 
 /** Memory of the workerd processes started under a wrangler process group (resident set, MiB). */

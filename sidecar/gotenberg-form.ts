@@ -61,11 +61,11 @@ const TEXT_EXPORT_FIELDS = { nativeWatermarkText: 'Watermark', nativeTiledWaterm
 
 /** Gotenberg options this server refuses, and why (the README's table says the same). */
 export const REFUSED_FIELDS: Readonly<Record<string, string>> = {
-  facturxXml: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
-  facturxConformanceLevel: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
-  facturxDocumentType: 'Factur-X / ZUGFeRD invoices are not implemented by this server',
   nativePdfFormats: 'PDF/A and PDF/UA are always made by LibreOffice here',
 }
+
+const FACTURX_LEVELS = ['MINIMUM', 'BASIC WL', 'BASIC', 'EN 16931', 'EXTENDED', 'XRECHNUNG']
+const FACTURX_TYPES = ['INVOICE', 'ORDER', 'ORDER_RESPONSE', 'ORDER_CHANGE']
 
 /** The form fields that carry files other than the documents to convert. */
 export const ATTACHMENT_FIELDS = ['embeds', 'watermark', 'stamp', 'facturxXml']
@@ -109,6 +109,8 @@ export interface RouteSettings {
   readonly stamp?: OverlaySettings
   /** Word templates' ${name} values and repeated rows; undefined when none are given. */
   readonly variables?: Variables
+  /** Factur-X / ZUGFeRD: the invoice XML's level and type, when a facturxXml file is sent. */
+  readonly facturx?: { readonly conformanceLevel: string; readonly documentType: string }
 }
 
 /** Go's strconv.ParseBool. */
@@ -286,6 +288,19 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   const ownerPassword = field('ownerPassword') || undefined
   if (ownerPassword && !userPassword) errors.push("form field 'userPassword' is required when 'ownerPassword' is set")
 
+  let facturx: RouteSettings['facturx']
+  const invoices = form.getAll('facturxXml')
+  if (invoices.length > 0 || field('facturxConformanceLevel') || field('facturxDocumentType')) {
+    const conformanceLevel = field('facturxConformanceLevel') || 'EN 16931'
+    const documentType = field('facturxDocumentType') || 'INVOICE'
+    if (invoices.length !== 1 || typeof invoices[0] === 'string') errors.push("form field 'facturxXml' is required (one XML file) when 'facturxConformanceLevel' or 'facturxDocumentType' is set")
+    else if (!FACTURX_LEVELS.includes(conformanceLevel)) errors.push(`form field 'facturxConformanceLevel' is invalid (got '${conformanceLevel}', resulting to value is not ${FACTURX_LEVELS.join(', ')})`)
+    else if (!FACTURX_TYPES.includes(documentType)) errors.push(`form field 'facturxDocumentType' is invalid (got '${documentType}', resulting to value is not ${FACTURX_TYPES.join(', ')})`)
+    else if (field('pdfa') && field('pdfa') !== 'PDF/A-3b') errors.push(`form field 'pdfa' is invalid (got '${field('pdfa')}', resulting to Factur-X needs PDF/A-3b)`)
+    else if (userPassword) errors.push("form field 'userPassword' is invalid (resulting to a Factur-X PDF is PDF/A-3b, which cannot be encrypted)")
+    else facturx = { conformanceLevel, documentType }
+  }
+
   for (const [name, why] of Object.entries(REFUSED_FIELDS)) {
     if (form.has(name)) errors.push(`form field '${name}' is not supported by this server (${why})`)
   }
@@ -300,7 +315,8 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
     password: field('password') || undefined,
     landscape,
     nativePageRanges: field('nativePageRanges') || field('pageRanges') || undefined,
-    pdfa: (pdfa || undefined) as RouteSettings['pdfa'],
+    // Factur-X is PDF/A-3b, asked for or not.
+    pdfa: (pdfa || (facturx ? 'PDF/A-3b' : undefined)) as RouteSettings['pdfa'],
     pdfua,
     updateIndexes,
     exportFilter,
@@ -314,5 +330,6 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
     watermark,
     stamp,
     variables,
+    facturx,
   }
 }

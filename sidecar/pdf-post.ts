@@ -173,3 +173,91 @@ export async function textLayer(like: string, output: string, text: string, styl
   body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
   await writeFile(output, Buffer.from(body, 'latin1'))
 }
+
+export interface FacturXSettings {
+  readonly conformanceLevel: string
+  readonly documentType: string
+}
+
+const FX_NAMESPACE = 'urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#'
+const FX_PROPERTIES: ReadonlyArray<[string, string]> = [
+  ['DocumentFileName', 'The name of the embedded XML document'],
+  ['DocumentType', 'The type of the hybrid document in capital letters, e.g. INVOICE or ORDER'],
+  ['Version', 'The actual version of the standard applying to the embedded XML document'],
+  ['ConformanceLevel', 'The conformance level of the embedded XML document'],
+]
+
+/** The Factur-X properties and, for PDF/A, their extension schema, added to an XMP packet. */
+function facturXmp(xmp: string, settings: FacturXSettings): string {
+  const xmlText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;')
+  const values = `<rdf:Description rdf:about="" xmlns:fx="${FX_NAMESPACE}"><fx:DocumentType>${xmlText(settings.documentType)}</fx:DocumentType><fx:DocumentFileName>factur-x.xml</fx:DocumentFileName><fx:Version>1.0</fx:Version><fx:ConformanceLevel>${xmlText(settings.conformanceLevel)}</fx:ConformanceLevel></rdf:Description>`
+  const properties = FX_PROPERTIES.map(([name, description]) => `<rdf:li rdf:parseType="Resource"><pdfaProperty:name>${name}</pdfaProperty:name><pdfaProperty:valueType>Text</pdfaProperty:valueType><pdfaProperty:category>external</pdfaProperty:category><pdfaProperty:description>${description}</pdfaProperty:description></rdf:li>`).join('')
+  const schema = `<rdf:li rdf:parseType="Resource" xmlns:pdfaSchema="http://www.aiim.org/pdfa/ns/schema#" xmlns:pdfaProperty="http://www.aiim.org/pdfa/ns/property#"><pdfaSchema:schema>Factur-X PDFA Extension Schema</pdfaSchema:schema><pdfaSchema:namespaceURI>${FX_NAMESPACE}</pdfaSchema:namespaceURI><pdfaSchema:prefix>fx</pdfaSchema:prefix><pdfaSchema:property><rdf:Seq>${properties}</rdf:Seq></pdfaSchema:property></rdf:li>`
+  // One pdfaExtension:schemas property per packet: join an existing bag rather than declare a second one.
+  const bag = /<pdfaExtension:schemas>\s*<rdf:Bag>/.exec(xmp)
+  if (bag) {
+    const at = bag.index + bag[0].length
+    return xmp.slice(0, at) + schema + xmp.slice(at).replace('</rdf:RDF>', `${values}</rdf:RDF>`)
+  }
+  const extension = `<rdf:Description rdf:about="" xmlns:pdfaExtension="http://www.aiim.org/pdfa/ns/extension/"><pdfaExtension:schemas><rdf:Bag>${schema}</rdf:Bag></pdfaExtension:schemas></rdf:Description>`
+  return xmp.replace('</rdf:RDF>', `${values}${extension}</rdf:RDF>`)
+}
+
+type QpdfObjects = Record<string, { value?: unknown; stream?: { dict: Record<string, unknown>; data?: string } }>
+
+/** qpdf's JSON (version 2) of a PDF's objects; stream data only for the objects named. */
+async function pdfObjects(pdf: string, timeoutMs: number, withData: readonly string[] = []): Promise<{ header: unknown; objects: QpdfObjects }> {
+  const args = ['--json-output=2', '--json-key=qpdf', `--json-stream-data=${withData.length > 0 ? 'inline' : 'none'}`, ...withData.map((ref) => `--json-object=${ref.replace(/ 0 R$/, '')}`), pdf]
+  const [header, objects] = JSON.parse(await qpdf(args, timeoutMs)).qpdf
+  return { header, objects: (objects ?? {}) as QpdfObjects }
+}
+
+/** The file specification a name tree maps `key` to (qpdf writes Factur-X's tree flat; /Kids are walked too). */
+function findInNameTree(objects: QpdfObjects, node: unknown, key: string, depth = 0): string | undefined {
+  const dict = (typeof node === 'string' ? objects[`obj:${node}`]?.value : node) as Record<string, unknown> | undefined
+  if (!dict || depth > 32) return undefined
+  const names = (dict['/Names'] ?? []) as unknown[]
+  for (let i = 0; i + 1 < names.length; i += 2) if (names[i] === `u:${key}` || names[i] === `b:${Buffer.from(key).toString('hex')}`) return names[i + 1] as string
+  for (const kid of (dict['/Kids'] ?? []) as unknown[]) {
+    const found = findInNameTree(objects, kid, key, depth + 1)
+    if (found) return found
+  }
+  return undefined
+}
+
+/**
+ * Factur-X / ZUGFeRD on a PDF/A-3 PDF: the invoice XML attached as factur-x.xml (text/xml), its file
+ * specification marked /AFRelationship /Alternative and listed in the catalog's /AF array, and the XMP given the
+ * fx: properties with their PDF/A extension schema. qpdf attaches; qpdf's JSON update writes the rest.
+ */
+export async function attachFacturX(input: string, output: string, xml: string, settings: FacturXSettings, folder: string, timeoutMs: number): Promise<void> {
+  const attached = join(folder, 'facturx-attached.pdf')
+  const now = `D:${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}Z`
+  await qpdf([input, '--add-attachment', xml, '--key=factur-x.xml', '--filename=factur-x.xml', '--mimetype=text/xml', '--description=Factur-X invoice', `--creationdate=${now}`, `--moddate=${now}`, '--replace', '--', attached], timeoutMs)
+  const { header, objects } = await pdfObjects(attached, timeoutMs)
+  const root = (objects.trailer?.value as Record<string, string> | undefined)?.['/Root']
+  const catalog = root ? (objects[`obj:${root}`]?.value as Record<string, unknown> | undefined) : undefined
+  const namesEntry = catalog?.['/Names']
+  const names = (typeof namesEntry === 'string' ? objects[`obj:${namesEntry}`]?.value : namesEntry) as Record<string, unknown> | undefined
+  const tree = names?.['/EmbeddedFiles']
+  const fileSpec = findInNameTree(objects, tree, 'factur-x.xml')
+  const metadata = catalog?.['/Metadata'] as string | undefined
+  if (!root || !catalog || !fileSpec || !metadata) throw new PostProcessError('Factur-X: the PDF has no XMP metadata or attachment to mark (PDF/A-3b is required)')
+  const xmpObject = (await pdfObjects(attached, timeoutMs, [metadata])).objects[`obj:${metadata}`]
+  const xmp = Buffer.from(xmpObject?.stream?.data ?? '', 'base64').toString('utf8')
+  if (!xmp.includes('</rdf:RDF>') || xmpObject?.stream?.dict['/Filter'] !== undefined) throw new PostProcessError('Factur-X: the PDF\'s XMP metadata cannot be read')
+  const specValue = objects[`obj:${fileSpec}`]?.value as Record<string, unknown>
+  const update = {
+    qpdf: [
+      header,
+      {
+        [`obj:${root}`]: { value: { ...catalog, '/AF': [fileSpec] } },
+        [`obj:${fileSpec}`]: { value: { ...specValue, '/AFRelationship': '/Alternative' } },
+        [`obj:${metadata}`]: { stream: { dict: { '/Type': '/Metadata', '/Subtype': '/XML' }, data: Buffer.from(facturXmp(xmp, settings)).toString('base64') } },
+      },
+    ],
+  }
+  const updateFile = join(folder, 'facturx-update.json')
+  await writeFile(updateFile, JSON.stringify(update))
+  await qpdf([attached, `--update-from-json=${updateFile}`, output], timeoutMs)
+}

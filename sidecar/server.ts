@@ -11,7 +11,7 @@ import { ATTACHMENT_FIELDS, FormError, readRouteSettings, type OverlaySettings, 
 import { DocumentRefusedError, inspectDocument } from './inspect.ts'
 import { ConversionFailedError, ConversionTimeoutError, LibreOfficePool, OfficeUnavailableError, QueueFullError, type PdfOptions } from './libreoffice.ts'
 import type { Sandbox } from './office-process.ts'
-import { attachFiles, encryptPdf, flattenPdf, mergePdfs, metadataArguments, overlayPdf, PostProcessError, rotatePdf, splitPdf, textLayer, writeMetadata } from './pdf-post.ts'
+import { attachFacturX, attachFiles, encryptPdf, flattenPdf, mergePdfs, metadataArguments, overlayPdf, PostProcessError, rotatePdf, splitPdf, textLayer, writeMetadata } from './pdf-post.ts'
 import { addDownloads, type DownloadSettings } from './download.ts'
 import { OutboundError, UrlRefusedError, type UrlPolicy } from './outbound.ts'
 import { appliesVariables, applyVariables, VARIABLES_EXTENSIONS, VariablesError, type Variables } from './variables.ts'
@@ -262,7 +262,7 @@ async function overlayLayer(overlay: OverlaySettings, kind: string, form: FormDa
   return path
 }
 
-/** Gotenberg's steps after the conversion, in its order: merge, split, rotate, watermark, stamp, flatten, embeds, metadata, encryption. */
+/** Gotenberg's steps after the conversion, in its order: merge, split, rotate, watermark, stamp, flatten, embeds, metadata, Factur-X, encryption. */
 async function postProcess(outputs: Output[], settings: RouteSettings, form: FormData, folder: string, pool: LibreOfficePool, timeoutMs: number, trace: string): Promise<Output[]> {
   if (settings.merge && outputs.length > 1) {
     const merged = join(folder, 'merged.pdf')
@@ -306,6 +306,12 @@ async function postProcess(outputs: Output[], settings: RouteSettings, form: For
   if (settings.metadata) {
     const args = metadataArguments(settings.metadata) as string[]
     for (const output of outputs) await writeMetadata(output.path, args, timeoutMs)
+  }
+  if (settings.facturx) {
+    const invoice = join(folder, 'factur-x.xml')
+    await writeFile(invoice, new Uint8Array(await (form.get('facturxXml') as File).arrayBuffer()))
+    const facturx = settings.facturx
+    await eachOutput(outputs, (input, output) => attachFacturX(input, output, invoice, facturx, folder, timeoutMs))
   }
   if (settings.userPassword) {
     const { userPassword, ownerPassword } = settings

@@ -1,7 +1,7 @@
 // The typed Hono environment and the router factory every route module uses: zod-validated, OpenAPI-described
 // routes whose validation failures answer 400 { message, code, issues }.
 import { createRoute, OpenAPIHono, type RouteConfig, z } from '@hono/zod-openapi'
-import type { AuthUser } from './auth/users'
+import type { AccountRecord, AuthUser } from './auth/users'
 import type { Config } from './config'
 import type { Database } from './db/client'
 import { ApiError, ERROR_CODES } from './errors'
@@ -13,6 +13,8 @@ export interface AppEnv {
     config: Config
     db: Database
     user: AuthUser
+    /** The caller's account as requireAuth read it (all but the password hash), for routes about the caller. */
+    account: AccountRecord
     /** The session of the caller's access token (set by requireAuth). */
     sessionId: string
   }

@@ -122,6 +122,10 @@ bench.post('/__bench/png-encoders/encode/:encoder', async (c) => {
   return c.json({ images: prepared.length, bytes })
 })
 
+// The request alone: the POSTed bytes read and a JSON answer, as /__bench/convert does around a converter (the
+// round trip bench/image-to-png subtracts to show a conversion's own time).
+bench.post('/__bench/echo', async (c) => c.json({ bytes: (await c.req.arrayBuffer()).byteLength }))
+
 // Raw R2 through the same isolate: the baseline of bench/files.
 bench.put('/__bench/raw/:key', async (c) => {
   const length = Number(c.req.header('content-length'))

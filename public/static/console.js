@@ -1,7 +1,10 @@
-// The console: sign in, upload with a progress bar, see each file's preview (GET /files/:id/preview), convert
-// (or extract the text) and watch the job live, see PNG outputs (and a PDF's first page) as thumbnails and .txt
-// outputs as text, download, delete. Same origin; the access token lives in sessionStorage
-// (gone when the tab closes), the refresh token only in memory.
+// The console: sign in, upload through Uppy's Dashboard (tus, resumable; Uppy is bundled into /static/uppy.js at
+// build time by .ci/build-console.ts), see each file's preview (GET /files/:id/preview), convert (or extract the
+// text) and watch the job live, see PNG outputs (and a PDF's first page) as thumbnails and .txt outputs as text,
+// download, delete. Same origin; the access token lives in sessionStorage (gone when the tab closes), the refresh
+// token only in memory.
+
+import { Dashboard, Tus, Uppy } from './uppy.js'
 
 const TOKEN_KEY = 'edgefloor.token'
 const POLL_INTERVAL_MS = 400
@@ -73,6 +76,7 @@ async function showSession() {
 }
 
 function signOut(message) {
+  discardUploads()
   if (refreshToken) api('POST', '/auth/logout', { json: { refresh_token: refreshToken } }).catch(() => {})
   sessionStorage.removeItem(TOKEN_KEY)
   refreshToken = undefined
@@ -108,54 +112,71 @@ $('#sign-out').addEventListener('click', () => signOut())
 
 // --- upload --------------------------------------------------------------------------------------------
 
-/** XHR rather than fetch: only XHR reports upload progress. */
-function uploadFile(file, onProgress) {
-  return new Promise((resolve, reject) => {
-    const request = new XMLHttpRequest()
-    request.open('POST', '/files')
-    request.setRequestHeader('authorization', `Bearer ${token()}`)
-    request.setRequestHeader('x-edgefloor-name', encodeURIComponent(file.name))
-    request.setRequestHeader('x-edgefloor-size', String(file.size))
-    request.setRequestHeader('x-edgefloor-type', file.type || 'application/octet-stream')
-    request.setRequestHeader('x-edgefloor-modified', String(file.lastModified))
-    request.upload.addEventListener('progress', (event) => event.lengthComputable && onProgress(event.loaded / event.total))
-    request.addEventListener('load', () => {
-      let body
-      try {
-        body = JSON.parse(request.responseText)
-      } catch {}
-      if (request.status >= 200 && request.status < 300) resolve(body)
-      else reject(new Error(body?.message ?? `upload failed: HTTP ${request.status}`))
-    })
-    request.addEventListener('error', () => reject(new Error('upload failed: network error')))
-    const form = new FormData()
-    form.append('file', file, file.name)
-    request.send(form)
-  })
-}
+/**
+ * tus PATCHes of at most this many bytes: Cloudflare refuses request bodies over 100 MB (Free and Pro plans), so
+ * a larger file goes in several requests. Any size works for the Worker, which cuts the bytes into R2 parts itself.
+ */
+const UPLOAD_CHUNK_BYTES = 50 * 1024 * 1024
 
-$('#upload-form').addEventListener('submit', async (event) => {
-  event.preventDefault()
-  const file = $('#file-input').files[0]
-  if (!file) return
-  const progress = $('#upload-progress')
-  const message = $('#upload-message')
-  progress.hidden = false
-  progress.value = 0
-  say(message, `Uploading ${file.name}…`)
+// Uppy's Dashboard (drag and drop, per-file progress, pause and resume) over its tus uploader to /files/tus.
+// tus-js-client keeps each unfinished upload's URL in localStorage (a "tus::" key, the URL only, no token), so
+// the same file added again after a reload resumes from the server's offset; the key goes when the upload ends.
+// The instance is `window.uppy` for scripts and tests (e.g. `uppy.getPlugin('Tus').setOptions({ chunkSize })`).
+const uppy = new Uppy({ id: 'edgefloor', autoProceed: true })
+  .use(Dashboard, {
+    inline: true,
+    target: '#uploader',
+    width: '100%',
+    height: 300,
+    proudlyDisplayPoweredByUppy: false,
+    note: 'Uploads resume where they stopped: after a reload or a lost connection, add the same file again.',
+  })
+  .use(Tus, {
+    endpoint: new URL('/files/tus', location.href).href,
+    chunkSize: UPLOAD_CHUNK_BYTES,
+    limit: 3,
+    removeFingerprintOnSuccess: true,
+    // Exactly the Upload-Metadata keys the API reads (the X-Edgefloor-* meanings); set on file-added below.
+    allowedMetaFields: ['filename', 'filetype', 'modified'],
+    // The token is read at each request, not once, so a new sign-in applies to uploads already running.
+    onBeforeRequest: (request) => token() && request.setHeader('authorization', `Bearer ${token()}`),
+  })
+window.uppy = uppy
+
+uppy.on('file-added', (file) => {
+  const modified = file.data?.lastModified
+  uppy.setFileMeta(file.id, { filename: file.name, filetype: file.type || 'application/octet-stream', ...(modified ? { modified: String(modified) } : {}) })
+})
+
+uppy.on('upload-success', async (file, response) => {
+  // The PATCH that completes the upload (or the HEAD that finds it complete) names the file record it became.
+  const id = response?.body?.xhr?.getResponseHeader('x-edgefloor-file-id')
   try {
-    const record = await uploadFile(file, (fraction) => (progress.value = fraction))
-    progress.value = 1
-    say(message, `Uploaded ${record.name} (${formatBytes(record.size)})`)
-    $('#upload-form').reset()
+    if (!id) return await loadFiles()
+    const { body: record } = await api('GET', `/files/${encodeURIComponent(id)}`)
+    say($('#upload-message'), `Uploaded ${record.name} (${formatBytes(record.size)})`)
     $('#files').prepend(fileItem(record))
     $('#files-empty').hidden = true
   } catch (error) {
-    say(message, error.message, true)
-  } finally {
-    setTimeout(() => (progress.hidden = true), 1500)
+    say($('#upload-message'), error.message, true)
   }
 })
+
+uppy.on('upload-error', (file, error, response) => {
+  const status = response?.status
+  if (status === 401 && token()) return signOut('Your session ended: sign in again.')
+  let message = error?.message ?? 'upload failed'
+  try {
+    message = JSON.parse(response.body.xhr.responseText).message ?? message
+  } catch {}
+  say($('#upload-message'), `${file?.name ?? 'upload'}: ${message}`, true)
+})
+
+/** Ends every upload of this session and forgets their URLs, so nothing of them outlives a sign-out. */
+function discardUploads() {
+  uppy.cancelAll()
+  for (const key of Object.keys(localStorage)) if (key.startsWith('tus::')) localStorage.removeItem(key)
+}
 
 // --- files ---------------------------------------------------------------------------------------------
 

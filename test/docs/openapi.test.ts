@@ -130,7 +130,7 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(statics ?? {}).sort()).toEqual(['image/png', 'image/svg+xml', 'text/css', 'text/javascript'])
   })
 
-  it('describes the upload as multipart with a binary file and its X-Edgefloor headers, the download as binary', async () => {
+  it('describes the upload as multipart with a binary file or the raw binary body, its X-Edgefloor headers, the download as binary', async () => {
     const document = (await fetchDocument()) as unknown as { paths: Record<string, Record<string, any>> }
     const upload = document.paths['/files']?.post
     expect(upload?.requestBody?.content?.['multipart/form-data']?.schema).toMatchObject({
@@ -138,6 +138,7 @@ describe('GET /openapi.json', () => {
       properties: { file: { type: 'string', format: 'binary' } },
       required: ['file'],
     })
+    expect(upload?.requestBody?.content?.['application/octet-stream']?.schema).toEqual({ type: 'string', format: 'binary' })
     const headers = (upload?.parameters ?? []).filter((parameter: { in: string }) => parameter.in === 'header').map((parameter: { name: string }) => parameter.name)
     expect(headers).toEqual(expect.arrayContaining(['x-edgefloor-name', 'x-edgefloor-size', 'x-edgefloor-type', 'x-edgefloor-modified', 'x-edgefloor-prefix']))
     const download = document.paths['/files/{id}/download']?.get

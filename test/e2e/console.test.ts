@@ -3,14 +3,17 @@
 // the PNG thumbnail appear; convert a DOCX, follow its job events live and see the PDF by its first PNG page.
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { root } from '../../bench/wrangler-dev.ts'
 import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server.ts'
+import { buildConsoleBundle } from '../../.ci/build-console.ts'
+import { DASHBOARD_FILE_INPUT, launchChromium, openPage as openBrowserPage } from './chromium.ts'
 import { artifactsDir, photoJpeg, startWorker, uniqueEmail, type DevWorker } from './dev-worker.ts'
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
 const WAIT_MS = 60_000
+/** The sidecar (LibreOffice) and `wrangler dev` (migrations included) start in minutes on a loaded shared machine. */
+const START_MS = 600_000
 
 /** The fields of an <img> read in the page (the Node project has no DOM types). */
 interface ImageLike {
@@ -24,12 +27,8 @@ let browser: Browser
 let sidecar: RunningSidecar
 
 beforeAll(async () => {
-  ;[sidecar, browser] = await Promise.all([
-    startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1 }),
-    chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS }),
-  ])
-  worker = await startWorker({ GOTENBERG_URL: sidecar.url })
-})
+  ;[sidecar, browser] = await Promise.all([startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1 }), launchChromium(), buildConsoleBundle()])
+  worker = await startWorker({ GOTENBERG_URL: sidecar.url })}, START_MS)
 
 afterAll(async () => {
   await browser?.close()
@@ -37,14 +36,7 @@ afterAll(async () => {
   await sidecar?.close()
 })
 
-async function openPage(path: string): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 720 } })
-  const errors: string[] = []
-  page.on('pageerror', (error) => errors.push(error.message))
-  page.on('console', (message) => message.type() === 'error' && errors.push(message.text()))
-  await page.goto(`${worker.url}${path}`)
-  return { page, errors }
-}
+const openPage = (path: string) => openBrowserPage(browser, `${worker.url}${path}`)
 
 async function signUp(page: Page): Promise<string> {
   const email = uniqueEmail('console')
@@ -67,12 +59,17 @@ async function loadedSizes(scope: ReturnType<Page['locator']>) {
   return sizes()
 }
 
-async function uploadPhoto(page: Page) {
-  await page.setInputFiles('#file-input', { name: 'photo.jpg', mimeType: 'image/jpeg', buffer: Buffer.from(photoJpeg()) })
-  await page.click('#upload-form button[type=submit]')
-  const item = page.locator('.file', { hasText: 'photo.jpg' })
+/** Picks a file in Uppy's Dashboard (which uploads it at once, over tus) and waits for its record in the list. */
+async function pickFile(page: Page, file: { name: string; mimeType: string; buffer: Buffer }) {
+  await page.setInputFiles(DASHBOARD_FILE_INPUT, file)
+  const item = page.locator('.file', { hasText: file.name })
   await item.waitFor({ timeout: WAIT_MS })
-  expect(await page.getAttribute('#upload-progress', 'value')).toBe('1')
+  return item
+}
+
+async function uploadPhoto(page: Page) {
+  const item = await pickFile(page, { name: 'photo.jpg', mimeType: 'image/jpeg', buffer: Buffer.from(photoJpeg()) })
+  await page.locator('.uppy-Dashboard-Item.is-complete', { hasText: 'photo.jpg' }).waitFor({ timeout: WAIT_MS })
   expect(await page.textContent('#upload-message')).toBe('Uploaded photo.jpg (2.2 KiB)')
   expect(await item.locator('.file-meta').textContent()).toBe('.jpg · image/jpeg · 2.2 KiB')
   return item
@@ -125,10 +122,7 @@ describe('/console in Chromium', () => {
   it('shows why a conversion was refused', async () => {
     const { page } = await openPage('/console')
     await signUp(page)
-    await page.setInputFiles('#file-input', { name: 'notes.bin', mimeType: 'application/octet-stream', buffer: Buffer.from('not convertible') })
-    await page.click('#upload-form button[type=submit]')
-    const item = page.locator('.file', { hasText: 'notes.bin' })
-    await item.waitFor({ timeout: WAIT_MS })
+    const item = await pickFile(page, { name: 'notes.bin', mimeType: 'application/octet-stream', buffer: Buffer.from('not convertible') })
     await item.locator('[data-action=convert]').click()
     await item.locator('.job-status.failed').waitFor({ timeout: WAIT_MS })
     expect(await item.locator('.job-status').textContent()).toMatch(/^failed: .+/)
@@ -173,10 +167,7 @@ describe('/console converting an Office document in Chromium', () => {
     const { page, errors } = await openPage('/console')
     await signUp(page)
     const docx = readFileSync(join(inject('officeDocumentsDir'), 'hello.docx'))
-    await page.setInputFiles('#file-input', { name: 'hello.docx', mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', buffer: docx })
-    await page.click('#upload-form button[type=submit]')
-    const item = page.locator('.file', { hasText: 'hello.docx' })
-    await item.waitFor({ timeout: WAIT_MS })
+    const item = await pickFile(page, { name: 'hello.docx', mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', buffer: docx })
 
     await item.locator('[data-action=convert]').click()
     await item.locator('.job-status.done').waitFor({ timeout: WAIT_MS })

@@ -2,7 +2,8 @@
 // --local`: chunk sizes R2 would refuse as parts, an upload interrupted mid-request and resumed from HEAD's offset,
 // 401, 413 (size limit and quota) and another user's upload URL. Nothing here is a hand-made tus request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type DetailedError, type HttpResponse, Upload, type UploadOptions } from 'tus-js-client'
+import { Readable } from 'node:stream'
+import { DefaultHttpStack, type DetailedError, type HttpResponse, type HttpStack, Upload, type UploadOptions } from 'tus-js-client'
 import { startWorker, uniqueEmail, type DevWorker } from './dev-worker.ts'
 
 const MiB = 1024 * 1024
@@ -57,6 +58,31 @@ function runUpload(bytes: Buffer, options: UploadOptions, onStart?: (upload: Upl
   })
 }
 
+/**
+ * tus-js-client's own Node HTTP stack, except that the first PATCH declares its whole body (Content-Length) but
+ * sends only its first `cut` bytes and then nothing more: an interruption mid-request that no timing can undo.
+ */
+function stallingAfter(cut: number): HttpStack {
+  const stack = new DefaultHttpStack({})
+  let stalled = false
+  return {
+    getName: () => 'StallingHttpStack',
+    createRequest(method, url) {
+      const request = stack.createRequest(method, url)
+      if (method !== 'PATCH' || stalled) return request
+      stalled = true
+      const send = request.send.bind(request)
+      request.send = (body: Uint8Array) => {
+        request.setHeader('Content-Length', String(body.length))
+        const head = new Readable({ read() {} })
+        head.push(Buffer.from(body.subarray(0, cut)))
+        return send(head)
+      }
+      return request
+    },
+  }
+}
+
 /** The upload's failure: tus-js-client's DetailedError and the response status it carries. */
 async function failure(bytes: Buffer, options: UploadOptions): Promise<{ status: number | undefined; body: string }> {
   const error = (await runUpload(bytes, options).then(
@@ -98,7 +124,9 @@ describe('tus-js-client against the Worker', { timeout: WAIT_MS }, () => {
     const token = await signIn()
     const bytes = bytesOf(24 * MiB + 11)
     const headers = { authorization: `Bearer ${token}` }
-    // One PATCH for everything (chunkSize Infinity): abort it once 10 MiB are on the wire.
+    // One PATCH for everything (chunkSize Infinity) that sends only its first 10 MiB and then stalls, so the Worker
+    // can never have the rest however fast or slow the machine is; the client aborts it once those 10 MiB are out.
+    const cut = 10 * MiB
     let url = ''
     const interrupted = new Promise<void>((resolve, reject) => {
       const upload = new Upload(bytes, {
@@ -106,8 +134,9 @@ describe('tus-js-client against the Worker', { timeout: WAIT_MS }, () => {
         headers,
         retryDelays: [],
         metadata: { filename: 'resumed.bin' },
+        httpStack: stallingAfter(cut),
         onProgress: (sent) => {
-          if (sent < 10 * MiB || url) return
+          if (sent < cut || url) return
           url = upload.url ?? ''
           upload.abort().then(resolve, reject)
         },
@@ -120,7 +149,7 @@ describe('tus-js-client against the Worker', { timeout: WAIT_MS }, () => {
     expect(url).toMatch(/\/files\/tus\/[0-9a-f]{24}$/)
     const before = await headOffset(token, url)
     expect(before.status).toBe(200)
-    expect(before.offset).toBeLessThan(bytes.length)
+    expect(before.offset).toBeLessThanOrEqual(cut)
     // A new client resumes the same upload URL: tus-js-client asks HEAD and sends the rest from that offset.
     const done = await runUpload(bytes, { uploadUrl: url, headers, chunkSize: 7 * MiB + 1 })
     expect(done.url).toBe(url)

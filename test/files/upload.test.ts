@@ -66,10 +66,9 @@ describe('POST /files', () => {
 
   it.each([
     ['no body', { headers: {} }, 'multipart'],
-    ['JSON', { json: { file: 'x' } }, 'multipart'],
     ['no file field', { body: (() => { const f = new FormData(); f.append('other', 'x'); return f })() }, 'no file'],
     ['"file" as a text field', { body: (() => { const f = new FormData(); f.append('file', 'not a file'); return f })() }, 'no file'],
-    ['a non-multipart body', { body: 'raw bytes', headers: { 'content-type': 'application/octet-stream' } }, 'multipart'],
+    ['a multipart body without a boundary', { body: 'raw bytes', headers: { 'content-type': 'multipart/form-data' } }, 'multipart'],
     ['a bad X-Edgefloor-Size', { body: multipartBody('a.txt', 'abc'), headers: { 'x-edgefloor-size': '3 bytes' } }, 'X-Edgefloor-Size'],
   ])('refuses %s with 400', async (_case, options, message) => {
     const user = await signUp()
@@ -155,5 +154,124 @@ describe('POST /files', () => {
     const bytes = new Uint8Array(9 * 1024 * 1024 + 7).map((_, i) => i % 251)
     const res = await uploadFile(user, 'parts.bin', bytes)
     expect(res).toMatchObject({ status: 201, body: { size: bytes.length, hash: await sha256(bytes) } })
+  })
+})
+
+/** Objects, records and quota reservations of the user: all three must be empty after a refused upload. */
+async function leftBehind(user: TestUser) {
+  const reservations = await env.DB.prepare('SELECT count(*) AS n FROM storage_reservations WHERE user_id = ?').bind(user.id).first<number>('n')
+  return { ...(await storedState(user)), reservations }
+}
+
+const QUOTA = { FILES_QUOTA_BYTES: String(100 * 1024 * 1024) }
+
+/** A body that sends `bytes` in 64 KiB chunks and then breaks off (errors) or simply ends. */
+function breakingBody(bytes: Uint8Array, breakOff: boolean): ReadableStream<Uint8Array> {
+  let offset = 0
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (offset < bytes.length) {
+        controller.enqueue(bytes.slice(offset, offset + 64 * 1024))
+        offset += 64 * 1024
+      } else if (breakOff) controller.error(new Error('connection reset'))
+      else controller.close()
+    },
+  })
+}
+
+describe('POST /files with the raw body (any Content-Type but multipart: the fast path)', () => {
+  it('stores the body as the file: named by X-Edgefloor-Name, typed by its bytes, hashed', async () => {
+    const user = await signUp()
+    const bytes = new Uint8Array([...PDF_HEAD, ...new Uint8Array(3 * 1024 * 1024 + 5).map((_, i) => i % 253)])
+    const res = await callJson('POST', '/files', {
+      token: user.token,
+      body: bytes,
+      headers: { 'content-type': 'application/octet-stream', 'x-edgefloor-name': encodeURIComponent('Report ü.pdf'), 'x-edgefloor-size': String(bytes.length) },
+    })
+    expect(res.status).toBe(201)
+    expect(res.body).toMatchObject({ name: 'Report ü.pdf', extension: '.pdf', content_type: 'application/pdf', size: bytes.length, hash: await sha256(bytes) })
+    const stored = await env.BUCKET.get((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects[0]!.key)
+    expect(await sha256(new Uint8Array(await stored!.arrayBuffer()))).toBe(await sha256(bytes))
+  })
+
+  it("takes the name from Content-Disposition's filename (RFC 6266), the type from the bytes over the declared one", async () => {
+    const user = await signUp()
+    const res = await callJson('POST', '/files', {
+      token: user.token,
+      body: PNG_HEAD,
+      headers: { 'content-type': 'text/plain', 'content-disposition': `attachment; filename="x.bin"; filename*=UTF-8''%C3%A9t%C3%A9.png` },
+    })
+    expect(res).toMatchObject({ status: 201, body: { name: 'été.png', content_type: 'image/png', size: PNG_HEAD.length } })
+    // A JSON body is a file too (POST /files has no JSON form); without a name it is "file".
+    const json = await callJson('POST', '/files', { token: user.token, json: { file: 'x' } })
+    expect(json).toMatchObject({ status: 201, body: { name: 'file', content_type: 'text/plain', size: 12 } })
+  })
+
+  it('refuses a form-urlencoded body (curl -d mangles files) with 415, storing nothing', async () => {
+    const user = await signUp()
+    const res = await callJson('POST', '/files', { token: user.token, body: 'a=1&b=2', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    expect(res).toMatchObject({ status: 415, body: { code: 'CONTENT_TYPE_UNSUPPORTED' } })
+    expect(await leftBehind(user)).toEqual({ objects: 0, rows: 0, reservations: 0 })
+  })
+
+  it('refuses with 413 a declared size over FILES_MAX_BYTES before storing anything', async () => {
+    const user = await signUp()
+    const res = await callWithSettings({ FILES_MAX_BYTES: '1000' }, 'POST', '/files', {
+      token: user.token,
+      body: new Uint8Array(2000),
+      headers: { 'content-type': 'application/octet-stream', 'x-edgefloor-size': '2000' },
+    })
+    expect(res.status).toBe(413)
+    expect(await res.json()).toMatchObject({ code: 'FILE_TOO_LARGE', max_bytes: 1000 })
+    expect(await leftBehind(user)).toEqual({ objects: 0, rows: 0, reservations: 0 })
+  })
+
+  it.each([
+    ['shorter than X-Edgefloor-Size', 4000, { 'x-edgefloor-size': '5000' }],
+    ['longer than X-Edgefloor-Size', 6000, { 'x-edgefloor-size': '5000' }],
+    ['whose Content-Length disagrees with X-Edgefloor-Size', 5000, { 'x-edgefloor-size': '5000', 'content-length': '4000' }],
+  ])('refuses a body %s with 400, storing nothing and releasing the quota hold', async (_case, length, headers) => {
+    const user = await signUp()
+    const res = await callWithSettings(QUOTA, 'POST', '/files', {
+      token: user.token,
+      body: new Uint8Array(length).fill(7),
+      headers: { 'content-type': 'application/octet-stream', ...headers },
+    })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({ code: 'SIZE_MISMATCH' })
+    expect(await leftBehind(user)).toEqual({ objects: 0, rows: 0, reservations: 0 })
+  })
+
+  it.each([
+    ['with a declared size', true],
+    ['of unknown size (stored in parts)', false],
+  ])('stores nothing and releases the quota hold when the raw body breaks off half-way, %s', async (_case, declared) => {
+    const user = await signUp()
+    const bytes = new Uint8Array(9 * 1024 * 1024).fill(3)
+    const res = await callWithSettings(QUOTA, 'POST', '/files', {
+      token: user.token,
+      body: breakingBody(bytes, true),
+      headers: { 'content-type': 'application/octet-stream', ...(declared ? { 'x-edgefloor-size': String(bytes.length + 1) } : {}) },
+    }).catch((error: unknown) => error)
+    // The client's own stream failed: the request fails for it, or the Worker answers a 4xx. Never a stored file.
+    if (res instanceof Response) expect(res.status).toBeGreaterThanOrEqual(400)
+    else expect(res).toBeInstanceOf(Error)
+    expect(await leftBehind(user)).toEqual({ objects: 0, rows: 0, reservations: 0 })
+  })
+
+  it('refuses with 400 a multipart body whose file part never ends, storing nothing and releasing the quota hold', async () => {
+    const user = await signUp()
+    const boundary = 'edgefloorboundary'
+    const bytes = new Uint8Array([...new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n`), ...new Uint8Array(9 * 1024 * 1024).fill(5)])
+    for (const declared of [{ 'x-edgefloor-size': String(9 * 1024 * 1024) }, {}] as Record<string, string>[]) {
+      const res = await callWithSettings(QUOTA, 'POST', '/files', {
+        token: user.token,
+        body: breakingBody(bytes, false),
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, ...declared },
+      })
+      expect(res.status).toBe(400)
+      expect(await res.json()).toMatchObject({ code: 'BAD_MULTIPART', message: 'the upload ended before the file was complete' })
+    }
+    expect(await leftBehind(user)).toEqual({ objects: 0, rows: 0, reservations: 0 })
   })
 })

@@ -4,8 +4,7 @@
 // three pages, …) and are made by test/setup/office-documents.ts; the PDFs are checked with poppler (pdfinfo,
 // pdftotext, pdfimages), qpdf and exiftool. Where Gotenberg checks with veraPDF (PDF/A, PDF/UA validity), which
 // Debian does not ship, the test checks the conformance the PDF declares in its XMP instead.
-// Scenarios for features this server refuses (Factur-X) assert the 400 naming
-// the option; the README's Gotenberg section lists them, and those needing a start-up flag with no equivalent.
+// The README's Gotenberg section lists the scenarios that do not apply here, and why.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -426,10 +425,31 @@ describe('Gotenberg 8 libreoffice_convert.feature', () => {
     expect(attachments(files.get('foo.pdf')!)).toMatch(/embed_1\.xml[\s\S]*embed_2\.xml/)
   }, SLOW)
 
-  it('Scenario: POST /forms/libreoffice/convert (Factur-X / ZUGFeRD) — refused here, named in a 400', async () => {
-    const res = await post([file('page_1.docx'), ['facturxXml', 'embed_1.xml', EMBED_1], ['facturxConformanceLevel', 'EN 16931']])
-    expect(res.status).toBe(400)
-    expect(await res.text()).toContain("form field 'facturxXml' is not supported by this server")
+  /** The attachments the catalog's /AF array lists, each with its /AFRelationship (qpdf's JSON of the objects). */
+  function associatedFiles(path: string): Record<string, string> {
+    const objects = JSON.parse(run('qpdf', ['--json-output=2', '--json-key=qpdf', '--json-stream-data=none', path])).qpdf[1]
+    const catalog = objects[`obj:${objects.trailer.value['/Root']}`].value
+    return Object.fromEntries((catalog['/AF'] ?? []).map((ref: string) => [objects[`obj:${ref}`].value['/UF'].replace(/^u:/, ''), objects[`obj:${ref}`].value['/AFRelationship']]))
+  }
+
+  it('Scenario: POST /forms/libreoffice/convert (Factur-X / ZUGFeRD)', async () => {
+    const res = await post([file('page_1.docx'), ['facturxXml', 'embed_1.xml', EMBED_1], ['facturxConformanceLevel', 'EN 16931']], { 'Gotenberg-Output-Filename': 'foo' })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/pdf')
+    const files = await filesOf(res)
+    expect([...files.keys()]).toEqual(['foo.pdf'])
+    const pdf = files.get('foo.pdf')!
+    // No pdfa field: Factur-X makes it PDF/A-3b (veraPDF is not in Debian: the declared conformance is checked).
+    expect(conformance(pdf).pdfa).toBe('3B')
+    expect(associatedFiles(pdf)).toEqual({ 'factur-x.xml': '/Alternative' })
+    expect(attachments(pdf)).toContain('factur-x.xml')
+    expect(run('qpdf', ['--show-attachment=factur-x.xml', pdf])).toBe(new TextDecoder().decode(EMBED_1))
+    expect(exif(pdf)).toMatchObject({ ConformanceLevel: 'EN 16931', DocumentType: 'INVOICE', DocumentFileName: 'factur-x.xml', Version: 1, SchemasPrefix: 'fx' })
+    expect(run('qpdf', ['--check', pdf])).toContain('No syntax or stream encoding errors found')
+    // The half-specified request of Gotenberg's "POST /forms/pdfengines/factur-x (Bad Request)" is a 400 here too.
+    const half = await post([file('page_1.docx'), ['facturxConformanceLevel', 'EN 16931']])
+    expect(half.status).toBe(400)
+    expect(await half.text()).toContain("form field 'facturxXml' is required")
   }, SLOW)
 
   it('Scenario: POST /forms/libreoffice/convert (PDF/A-3b & PDF/UA-1 & Metadata & Watermark & Stamp & Rotate & Flatten & Embeds)', async () => {

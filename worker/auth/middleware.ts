@@ -1,7 +1,9 @@
 // requireAuth: the bearer access token → the caller on c.var.user, or 401. One D1 read per request checks both the
 // user's security stamp (password reset, "log out everywhere") and the token's session (logout, refresh-token reuse,
-// DELETE /auth/sessions/:id), so any of them ends the token at once.
-import { and, eq } from 'drizzle-orm'
+// DELETE /auth/sessions/:id), so any of them ends the token at once. That read also brings the account (all but the
+// password hash), so a route about the caller needs no second one. Its statement is prepared once per database
+// client and isolate: building it anew cost more than verifying the token (bench:auth, README).
+import { and, eq, getTableColumns, sql } from 'drizzle-orm'
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../api'
 import type { Config } from '../config'
@@ -9,7 +11,7 @@ import type { Database } from '../db/client'
 import { sessions, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { readToken } from './tokens'
-import { toAuthUser, type AuthUser } from './users'
+import { toAuthUser, type AccountRecord, type AuthUser } from './users'
 
 export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)$/i.exec(header ?? '')
@@ -19,35 +21,54 @@ export function bearerToken(header: string | undefined): string | undefined {
 const unauthorized = (code: 'TOKEN_MISSING' | 'TOKEN_INVALID' | 'TOKEN_REVOKED', message?: string) =>
   new ApiError(code, { message, headers: { 'www-authenticate': 'Bearer' } })
 
+const { passwordHash: _, ...accountColumns } = getTableColumns(users)
+
+function prepareSessionCheck(db: Database) {
+  return db
+    .select({ account: accountColumns, sessionId: sessions.id, revokedAt: sessions.revokedAt })
+    .from(users)
+    .leftJoin(sessions, and(eq(sessions.id, sql.placeholder('sid')), eq(sessions.userId, users.id)))
+    .where(eq(users.id, sql.placeholder('sub')))
+    .limit(1)
+    .prepare()
+}
+
+const sessionChecks = new WeakMap<Database, ReturnType<typeof prepareSessionCheck>>()
+
+function sessionCheck(db: Database) {
+  let prepared = sessionChecks.get(db)
+  if (!prepared) {
+    prepared = prepareSessionCheck(db)
+    sessionChecks.set(db, prepared)
+  }
+  return prepared
+}
+
 /** The caller of an access token, with the session it belongs to; throws 401 (404 USER_NOT_FOUND on request). */
 export async function authenticateBearer(
   config: Config,
   db: Database,
   header: string | undefined,
   options: { missingUserStatus?: 401 | 404; missingTokenMessage?: string } = {},
-): Promise<{ user: AuthUser; sessionId: string }> {
+): Promise<{ user: AuthUser; account: AccountRecord; sessionId: string }> {
   const token = bearerToken(header)
   if (!token) throw unauthorized('TOKEN_MISSING', options.missingTokenMessage)
   const claims = await readToken(config, token, 'auth')
   if (!claims?.sid) throw unauthorized('TOKEN_INVALID')
-  const [row] = await db
-    .select({ user: users, sessionId: sessions.id, revokedAt: sessions.revokedAt })
-    .from(users)
-    .leftJoin(sessions, and(eq(sessions.id, claims.sid), eq(sessions.userId, users.id)))
-    .where(eq(users.id, claims.sub))
-    .limit(1)
+  const row = await sessionCheck(db).get({ sub: claims.sub, sid: claims.sid })
   if (!row) {
     if (options.missingUserStatus === 404) throw new ApiError('USER_NOT_FOUND')
     throw unauthorized('TOKEN_INVALID')
   }
-  if (row.user.securityStamp !== claims.stm || !row.sessionId || row.revokedAt !== null) throw unauthorized('TOKEN_REVOKED')
-  return { user: toAuthUser(row.user), sessionId: row.sessionId }
+  if (row.account.securityStamp !== claims.stm || !row.sessionId || row.revokedAt !== null) throw unauthorized('TOKEN_REVOKED')
+  return { user: toAuthUser(row.account), account: row.account, sessionId: row.sessionId }
 }
 
 export function requireAuth(options: { missingUserStatus?: 401 | 404 } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const { user, sessionId } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), options)
+    const { user, account, sessionId } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), options)
     c.set('user', user)
+    c.set('account', account)
     c.set('sessionId', sessionId)
     await next()
   })

@@ -268,11 +268,8 @@ function currentUserEndpoint(schemas: ValueSchemas) {
         404: errorResponse('The user no longer exists'),
       },
     }),
-    async (c) => {
-      const user = await findUser(c.var.db, c.var.user.id)
-      if (!user) throw new ApiError('USER_NOT_FOUND')
-      return c.json(publicShape(user, schemas), 200)
-    },
+    // requireAuth already read the account (404 when it is gone) in its one query: no second read.
+    (c) => c.json(publicShape(c.var.account, schemas), 200),
     [{ path: '/user' }],
   )
 }

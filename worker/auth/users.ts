@@ -11,6 +11,8 @@ import { hashPassword, spendDummyCheck, verifyPassword } from './passwords'
 import { endAllSessions } from './sessions'
 
 export type UserRecord = typeof users.$inferSelect
+/** A user row without its password hash: what the per-request auth check reads. */
+export type AccountRecord = Omit<UserRecord, 'passwordHash'>
 
 /** The authenticated caller, as middleware puts it on the request. */
 export interface AuthUser {
@@ -31,7 +33,7 @@ export function newSecurityStamp(): string {
   return crypto.randomUUID()
 }
 
-export function toAuthUser(user: UserRecord): AuthUser {
+export function toAuthUser(user: AccountRecord): AuthUser {
   return { id: user.id, email: user.email, name: user.name, role: user.role, emailVerified: user.emailVerified, securityStamp: user.securityStamp }
 }
 
@@ -42,7 +44,7 @@ export function loginShape(user: UserRecord) {
 
 /** Everything a user may read about an account: built-in fields and the custom fields with `r` (of the Users model
  * the app was made with). */
-export function publicShape(user: UserRecord, schemas: ValueSchemas = userValueSchemas) {
+export function publicShape(user: AccountRecord, schemas: ValueSchemas = userValueSchemas) {
   return {
     _id: user.id,
     email: user.email,

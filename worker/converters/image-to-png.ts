@@ -2,24 +2,35 @@
 // header, then the WASM decoders (which refuse a pixel flood before decoding: every area they would allocate is
 // checked against IMAGE_MAX_PIXELS and IMAGE_MAX_SIDE),
 // an optional downscale, and the streaming PNG encoder. A PNG that would not get smaller (and is not resized)
-// produces no output, which ends the chain.
+// produces no output, which ends the chain. JPEGs and the common PNGs that keep their size are encoded from the
+// rows in the decoder's heap (withImageRows): no RGBA copy of the picture.
+import type { ImageRows } from '../engines/image/decode'
 import type { ImageLimits } from '../engines/image/limits'
-import { ImageRefusedError, openImage } from '../engines/image/open'
+import { ImageRefusedError, measureImage, openImage, withImageRows } from '../engines/image/open'
 import { fitWithin } from '../engines/image/resize'
-import { encodePng, encodePngBytes } from '../engines/png/encode'
+import { encodePng, encodePngBytes, encodePngRows, pngBytes, reducedRowChannels } from '../engines/png/encode'
 import { ConversionError, defineConverter } from './converter'
 
 /**
  * The image decoded through the engine's one entry (the structure it will decode measured and checked against
  * the limits before anything is allocated), its refusals as ConversionErrors: image → PNG and previews.
  */
-export async function openImageInput(name: string, bytes: Uint8Array, limits: ImageLimits): ReturnType<typeof openImage> {
+export function openImageInput(name: string, bytes: Uint8Array, limits: ImageLimits): ReturnType<typeof openImage> {
+  return refusedAs(name, () => openImage(bytes, limits))
+}
+
+async function refusedAs<T>(name: string, open: () => T | Promise<T>): Promise<T> {
   try {
-    return await openImage(bytes, limits)
+    return await open()
   } catch (error) {
     if (!(error instanceof ImageRefusedError)) throw error
     throw new ConversionError(error.status === 415 ? `"${name}" is ${error.message}` : error.message, { status: error.status, cause: error })
   }
+}
+
+/** The PNG of rows in a decoder's heap, with the fewest channels their pixels allow. */
+function encodeRows({ width, height, channels, rows }: ImageRows): Promise<Uint8Array> {
+  return pngBytes(encodePngRows({ width, height, channels, outputChannels: reducedRowChannels(width, channels, rows) }, [rows]))
 }
 
 export const imageToPng = defineConverter({
@@ -33,7 +44,20 @@ export const imageToPng = defineConverter({
     const { IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE, IMAGE_MAX_DIMENSION } = ctx.settings
     // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
     const bytes = await input.bytes(IMAGE_MAX_BYTES)
-    const { header, image: decoded } = await openImageInput(input.name, bytes, { maxPixels: IMAGE_MAX_PIXELS, maxSide: IMAGE_MAX_SIDE })
+    const limits = { maxPixels: IMAGE_MAX_PIXELS, maxSide: IMAGE_MAX_SIDE }
+    const header = await refusedAs(input.name, () => measureImage(bytes))
+    if (!(IMAGE_MAX_DIMENSION > 0 && Math.max(header.width, header.height) > IMAGE_MAX_DIMENSION)) {
+      const encoded = await refusedAs(input.name, () => withImageRows(bytes, header, limits, async (pixels) => ({ pixels, png: await encodeRows(pixels) })))
+      if (encoded) {
+        const { pixels, png } = encoded.result
+        // A PNG that would not get smaller makes no output (see above).
+        if (header.format === 'png' && png.byteLength >= input.size) return
+        const metadata = { width: pixels.width, height: pixels.height, source_format: header.format }
+        yield { index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata, body: png }
+        return
+      }
+    }
+    const { image: decoded } = await openImageInput(input.name, bytes, limits)
     const image = IMAGE_MAX_DIMENSION > 0 ? fitWithin(decoded, IMAGE_MAX_DIMENSION) : decoded
     const metadata = { width: image.width, height: image.height, source_format: header.format }
     const output = { index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata }

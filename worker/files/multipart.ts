@@ -1,6 +1,8 @@
 // A streaming multipart/form-data reader: the file part comes out as a stream while the request body is still
 // arriving, so an upload never sits whole in memory (Request.formData() would buffer it). Small text fields
-// before the file are collected; whatever follows the file part is not read.
+// before the file are collected; whatever follows the file part is not read. The body is read in blocks of up to
+// BLOCK_BYTES (workerd hands a request body over in 4 KiB reads: 25 600 JavaScript turns for 100 MiB, the cost of
+// the upload path before), and the file's bytes come out as views of those blocks, never copied.
 import { ApiError } from '../errors'
 
 export interface MultipartFile {
@@ -19,6 +21,37 @@ const HEADER_MAX_BYTES = 16 * 1024
 const FIELDS_MAX_BYTES = 64 * 1024
 const encoder = new TextEncoder()
 const bad = (message: string) => new ApiError('BAD_MULTIPART', { message })
+
+/** Reads of a request body: at least BLOCK_MIN_BYTES each (but the last), into fresh buffers of BLOCK_BYTES. */
+const BLOCK_BYTES = 512 * 1024
+const BLOCK_MIN_BYTES = 128 * 1024
+
+/**
+ * The same bytes in blocks of up to BLOCK_BYTES, read with a BYOB reader's readAtLeast (workerd fills the block
+ * from the socket natively); a stream without BYOB reads (one made in JavaScript) is answered as it is.
+ */
+export function blockStream(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  let reader: ReadableStreamBYOBReader
+  try {
+    reader = body.getReader({ mode: 'byob' })
+  } catch {
+    return body
+  }
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        // A body that breaks off (the client went away, or sent less than its Content-Length) is a client error.
+        const { done, value } = await reader.readAtLeast(BLOCK_MIN_BYTES, new Uint8Array(BLOCK_BYTES)).catch((error) => {
+          throw new ApiError('UPLOAD_INCOMPLETE', { message: 'the request body ended before its declared length', cause: error })
+        })
+        if (value && value.byteLength > 0) controller.enqueue(value)
+        if (done) controller.close()
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  )
+}
 
 export function multipartBoundary(contentType: string | undefined): string | undefined {
   if (!contentType || !/^multipart\/form-data\s*;/i.test(contentType)) return undefined
@@ -44,7 +77,8 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   return joined
 }
 
-function dispositionParam(header: string, name: string): string | undefined {
+/** A Content-Disposition parameter (RFC 6266: `name*=UTF-8''…` before `name=`). */
+export function dispositionParam(header: string, name: string): string | undefined {
   const star = new RegExp(`;\\s*${name}\\*=(?:UTF-8|utf-8)''([^;]*)`).exec(header)
   if (star) {
     try {
@@ -62,7 +96,7 @@ function dispositionParam(header: string, name: string): string | undefined {
 export async function readMultipartFile(body: ReadableStream<Uint8Array> | null, contentType: string | undefined, fieldName = 'file'): Promise<MultipartUpload> {
   const boundary = multipartBoundary(contentType)
   if (!boundary || !body) throw bad('expected a multipart/form-data body with the file in the field "file"')
-  const reader = body.getReader()
+  const reader = blockStream(body).getReader()
   const delimiter = encoder.encode(`\r\n--${boundary}`)
   // The first boundary has no CRLF before it: pretend there was one.
   let buffer: Uint8Array = encoder.encode('\r\n')
@@ -121,31 +155,43 @@ export async function readMultipartFile(body: ReadableStream<Uint8Array> | null,
 
   function partStream(): ReadableStream<Uint8Array> {
     let done = false
+    const finish = async (controller: ReadableStreamDefaultController<Uint8Array>, fileBytes: Uint8Array) => {
+      if (fileBytes.length > 0) controller.enqueue(fileBytes)
+      done = true
+      controller.close()
+      await reader.cancel().catch(() => {})
+    }
     return new ReadableStream<Uint8Array>(
       {
         async pull(controller) {
           for (;;) {
             if (done) return
             const at = indexOf(buffer, delimiter)
-            if (at >= 0) {
-              if (at > 0) controller.enqueue(buffer.slice(0, at))
-              done = true
-              controller.close()
-              await reader.cancel().catch(() => {})
-              return
-            }
+            if (at >= 0) return finish(controller, buffer.subarray(0, at))
             // Everything but a tail that could be the start of the delimiter is file content.
             const safe = buffer.length - (delimiter.length - 1)
             if (safe > 0) {
-              controller.enqueue(buffer.slice(0, safe))
+              controller.enqueue(buffer.subarray(0, safe))
               buffer = buffer.subarray(safe)
               return
             }
-            if (!(await fill())) {
+            const { done: ended, value } = await reader.read()
+            if (ended) {
               done = true
               controller.error(bad('the upload ended before the file was complete'))
               return
             }
+            if (value.length < delimiter.length) {
+              buffer = concat(buffer, value)
+              continue
+            }
+            // The kept tail is shorter than the delimiter: look for one starting in it across the junction (a few
+            // bytes joined), then go on with the new block itself, uncopied.
+            const junction = indexOf(concat(buffer, value.subarray(0, delimiter.length - 1)), delimiter)
+            if (junction >= 0 && junction < buffer.length) return finish(controller, buffer.subarray(0, junction))
+            if (buffer.length > 0) controller.enqueue(buffer)
+            buffer = value
+            return
           }
         },
         cancel: (reason) => reader.cancel(reason),

@@ -29,11 +29,13 @@ const uploadHeaders = z.object({
   'x-edgefloor-prefix': z.string().optional().openapi({ description: 'storage path prefix; @user._id expands to the caller' }),
 })
 
-// A plain schema, not zod: a zod form validator would buffer the whole upload to parse it.
+// Plain schemas, not zod: a zod form validator would buffer the whole upload to parse it. The file comes as the
+// multipart field "file", or as the raw body (any other Content-Type: the fast path, see the README).
 const multipartFile = {
   'multipart/form-data': {
     schema: { type: 'object' as const, properties: { file: { type: 'string' as const, format: 'binary' } }, required: ['file'] },
   },
+  'application/octet-stream': { schema: { type: 'string' as const, format: 'binary' } },
 }
 
 const listQuery = z.object({
@@ -50,12 +52,12 @@ const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, con
 const upload = route({
   method: 'post',
   path: '/files',
-  summary: 'Upload a file (multipart, field "file"), streamed to storage',
+  summary: 'Upload a file (the raw body, or multipart field "file"), streamed to storage',
   middleware: [requireAuth()] as const,
   request: { headers: uploadHeaders, body: { required: true, content: multipartFile } },
   responses: {
     201: jsonResponse(FileResponseSchema, 'The stored file'),
-    400: errorResponse('Not multipart, no "file" field, size mismatch, bad header'),
+    400: errorResponse('No body, no "file" field, size mismatch, a body that ended early, bad header'),
     413: errorResponse('Larger than FILES_MAX_BYTES or the quota'),
   },
 })

@@ -54,26 +54,37 @@ export interface Written {
 
 export const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
 
-/** Counts and hashes the bytes passing through; errors with 413/400 when they exceed the limits. */
-function meter(limits: { size?: number; maxBytes?: number; quota?: QuotaHold }) {
+/**
+ * The stream's chunks, counted and hashed as they are read: `next()` answers the next chunk (undefined at the end)
+ * or throws 413/400 when the bytes pass the limits or the declared size. No stream in between: each chunk costs
+ * one read and one write to workerd's DigestStream (the hashing is native).
+ */
+function meteredReader(source: ReadableStream<Uint8Array>, limits: { size?: number; maxBytes?: number; quota?: QuotaHold }) {
+  const reader = source.getReader()
   const digest = new crypto.DigestStream('SHA-256')
   const hashing = digest.getWriter()
+  // Rejects when the reading is cancelled: heard through next(), not as an unhandled rejection.
+  digest.digest.catch(() => {})
   let size = 0
-  const stream = new TransformStream<Uint8Array, Uint8Array>({
-    async transform(chunk, controller) {
-      size += chunk.byteLength
-      if (limits.maxBytes !== undefined && size > limits.maxBytes) throw tooLarge(limits.maxBytes)
-      if (limits.size !== undefined && size > limits.size) throw sizeMismatch(limits.size)
-      await limits.quota?.ensure(size)
-      await hashing.write(chunk.slice())
-      controller.enqueue(chunk)
-    },
-    async flush() {
+  const next = async (): Promise<Uint8Array | undefined> => {
+    const { done, value } = await reader.read()
+    if (done) {
       if (limits.size !== undefined && size !== limits.size) throw sizeMismatch(limits.size)
       await hashing.close()
-    },
-  })
-  return { stream, result: async (): Promise<Written> => ({ size, hash: hex(await digest.digest) }) }
+      return undefined
+    }
+    size += value.byteLength
+    if (limits.maxBytes !== undefined && size > limits.maxBytes) throw tooLarge(limits.maxBytes)
+    if (limits.size !== undefined && size > limits.size) throw sizeMismatch(limits.size)
+    await limits.quota?.ensure(size)
+    await hashing.write(value)
+    return value
+  }
+  const cancel = (reason: unknown) => {
+    reader.cancel(reason).catch(() => {})
+    hashing.abort(reason).catch(() => {})
+  }
+  return { next, cancel, result: async (): Promise<Written> => ({ size, hash: hex(await digest.digest) }) }
 }
 
 const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message: `the file is larger than ${maxBytes} bytes`, details: { max_bytes: maxBytes } })
@@ -81,37 +92,54 @@ const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message:
 const sizeMismatch = (declared: number) =>
   new ApiError('SIZE_MISMATCH', { message: `the file's size does not match the declared size of ${declared} bytes` })
 
+type Next = () => Promise<Uint8Array | undefined>
+
 async function putStream(deps: StoreDeps, key: string, source: ReadableStream<Uint8Array>, file: NewFile): Promise<Written> {
   const { bucket } = deps
-  const metered = meter(file)
+  const metered = meteredReader(source, file)
   let failure: unknown
-  const counted = source.pipeThrough(metered.stream)
+  // Whatever stops the reading (limits, a broken body) is what the caller hears, not R2's complaint about it.
+  const next: Next = async () => {
+    try {
+      return await metered.next()
+    } catch (error) {
+      failure ??= error
+      metered.cancel(error)
+      throw error
+    }
+  }
   const httpMetadata = { contentType: file.contentType }
   try {
-    if (file.size !== undefined) {
-      const fixed = new FixedLengthStream(file.size)
-      const piping = counted.pipeTo(fixed.writable).catch((error) => {
-        failure = error
-      })
-      await bucket.put(key, fixed.readable, { httpMetadata })
-      await piping
-    } else {
-      await putInParts(bucket, key, counted, httpMetadata)
-    }
+    if (file.size !== undefined) await putKnownLength(bucket, key, next, file.size, httpMetadata)
+    else await putInParts(bucket, key, next, httpMetadata)
   } catch (error) {
     await deleteObjects(deps.db, bucket, [key])
-    throw failure instanceof ApiError ? failure : error
-  }
-  if (failure) {
-    await deleteObjects(deps.db, bucket, [key])
-    throw failure
+    throw failure ?? error
   }
   return metered.result()
 }
 
-async function putInParts(bucket: R2Bucket, key: string, stream: ReadableStream<Uint8Array>, httpMetadata: R2HTTPMetadata): Promise<void> {
-  const reader = stream.getReader()
+/** One put of a FixedLengthStream, written chunk by chunk (R2 needs the length of a streamed body). */
+async function putKnownLength(bucket: R2Bucket, key: string, next: Next, size: number, httpMetadata: R2HTTPMetadata): Promise<void> {
+  const fixed = new FixedLengthStream(size)
+  const writer = fixed.writable.getWriter()
+  const put = bucket.put(key, fixed.readable, { httpMetadata })
+  // A put that fails early must not leave the writing waiting, nor the writing's failure go unheard.
+  put.catch(() => {})
+  try {
+    for (let chunk = await next(); chunk; chunk = await next()) await writer.write(chunk)
+    await writer.close()
+  } catch (error) {
+    await writer.abort(error).catch(() => {})
+    await put.catch(() => {})
+    throw error
+  }
+  await put
+}
+
+async function putInParts(bucket: R2Bucket, key: string, next: Next, httpMetadata: R2HTTPMetadata): Promise<void> {
   let carry: Uint8Array | undefined
+  let ended = false
   // One part in memory at a time: PART_BYTES bounds what an upload of unknown length costs.
   const nextPart = async (): Promise<Uint8Array> => {
     const part = new Uint8Array(PART_BYTES)
@@ -120,9 +148,11 @@ async function putInParts(bucket: R2Bucket, key: string, stream: ReadableStream<
       let chunk = carry
       carry = undefined
       if (!chunk) {
-        const { done, value } = await reader.read()
-        if (done) return part.subarray(0, filled)
-        chunk = value
+        chunk = ended ? undefined : await next()
+        if (!chunk) {
+          ended = true
+          return part.subarray(0, filled)
+        }
       }
       const take = Math.min(chunk.length, PART_BYTES - filled)
       part.set(chunk.subarray(0, take), filled)

@@ -1,9 +1,9 @@
-// POST /files and content replacement: the client's X-Edgefloor-* headers read and checked, the multipart file
-// streamed to storage with its type sniffed from the first bytes, the quota enforced.
+// POST /files and content replacement: the client's X-Edgefloor-* headers read and checked, the file (a multipart
+// part, or the raw request body) streamed to storage with its type sniffed from the first bytes, the quota enforced.
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { ApiError } from '../errors'
-import { readMultipartFile } from './multipart'
+import { blockStream, dispositionParam, readMultipartFile } from './multipart'
 import { holdQuota, quotaExceeded, usedBytes, type QuotaHold } from './quota'
 import { SNIFF_BYTES, sniffContentType } from './sniff'
 
@@ -72,9 +72,9 @@ export function parseModified(raw: string | undefined): number | undefined {
   return ms
 }
 
-function parseSize(raw: string | undefined): number | undefined {
+function parseSize(raw: string | undefined, header = 'X-Edgefloor-Size'): number | undefined {
   if (raw === undefined) return undefined
-  if (!/^\d{1,15}$/.test(raw)) throw bad('X-Edgefloor-Size must be a whole number of bytes')
+  if (!/^\d{1,15}$/.test(raw)) throw bad(`${header} must be a whole number of bytes`)
   return Number(raw)
 }
 
@@ -92,11 +92,14 @@ async function sniffStream(stream: ReadableStream<Uint8Array>, extension: string
       length += next.value.byteLength
     }
   }
-  const joined = new Uint8Array(length)
-  let offset = 0
-  for (const chunk of head) {
-    joined.set(chunk, offset)
-    offset += chunk.byteLength
+  let joined = head[0] ?? new Uint8Array(0)
+  if (head.length > 1) {
+    joined = new Uint8Array(length)
+    let offset = 0
+    for (const chunk of head) {
+      joined.set(chunk, offset)
+      offset += chunk.byteLength
+    }
   }
   const body = new ReadableStream<Uint8Array>(
     {
@@ -116,17 +119,36 @@ async function sniffStream(stream: ReadableStream<Uint8Array>, extension: string
   return { contentType: sniffContentType(joined.subarray(0, SNIFF_BYTES), extension), body }
 }
 
-/** Reads an upload request: headers, then the multipart `file` part as a sniffed stream. */
+/**
+ * The file of a raw upload: the request body itself (any Content-Type but multipart/form-data), named by
+ * X-Edgefloor-Name or Content-Disposition's filename, sized by X-Edgefloor-Size or Content-Length.
+ */
+function rawFile(request: Request, declaredSize: number | undefined): { filename: string; size?: number; stream: ReadableStream<Uint8Array> } {
+  const headers = request.headers
+  if (!request.body) throw new ApiError('BAD_MULTIPART', { message: 'expected the file: the raw bytes as the body, or a multipart/form-data body with the file in the field "file"' })
+  if (/^application\/x-www-form-urlencoded/i.test(headers.get('content-type') ?? '')) {
+    throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: 'a form-urlencoded body is not a file: send the raw bytes (e.g. application/octet-stream) or multipart/form-data' })
+  }
+  const contentLength = parseSize(headers.get('content-length') ?? undefined, 'Content-Length')
+  if (declaredSize !== undefined && contentLength !== undefined && declaredSize !== contentLength) {
+    throw new ApiError('SIZE_MISMATCH', { message: `the file's size does not match the declared size of ${declaredSize} bytes` })
+  }
+  const filename = dispositionParam(headers.get('content-disposition') ?? '', 'filename') ?? 'file'
+  return { filename, size: declaredSize ?? contentLength, stream: blockStream(request.body) }
+}
+
+/** Reads an upload request: headers, then the file (the multipart `file` part, or the raw body) as a sniffed stream. */
 export async function readUpload(request: Request, userId: string): Promise<IncomingFile> {
   const headers = request.headers
-  const size = parseSize(uploadHeader(headers, 'size'))
+  const declaredSize = parseSize(uploadHeader(headers, 'size'))
   const modifiedAt = parseModified(uploadHeader(headers, 'modified'))
   const prefix = cleanPrefix(uploadHeader(headers, 'prefix'), userId)
-  const { file } = await readMultipartFile(request.body, headers.get('content-type') ?? undefined)
+  const contentType = headers.get('content-type') ?? undefined
+  const file = /^multipart\//i.test(contentType ?? '') ? { ...(await readMultipartFile(request.body, contentType)).file, size: declaredSize } : rawFile(request, declaredSize)
   const name = cleanFileName(uploadHeader(headers, 'name') ?? file.filename)
   const extension = extensionOf(name)
   const sniffed = await sniffStream(file.stream, extension)
-  return { name, extension, size, modifiedAt, prefix, contentType: sniffed.contentType, body: sniffed.body }
+  return { name, extension, size: file.size, modifiedAt, prefix, contentType: sniffed.contentType, body: sniffed.body }
 }
 
 export interface Allowance {

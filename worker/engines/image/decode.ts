@@ -1,29 +1,29 @@
-// Decoding images to RGBA pixels. JPEG, PNG and WebP through the Squoosh codecs compiled to WASM (imported
-// statically: workerd compiles no WebAssembly from bytes), one instance per codec and isolate, reused (a
-// fresh instance per image leaves the old heaps to the garbage collector, which may come too late for 128 MB); AVIF with the Squoosh libavif build the same way; GIF (first frame) with omggif, TIFF (first
+// Decoding images to RGBA pixels. JPEG with libjpeg-turbo in WASM (jpeg.ts), PNG and WebP through the Squoosh
+// codecs compiled to WASM (imported statically: workerd compiles no WebAssembly from bytes), one instance per codec
+// and isolate, reused (a fresh instance per image leaves the old heaps to the garbage collector, which may come too
+// late for 128 MB); AVIF with the Squoosh libavif build the same way; GIF (first frame) with omggif, TIFF (first
 // page) with UTIF (utif2, bounded in tiff.ts), BMP in TypeScript. Every decode first checks, from the structure that
 // decoder reads, every area it would allocate against the caller's limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE): the
 // check lives here, so every path to a decoder (conversions, previews) gets it.
-import decodeJpegWasm, { init as initJpeg } from '@jsquash/jpeg/decode'
 import { decode as decodePngWasm } from '@jsquash/png/decode'
 import initPng from '@jsquash/png/codec/pkg/squoosh_png.js'
 import decodeWebpWasm, { init as initWebp } from '@jsquash/webp/decode'
 import decodeAvifWasm, { init as initAvif } from '@jsquash/avif/decode'
 import avifWasm from '@jsquash/avif/codec/dec/avif_dec.wasm'
-import jpegWasm from '@jsquash/jpeg/codec/dec/mozjpeg_dec.wasm'
 // The package's own .d.ts for this file describes the instance exports; the bundler gives the module.
 import * as pngWasmImport from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm'
 import webpWasm from '@jsquash/webp/codec/dec/webp_dec.wasm'
 import { GifReader } from 'omggif'
-import type { RawImage } from '../png/encode'
+import type { PixelRows, RawImage } from '../png/encode'
 import { decodeBmp } from './bmp'
 import { readImageHeader } from './header'
+import { decodeJpeg } from './jpeg'
+import { decodePngRows } from './png'
 import { checkImageLimits, type ImageLimits, ImageStructureError } from './limits'
 import { decodeTiffFirstPage } from './tiff'
 
 const pngWasm = (pngWasmImport as unknown as { default: WebAssembly.Module }).default
 let pngReady: Promise<unknown> | undefined
-let jpegReady: Promise<void> | undefined
 let webpReady: Promise<void> | undefined
 let avifReady: Promise<void> | undefined
 const copyOf = (bytes: Uint8Array) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
@@ -41,10 +41,14 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promi
   if (!header) throw new ImageStructureError('the bytes are not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image')
   checkImageLimits(header, limits)
   switch (header.format) {
-    case 'jpeg':
-      jpegReady ??= initJpeg(jpegWasm)
-      await jpegReady
-      return fromImageData(await decodeJpegWasm(copyOf(bytes)))
+    case 'jpeg': {
+      const pixels = decodeJpeg(bytes, 'rgba')
+      try {
+        return { width: pixels.width, height: pixels.height, channels: 4, data: pixels.copy() }
+      } finally {
+        pixels.release()
+      }
+    }
     case 'webp':
       webpReady ??= initWebp(webpWasm)
       await webpReady
@@ -72,4 +76,25 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promi
     case 'bmp':
       return decodeBmp(bytes)
   }
+}
+
+/** Decoded rows in a decoder's heap, in the file's own channels: read them, then `release` them (also on failure). */
+export interface ImageRows {
+  readonly width: number
+  readonly height: number
+  readonly channels: 1 | 2 | 3 | 4
+  readonly rows: PixelRows
+  release(): void
+}
+
+/**
+ * For an encoder that reads rows, without the RGBA copy decodeImage makes: a JPEG as RGB (gray for a grayscale
+ * file) in libjpeg-turbo's heap, a common PNG (8-bit, not interlaced, no palette or tRNS) in its own channels in
+ * png.ts's heap, after the checks of decodeImage. Undefined, with nothing decoded, for the other images.
+ */
+export async function decodeImageRows(bytes: Uint8Array, limits: ImageLimits): Promise<ImageRows | undefined> {
+  const header = readImageHeader(bytes)
+  if (header?.format !== 'jpeg' && header?.format !== 'png') return undefined
+  checkImageLimits(header, limits)
+  return header.format === 'jpeg' ? decodeJpeg(bytes, 'rgb') : await decodePngRows(bytes)
 }

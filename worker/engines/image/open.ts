@@ -1,7 +1,8 @@
 // The image decoders' one entry (image → PNG and previews): the header read first, a truncated JPEG refused,
-// then decodeImage, which checks every area it would allocate against the limits; each refusal says why.
+// then decodeImage (or decodeImageRows), which checks every area it would allocate against the limits; each
+// refusal says why.
 import type { RawImage } from '../png/encode'
-import { decodeImage } from './decode'
+import { decodeImage, decodeImageRows, type ImageRows } from './decode'
 import { readImageHeader, type ImageHeader } from './header'
 import { reachesEndOfImage } from './jpeg-end'
 import { type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
@@ -18,8 +19,8 @@ export class ImageRefusedError extends Error {
   }
 }
 
-/** Measures, then decodes (first frame or page) to RGBA. */
-export async function openImage(bytes: Uint8Array, limits: ImageLimits): Promise<{ header: ImageHeader; image: RawImage }> {
+/** The image's header, read and checked as openImage does before decoding (ImageRefusedError). */
+export function measureImage(bytes: Uint8Array): ImageHeader {
   let header: ImageHeader | undefined
   try {
     header = readImageHeader(bytes)
@@ -30,8 +31,32 @@ export async function openImage(bytes: Uint8Array, limits: ImageLimits): Promise
   if (header.format === 'jpeg' && !reachesEndOfImage(bytes)) {
     throw new ImageRefusedError('the JPEG image cannot be decoded: the file ends before its end-of-image marker (truncated)', 422)
   }
+  return header
+}
+
+/** Measures, then decodes (first frame or page) to RGBA. */
+export async function openImage(bytes: Uint8Array, limits: ImageLimits): Promise<{ header: ImageHeader; image: RawImage }> {
+  const header = measureImage(bytes)
+  return { header, image: await refusing(header, () => decodeImage(bytes, limits)) }
+}
+
+/**
+ * Runs `use` on the measured image's rows in a decoder's heap (JPEGs and the common PNGs: decodeImageRows), then
+ * frees them; undefined, with nothing decoded, for the images only openImage reads.
+ */
+export async function withImageRows<T>(bytes: Uint8Array, header: ImageHeader, limits: ImageLimits, use: (pixels: ImageRows) => Promise<T>): Promise<{ result: T } | undefined> {
+  const pixels = await refusing(header, () => decodeImageRows(bytes, limits))
+  if (!pixels) return undefined
   try {
-    return { header, image: await decodeImage(bytes, limits) }
+    return { result: await use(pixels) }
+  } finally {
+    pixels.release()
+  }
+}
+
+async function refusing<T>(header: ImageHeader, decode: () => Promise<T>): Promise<T> {
+  try {
+    return await decode()
   } catch (error) {
     if (error instanceof ImageTooLargeError) throw new ImageRefusedError(error.message, 422, { cause: error })
     const reason = error instanceof ImageStructureError ? `: ${error.message}` : ''

@@ -9,6 +9,16 @@ typedef uint8_t u8;
 
 static inline uint32_t weight(u8 v) { return v < 128 ? v : 256u - v; }
 
+/** The Paeth predictor of a (left), b (above), c (above left). */
+static inline int16_t paeth(int16_t a, int16_t b, int16_t c) {
+  // p = a + b - c; |p - a| = |b - c|, |p - b| = |a - c|, |p - c| = |a + b - 2c|
+  int16_t pa = b - c, pb = a - c, pc = a + b - c - c;
+  pa = pa < 0 ? -pa : pa;
+  pb = pb < 0 ? -pb : pb;
+  pc = pc < 0 ? -pc : pc;
+  return (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
+}
+
 static uint32_t filter_none(const u8 *row, int n, u8 *out) {
   uint32_t sum = 0;
   for (int i = 0; i < n; i++) {
@@ -66,14 +76,7 @@ static uint32_t filter_paeth(const u8 *row, const u8 *prev, int n, int bpp, u8 *
     sum += weight(v);
   }
   for (int i = bpp; i < n; i++) {
-    int16_t a = row[i - bpp], b = prev[i], c = prev[i - bpp];
-    // p = a + b - c; |p - a| = |b - c|, |p - b| = |a - c|, |p - c| = |a + b - 2c|
-    int16_t pa = b - c, pb = a - c, pc = a + b - c - c;
-    pa = pa < 0 ? -pa : pa;
-    pb = pb < 0 ? -pb : pb;
-    pc = pc < 0 ? -pc : pc;
-    int16_t predictor = (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
-    u8 v = (u8)(row[i] - predictor);
+    u8 v = (u8)(row[i] - paeth(row[i - bpp], prev[i], prev[i - bpp]));
     out[i] = v;
     sum += weight(v);
   }
@@ -118,4 +121,50 @@ void filter_rows(const u8 *input, int stride, int rows, int bpp, int has_previou
     out[0] = (u8)best;
     __builtin_memcpy(out + 1, scratch + best * stride, stride);
   }
+}
+
+/**
+ * Undoes PNG filtering in place (decoding): `rows` rows at `data`, each its filter byte then `stride` bytes, become
+ * `rows` rows of `stride` bytes packed from `data` on (row r moves r + 1 bytes left, over bytes already read). The
+ * row above the first is taken as zeros. Answers 0, or r + 1 when row r has a filter type other than 0–4.
+ */
+__attribute__((export_name("unfilter_rows")))
+int unfilter_rows(u8 *data, int stride, int rows, int bpp) {
+  for (int r = 0; r < rows; r++) {
+    u8 *row = data + (long)r * stride;
+    int type = row[r];
+    __builtin_memmove(row, row + r + 1, stride);
+    const u8 *prev = r > 0 ? row - stride : 0;
+    switch (type) {
+    case 0:
+      break;
+    case 1:
+      for (int i = bpp; i < stride; i++) row[i] = (u8)(row[i] + row[i - bpp]);
+      break;
+    case 2:
+      if (prev)
+        for (int i = 0; i < stride; i++) row[i] = (u8)(row[i] + prev[i]);
+      break;
+    case 3:
+      if (prev) {
+        for (int i = 0; i < bpp && i < stride; i++) row[i] = (u8)(row[i] + (prev[i] >> 1));
+        for (int i = bpp; i < stride; i++) row[i] = (u8)(row[i] + (u8)(((uint16_t)row[i - bpp] + prev[i]) >> 1));
+      } else {
+        for (int i = bpp; i < stride; i++) row[i] = (u8)(row[i] + (row[i - bpp] >> 1));
+      }
+      break;
+    case 4:
+      if (prev) {
+        for (int i = 0; i < bpp && i < stride; i++) row[i] = (u8)(row[i] + prev[i]);
+        for (int i = bpp; i < stride; i++) row[i] = (u8)(row[i] + paeth(row[i - bpp], prev[i], prev[i - bpp]));
+      } else {
+        // With no row above, Paeth's predictor is the left byte: Sub.
+        for (int i = bpp; i < stride; i++) row[i] = (u8)(row[i] + row[i - bpp]);
+      }
+      break;
+    default:
+      return r + 1;
+    }
+  }
+  return 0;
 }

@@ -1,0 +1,22 @@
+// Headless Chromium for the end-to-end tests of the pages (`playwright-core` driving the Debian `chromium` that
+// .ci/install-system.sh installs): one browser per test file, a page that records every script error.
+import { type Browser, chromium, type Page } from 'playwright-core'
+
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS })
+}
+
+/** A new page at `url`; `errors` collects uncaught exceptions and console errors (CSP violations among them). */
+export async function openPage(browser: Browser, url: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 720 } })
+  const errors: string[] = []
+  page.on('pageerror', (error) => errors.push(error.message))
+  page.on('console', (message) => message.type() === 'error' && errors.push(message.text()))
+  await page.goto(url)
+  return { page, errors }
+}
+
+/** The Uppy Dashboard's file input in the console (hidden; Playwright sets files on it as a picker would). */
+export const DASHBOARD_FILE_INPUT = '#uploader .uppy-Dashboard-input[name="files[]"]'
