@@ -29,6 +29,7 @@ const UNIT = [
   'test/converters/pdf-golden.test.ts',
   'test/converters/text-fallback-fonts.test.ts',
   'test/docs/error-table.test.ts',
+  'test/imports.test.ts',
   'test/files/multipart.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */

@@ -2,7 +2,7 @@
 // that would expand beyond the limit is refused (a zip bomb), by its declared sizes and then by inflating each
 // entry without keeping the output (declared sizes can lie); and whether the document is encrypted, so a
 // failed open can say "password-protected" rather than "unreadable".
-import { createInflateRaw } from 'node:zlib'
+import { createInflateRaw, inflateRawSync } from 'node:zlib'
 
 export class DocumentRefusedError extends Error {}
 
@@ -63,6 +63,16 @@ export function entryData(bytes: Uint8Array, entry: ZipEntry): Uint8Array {
   return bytes.subarray(start, Math.min(bytes.length, start + entry.compressedSize))
 }
 
+/** Most parts of a document are small: inflated at once (no stream, no event-loop turns per part) when they
+ * inflate to at most 1 MiB; undefined otherwise (or when damaged), for the streaming count to decide. */
+function smallInflatedSize(data: Uint8Array): number | undefined {
+  try {
+    return inflateRawSync(data, { maxOutputLength: 1024 * 1024 }).length
+  } catch {
+    return undefined
+  }
+}
+
 /** Inflates `data`, counting and dropping the output; the count, stopping once it passes `budget`. */
 function inflatedSize(data: Uint8Array, budget: number): Promise<number> {
   return new Promise((resolve) => {
@@ -101,7 +111,7 @@ export async function inspectDocument(filename: string, bytes: Uint8Array, maxEx
   let encrypted = false
   for (const entry of entries) {
     const data = entryData(bytes, entry)
-    const size = entry.method === 8 ? await inflatedSize(data, budget) : data.length
+    const size = entry.method === 8 ? smallInflatedSize(data) ?? (await inflatedSize(data, budget)) : data.length
     budget -= size
     if (budget < 0) throw refuse()
     if (entry.name === 'META-INF/manifest.xml' && size <= 1024 * 1024) {

@@ -352,29 +352,42 @@ async function convertForm(form: FormData, headers: IncomingMessage['headers'], 
   const failure = results.find((result) => result.status === 'rejected')
   if (failure) throw failure.reason
   const pdfs = results.map((result) => (result as PromiseFulfilledResult<Uint8Array>).value)
+  const zipNames = uniqueNames(names.map((name) => `${name}.pdf`))
+  const header = headers['gotenberg-output-filename']?.toString()
+  const gotenberg6Name = form.get('resultFilename')
+  const given = header || (typeof gotenberg6Name === 'string' && gotenberg6Name.replace(/\.(pdf|zip)$/i, '')) || ''
+  // Nothing to do after LibreOffice (most requests): answered from memory, no folder, no file written and read back.
+  if (!needsPostProcessing(settings, form, pdfs.length)) return answerOf(pdfs.map((bytes, i) => ({ name: zipNames[i]!, bytes })), given, false)
   const folder = await pool.scratch('post-')
   try {
-    const zipNames = uniqueNames(names.map((name) => `${name}.pdf`))
     let outputs: Output[] = await Promise.all(pdfs.map(async (pdf, i) => {
       const path = join(folder, `document-${i}.pdf`)
       await writeFile(path, pdf)
       return { path, name: zipNames[i]! }
     }))
     outputs = await postProcess(outputs, settings, form, folder, pool, options.timeoutMs, trace)
-    const header = headers['gotenberg-output-filename']?.toString()
-    const gotenberg6Name = form.get('resultFilename')
-    const given = header || (typeof gotenberg6Name === 'string' && gotenberg6Name.replace(/\.(pdf|zip)$/i, '')) || ''
-    if (outputs.length === 1) {
-      // A split part keeps its own name when the client gave none, as Gotenberg's split answers do.
-      const name = given ? `${safeName(given)}.pdf` : settings.split ? outputs[0]!.name : `${randomUUID()}.pdf`
-      return { body: new Uint8Array(await readFile(outputs[0]!.path)), type: 'application/pdf', name }
-    }
     const entries = await Promise.all(outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })))
-    return { body: zip(entries), type: 'application/zip', name: `${safeName(given || randomUUID())}.zip` }
+    return answerOf(entries, given, settings.split !== undefined)
   } finally {
     // Removed before answering: a client that has the answer finds nothing of its request left on disk.
     await rm(folder, { recursive: true, force: true })
   }
+}
+
+/** Whether any of Gotenberg's steps after the conversion applies to this request. */
+function needsPostProcessing(settings: RouteSettings, form: FormData, documents: number): boolean {
+  const { merge, split, rotate, watermark, stamp, flatten, metadata, facturx, userPassword } = settings
+  return (merge && documents > 1) || !!(split || rotate || watermark || stamp || flatten || metadata || facturx || userPassword) || form.getAll('embeds').some((value) => typeof value !== 'string')
+}
+
+/** One PDF, or a zip of several, named as Gotenberg names them. */
+function answerOf(entries: ReadonlyArray<{ name: string; bytes: Uint8Array }>, given: string, isSplit: boolean): Answer {
+  if (entries.length === 1) {
+    // A split part keeps its own name when the client gave none, as Gotenberg's split answers do.
+    const name = given ? `${safeName(given)}.pdf` : isSplit ? entries[0]!.name : `${randomUUID()}.pdf`
+    return { body: entries[0]!.bytes, type: 'application/pdf', name }
+  }
+  return { body: zip(entries), type: 'application/zip', name: `${safeName(given || randomUUID())}.zip` }
 }
 
 /** The deliveries of webhook requests still running, so that close() waits for them. */
