@@ -2,18 +2,20 @@
 // wrangler dev Worker: the CPU time the workerd process spent on it (/proc utime + stime), its extra resident
 // memory (peak while it ran − before), and the latency of `GET /` asked over and over meanwhile, against the
 // idle latency of `GET /` in the same run (the baseline). Goals (issue 17): < 2 s CPU, < 64 MiB, latency ≤ 2× idle.
-// Before the first case of each kind (converter, and image format), a benign file of that kind is measured the
-// same way and printed as its baseline row: it also instantiates the engine (WASM heaps, fonts), whose one-time
-// memory would otherwise be charged to the first hostile case. Cases refused before a job are not run: they never
-// reach a converter.
+// Cases refused before a job are not run: they never reach a converter.
+// Then, for each converter, its worst case (the most CPU above) again and again: `GET /` latency while it runs
+// against idle latency, in alternating rounds (idle, converting, idle, …), as median and p95 over all rounds.
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { HOSTILE_CASES, pdfPage } from '../test/hostile/corpus.ts'
-import { run, scratch, startConvertWorker } from './convert-harness.ts'
+import { loadavg } from 'node:os'
+import { HOSTILE_CASES, type HostileCase } from '../test/hostile/corpus.ts'
+import { startConvertWorker } from './convert-harness.ts'
 import { memoryDuring, workerdPids } from './wrangler-dev.ts'
 
 const CONVERTERS: Record<string, string> = { '.pdf': 'pdf-to-png', '.txt': 'text-to-png', '.csv': 'office-to-pdf', '.mp3': 'audio-to-text', '.wav': 'audio-to-text' }
 const converterOf = (name: string) => CONVERTERS[name.slice(name.lastIndexOf('.'))] ?? 'image-to-png'
+/** Rounds of the responsiveness part, and `GET /` samples taken while converting in each. */
+const ROUNDS = 5
+const SAMPLES_PER_ROUND = 12
 
 /** CPU seconds (user + system) the processes have used so far. */
 function cpuSeconds(pids: readonly number[]): number {
@@ -31,24 +33,46 @@ async function latencyMs(url: string): Promise<number> {
   return performance.now() - start
 }
 
-const kindOf = (name: string) => {
-  const extension = name.slice(name.lastIndexOf('.'))
-  return converterOf(name) === 'image-to-png' ? extension.replace('.jpeg', '.jpg').replace('.tiff', '.tif') : converterOf(name)
+function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
+}
+const median = (values: readonly number[]) => quantile(values, 0.5)
+const load = () => loadavg()[0]!.toFixed(1)
+
+function convert(url: string, hostile: HostileCase, bytes: Uint8Array) {
+  return fetch(`${url}/__bench/convert/${converterOf(hostile.name)}?name=${encodeURIComponent(hostile.name)}`, { method: 'POST', body: bytes }).then(async (res) => ({
+    status: res.status,
+    body: (await res.json().catch(() => ({}))) as { outputs?: number; message?: string },
+  }))
 }
 
-/** A benign file of each kind: made by ffmpeg (images, audio) or the corpus's own writers (PDF), or plain text. */
-function benignFile(kind: string): { name: string; bytes: Uint8Array } {
-  if (kind === 'pdf-to-png') return { name: 'benign.pdf', bytes: pdfPage(595, 842) }
-  if (kind === 'text-to-png') return { name: 'benign.txt', bytes: new TextEncoder().encode('A page of plain text, résumé and naïve included.\n'.repeat(60)) }
-  const name = kind === 'audio-to-text' ? 'benign.wav' : kind === 'office-to-pdf' ? 'benign.csv' : `benign${kind}`
-  const path = join(scratch, name)
-  if (kind === 'office-to-pdf') return { name, bytes: new TextEncoder().encode('a,b\n1,2\n') }
-  const source = kind === 'audio-to-text' ? ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-ar', '16000'] : ['-f', 'lavfi', '-i', 'testsrc2=size=320x240', '-frames:v', '1']
-  run('ffmpeg', ['-loglevel', 'error', '-y', ...source, ...(kind === '.avif' ? ['-c:v', 'libaom-av1', '-still-picture', '1'] : []), path])
-  return { name, bytes: new Uint8Array(readFileSync(path)) }
+/**
+ * `GET /` latencies asked one after another while the case converts, again and again until `samples` were taken:
+ * only requests sent while a conversion was in flight count (the gap between two conversions is idle).
+ */
+async function latenciesWhileConverting(url: string, hostile: HostileCase, bytes: Uint8Array, samples: number): Promise<number[]> {
+  const during: number[] = []
+  let converting = true
+  let stop = false
+  const loop = (async () => {
+    while (!stop) {
+      converting = true
+      await convert(url, hostile, bytes)
+      converting = false
+    }
+  })()
+  // Let the first conversion start before the first request.
+  await new Promise((resolve) => setTimeout(resolve, 5))
+  while (during.length < samples) {
+    const wasConverting = converting
+    const ms = await latencyMs(url)
+    if (wasConverting && converting) during.push(ms)
+  }
+  stop = true
+  await loop
+  return during
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
 
 const worker = await startConvertWorker()
 try {
@@ -57,39 +81,49 @@ try {
   const idle: number[] = []
   for (let i = 0; i < 30; i++) idle.push(await latencyMs(worker.url))
   const idleMs = median(idle)
+  console.log(`load average ${load()} at the start`)
   console.log(`GET / idle: median ${idleMs.toFixed(1)} ms (baseline for the ratios)`)
   console.log('case | converter | outcome | CPU s | extra MiB | GET / median ms (ratio) | GET / max ms (ratio)')
-  const measure = async (name: string, bytes: Uint8Array, label = name) => {
-    const converter = converterOf(name)
+  const worst = new Map<string, { hostile: HostileCase; cpu: number }>()
+  // BENCH_CASES=a.pdf,b.txt runs only those cases.
+  const only = process.env.BENCH_CASES?.split(',')
+  for (const hostile of HOSTILE_CASES.filter((c) => c.expect !== 'refused' && (!only || only.includes(c.name)))) {
+    const converter = converterOf(hostile.name)
+    const bytes = await hostile.bytes()
     const cpuBefore = cpuSeconds(pids)
     const during: number[] = []
     let done = false
     const { result, startMiB, peakMiB } = await memoryDuring(pids, async () => {
-      const conversion = fetch(`${worker.url}/__bench/convert/${converter}?name=${encodeURIComponent(name)}`, { method: 'POST', body: bytes }).then(async (res) => {
+      const conversion = convert(worker.url, hostile, bytes).finally(() => {
         done = true
-        return { status: res.status, body: (await res.json().catch(() => ({}))) as { outputs?: number; message?: string } }
       })
       while (!done) during.push(await latencyMs(worker.url))
       return conversion
     })
     const cpu = cpuSeconds(pids) - cpuBefore
-    // The bench route maps no errors: a converter's ConversionError (422 through the API) answers 500 here.
-    const outcome = result.status === 200 ? `done, ${result.body.outputs} outputs` : 'failed'
+    if (cpu > (worst.get(converter)?.cpu ?? -1)) worst.set(converter, { hostile, cpu })
+    const outcome = result.status === 200 ? `done, ${result.body.outputs} outputs` : `failed (${result.status})`
     const med = median(during)
     const max = Math.max(0, ...during)
-    console.log(`${label} | ${converter} | ${outcome} | ${cpu.toFixed(2)} | ${(peakMiB - startMiB).toFixed(1)} | ${med.toFixed(1)} (${(med / idleMs).toFixed(1)}×) | ${max.toFixed(0)} (${(max / idleMs).toFixed(1)}×)`)
+    console.log(`${hostile.name} | ${converter} | ${outcome} | ${cpu.toFixed(2)} | ${(peakMiB - startMiB).toFixed(1)} | ${med.toFixed(1)} (${(med / idleMs).toFixed(1)}×) | ${max.toFixed(0)} (${(max / idleMs).toFixed(1)}×)`)
   }
-  const warmed = new Set<string>()
-  const only = process.argv[2] ? new RegExp(process.argv[2]) : undefined // a pattern of case names, to measure a few
-  for (const hostile of HOSTILE_CASES.filter((c) => c.expect !== 'refused' && (!only || only.test(c.name)))) {
-    const kind = kindOf(hostile.name)
-    if (!warmed.has(kind)) {
-      warmed.add(kind)
-      const benign = benignFile(kind)
-      await measure(benign.name, benign.bytes, `${benign.name} (baseline)`)
+
+  console.log(`\nGET / while each converter's worst case runs, against idle, ${ROUNDS} alternating rounds (load average ${load()})`)
+  console.log('converter | worst case | idle median / p95 ms | converting median / p95 ms | ratio median | ratio p95')
+  for (const [converter, { hostile }] of worst) {
+    const bytes = await hostile.bytes()
+    const idleRounds: number[] = []
+    const duringRounds: number[] = []
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < SAMPLES_PER_ROUND; i++) idleRounds.push(await latencyMs(worker.url))
+      duringRounds.push(...(await latenciesWhileConverting(worker.url, hostile, bytes, SAMPLES_PER_ROUND)))
     }
-    await measure(hostile.name, await hostile.bytes())
+    const [idleMedian, idleP95, duringMedian, duringP95] = [median(idleRounds), quantile(idleRounds, 0.95), median(duringRounds), quantile(duringRounds, 0.95)]
+    console.log(
+      `${converter} | ${hostile.name} | ${idleMedian.toFixed(1)} / ${idleP95.toFixed(1)} | ${duringMedian.toFixed(1)} / ${duringP95.toFixed(1)} | ${(duringMedian / idleMedian).toFixed(2)}× | ${(duringP95 / idleP95).toFixed(2)}×`,
+    )
   }
+  console.log(`load average ${load()} at the end`)
 } finally {
   worker.stop()
 }

@@ -4,7 +4,7 @@
 import { encode as encodeSquooshPng } from '@jsquash/png/codec/pkg/squoosh_png.js'
 import { Hono } from 'hono'
 import { loadConfig } from '../../worker/config'
-import { settingsFor, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from '../../worker/converters/converter'
+import { ConversionError, settingsFor, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from '../../worker/converters/converter'
 import { converterNamed } from '../../worker/converters/registry'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
@@ -86,12 +86,18 @@ bench.post('/__bench/convert/:converter', async (c) => {
   let outputs = 0
   let outputBytes = 0
   let peakHeldBytes = 0
-  for await (const held of convertHeld(converter, input, { jobId: 'bench', settings: settingsFor(converter, loadConfig(c.env)), options: {} }, c.req.query('hold') === 'parts')) {
-    let heldBytes = 0
-    for (const output of held) heldBytes += (await bytesOf(output)).byteLength
-    outputs += held.length
-    outputBytes += heldBytes
-    peakHeldBytes = Math.max(peakHeldBytes, heldBytes)
+  try {
+    for await (const held of convertHeld(converter, input, { jobId: 'bench', settings: settingsFor(converter, loadConfig(c.env)), options: {} }, c.req.query('hold') === 'parts')) {
+      let heldBytes = 0
+      for (const output of held) heldBytes += (await bytesOf(output)).byteLength
+      outputs += held.length
+      outputBytes += heldBytes
+      peakHeldBytes = Math.max(peakHeldBytes, heldBytes)
+    }
+  } catch (error) {
+    // A refused input answers as the API would (its 4xx and reason), without the dev server's error page.
+    if (error instanceof ConversionError) return c.json({ message: error.message }, error.status as 422)
+    throw error
   }
   // Engines keep one instance per isolate and memory never shrinks: the largest heap so far is the peak.
   const peakWasmBytes = Math.max(0, ...instances.map(wasmBytes))

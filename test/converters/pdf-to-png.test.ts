@@ -9,6 +9,8 @@ import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
+import { turnsDuring } from '../support/turns'
+import { pdfFlateBomb } from '../hostile/corpus'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
 
@@ -83,7 +85,7 @@ describe('pdf-to-png', () => {
   })
 
   it('renders a page taller than one strip with its ink in the right rows', async () => {
-    // 1239 px wide at 150 dpi: 8 MiB strips hold 1692 rows, so this 3000-row page takes 2 strips.
+    // 1239 px wide at 150 dpi: 2 MiB strips hold 423 rows, so this 3000-row page takes 8 strips.
     const pdf = buildPdf([{ width: 595, height: 1440, content: '0 0 0 rg 0 0 595 100 re f 0 0 0 rg 0 1340 595 100 re f' }])
     const [output] = await convertAll(pdfToPng, inputFromBytes('tall.pdf', pdf), testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } }))
     const png = await outputBytes(output!)
@@ -92,6 +94,24 @@ describe('pdf-to-png', () => {
     expect(await inkIn(png, { x0: 0, y0: 0, x1: 1, y1: 0.06 })).toBe(1)
     expect(await inkIn(png, { x0: 0, y0: 0.08, x1: 1, y1: 0.92 })).toBe(0)
     expect(await inkIn(png, { x0: 0, y0: 0.94, x1: 1, y1: 1 })).toBe(1)
+  })
+
+  it('draws and encodes a page strip by strip with a turn of the event loop between them', async () => {
+    // 1239 × 3000 px: 8 strips of 2 MiB, and 3.5 MiB of gray rows: a turn after every 512 KiB of them.
+    const pdf = buildPdf([{ width: 595, height: 1440, content: '0 0 0 rg 0 0 595 100 re f' }])
+    const input = inputFromBytes('tall.pdf', pdf)
+    const { result: outputs, turns } = await turnsDuring(() => convertAll(pdfToPng, input, testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } })))
+    expect(outputs).toHaveLength(1)
+    expect(turns).toBeGreaterThanOrEqual(6)
+  })
+
+  it('measures a Flate bomb\'s streams in slices with a turn of the event loop between them, then refuses it', async () => {
+    // 64 KB inflating to 64 MiB: measured up to PDF_MAX_BYTES (24 MiB) of output, a turn every MiB of work.
+    const input = inputFromBytes('bomb.pdf', await pdfFlateBomb())
+    const { result: failure, turns } = await turnsDuring(() => pdfToPng.plan!(input, testContext()).catch((error) => error))
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
+    expect(failure.message).toMatch(/object 4's stream decodes to more than \d+ bytes/)
+    expect(turns).toBeGreaterThanOrEqual(20)
   })
 
   it.each([

@@ -8,6 +8,7 @@ import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
+import { turnsDuring } from '../support/turns'
 
 async function inkIn(png: Uint8Array, box: { x0: number; y0: number; x1: number; y1: number }) {
   const image = await decodeImage(png, TEST_IMAGE_LIMITS)
@@ -73,6 +74,15 @@ describe('text-to-png', () => {
       retryable: false,
       message: 'the text needs more than 2 pages; the limit is 2 (TEXT_MAX_PAGES)',
     })
+  })
+
+  it('lays 5 MB out in slices with a turn of the event loop between them, so the isolate\'s other requests still run', async () => {
+    // One line of 5 MB without a space (the hostile corpus's long-line.txt): laid out in slices of TURN_CHARS until
+    // it needs more than TEXT_MAX_PAGES; before, one synchronous call that held every request.
+    const text = 'a'.repeat(5 * 2 ** 20 - 1)
+    const { result: failure, turns } = await turnsDuring(() => convertAll(textToPng, inputFromBytes('long.txt', encode(text)), testContext()).catch((error) => error))
+    expect(failure).toMatchObject({ name: 'ConversionError', message: 'the text needs more than 200 pages; the limit is 200 (TEXT_MAX_PAGES)' })
+    expect(turns).toBeGreaterThanOrEqual(40)
   })
 
   it('refuses a text over TEXT_MAX_BYTES before reading it', async () => {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
+import { turnsDuring } from '../support/turns'
 import { encodePngBytes, encodePngRows, PngChannelsError, readPngHeader, type PixelRows, type RawImage } from '../../worker/engines/png/encode'
 
 function image(width: number, height: number, channels: 1 | 2 | 3 | 4, pixel: (x: number, y: number) => number[]): RawImage {
@@ -64,6 +65,16 @@ describe('PNG encoder', () => {
     const gradient = image(512, 512, 3, (x, y) => [x / 2, y / 2, (x + y) / 4])
     const png = await encodePngBytes(gradient)
     expect(png.byteLength).toBeLessThan(gradient.data.byteLength / 20)
+  })
+
+  it('gives the event loop a turn every slice of rows, so requests sharing the isolate are not held for the whole image', async () => {
+    // 4 MiB of RGBA rows (noise: nothing to drop), in slices of at most 512 KiB: at least 7 turns.
+    const data = new Uint8Array(1024 * 1024 * 4).map((_, i) => (i % 4 === 3 ? 255 : (i * 2654435761) >>> 24))
+    const source: RawImage = { width: 1024, height: 1024, channels: 4, data }
+    const { result: png, turns } = await turnsDuring(() => encodePngBytes(source, { keepChannels: true }))
+    expect(turns).toBeGreaterThanOrEqual(7)
+    const decoded = (await decodeImage(png, TEST_IMAGE_LIMITS)).data
+    expect(decoded.every((value, i) => value === data[i])).toBe(true)
   })
 
   it('refuses data that does not match the size', async () => {

@@ -1,9 +1,10 @@
 // Plain text → PNG pages: A4-proportioned pages at PDF_DPI with 10-point monospace text, laid out here and
 // drawn by resvg in WASM with the bundled DejaVu Sans Mono. Each page is encoded and yielded (stored by the
 // pipeline) before the next is drawn.
+import { inTurns, yieldToEventLoop } from '../engines/event-loop'
 import { encodePngBytes } from '../engines/png/encode'
 import { decodeText } from '../engines/text/decode'
-import { layoutPages, MAX_CHARS_PER_CELL, type PageGeometry, TextTooDenseError, TextTooLongError } from '../engines/text/layout'
+import { layoutSlices, MAX_CHARS_PER_CELL, type PageGeometry, TextTooDenseError, TextTooLongError } from '../engines/text/layout'
 import { ADVANCE_EM, drawable, fallbackFonts, lineHeightPx, NO_FALLBACK, renderPage, type FallbackFonts, type PageStyle } from '../engines/text/render'
 import { ConversionError, defineConverter, type ResourceReader } from './converter'
 
@@ -57,13 +58,19 @@ export const textToPng = defineConverter({
     const { style, geometry } = pageStyle(ctx.settings.PDF_DPI)
     let pages: string[][]
     try {
-      pages = layoutPages(text, geometry, ctx.settings.TEXT_MAX_PAGES)
+      // In slices, with a turn of the event loop between them: 5 MB of text is seconds of layout on a busy core.
+      pages = await inTurns(layoutSlices(text, geometry, ctx.settings.TEXT_MAX_PAGES))
     } catch (error) {
       if (error instanceof TextTooLongError) throw new ConversionError(`${error.message}; the limit is ${ctx.settings.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
       if (error instanceof TextTooDenseError) throw new ConversionError(`${error.message}, ${MAX_CHARS_PER_CELL} per cell of its ${geometry.columns} × ${geometry.rows} grid`)
       throw error
     }
-    const needsFallback = pages.some((lines) => lines.some((line) => drawable(line) !== line))
+    let needsFallback = false
+    for (const lines of pages) {
+      needsFallback = lines.some((line) => drawable(line) !== line)
+      if (needsFallback) break
+      await yieldToEventLoop()
+    }
     const fallback = needsFallback ? await loadFallbackFonts(ctx.resources) : NO_FALLBACK
     for (const [index, lines] of pages.entries()) {
       const image = await renderPage(lines, style, fallback)

@@ -552,16 +552,29 @@ function filterSink(filter: string, next: Sink, earlyChange: number): Sink {
 /** RFC 1950: deflate (CM 8) with a window of at most 32 KiB, and a header check that divides by 31. */
 const isZlibHeader = (cmf = 0, flg = 0) => (cmf & 0x0f) === 8 && cmf >> 4 <= 7 && (cmf * 256 + flg) % 31 === 0
 
-/** Input fed to the first filter at a time: small, so one piece of a bomb inflates to a few MiB at most. */
-const INPUT_PIECE_BYTES = 4 * 1024
+/**
+ * Input fed to the first filter at a time: small, so one piece of a bomb inflates to about 1 MiB at most (Deflate
+ * expands at most 1032:1), a few milliseconds between two chances to pause.
+ */
+const INPUT_PIECE_BYTES = 1024
+
+/**
+ * Bytes read and decoded between two pauses of measurePdfStreams (~10 ms of inflating on an idle core): a bomb is
+ * measured up to its budget (tens of MiB) in slices, with a turn of the event loop between them.
+ */
+const WORK_BYTES_PER_TURN = 1024 * 1024
 
 /**
  * Runs each stream's filter chain, counting every filter's output and keeping none, and throws a
  * PdfStreamTooLargeError as soon as one stream or all of them (with `alreadyBytes` counted before) pass the budget.
- * Returns the bytes counted. Synchronous: `bytes` is read only while it runs.
+ * Returns the bytes counted. Pauses (yields) after every WORK_BYTES_PER_TURN of work; `fileBytes` is asked again
+ * after each pause (a WASM heap grown meanwhile replaces its view).
  */
-export function measurePdfStreams(bytes: Uint8Array, streams: readonly PdfStream[], budget: StreamBudget, alreadyBytes = 0): number {
+export function* measurePdfStreams(fileBytes: () => Uint8Array, streams: readonly PdfStream[], budget: StreamBudget, alreadyBytes = 0): Generator<void, number> {
+  let bytes = fileBytes()
   const total = { bytes: alreadyBytes, max: budget.maxTotalBytes }
+  let work = 0
+  let counted = total.bytes
   for (const stream of streams) {
     if (stream.filters.length === 0) continue
     // Each reading of where the data starts is measured; the largest counts (the others fail at once).
@@ -576,7 +589,16 @@ export function measurePdfStreams(bytes: Uint8Array, streams: readonly PdfStream
         if (i > 0) sink = countingSink(sink, budget.maxStreamBytes, total)
       }
       try {
-        for (let at = start; at < stream.end && !sink.isDone; at += INPUT_PIECE_BYTES) sink.write(bytes.subarray(at, Math.min(stream.end, at + INPUT_PIECE_BYTES)))
+        for (let at = start; at < stream.end && !sink.isDone; at += INPUT_PIECE_BYTES) {
+          sink.write(bytes.subarray(at, Math.min(stream.end, at + INPUT_PIECE_BYTES)))
+          work += INPUT_PIECE_BYTES + Math.abs(total.bytes - counted)
+          counted = total.bytes
+          if (work >= WORK_BYTES_PER_TURN) {
+            work = 0
+            yield
+            bytes = fileBytes()
+          }
+        }
         sink.end()
       } catch (error) {
         if (!(error instanceof BudgetExceeded)) throw error

@@ -1,7 +1,8 @@
 // PDFium compiled to WASM (@hyzyla/pdfium, MIT/Apache-2.0), instantiated from the statically imported module
 // (workerd compiles no WebAssembly from bytes), driven through its C API so that a page never exists whole:
 // the PDF is streamed into the WASM heap (no second copy in JavaScript) and each page is rendered in strips of
-// at most STRIP_BYTES that the PNG encoder reads straight from the heap.
+// at most STRIP_BYTES that the PNG encoder reads straight from the heap (small enough that one strip is a few tens
+// of milliseconds of drawing: the encoder gives the event loop a turn between them, see event-loop.ts).
 // One instance per isolate, reused while its heap stays under REUSE_MAX_HEAP_BYTES (WASM memory never shrinks:
 // a heap grown by a huge page would stay for every later document), else dropped and made anew. A fresh
 // instance per document was tried first: discarded instances live until the garbage collector runs, and three
@@ -10,13 +11,14 @@
 // decodes to (PDFium inflates a stream whole) against the caller's byte budget.
 import { PDFiumLibrary } from '@hyzyla/pdfium'
 import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
+import { inTurns } from './event-loop'
 import { findPdfStreams, measurePdfStreams, PdfStreamSyntaxError, PdfStreamTooLargeError } from './pdf-streams'
 import type { PixelRows } from './png/encode'
 
 export { PdfStreamSyntaxError, PdfStreamTooLargeError }
 
 /** Largest bitmap rendered at once: a strip of the page, as wide as the page. */
-export const STRIP_BYTES = 8 * 2 ** 20
+export const STRIP_BYTES = 2 * 2 ** 20
 /** An instance whose heap grew past this is dropped after its document. */
 export const REUSE_MAX_HEAP_BYTES = 32 * 2 ** 20
 
@@ -257,11 +259,12 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
   try {
     if (!data) throw new Error(`PDFium could not allocate ${source.size} bytes`)
     await copyIntoHeap(module, source, data)
-    // What every stream decodes to is measured first (synchronously: the heap's view stays valid): object and
-    // cross-reference streams before PDFium loads them, the others once the page count sets their budget.
+    // What every stream decodes to is measured first, in slices with a turn of the event loop between them (the
+    // heap's view is asked for again after each): object and cross-reference streams before PDFium loads them, the
+    // others once the page count sets their budget.
     const fileBytes = () => module.HEAPU8.subarray(data, data + source.size)
     const streams = findPdfStreams(fileBytes())
-    const structureBytes = measurePdfStreams(fileBytes(), streams.filter((stream) => stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes })
+    const structureBytes = await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes }))
     const passwordPointer = password ? cString(module, password) : 0
     document = module._FPDF_LoadMemDocument(data, source.size, passwordPointer)
     if (passwordPointer) module.wasmExports.free(passwordPointer)
@@ -272,7 +275,7 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     const loaded = document
     const pageCount = module._FPDF_GetPageCount(loaded)
     const maxTotalBytes = Math.max(limits.maxStreamBytes, pageCount * limits.streamBytesPerPage)
-    measurePdfStreams(fileBytes(), streams.filter((stream) => !stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes }, structureBytes)
+    await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => !stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes }, structureBytes))
     const withPage = <R>(index: number, read: (page: number) => R): R => {
       const page = module._FPDF_LoadPage(loaded, index)
       if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)

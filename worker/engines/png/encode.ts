@@ -4,6 +4,7 @@
 // when the pixels allow: grayscale when no pixel has colour, no alpha channel when every pixel is opaque.
 
 import { constants as zlibConstants, createDeflate } from 'node:zlib'
+import { workTurns } from '../event-loop'
 import { rowFilter } from './filter'
 
 /** 8-bit pixels, row-major, `channels` per pixel: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA. */
@@ -37,6 +38,11 @@ export interface EncodeOptions {
 const DEFLATE_OPTIONS = { level: 5, strategy: zlibConstants.Z_FILTERED, chunkSize: 64 * 1024 }
 const SIGNATURE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 const COLOR_TYPE = { 1: 0, 2: 4, 3: 2, 4: 6 } as const
+/**
+ * Row bytes filtered and compressed between two turns of the event loop (~10 ms of work on an idle core): a page
+ * or photo is encoded in slices, so requests sharing the isolate wait for one slice, not the whole image.
+ */
+const BYTES_PER_TURN = 512 * 1024
 
 const CRC_TABLE = (() => {
   const table = new Uint32Array(256)
@@ -176,6 +182,7 @@ export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> |
   }
   const writing = (async () => {
     const filter = rowFilter(stride, outputChannels)
+    const turn = workTurns(BYTES_PER_TURN)
     let y = 0
     for await (const source of batches) {
       for (let first = 0; first < source.rows; first += filter.batchRows) {
@@ -184,6 +191,7 @@ export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> |
         for (let r = 0; r < rows; r++) convertRow(source.row(first + r), width, channels, outputChannels, filter.row(r))
         y += rows
         await write(filter.filter(rows))
+        await turn(rows * stride)
       }
     }
     if (y !== height) throw new Error(`${y} rows for a PNG ${height} rows high`)

@@ -4,8 +4,8 @@
 // invisible characters (controls, format characters) are dropped, at most MAX_MARKS_PER_BASE combining marks follow
 // one character (the rest are dropped: a letter with 200,000 marks is one glyph cluster the shaper would take
 // minutes over), a page may draw at most MAX_CHARS_PER_CELL characters per cell of its grid, and the layout stops
-// as soon as the text needs more than the caller's maxPages or a page is too dense: lines are wrapped one at a
-// time and checked as they come, so the memory held is the text, its cleaned copy and the lines kept so far.
+// as soon as the text needs more than the caller's maxPages. `layoutSlices` does the same work in slices of at
+// most TURN_CHARS characters (one 5 MB line included), so a caller can give the event loop a turn between them.
 
 export interface PageGeometry {
   readonly columns: number
@@ -45,19 +45,24 @@ export class TextTooLongError extends Error {
   }
 }
 
-const MARK = /\p{M}/u
+/**
+ * Characters of layout work between two pauses of `layoutSlices` (a few milliseconds on an idle core): the 5 MB
+ * worst cases took 0.2–1.6 s in one synchronous call before, holding every request of the isolate.
+ */
+export const TURN_CHARS = 64 * 1024
 
+/** Work done since the last pause, shared by the steps of one layout. */
+interface Slicer {
+  chars: number
+}
+
+const MARK = /\p{M}/u
 /**
  * Control characters (but tab) and the format characters (category Cf) of the BMP and the tag block: zero-width
- * space and joiners, direction controls, soft hyphen, BOM, tags. They draw nothing. (Tested by ranges: a global
- * regular expression over a megabyte line of them keeps every match in memory.)
+ * space and joiners, direction controls, soft hyphen, BOM, tags. They draw nothing. (Without the u flag: scanning
+ * megabytes with \p{Cf} is several times slower.)
  */
-const INVISIBLE_RANGES: ReadonlyArray<readonly [number, number]> = [
-  [0x0000, 0x0008], [0x000b, 0x001f], [0x007f, 0x007f], [0x00ad, 0x00ad], [0x0600, 0x0605], [0x061c, 0x061c], [0x06dd, 0x06dd],
-  [0x070f, 0x070f], [0x0890, 0x0891], [0x08e2, 0x08e2], [0x180e, 0x180e], [0x200b, 0x200f], [0x202a, 0x202e], [0x2060, 0x2064],
-  [0x2066, 0x206f], [0xfeff, 0xfeff], [0xfff9, 0xfffb], [0xe0001, 0xe0001], [0xe0020, 0xe007f],
-]
-const isInvisible = (codePoint: number) => INVISIBLE_RANGES.some(([low, high]) => codePoint >= low && codePoint <= high)
+const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc01\udc20-\udc7f]/g
 
 /** Whether a code point is a combining mark (general category M), the common block without a regular expression. */
 const isMark = (codePoint: number) => codePoint >= 0x0300 && (codePoint <= 0x036f || (codePoint > 0x036f && MARK.test(String.fromCodePoint(codePoint))))
@@ -78,10 +83,13 @@ export function charColumns(codePoint: number): number {
   return wide ? 2 : 1
 }
 
-/** Display columns of a text, in one pass over its UTF-16 units (ASCII and Latin-1 without a lookup). */
-function widthOf(text: string): number {
+/**
+ * Display columns of a text, in one pass over its UTF-16 units (ASCII and Latin-1 without a lookup), counted only
+ * until they pass `upTo`: a wider text answers some width above it, after at most ~`upTo` units.
+ */
+function widthOf(text: string, upTo = Number.POSITIVE_INFINITY): number {
   let width = 0
-  for (let i = 0; i < text.length; i++) {
+  for (let i = 0; i < text.length && width <= upTo; i++) {
     const unit = text.charCodeAt(i)
     if (unit < 0x300) {
       width++
@@ -94,11 +102,15 @@ function widthOf(text: string): number {
   return width
 }
 
-function expandTabs(line: string, tabSize: number): string {
+function* expandTabs(line: string, tabSize: number, slicer: Slicer): Generator<void, string> {
   if (!line.includes('\t')) return line
   let out = ''
   let column = 0
   for (const char of line) {
+    if (++slicer.chars >= TURN_CHARS) {
+      slicer.chars = 0
+      yield
+    }
     if (char === '\t') {
       const spaces = tabSize - (column % tabSize)
       out += ' '.repeat(spaces)
@@ -112,11 +124,15 @@ function expandTabs(line: string, tabSize: number): string {
 }
 
 /** Breaks a word that is wider than the line into line-sized pieces (slices, not one string built a character at a time). */
-function breakWord(word: string, columns: number): string[] {
+function* breakWord(word: string, columns: number, slicer: Slicer): Generator<void, string[]> {
   const pieces: string[] = []
   let start = 0
   let width = 0
   for (let i = 0; i < word.length; ) {
+    if (++slicer.chars >= TURN_CHARS) {
+      slicer.chars = 0
+      yield
+    }
     const codePoint = word.codePointAt(i)!
     const w = codePoint < 0x300 ? 1 : charColumns(codePoint)
     if (width + w > columns && i > start) {
@@ -131,106 +147,78 @@ function breakWord(word: string, columns: number): string[] {
   return pieces
 }
 
-/** Kept runs of a line joined in groups, so a line of a million alternating runs never holds a million strings. */
-class RunJoiner {
-  private readonly groups: string[] = []
-  private runs: string[] = []
-  push(run: string): void {
-    this.runs.push(run)
-    if (this.runs.length === 4096) {
-      this.groups.push(this.runs.join(''))
-      this.runs = []
-    }
-  }
-  join(): string {
-    return this.groups.join('') + this.runs.join('')
-  }
+/** The line with at most MAX_MARKS_PER_BASE combining marks after each character (one pass, kept runs sliced). */
+export function limitMarks(line: string): string {
+  return drain(limitMarksSliced(line, { chars: 0 }))
 }
 
-/**
- * The line without invisible characters and with at most MAX_MARKS_PER_BASE combining marks after each
- * character, in one pass that slices the kept runs: the output is never longer than the line.
- */
-export function cleanLine(line: string): string {
-  const kept = new RunJoiner()
+function* limitMarksSliced(line: string, slicer: Slicer): Generator<void, string> {
+  if (!MARK.test(line)) return line
+  const kept: string[] = []
   let start = 0
   let marks = 0
   for (let i = 0; i < line.length; ) {
-    const unit = line.charCodeAt(i)
-    if (unit >= 0x20 && unit < 0x7f) {
-      marks = 0
-      i++
-      continue
+    if (++slicer.chars >= TURN_CHARS) {
+      slicer.chars = 0
+      yield
     }
     const codePoint = line.codePointAt(i)!
     const size = codePoint > 0xffff ? 2 : 1
-    // An invisible character is dropped without ending a run of marks (as if it had never been there).
-    let isDropped = isInvisible(codePoint)
-    if (!isDropped && isMark(codePoint)) isDropped = ++marks > MAX_MARKS_PER_BASE
-    else if (!isDropped) marks = 0
-    if (isDropped) {
+    if (!isMark(codePoint)) marks = 0
+    else if (++marks > MAX_MARKS_PER_BASE) {
       if (start < i) kept.push(line.slice(start, i))
       start = i + size
     }
     i += size
   }
-  if (start === 0) return line
   kept.push(line.slice(start))
-  return kept.join()
-}
-
-/** One source line → display lines no wider than `columns`. */
-export function wrapLine(line: string, columns: number): string[] {
-  return [...wrapLines(line, columns)]
+  return kept.join('')
 }
 
 /**
- * One source line → display lines no wider than `columns`, one at a time (each token's width measured once:
- * linear), so the caller can stop as soon as a limit is reached instead of wrapping a whole megabyte line first.
+ * One source line → display lines no wider than `columns` (each token's width measured once: linear), stopping
+ * once more than maxLines are made.
  */
-function* wrapLines(line: string, columns: number): Generator<string> {
-  if (widthOf(line) <= columns) {
-    yield line.trimEnd()
-    return
-  }
-  let made = 0
+export function wrapLine(line: string, columns: number, maxLines = Number.POSITIVE_INFINITY): string[] {
+  return drain(wrapLineSliced(line, columns, maxLines, { chars: 0 }))
+}
+
+function* wrapLineSliced(line: string, columns: number, maxLines: number, slicer: Slicer): Generator<void, string[]> {
+  if (widthOf(line, columns) <= columns) return [line.trimEnd()]
+  const lines: string[] = []
   let current = ''
   let currentWidth = 0
   const tokens = /\s+|\S+/gy
   for (let match = tokens.exec(line); match; match = tokens.exec(line)) {
+    if (lines.length > maxLines) return lines
     const token = match[0]
+    // Counted by the token's length: the width below stops counting past the line, breakWord counts its own.
+    slicer.chars += Math.min(token.length, columns)
+    if (slicer.chars >= TURN_CHARS) {
+      slicer.chars = 0
+      yield
+    }
     const isSpace = /^\s/.test(token)
-    const tokenWidth = widthOf(token)
+    const tokenWidth = widthOf(token, columns)
     if (currentWidth + tokenWidth <= columns) {
       current += token
       currentWidth += tokenWidth
       continue
     }
     if (isSpace) {
-      made++
-      yield current.trimEnd()
+      lines.push(current.trimEnd())
       current = ''
       currentWidth = 0
       continue
     }
-    if (current.trim()) {
-      made++
-      yield current.trimEnd()
-    }
-    // A word wider than the line is broken a line at a time: a 5 MB word is never split whole.
-    let rest = token
-    let restWidth = tokenWidth
-    while (restWidth > columns) {
-      const [piece] = breakWord(rest.slice(0, columns * (MAX_MARKS_PER_BASE + 1) * 2), columns)
-      made++
-      yield piece!
-      rest = rest.slice(piece!.length)
-      restWidth -= widthOf(piece!)
-    }
-    current = rest
-    currentWidth = restWidth
+    if (current.trim()) lines.push(current.trimEnd())
+    const pieces = tokenWidth > columns ? yield* breakWord(token, columns, slicer) : [token]
+    lines.push(...pieces.slice(0, -1))
+    current = pieces.at(-1)!
+    currentWidth = widthOf(current)
   }
-  if (current.trim() || made === 0) yield current.trimEnd()
+  if (current.trim() || lines.length === 0) lines.push(current.trimEnd())
+  return lines
 }
 
 /**
@@ -238,20 +226,62 @@ function* wrapLines(line: string, columns: number): Generator<string> {
  * as soon as the lines fill more than maxPages pages, before laying out the rest.
  */
 export function layoutPages(text: string, geometry: PageGeometry, maxPages = Number.POSITIVE_INFINITY): string[][] {
+  return drain(layoutSlices(text, geometry, maxPages))
+}
+
+/** The whole of a generator that pauses (yields nothing) between slices of its work: its return value. */
+function drain<T>(slices: Generator<void, T>): T {
+  for (;;) {
+    const step = slices.next()
+    if (step.done) return step.value
+  }
+}
+
+/** The line without invisible characters, removed a slice at a time (never between the halves of a surrogate pair). */
+function* withoutInvisible(line: string, slicer: Slicer): Generator<void, string> {
+  if (line.length <= TURN_CHARS) {
+    slicer.chars += line.length
+    return line.replace(INVISIBLE, '')
+  }
+  const kept: string[] = []
+  for (let start = 0; start < line.length; ) {
+    let end = Math.min(line.length, start + TURN_CHARS)
+    if (end < line.length && line.charCodeAt(end) >= 0xdc00 && line.charCodeAt(end) <= 0xdfff) end++
+    kept.push(line.slice(start, end).replace(INVISIBLE, ''))
+    start = end
+    slicer.chars = 0
+    yield
+  }
+  return kept.join('')
+}
+
+/**
+ * layoutPages in slices: the generator pauses (yields) after every TURN_CHARS characters of work and returns the
+ * pages (or throws as layoutPages does).
+ */
+export function* layoutSlices(text: string, geometry: PageGeometry, maxPages = Number.POSITIVE_INFINITY): Generator<void, string[][]> {
   const maxLines = maxPages * geometry.rows
   const maxChars = geometry.rows * geometry.columns * MAX_CHARS_PER_CELL
+  const slicer: Slicer = { chars: 0 }
   const lines: string[] = []
   let pageChars = 0
-  const source = text.replace(/\r\n?/g, '\n').replace(/\n$/, '')
+  const normalized = text.replace(/\r\n?/g, '\n')
+  const source = normalized.endsWith('\n') ? normalized.slice(0, -1) : normalized
+  yield
   for (let start = 0; start <= source.length; ) {
     const end = source.indexOf('\n', start)
     const line = source.slice(start, end < 0 ? source.length : end)
     start = end < 0 ? source.length + 1 : end + 1
+    if (++slicer.chars >= TURN_CHARS) {
+      slicer.chars = 0
+      yield
+    }
     // A line longer than the rest of the allowed pages may draw is cut first (what follows could never be drawn),
     // so that the work stays bounded by TEXT_MAX_PAGES, not by TEXT_MAX_BYTES.
     const room = (maxLines - lines.length) * geometry.columns * MAX_CHARS_PER_CELL + 1
-    const cleaned = cleanLine(line.slice(0, Math.min(line.length, room)))
-    for (const display of wrapLines(expandTabs(cleaned, geometry.tabSize), geometry.columns)) {
+    const cleaned = yield* limitMarksSliced(yield* withoutInvisible(line.slice(0, Math.min(line.length, room)), slicer), slicer)
+    const expanded = yield* expandTabs(cleaned, geometry.tabSize, slicer)
+    for (const display of yield* wrapLineSliced(expanded, geometry.columns, maxLines - lines.length, slicer)) {
       if (lines.length >= maxLines) throw new TextTooLongError(maxPages)
       if (lines.length % geometry.rows === 0) pageChars = 0
       pageChars += display.length
