@@ -98,6 +98,8 @@ try {
         if (body.byteLength !== SIZE) throw new Error('short download')
       }),
     )
+    const times = KINDS.map((kind) => `${kind} ${(ms.get(kind)![round]! / 1000).toFixed(1)} s`).join(' · ')
+    console.log(`  round ${round + 1}: ${times} (load average ${load()})`)
   }
 } finally {
   worker.stop()
