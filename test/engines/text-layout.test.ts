@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { decodeText } from '../../worker/engines/text/decode'
-import { charColumns, layoutPages, wrapLine } from '../../worker/engines/text/layout'
+import { charColumns, layoutPages, limitMarks, MAX_MARKS_PER_BASE, wrapLine } from '../../worker/engines/text/layout'
 import { drawable } from '../../worker/engines/text/render'
 
 const geometry = { columns: 10, rows: 3, tabSize: 4 }
@@ -16,6 +16,17 @@ describe('text layout', () => {
     ['漢字漢字漢字漢字', ['漢字漢字漢', '字漢字']],
   ])('wraps %j', (line, expected) => {
     expect(wrapLine(line, 10)).toEqual(expected)
+  })
+
+  it('drops invisible characters and the marks past MAX_MARKS_PER_BASE', () => {
+    const marks = (count: number) => '\u0301'.repeat(count)
+    expect(limitMarks(`a${marks(200_000)}b`)).toBe(`a${marks(MAX_MARKS_PER_BASE)}b`)
+    expect(layoutPages(`a\u200bb\u00adc\u{e0041}d`, geometry)).toEqual([['abcd']])
+    expect(layoutPages('x\u200b'.repeat(9), geometry)).toEqual([['xxxxxxxxx']])
+  })
+
+  it('breaks a word wider than many lines a line at a time', () => {
+    expect(layoutPages('ab'.repeat(15), geometry)).toEqual([['ababababab', 'ababababab', 'ababababab']])
   })
 
   it('expands tabs to stops, keeps blank lines, and paginates', () => {

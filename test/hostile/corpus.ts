@@ -77,6 +77,38 @@ export function avifPrimaryFlood(): Uint8Array {
   return concat(box('ftyp', text('avif'), [0, 0, 0, 0], text('mif1avif')), meta)
 }
 
+/** An AV1 sequence header OBU (AV1 spec §5.5, reduced still-picture form) whose frames may be up to width × height. */
+function av1SequenceHeaderObu(width: number, height: number): Uint8Array {
+  const fields: Array<[number, number]> = [[0, 3], [1, 1], [1, 1], [31, 5], [15, 4], [15, 4], [width - 1, 16], [height - 1, 16]]
+  const bits = fields.flatMap(([value, count]) => Array.from({ length: count }, (_, i) => (value >> (count - 1 - i)) & 1))
+  const payload = Array.from({ length: Math.ceil(bits.length / 8) }, (_, byte) => bits.slice(byte * 8, byte * 8 + 8).reduce((sum, bit, i) => sum | (bit << (7 - i)), 0))
+  return concat([(1 << 3) | 0x02, payload.length], payload) // OBU_SEQUENCE_HEADER with obu_size
+}
+
+/**
+ * A still AVIF whose primary item (av01, its data in mdat through iloc) has the ispe `declared` while the AV1
+ * sequence header in its data allows frames of `coded`; `av1c` puts another sequence header in its av1C property.
+ */
+export function avifCodedFlood(declared: number, coded: number, av1c?: number): Uint8Array {
+  const ispe = box('ispe', [0, 0, 0, 0], u32be(declared), u32be(declared))
+  const config = box('av1C', [0x81, 0, 0, 0], av1c ? av1SequenceHeaderObu(av1c, av1c) : [])
+  const data = av1SequenceHeaderObu(coded, coded)
+  const meta = (offset: number) =>
+    box(
+      'meta',
+      [0, 0, 0, 0],
+      box('hdlr', [0, 0, 0, 0], [0, 0, 0, 0], text('pict'), new Uint8Array(13)),
+      box('pitm', [0, 0, 0, 0], u16be(1)),
+      box('iinf', [0, 0, 0, 0], u16be(1), box('infe', [2, 0, 0, 0], u16be(1), u16be(0), text('av01'), [0])),
+      // version 0, offset and length 4 bytes, no base offset; item 1: one extent.
+      box('iloc', [0, 0, 0, 0], [0x44, 0x00], u16be(1), u16be(1), u16be(0), u16be(1), u32be(offset), u32be(data.length)),
+      box('iprp', box('ipco', ispe, config), box('ipma', [0, 0, 0, 0], u32be(1), u16be(1), [2, 0x81, 0x82])),
+    )
+  const ftyp = box('ftyp', text('avif'), [0, 0, 0, 0], text('mif1avif'))
+  const offset = ftyp.length + meta(0).length + 8 // the data begins after mdat's header
+  return concat(ftyp, meta(offset), box('mdat', data))
+}
+
 /** AVIF with no primary item at all. */
 export function avifWithoutPrimary(): Uint8Array {
   return concat(box('ftyp', text('avif'), [0, 0, 0, 0], text('mif1avif')), box('meta', [0, 0, 0, 0], box('hdlr', [0, 0, 0, 0], [0, 0, 0, 0], text('pict'), new Uint8Array(13))))
@@ -325,6 +357,8 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   { name: 'webp-canvas.webp', why: 'a WebP VP8X canvas of 16384×16384 around a 1×1 frame', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => webpCanvasFlood() },
   { name: 'webp-frame.webp', why: 'a WebP VP8L frame of 16384×16384 in 30 bytes', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => webpFrameFlood() },
   { name: 'avif-primary.avif', why: 'an AVIF whose first ispe is a 10×10 thumbnail, the primary 60000×60000', expect: 'failed', reason: /60000×60000.*IMAGE_MAX_SIDE/, bytes: async () => avifPrimaryFlood() },
+  { name: 'avif-coded.avif', why: 'an AVIF whose ispe says 10×10 and whose AV1 data is coded for 60000×60000', expect: 'failed', reason: /10×10 \(ispe\) but its AV1 data is coded for frames of up to 60000×60000/, bytes: async () => avifCodedFlood(10, 60000) },
+  { name: 'avif-config.avif', why: 'an AVIF whose av1C sequence header allows 60000×60000 frames', expect: 'failed', reason: /60000×60000.*IMAGE_MAX_SIDE/, bytes: async () => avifCodedFlood(100, 100, 60000) },
   { name: 'avif-no-primary.avif', why: 'an AVIF with no primary item', expect: 'failed', reason: /no primary item|no meta/, bytes: async () => avifWithoutPrimary() },
   { name: 'tiff-flood.tif', why: 'a TIFF first IFD of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => tiffWithSize(60000, 60000) },
   { name: 'tiff-cycle.tif', why: 'a TIFF whose IFD chain is a cycle (only the first IFD is read)', expect: 'done', bytes: async () => tiffIfdCycle() },

@@ -1,7 +1,7 @@
 // Image dimensions read from the structure each decoder will decode, before any decoding, so a pixel flood (a
 // tiny file that claims 60000×60000 pixels, or a small GIF screen whose first frame is huge) is refused before it
 // can take memory: GIF's logical screen and its first frame's image descriptor, AVIF's primary item (pitm → ipma →
-// its ispe) and every other item's ispe, WebP's VP8X canvas and each VP8/VP8L/ANMF frame, TIFF's first IFD (and its
+// its ispe), every other item's ispe and each AV1 sequence header's largest frame, WebP's VP8X canvas and each VP8/VP8L/ANMF frame, TIFF's first IFD (and its
 // tiles), PNG's IHDR, the JPEG frame's SOF, BMP's header.
 import { type Extent, ImageStructureError } from './limits'
 import { readTiffFirstIfd } from './tiff'
@@ -94,10 +94,149 @@ function boxes(bytes: Uint8Array, view: DataView, start: number, end: number): B
   return found
 }
 
+/** Reads bits big-endian from a byte range (AV1's f(n) and uvlc()); past the end it throws. */
+class BitReader {
+  private bit = 0
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly start: number,
+    private readonly end: number,
+  ) {}
+
+  read(count: number): number {
+    let value = 0
+    for (let i = 0; i < count; i++) {
+      const at = this.start + (this.bit >> 3)
+      if (at >= this.end) throw new ImageStructureError('the AV1 sequence header is cut short')
+      value = value * 2 + ((this.bytes[at]! >> (7 - (this.bit & 7))) & 1)
+      this.bit++
+    }
+    return value
+  }
+
+  uvlc(): number {
+    let zeros = 0
+    while (this.read(1) === 0) if (++zeros >= 32) return 2 ** 32 - 1
+    return this.read(zeros) + 2 ** zeros - 1
+  }
+}
+
+/** The largest frame an AV1 sequence header (AV1 spec §5.5.1) allows: max_frame_width/height_minus_1 + 1. */
+function av1SequenceFrame(bytes: Uint8Array, start: number, end: number): Extent {
+  const bits = new BitReader(bytes, start, end)
+  bits.read(3) // seq_profile
+  bits.read(1) // still_picture
+  if (bits.read(1)) bits.read(5) // reduced_still_picture_header: seq_level_idx[0]
+  else {
+    let decoderModelInfo = false
+    let bufferDelayLength = 0
+    if (bits.read(1)) {
+      // timing_info()
+      bits.read(32)
+      bits.read(32)
+      if (bits.read(1)) bits.uvlc()
+      decoderModelInfo = bits.read(1) === 1
+      if (decoderModelInfo) {
+        bufferDelayLength = bits.read(5) + 1
+        bits.read(32)
+        bits.read(5)
+        bits.read(5)
+      }
+    }
+    const initialDisplayDelay = bits.read(1) === 1
+    const operatingPoints = bits.read(5) + 1
+    for (let i = 0; i < operatingPoints; i++) {
+      bits.read(12) // operating_point_idc
+      if (bits.read(5) > 7) bits.read(1) // seq_level_idx, seq_tier
+      if (decoderModelInfo && bits.read(1)) {
+        bits.read(bufferDelayLength)
+        bits.read(bufferDelayLength)
+        bits.read(1)
+      }
+      if (initialDisplayDelay && bits.read(1)) bits.read(4)
+    }
+  }
+  const widthBits = bits.read(4) + 1
+  const heightBits = bits.read(4) + 1
+  return { width: bits.read(widthBits) + 1, height: bits.read(heightBits) + 1 }
+}
+
+/** The sequence header OBU (type 1) among the OBUs in [start, end) (AV1 spec §5.3), if there is one. */
+function av1SequenceHeader(bytes: Uint8Array, start: number, end: number): Extent | undefined {
+  for (let at = start; at < end; ) {
+    const header = bytes[at]!
+    const type = (header >> 3) & 0x0f
+    let payload = at + 1 + ((header >> 2) & 1) // the extension byte
+    let size = end - payload
+    if (header & 0x02) {
+      // obu_size, leb128
+      size = 0
+      for (let i = 0; i < 8; i++) {
+        const byte = bytes[payload++]
+        if (byte === undefined) return undefined
+        size += (byte & 0x7f) * 2 ** (7 * i)
+        if (!(byte & 0x80)) break
+      }
+    }
+    if (type === 1) return av1SequenceFrame(bytes, payload, Math.min(end, payload + size))
+    at = payload + size
+  }
+  return undefined
+}
+
+/** iinf: each item's type (infe version 2 or 3), by item ID. */
+function itemTypes(bytes: Uint8Array, view: DataView, iinf: Box): Map<number, string> {
+  const types = new Map<number, string>()
+  const first = iinf.start + 4 + (bytes[iinf.start] === 0 ? 2 : 4)
+  for (const infe of boxes(bytes, view, first, iinf.end).filter((box) => box.type === 'infe')) {
+    const version = bytes[infe.start]!
+    if (version < 2) continue
+    const id = version === 2 ? view.getUint16(infe.start + 4) : view.getUint32(infe.start + 4)
+    const at = infe.start + 4 + (version === 2 ? 2 : 4) + 2
+    if (at + 4 <= infe.end) types.set(id, String.fromCharCode(...bytes.subarray(at, at + 4)))
+  }
+  return types
+}
+
+/** iloc (ISO/IEC 14496-12 §8.11.3): each item's first extent as a byte range of the file (or of idat). */
+function itemLocations(bytes: Uint8Array, view: DataView, iloc: Box, idat: Box | undefined): Map<number, { start: number; end: number }> {
+  const locations = new Map<number, { start: number; end: number }>()
+  const version = bytes[iloc.start]!
+  const sizes = view.getUint16(iloc.start + 4)
+  const [offsetSize, lengthSize, baseSize, indexSize] = [sizes >> 12, (sizes >> 8) & 15, (sizes >> 4) & 15, version > 0 ? sizes & 15 : 0]
+  let at = iloc.start + 6
+  const read = (size: number) => {
+    if (at + size > iloc.end) throw new ImageStructureError('the AVIF item locations (iloc) are cut short')
+    const value = size === 0 ? 0 : size === 2 ? view.getUint16(at) : size === 4 ? view.getUint32(at) : size === 8 ? Number(view.getBigUint64(at)) : Number.NaN
+    if (Number.isNaN(value)) throw new ImageStructureError(`the AVIF item locations (iloc) use ${size}-byte fields`)
+    at += size
+    return value
+  }
+  const count = read(version < 2 ? 2 : 4)
+  for (let item = 0; item < count; item++) {
+    const id = read(version < 2 ? 2 : 4)
+    const construction = version > 0 ? read(2) & 15 : 0
+    read(2) // data_reference_index
+    const base = read(baseSize)
+    const extents = read(2)
+    for (let e = 0; e < extents; e++) {
+      if (indexSize > 0) read(indexSize)
+      const offset = read(offsetSize)
+      const length = read(lengthSize)
+      const origin = construction === 1 ? (idat?.start ?? Number.NaN) : 0
+      const start = origin + base + offset
+      if (e === 0 && Number.isFinite(start)) locations.set(id, { start, end: Math.min(bytes.length, length === 0 ? bytes.length : start + length) })
+    }
+  }
+  return locations
+}
+
 /**
  * AVIF (HEIF): the primary item's spatial extent (meta → pitm names the item, iprp → ipma lists its properties,
  * their indexes point into ipco, and one of them is its ispe), plus every other ispe of the file (grid tiles and
- * alpha planes are decoded with the primary; a thumbnail larger than the limits is refused too).
+ * alpha planes are decoded with the primary; a thumbnail larger than the limits is refused too), plus the frame
+ * size each AV1 item's own sequence header allows (what the AV1 decoder allocates, whatever ispe says): in its
+ * coded data (iinf → iloc) and in any av1C property. The primary's coded frame may not exceed its ispe.
  */
 function avifHeader(bytes: Uint8Array, view: DataView): { width: number; height: number; extents: Extent[] } {
   const meta = boxes(bytes, view, 0, bytes.length).find((box) => box.type === 'meta')
@@ -113,6 +252,11 @@ function avifHeader(bytes: Uint8Array, view: DataView): { width: number; height:
   const spatial = (box: Box | undefined): Extent | undefined =>
     box?.type === 'ispe' && box.start + 12 <= box.end ? { width: view.getUint32(box.start + 4), height: view.getUint32(box.start + 8) } : undefined
   const extents = properties.flatMap((box) => spatial(box) ?? [])
+  // av1C (AV1-ISOBMFF §2.3): four bytes of fields, then configOBUs that may hold the sequence header.
+  for (const av1c of properties.filter((box) => box.type === 'av1C')) {
+    const frame = av1SequenceHeader(bytes, av1c.start + 4, av1c.end)
+    if (frame) extents.push(frame)
+  }
   let primaryExtent: Extent | undefined
   for (const ipma of inIprp.filter((box) => box.type === 'ipma')) {
     const version = bytes[ipma.start]!
@@ -131,6 +275,21 @@ function avifHeader(bytes: Uint8Array, view: DataView): { width: number; height:
     }
   }
   if (!primaryExtent) throw new ImageStructureError(`the AVIF's primary item ${primary} has no spatial extent (ispe)`)
+  const iinf = inMeta.find((box) => box.type === 'iinf')
+  const iloc = inMeta.find((box) => box.type === 'iloc')
+  if (iinf && iloc) {
+    const locations = itemLocations(bytes, view, iloc, inMeta.find((box) => box.type === 'idat'))
+    for (const [id, type] of itemTypes(bytes, view, iinf)) {
+      const location = locations.get(id)
+      if (type !== 'av01' || !location) continue
+      const frame = av1SequenceHeader(bytes, location.start, location.end)
+      if (!frame) continue
+      extents.push(frame)
+      if (id === primary && (frame.width > primaryExtent.width || frame.height > primaryExtent.height)) {
+        throw new ImageStructureError(`the AVIF's primary item is ${primaryExtent.width}×${primaryExtent.height} (ispe) but its AV1 data is coded for frames of up to ${frame.width}×${frame.height}`)
+      }
+    }
+  }
   return { ...primaryExtent, extents: [primaryExtent, ...extents] }
 }
 
