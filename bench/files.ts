@@ -92,6 +92,12 @@ for (const body of [bytes, warmUp]) encodedForms.set(body, await encodedForm(bod
 const load = () => loadavg().map((value) => value.toFixed(1)).join(' ')
 console.log(`100 MiB through the Worker (loopback, wrangler dev --local), ${availableParallelism()} cores, load average at start ${load()}`)
 
+// PARTS=memory (or speed) runs one half alone.
+const PARTS = process.env.PARTS ?? 'speed,memory'
+if (PARTS.includes('speed')) await measureSpeed()
+if (PARTS.includes('memory')) await measureMemory()
+
+async function measureSpeed() {
 // Speed: every kind once per round, in turn, in one workerd.
 const worker = await startConvertWorker()
 const ms = new Map<Kind, number[]>(KINDS.map((kind) => [kind, []]))
@@ -130,7 +136,9 @@ console.log(`upload throughput, median of ${ROUNDS} alternating rounds (load ave
 for (const kind of KINDS.slice(1)) console.log(`  ${formatRatio(kind, mibPerS(ms.get(kind)!), 'raw BUCKET.put', rawPut, 'MiB/s')}`)
 console.log(`  Node's FormData encoding alone (no network): ${mibPerS(clientEncoding).toFixed(2)} MiB/s, median ${(medianOf(clientEncoding) / 1000).toFixed(2)} s`)
 console.log(`  ${formatRatio('download', mibPerS(download.ours), 'raw BUCKET.get', mibPerS(download.raw), 'MiB/s')}`)
+}
 
+async function measureMemory() {
 // Memory: a fresh workerd per kind.
 const growth = new Map<Kind, number>()
 for (const kind of KINDS) {
@@ -150,4 +158,5 @@ console.log(`  raw put +${raw.toFixed(0)} MiB (the local R2 store and workerd's 
 for (const kind of KINDS.slice(1)) {
   const ours = growth.get(kind)!
   console.log(`  ${kind} +${ours.toFixed(0)} MiB: ${ours - raw >= 0 ? '+' : ''}${(ours - raw).toFixed(0)} MiB over the raw put`)
+}
 }
