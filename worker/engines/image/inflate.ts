@@ -5,10 +5,12 @@
 import { workTurns, yieldToEventLoop } from '../event-loop'
 
 /**
- * Input handed to the decompressor at a time: Deflate expands at most 1032:1, so a bomb's piece makes at most
- * ~16 MiB of output before the next check of the target's size.
+ * Input handed to the decompressor at a time, sized from the output each input byte made so far so that a piece
+ * makes about WORK_BYTES_PER_TURN: a bomb (Deflate expands at most 1032:1) goes in 1 KiB pieces, ~1 MiB each, and
+ * a photo's data in 64 KiB pieces (fewer turns).
  */
-const INPUT_PIECE_BYTES = 16 * 1024
+const MIN_PIECE_BYTES = 1024
+const MAX_PIECE_BYTES = 64 * 1024
 /** Output between two turns of the event loop (a few milliseconds of inflating on an idle core). */
 export const WORK_BYTES_PER_TURN = 1024 * 1024
 
@@ -32,6 +34,8 @@ export async function inflateInto(pieces: readonly Uint8Array[], format: 'deflat
   const reader = stream.readable.getReader()
   const turn = workTurns(WORK_BYTES_PER_TURN)
   let length = 0
+  let made = 0
+  let given = 0
   let isCut = false
   let error: Error | undefined
   /** The reader waits for output: everything inflated so far has been read. */
@@ -43,6 +47,7 @@ export async function inflateInto(pieces: readonly Uint8Array[], format: 'deflat
         const { done, value } = await reader.read()
         isWaiting = false
         if (done) return
+        made += value.length
         const taken = Math.min(value.length, target.length - length)
         target.set(value.subarray(0, taken), length)
         length += taken
@@ -60,8 +65,13 @@ export async function inflateInto(pieces: readonly Uint8Array[], format: 'deflat
   const isStopped = () => isCut || error !== undefined
   try {
     for (const piece of pieces) {
-      for (let at = 0; at < piece.length && !isStopped(); at += INPUT_PIECE_BYTES) {
-        await writer.write(piece.subarray(at, at + INPUT_PIECE_BYTES))
+      for (let at = 0; at < piece.length && !isStopped(); ) {
+        const ratio = Math.max(1, made / Math.max(1, given))
+        const size = Math.min(MAX_PIECE_BYTES, Math.max(MIN_PIECE_BYTES, Math.floor(WORK_BYTES_PER_TURN / ratio)))
+        const next = piece.subarray(at, at + size)
+        at += next.length
+        given += next.length
+        await writer.write(next)
         // A macrotask turn lets the reader take what the piece made; it is waiting again once all is read.
         do await yieldToEventLoop()
         while (!isWaiting && !isStopped())
