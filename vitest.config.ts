@@ -33,7 +33,7 @@ const UNIT = [
   'test/files/multipart.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
-const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']
+const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-template-invoice.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']
 const NODE = ['test/sidecar/**/*.test.ts', 'test/e2e/**/*.test.ts']
 
 /** Deadlines sized for a loaded 2-core machine (never vitest's 5 s default): a test fails by its assertions, not its speed. */
@@ -120,7 +120,7 @@ export default defineConfig({
         {
           include: OFFICE,
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: [...STAND_INS, 'test/setup/office-documents.ts', 'test/setup/pdf-texts.ts', 'test/setup/sidecar.ts'],
+          globalSetup: [...STAND_INS, 'test/setup/office-documents.ts', 'test/setup/pdf-texts.ts', 'test/setup/sidecar.ts', 'test/setup/pdf-inspector.ts'],
           sequence: { groupOrder: 1 },
           ...LOADED,
         },
