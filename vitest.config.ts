@@ -4,7 +4,8 @@
 // - `worker`: workerd with real D1, R2 and Queues (the Worker under test is worker/index.ts, configured by
 //   wrangler.toml) and the loopback stand-ins: mail catcher, whisper.cpp, Gotenberg recorder, webhook receiver.
 // - `worker-office`: the Worker against the real sidecar (LibreOffice) and the Office documents it converts.
-// - `node`: the sidecar and end-to-end suites on Node 22.
+// - `node`: the sidecar's suites on Node 22.
+// - `e2e`: the real Worker under `wrangler dev` (one for every file), the sidecar, Chromium and real clients.
 // Integration projects wait for queues and LibreOffice on a machine that may be busy: their deadlines are sized
 // for that (never vitest's 5 s default), and every poll fails loudly at its deadline (test/support/until.ts).
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
@@ -34,7 +35,9 @@ const UNIT = [
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
 const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-template-invoice.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']
-const NODE = ['test/sidecar/**/*.test.ts', 'test/e2e/**/*.test.ts']
+const NODE = ['test/sidecar/**/*.test.ts', 'test/bench/**/*.test.ts']
+/** End-to-end files: the real Worker under `wrangler dev`, one for all of them (test/setup/dev-worker.ts). */
+const E2E = ['test/e2e/**/*.test.ts']
 
 /** Deadlines sized for a loaded 2-core machine (never vitest's 5 s default): a test fails by its assertions, not its speed. */
 const LOADED = { testTimeout: 120_000, hookTimeout: 180_000 }
@@ -102,9 +105,9 @@ export default defineConfig({
         'worker',
         {
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, ...OFFICE, ...NODE],
+          exclude: [...UNIT, ...OFFICE, ...NODE, ...E2E],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: [...STAND_INS, 'test/setup/gotenberg-stand-in.ts'],
+          globalSetup: [...STAND_INS, 'test/setup/gotenberg-stand-in.ts', 'test/setup/encrypted-pdfs.ts'],
           // One workerd runs the files one after another (isolate: false): starting a runtime and importing the
           // Worker for each file took ~11 s of every file on an idle machine, ~80 s under load. The files share
           // D1, R2 and the queue as clients of one deployment do: each works with its own users (and a random
@@ -133,6 +136,18 @@ export default defineConfig({
           ...ASSERTING,
           include: NODE,
           globalSetup: ['test/setup/office-documents.ts'],
+          sequence: { groupOrder: 1 },
+          ...LOADED,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          environment: 'node',
+          ...ASSERTING,
+          include: E2E,
+          // The whisper stand-in first: the Worker's TRANSCRIBE_URL names it.
+          globalSetup: ['test/setup/office-documents.ts', 'test/setup/whisper-server.ts', 'test/setup/dev-worker.ts'],
           sequence: { groupOrder: 1 },
           ...LOADED,
         },

@@ -2,12 +2,19 @@
 // workerd, LibreOffice and the queues), so on 2 cores tsc's ~40 s of one core fit in its gaps; they run at a lower
 // priority (nice) so the suite's own work comes first. Their output is printed once the suite is done, and
 // `npm test` fails when any of the three fails. Arguments go to vitest: `npm test -- --project unit`.
-import { spawn } from 'node:child_process'
+// Every server the run starts in a process group (bench/process-group.ts: wrangler dev, workerd) is recorded in a
+// folder of this run's own; once vitest has ended, however it ended (an interrupt included: this process waits for
+// it), whatever of them still runs is killed by its recorded id and named.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { sweepProcessGroups } from '../bench/process-group.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const bin = (name: string) => join(root, 'node_modules/.bin', name)
+
+const running = new Set<ChildProcess>()
 
 interface Finished {
   name: string
@@ -17,9 +24,11 @@ interface Finished {
 }
 
 /** Runs a command from the repository's root; `quiet` keeps its output for later instead of printing it. */
-function run(name: string, command: string, args: string[], quiet: boolean): Promise<Finished> {
+function run(name: string, command: string, args: string[], quiet: boolean, env: NodeJS.ProcessEnv = process.env): Promise<Finished> {
   const started = performance.now()
-  const child = spawn(command, args, { cwd: root, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit' })
+  const child = spawn(command, args, { cwd: root, env, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit' })
+  running.add(child)
+  child.once('exit', () => running.delete(child))
   const chunks: Buffer[] = []
   child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk))
   child.stderr?.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -33,13 +42,25 @@ function run(name: string, command: string, args: string[], quiet: boolean): Pro
   })
 }
 
+mkdirSync(join(root, '.tmp'), { recursive: true })
+const groups = mkdtempSync(join(root, '.tmp', 'process-groups-'))
+// Ctrl-C reaches vitest (the whole foreground group gets it): it stops its workers and exits, and this process sweeps
+// after it instead of dying first. A SIGTERM sent to this process alone is passed on.
+process.on('SIGINT', () => {})
+process.on('SIGTERM', () => {
+  for (const child of running) child.kill('SIGTERM')
+})
+
 const checks = [run('typecheck', 'nice', ['-n', '10', bin('tsc'), '--noEmit'], true), run('lint', 'nice', ['-n', '10', bin('biome'), 'lint'], true)]
 const suite = await run(
   'vitest',
   bin('vitest'),
   ['run', '--reporter=default', '--reporter=json', '--outputFile.json=.tmp/test-results.json', ...process.argv.slice(2)],
   false,
+  { ...process.env, EDGEFLOOR_PROCESS_GROUPS: groups },
 )
+for (const left of sweepProcessGroups(groups)) console.log(`left running after the suite, killed: ${left}`)
+rmSync(groups, { recursive: true, force: true })
 const all = [...(await Promise.all(checks)), suite]
 for (const { name, status, seconds, output } of all) {
   if (status !== 0 && name !== 'vitest') process.stdout.write(output)

@@ -1,15 +1,17 @@
 // Serves a Worker entry with `wrangler dev --local` on a free loopback port, with its own local state under
 // .tmp/, for benchmarks that measure through real HTTP. Timing is taken by the client: inside workerd the
 // clock does not advance during synchronous work.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { spawnGroup } from './process-group.ts'
 
 export const root = fileURLToPath(new URL('..', import.meta.url))
 
-async function freePort(): Promise<number> {
+/** A loopback port free at the time of asking. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.listen(0, '127.0.0.1', () => {
@@ -21,41 +23,49 @@ async function freePort(): Promise<number> {
 
 export interface DevWorker {
   url: string
+  /** The process group of wrangler and its workerd (bench/process-group.ts). */
   pid: number
-  stop(): void
+  /** Stops wrangler and its workerd and removes the state; resolves once they have exited. */
+  stop(): Promise<void>
 }
 
 /** Starts `entry` (default: the real Worker) with the project's wrangler.toml and fresh migrated state, kept under
- * `stateParent` (default .tmp/ of the repository). */
-export async function startDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}, stateParent = join(root, '.tmp')): Promise<DevWorker> {
+ * `stateParent` (default .tmp/ of the repository). Whatever happens to the caller (a start that times out or throws,
+ * an interrupted run), wrangler and workerd end with the process that started them. */
+export async function startDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), { startTimeoutMs = 180_000 } = {}): Promise<DevWorker> {
   const state = mkdtempSync(join(stateParent, 'bench-state-'))
   const envFile = join(state, 'bench.env')
   writeFileSync(envFile, Object.entries({ JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }).map(([k, v]) => `${k}=${v}`).join('\n'))
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' }
   const migrate = spawnSync('wrangler', ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state], { cwd: root, env, encoding: 'utf8' })
-  if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`)
+  if (migrate.status !== 0) {
+    rmSync(state, { recursive: true, force: true })
+    throw new Error(`migrations failed: ${migrate.stderr}`)
+  }
   const port = await freePort()
-  const child = spawn(
+  const group = spawnGroup(
     'wrangler',
     ['dev', entry, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'warn'],
-    { cwd: root, env, detached: true, stdio: ['ignore', 'ignore', 'inherit'] },
+    { cwd: root, env },
   )
   const url = `http://127.0.0.1:${port}`
-  const stop = () => {
-    try {
-      process.kill(-child.pid!, 'SIGTERM')
-    } catch {}
+  const stop = async () => {
+    await group.stop()
     rmSync(state, { recursive: true, force: true })
   }
-  const deadline = Date.now() + 180_000 // wrangler's start-up takes minutes on a loaded 2-core machine
-  while (Date.now() < deadline) {
+  let hasExited = false
+  void group.exited.then(() => (hasExited = true))
+  // wrangler's start-up takes minutes on a loaded 2-core machine
+  const deadline = Date.now() + startTimeoutMs
+  while (Date.now() < deadline && !hasExited) {
     try {
-      if ((await fetch(`${url}/`)).status < 500) return { url, pid: child.pid!, stop }
+      if ((await fetch(`${url}/`)).status < 500) return { url, pid: group.pgid, stop }
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
-  stop()
-  throw new Error('the worker did not start within 180 s')
+  const reason = hasExited ? 'the worker stopped before answering' : `the worker did not start within ${startTimeoutMs / 1000} s`
+  await stop()
+  throw new Error(reason)
 }
 
 /** Memory of the workerd processes started under a wrangler process group (resident set, MiB). */

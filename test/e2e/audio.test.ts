@@ -1,25 +1,13 @@
-// Audio → transcript through the real `wrangler dev --local` with only TRANSCRIBE_URL set: the default
-// TRANSCRIBE_PROVIDER=auto finds that the local AI binding cannot run and uses the OpenAI-compatible server (the
-// whisper.cpp stand-in of the worker tests, started here on its own).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { TestProject } from 'vitest/node'
+// Audio → transcript through the real `wrangler dev --local` with TRANSCRIBE_URL set (and no TRANSCRIBE_PROVIDER):
+// the default TRANSCRIBE_PROVIDER=auto finds that the local AI binding cannot run and uses the OpenAI-compatible
+// server (the whisper.cpp stand-in of the worker tests, test/setup/whisper-server.ts, a global setup of this project).
+import { describe, expect, inject, it } from 'vitest'
 import { EdgefloorClient, EdgefloorError } from '../../client/index.ts'
-import startWhisper from '../setup/whisper-server.ts'
-import { startWorker, uniqueEmail, type DevWorker } from './dev-worker.ts'
+import { uniqueEmail } from './dev-worker.ts'
 
-let worker: DevWorker
-let stopWhisper: () => Promise<void>
-const provided: Record<string, string> = {}
-
-beforeAll(async () => {
-  stopWhisper = await startWhisper({ provide: (key: string, value: string) => (provided[key] = value) } as unknown as TestProject)
-  worker = await startWorker({ TRANSCRIBE_URL: provided.whisperUrl! })
-})
-
-afterAll(async () => {
-  worker?.stop()
-  await stopWhisper?.()
-})
+/** The run's Worker (test/setup/dev-worker.ts). */
+const worker = { url: inject('devWorkerUrl') }
+const provided = { whisperUrl: inject('whisperUrl'), speechMp3: inject('speechMp3') }
 
 async function signedInClient(): Promise<EdgefloorClient> {
   const client = new EdgefloorClient(worker.url)

@@ -1,16 +1,11 @@
 // The typed client (client/index.ts) against the real Worker under `wrangler dev --local`: sign-in, the typed
 // routes of `hono/client`, upload with X-Edgefloor-* headers, convert and follow the job, download, delete.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { EdgefloorClient, EdgefloorError, type Job } from '../../client/index.ts'
-import { photoJpeg, pngSize, startWorker, uniqueEmail, type DevWorker } from './dev-worker.ts'
+import { photoJpeg, pngSize, uniqueEmail } from './dev-worker.ts'
 
-let worker: DevWorker
-
-beforeAll(async () => {
-  worker = await startWorker()
-})
-
-afterAll(() => worker?.stop())
+/** The run's Worker (test/setup/dev-worker.ts). */
+const worker = { url: inject('devWorkerUrl') }
 
 async function signedInClient(): Promise<{ client: EdgefloorClient; email: string }> {
   const client = new EdgefloorClient(worker.url)

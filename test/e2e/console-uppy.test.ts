@@ -8,13 +8,12 @@ import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page, Route } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildConsoleBundle } from '../../.ci/build-console.ts'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { DASHBOARD_FILE_INPUT, launchChromium, openPage } from './chromium.ts'
-import { startWorker, uniqueEmail, type DevWorker } from './dev-worker.ts'
+import { uniqueEmail } from './dev-worker.ts'
 
 const WAIT_MS = 90_000
-/** Starting `wrangler dev` (migrations included) took 180 s at a load average of 17 on this shared 2-core machine. */
+/** Chromium starts in minutes on a loaded shared machine. */
 const START_MS = 600_000
 const MIB = 1024 * 1024
 /**
@@ -28,7 +27,8 @@ const FILE_BYTES = 10 * MIB + 5
 /** A name the Upload-Metadata carries as Base64 UTF-8 (tus 1.0.0), with a space and a non-ASCII letter. */
 const FILE_NAME = 'Field recording – take 2.bin'
 
-let worker: DevWorker
+/** The run's Worker (test/setup/dev-worker.ts), which serves the console and its Uppy bundle. */
+const worker = { url: inject('devWorkerUrl') }
 let browser: Browser
 let directory: string
 let filePath: string
@@ -46,11 +46,11 @@ beforeAll(async () => {
   // file_modified_at must be this.
   utimesSync(filePath, new Date('2026-01-02T03:04:05Z'), new Date('2026-01-02T03:04:05Z'))
   fileSha256 = createHash('sha256').update(bytes).digest('hex')
-  ;[browser, worker] = await Promise.all([launchChromium(), buildConsoleBundle().then(() => startWorker())])}, START_MS)
+  browser = await launchChromium()
+}, START_MS)
 
 afterAll(async () => {
   await browser?.close()
-  worker?.stop()
   if (directory) rmSync(directory, { recursive: true, force: true })
 })
 

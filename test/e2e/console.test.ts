@@ -6,13 +6,11 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { root } from '../../bench/wrangler-dev.ts'
-import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server.ts'
-import { buildConsoleBundle } from '../../.ci/build-console.ts'
 import { DASHBOARD_FILE_INPUT, launchChromium, openPage as openBrowserPage } from './chromium.ts'
-import { artifactsDir, photoJpeg, startWorker, uniqueEmail, type DevWorker } from './dev-worker.ts'
+import { artifactsDir, photoJpeg, uniqueEmail } from './dev-worker.ts'
 
 const WAIT_MS = 60_000
-/** The sidecar (LibreOffice) and `wrangler dev` (migrations included) start in minutes on a loaded shared machine. */
+/** Chromium starts in minutes on a loaded shared machine. */
 const START_MS = 600_000
 
 /** The fields of an <img> read in the page (the Node project has no DOM types). */
@@ -22,18 +20,16 @@ interface ImageLike {
   naturalHeight: number
 }
 
-let worker: DevWorker
+/** The run's Worker (test/setup/dev-worker.ts), converting Office documents with the sidecar started beside it. */
+const worker = { url: inject('devWorkerUrl') }
 let browser: Browser
-let sidecar: RunningSidecar
 
 beforeAll(async () => {
-  ;[sidecar, browser] = await Promise.all([startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1 }), launchChromium(), buildConsoleBundle()])
-  worker = await startWorker({ GOTENBERG_URL: sidecar.url })}, START_MS)
+  browser = await launchChromium()
+}, START_MS)
 
 afterAll(async () => {
   await browser?.close()
-  worker?.stop()
-  await sidecar?.close()
 })
 
 const openPage = (path: string) => openBrowserPage(browser, `${worker.url}${path}`)

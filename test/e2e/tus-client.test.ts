@@ -1,21 +1,16 @@
 // tus-js-client (the tus project's own client, from npm) in Node against the real Worker under `wrangler dev
 // --local`: chunk sizes R2 would refuse as parts, an upload interrupted mid-request and resumed from HEAD's offset,
 // 401, 413 (size limit and quota) and another user's upload URL. Nothing here is a hand-made tus request.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { Readable } from 'node:stream'
 import { DefaultHttpStack, type DetailedError, type HttpResponse, type HttpStack, Upload, type UploadOptions } from 'tus-js-client'
-import { startWorker, uniqueEmail, type DevWorker } from './dev-worker.ts'
+import { uniqueEmail } from './dev-worker.ts'
 
 const MiB = 1024 * 1024
 const WAIT_MS = 240_000
-let worker: DevWorker
-
-beforeAll(async () => {
-  // A 40 MiB resumable limit and a 30 MiB quota, so both 413s are reachable with small files.
-  worker = await startWorker({ FILES_MAX_RESUMABLE_BYTES: String(40 * MiB), FILES_QUOTA_BYTES: String(30 * MiB) })
-})
-
-afterAll(() => worker?.stop())
+/** The run's Worker (test/setup/dev-worker.ts), with a 40 MiB resumable limit and a 30 MiB quota, so both 413s are
+ * reachable with small files. */
+const worker = { url: inject('devWorkerUrl') }
 
 async function signIn(): Promise<string> {
   const json = { 'content-type': 'application/json' }

@@ -72,9 +72,9 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promi
       return fromImageData(decoded as { width: number; height: number; data: Uint8ClampedArray })
     }
     case 'tiff':
-      return { ...decodeTiffFirstPage(bytes), channels: 4 }
+      return { ...(await decodeTiffFirstPage(bytes)), channels: 4 }
     case 'bmp':
-      return decodeBmp(bytes)
+      return await decodeBmp(bytes)
   }
 }
 

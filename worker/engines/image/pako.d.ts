@@ -1,4 +1,4 @@
-// Types for the part of pako 1.x (MIT, UTIF's own inflater, no bundled types) the TIFF reader uses.
+// Types for the part of pako 1.x (MIT, no bundled types) the PDF stream pre-scan uses.
 declare module 'pako' {
   export class Inflate {
     constructor(options: { raw?: boolean; chunkSize?: number })

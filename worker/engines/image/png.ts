@@ -1,18 +1,19 @@
 // A fast path for the PNGs most files are (8-bit gray, gray+alpha, RGB or RGBA, not interlaced, no tRNS): the
-// IDAT stream inflated by the runtime's native zlib, the rows unfiltered in WebAssembly (filter.c's unfilter_rows,
-// in an instance of its own) where they stay, in the file's own channels: no RGBA expansion, no copy out of the
-// heap. Squoosh's decoder (Rust's png crate in WASM, then an RGBA copy) took about twice as long on a 1 MP
-// screenshot. Any other PNG (palette, 16-bit, fewer bits, interlaced, tRNS) answers undefined and goes to
+// IDAT stream inflated by the runtime's native zlib (DecompressionStream, in pieces: inflate.ts) straight into a
+// WASM heap, and the rows unfiltered there in batches (filter.c's unfilter_rows, in an instance of its own), a turn
+// of the event loop between any two slices; the rows stay there, in the file's own channels: no RGBA expansion, no
+// copy out of the heap. Squoosh's decoder (Rust's png crate in WASM, then an RGBA copy) took about twice as long on
+// a 1 MP screenshot. Any other PNG (palette, 16-bit, fewer bits, interlaced, tRNS) answers undefined and goes to
 // Squoosh's decoder as before.
-import { Buffer } from 'node:buffer'
-import { inflateSync } from 'node:zlib'
+import { yieldToEventLoop } from '../event-loop'
 import type { PixelRows } from '../png/encode'
 import filterWasm from '../png/filter.wasm'
+import { inflateInto, WORK_BYTES_PER_TURN } from './inflate'
 
 interface UnfilterExports {
   memory: WebAssembly.Memory
   __heap_base: WebAssembly.Global
-  unfilter_rows(data: number, stride: number, rows: number, bpp: number): number
+  unfilter_rows(data: number, stride: number, first: number, end: number, bpp: number): number
 }
 
 const PAGE_BYTES = 65536
@@ -73,9 +74,13 @@ function readStructure(bytes: Uint8Array): { width: number; height: number; chan
   throw new PngDecodeError('the file ends before its IEND chunk (truncated)')
 }
 
+/** Rows unfiltered between two turns of the event loop: about WORK_BYTES_PER_TURN of them. */
+const rowsPerTurn = (stride: number) => Math.max(1, Math.floor(WORK_BYTES_PER_TURN / (stride + 1)))
+
 /**
  * Decodes the PNG into the heap, rows in the file's channels, or answers undefined (nothing decoded) when the file
- * is not of the kinds read here. The caller has checked its IHDR size against the image limits.
+ * is not of the kinds read here. The caller has checked its IHDR size against the image limits. The IDAT stream is
+ * inflated straight into the heap and the rows unfiltered in batches, a turn of the event loop between any two.
  */
 export async function decodePngRows(bytes: Uint8Array): Promise<PngPixels | undefined> {
   const structure = readStructure(bytes)
@@ -83,23 +88,23 @@ export async function decodePngRows(bytes: Uint8Array): Promise<PngPixels | unde
   const { width, height, channels, idat } = structure
   const stride = width * channels
   const filtered = height * (stride + 1)
-  let inflated: Uint8Array
-  try {
-    // At most the rows' size: a deflate bomb stops there.
-    inflated = inflateSync(idat.length === 1 ? idat[0]! : Buffer.concat(idat), { maxOutputLength: filtered })
-  } catch (error) {
-    throw new PngDecodeError(`the image data cannot be inflated: ${(error as Error).message}`, { cause: error })
-  }
-  if (inflated.byteLength !== filtered) throw new PngDecodeError(`the image data holds ${inflated.byteLength} bytes of rows, not ${filtered}`)
   const release = await holdHeap()
   try {
     instance ??= new WebAssembly.Instance(filterWasm, {}).exports as unknown as UnfilterExports
     const wasm = instance
     const at = wasm.__heap_base.value as number
     if (at + filtered > wasm.memory.buffer.byteLength) wasm.memory.grow(Math.ceil((at + filtered - wasm.memory.buffer.byteLength) / PAGE_BYTES))
-    new Uint8Array(wasm.memory.buffer, at, filtered).set(inflated)
-    const badRow = wasm.unfilter_rows(at, stride, height, channels)
-    if (badRow) throw new PngDecodeError(`row ${badRow - 1} has an unknown filter type`)
+    // At most the rows' size: a deflate bomb stops there.
+    const inflated = await inflateInto(idat, 'deflate', new Uint8Array(wasm.memory.buffer, at, filtered))
+    if (inflated.error) throw new PngDecodeError(`the image data cannot be inflated: ${inflated.error.message}`, { cause: inflated.error })
+    if (inflated.isCut) throw new PngDecodeError(`the image data cannot be inflated: it holds more than the ${filtered} bytes of its rows`)
+    if (inflated.length !== filtered) throw new PngDecodeError(`the image data holds ${inflated.length} bytes of rows, not ${filtered}`)
+    const batch = rowsPerTurn(stride)
+    for (let first = 0; first < height; first += batch) {
+      if (first > 0) await yieldToEventLoop()
+      const badRow = wasm.unfilter_rows(at, stride, first, Math.min(height, first + batch), channels)
+      if (badRow) throw new PngDecodeError(`row ${badRow - 1} has an unknown filter type`)
+    }
     const rows: PixelRows = { rows: height, row: (r) => new Uint8Array(wasm.memory.buffer, at + r * stride, stride) }
     return { width, height, channels, rows, release }
   } catch (error) {

@@ -2,9 +2,11 @@
 // over each tag's declared count (4 billion values from a 12-byte entry) and inflates Deflate strips whole (a
 // bomb). So the first IFD and the IFDs it points to are checked here first (counts within the file, no cycles, a
 // bounded depth), only the first IFD is read, only the common compressions are taken, and Deflate strips are
-// inflated to at most the bytes the strip can hold.
-import pako from 'pako'
+// inflated to at most the bytes the strip can hold. UTIF decodes and converts a whole page in one call each: here the
+// page is decoded strip by strip (tile by tile) and converted to RGBA in bands, a turn of the event loop between.
 import UTIF from 'utif2'
+import { workTurns } from '../event-loop'
+import { inflateInto } from './inflate'
 import { type Extent, ImageStructureError } from './limits'
 
 export interface TiffFirstIfd extends Extent {
@@ -83,54 +85,139 @@ export function readTiffFirstIfd(bytes: Uint8Array): TiffFirstIfd {
   return { width, height, bitsPerPixel: Math.max(32, bitsPerSample * samples), ...(tileWidth && tileHeight ? { tile: { width: tileWidth, height: tileHeight } } : {}) }
 }
 
-class InflateStop extends Error {}
-
-/** Raw Deflate data inflated to at most maxBytes: a bomb stops at the size of the strip it fills. */
-function inflateRawAtMost(source: Uint8Array, maxBytes: number): Uint8Array {
-  const out = new Uint8Array(Math.max(0, maxBytes))
-  let length = 0
-  const inflator = new pako.Inflate({ raw: true, chunkSize: 64 * 1024 })
-  inflator.onData = (chunk: Uint8Array) => {
-    const taken = Math.min(chunk.length, out.length - length)
-    out.set(chunk.subarray(0, taken), length)
-    length += taken
-    if (taken < chunk.length) throw new InflateStop()
-  }
-  try {
-    inflator.push(source, true)
-  } catch (error) {
-    if (!(error instanceof InflateStop)) throw error
-  }
-  return out.subarray(0, length)
+/** A UTIF IFD: its tags by number (`t256` …), and what decoding it sets. */
+interface Ifd {
+  [tag: `t${number}`]: number[] | undefined
+  width: number
+  height: number
+  isLE: boolean
+  data?: Uint8Array
 }
-
-type Decompress = (img: unknown, ifds: unknown, data: Uint8Array, off: number, len: number, cmpr: number, tgt: Uint8Array, toff: number, ...rest: unknown[]) => void
-const utifDecode = UTIF.decode as unknown as { _decompress: Decompress }
-const decompress = utifDecode._decompress
-utifDecode._decompress = (img, ifds, data, off, len, cmpr, tgt, toff, ...rest) => {
-  if (cmpr !== 8 && cmpr !== 32946) return decompress(img, ifds, data, off, len, cmpr, tgt, toff, ...rest)
-  // As UTIF does: the zlib stream without its 2-byte header and 4-byte checksum, then copied as uncompressed.
-  const inflated = inflateRawAtMost(data.subarray(off + 2, off + len - 4), tgt.length - toff)
-  return decompress(img, ifds, inflated, 0, inflated.length, 1, tgt, toff, ...rest)
-}
+type Decompress = (img: Ifd, ifds: Ifd[], data: Uint8Array, off: number, len: number, cmpr: number, tgt: Uint8Array, toff: number, fo: number, w: number, h: number) => void
 
 interface UtifInternals {
   _binLE: unknown
   _binBE: unknown
   _readIFD(bin: unknown, data: Uint8Array, offset: number, ifds: object[], depth: number, options: object): number
+  _copyTile(tile: Uint8Array, tileRowBytes: number, tileRows: number, target: Uint8Array, rowBytes: number, rows: number, x: number, y: number): void
+  decode: { _decompress: Decompress }
+  toRGBA8(img: Ifd): Uint8Array
 }
 
-/** The first page as RGBA; readTiffFirstIfd must have accepted the bytes. */
-export function decodeTiffFirstPage(bytes: Uint8Array): { width: number; height: number; data: Uint8Array } {
-  const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
-  const data = new Uint8Array(buffer)
-  const internals = UTIF as unknown as UtifInternals
+const utif = UTIF as unknown as UtifInternals
+
+/**
+ * Work (bytes decoded or converted) between two turns of the event loop: UTIF decodes a whole page and converts it to
+ * RGBA in one call each (0.3–0.8 s for 12 MP), so the page is done here strip by strip (tile by tile), Deflate in
+ * pieces (inflate.ts), and the RGBA conversion in bands of rows.
+ */
+const WORK_BYTES_PER_TURN = 1024 * 1024
+
+/**
+ * Decodes one strip or tile into `target` at `offset` (`rows` rows of `rowBytes`), as UTIF.decodeImage would, with
+ * turns: Deflate is inflated in pieces (at most the bytes the strip can hold: a bomb stops there) and its rows fixed
+ * up (predictor, byte order) in bands; an uncompressed strip is copied in bands; LZW, PackBits and CCITT strips are
+ * UTIF's own decoders, one call a strip.
+ */
+async function decodeBlock(img: Ifd, data: Uint8Array, start: number, length: number, target: Uint8Array, offset: number, size: { width: number; rows: number; rowBytes: number }, turn: (units: number) => Promise<void> | undefined): Promise<void> {
+  const compression = img.t259?.[0] ?? 1
+  const fillOrder = img.t266?.[0] ?? 1
+  const { width, rows, rowBytes } = size
+  const blockBytes = Math.min(rows * rowBytes, target.length - offset)
+  const end = Math.min(data.length, start + length)
+  if (compression !== 8 && compression !== 32946 && compression !== 1) {
+    utif.decode._decompress(img, [img], data, start, end - start, compression, target, offset, fillOrder, width, rows)
+    await turn(blockBytes)
+    return
+  }
+  let source = data
+  let at = start
+  let sourceEnd = end
+  if (compression !== 1) {
+    // As UTIF does: the zlib stream without its 2-byte header and 4-byte checksum. Corrupt data keeps what was
+    // inflated before it, as pako did for UTIF.
+    const inflated = await inflateInto([data.subarray(start + 2, Math.max(start + 2, end - 4))], 'deflate-raw', target.subarray(offset, offset + blockBytes))
+    source = target
+    at = offset
+    sourceEnd = offset + inflated.length
+    // Only the predictor and big-endian 16-bit samples need UTIF's pass over the inflated rows.
+    const bitsPerSample = img.t258?.[0] ?? 1
+    if (img.t317?.[0] !== 2 && !(bitsPerSample === 16 && !img.isLE)) return
+  }
+  const band = Math.max(1, Math.floor(WORK_BYTES_PER_TURN / rowBytes))
+  for (let row = 0; row < rows && row * rowBytes < blockBytes; row += band) {
+    const count = Math.min(band, rows - row)
+    const from = at + row * rowBytes
+    utif.decode._decompress(img, [img], source, from, Math.max(0, Math.min(count * rowBytes, sourceEnd - from)), 1, target, offset + row * rowBytes, fillOrder, width, count)
+    await turn(count * rowBytes)
+  }
+}
+
+/** The first page's raster in the file's own samples, strip by strip or tile by tile, as UTIF.decodeImage makes it. */
+async function decodeRaster(img: Ifd, data: Uint8Array, turn: (units: number) => Promise<void> | undefined): Promise<Uint8Array> {
+  const { width, height } = img
+  const bitsPerPixel = (img.t258?.[0] ?? 1) * (img.t277?.[0] ?? 1)
+  const rowBytes = Math.ceil((width * bitsPerPixel) / 8)
+  const raster = new Uint8Array(height * rowBytes)
+  const compression = img.t259?.[0] ?? 1
+  if (img.t322) {
+    const offsets = img.t324
+    const counts = img.t325
+    if (!offsets || !counts) throw new ImageStructureError('the TIFF has no tile offsets or byte counts')
+    const tileWidth = img.t322[0]!
+    const tileHeight = img.t323![0]!
+    const tileRowBytes = Math.ceil((tileWidth * bitsPerPixel) / 8)
+    const tile = new Uint8Array(tileRowBytes * tileHeight)
+    const across = Math.ceil(width / tileWidth)
+    const down = Math.ceil(height / tileHeight)
+    for (let y = 0; y < down; y++) {
+      for (let x = 0; x < across; x++) {
+        const i = y * across + x
+        if (offsets[i] === undefined) continue
+        tile.fill(0)
+        await decodeBlock(img, data, offsets[i]!, counts[i] ?? 0, tile, 0, { width: tileWidth, rows: tileHeight, rowBytes: tileRowBytes }, turn)
+        utif._copyTile(tile, tileRowBytes, tileHeight, raster, rowBytes, height, Math.ceil((x * tileWidth * bitsPerPixel) / 8), y * tileHeight)
+      }
+    }
+    return raster
+  }
+  const offsets = img.t273
+  if (!offsets) throw new ImageStructureError('the TIFF has no strip offsets')
+  const counts = compression === 1 && offsets.length === 1 ? [height * rowBytes] : img.t279
+  if (!counts) throw new ImageStructureError('the TIFF has no strip byte counts')
+  const rowsPerStrip = Math.min(img.t278?.[0] ?? height, height)
+  for (let i = 0; i < offsets.length && i * rowsPerStrip < height; i++) {
+    const rows = Math.min(rowsPerStrip, height - i * rowsPerStrip)
+    await decodeBlock(img, data, offsets[i]!, counts[i] ?? 0, raster, i * rowsPerStrip * rowBytes, { width, rows, rowBytes }, turn)
+  }
+  return raster
+}
+
+/** UTIF.toRGBA8 in bands of rows (each band's RGBA made by UTIF, then copied into the page's). */
+async function toRgbaInBands(img: Ifd, raster: Uint8Array, turn: (units: number) => Promise<void> | undefined): Promise<Uint8Array> {
+  const { width, height } = img
+  const rowBytes = height > 0 ? raster.length / height : 0
+  const rgba = new Uint8Array(width * height * 4)
+  const band = Math.max(1, Math.floor(WORK_BYTES_PER_TURN / (width * 4)))
+  for (let row = 0; row < height; row += band) {
+    const rows = Math.min(band, height - row)
+    rgba.set(utif.toRGBA8({ ...img, height: rows, data: raster.subarray(row * rowBytes, (row + rows) * rowBytes) }), row * width * 4)
+    await turn(rows * width * 4)
+  }
+  return rgba
+}
+
+/** The first page as RGBA, in slices with a turn of the event loop between them; readTiffFirstIfd must have accepted the bytes. */
+export async function decodeTiffFirstPage(bytes: Uint8Array): Promise<{ width: number; height: number; data: Uint8Array }> {
+  const data = bytes.slice()
   const little = data[0] === 0x49
-  const ifds: Array<{ width: number; height: number }> = []
+  const ifds: Ifd[] = []
   // The first IFD only (UTIF.decode would follow the whole chain), without maker notes.
-  internals._readIFD(little ? internals._binLE : internals._binBE, data, new DataView(buffer).getUint32(4, little), ifds, 0, { parseMN: false, debug: false })
+  utif._readIFD(little ? utif._binLE : utif._binBE, data, new DataView(data.buffer).getUint32(4, little), ifds, 0, { parseMN: false, debug: false })
   const first = ifds[0]
-  if (!first) throw new ImageStructureError('the TIFF has no image')
-  UTIF.decodeImage(buffer, first as never)
-  return { width: first.width, height: first.height, data: UTIF.toRGBA8(first as never) }
+  if (!first?.t256 || !first.t257) throw new ImageStructureError('the TIFF has no image')
+  const img: Ifd = Object.assign(first, { isLE: little, width: first.t256[0]!, height: first.t257[0]! })
+  const turn = workTurns(WORK_BYTES_PER_TURN)
+  const raster = await decodeRaster(img, data, turn)
+  return { width: img.width, height: img.height, data: await toRgbaInBands(img, raster, turn) }
 }

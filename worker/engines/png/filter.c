@@ -124,13 +124,14 @@ void filter_rows(const u8 *input, int stride, int rows, int bpp, int has_previou
 }
 
 /**
- * Undoes PNG filtering in place (decoding): `rows` rows at `data`, each its filter byte then `stride` bytes, become
- * `rows` rows of `stride` bytes packed from `data` on (row r moves r + 1 bytes left, over bytes already read). The
- * row above the first is taken as zeros. Answers 0, or r + 1 when row r has a filter type other than 0–4.
+ * Undoes PNG filtering in place (decoding): rows `first` to `end` - 1 of the rows at `data`, each its filter byte
+ * then `stride` bytes, become rows of `stride` bytes packed from `data` on (row r moves r + 1 bytes left, over
+ * bytes already read); the rows before `first` must have been unfiltered already (a batch continues the last one).
+ * The row above row 0 is taken as zeros. Answers 0, or r + 1 when row r has a filter type other than 0–4.
  */
 __attribute__((export_name("unfilter_rows")))
-int unfilter_rows(u8 *data, int stride, int rows, int bpp) {
-  for (int r = 0; r < rows; r++) {
+int unfilter_rows(u8 *data, int stride, int first, int end, int bpp) {
+  for (int r = first; r < end; r++) {
     u8 *row = data + (long)r * stride;
     int type = row[r];
     __builtin_memmove(row, row + r + 1, stride);

@@ -1,0 +1,245 @@
+// The image decoders that work in pieces (issue 17: the API stays responsive while images convert): TIFF strip by
+// strip (Deflate inflated in pieces) and converted to RGBA in bands, PNG inflated and unfiltered in batches of rows,
+// BMP rows in bands. Each gives the event loop turns (counted, never timed: test/support/turns.ts) and the same
+// pixels as before: the TIFF pages against UTIF's own one-call decodeImage + toRGBA8, which they replace.
+import { deflateSync } from 'node:zlib'
+import UTIF from 'utif2'
+import { describe, expect, it } from 'vitest'
+import { decodeImage } from '../../worker/engines/image/decode'
+import { decodePngRows } from '../../worker/engines/image/png'
+import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
+import { TEST_IMAGE_LIMITS } from '../support/conversion'
+import { turnsDuring } from '../support/turns'
+
+/** Deterministic noise: nothing for a compressor to squeeze, every filter and predictor exercised. */
+const noise = (length: number, seed = 1) => {
+  const out = new Uint8Array(length)
+  let s = seed
+  for (let i = 0; i < length; i++) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0
+    out[i] = s >>> 24
+  }
+  return out
+}
+
+interface TiffSpec {
+  width: number
+  height: number
+  samples: 1 | 3
+  bits: 8 | 16
+  /** 1 none, 5 LZW, 8 Deflate, 32773 PackBits. */
+  compression: 1 | 5 | 8 | 32773
+  predictor?: boolean
+  bigEndian?: boolean
+  rowsPerStrip?: number
+  tile?: number
+}
+
+/** PackBits as literal runs of at most 128 bytes (valid, if never shorter). */
+function packBits(data: Uint8Array): Uint8Array {
+  const out: number[] = []
+  for (let at = 0; at < data.length; at += 128) {
+    const run = data.subarray(at, at + 128)
+    out.push(run.length - 1, ...run)
+  }
+  return new Uint8Array(out)
+}
+
+/** TIFF LZW (MSB first, 9-bit codes) of literal codes only, a Clear code every 250 codes so the width stays 9 bits. */
+function lzw(data: Uint8Array): Uint8Array {
+  const out: number[] = []
+  let bits = 0
+  let count = 0
+  const put = (code: number) => {
+    bits = (bits << 9) | code
+    count += 9
+    while (count >= 8) {
+      count -= 8
+      out.push((bits >>> count) & 0xff)
+    }
+  }
+  put(256)
+  data.forEach((byte, i) => {
+    if (i > 0 && i % 250 === 0) put(256)
+    put(byte)
+  })
+  put(257)
+  if (count > 0) out.push((bits << (8 - count)) & 0xff)
+  return new Uint8Array(out)
+}
+
+/** Horizontal differencing (TIFF predictor 2) of 8-bit rows, in place. */
+function predict(raster: Uint8Array, rowBytes: number, samples: number): void {
+  for (let row = 0; row < raster.length; row += rowBytes) for (let i = rowBytes - 1; i >= samples; i--) raster[row + i] = (raster[row + i]! - raster[row + i - samples]!) & 0xff
+}
+
+/** A TIFF of noise as the spec says, and its raster (rows of samples, in the file's byte order). */
+function tiffOf(spec: TiffSpec): Uint8Array {
+  const { width, height, samples, bits, compression } = spec
+  const little = !spec.bigEndian
+  const rowBytes = (width * samples * bits) / 8
+  const raster = noise(rowBytes * height, width + height)
+  const compress = (block: Uint8Array) => {
+    const copy = block.slice()
+    if (spec.predictor) predict(copy, rowBytes, samples)
+    return compression === 8 ? deflateSync(copy) : compression === 5 ? lzw(copy) : compression === 32773 ? packBits(copy) : copy
+  }
+  const blocks: Uint8Array[] = []
+  if (spec.tile) {
+    const t = spec.tile
+    const tileRowBytes = (t * samples * bits) / 8
+    for (let y = 0; y < height; y += t) {
+      for (let x = 0; x < width; x += t) {
+        const tile = new Uint8Array(tileRowBytes * t)
+        for (let r = 0; r < t && y + r < height; r++) {
+          const from = (y + r) * rowBytes + (x * samples * bits) / 8
+          tile.set(raster.subarray(from, Math.min(from + tileRowBytes, (y + r + 1) * rowBytes)), r * tileRowBytes)
+        }
+        blocks.push(compress(tile))
+      }
+    }
+  } else {
+    const rows = spec.rowsPerStrip ?? height
+    for (let y = 0; y < height; y += rows) blocks.push(compress(raster.subarray(y * rowBytes, Math.min(height, y + rows) * rowBytes)))
+  }
+  const entries: Array<[tag: number, type: 3 | 4, values: number[]]> = [
+    [256, 4, [width]],
+    [257, 4, [height]],
+    [258, 3, Array(samples).fill(bits)],
+    [259, 3, [compression]],
+    [262, 3, [samples === 3 ? 2 : 1]],
+    [277, 3, [samples]],
+  ]
+  const offsets = new Array<number>(blocks.length).fill(0)
+  if (spec.tile) entries.push([322, 4, [spec.tile]], [323, 4, [spec.tile]], [324, 4, offsets], [325, 4, blocks.map((b) => b.length)])
+  else entries.push([273, 4, offsets], [278, 4, [spec.rowsPerStrip ?? height]], [279, 4, blocks.map((b) => b.length)])
+  if (spec.predictor) entries.push([317, 3, [2]])
+  entries.sort((a, b) => a[0] - b[0])
+  const ifdBytes = 2 + entries.length * 12 + 4
+  const outOfLine = entries.reduce((sum, [, type, values]) => sum + (values.length * (type === 3 ? 2 : 4) > 4 ? values.length * (type === 3 ? 2 : 4) : 0), 0)
+  let dataAt = 8 + ifdBytes + outOfLine
+  blocks.forEach((block, i) => {
+    offsets[i] = dataAt
+    dataAt += block.length
+  })
+  const file = new Uint8Array(dataAt)
+  const view = new DataView(file.buffer)
+  file.set(little ? [0x49, 0x49, 42, 0] : [0x4d, 0x4d, 0, 42])
+  view.setUint32(4, 8, little)
+  view.setUint16(8, entries.length, little)
+  let valuesAt = 8 + ifdBytes
+  entries.forEach(([tag, type, values], i) => {
+    const at = 10 + i * 12
+    const size = type === 3 ? 2 : 4
+    view.setUint16(at, tag, little)
+    view.setUint16(at + 2, type, little)
+    view.setUint32(at + 4, values.length, little)
+    let to = at + 8
+    if (values.length * size > 4) {
+      view.setUint32(at + 8, valuesAt, little)
+      to = valuesAt
+      valuesAt += values.length * size
+    }
+    values.forEach((value, v) => {
+      if (size === 2) view.setUint16(to + v * 2, value, little)
+      else view.setUint32(to + v * 4, value, little)
+    })
+  })
+  let at = 8 + ifdBytes + outOfLine
+  for (const block of blocks) {
+    file.set(block, at)
+    at += block.length
+  }
+  return file
+}
+
+/** UTIF's own decoding of the first page in one call each: the pixels before this change. */
+function utifRgba(bytes: Uint8Array): Uint8Array {
+  const buffer = bytes.slice().buffer
+  const [first] = UTIF.decode(buffer)
+  UTIF.decodeImage(buffer, first!)
+  return UTIF.toRGBA8(first!)
+}
+
+describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
+  it.each<[string, TiffSpec]>([
+    ['uncompressed RGB, 7 rows a strip', { width: 37, height: 29, samples: 3, bits: 8, compression: 1, rowsPerStrip: 7 }],
+    ['Deflate RGB with predictor 2, one strip', { width: 37, height: 29, samples: 3, bits: 8, compression: 8, predictor: true }],
+    ['Deflate gray, 16×16 tiles', { width: 37, height: 29, samples: 1, bits: 8, compression: 8, tile: 16 }],
+    ['Deflate 16-bit big-endian gray, 5 rows a strip', { width: 37, height: 29, samples: 1, bits: 16, compression: 8, bigEndian: true, rowsPerStrip: 5 }],
+    ['PackBits RGB, 4 rows a strip', { width: 37, height: 29, samples: 3, bits: 8, compression: 32773, rowsPerStrip: 4 }],
+    ['LZW gray, 3 rows a strip', { width: 37, height: 29, samples: 1, bits: 8, compression: 5, rowsPerStrip: 3 }],
+  ])('gives UTIF\'s own pixels for %s', async (_kind, spec) => {
+    const bytes = tiffOf(spec)
+    const decoded = await decodeImage(bytes, TEST_IMAGE_LIMITS)
+    expect({ width: decoded.width, height: decoded.height }).toEqual({ width: spec.width, height: spec.height })
+    const reference = utifRgba(bytes)
+    expect(decoded.data.length).toBe(reference.length)
+    expect(decoded.data.every((value, i) => value === reference[i])).toBe(true)
+  })
+
+  it('gives the event loop turns while a 1024×1024 RGB page of one Deflate strip decodes (3 MiB inflated, 4 MiB of RGBA)', async () => {
+    const bytes = tiffOf({ width: 1024, height: 1024, samples: 3, bits: 8, compression: 8 })
+    const { result, turns } = await turnsDuring(() => decodeImage(bytes, TEST_IMAGE_LIMITS))
+    // Slices of at most 1 MiB: 3 while inflating, 4 while converting.
+    expect(turns).toBeGreaterThanOrEqual(6)
+    const reference = utifRgba(bytes)
+    expect(result.data.every((value, i) => value === reference[i])).toBe(true)
+  })
+
+  it('inflates a Deflate bomb strip only to the strip\'s size, in pieces', async () => {
+    // 64 MiB of zeros in a strip of 1024×1024 gray: 1 MiB is kept, the rest never inflated.
+    const bytes = tiffOf({ width: 1024, height: 1024, samples: 1, bits: 8, compression: 1 })
+    const bomb = deflateSync(new Uint8Array(64 * 2 ** 20))
+    const file = new Uint8Array(bytes.length - 1024 * 1024 + bomb.length)
+    file.set(bytes.subarray(0, bytes.length - 1024 * 1024))
+    file.set(bomb, bytes.length - 1024 * 1024)
+    const view = new DataView(file.buffer)
+    for (let i = 0; i < view.getUint16(8, true); i++) {
+      const at = 10 + i * 12
+      if (view.getUint16(at, true) === 259) view.setUint16(at + 8, 8, true)
+      if (view.getUint16(at, true) === 279) view.setUint32(at + 8, bomb.length, true)
+    }
+    const { result, turns } = await turnsDuring(() => decodeImage(file, TEST_IMAGE_LIMITS))
+    expect(result).toMatchObject({ width: 1024, height: 1024 })
+    expect(result.data.every((value, i) => (i % 4 === 3 ? value === 255 : value === 0))).toBe(true)
+    expect(turns).toBeGreaterThanOrEqual(4)
+  })
+})
+
+describe('PNG rows in pieces (inflated and unfiltered in batches)', () => {
+  it('gives the event loop turns while a 1024×1024 RGBA PNG decodes, and the same pixels', async () => {
+    const source: RawImage = { width: 1024, height: 1024, channels: 4, data: noise(1024 * 1024 * 4) }
+    const png = await encodePngBytes(source, { keepChannels: true })
+    const { result: pixels, turns } = await turnsDuring(() => decodePngRows(png))
+    try {
+      // 4 MiB of filtered rows: at least 3 turns while inflating and 3 between batches of rows.
+      expect(turns).toBeGreaterThanOrEqual(6)
+      for (let r = 0; r < 1024; r++) expect(pixels!.rows.row(r).every((value, i) => value === source.data[r * 4096 + i])).toBe(true)
+    } finally {
+      pixels?.release()
+    }
+  })
+})
+
+describe('BMP rows in bands', () => {
+  it('gives the event loop turns while a 1024×1024 32-bit BMP decodes, and the same pixels', async () => {
+    const [width, height] = [1024, 1024]
+    const pixels = noise(width * height * 4)
+    const bmp = new Uint8Array(54 + pixels.length)
+    const view = new DataView(bmp.buffer)
+    bmp.set([0x42, 0x4d])
+    view.setUint32(2, bmp.length, true)
+    view.setUint32(10, 54, true)
+    view.setUint32(14, 40, true)
+    view.setInt32(18, width, true)
+    view.setInt32(22, -height, true)
+    view.setUint16(26, 1, true)
+    view.setUint16(28, 32, true)
+    bmp.set(pixels, 54)
+    const { result, turns } = await turnsDuring(() => decodeImage(bmp, TEST_IMAGE_LIMITS))
+    expect(turns).toBeGreaterThanOrEqual(3)
+    // BGRA in the file, RGBA decoded.
+    expect(result.data.every((value, i) => value === pixels[i % 4 === 3 ? i : i - (i % 4) + 2 - (i % 4)])).toBe(true)
+  })
+})
