@@ -22,6 +22,7 @@ const UNIT = [
   'test/rules/values.test.ts',
   'test/rules/agree.test.ts',
   'test/engines/text-layout.test.ts',
+  'test/engines/text-render.test.ts',
   'test/engines/png-encode.test.ts',
   'test/engines/png-filter.test.ts',
   'test/engines/jpeg-end.test.ts',
