@@ -22,6 +22,7 @@ const UNIT = [
   'test/rules/values.test.ts',
   'test/rules/agree.test.ts',
   'test/engines/text-layout.test.ts',
+  'test/engines/text-render.test.ts',
   'test/engines/png-encode.test.ts',
   'test/engines/png-filter.test.ts',
   'test/engines/jpeg-end.test.ts',
@@ -114,7 +115,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...UNIT, ...OFFICE, ...NODE, ...E2E],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: [...STAND_INS, 'test/setup/gotenberg-stand-in.ts'],
+          globalSetup: [...STAND_INS, 'test/setup/gotenberg-stand-in.ts', 'test/setup/encrypted-pdfs.ts'],
           // One workerd runs the files one after another (isolate: false): starting a runtime and importing the
           // Worker for each file took ~11 s of every file on an idle machine, ~80 s under load. The files share
           // D1, R2 and the queue as clients of one deployment do: each works with its own users (and a random

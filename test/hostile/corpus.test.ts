@@ -2,7 +2,7 @@
 // /files/:id/convert, and each must end refused before a job (4xx, no job), in a failed job with its reason, or in
 // a bounded success; the original stays byte for byte, and a failed step leaves no record in D1 and no object in R2.
 import { env } from 'cloudflare:test'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { signUp } from '../support/accounts'
 import { call, callJson } from '../support/api'
 import { uploaded } from '../support/files'
@@ -23,7 +23,8 @@ async function objectsOf(userId: string): Promise<string[]> {
 describe('hostile inputs through the queue', () => {
   it.each(HOSTILE_CASES.map((hostile) => [hostile.name, hostile.why, hostile] as const))('%s (%s) ends as it must, the original intact', { timeout: 240_000 }, async (_name, _why, hostile) => {
     const user = await signUp()
-    const bytes = await hostile.bytes()
+    // An encrypted case comes encrypted by qpdf (test/setup/encrypted-pdfs.ts).
+    const bytes = hostile.encryption ? Uint8Array.from(atob(inject('encryptedPdfs')[hostile.name]!), (char) => char.charCodeAt(0)) : await hostile.bytes()
     const source = await uploaded(user, hostile.name, bytes)
     const before = await objectsOf(user.id)
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })

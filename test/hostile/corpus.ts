@@ -3,6 +3,7 @@
 // huge dimensions in tiny files), for every converter. Pure: runs in workerd (tests) and Node (bench/hostile.ts).
 import { buildPdf } from '../support/pdf.ts'
 import { concatBytes } from '../support/bytes.ts'
+import type { EncryptionKind } from '../support/qpdf.ts'
 
 const encoder = new TextEncoder()
 const text = (value: string) => encoder.encode(value)
@@ -14,6 +15,11 @@ export interface HostileCase {
   readonly expect: 'refused' | 'failed' | 'done' | 'settled'
   /** The reason given, when refused or failed. */
   readonly reason?: RegExp
+  /**
+   * The bytes are encrypted by qpdf with an empty user password before they are used (Node only: the tests get
+   * them from test/setup/encrypted-pdfs.ts, the bench runs qpdf).
+   */
+  readonly encryption?: EncryptionKind
   bytes(): Promise<Uint8Array>
 }
 
@@ -195,8 +201,8 @@ export function bmpWithSize(width: number, height: number): Uint8Array {
   return concat(text('BM'), u32le(54), [0, 0, 0, 0], u32le(54), u32le(40), u32le(width), u32le(height), u16le(1), u16le(24), u32le(0), new Uint8Array(20))
 }
 
-/** A PDF built by hand from object bodies (1 is the catalog), with a correct xref. */
-function rawPdf(objects: readonly (string | Uint8Array)[]): Uint8Array {
+/** A PDF built by hand from object bodies (1 is the catalog), with a correct xref; `trailer` adds entries. */
+function rawPdf(objects: readonly (string | Uint8Array)[], trailer = ''): Uint8Array {
   const chunks: Uint8Array[] = [text('%PDF-1.7\n')]
   let offset = chunks[0]!.length
   const offsets: number[] = []
@@ -208,7 +214,7 @@ function rawPdf(objects: readonly (string | Uint8Array)[]): Uint8Array {
     }
   })
   const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`
-  chunks.push(text(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${offset}\n%%EOF\n`))
+  chunks.push(text(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${trailer} >>\nstartxref\n${offset}\n%%EOF\n`))
   return concat(...chunks)
 }
 
@@ -327,6 +333,17 @@ export async function pdfManyStreams(): Promise<Uint8Array> {
   return rawPdf([...ONE_PAGE, '<< /Length 0 >>\nstream\n\nendstream', ...Array.from({ length: 5 }, () => streamObject('/Filter /FlateDecode', stream))])
 }
 
+/** The Flate bomb behind a /Crypt filter, which PDFium skips (decoding the filters after it). */
+export async function pdfCryptFilterBomb(): Promise<Uint8Array> {
+  const stream = await deflate(new Uint8Array(64 * 2 ** 20).fill(0x20))
+  return rawPdf([...ONE_PAGE, streamObject('/Filter [/Crypt /FlateDecode] /DecodeParms [<< /Name /Identity >> null]', stream)])
+}
+
+/** A PDF encrypted (so its trailer says) by the public-key security handler, which PDFium does not read. */
+export function pdfPublicKeyEncrypted(): Uint8Array {
+  return rawPdf([...ONE_PAGE, '<< /Length 0 >>\nstream\n\nendstream', '<< /Filter /Adobe.PubSec /SubFilter /adbe.pkcs7.s5 /V 4 /Recipients [<00>] >>'], ' /Encrypt 5 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>]')
+}
+
 /** A stream whose /Filter names an object that is not in the file (PDFium would look in object streams). */
 export function pdfHiddenFilter(): Uint8Array {
   return rawPdf([...ONE_PAGE, streamObject('/Filter 9 0 R', text('x'))])
@@ -380,6 +397,12 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   { name: 'lzw-bomb.pdf', why: 'a 64 MiB LZW content stream in 50 KB', expect: 'failed', reason: /decodes to more than \d+ bytes.*PDF_MAX_BYTES/, bytes: async () => pdfLzwBomb() },
   { name: 'objstm-bomb.pdf', why: 'a 64 MiB object stream, inflated while PDFium loads', expect: 'failed', reason: /object 5's stream decodes to more than \d+ bytes/, bytes: pdfObjectStreamBomb },
   { name: 'many-streams.pdf', why: 'one page and 50 MiB of streams, each under the stream limit', expect: 'failed', reason: /streams decode to more than \d+ bytes.*PDF_MAX_PAGE_PIXELS/, bytes: pdfManyStreams },
+  { name: 'crypt-filter-bomb.pdf', why: 'the Flate bomb behind a /Crypt filter (PDFium skips it)', expect: 'failed', reason: /object 4's stream decodes to more than \d+ bytes.*PDF_MAX_BYTES/, bytes: pdfCryptFilterBomb },
+  // The Flate bomb in each kind of encryption with an empty user password (qpdf): its streams measured decrypted.
+  ...(['rc4-40', 'rc4-128', 'aes-128', 'aes-256'] as const).map(
+    (encryption): HostileCase => ({ name: `flate-bomb-${encryption}.pdf`, why: `the Flate bomb encrypted (${encryption}, empty user password)`, expect: 'failed', reason: /stream decodes to more than \d+ bytes.*PDF_MAX_BYTES/, encryption, bytes: pdfFlateBomb }),
+  ),
+  { name: 'public-key.pdf', why: 'encrypted by the public-key handler', expect: 'failed', reason: /unsupported security scheme.*\/Adobe\.PubSec/, bytes: async () => pdfPublicKeyEncrypted() },
   { name: 'hidden-filter.pdf', why: 'a /Filter naming an object not in the file', expect: 'failed', reason: /cannot be read: object 9.*not in the file/, bytes: async () => pdfHiddenFilter() },
   { name: 'truncated.pdf', why: 'a PDF cut in half', expect: 'failed', reason: /cannot be read|no pages/, bytes: async () => pdfPage(100, 100).subarray(0, 200) },
   { name: 'empty.pdf', why: 'an empty .pdf', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },

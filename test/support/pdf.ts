@@ -53,3 +53,12 @@ export function buildPdf(pages: readonly TestPage[]): Uint8Array {
   chunks.push(encoder.encode(`${xref}trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R >>\nstartxref\n${offset}\n%%EOF\n`))
   return concatBytes(...chunks)
 }
+
+/** The length of squarePage()'s content stream: what it decodes to, whatever a writer compresses it to. */
+export const SQUARE_PAGE_CONTENT_BYTES = 300_000
+
+/** One 100 × 100 pt page with a black square on its lower left quarter, drawn by a SQUARE_PAGE_CONTENT_BYTES stream. */
+export function squarePage(): Uint8Array {
+  const draw = '0 0 0 rg 0 0 50 50 re f'
+  return buildPdf([{ width: 100, height: 100, content: `${draw}${' '.repeat(SQUARE_PAGE_CONTENT_BYTES - draw.length)}` }])
+}

@@ -6,12 +6,17 @@
 // The streams are found the way a repairing reader finds them: every `>> stream` in the file, its dictionary
 // parsed forward from the `N G obj` before it, so no /Length, cross-reference table or compressed data can hide
 // one. Without a verified /Length a stream is decoded to the end of the file (at least what PDFium decodes).
+// An encrypted document's streams are read both as they are and decrypted with each key pdf-crypt.ts finds (PDFium
+// leaves some as they are), a /Crypt filter skipped as PDFium skips it.
 import pako from 'pako'
+import type { PdfDecryption, StreamDecryptor } from './pdf-crypt'
 
 /** A stream of the file: where its data begins and what PDFium will do with it. */
 export interface PdfStream {
   /** Its object number, 0 when unknown. */
   readonly object: number
+  /** Its generation number (with the object number, an encrypted stream's key). */
+  readonly generation: number
   /** Candidate first bytes of the data (after `stream` and its end of line, as readers differ on a lone CR). */
   readonly starts: readonly number[]
   /** End of the data when /Length is a number that `endstream` follows, else the end of the file. */
@@ -48,9 +53,9 @@ export interface StreamBudget {
   readonly maxTotalBytes: number
 }
 
-const isWhite = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x0c || byte === 0x00
+export const isWhite = (byte: number | undefined) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x0c || byte === 0x00
 const isDelimiter = (byte: number) => byte === 0x28 || byte === 0x29 || byte === 0x3c || byte === 0x3e || byte === 0x5b || byte === 0x5d || byte === 0x7b || byte === 0x7d || byte === 0x2f || byte === 0x25
-const isRegular = (byte: number | undefined) => byte !== undefined && !isWhite(byte) && !isDelimiter(byte)
+export const isRegular = (byte: number | undefined) => byte !== undefined && !isWhite(byte) && !isDelimiter(byte)
 const isDigit = (byte: number | undefined) => byte !== undefined && byte >= 0x30 && byte <= 0x39
 
 /** Filters PDFium decodes whole (the abbreviations are inline-image names it accepts too). */
@@ -69,17 +74,77 @@ const WHOLE_FILTERS: Record<string, string> = {
 /** Filters an image decodes line by line, within its declared size, when they come last. */
 const IMAGE_LINE_FILTERS = new Set(['FlateDecode', 'RunLengthDecode'])
 
-type PdfValue = number | string | { name: string } | { ref: [number, number] } | PdfValue[] | Map<string, PdfValue> | null
+/** A string's bytes (kept only by readers asked to: stream dictionaries need none). */
+export interface PdfString {
+  readonly bytes: Uint8Array
+}
+
+export type PdfValue = number | boolean | string | PdfString | { name: string } | { ref: [number, number] } | PdfValue[] | Map<string, PdfValue> | null
 
 const MAX_DEPTH = 64
 
-/** A small reader of PDF objects (enough for stream dictionaries): strings, names, numbers, arrays, dictionaries. */
-class ObjectReader {
+const hexValue = (byte: number) => (byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x41 && byte <= 0x46 ? byte - 0x37 : byte >= 0x61 && byte <= 0x66 ? byte - 0x57 : -1)
+
+const isOctal = (byte: number | undefined) => byte !== undefined && byte >= 0x30 && byte <= 0x37
+
+/** A literal string's bytes between its parentheses, as PDFium reads them: escapes decoded, line ends kept. */
+function literalStringBytes(body: Uint8Array): Uint8Array {
+  const out: number[] = []
+  // \n \r \t \b \f; any other escaped byte stands for itself.
+  const escapes = new Map([
+    [0x6e, 0x0a],
+    [0x72, 0x0d],
+    [0x74, 0x09],
+    [0x62, 0x08],
+    [0x66, 0x0c],
+  ])
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i]!
+    if (byte !== 0x5c) {
+      out.push(byte)
+      continue
+    }
+    const next = body[++i]
+    if (next === undefined) break
+    if (isOctal(next)) {
+      let code = next - 0x30
+      for (let digits = 1; digits < 3 && isOctal(body[i + 1]); digits++) code = code * 8 + body[++i]! - 0x30
+      out.push(code & 0xff)
+    } else if (next === 0x0d) {
+      if (body[i + 1] === 0x0a) i++ // a line continued: backslash, end of line
+    } else if (next !== 0x0a) out.push(escapes.get(next) ?? next)
+  }
+  return Uint8Array.from(out)
+}
+
+/** A hex string's bytes: digits in pairs, anything else skipped, an odd last digit followed by 0. */
+function hexStringBytes(body: Uint8Array): Uint8Array {
+  const out: number[] = []
+  let high = -1
+  for (const byte of body) {
+    const value = hexValue(byte)
+    if (value < 0) continue
+    if (high < 0) high = value
+    else {
+      out.push((high << 4) | value)
+      high = -1
+    }
+  }
+  if (high >= 0) out.push(high << 4)
+  return Uint8Array.from(out)
+}
+
+/**
+ * A small reader of PDF objects (enough for stream, trailer and encryption dictionaries): strings, names, numbers,
+ * booleans, arrays, dictionaries. Strings are skipped unless `keepStrings` (then read as PDFium reads them).
+ */
+export class ObjectReader {
   at: number
   constructor(
     readonly bytes: Uint8Array,
     start: number,
     readonly end: number,
+    readonly keepStrings = false,
   ) {
     this.at = start
   }
@@ -114,8 +179,9 @@ class ObjectReader {
     if (byte === 0x3c) {
       const close = bytes.indexOf(0x3e, this.at)
       if (close < 0 || close >= this.end) this.fail('unterminated hex string')
+      const start = this.at + 1
       this.at = close + 1
-      return ''
+      return this.keepStrings ? { bytes: hexStringBytes(bytes.subarray(start, close)) } : ''
     }
     if (byte === 0x28) return this.literalString()
     if (byte === 0x2f) {
@@ -151,18 +217,20 @@ class ObjectReader {
       }
       return Number(word)
     }
-    if (word === 'true' || word === 'false' || word === 'null') return null
+    if (word === 'true' || word === 'false') return word === 'true'
+    if (word === 'null') return null
     return this.fail(`unexpected keyword ${word.slice(0, 20)}`)
   }
 
-  private literalString(): string {
+  private literalString(): string | PdfString {
     const { bytes } = this
+    const start = this.at
     let depth = 0
     while (this.at < this.end) {
       const byte = bytes[this.at++]!
       if (byte === 0x5c) this.at++ // an escape: the next byte is taken as it is
       else if (byte === 0x28) depth++
-      else if (byte === 0x29 && --depth === 0) return ''
+      else if (byte === 0x29 && --depth === 0) return this.keepStrings ? { bytes: literalStringBytes(bytes.subarray(start + 1, this.at - 1)) } : ''
     }
     return this.fail('unterminated string')
   }
@@ -183,11 +251,11 @@ class ObjectReader {
   }
 }
 
-const nameOf = (value: PdfValue | undefined) => (value && typeof value === 'object' && 'name' in value ? value.name : undefined)
+export const nameOf = (value: PdfValue | undefined) => (value && typeof value === 'object' && 'name' in value ? value.name : undefined)
 const asArray = (value: PdfValue | undefined): PdfValue[] => (Array.isArray(value) ? value : value === undefined || value === null ? [] : [value])
 
 /** Whether the bytes at `at` spell `word`. */
-function spells(bytes: Uint8Array, at: number, word: string): boolean {
+export function spells(bytes: Uint8Array, at: number, word: string): boolean {
   for (let i = 0; i < word.length; i++) if (bytes[at + i] !== word.charCodeAt(i)) return false
   return true
 }
@@ -213,7 +281,7 @@ function objectHeaderAt(bytes: Uint8Array, at: number): { body: number; object: 
 }
 
 /** The object headers before `limit`, nearest first (lazily: most streams need only their own). */
-function* objectHeadersBefore(bytes: Uint8Array, limit: number): Generator<{ body: number; object: number }> {
+function* objectHeadersBefore(bytes: Uint8Array, limit: number): Generator<{ body: number; object: number; generation: number }> {
   for (let at = limit - 3; at >= 0; at--) {
     const header = objectHeaderAt(bytes, at)
     if (header) yield header
@@ -221,9 +289,16 @@ function* objectHeadersBefore(bytes: Uint8Array, limit: number): Generator<{ bod
 }
 
 /** Finds indirect objects by number in the file's bytes (built on first use: few dictionaries need it). */
-class ObjectIndex {
+export class ObjectIndex {
   private bodies: Map<string, number> | undefined
-  constructor(private readonly bytes: Uint8Array) {}
+  /**
+   * `keepStrings`: read strings' bytes; `maxObjectBytes`: read no object past this many bytes from its start (a
+   * reader of small dictionaries bounds its work whatever the file holds).
+   */
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly options: { keepStrings?: boolean; maxObjectBytes?: number } = {},
+  ) {}
 
   /** The value a reference names, resolved (once: a reference to a reference is not followed). */
   resolve(value: PdfValue | undefined): PdfValue | undefined {
@@ -238,12 +313,13 @@ class ObjectIndex {
     const body = this.bodies.get(value.ref.join(' '))
     // PDFium may find it in an object stream this reader does not open: refused rather than left unmeasured.
     if (body === undefined) throw new PdfStreamSyntaxError(`object ${value.ref[0]}, which a stream dictionary names, is not in the file's bytes`)
-    return new ObjectReader(this.bytes, body, this.bytes.length).value()
+    const end = Math.min(this.bytes.length, body + (this.options.maxObjectBytes ?? this.bytes.length))
+    return new ObjectReader(this.bytes, body, end, this.options.keepStrings).value()
   }
 }
 
 /** The dictionary that ends at `dictEnd` (just after its `>>`), read from the object header before it. */
-function streamDictionary(bytes: Uint8Array, dictEnd: number): { dictionary: Map<string, PdfValue>; object: number } | undefined {
+function streamDictionary(bytes: Uint8Array, dictEnd: number): { dictionary: Map<string, PdfValue>; object: number; generation: number } | undefined {
   // The nearest header is the stream's own unless a string inside the dictionary spells one: a few are tried.
   let tried = 0
   for (const header of objectHeadersBefore(bytes, dictEnd)) {
@@ -253,7 +329,7 @@ function streamDictionary(bytes: Uint8Array, dictEnd: number): { dictionary: Map
     if (bytes[reader.at] !== 0x3c || bytes[reader.at + 1] !== 0x3c) continue
     try {
       const dictionary = reader.dictionary(0)
-      if (reader.at === dictEnd) return { dictionary, object: header.object }
+      if (reader.at === dictEnd) return { dictionary, object: header.object, generation: header.generation }
     } catch (error) {
       if (!(error instanceof PdfStreamSyntaxError)) throw error
     }
@@ -283,7 +359,7 @@ export function findPdfStreams(bytes: Uint8Array): PdfStream[] {
     if (bytes[before] !== 0x3e || bytes[before - 1] !== 0x3e) continue // `endstream`, or a word in text
     const found = streamDictionary(bytes, before + 1)
     if (!found) throw new PdfStreamSyntaxError(`the dictionary of the stream at byte ${at} cannot be read`)
-    const { dictionary, object } = found
+    const { dictionary, object, generation } = found
     // The data begins after the keyword's end of line: CR LF or LF by the standard; a lone CR, spaces before the
     // line end, or none at all by some writers. Every reading is measured.
     let lineEnd = at + 6
@@ -299,19 +375,26 @@ export function findPdfStreams(bytes: Uint8Array): PdfStream[] {
     const chain = asArray(index.resolve(dictionary.get('Filter'))).map((filter) => index.resolve(filter))
     const filters: string[] = []
     const earlyChange: number[] = []
+    let isWhole = true
     for (const [position, filter] of chain.entries()) {
+      // PDFium skips a /Crypt filter and decodes the rest (the document's own handler has decrypted the stream).
+      if (nameOf(filter) === 'Crypt') continue
       const name = WHOLE_FILTERS[nameOf(filter) ?? '']
-      if (!name) break // an image codec or an unknown filter: PDFium decodes no further here
+      if (!name) {
+        isWhole = false
+        break // an image codec or an unknown filter: PDFium decodes no further here
+      }
       filters.push(name)
       const param = index.resolve(params[position])
       earlyChange.push(param instanceof Map && param.get('EarlyChange') === 0 ? 0 : 1)
     }
-    const last = filters.at(-1)
-    if (isImage && last && IMAGE_LINE_FILTERS.has(last) && filters.length === chain.length) {
+    // An image's last filter decodes line by line only when it is the chain's very last (a /Crypt after it is not).
+    const last = WHOLE_FILTERS[nameOf(chain.at(-1)) ?? '']
+    if (isImage && last && IMAGE_LINE_FILTERS.has(last) && isWhole) {
       filters.pop()
       earlyChange.pop()
     }
-    streams.push({ object, starts: [...starts], end, filters, earlyChange, isStructure: type === 'ObjStm' || type === 'XRef' })
+    streams.push({ object, generation, starts: [...starts], end, filters, earlyChange, isStructure: type === 'ObjStm' || type === 'XRef' })
   }
   return streams
 }
@@ -437,8 +520,6 @@ function lzwSink(next: Sink, earlyChange: number): Sink {
   })
 }
 
-const hexValue = (byte: number) => (byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x41 && byte <= 0x46 ? byte - 0x37 : byte >= 0x61 && byte <= 0x66 ? byte - 0x57 : -1)
-
 /** ASCIIHexDecode: pairs of hex digits up to `>`, white space skipped, an odd last digit followed by 0. */
 function asciiHexSink(next: Sink): Sink {
   let high = -1
@@ -513,6 +594,24 @@ function runLengthSink(next: Sink): Sink {
   })
 }
 
+/** Decrypts the data before the first filter (its isDone is the filter's: a finished filter takes no more). */
+function decryptingSink(decryptor: StreamDecryptor, next: Sink): Sink {
+  return {
+    write(piece) {
+      const plain = decryptor.update(piece)
+      if (plain.length > 0) next.write(plain)
+    },
+    end() {
+      const plain = decryptor.final()
+      if (plain.length > 0 && !next.isDone) next.write(plain)
+      next.end()
+    },
+    get isDone() {
+      return next.isDone
+    },
+  }
+}
+
 class BudgetExceeded extends Error {
   constructor(readonly limit: 'stream' | 'document') {
     super(limit)
@@ -570,24 +669,35 @@ const WORK_BYTES_PER_TURN = 1024 * 1024
  * Returns the bytes counted. Pauses (yields) after every WORK_BYTES_PER_TURN of work; `fileBytes` is asked again
  * after each pause (a WASM heap grown meanwhile replaces its view).
  */
-export function* measurePdfStreams(fileBytes: () => Uint8Array, streams: readonly PdfStream[], budget: StreamBudget, alreadyBytes = 0): Generator<void, number> {
+export function* measurePdfStreams(
+  fileBytes: () => Uint8Array,
+  streams: readonly PdfStream[],
+  budget: StreamBudget,
+  alreadyBytes = 0,
+  decryptions: readonly PdfDecryption[] = [],
+): Generator<void, number> {
   let bytes = fileBytes()
   const total = { bytes: alreadyBytes, max: budget.maxTotalBytes }
   let work = 0
   let counted = total.bytes
+  // An encrypted document's streams are read as they are and decrypted with each key the document opens with:
+  // PDFium leaves some streams as they are (cross-reference streams, /Identity, clear metadata).
+  const readings = [undefined, ...decryptions]
   for (const stream of streams) {
     if (stream.filters.length === 0) continue
-    // Each reading of where the data starts is measured; the largest counts (the others fail at once).
+    // Each reading of where the data starts (and with which key) is measured; the largest counts (the others fail
+    // at once).
     let largest = 0
-    for (const start of stream.starts) {
+    for (const [start, decryption] of stream.starts.flatMap((start) => readings.map((decryption) => [start, decryption] as const))) {
       // A zlib stream that does not start with a zlib header is refused by PDFium's inflate at once: so here.
-      if (stream.filters[0] === 'FlateDecode' && !isZlibHeader(bytes[start], bytes[start + 1])) continue
+      if (!decryption && stream.filters[0] === 'FlateDecode' && !isZlibHeader(bytes[start], bytes[start + 1])) continue
       const before = total.bytes
       let sink: Sink = countingSink(undefined, budget.maxStreamBytes, total)
       for (let i = stream.filters.length - 1; i >= 0; i--) {
         sink = filterSink(stream.filters[i]!, sink, stream.earlyChange[i]!)
         if (i > 0) sink = countingSink(sink, budget.maxStreamBytes, total)
       }
+      if (decryption) sink = decryptingSink(decryption.forStream(stream.object, stream.generation), sink)
       try {
         for (let at = start; at < stream.end && !sink.isDone; at += INPUT_PIECE_BYTES) {
           sink.write(bytes.subarray(at, Math.min(stream.end, at + INPUT_PIECE_BYTES)))

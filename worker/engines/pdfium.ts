@@ -8,10 +8,12 @@
 // instance per document was tried first: discarded instances live until the garbage collector runs, and three
 // image-heavy pages in a row took wrangler dev's isolate down. An engine error drops the instance too, so a
 // corrupted heap is never reused. Before PDFium decodes anything, pdf-streams.ts measures what each stream
-// decodes to (PDFium inflates a stream whole) against the caller's byte budget.
+// decodes to (PDFium inflates a stream whole) against the caller's byte budget, an encrypted document's streams
+// decrypted first with the key pdf-crypt.ts finds as PDFium will.
 import { PDFiumLibrary } from '@hyzyla/pdfium'
 import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
 import { inTurns } from './event-loop'
+import { findPdfDecryptions, type PdfDecryption, PdfPasswordError, PdfSecurityHandlerError } from './pdf-crypt'
 import { findPdfStreams, measurePdfStreams, PdfStreamSyntaxError, PdfStreamTooLargeError } from './pdf-streams'
 import type { PixelRows } from './png/encode'
 
@@ -262,9 +264,11 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     // What every stream decodes to is measured first, in slices with a turn of the event loop between them (the
     // heap's view is asked for again after each): object and cross-reference streams before PDFium loads them, the
     // others once the page count sets their budget.
+    // An encrypted document's streams are measured decrypted, with the key PDFium will find with this password.
     const fileBytes = () => module.HEAPU8.subarray(data, data + source.size)
     const streams = findPdfStreams(fileBytes())
-    const structureBytes = await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes }))
+    const decryptions = await readDecryptions(fileBytes(), password)
+    const structureBytes = await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes }, 0, decryptions))
     const passwordPointer = password ? cString(module, password) : 0
     document = module._FPDF_LoadMemDocument(data, source.size, passwordPointer)
     if (passwordPointer) module.wasmExports.free(passwordPointer)
@@ -275,7 +279,7 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     const loaded = document
     const pageCount = module._FPDF_GetPageCount(loaded)
     const maxTotalBytes = Math.max(limits.maxStreamBytes, pageCount * limits.streamBytesPerPage)
-    await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => !stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes }, structureBytes))
+    await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => !stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes }, structureBytes, decryptions))
     const withPage = <R>(index: number, read: (page: number) => R): R => {
       const page = module._FPDF_LoadPage(loaded, index)
       if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
@@ -327,6 +331,17 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     if (document) module._FPDF_CloseDocument(document)
     if (data) module.wasmExports.free(data)
     if (module.HEAPU8.byteLength > REUSE_MAX_HEAP_BYTES) dropInstance(instance)
+  }
+}
+
+/** The keys an encrypted document opens with; a wrong password or another security handler is PDFium's error. */
+async function readDecryptions(bytes: Uint8Array, password: string | undefined): Promise<PdfDecryption[]> {
+  try {
+    return await inTurns(findPdfDecryptions(bytes, password))
+  } catch (error) {
+    if (error instanceof PdfPasswordError) throw new PdfOpenError(FPDF_ERRORS[FPDF_ERR_PASSWORD]!, true)
+    if (error instanceof PdfSecurityHandlerError) throw new PdfOpenError(`${FPDF_ERRORS[5]}: ${error.message}`, false)
+    throw error
   }
 }
 
