@@ -1,11 +1,11 @@
 // Plain text → PNG pages: A4-proportioned pages at PDF_DPI with 10-point monospace text, laid out here and
-// drawn by resvg in WASM with the bundled DejaVu Sans Mono. Each page is encoded and yielded (stored by the
-// pipeline) before the next is drawn.
+// drawn by resvg in WASM with the bundled DejaVu Sans Mono. Each page is drawn in bands handed to the PNG row
+// encoder as they come (a band's pixels, never the page's), and yielded (stored by the pipeline) before the next.
 import { inTurns, yieldToEventLoop } from '../engines/event-loop'
-import { encodePngBytes } from '../engines/png/encode'
+import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode'
 import { decodeText } from '../engines/text/decode'
 import { layoutSlices, MAX_CHARS_PER_CELL, type PageGeometry, TextTooDenseError, TextTooLongError } from '../engines/text/layout'
-import { ADVANCE_EM, drawable, fallbackFonts, lineHeightPx, NO_FALLBACK, renderPage, type FallbackFonts, type PageStyle } from '../engines/text/render'
+import { ADVANCE_EM, drawable, drawPageBands, fallbackFonts, lineHeightPx, NO_FALLBACK, type FallbackFonts, type PageStyle } from '../engines/text/render'
 import { ConversionError, defineConverter, type ResourceReader } from './converter'
 
 const A4_INCHES = { width: 8.27, height: 11.69 }
@@ -46,6 +46,20 @@ async function loadFallbackFonts(resources: ResourceReader | undefined): Promise
   return fonts.length ? fallbackFonts(fonts) : NO_FALLBACK
 }
 
+/**
+ * One page as PNG bytes. Black text on white is gray and opaque: the encoder is told so up front (it needs the
+ * channels before the first band); a fallback font that draws in colour makes the page RGB, drawn again.
+ */
+async function encodeTextPage(lines: readonly string[], style: PageStyle, fallback: FallbackFonts): Promise<Uint8Array> {
+  const format = { width: style.widthPx, height: style.heightPx, channels: 4 } as const
+  try {
+    return await pngBytes(encodePngRows({ ...format, outputChannels: 1 }, drawPageBands(lines, style, fallback)))
+  } catch (error) {
+    if (!(error instanceof PngChannelsError)) throw error
+    return pngBytes(encodePngRows({ ...format, outputChannels: 3 }, drawPageBands(lines, style, fallback)))
+  }
+}
+
 export const textToPng = defineConverter({
   name: 'text-to-png',
   settings: ['TEXT_MAX_BYTES', 'TEXT_MAX_PAGES', 'PDF_DPI', 'TEXT_FONTS_PREFIX'],
@@ -73,14 +87,14 @@ export const textToPng = defineConverter({
     }
     const fallback = needsFallback ? await loadFallbackFonts(ctx.resources) : NO_FALLBACK
     for (const [index, lines] of pages.entries()) {
-      const image = await renderPage(lines, style, fallback)
+      const body = await encodeTextPage(lines, style, fallback)
       yield {
         index,
         total: pages.length,
         extension: '.png',
         contentType: 'image/png',
-        body: await encodePngBytes(image),
-        metadata: { page: index + 1, width: image.width, height: image.height, dpi: ctx.settings.PDF_DPI },
+        body,
+        metadata: { page: index + 1, width: style.widthPx, height: style.heightPx, dpi: ctx.settings.PDF_DPI },
       }
     }
   },

@@ -391,9 +391,10 @@ const keyOf = (value: PdfValue | undefined): string => (value instanceof Map ? [
  * The keys PDFium may decrypt the document's streams with, given the password it is handed (none: the empty user
  * password): empty for a document that is not encrypted or is encrypted with /Identity. Throws PdfPasswordError
  * when the document is encrypted and no encryption dictionary opens with the password, PdfSecurityHandlerError when
- * none is the standard handler's, PdfStreamSyntaxError when the file names too many to try.
+ * none is the standard handler's, PdfStreamSyntaxError when the file names too many to try. Pauses (yields) after
+ * each key tried: revision 6's hash of a long password is tens of milliseconds.
  */
-export function findPdfDecryptions(bytes: Uint8Array, password: string | undefined): PdfDecryption[] {
+export function* findPdfDecryptions(bytes: Uint8Array, password: string | undefined): Generator<void, PdfDecryption[]> {
   const index = new ObjectIndex(bytes, { keepStrings: true, maxObjectBytes: MAX_VALUE_BYTES })
   const dictionaries = new Map<string, Map<string, PdfValue>>()
   for (const at of afterName(bytes, 'Encrypt')) {
@@ -430,6 +431,7 @@ export function findPdfDecryptions(bytes: Uint8Array, password: string | undefin
     // Revisions 5 and 6 do not use the file ID.
     for (const fileId of encrypt.integer('R') >= 5 ? [EMPTY] : fileIds.values()) {
       const key = fileKey(encrypt, passwordBytes, info.keyLength, fileId)
+      yield
       if (!key) continue
       opens = true
       decryptions.set(`${info.cipher} ${Buffer.from(key).toString('hex')}`, decryption(info.cipher, key))

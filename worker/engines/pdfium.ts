@@ -267,7 +267,7 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     // An encrypted document's streams are measured decrypted, with the key PDFium will find with this password.
     const fileBytes = () => module.HEAPU8.subarray(data, data + source.size)
     const streams = findPdfStreams(fileBytes())
-    const decryptions = readDecryptions(fileBytes(), password)
+    const decryptions = await readDecryptions(fileBytes(), password)
     const structureBytes = await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes }, 0, decryptions))
     const passwordPointer = password ? cString(module, password) : 0
     document = module._FPDF_LoadMemDocument(data, source.size, passwordPointer)
@@ -335,9 +335,9 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
 }
 
 /** The keys an encrypted document opens with; a wrong password or another security handler is PDFium's error. */
-function readDecryptions(bytes: Uint8Array, password: string | undefined): PdfDecryption[] {
+async function readDecryptions(bytes: Uint8Array, password: string | undefined): Promise<PdfDecryption[]> {
   try {
-    return findPdfDecryptions(bytes, password)
+    return await inTurns(findPdfDecryptions(bytes, password))
   } catch (error) {
     if (error instanceof PdfPasswordError) throw new PdfOpenError(FPDF_ERRORS[FPDF_ERR_PASSWORD]!, true)
     if (error instanceof PdfSecurityHandlerError) throw new PdfOpenError(`${FPDF_ERRORS[5]}: ${error.message}`, false)
