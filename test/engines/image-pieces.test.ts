@@ -1,8 +1,10 @@
 // The image decoders that work in pieces (issue 17: the API stays responsive while images convert): TIFF strip by
 // strip (Deflate inflated in pieces) and converted to RGBA in bands, PNG inflated and unfiltered in batches of rows,
-// BMP rows in bands. Each gives the event loop turns (counted, never timed: test/support/turns.ts) and the same
-// pixels as before: the TIFF pages against UTIF's own one-call decodeImage + toRGBA8, which they replace.
+// BMP rows in bands, GIF's LZW data and painting in slices. Each gives the event loop turns (counted, never timed:
+// test/support/turns.ts) and the same pixels as before: TIFF pages against UTIF's own one-call decodeImage +
+// toRGBA8, GIF frames against omggif's decodeAndBlitFrameRGBA, which they replace.
 import { deflateSync } from 'node:zlib'
+import { GifReader, GifWriter } from 'omggif'
 import UTIF from 'utif2'
 import { describe, expect, it } from 'vitest'
 import { decodeImage } from '../../worker/engines/image/decode'
@@ -241,5 +243,46 @@ describe('BMP rows in bands', () => {
     expect(turns).toBeGreaterThanOrEqual(3)
     // BGRA in the file, RGBA decoded.
     expect(result.data.every((value, i) => value === pixels[i % 4 === 3 ? i : i - (i % 4) + 2 - (i % 4)])).toBe(true)
+  })
+})
+
+/** A GIF of `width`×`height` noise indices on a screen of its own size (or `screen`), written by omggif's writer. */
+function gifOf(width: number, height: number, options: { interlaced?: boolean; transparent?: number; screen?: [number, number]; at?: [number, number] } = {}): Uint8Array {
+  const palette = Array.from({ length: 256 }, (_, i) => (i * 0x010203 * 37) & 0xffffff)
+  const [screenWidth, screenHeight] = options.screen ?? [width, height]
+  const buffer = new Uint8Array(width * height * 2 + 4096)
+  const writer = new GifWriter(buffer, screenWidth, screenHeight, { palette })
+  const [x, y] = options.at ?? [0, 0]
+  writer.addFrame(x, y, width, height, noise(width * height, 7), { ...(options.interlaced ? { interlaced: true } : {}), ...(options.transparent === undefined ? {} : { transparent: options.transparent }) })
+  return buffer.subarray(0, writer.end())
+}
+
+/** omggif's own one-call decodeAndBlitFrameRGBA: the pixels before this change. */
+function omggifRgba(bytes: Uint8Array): Uint8Array {
+  const reader = new GifReader(bytes)
+  const data = new Uint8Array(reader.width * reader.height * 4)
+  reader.decodeAndBlitFrameRGBA(0, data)
+  return data
+}
+
+describe('GIF first frame in pieces (LZW and painting in slices)', () => {
+  it.each<[string, Uint8Array]>([
+    ['a plain frame', gifOf(37, 29)],
+    ['an interlaced frame', gifOf(37, 29, { interlaced: true })],
+    ['a frame with a transparent index, smaller than its screen and placed inside it', gifOf(20, 11, { transparent: 3, screen: [37, 29], at: [5, 9] })],
+  ])('gives omggif\'s own pixels for %s', async (_kind, bytes) => {
+    const decoded = await decodeImage(bytes, TEST_IMAGE_LIMITS)
+    const reference = omggifRgba(bytes)
+    expect(decoded.data.length).toBe(reference.length)
+    expect(decoded.data.every((value, i) => value === reference[i])).toBe(true)
+  })
+
+  it('gives the event loop turns while a 2048×1024 GIF decodes (2 Mi pixels)', async () => {
+    const bytes = gifOf(2048, 1024)
+    const { result, turns } = await turnsDuring(() => decodeImage(bytes, TEST_IMAGE_LIMITS))
+    // Slices of 512 Ki pixels: 3 while decoding the LZW data, 3 while painting.
+    expect(turns).toBeGreaterThanOrEqual(6)
+    const reference = omggifRgba(bytes)
+    expect(result.data.every((value, i) => value === reference[i])).toBe(true)
   })
 })

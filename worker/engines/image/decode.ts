@@ -1,10 +1,11 @@
 // Decoding images to RGBA pixels. JPEG with libjpeg-turbo in WASM (jpeg.ts), PNG and WebP through the Squoosh
 // codecs compiled to WASM (imported statically: workerd compiles no WebAssembly from bytes), one instance per codec
 // and isolate, reused (a fresh instance per image leaves the old heaps to the garbage collector, which may come too
-// late for 128 MB); AVIF with the Squoosh libavif build the same way; GIF (first frame) with omggif, TIFF (first
-// page) with UTIF (utif2, bounded in tiff.ts), BMP in TypeScript. Every decode first checks, from the structure that
-// decoder reads, every area it would allocate against the caller's limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE): the
-// check lives here, so every path to a decoder (conversions, previews) gets it.
+// late for 128 MB); AVIF with the Squoosh libavif build the same way; GIF (first frame) read by omggif and decoded
+// in slices (gif.ts), TIFF (first page) with UTIF (utif2, bounded and in slices: tiff.ts), BMP in TypeScript. Every
+// decode first checks, from the structure that decoder reads, every area it would allocate against the caller's
+// limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE): the check lives here, so every path to a decoder (conversions,
+// previews) gets it.
 import { decode as decodePngWasm } from '@jsquash/png/decode'
 import initPng from '@jsquash/png/codec/pkg/squoosh_png.js'
 import decodeWebpWasm, { init as initWebp } from '@jsquash/webp/decode'
@@ -13,9 +14,9 @@ import avifWasm from '@jsquash/avif/codec/dec/avif_dec.wasm'
 // The package's own .d.ts for this file describes the instance exports; the bundler gives the module.
 import * as pngWasmImport from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm'
 import webpWasm from '@jsquash/webp/codec/dec/webp_dec.wasm'
-import { GifReader } from 'omggif'
 import type { PixelRows, RawImage } from '../png/encode'
 import { decodeBmp } from './bmp'
+import { decodeGifFirstFrame } from './gif'
 import { readImageHeader } from './header'
 import { decodeJpeg } from './jpeg'
 import { decodePngRows } from './png'
@@ -58,12 +59,8 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promi
       pngReady ??= initPng(pngWasm)
       await pngReady
       return fromImageData((await decodePngWasm(copyOf(bytes))) as { width: number; height: number; data: Uint8ClampedArray })
-    case 'gif': {
-      const reader = new GifReader(bytes)
-      const data = new Uint8Array(reader.width * reader.height * 4)
-      reader.decodeAndBlitFrameRGBA(0, data)
-      return { width: reader.width, height: reader.height, channels: 4, data }
-    }
+    case 'gif':
+      return await decodeGifFirstFrame(bytes)
     case 'avif': {
       avifReady ??= initAvif(avifWasm)
       await avifReady

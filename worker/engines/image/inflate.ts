@@ -2,13 +2,15 @@
 // rows go to, with the runtime's native zlib (DecompressionStream) fed in small pieces and a turn of the event loop
 // every WORK_BYTES_PER_TURN of output: a 12 MP picture is ~0.3–0.6 s of inflating, which one call would hold
 // every other request of the isolate for. The output stops at the target's size, so a bomb never inflates further.
-import { workTurns } from '../event-loop'
+import { workTurns, yieldToEventLoop } from '../event-loop'
 
 /**
- * Input handed to the decompressor at a time: Deflate expands at most 1032:1, so a bomb's piece makes at most
- * ~16 MiB of output before the next check of the target's size.
+ * Input handed to the decompressor at a time, sized from the output each input byte made so far so that a piece
+ * makes about WORK_BYTES_PER_TURN: a bomb (Deflate expands at most 1032:1) goes in 1 KiB pieces, ~1 MiB each, and
+ * a photo's data in 64 KiB pieces (fewer turns).
  */
-const INPUT_PIECE_BYTES = 16 * 1024
+const MIN_PIECE_BYTES = 1024
+const MAX_PIECE_BYTES = 64 * 1024
 /** Output between two turns of the event loop (a few milliseconds of inflating on an idle core). */
 export const WORK_BYTES_PER_TURN = 1024 * 1024
 
@@ -21,36 +23,66 @@ export interface Inflated {
   readonly error?: Error
 }
 
-/** Inflates `pieces` (one zlib or raw Deflate stream split anywhere) into `target`, from its start. */
+/**
+ * Inflates `pieces` (one zlib or raw Deflate stream split anywhere) into `target`, from its start. The decompressor
+ * works ahead of its reader (it inflates whatever it is given), so each input piece is given only once the output
+ * of the ones before has been read: a bomb's output never piles up beyond one piece's.
+ */
 export async function inflateInto(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', target: Uint8Array): Promise<Inflated> {
   const stream = new DecompressionStream(format)
   const writer = stream.writable.getWriter()
   const reader = stream.readable.getReader()
   const turn = workTurns(WORK_BYTES_PER_TURN)
-  let stopped = false
-  // Writes wait for the reads below (backpressure); their failure is the reader's too, reported there.
-  const writing = (async () => {
-    for (const piece of pieces) {
-      for (let at = 0; at < piece.length && !stopped; at += INPUT_PIECE_BYTES) await writer.write(piece.subarray(at, at + INPUT_PIECE_BYTES))
-    }
-    if (!stopped) await writer.close()
-  })().catch(() => undefined)
   let length = 0
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return { length, isCut: false }
-      const taken = Math.min(value.length, target.length - length)
-      target.set(value.subarray(0, taken), length)
-      length += taken
-      if (taken < value.length) return { length, isCut: true }
-      await turn(value.length)
+  let made = 0
+  let given = 0
+  let isCut = false
+  let error: Error | undefined
+  /** The reader waits for output: everything inflated so far has been read. */
+  let isWaiting = false
+  const reading = (async () => {
+    try {
+      for (;;) {
+        isWaiting = true
+        const { done, value } = await reader.read()
+        isWaiting = false
+        if (done) return
+        made += value.length
+        const taken = Math.min(value.length, target.length - length)
+        target.set(value.subarray(0, taken), length)
+        length += taken
+        if (taken < value.length) {
+          isCut = true
+          await reader.cancel()
+          return
+        }
+        await turn(value.length)
+      }
+    } catch (failure) {
+      error ??= failure as Error
     }
-  } catch (error) {
-    return { length, isCut: false, error: error as Error }
-  } finally {
-    stopped = true
-    await reader.cancel().catch(() => undefined)
-    await writing
+  })()
+  const isStopped = () => isCut || error !== undefined
+  try {
+    for (const piece of pieces) {
+      for (let at = 0; at < piece.length && !isStopped(); ) {
+        const ratio = Math.max(1, made / Math.max(1, given))
+        const size = Math.min(MAX_PIECE_BYTES, Math.max(MIN_PIECE_BYTES, Math.floor(WORK_BYTES_PER_TURN / ratio)))
+        const next = piece.subarray(at, at + size)
+        at += next.length
+        given += next.length
+        await writer.write(next)
+        // A macrotask turn lets the reader take what the piece made; it is waiting again once all is read.
+        do await yieldToEventLoop()
+        while (!isWaiting && !isStopped())
+      }
+    }
+    if (!isStopped()) await writer.close()
+  } catch (failure) {
+    // The reader's cancel (a cut) fails the writes too; otherwise the data itself is wrong.
+    if (!isCut) error ??= failure as Error
   }
+  if (isStopped()) await writer.abort().catch(() => undefined)
+  await reading
+  return { length, isCut, ...(error && !isCut ? { error } : {}) }
 }
