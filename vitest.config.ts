@@ -35,7 +35,7 @@ const UNIT = [
   'test/files/multipart.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
-const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']
+const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-template-invoice.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']
 const NODE = ['test/sidecar/**/*.test.ts', 'test/bench/**/*.test.ts']
 /** End-to-end files: the real Worker under `wrangler dev`, one for all of them (test/setup/dev-worker.ts). */
 const E2E = ['test/e2e/**/*.test.ts']
@@ -124,7 +124,7 @@ export default defineConfig({
         {
           include: OFFICE,
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: [...STAND_INS, 'test/setup/office-documents.ts', 'test/setup/pdf-texts.ts', 'test/setup/sidecar.ts'],
+          globalSetup: [...STAND_INS, 'test/setup/office-documents.ts', 'test/setup/pdf-texts.ts', 'test/setup/sidecar.ts', 'test/setup/pdf-inspector.ts'],
           sequence: { groupOrder: 1 },
           ...LOADED,
         },
