@@ -111,6 +111,25 @@ describe('Factur-X through POST /files/:id/convert (Gotenberg 8.34 "POST /forms/
   })
 })
 
+describe('both at their bounds in one request', () => {
+  it('fits the 1 MiB JSON body, is kept with the job in D1 and converts: variables of 500,000 characters, an XML of 380,000', async () => {
+    const user = await signUp()
+    const source = await uploaded(user, 'Order.docx', ORDER)
+    // Padding in a value no placeholder uses and in an XML comment: the document stays one page.
+    const variables = { ...VARIABLES, unused: 'v'.repeat(500_000 - JSON.stringify(VARIABLES).length - 12) }
+    const facturxXml = INVOICE_XML.replace('<rsm:ExchangedDocument>', `<!-- ${'x'.repeat(380_000 - INVOICE_XML.length - 10)} --><rsm:ExchangedDocument>`)
+    expect(JSON.stringify(variables).length).toBeLessThanOrEqual(512 * 1024)
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options: { variables, facturxXml } }, headers: { prefer: 'respond-async' } })
+    expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(202)
+    const job = await pollJob(res.body._id, user)
+    expect(job.status, job.error ?? '').toBe('done')
+    expect(job.options).toMatchObject({ variables: JSON.stringify(variables), facturxXml })
+    const pdf = job.files.find((file: { content_type: string }) => file.content_type === 'application/pdf')!
+    const { bytes } = await downloadBytes(`/files/${pdf._id}/download`, { token: user.token })
+    expect((await inspectPdf(bytes)).facturxXml).toBe(facturxXml)
+  })
+})
+
 describe('the convert route refuses with 400, before any job, what the sidecar would refuse', () => {
   const refusals: Array<[string, string, Record<string, unknown>, RegExp]> = [
     ['variables that are not an object', 'Order.docx', { variables: '{"company":"x"}' }, /variables/],
