@@ -35,10 +35,17 @@ const UNIT = [
   'test/files/multipart.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
-const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']
+const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-template-invoice.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']
 const NODE = ['test/sidecar/**/*.test.ts', 'test/bench/**/*.test.ts']
 /** End-to-end files: the real Worker under `wrangler dev`, one for all of them (test/setup/dev-worker.ts). */
 const E2E = ['test/e2e/**/*.test.ts']
+
+/**
+ * The integration projects run two files at a time (vitest's default here is cores − 1 = 1): most of their time is
+ * spent waiting on workerd, the queue, LibreOffice or wrangler, and a second file fills those waits. Projects of one
+ * `sequence.groupOrder` must share it.
+ */
+const TWO_AT_ONCE = { maxWorkers: 2 }
 
 /** Deadlines sized for a loaded 2-core machine (never vitest's 5 s default): a test fails by its assertions, not its speed. */
 const LOADED = { testTimeout: 120_000, hookTimeout: 180_000 }
@@ -115,6 +122,7 @@ export default defineConfig({
           // CF-Connecting-IP), and the pipeline's test converters register once (registerChainConverters).
           isolate: false,
           sequence: { groupOrder: 1 },
+          ...TWO_AT_ONCE,
           ...LOADED,
         },
         standInBindings,
@@ -124,8 +132,11 @@ export default defineConfig({
         {
           include: OFFICE,
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: [...STAND_INS, 'test/setup/office-documents.ts', 'test/setup/pdf-texts.ts', 'test/setup/sidecar.ts'],
+          globalSetup: [...STAND_INS, 'test/setup/office-documents.ts', 'test/setup/pdf-texts.ts', 'test/setup/sidecar.ts', 'test/setup/pdf-inspector.ts'],
+          // One workerd for the Office files too (each works with its own users): a runtime per file cost ~6 s idle.
+          isolate: false,
           sequence: { groupOrder: 1 },
+          ...TWO_AT_ONCE,
           ...LOADED,
         },
         (inject) => ({ ...standInBindings(inject), GOTENBERG_URL: inject('sidecarUrl')! }),
@@ -138,6 +149,7 @@ export default defineConfig({
           include: NODE,
           globalSetup: ['test/setup/office-documents.ts'],
           sequence: { groupOrder: 1 },
+          ...TWO_AT_ONCE,
           ...LOADED,
         },
       },
@@ -150,6 +162,7 @@ export default defineConfig({
           // The whisper stand-in first: the Worker's TRANSCRIBE_URL names it.
           globalSetup: ['test/setup/office-documents.ts', 'test/setup/whisper-server.ts', 'test/setup/dev-worker.ts'],
           sequence: { groupOrder: 1 },
+          ...TWO_AT_ONCE,
           ...LOADED,
         },
       },

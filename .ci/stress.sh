@@ -15,12 +15,17 @@ trap 'kill -- -"$stress" 2>/dev/null; wait "$stress" 2>/dev/null' EXIT
 
 failed=0
 mkdir -p .tmp
+# Servers the runs start in process groups are recorded here and swept after each run (bench/process-group.ts).
+groups=$(mktemp -d "$PWD/.tmp/process-groups-XXXXXX")
+export EDGEFLOOR_PROCESS_GROUPS=$groups
 for run in $(seq 1 "$runs"); do
   started=$(date +%s)
   rm -f .tmp/test-results.json
   vitest run --reporter=default --reporter=json --outputFile.json=.tmp/test-results.json "$@" >".tmp/stress-run-$run.log" 2>&1
   status=$?
   seconds=$(($(date +%s) - started))
+  node bench/process-group.ts "$groups"
+  mkdir -p "$groups"
   echo "run $run under stress-ng --cpu 2: $(node .ci/summarize.ts .tmp/test-results.json "$status") in $((seconds / 60)) m $((seconds % 60)) s (log: .tmp/stress-run-$run.log)"
   [ "$status" -eq 0 ] || failed=1
 done

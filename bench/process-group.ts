@@ -7,6 +7,7 @@
 import { spawn, type StdioOptions } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 /**
  * The watchdog: "$@" starts before the traps, so the server keeps the default signal handling (an ignored signal is
@@ -120,4 +121,10 @@ export function sweepProcessGroups(folder: string): string[] {
     rmSync(join(folder, name), { force: true })
   }
   return killed
+}
+
+// `node bench/process-group.ts <folder>`: the sweep, for scripts that run vitest themselves (.ci/stress.sh).
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  for (const left of sweepProcessGroups(process.argv[2]!)) console.log(`left running after the suite, killed: ${left}`)
+  rmSync(process.argv[2]!, { recursive: true, force: true })
 }

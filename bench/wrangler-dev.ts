@@ -1,12 +1,12 @@
 // Serves a Worker entry with `wrangler dev --local` on a free loopback port, with its own local state under
 // .tmp/, for benchmarks that measure through real HTTP. Timing is taken by the client: inside workerd the
 // clock does not advance during synchronous work.
-import { spawnSync } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { spawnGroup } from './process-group.ts'
+import { type ProcessGroup, spawnGroup } from './process-group.ts'
 
 export const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -29,43 +29,79 @@ export interface DevWorker {
   stop(): Promise<void>
 }
 
+export interface LaunchedDevWorker {
+  url: string
+  /** Resolves with the running Worker once it answers; rejects, everything stopped, when it cannot start. */
+  ready: Promise<DevWorker>
+  stop(): Promise<void>
+}
+
 /** Starts `entry` (default: the real Worker) with the project's wrangler.toml and fresh migrated state, kept under
  * `stateParent` (default .tmp/ of the repository). Whatever happens to the caller (a start that times out or throws,
  * an interrupted run), wrangler and workerd end with the process that started them. */
-export async function startDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), { startTimeoutMs = 180_000 } = {}): Promise<DevWorker> {
+export async function startDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), options: { startTimeoutMs?: number } = {}): Promise<DevWorker> {
+  return (await launchDevWorker(entry, vars, stateParent, options)).ready
+}
+
+/** As startDevWorker, but answers the Worker's URL at once (its port is chosen first) and its start as `ready`, so a
+ * caller can do other work meanwhile. Nothing here blocks the event loop (a test run's main process calls it). */
+export async function launchDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), { startTimeoutMs = 180_000 } = {}): Promise<LaunchedDevWorker> {
   const state = mkdtempSync(join(stateParent, 'bench-state-'))
   const envFile = join(state, 'bench.env')
   writeFileSync(envFile, Object.entries({ JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }).map(([k, v]) => `${k}=${v}`).join('\n'))
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' }
-  const migrate = spawnSync('wrangler', ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state], { cwd: root, env, encoding: 'utf8' })
-  if (migrate.status !== 0) {
-    rmSync(state, { recursive: true, force: true })
-    throw new Error(`migrations failed: ${migrate.stderr}`)
-  }
   const port = await freePort()
-  const group = spawnGroup(
-    'wrangler',
-    ['dev', entry, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'warn'],
-    { cwd: root, env },
-  )
   const url = `http://127.0.0.1:${port}`
+  let group: ProcessGroup | undefined
+  let migration: ChildProcess | undefined
+  let isStopped = false
   const stop = async () => {
-    await group.stop()
+    isStopped = true
+    // The migrations are a child of this process, not of the group: it ends with an interrupt of the run (it is in
+    // its foreground group) or by itself once the migrations are applied.
+    migration?.kill('SIGTERM')
+    await group?.stop()
     rmSync(state, { recursive: true, force: true })
   }
-  let hasExited = false
-  void group.exited.then(() => (hasExited = true))
-  // wrangler's start-up takes minutes on a loaded 2-core machine
-  const deadline = Date.now() + startTimeoutMs
-  while (Date.now() < deadline && !hasExited) {
-    try {
-      if ((await fetch(`${url}/`)).status < 500) return { url, pid: group.pgid, stop }
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 250))
+  const start = async (): Promise<DevWorker> => {
+    const migrate = await finished('wrangler', ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state], { cwd: root, env }, (child) => (migration = child))
+    if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`)
+    if (isStopped) throw new Error('the worker was stopped before it started')
+    const started = spawnGroup(
+      'wrangler',
+      ['dev', entry, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'warn'],
+      { cwd: root, env },
+    )
+    group = started
+    let hasExited = false
+    void started.exited.then(() => (hasExited = true))
+    // wrangler's start-up takes minutes on a loaded 2-core machine
+    const deadline = Date.now() + startTimeoutMs
+    while (Date.now() < deadline && !hasExited && !isStopped) {
+      try {
+        if ((await fetch(`${url}/`)).status < 500) return { url, pid: started.pgid, stop }
+      } catch {}
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+    throw new Error(hasExited ? 'the worker stopped before answering' : isStopped ? 'the worker was stopped before it answered' : `the worker did not start within ${startTimeoutMs / 1000} s`)
   }
-  const reason = hasExited ? 'the worker stopped before answering' : `the worker did not start within ${startTimeoutMs / 1000} s`
-  await stop()
-  throw new Error(reason)
+  const ready = start().catch(async (error: unknown) => {
+    await stop()
+    throw error
+  })
+  return { url, ready, stop }
+}
+
+/** Runs a command to its end without blocking the event loop; answers its status and standard error. */
+function finished(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }, started: (child: ChildProcess) => void): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
+    started(child)
+    let stderr = ''
+    child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk).slice(-4000)))
+    child.once('error', (error) => resolve({ status: null, stderr: String(error) }))
+    child.once('close', (status) => resolve({ status, stderr }))
+  })
 }
 
 /** Memory of the workerd processes started under a wrangler process group (resident set, MiB). */

@@ -1,7 +1,7 @@
 // Reads the form of Gotenberg 8's LibreOffice route into settings, validated as Gotenberg validates it: every
 // invalid field is named in one 400 ("Invalid form data: ..."), booleans follow Go's strconv.ParseBool, and a
 // Gotenberg option this server cannot honour is refused with a 400 naming it, never accepted and ignored.
-import { parseVariables, type Variables } from './variables.ts'
+import { facturXRefusal, parseVariables, type Variables } from './form-rules.ts'
 
 /** A client error: the status and Gotenberg's wording. */
 export class FormError extends Error {
@@ -63,9 +63,6 @@ const TEXT_EXPORT_FIELDS = { nativeWatermarkText: 'Watermark', nativeTiledWaterm
 export const REFUSED_FIELDS: Readonly<Record<string, string>> = {
   nativePdfFormats: 'PDF/A and PDF/UA are always made by LibreOffice here',
 }
-
-const FACTURX_LEVELS = ['MINIMUM', 'BASIC WL', 'BASIC', 'EN 16931', 'EXTENDED', 'XRECHNUNG']
-const FACTURX_TYPES = ['INVOICE', 'ORDER', 'ORDER_RESPONSE', 'ORDER_CHANGE']
 
 /** The form fields that carry files other than the documents to convert. */
 export const ATTACHMENT_FIELDS = ['embeds', 'watermark', 'stamp', 'facturxXml']
@@ -293,11 +290,9 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   if (invoices.length > 0 || field('facturxConformanceLevel') || field('facturxDocumentType')) {
     const conformanceLevel = field('facturxConformanceLevel') || 'EN 16931'
     const documentType = field('facturxDocumentType') || 'INVOICE'
-    if (invoices.length !== 1 || typeof invoices[0] === 'string') errors.push("form field 'facturxXml' is required (one XML file) when 'facturxConformanceLevel' or 'facturxDocumentType' is set")
-    else if (!FACTURX_LEVELS.includes(conformanceLevel)) errors.push(`form field 'facturxConformanceLevel' is invalid (got '${conformanceLevel}', resulting to value is not ${FACTURX_LEVELS.join(', ')})`)
-    else if (!FACTURX_TYPES.includes(documentType)) errors.push(`form field 'facturxDocumentType' is invalid (got '${documentType}', resulting to value is not ${FACTURX_TYPES.join(', ')})`)
-    else if (field('pdfa') && field('pdfa') !== 'PDF/A-3b') errors.push(`form field 'pdfa' is invalid (got '${field('pdfa')}', resulting to Factur-X needs PDF/A-3b)`)
-    else if (userPassword) errors.push("form field 'userPassword' is invalid (resulting to a Factur-X PDF is PDF/A-3b, which cannot be encrypted)")
+    const files = invoices.length === 1 && typeof invoices[0] === 'string' ? 0 : invoices.length
+    const refusal = facturXRefusal({ invoices: files, conformanceLevel, documentType, pdfa: field('pdfa'), userPassword }, (name) => `form field '${name}'`)
+    if (refusal) errors.push(refusal)
     else facturx = { conformanceLevel, documentType }
   }
 

@@ -5,66 +5,23 @@
 // it into, the value written into the run where it starts (keeping its formatting), "\n" a line break, "\t" a tab.
 // Placeholders without a value stay as written.
 import { inflateRawSync } from 'node:zlib'
+import { appliesVariables, parseVariables, VARIABLES_EXTENSIONS, type Variables } from './form-rules.ts'
 import { entryData, zipEntries } from './inspect.ts'
 import { zip } from './zip.ts'
 
-export interface Variables {
-  readonly values: ReadonlyMap<string, string>
-  readonly lists: ReadonlyMap<string, ReadonlyArray<Readonly<Record<string, string>>>>
-}
+export { appliesVariables, parseVariables, VARIABLES_EXTENSIONS, type Variables }
 
 /** A document the variables cannot be applied to; the message is the client's. */
 export class VariablesError extends Error {}
 
-export const VARIABLES_EXTENSIONS = ['.docx', '.docm', '.dotx', '.dotm']
-const MAX_LIST_ROWS = 10_000
 /** A text part read or grown past this is refused (the document's zip was checked for bombs before). */
 const MAX_PART_BYTES = 64 * 1024 * 1024
-const NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/
 const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g
 const TEXT_NODE = /<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>/g
 /** Between two text nodes, what ends a run of text: a placeholder never spans a paragraph, break or tab. */
 const TEXT_BOUNDARY = /<w:p[\s/>]|<\/w:p>|<w:(?:br|cr|tab)[\s/>]/
 const TEXT_PART = /^word\/(?:document|header\d*|footer\d*|footnotes|endnotes|comments)\.xml$/
 const ROW_TAG = /<w:tr[\s>]|<\/w:tr>/g
-
-export const appliesVariables = (name: string) => VARIABLES_EXTENSIONS.some((extension) => name.toLowerCase().endsWith(extension))
-
-/** Reads the field as Gotenberg does; a string is the reason it is invalid (the 400 quotes it). */
-export function parseVariables(raw: string): Variables | string {
-  let object: unknown
-  try {
-    object = JSON.parse(raw)
-  } catch (error) {
-    return `value is not a JSON object, like {"legal_address":"221B Baker Street"}: ${(error as Error).message}`
-  }
-  if (typeof object !== 'object' || object === null || Array.isArray(object)) return 'value is not a JSON object, like {"legal_address":"221B Baker Street"}'
-  const values = new Map<string, string>()
-  const lists = new Map<string, Record<string, string>[]>()
-  const badName = (name: string) => `variable name '${name}' is invalid: use letters, digits, '_', '.' or '-', starting with a letter or '_'`
-  for (const name of Object.keys(object).sort()) {
-    if (!NAME.test(name)) return badName(name)
-    const value = (object as Record<string, unknown>)[name]
-    if (typeof value === 'string') {
-      values.set(name, value)
-      continue
-    }
-    const isList = Array.isArray(value) && value.every((element) => typeof element === 'object' && element !== null && !Array.isArray(element) && Object.values(element).every((field) => typeof field === 'string'))
-    if (!isList) return `variable '${name}' is invalid: use a string, or an array of objects with string values to repeat a table row`
-    if (name.includes('.')) return `list name '${name}' is invalid: a list name cannot contain '.'`
-    if (value.length > MAX_LIST_ROWS) return `list '${name}' has ${value.length} elements: the maximum is ${MAX_LIST_ROWS}`
-    for (const field of value.flatMap((element) => Object.keys(element)).sort()) {
-      if (field.includes('.')) return `field name '${field}' of list '${name}' is invalid: a field name cannot contain '.'`
-      if (!NAME.test(field)) return `list '${name}': ${badName(field)}`
-    }
-    lists.set(name, value as Record<string, string>[])
-  }
-  for (const name of values.keys()) {
-    const list = name.split('.')[0]!
-    if (name.includes('.') && lists.has(list)) return `variable '${name}' is ambiguous: '${list}' is a list, and '${list}.' refers to its fields`
-  }
-  return { values, lists }
-}
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
 

@@ -75,7 +75,8 @@ describe('process groups of servers', () => {
     // wrangler and workerd name their state folder, a path unique to this test, on their command lines.
     expect(processesNaming(state)).toEqual([])
     expect(readdirSync(state)).toEqual([])
-  })
+    // Its migrations run first, to their end: minutes on a loaded 2-core machine.
+  }, 600_000)
 
   it("the run's sweep kills a recorded group still running, and leaves alone a process that got a recorded id", async () => {
     const folder = temporaryFolder('edgefloor-groups-')

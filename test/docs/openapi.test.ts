@@ -122,6 +122,16 @@ describe('GET /openapi.json', () => {
     expect(unknown.body).toMatchObject({ message: 'job not found' })
   })
 
+  it('describes the convert request\'s variables (an object of strings or lists of rows) and the Factur-X options with the sidecar\'s enums', async () => {
+    const document = (await fetchDocument()) as unknown as { components: { schemas: Record<string, any> } }
+    const options = document.components.schemas.ConvertRequest?.properties?.options
+    const properties = options?.properties ?? options?.anyOf?.find((schema: any) => schema.properties)?.properties
+    expect(properties?.variables).toMatchObject({ type: 'object', additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array' }] } })
+    expect(properties?.facturxXml).toMatchObject({ type: 'string', maxLength: 384 * 1024 })
+    expect(properties?.facturxConformanceLevel?.enum).toEqual(['MINIMUM', 'BASIC WL', 'BASIC', 'EN 16931', 'EXTENDED', 'XRECHNUNG'])
+    expect(properties?.facturxDocumentType?.enum).toEqual(['INVOICE', 'ORDER', 'ORDER_RESPONSE', 'ORDER_CHANGE'])
+  })
+
   it('describes the job events as text/event-stream and the static files with every type they are served as', async () => {
     const document = (await fetchDocument()) as unknown as { paths: Record<string, Record<string, any>> }
     const events = document.paths['/jobs/{id}/events']?.get?.responses?.['200']?.content

@@ -1,13 +1,15 @@
 // Audio → transcript through the real `wrangler dev --local` with TRANSCRIBE_URL set (and no TRANSCRIBE_PROVIDER):
 // the default TRANSCRIBE_PROVIDER=auto finds that the local AI binding cannot run and uses the OpenAI-compatible
 // server (the whisper.cpp stand-in of the worker tests, test/setup/whisper-server.ts, a global setup of this project).
-import { describe, expect, inject, it } from 'vitest'
+import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { EdgefloorClient, EdgefloorError } from '../../client/index.ts'
-import { uniqueEmail } from './dev-worker.ts'
+import { START_MS, uniqueEmail, waitForServers } from './dev-worker.ts'
 
 /** The run's Worker (test/setup/dev-worker.ts). */
 const worker = { url: inject('devWorkerUrl') }
 const provided = { whisperUrl: inject('whisperUrl'), speechMp3: inject('speechMp3') }
+
+beforeAll(() => waitForServers(worker.url), START_MS)
 
 async function signedInClient(): Promise<EdgefloorClient> {
   const client = new EdgefloorClient(worker.url)

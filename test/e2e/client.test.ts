@@ -1,11 +1,13 @@
 // The typed client (client/index.ts) against the real Worker under `wrangler dev --local`: sign-in, the typed
 // routes of `hono/client`, upload with X-Edgefloor-* headers, convert and follow the job, download, delete.
-import { describe, expect, inject, it } from 'vitest'
+import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { EdgefloorClient, EdgefloorError, type Job } from '../../client/index.ts'
-import { photoJpeg, pngSize, uniqueEmail } from './dev-worker.ts'
+import { photoJpeg, pngSize, START_MS, uniqueEmail, waitForServers } from './dev-worker.ts'
 
 /** The run's Worker (test/setup/dev-worker.ts). */
 const worker = { url: inject('devWorkerUrl') }
+
+beforeAll(() => waitForServers(worker.url), START_MS)
 
 async function signedInClient(): Promise<{ client: EdgefloorClient; email: string }> {
   const client = new EdgefloorClient(worker.url)

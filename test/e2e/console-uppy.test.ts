@@ -10,11 +10,9 @@ import { join } from 'node:path'
 import type { Browser, Page, Route } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { DASHBOARD_FILE_INPUT, launchChromium, openPage } from './chromium.ts'
-import { uniqueEmail } from './dev-worker.ts'
+import { START_MS, uniqueEmail, waitForServers } from './dev-worker.ts'
 
 const WAIT_MS = 90_000
-/** Chromium starts in minutes on a loaded shared machine. */
-const START_MS = 600_000
 const MIB = 1024 * 1024
 /**
  * Uppy's chunkSize for these tests: 3 MiB + 1 byte, so each PATCH is smaller than R2's 5 MiB minimum part and
@@ -46,7 +44,7 @@ beforeAll(async () => {
   // file_modified_at must be this.
   utimesSync(filePath, new Date('2026-01-02T03:04:05Z'), new Date('2026-01-02T03:04:05Z'))
   fileSha256 = createHash('sha256').update(bytes).digest('hex')
-  browser = await launchChromium()
+  ;[browser] = await Promise.all([launchChromium(), waitForServers(worker.url)])
 }, START_MS)
 
 afterAll(async () => {

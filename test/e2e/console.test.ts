@@ -7,11 +7,9 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { root } from '../../bench/wrangler-dev.ts'
 import { DASHBOARD_FILE_INPUT, launchChromium, openPage as openBrowserPage } from './chromium.ts'
-import { artifactsDir, photoJpeg, uniqueEmail } from './dev-worker.ts'
+import { artifactsDir, photoJpeg, START_MS, uniqueEmail, waitForServers } from './dev-worker.ts'
 
 const WAIT_MS = 60_000
-/** Chromium starts in minutes on a loaded shared machine. */
-const START_MS = 600_000
 
 /** The fields of an <img> read in the page (the Node project has no DOM types). */
 interface ImageLike {
@@ -25,7 +23,7 @@ const worker = { url: inject('devWorkerUrl') }
 let browser: Browser
 
 beforeAll(async () => {
-  browser = await launchChromium()
+  ;[browser] = await Promise.all([launchChromium(), waitForServers(worker.url, inject('devSidecarUrl'))])
 }, START_MS)
 
 afterAll(async () => {

@@ -2,15 +2,28 @@
 // state (the bench harness), rate limits off so one test can sign in repeatedly.
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { root, startDevWorker, type DevWorker } from '../../bench/wrangler-dev.ts'
-
-export type { DevWorker }
+import { launchDevWorker, type LaunchedDevWorker, root } from '../../bench/wrangler-dev.ts'
+import { until } from '../support/until.ts'
 
 export const artifactsDir = join(root, '.tmp', 'artifacts')
 
-export async function startWorker(vars: Record<string, string> = {}): Promise<DevWorker> {
+/** `wrangler dev` (migrations included) and LibreOffice start in minutes on a loaded shared 2-core machine. */
+export const START_MS = 600_000
+
+/** Launches the real Worker; its start goes on in the background (`ready`). */
+export async function launchWorker(vars: Record<string, string> = {}): Promise<LaunchedDevWorker> {
   mkdirSync(artifactsDir, { recursive: true })
-  return startDevWorker('worker/index.ts', { AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars })
+  return launchDevWorker('worker/index.ts', { AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }, undefined, { startTimeoutMs: START_MS })
+}
+
+/**
+ * Waits until the run's Worker (and the sidecar, given its URL) answer: the e2e project launches them without
+ * waiting (test/setup/dev-worker.ts), so they start while the rest of the run sets up.
+ */
+export async function waitForServers(workerUrl: string, sidecarUrl?: string): Promise<void> {
+  const answers = (url: string) => fetch(url).then((res) => res.status < 500, () => false)
+  await until(`the Worker at ${workerUrl} answering`, () => answers(`${workerUrl}/`), Boolean, { timeoutMs: START_MS, intervalMs: 250 })
+  if (sidecarUrl) await until(`the sidecar at ${sidecarUrl} answering`, () => answers(`${sidecarUrl}/health`), Boolean, { timeoutMs: START_MS, intervalMs: 250 })
 }
 
 /** A 160×120 baseline JPEG (2 KiB) made once by Chromium's canvas encoder. */

@@ -1,16 +1,18 @@
 // tus-js-client (the tus project's own client, from npm) in Node against the real Worker under `wrangler dev
 // --local`: chunk sizes R2 would refuse as parts, an upload interrupted mid-request and resumed from HEAD's offset,
 // 401, 413 (size limit and quota) and another user's upload URL. Nothing here is a hand-made tus request.
-import { describe, expect, inject, it } from 'vitest'
+import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { Readable } from 'node:stream'
 import { DefaultHttpStack, type DetailedError, type HttpResponse, type HttpStack, Upload, type UploadOptions } from 'tus-js-client'
-import { uniqueEmail } from './dev-worker.ts'
+import { START_MS, uniqueEmail, waitForServers } from './dev-worker.ts'
 
 const MiB = 1024 * 1024
 const WAIT_MS = 240_000
 /** The run's Worker (test/setup/dev-worker.ts), with a 40 MiB resumable limit and a 30 MiB quota, so both 413s are
  * reachable with small files. */
 const worker = { url: inject('devWorkerUrl') }
+
+beforeAll(() => waitForServers(worker.url), START_MS)
 
 async function signIn(): Promise<string> {
   const json = { 'content-type': 'application/json' }

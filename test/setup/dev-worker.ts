@@ -3,17 +3,21 @@
 // (LibreOffice) it converts Office documents with and the whisper.cpp stand-in (test/setup/whisper-server.ts, set up
 // before this one) it transcribes with. The files share it as clients of one deployment do: each signs up its own
 // users. Its limits are the tus file's (a 40 MiB resumable limit, a 30 MiB quota) so both 413s are reachable with
-// small files; rate limits are off so a test can sign in repeatedly. wrangler and workerd end with this process
-// whatever ends it (bench/process-group.ts); a start that fails stops what did start.
+// small files; rate limits are off so a test can sign in repeatedly.
+// Neither server is waited for here: vitest runs every project's global setup, one after another, before the first
+// test, so they start while the other projects set up and the unit files run; each e2e file waits for them
+// (waitForServers). A start that fails is logged with its reason at once, and stops what did start; wrangler and
+// workerd end with this process whatever ends it (bench/process-group.ts).
 import type { TestProject } from 'vitest/node'
 import { buildConsoleBundle } from '../../.ci/build-console.ts'
 import { freePort } from '../../bench/wrangler-dev.ts'
 import { optionsFromEnv, startSidecar } from '../../sidecar/server.ts'
-import { startWorker } from '../e2e/dev-worker.ts'
+import { launchWorker } from '../e2e/dev-worker.ts'
 
 declare module 'vitest' {
   export interface ProvidedContext {
     devWorkerUrl: string
+    devSidecarUrl: string
   }
 }
 
@@ -22,24 +26,19 @@ const MiB = 1024 * 1024
 export default async function setup(project: TestProject) {
   // The console's Uppy bundle is among the static files wrangler serves: written before it starts.
   await buildConsoleBundle()
-  // Both at once: the Worker reaches the sidecar only when it converts, by then long up.
-  const sidecarPort = await freePort()
-  const [sidecar, worker] = await Promise.allSettled([
-    startSidecar({ ...optionsFromEnv({}), port: sidecarPort, processes: 1 }),
-    startWorker({
-      GOTENBERG_URL: `http://127.0.0.1:${sidecarPort}`,
-      TRANSCRIBE_URL: project.getProvidedContext().whisperUrl,
-      FILES_MAX_RESUMABLE_BYTES: String(40 * MiB),
-      FILES_QUOTA_BYTES: String(30 * MiB),
-    }),
-  ])
-  const stop = async () => {
-    await Promise.all([worker.status === 'fulfilled' && worker.value.stop(), sidecar.status === 'fulfilled' && sidecar.value.close()])
+  const sidecarUrl = `http://127.0.0.1:${await freePort()}`
+  const sidecar = startSidecar({ ...optionsFromEnv({}), port: Number(new URL(sidecarUrl).port), processes: 1 })
+  const worker = await launchWorker({
+    GOTENBERG_URL: sidecarUrl,
+    TRANSCRIBE_URL: project.getProvidedContext().whisperUrl,
+    FILES_MAX_RESUMABLE_BYTES: String(40 * MiB),
+    FILES_QUOTA_BYTES: String(30 * MiB),
+  })
+  worker.ready.catch((error) => console.error(`e2e: the Worker under wrangler dev did not start: ${error}`))
+  sidecar.catch((error) => console.error(`e2e: the sidecar did not start: ${error}`))
+  project.provide('devWorkerUrl', worker.url)
+  project.provide('devSidecarUrl', sidecarUrl)
+  return async () => {
+    await Promise.allSettled([worker.stop(), sidecar.then((running) => running.close())])
   }
-  if (sidecar.status === 'rejected' || worker.status === 'rejected') {
-    await stop()
-    throw sidecar.status === 'rejected' ? sidecar.reason : (worker as PromiseRejectedResult).reason
-  }
-  project.provide('devWorkerUrl', worker.value.url)
-  return stop
 }

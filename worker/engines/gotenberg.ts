@@ -35,6 +35,8 @@ export interface OfficeOptions {
   readonly pdfa?: string
   readonly pdfua?: boolean
   readonly password?: string
+  /** Factur-X: the invoice XML, sent as Gotenberg's facturxXml file. */
+  readonly facturxXml?: string
   /** Further Gotenberg form fields, by name (validated by the caller). */
   readonly extra?: Readonly<Record<string, string>>
 }
@@ -58,6 +60,7 @@ export async function convertOfficeToPdf(
   if (options.pdfa) form.append('pdfa', options.pdfa)
   if (options.pdfua) form.append('pdfua', 'true')
   if (options.password) form.append('password', options.password)
+  if (options.facturxXml) form.append('facturxXml', new File([options.facturxXml], 'factur-x.xml', { type: 'text/xml' }))
   for (const [name, value] of Object.entries(options.extra ?? {})) form.append(name, value)
   const headers: Record<string, string> = { 'gotenberg-trace': trace }
   if (settings.username) headers.authorization = basicAuthorization(settings.username, settings.password ?? '')

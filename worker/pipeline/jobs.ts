@@ -5,6 +5,7 @@ import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
 import type { Converter } from '../converters/converter'
+import { VARIABLES_MAX_CHARS } from '../converters/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { jobs, jobSteps } from '../db/schema'
@@ -21,7 +22,7 @@ export interface StepMessage {
   readonly stepId: string
 }
 
-export const JobOptionsSchema = z.record(z.string().max(64), z.union([z.string().max(1000), z.number(), z.boolean()]))
+export const JobOptionsSchema = z.record(z.string().max(64), z.union([z.string().max(VARIABLES_MAX_CHARS), z.number(), z.boolean()]))
 
 export const StepSchema = z
   .object({

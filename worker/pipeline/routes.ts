@@ -5,7 +5,7 @@ import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { requireAuth } from '../auth/middleware'
-import { OFFICE_OPTIONS } from '../converters/office-to-pdf'
+import { officeJobOptions, OfficeOptionsSchema } from '../converters/office-to-pdf'
 import { converterFor, reachableTargets, refusalFor } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
@@ -47,10 +47,7 @@ const ConvertBody = z
       .regex(/^\.?[A-Za-z0-9]{1,10}$/, 'must be an extension such as ".txt"')
       .optional()
       .openapi({ example: '.txt', description: 'the extension the chain ends at (see GET /convert/:extension `targets`); without it, the default chain' }),
-    options: z
-      .strictObject(OFFICE_OPTIONS)
-      .partial()
-      .optional()
+    options: OfficeOptionsSchema.optional()
       .openapi({ description: "passed to the converters: Gotenberg 8's LibreOffice options for Office documents (README, Gotenberg section), password for a protected PDF or Office document; an unknown option is refused" }),
     callback_url: z.string().max(2000).optional().openapi({ description: 'https URL called when the job finishes (signed, see the job)' }),
   })
@@ -148,7 +145,9 @@ export function pipelineRoutes() {
       const target = body.to && `.${body.to.replace(/^\./, '').toLowerCase()}`
       // Already what was asked for (text stays text): nothing to make, the file itself is the answer.
       if (target && target === file.extension) return c.json([await toFileResponse(file, c.var.config, links(c))], 200)
-      const job = await startJob(pipelineOf(c), c.var.config, file, { options: body.options, callbackUrl: body.callback_url, target })
+      const stored = body.options && officeJobOptions(file.extension, body.options)
+      if (stored && 'refusal' in stored) throw new ApiError('VALIDATION_FAILED', { message: `invalid request: ${stored.refusal}` })
+      const job = await startJob(pipelineOf(c), c.var.config, file, { options: stored?.options, callbackUrl: body.callback_url, target })
       const respondAsync = /\brespond-async\b/i.test(c.req.header('prefer') ?? '')
       const settled = respondAsync ? job : await waitForJob(c.var.db, job.id, c.var.config.CONVERT_WAIT_MS)
       if (settled.status === 'done') {
