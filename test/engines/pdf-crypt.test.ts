@@ -11,6 +11,7 @@ import { signUp } from '../support/accounts'
 import { callJson } from '../support/api'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
+import { encrypted } from '../fixtures/pdf/pdfs'
 import { SQUARE_PAGE_CONTENT_BYTES } from '../support/pdf'
 import type { EncryptionKind } from '../support/qpdf'
 import { turnsDuring } from '../support/turns'
@@ -62,6 +63,12 @@ describe('the standard security handler, against qpdf', () => {
     expect(measured(locked, 'owner-secret')).toBe(SQUARE_PAGE_CONTENT_BYTES)
     expect(() => decryptionsOf(locked)).toThrow(PdfPasswordError)
     expect(() => decryptionsOf(locked, 'nope')).toThrow(PdfPasswordError)
+  })
+
+  it('reads a PDF LibreOffice encrypted (RC4-128, /O and /U as literal strings with escapes) with its password only', () => {
+    // Its three pages' Flate content streams inflate to some hundreds of bytes each when the key is right.
+    expect(measured(encrypted, 's3cret')).toBeGreaterThan(300)
+    expect(() => decryptionsOf(encrypted)).toThrow(PdfPasswordError)
   })
 
   it.each(KINDS)('renders a %s page with an empty user password, its square where it is', async (kind) => {
