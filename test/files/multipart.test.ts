@@ -30,7 +30,10 @@ function chunked(bytes: Uint8Array, cuts: number[]): ReadableStream<Uint8Array> 
 
 async function fileOf(stream: ReadableStream<Uint8Array>) {
   const { fields, file } = await readMultipartFile(stream, `multipart/form-data; boundary=${boundary}`)
-  return { fields, filename: file.filename, bytes: new Uint8Array(await new Response(file.stream).arrayBuffer()) }
+  const chunks: number[] = []
+  // Each view is valid until the next read: copied out at once.
+  for (let view = await file.blocks.read(); view; view = await file.blocks.read()) chunks.push(...view)
+  return { fields, filename: file.filename, bytes: new Uint8Array(chunks) }
 }
 
 describe('readMultipartFile', () => {

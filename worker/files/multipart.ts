@@ -1,14 +1,16 @@
-// A streaming multipart/form-data reader: the file part comes out as a stream while the request body is still
+// A streaming multipart/form-data reader: the file part comes out in turns while the request body is still
 // arriving, so an upload never sits whole in memory (Request.formData() would buffer it). Small text fields
-// before the file are collected; whatever follows the file part is not read. The body is read in blocks of up to
-// BLOCK_BYTES (workerd hands a request body over in 4 KiB reads: 25 600 JavaScript turns for 100 MiB, the cost of
-// the upload path before), and the file's bytes come out as views of those blocks, never copied.
+// before the file are collected; whatever follows the file part is not read. The body is read in reused blocks
+// (blocks.ts), and the file's bytes come out as views of those blocks, never copied: only the few bytes kept at
+// a block's end (they could start the delimiter) are copied before the next block is read over them.
 import { ApiError } from '../errors'
+import { type BlockSource, concatBytes, readRequestBody } from './blocks'
 
 export interface MultipartFile {
   readonly filename: string
   readonly contentType: string
-  readonly stream: ReadableStream<Uint8Array>
+  /** The file's bytes: views valid until the next read (BlockSource). */
+  readonly blocks: BlockSource
 }
 
 export interface MultipartUpload {
@@ -21,37 +23,6 @@ const HEADER_MAX_BYTES = 16 * 1024
 const FIELDS_MAX_BYTES = 64 * 1024
 const encoder = new TextEncoder()
 const bad = (message: string) => new ApiError('BAD_MULTIPART', { message })
-
-/** Reads of a request body: at least BLOCK_MIN_BYTES each (but the last), into fresh buffers of BLOCK_BYTES. */
-const BLOCK_BYTES = 512 * 1024
-const BLOCK_MIN_BYTES = 128 * 1024
-
-/**
- * The same bytes in blocks of up to BLOCK_BYTES, read with a BYOB reader's readAtLeast (workerd fills the block
- * from the socket natively); a stream without BYOB reads (one made in JavaScript) is answered as it is.
- */
-export function blockStream(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  let reader: ReadableStreamBYOBReader
-  try {
-    reader = body.getReader({ mode: 'byob' })
-  } catch {
-    return body
-  }
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        // A body that breaks off (the client went away, or sent less than its Content-Length) is a client error.
-        const { done, value } = await reader.readAtLeast(BLOCK_MIN_BYTES, new Uint8Array(BLOCK_BYTES)).catch((error) => {
-          throw new ApiError('UPLOAD_INCOMPLETE', { message: 'the request body ended before its declared length', cause: error })
-        })
-        if (value && value.byteLength > 0) controller.enqueue(value)
-        if (done) controller.close()
-      },
-      cancel: (reason) => reader.cancel(reason),
-    },
-    { highWaterMark: 0 },
-  )
-}
 
 export function multipartBoundary(contentType: string | undefined): string | undefined {
   if (!contentType || !/^multipart\/form-data\s*;/i.test(contentType)) return undefined
@@ -67,14 +38,6 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array, from = 0): number {
     if (j === needle.length) return i
   }
   return -1
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b
-  const joined = new Uint8Array(a.length + b.length)
-  joined.set(a)
-  joined.set(b, a.length)
-  return joined
 }
 
 /** A Content-Disposition parameter (RFC 6266: `name*=UTF-8''…` before `name=`). */
@@ -96,20 +59,23 @@ export function dispositionParam(header: string, name: string): string | undefin
 export async function readMultipartFile(body: ReadableStream<Uint8Array> | null, contentType: string | undefined, fieldName = 'file'): Promise<MultipartUpload> {
   const boundary = multipartBoundary(contentType)
   if (!boundary || !body) throw bad('expected a multipart/form-data body with the file in the field "file"')
-  const reader = blockStream(body).getReader()
+  const source = readRequestBody(body)
   const delimiter = encoder.encode(`\r\n--${boundary}`)
   // The first boundary has no CRLF before it: pretend there was one.
   let buffer: Uint8Array = encoder.encode('\r\n')
   let ended = false
 
+  /** More of the body after `buffer`, joined into a copy (the block under `buffer` is read over next). */
   const fill = async (): Promise<boolean> => {
     if (ended) return false
-    const { done, value } = await reader.read()
-    if (done) {
+    const kept = buffer.slice()
+    const value = await source.read()
+    if (!value) {
       ended = true
+      buffer = kept
       return false
     }
-    buffer = concat(buffer, value)
+    buffer = kept.length === 0 ? value : concatBytes(kept, value)
     return true
   }
 
@@ -145,7 +111,7 @@ export async function readMultipartFile(body: ReadableStream<Uint8Array> | null,
     const name = dispositionParam(disposition, 'name')
     const filename = dispositionParam(disposition, 'filename')
     if (name === fieldName && filename !== undefined) {
-      return { fields, file: { filename, contentType: header('content-type') ?? 'application/octet-stream', stream: partStream() } }
+      return { fields, file: { filename, contentType: header('content-type') ?? 'application/octet-stream', blocks: partBlocks() } }
     }
     const value = await skipToDelimiter(FIELDS_MAX_BYTES - fieldBytes)
     fieldBytes += value.length
@@ -153,50 +119,52 @@ export async function readMultipartFile(body: ReadableStream<Uint8Array> | null,
   }
   throw bad('the multipart body has no file in the field "file"')
 
-  function partStream(): ReadableStream<Uint8Array> {
+  /** The file part's bytes up to the delimiter; a body that ends before it is a 400. */
+  function partBlocks(): BlockSource {
     let done = false
-    const finish = async (controller: ReadableStreamDefaultController<Uint8Array>, fileBytes: Uint8Array) => {
-      if (fileBytes.length > 0) controller.enqueue(fileBytes)
+    const finish = async (fileBytes: Uint8Array) => {
       done = true
-      controller.close()
-      await reader.cancel().catch(() => {})
+      // What follows the file part is not read.
+      await source.cancel()
+      return fileBytes.length > 0 ? fileBytes : undefined
     }
-    return new ReadableStream<Uint8Array>(
-      {
-        async pull(controller) {
-          for (;;) {
-            if (done) return
-            const at = indexOf(buffer, delimiter)
-            if (at >= 0) return finish(controller, buffer.subarray(0, at))
-            // Everything but a tail that could be the start of the delimiter is file content.
-            const safe = buffer.length - (delimiter.length - 1)
-            if (safe > 0) {
-              controller.enqueue(buffer.subarray(0, safe))
-              buffer = buffer.subarray(safe)
-              return
-            }
-            const { done: ended, value } = await reader.read()
-            if (ended) {
-              done = true
-              controller.error(bad('the upload ended before the file was complete'))
-              return
-            }
-            if (value.length < delimiter.length) {
-              buffer = concat(buffer, value)
-              continue
-            }
-            // The kept tail is shorter than the delimiter: look for one starting in it across the junction (a few
-            // bytes joined), then go on with the new block itself, uncopied.
-            const junction = indexOf(concat(buffer, value.subarray(0, delimiter.length - 1)), delimiter)
-            if (junction >= 0 && junction < buffer.length) return finish(controller, buffer.subarray(0, junction))
-            if (buffer.length > 0) controller.enqueue(buffer)
-            buffer = value
-            return
-          }
-        },
-        cancel: (reason) => reader.cancel(reason),
+    const read = async (): Promise<Uint8Array | undefined> => {
+      for (;;) {
+        if (done) return undefined
+        const at = indexOf(buffer, delimiter)
+        if (at >= 0) return finish(buffer.subarray(0, at))
+        // Everything but a tail that could be the start of the delimiter is file content.
+        const safe = buffer.length - (delimiter.length - 1)
+        if (safe > 0) {
+          const fileBytes = buffer.subarray(0, safe)
+          buffer = buffer.subarray(safe)
+          return fileBytes
+        }
+        // The tail is copied: its block is read over by the next read.
+        const kept = buffer.slice()
+        const value = await source.read()
+        if (!value) {
+          done = true
+          throw bad('the upload ended before the file was complete')
+        }
+        if (value.length < delimiter.length) {
+          buffer = concatBytes(kept, value)
+          continue
+        }
+        // Look for a delimiter that starts in the kept tail across the junction (a few bytes joined), then go on
+        // with the new block itself, uncopied.
+        const junction = indexOf(concatBytes(kept, value.subarray(0, delimiter.length - 1)), delimiter)
+        if (junction >= 0 && junction < kept.length) return finish(kept.subarray(0, junction))
+        buffer = value
+        if (kept.length > 0) return kept
+      }
+    }
+    return {
+      read,
+      cancel: async (reason) => {
+        done = true
+        await source.cancel(reason)
       },
-      { highWaterMark: 0 },
-    )
+    }
   }
 }

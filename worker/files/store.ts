@@ -6,6 +6,7 @@ import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { files } from '../db/schema'
 import { ApiError } from '../errors'
+import { type BlockSource, readChunks } from './blocks'
 import { objectKey } from './keys'
 import { deleteObjects, forgetPendingDelete } from './objects'
 import type { QuotaHold } from './quota'
@@ -22,7 +23,8 @@ export interface NewFile {
   readonly name: string
   readonly extension: string
   readonly contentType: string
-  readonly body: ReadableStream<Uint8Array> | Uint8Array
+  /** The bytes: whole, a stream (converter outputs), or an upload's reused blocks (blocks.ts). */
+  readonly body: ReadableStream<Uint8Array> | Uint8Array | BlockSource
   /** The exact size when known (declared by the client): the stream must match it. */
   readonly size?: number
   /** Refuse (413) once the stream passes this many bytes. */
@@ -55,20 +57,22 @@ export interface Written {
 export const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
 
 /**
- * The stream's chunks, counted and hashed as they are read: `next()` answers the next chunk (undefined at the end)
- * or throws 413/400 when the bytes pass the limits or the declared size. No stream in between: each chunk costs
- * one read and one write to workerd's DigestStream (the hashing is native).
+ * The source's bytes, counted and hashed as they are read: `next()` answers the next view (undefined at the end)
+ * or throws 413/400 when the bytes pass the limits or the declared size. The hashing (workerd's native
+ * DigestStream) of one view runs while the caller writes it, and is awaited before the next read, which may
+ * fill the same block again.
  */
-function meteredReader(source: ReadableStream<Uint8Array>, limits: { size?: number; maxBytes?: number; quota?: QuotaHold }) {
-  const reader = source.getReader()
+function meteredReader(source: BlockSource, limits: { size?: number; maxBytes?: number; quota?: QuotaHold }) {
   const digest = new crypto.DigestStream('SHA-256')
   const hashing = digest.getWriter()
   // Rejects when the reading is cancelled: heard through next(), not as an unhandled rejection.
   digest.digest.catch(() => {})
+  let hashed: Promise<void> = Promise.resolve()
   let size = 0
   const next = async (): Promise<Uint8Array | undefined> => {
-    const { done, value } = await reader.read()
-    if (done) {
+    await hashed
+    const value = await source.read()
+    if (!value) {
       if (limits.size !== undefined && size !== limits.size) throw sizeMismatch(limits.size)
       await hashing.close()
       return undefined
@@ -77,11 +81,12 @@ function meteredReader(source: ReadableStream<Uint8Array>, limits: { size?: numb
     if (limits.maxBytes !== undefined && size > limits.maxBytes) throw tooLarge(limits.maxBytes)
     if (limits.size !== undefined && size > limits.size) throw sizeMismatch(limits.size)
     await limits.quota?.ensure(size)
-    await hashing.write(value)
+    hashed = hashing.write(value)
+    hashed.catch(() => {})
     return value
   }
   const cancel = (reason: unknown) => {
-    reader.cancel(reason).catch(() => {})
+    source.cancel(reason).catch(() => {})
     hashing.abort(reason).catch(() => {})
   }
   return { next, cancel, result: async (): Promise<Written> => ({ size, hash: hex(await digest.digest) }) }
@@ -94,7 +99,7 @@ const sizeMismatch = (declared: number) =>
 
 type Next = () => Promise<Uint8Array | undefined>
 
-async function putStream(deps: StoreDeps, key: string, source: ReadableStream<Uint8Array>, file: NewFile): Promise<Written> {
+async function putStream(deps: StoreDeps, key: string, source: BlockSource, file: NewFile): Promise<Written> {
   const { bucket } = deps
   const metered = meteredReader(source, file)
   let failure: unknown
@@ -140,9 +145,9 @@ async function putKnownLength(bucket: R2Bucket, key: string, next: Next, size: n
 async function putInParts(bucket: R2Bucket, key: string, next: Next, httpMetadata: R2HTTPMetadata): Promise<void> {
   let carry: Uint8Array | undefined
   let ended = false
-  // One part in memory at a time: PART_BYTES bounds what an upload of unknown length costs.
+  // One part in memory, filled again once R2 has taken it: PART_BYTES bounds what an upload of unknown length costs.
+  const part = new Uint8Array(PART_BYTES)
   const nextPart = async (): Promise<Uint8Array> => {
-    const part = new Uint8Array(PART_BYTES)
     let filled = 0
     for (;;) {
       let chunk = carry
@@ -186,7 +191,7 @@ async function writeObject(deps: StoreDeps, key: string, file: NewFile): Promise
     await deps.bucket.put(key, file.body, { httpMetadata: { contentType: file.contentType } })
     return { size: file.body.byteLength, hash }
   }
-  return putStream(deps, key, file.body, file)
+  return putStream(deps, key, file.body instanceof ReadableStream ? readChunks(file.body) : file.body, file)
 }
 
 /** The D1 row of a file whose bytes are already under `key` (uploads, conversions, completed resumable uploads). */

@@ -9,6 +9,7 @@ import { uploadParts, uploads } from '../db/schema'
 import { ApiError } from '../errors'
 import type { FileRow } from './records'
 import { completeUpload, MAX_PARTS, renewUploadQuota, type UploadDeps, type UploadRow, uploadTtlMs } from './resumable'
+import { readRequestBody } from './blocks'
 import { hex } from './store'
 import { parseModified } from './upload'
 
@@ -91,16 +92,27 @@ export interface AppendRequest {
   readonly checksum?: { algorithm: string; expected: string }
 }
 
-/** The bytes of one PATCH (or a creation-with-upload POST), gathered into parts of `upload.partBytes`. */
+/**
+ * The bytes of one PATCH (or a creation-with-upload POST), gathered into parts of `upload.partBytes`: one part
+ * goes to R2 while the next one fills (two part buffers at most, reused), and the part numbers the request will
+ * need are taken from D1 in one write when its length is known.
+ */
 class PartWriter {
   readonly parts: { partNumber: number; etag: string; size: number }[] = []
   private piece: Uint8Array
+  /** The other part buffer, free once R2 has taken its part. */
+  private spare: Uint8Array | undefined
   private filled = 0
+  private sending: Promise<void> = Promise.resolve()
+  private numbers: number[] = []
+  private numbersTaken = 0
 
   constructor(
     private readonly deps: UploadDeps,
     private readonly upload: UploadRow,
     private readonly multipart: R2MultipartUpload,
+    /** The parts this request's bytes make, when its length is known (0: take numbers one at a time). */
+    private readonly plannedParts: number,
   ) {
     this.piece = new Uint8Array(upload.partBytes)
   }
@@ -118,6 +130,7 @@ class PartWriter {
     this.filled = this.upload.tailBytes
   }
 
+  /** Copies the view into the parts (the view may be read over once this resolves). */
   async write(chunk: Uint8Array): Promise<void> {
     let at = 0
     while (at < chunk.byteLength) {
@@ -132,42 +145,65 @@ class PartWriter {
   /** Sends what is gathered as a part (full, or the upload's last) under a part number no other request has. */
   async flushPart(): Promise<void> {
     if (this.filled === 0) return
-    const bytes = this.filled === this.piece.byteLength ? this.piece : this.piece.slice(0, this.filled)
-    const [taken] = await this.deps.db
-      .update(uploads)
-      .set({ nextPart: sql`${uploads.nextPart} + 1` })
-      .where(eq(uploads.id, this.upload.id))
-      .returning({ next: uploads.nextPart })
-    const partNumber = (taken?.next ?? 0) - 1
-    if (partNumber < 1 || partNumber > MAX_PARTS) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`upload ${this.upload.id} has used all its part numbers`) })
-    const part = await this.multipart.uploadPart(partNumber, bytes)
-    this.parts.push({ partNumber, etag: part.etag, size: this.filled })
-    this.piece = new Uint8Array(this.upload.partBytes)
+    const size = this.filled
+    const partNumber = await this.takePartNumber()
+    await this.sending
+    const sent = this.piece
+    this.sending = this.multipart.uploadPart(partNumber, sent.subarray(0, size)).then((part) => {
+      this.parts.push({ partNumber, etag: part.etag, size })
+      this.spare = sent
+    })
+    // Heard at the next flush or in sent().
+    this.sending.catch(() => {})
+    this.piece = this.spare ?? new Uint8Array(this.upload.partBytes)
+    this.spare = undefined
     this.filled = 0
+  }
+
+  /** Every part flushed so far is in R2. */
+  async sent(): Promise<void> {
+    await this.sending
+  }
+
+  /** Part numbers are taken in D1 (next_part moves past them), so a racing or retried request uses fresh ones. */
+  private async takePartNumber(): Promise<number> {
+    if (this.numbers.length === 0) {
+      const count = Math.max(1, this.plannedParts - this.numbersTaken)
+      this.numbersTaken += count
+      const [taken] = await this.deps.db
+        .update(uploads)
+        .set({ nextPart: sql`${uploads.nextPart} + ${count}` })
+        .where(eq(uploads.id, this.upload.id))
+        .returning({ next: uploads.nextPart })
+      const end = taken?.next ?? 0
+      for (let number = end - count; number < end; number++) this.numbers.push(number)
+    }
+    const partNumber = this.numbers.shift()!
+    if (partNumber < 1 || partNumber > MAX_PARTS) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`upload ${this.upload.id} has used all its part numbers`) })
+    return partNumber
   }
 }
 
 /** Reads the body into the writer; answers how many bytes arrived and whether the body broke off. */
 async function receive(body: ReadableStream<Uint8Array>, sinks: { writer: PartWriter; limit: number; hashes: WritableStreamDefaultWriter[] }) {
-  const reader = body.getReader()
+  const source = readRequestBody(body)
   let received = 0
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return { received, interrupted: false }
-      received += value.byteLength
-      if (received > sinks.limit) {
-        await reader.cancel().catch(() => {})
-        throw tooLarge(`the bytes go past the upload's length (Upload-Length); at most ${sinks.limit} more may be sent`)
-      }
-      await sinks.writer.write(value)
-      // The part writer copied the chunk, so the hash may take it.
-      for (const hash of sinks.hashes) await hash.write(value)
+  for (;;) {
+    let value: Uint8Array | undefined
+    try {
+      value = await source.read()
+    } catch {
+      // The client went away mid-body: keep what arrived (tus: "store as much of the received data as possible").
+      return { received, interrupted: true }
     }
-  } catch (error) {
-    if (error instanceof ApiError) throw error
-    // The client went away mid-body: keep what arrived (tus: "store as much of the received data as possible").
-    return { received, interrupted: true }
+    if (!value) return { received, interrupted: false }
+    received += value.byteLength
+    if (received > sinks.limit) {
+      await source.cancel()
+      throw tooLarge(`the bytes go past the upload's length (Upload-Length); at most ${sinks.limit} more may be sent`)
+    }
+    // The block is read over at the next read: the writer copies it, the hashes take it, before then.
+    await Promise.all([sinks.writer.write(value), ...sinks.hashes.map((hash) => hash.write(value))])
   }
 }
 
@@ -197,7 +233,10 @@ export async function appendToUpload(deps: UploadDeps, upload: UploadRow, reques
   if (!request.body || request.contentLength === 0) return { upload, interrupted: false }
 
   const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
-  const writer = new PartWriter(deps, upload, multipart)
+  const total = upload.tailBytes + (request.contentLength ?? 0)
+  const completes = request.contentLength === limit
+  const plannedParts = request.contentLength === undefined ? 0 : completes ? Math.ceil(total / upload.partBytes) : Math.floor(total / upload.partBytes)
+  const writer = new PartWriter(deps, upload, multipart, plannedParts)
   await writer.loadTail()
   // Bytes arriving whole in one request are hashed on the way, so completing need not read them back.
   const whole = upload.offset === 0 ? new crypto.DigestStream('SHA-256') : undefined
@@ -221,6 +260,7 @@ export async function appendToUpload(deps: UploadDeps, upload: UploadRow, reques
   const newOffset = upload.offset + received
   const isComplete = newOffset === length
   if (isComplete) await writer.flushPart()
+  await writer.sent()
   const tail = writer.pending
   if (tail.byteLength > 0) {
     newTailKey = `${upload.key}.tail-${newOffset}-${crypto.randomUUID()}`

@@ -3,7 +3,8 @@
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { ApiError } from '../errors'
-import { blockStream, dispositionParam, readMultipartFile } from './multipart'
+import { type BlockSource, concatBytes, prependBlock, readRequestBody } from './blocks'
+import { dispositionParam, readMultipartFile } from './multipart'
 import { holdQuota, quotaExceeded, usedBytes, type QuotaHold } from './quota'
 import { SNIFF_BYTES, sniffContentType } from './sniff'
 
@@ -17,7 +18,7 @@ export interface UploadMeta {
 
 export interface IncomingFile extends UploadMeta {
   readonly contentType: string
-  readonly body: ReadableStream<Uint8Array>
+  readonly body: BlockSource
 }
 
 const bad = (message: string) => new ApiError('VALIDATION_FAILED', { message })
@@ -78,52 +79,27 @@ function parseSize(raw: string | undefined, header = 'X-Edgefloor-Size'): number
   return Number(raw)
 }
 
-/** The bytes with their first SNIFF_BYTES looked at: the sniffed type, and a stream that still has them all. */
-async function sniffStream(stream: ReadableStream<Uint8Array>, extension: string): Promise<{ contentType: string; body: ReadableStream<Uint8Array> }> {
-  const reader = stream.getReader()
-  const head: Uint8Array[] = []
-  let length = 0
-  let done = false
-  while (length < SNIFF_BYTES && !done) {
-    const next = await reader.read()
-    if (next.done) done = true
-    else {
-      head.push(next.value)
-      length += next.value.byteLength
+/** The bytes with their first SNIFF_BYTES looked at: the sniffed type, and a source that still has them all. */
+async function sniffBlocks(source: BlockSource, extension: string): Promise<{ contentType: string; body: BlockSource }> {
+  let head: Uint8Array | undefined = await source.read()
+  if (head && head.byteLength < SNIFF_BYTES) {
+    // Short reads (a body made in JavaScript, or a small file): the first ones joined into a copy of their own.
+    let joined: Uint8Array = head.slice()
+    while (joined.byteLength < SNIFF_BYTES) {
+      const next = await source.read()
+      if (!next) break
+      joined = concatBytes(joined, next)
     }
+    head = joined
   }
-  let joined = head[0] ?? new Uint8Array(0)
-  if (head.length > 1) {
-    joined = new Uint8Array(length)
-    let offset = 0
-    for (const chunk of head) {
-      joined.set(chunk, offset)
-      offset += chunk.byteLength
-    }
-  }
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        if (joined.byteLength > 0) controller.enqueue(joined)
-        if (done) controller.close()
-      },
-      async pull(controller) {
-        const next = await reader.read()
-        if (next.done) controller.close()
-        else controller.enqueue(next.value)
-      },
-      cancel: (reason) => reader.cancel(reason),
-    },
-    { highWaterMark: 0 },
-  )
-  return { contentType: sniffContentType(joined.subarray(0, SNIFF_BYTES), extension), body }
+  return { contentType: sniffContentType(head?.subarray(0, SNIFF_BYTES) ?? new Uint8Array(0), extension), body: prependBlock(head, source) }
 }
 
 /**
  * The file of a raw upload: the request body itself (any Content-Type but multipart/form-data), named by
  * X-Edgefloor-Name or Content-Disposition's filename, sized by X-Edgefloor-Size or Content-Length.
  */
-function rawFile(request: Request, declaredSize: number | undefined): { filename: string; size?: number; stream: ReadableStream<Uint8Array> } {
+function rawFile(request: Request, declaredSize: number | undefined): { filename: string; size?: number; blocks: BlockSource } {
   const headers = request.headers
   if (!request.body) throw new ApiError('BAD_MULTIPART', { message: 'expected the file: the raw bytes as the body, or a multipart/form-data body with the file in the field "file"' })
   if (/^application\/x-www-form-urlencoded/i.test(headers.get('content-type') ?? '')) {
@@ -134,7 +110,7 @@ function rawFile(request: Request, declaredSize: number | undefined): { filename
     throw new ApiError('SIZE_MISMATCH', { message: `the file's size does not match the declared size of ${declaredSize} bytes` })
   }
   const filename = dispositionParam(headers.get('content-disposition') ?? '', 'filename') ?? 'file'
-  return { filename, size: declaredSize ?? contentLength, stream: blockStream(request.body) }
+  return { filename, size: declaredSize ?? contentLength, blocks: readRequestBody(request.body) }
 }
 
 /** Reads an upload request: headers, then the file (the multipart `file` part, or the raw body) as a sniffed stream. */
@@ -147,7 +123,7 @@ export async function readUpload(request: Request, userId: string): Promise<Inco
   const file = /^multipart\//i.test(contentType ?? '') ? { ...(await readMultipartFile(request.body, contentType)).file, size: declaredSize } : rawFile(request, declaredSize)
   const name = cleanFileName(uploadHeader(headers, 'name') ?? file.filename)
   const extension = extensionOf(name)
-  const sniffed = await sniffStream(file.stream, extension)
+  const sniffed = await sniffBlocks(file.blocks, extension)
   return { name, extension, size: file.size, modifiedAt, prefix, contentType: sniffed.contentType, body: sniffed.body }
 }
 
