@@ -66,7 +66,8 @@ export async function inflateInto(pieces: readonly Uint8Array[], format: 'deflat
   try {
     for (const piece of pieces) {
       for (let at = 0; at < piece.length && !isStopped(); ) {
-        const ratio = Math.max(1, made / Math.max(1, given))
+        // Before any output, the worst: a bomb's ratio.
+        const ratio = given === 0 ? 1032 : Math.max(1, made / given)
         const size = Math.min(MAX_PIECE_BYTES, Math.max(MIN_PIECE_BYTES, Math.floor(WORK_BYTES_PER_TURN / ratio)))
         const next = piece.subarray(at, at + size)
         at += next.length
