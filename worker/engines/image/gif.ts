@@ -1,7 +1,7 @@
 // A GIF's first frame as RGBA on its logical screen, in slices with a turn of the event loop between them: omggif
-// reads the structure (the frame's place, palette, transparency, interlacing), and its one-call
-// decodeAndBlitFrameRGBA (0.4–0.9 s for 12 MP) is done here instead, the LZW data decoded by a resumable copy of
-// omggif's decoder (MIT) and the indices painted row by row, each pausing every PIXELS_PER_SLICE pixels.
+// reads the structure (the frame's place, palette, transparency, interlacing); its one-call decodeAndBlitFrameRGBA
+// (0.4–0.9 s for 12 MP) is replaced by this file's own LZW decoder, written here as a generator that pauses every
+// PIXELS_PER_SLICE indices, and the indices painted row by row, pausing the same way.
 import { GifReader } from 'omggif'
 import { inTurns } from '../event-loop'
 import type { RawImage } from '../png/encode'
@@ -9,76 +9,98 @@ import type { RawImage } from '../png/encode'
 /** Pixels decoded, or painted, between two turns of the event loop (a few milliseconds of JavaScript). */
 const PIXELS_PER_SLICE = 512 * 1024
 
+/** GIF codes are at most 12 bits wide, so the string table never holds more than 4096 entries. */
+const TABLE_SIZE = 4096
+
 /**
- * The frame's palette indices from its LZW data at `p` (the minimum code size, then sub-blocks), as omggif's
- * GifReaderLZWOutputIndexStream makes them: a stream longer than the frame stops at the frame's size, a shorter one
- * leaves the rest at index 0.
+ * The frame's palette indices from its LZW data at `start` (the minimum code size, then sub-blocks of at most 255
+ * bytes, ended by an empty one), written into `output` (GIF89a, appendix F: variable-length codes packed from the
+ * least significant bit, a clear code and an end code above the roots, the code width growing by one bit whenever
+ * the next free entry needs it, up to 12 bits, and no growth once the table is full).
+ *
+ * The table stores each string as its prefix entry and its last index, with its length and first index, so a
+ * string is written back to front straight into `output`. Data that asks for more indices than the frame holds
+ * stops at the last whole string that fits, data that ends early or names an entry that does not exist yet leaves
+ * the rest at index 0: what omggif's one-call decoder gives for the same bytes (the tests compare).
  */
-function* decodeIndices(code: Uint8Array, start: number, output: Uint8Array): Generator<void, void> {
-  let p = start
-  const minCodeSize = code[p++]!
-  const clearCode = 1 << minCodeSize
-  const eoiCode = clearCode + 1
-  let nextCode = eoiCode + 1
-  let codeSize = minCodeSize + 1
-  let codeMask = (1 << codeSize) - 1
-  let shift = 0
-  let bits = 0
-  let op = 0
-  let subBlock = code[p++] ?? 0
-  // Each entry: its prefix code in the upper bits, its last byte in the lowest 8.
-  const table = new Int32Array(4096)
+function* decodeIndices(data: Uint8Array, start: number, output: Uint8Array): Generator<void, void> {
+  const rootBits = data[start] ?? 0
+  if (rootBits < 1 || rootBits > 11) return
+  const clearCode = 1 << rootBits
+  const endCode = clearCode + 1
+  const prefix = new Uint16Array(TABLE_SIZE)
+  const last = new Uint8Array(TABLE_SIZE)
+  const first = new Uint8Array(TABLE_SIZE)
+  const length = new Uint16Array(TABLE_SIZE)
+  for (let root = 0; root < clearCode; root++) {
+    last[root] = root
+    first[root] = root
+    length[root] = 1
+  }
+  let width = rootBits + 1
+  let free = endCode + 1
   let previous = -1
-  let sliceEnd = PIXELS_PER_SLICE
+  // The bit reader: `pending` holds `pendingBits` unread bits; `blockLeft` bytes remain in the current sub-block.
+  let at = start + 1
+  let blockLeft = 0
+  let pending = 0
+  let pendingBits = 0
+  let dataEnded = false
+  let written = 0
+  let nextTurn = PIXELS_PER_SLICE
   for (;;) {
-    while (shift < 16 && subBlock !== 0) {
-      bits |= (code[p++] ?? 0) << shift
-      shift += 8
-      subBlock = subBlock === 1 ? (code[p++] ?? 0) : subBlock - 1
+    while (pendingBits < width && !dataEnded) {
+      if (blockLeft === 0) {
+        blockLeft = at < data.length ? data[at++]! : 0
+        if (blockLeft === 0) {
+          dataEnded = true
+          break
+        }
+      }
+      if (at >= data.length) {
+        dataEnded = true
+        break
+      }
+      pending |= data[at++]! << pendingBits
+      pendingBits += 8
+      blockLeft--
     }
-    if (shift < codeSize) return
-    const value = bits & codeMask
-    bits >>= codeSize
-    shift -= codeSize
-    if (value === clearCode) {
-      nextCode = eoiCode + 1
-      codeSize = minCodeSize + 1
-      codeMask = (1 << codeSize) - 1
+    if (pendingBits < width) return
+    const code = pending & ((1 << width) - 1)
+    pending >>>= width
+    pendingBits -= width
+    if (code === clearCode) {
+      width = rootBits + 1
+      free = endCode + 1
       previous = -1
       continue
     }
-    if (value === eoiCode) return
-    const chaseCode = value < nextCode ? value : previous
-    if (chaseCode < 0) return
-    let chaseLength = 0
-    let chase = chaseCode
-    while (chase > clearCode) {
-      chase = table[chase]! >> 8
-      chaseLength++
+    if (code === endCode) return
+    // A code already in the table is its string; the code about to be defined (the "KwKwK" case) is the previous
+    // string followed by that string's own first index. Anything else is not GIF data.
+    const known = code < free
+    if (!known && (code !== free || previous < 0)) return
+    const source = known ? code : previous
+    const size = length[source]! + (known ? 0 : 1)
+    if (written + size > output.length) return
+    let entry = source
+    for (let i = written + length[source]! - 1; i >= written; i--) {
+      output[i] = last[entry]!
+      entry = prefix[entry]!
     }
-    const k = chase
-    const end = op + chaseLength + (chaseCode !== value ? 1 : 0)
-    if (end > output.length) return
-    output[op++] = k
-    op += chaseLength
-    let back = op
-    if (chaseCode !== value) output[op++] = k
-    chase = chaseCode
-    while (chaseLength--) {
-      chase = table[chase]!
-      output[--back] = chase & 0xff
-      chase >>= 8
+    if (!known) output[written + size - 1] = first[previous]!
+    written += size
+    if (previous >= 0 && free < TABLE_SIZE) {
+      prefix[free] = previous
+      last[free] = first[source]!
+      first[free] = first[previous]!
+      length[free] = length[previous]! + 1
+      free++
+      if (free === 1 << width && width < 12) width++
     }
-    if (previous >= 0 && nextCode < 4096) {
-      table[nextCode++] = (previous << 8) | k
-      if (nextCode >= codeMask + 1 && codeSize < 12) {
-        codeSize++
-        codeMask = (codeMask << 1) | 1
-      }
-    }
-    previous = value
-    if (op >= sliceEnd) {
-      sliceEnd = op + PIXELS_PER_SLICE
+    previous = code
+    if (written >= nextTurn) {
+      nextTurn = written + PIXELS_PER_SLICE
       yield
     }
   }
