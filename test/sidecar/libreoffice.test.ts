@@ -1,20 +1,19 @@
-// The sidecar's LibreOffice processes for real: the sandbox against a document that links a URL and a local file
-// (the Gotenberg SSRF class), zip bombs, passwords, landscape, presentations, and what happens when a
-// conversion times out, when LibreOffice is killed mid-conversion, and after `restartAfter` conversions.
+// The sidecar's LibreOffice for real: the sandbox against a document that links a URL and a local file (the
+// Gotenberg SSRF class), zip bombs, passwords, landscape, presentations. What happens to the processes themselves
+// (a timeout, a kill mid-conversion, recycling) is in libreoffice-processes.test.ts, a file of its own so that the
+// two run side by side.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { optionsFromEnv, startSidecar, type RunningSidecar, type SidecarOptions } from '../../sidecar/server'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RunningSidecar } from '../../sidecar/server'
 import { docx, linkedPicture } from '../support/linking-documents'
-import { busyOffice, signalOffice, until } from '../support/office-pool'
+import { convert, fixture, start } from '../support/sidecar-runs'
 
 const scratch = mkdtempSync(join(tmpdir(), 'sidecar-lo-test-'))
-const fixture = (name: string) => readFileSync(join(inject('officeDocumentsDir'), name))
-const text = (value: string) => new TextEncoder().encode(value)
 
 function pdfFacts(bytes: ArrayBuffer) {
   const path = join(scratch, `${Math.random()}.pdf`)
@@ -31,28 +30,12 @@ function pdfFacts(bytes: ArrayBuffer) {
   }
 }
 
-async function convert(sidecar: RunningSidecar, name: string, bytes: Uint8Array, fields: Record<string, string> = {}) {
-  const body = new FormData()
-  body.append('files', new Blob([bytes]), name)
-  for (const [key, value] of Object.entries(fields)) body.append(key, value)
-  const res = await fetch(`${sidecar.url}/forms/libreoffice/convert`, { method: 'POST', body })
-  return { status: res.status, body: await res.arrayBuffer() }
-}
 
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
-const start = (overrides: Partial<SidecarOptions> = {}, pool?: RunningSidecar['pool']) => startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, ...overrides }, pool)
 
 // One LibreOffice (sandboxed, as by default) for every test below that needs nothing else of it: starting one
 // costs seconds (33 s under stress-ng). Servers with their own options share its pool; tests that need another
-// pool (no sandbox, a short timeout, recycling) start their own.
+// pool (no sandbox) start their own.
 let shared: RunningSidecar
 beforeAll(async () => {
   shared = await start()
@@ -180,53 +163,4 @@ describe('sidecar: documents', () => {
     expect(facts.text).toContain('Edgefloor slide one')
     expect(facts.text).toContain('Edgefloor slide two')
   })
-})
-
-describe('sidecar: LibreOffice processes', () => {
-  // 300,000 rows (14 MB): seconds of LibreOffice work, so the tests below find it still converting when they freeze
-  // or kill it; the 10 s timeout leaves room for the next small document on a freshly started LibreOffice under
-  // load (the timeout applies to that document too).
-  const slowCsv = text(['name,amount,note', ...Array.from({ length: 300_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`)].join('\n'))
-
-  it('answers 503 when a conversion passes the timeout, kills that LibreOffice and converts the next document', async () => {
-    const hurried = await start({ timeoutMs: 10_000 })
-    try {
-      const first = hurried.pool.stats.processes[0]!.pid
-      const pending = convert(hurried, 'slow.csv', slowCsv)
-      // Frozen, the conversion passes the timeout whatever the machine's speed.
-      signalOffice(await busyOffice(hurried), 'STOP')
-      const slow = await pending
-      expect(slow.status).toBe(503)
-      expect(new TextDecoder().decode(slow.body)).toContain('longer than 10000 ms')
-      const next = await convert(hurried, 'hello.rtf', fixture('hello.rtf'))
-      expect(next.status, new TextDecoder().decode(next.body).slice(0, 300)).toBe(200)
-      expect(hurried.pool.stats.processes[0]!.pid).not.toBe(first)
-    } finally {
-      await hurried.close()
-    }
-  }, 180_000)
-
-  it('answers 503 when LibreOffice is killed mid-conversion, restarts it, and converts the retry', async () => {
-    const pending = convert(shared, 'slow.csv', slowCsv)
-    signalOffice(await busyOffice(shared), 'KILL')
-    const killed = await pending
-    expect(killed.status).toBe(503)
-    expect(new TextDecoder().decode(killed.body)).toContain('LibreOffice stopped during the conversion')
-    const retry = await convert(shared, 'hello.docx', fixture('hello.docx'))
-    expect(retry.status).toBe(200)
-  }, 180_000)
-
-  it('retires each LibreOffice after restartAfter conversions: its warm standby takes over, and it quits', async () => {
-    const sidecar = await start({ restartAfter: 2 })
-    try {
-      const first = sidecar.pool.stats.processes[0]!.pid!
-      for (let i = 0; i < 2; i++) expect((await convert(sidecar, 'hello.rtf', fixture('hello.rtf'))).status).toBe(200)
-      // The standby warms up beside the first process, and replaces it once it is ready (under load: seconds).
-      await until(() => sidecar.pool.stats.processes[0]!.pid !== first, 'the standby taking over', 120_000)
-      expect((await convert(sidecar, 'hello.rtf', fixture('hello.rtf'))).status).toBe(200)
-      await until(() => !isRunning(first), 'the retired LibreOffice quitting', 30_000)
-    } finally {
-      await sidecar.close()
-    }
-  }, 180_000)
 })
