@@ -43,13 +43,18 @@ async function signUp(page: Page): Promise<string> {
   return email
 }
 
-/** Waits until every thumbnail in `scope` has loaded, and answers their natural sizes. */
+/** Waits until `scope` has thumbnails and every one of them has loaded, and answers their natural sizes. */
 async function loadedSizes(scope: ReturnType<Page['locator']>) {
   const sizes = () =>
     scope.locator('img.thumbnail').evaluateAll((images) =>
       images.map((image) => ({ complete: (image as ImageLike).complete, width: (image as ImageLike).naturalWidth, height: (image as ImageLike).naturalHeight })),
     )
-  await expect.poll(async () => (await sizes()).every((size) => size.complete && size.width > 0), { timeout: WAIT_MS }).toBe(true)
+  // At least one image, all loaded: a figure can be in the page before its thumbnail is (and every() of none is true).
+  const allLoaded = async () => {
+    const all = await sizes()
+    return all.length > 0 && all.every((size) => size.complete && size.width > 0)
+  }
+  await expect.poll(allLoaded, { timeout: WAIT_MS }).toBe(true)
   return sizes()
 }
 
