@@ -6,12 +6,12 @@
 import { deflateSync } from 'node:zlib'
 import { GifReader, GifWriter } from 'omggif'
 import UTIF from 'utif2'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { decodePngRows } from '../../worker/engines/image/png'
 import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
-import { turnsDuring } from '../support/turns'
+import { longestStretchDuring, turnsDuring } from '../support/turns'
 
 /** Deterministic noise: nothing for a compressor to squeeze, every filter and predictor exercised. */
 const noise = (length: number, seed = 1) => {
@@ -188,6 +188,31 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
     expect(turns).toBeGreaterThanOrEqual(3)
     const reference = utifRgba(bytes)
     expect(result.data.every((value, i) => value === reference[i])).toBe(true)
+  })
+
+  it('converts at most 128 KiB of RGBA between two turns (UTIF.toRGBA8 in bands of 32 rows of 1024 pixels)', async () => {
+    const bytes = tiffOf({ width: 1024, height: 1024, samples: 1, bits: 8, compression: 8, predictor: true })
+    const toRgba = UTIF.toRGBA8.bind(UTIF)
+    let count: (units: number) => void = () => {}
+    const spy = vi.spyOn(UTIF, 'toRGBA8').mockImplementation((img: UTIF.IFD) => {
+      const rgba = toRgba(img)
+      count(rgba.length)
+      return rgba
+    })
+    try {
+      const { result, longest, turns } = await longestStretchDuring((counted) => {
+        count = counted
+        return decodeImage(bytes, TEST_IMAGE_LIMITS)
+      })
+      // 4 MiB of RGBA: 32 bands (bands of 1 MiB before: ~4 ms of JavaScript each).
+      expect(longest).toBeLessThanOrEqual(128 * 1024)
+      expect(turns).toBeGreaterThanOrEqual(32)
+      spy.mockRestore()
+      const reference = utifRgba(bytes)
+      expect(result.data.every((value, i) => value === reference[i])).toBe(true)
+    } finally {
+      spy.mockRestore()
+    }
   })
 
   it('inflates a Deflate bomb strip only to the strip\'s size, in pieces', async () => {

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
-import { turnsDuring } from '../support/turns'
-import { encodePngBytes, encodePngRows, PngChannelsError, readPngHeader, type PixelRows, type RawImage } from '../../worker/engines/png/encode'
+import { longestStretchDuring, turnsDuring } from '../support/turns'
+import { encodePngBytes, encodePngRows, PngChannelsError, readPngHeader, reducedRowChannels, type PixelRows, type RawImage } from '../../worker/engines/png/encode'
 
 function image(width: number, height: number, channels: 1 | 2 | 3 | 4, pixel: (x: number, y: number) => number[]): RawImage {
   const data = new Uint8Array(width * height * channels)
@@ -77,6 +77,34 @@ describe('PNG encoder', () => {
     expect(decoded.every((value, i) => value === data[i])).toBe(true)
   })
 
+  /** A gray, opaque 1024×1024 RGBA image as rows that count the bytes read from them. */
+  function countedGrayRows(count: (units: number) => void): PixelRows {
+    const row = new Uint8Array(1024 * 4).map((_, i) => (i % 4 === 3 ? 255 : (i >> 2) & 255))
+    return {
+      rows: 1024,
+      row: () => {
+        count(row.length)
+        return row
+      },
+    }
+  }
+
+  it('reads at most 256 KiB of pixels between two turns while choosing the channels of a gray opaque image (read to its last pixel)', async () => {
+    const { result, turns, longest } = await longestStretchDuring((count) => reducedRowChannels(1024, 4, countedGrayRows(count)))
+    expect(result).toBe(1)
+    // 4 MiB of RGBA read, a turn after every 64 rows (it was one stretch of 4 MiB).
+    expect(longest).toBeLessThanOrEqual(256 * 1024)
+    expect(turns).toBeGreaterThanOrEqual(15)
+  })
+
+  it('converts at most 128 rows of RGBA to gray between two turns (a row\'s units count its input bytes too)', async () => {
+    const { result: png, longest } = await longestStretchDuring((count) => bytesOf(encodePngRows({ width: 1024, height: 1024, channels: 4, outputChannels: 1 }, [countedGrayRows(count)])))
+    // 512 KiB of units at 5 a pixel is 102 rows, rounded up to the filter's batches of 32: 128 rows (was 512).
+    expect(longest).toBeLessThanOrEqual(128 * 1024 * 4)
+    const decoded = (await decodeImage(png, TEST_IMAGE_LIMITS)).data
+    expect(decoded.every((value, i) => value === (i % 4 === 3 ? 255 : ((i >> 2) % 1024) & 255))).toBe(true)
+  })
+
   it('refuses data that does not match the size', async () => {
     await expect(encodePngBytes({ width: 10, height: 10, channels: 3, data: new Uint8Array(10) })).rejects.toThrow('does not match')
   })
@@ -85,6 +113,16 @@ describe('PNG encoder', () => {
     const source = image(45, 70, 4, (x, y) => [x * 5, y * 3, 200, 255])
     const png = await bytesOf(encodePngRows({ width: 45, height: 70, channels: 4, outputChannels: 3 }, strips(source, rows)))
     expect(png).toEqual(await encodePngBytes(source))
+  })
+
+  it('encodes rows at odd byte offsets (read byte by byte, not as 32-bit words) exactly as the whole image', async () => {
+    const source = image(45, 70, 4, (x, y) => [x * 5, y * 3, 200, 255])
+    const shifted = new Uint8Array(source.data.length + 1)
+    shifted.set(source.data, 1)
+    const rows: PixelRows = { rows: 70, row: (r) => shifted.subarray(1 + r * 180, 1 + (r + 1) * 180) }
+    const outputChannels = await reducedRowChannels(45, 4, rows)
+    expect(outputChannels).toBe(3)
+    expect(await bytesOf(encodePngRows({ width: 45, height: 70, channels: 4, outputChannels }, [rows]))).toEqual(await encodePngBytes(source))
   })
 
   it.each([
