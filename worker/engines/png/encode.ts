@@ -121,6 +121,8 @@ export interface RowsFormat {
   readonly channels: 1 | 2 | 3 | 4
   /** Samples per output pixel; fewer than `channels` drops colour and/or alpha. */
   readonly outputChannels: 1 | 2 | 3 | 4
+  /** Row bytes between two turns of the event loop, when a caller wants shorter stretches than BYTES_PER_TURN. */
+  readonly bytesPerTurn?: number
 }
 
 /** The rows had colour (or transparency) that the chosen output channels cannot hold: encode again with `needs`. */
@@ -182,7 +184,7 @@ export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> |
   }
   const writing = (async () => {
     const filter = rowFilter(stride, outputChannels)
-    const turn = workTurns(BYTES_PER_TURN)
+    const turn = workTurns(format.bytesPerTurn ?? BYTES_PER_TURN)
     let y = 0
     for await (const source of batches) {
       for (let first = 0; first < source.rows; first += filter.batchRows) {
