@@ -3,12 +3,14 @@ import { describe, expect, it } from 'vitest'
 import { pageStyle, textToPng } from '../../worker/converters/text-to-png'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { readPngHeader, type RawImage } from '../../worker/engines/png/encode'
+import { TURN_CHARS } from '../../worker/engines/text/layout'
 import { ADVANCE_EM, drawable, lineHeightPx } from '../../worker/engines/text/render'
 import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { uploaded } from '../support/files'
 import { turnsDuring } from '../support/turns'
+import { HOSTILE_CASES } from '../hostile/corpus'
 
 async function inkIn(png: Uint8Array, box: { x0: number; y0: number; x1: number; y1: number }) {
   const image = await decodeImage(png, TEST_IMAGE_LIMITS)
@@ -76,13 +78,55 @@ describe('text-to-png', () => {
     })
   })
 
-  it('lays 5 MB out in slices with a turn of the event loop between them, so the isolate\'s other requests still run', async () => {
-    // One line of 5 MB without a space (the hostile corpus's long-line.txt): laid out in slices of TURN_CHARS until
-    // it needs more than TEXT_MAX_PAGES; before, one synchronous call that held every request.
-    const text = 'a'.repeat(5 * 2 ** 20 - 1)
-    const { result: failure, turns } = await turnsDuring(() => convertAll(textToPng, inputFromBytes('long.txt', encode(text)), testContext()).catch((error) => error))
-    expect(failure).toMatchObject({ name: 'ConversionError', message: 'the text needs more than 200 pages; the limit is 200 (TEXT_MAX_PAGES)' })
-    expect(turns).toBeGreaterThanOrEqual(40)
+  /** The case's bytes as a stream that hands out CHUNK_BYTES when read, never ahead, counting what it handed out. */
+  function countedInput(name: string, bytes: Uint8Array) {
+    const CHUNK_BYTES = TURN_CHARS / 4
+    let handedOut = 0
+    const input = {
+      ...inputFromBytes(name, bytes),
+      stream: () =>
+        new ReadableStream<Uint8Array>(
+          {
+            pull(controller) {
+              if (handedOut >= bytes.byteLength) return controller.close()
+              controller.enqueue(bytes.slice(handedOut, handedOut + CHUNK_BYTES))
+              handedOut = Math.min(bytes.byteLength, handedOut + CHUNK_BYTES)
+            },
+          },
+          { highWaterMark: 0 },
+        ),
+      bytes: async () => {
+        handedOut = bytes.byteLength
+        return bytes
+      },
+    }
+    return { input, handedOut: () => handedOut }
+  }
+
+  it.each(HOSTILE_CASES.filter((hostile) => hostile.name.endsWith('.txt') && hostile.expect !== 'refused'))(
+    'reads and lays out $name a piece at a time, with a turn of the event loop after every TURN_CHARS bytes at most',
+    async (hostile) => {
+      // Five of them are 5 MB (TEXT_MAX_BYTES); before, each was decoded whole and laid out from one string, with
+      // stretches of up to 260 ms between two turns in bench:hostile (GET / p95 8× idle).
+      const { input, handedOut } = countedInput(hostile.name, await hostile.bytes())
+      const readAtTurns = [0]
+      const { result } = await turnsDuring(
+        () => convertAll(textToPng, input, testContext()).then((outputs) => ({ outputs: outputs.length }), (error: Error) => error),
+        () => readAtTurns.push(handedOut()),
+      )
+      readAtTurns.push(handedOut())
+      const stretches = readAtTurns.slice(1).map((read, i) => read - readAtTurns[i]!)
+      expect(Math.max(...stretches)).toBeLessThanOrEqual(TURN_CHARS)
+      if (hostile.expect === 'done') expect(result).toEqual({ outputs: 1 })
+      else expect(result).toMatchObject({ name: 'ConversionError', message: expect.stringMatching(hostile.reason!) })
+    },
+  )
+
+  it('stops reading a text as soon as it needs more than TEXT_MAX_PAGES', async () => {
+    // One line of 5 MB without a space (the hostile corpus's long-line.txt): 200 pages of 84 columns are ~1 MB.
+    const { input, handedOut } = countedInput('long.txt', new Uint8Array(5 * 2 ** 20 - 1).fill(0x61))
+    await expect(convertAll(textToPng, input, testContext())).rejects.toMatchObject({ message: 'the text needs more than 200 pages; the limit is 200 (TEXT_MAX_PAGES)' })
+    expect(handedOut()).toBeLessThan(2 * 2 ** 20)
   })
 
   it('refuses a text over TEXT_MAX_BYTES before reading it', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { decodeText } from '../../worker/engines/text/decode'
-import { charColumns, layoutPages, limitMarks, MAX_MARKS_PER_BASE, wrapLine } from '../../worker/engines/text/layout'
+import { decodeText, decodeTextPieces } from '../../worker/engines/text/decode'
+import { charColumns, layoutPages, limitMarks, MAX_MARKS_PER_BASE, startLayout, wrapLine } from '../../worker/engines/text/layout'
 import { drawable } from '../../worker/engines/text/render'
 
 const geometry = { columns: 10, rows: 3, tabSize: 4 }
@@ -48,6 +48,51 @@ describe('text layout', () => {
     ['invalid UTF-8', new Uint8Array([0x61, 0xff, 0x62]), 'a\uFFFDb'],
   ])('decodes %s', (_case, bytes, text) => {
     expect(decodeText(bytes)).toBe(text)
+  })
+
+  const utf16 = (text: string, bigEndian: boolean) => {
+    const units = [...text].flatMap((char) => [...char].map((_, i) => char.charCodeAt(i)))
+    return new Uint8Array([...(bigEndian ? [0xfe, 0xff] : [0xff, 0xfe]), ...units.flatMap((unit) => (bigEndian ? [unit >> 8, unit & 0xff] : [unit & 0xff, unit >> 8]))])
+  }
+  const mixed = 'héllo 🙂 漢字\r\nmark\u0301 end\n'.repeat(5)
+  it.each([
+    ['UTF-8', new TextEncoder().encode(mixed)],
+    ['UTF-8 with BOM', new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(mixed)])],
+    ['UTF-16 LE', utf16(mixed, false)],
+    ['UTF-16 BE', utf16(mixed, true)],
+    ['invalid UTF-8', new Uint8Array([0x61, 0xff, 0xf0, 0x9f, 0x99, 0x62])],
+  ])('decodes %s a piece at a time, whatever the chunks, as in one call', async (_case, bytes) => {
+    for (const chunkBytes of [1, 3, bytes.length]) {
+      const chunks = Array.from({ length: Math.ceil(bytes.length / chunkBytes) }, (_, i) => bytes.slice(i * chunkBytes, (i + 1) * chunkBytes))
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const chunk of chunks) controller.enqueue(chunk)
+          controller.close()
+        },
+      })
+      const pieces: string[] = []
+      let read = 0
+      for await (const piece of decodeTextPieces(stream, 5)) {
+        expect(piece.bytes).toBeLessThanOrEqual(5)
+        read += piece.bytes
+        pieces.push(piece.text)
+      }
+      expect(read).toBe(bytes.length - (bytes[0] === 0xff || bytes[0] === 0xfe ? 2 : 0))
+      expect(pieces.join('')).toBe(decodeText(bytes))
+      // No piece ends inside a surrogate pair.
+      expect(pieces.filter((piece) => /[\ud800-\udbff]$|^[\udc00-\udfff]/.test(piece))).toEqual([])
+      expect(Math.max(...pieces.map((piece) => piece.length))).toBeLessThanOrEqual(5)
+    }
+  })
+
+  it('lays a text written in pieces out as in one piece, lines and \\r\\n split anywhere', () => {
+    const text = 'a\tb\r\n\r\nab\tc x\u200by\u0301\rlast word here 漢字🙂 \r\n'
+    const whole = layoutPages(text, geometry)
+    for (let size = 1; size <= 4; size++) {
+      const layout = startLayout(geometry)
+      for (let start = 0; start < text.length; start += size) layout.write(text.slice(start, start + size))
+      expect(layout.end()).toEqual(whole)
+    }
   })
 
   it('replaces characters the font cannot draw, visibly', () => {

@@ -144,6 +144,8 @@ export interface RowsFormat {
    * still being analysed (reducedChannels, in turns): the encoder starts once it is known.
    */
   readonly outputChannels: Channels | Promise<Channels>
+  /** Row bytes between two turns of the event loop, when a caller wants shorter stretches than BYTES_PER_TURN. */
+  readonly bytesPerTurn?: number
 }
 
 /** The rows had colour (or transparency) that the chosen output channels cannot hold: encode again with `needs`. */
@@ -240,7 +242,7 @@ export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> |
     const outputChannels = await format.outputChannels
     const filter = rowFilter(width * outputChannels, outputChannels)
     const rowUnits = convertedRowUnits(width, channels, outputChannels)
-    const turn = workTurns(BYTES_PER_TURN)
+    const turn = workTurns(format.bytesPerTurn ?? BYTES_PER_TURN)
     let y = 0
     for await (const source of batches) {
       for (let first = 0; first < source.rows; first += filter.batchRows) {

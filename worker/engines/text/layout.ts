@@ -1,11 +1,12 @@
 // Monospace page layout: lines wrapped at word boundaries to the page's columns (words longer than a line are
 // broken), tabs expanded to stops, blank lines kept, wide (East Asian) characters two columns, then cut into
-// pages. Pure functions: the renderer only draws what this decides. The work is linear in the text and bounded:
-// invisible characters (controls, format characters) are dropped, at most MAX_MARKS_PER_BASE combining marks follow
-// one character (the rest are dropped: a letter with 200,000 marks is one glyph cluster the shaper would take
-// minutes over), a page may draw at most MAX_CHARS_PER_CELL characters per cell of its grid, and the layout stops
-// as soon as the text needs more than the caller's maxPages. `layoutSlices` does the same work in slices of at
-// most TURN_CHARS characters (one 5 MB line included), so a caller can give the event loop a turn between them.
+// pages. Pure: the renderer only draws what this decides. The work is linear in the text and bounded: invisible
+// characters (controls, format characters) are dropped, at most MAX_MARKS_PER_BASE combining marks follow one
+// character (the rest are dropped: a letter with 200,000 marks is one glyph cluster the shaper would take minutes
+// over), a page may draw at most MAX_CHARS_PER_CELL characters per cell of its grid, and the layout stops as soon
+// as the text needs more than the caller's maxPages. The text is written in pieces (`startLayout`), a character at
+// a time through one pass that keeps only the current word and display line: a 5 MB line is never held whole, nor
+// copied, and the caller gives the event loop a turn between pieces.
 
 export interface PageGeometry {
   readonly columns: number
@@ -26,6 +27,12 @@ export const MAX_MARKS_PER_BASE = 30
  */
 export const MAX_CHARS_PER_CELL = 3
 
+/**
+ * Characters a caller writes between two turns of the event loop (a few milliseconds of layout on an idle core):
+ * the 5 MB worst cases took 0.2–1.6 s in one synchronous call before, holding every request of the isolate.
+ */
+export const TURN_CHARS = 64 * 1024
+
 /** A page would draw more characters than MAX_CHARS_PER_CELL allows. */
 export class TextTooDenseError extends Error {
   override readonly name = 'TextTooDenseError'
@@ -45,30 +52,22 @@ export class TextTooLongError extends Error {
   }
 }
 
-/**
- * Characters of layout work between two pauses of `layoutSlices` (a few milliseconds on an idle core): the 5 MB
- * worst cases took 0.2–1.6 s in one synchronous call before, holding every request of the isolate.
- */
-export const TURN_CHARS = 64 * 1024
-
-/** Work done since the last pause, shared by the steps of one layout. */
-interface Slicer {
-  chars: number
-}
-
 const MARK = /\p{M}/u
-/**
- * Control characters (but tab) and the format characters (category Cf) of the BMP and the tag block: zero-width
- * space and joiners, direction controls, soft hyphen, BOM, tags. They draw nothing. (Without the u flag: scanning
- * megabytes with \p{Cf} is several times slower.)
- */
-const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc01\udc20-\udc7f]/g
+/** Per BMP code point: 0 not yet known, 1 a combining mark, 2 not one (a regular expression per character of a CJK text was its slowest step). */
+const markCache = new Uint8Array(0x10000)
 
 /** Whether a code point is a combining mark (general category M), the common block without a regular expression. */
-const isMark = (codePoint: number) => codePoint >= 0x0300 && (codePoint <= 0x036f || (codePoint > 0x036f && MARK.test(String.fromCodePoint(codePoint))))
+function isMark(codePoint: number): boolean {
+  if (codePoint < 0x0300) return false
+  if (codePoint <= 0x036f) return true
+  if (codePoint > 0xffff) return MARK.test(String.fromCodePoint(codePoint))
+  if (markCache[codePoint] === 0) markCache[codePoint] = MARK.test(String.fromCharCode(codePoint)) ? 1 : 2
+  return markCache[codePoint] === 1
+}
 
 /** Columns a character takes: 2 for East Asian wide and fullwidth ranges, 0 for combining marks. */
 export function charColumns(codePoint: number): number {
+  if (codePoint < 0x0300) return 1
   if (isMark(codePoint)) return 0
   const wide =
     (codePoint >= 0x1100 && codePoint <= 0x115f) ||
@@ -84,141 +83,328 @@ export function charColumns(codePoint: number): number {
 }
 
 /**
- * Display columns of a text, in one pass over its UTF-16 units (ASCII and Latin-1 without a lookup), counted only
- * until they pass `upTo`: a wider text answers some width above it, after at most ~`upTo` units.
+ * Control characters (but tab) and the format characters (category Cf) of the BMP and the tag block: zero-width
+ * space and joiners, direction controls, soft hyphen, BOM, tags. They draw nothing.
  */
-function widthOf(text: string, upTo = Number.POSITIVE_INFINITY): number {
-  let width = 0
-  for (let i = 0; i < text.length && width <= upTo; i++) {
-    const unit = text.charCodeAt(i)
-    if (unit < 0x300) {
-      width++
-      continue
-    }
-    const codePoint = text.codePointAt(i)!
-    if (codePoint > 0xffff) i++
-    width += charColumns(codePoint)
-  }
-  return width
+function isInvisible(codePoint: number): boolean {
+  if (codePoint < 0x20) return codePoint !== 0x09 && codePoint !== 0x0a
+  if (codePoint < 0x7f) return false
+  if (codePoint < 0x0600) return codePoint === 0x7f || codePoint === 0xad
+  if (codePoint > 0xffff) return codePoint === 0xe0001 || (codePoint >= 0xe0020 && codePoint <= 0xe007f)
+  return (
+    (codePoint >= 0x0600 && codePoint <= 0x0605) ||
+    codePoint === 0x061c ||
+    codePoint === 0x06dd ||
+    codePoint === 0x070f ||
+    codePoint === 0x0890 ||
+    codePoint === 0x0891 ||
+    codePoint === 0x08e2 ||
+    codePoint === 0x180e ||
+    (codePoint >= 0x200b && codePoint <= 0x200f) ||
+    (codePoint >= 0x202a && codePoint <= 0x202e) ||
+    (codePoint >= 0x2060 && codePoint <= 0x2064) ||
+    (codePoint >= 0x2066 && codePoint <= 0x206f) ||
+    codePoint === 0xfeff ||
+    (codePoint >= 0xfff9 && codePoint <= 0xfffb)
+  )
 }
 
-function* expandTabs(line: string, tabSize: number, slicer: Slicer): Generator<void, string> {
-  if (!line.includes('\t')) return line
-  let out = ''
-  let column = 0
-  for (const char of line) {
-    if (++slicer.chars >= TURN_CHARS) {
-      slicer.chars = 0
-      yield
-    }
-    if (char === '\t') {
-      const spaces = tabSize - (column % tabSize)
-      out += ' '.repeat(spaces)
-      column += spaces
-    } else {
-      out += char
-      column += charColumns(char.codePointAt(0)!)
-    }
-  }
-  return out
+/** White space as regular expressions' \s and String.prototype.trim see it (one UTF-16 unit). */
+function isSpace(unit: number): boolean {
+  if (unit <= 0x20) return unit === 0x20 || (unit >= 0x09 && unit <= 0x0d)
+  if (unit < 0xa0) return false
+  return (
+    unit === 0xa0 ||
+    unit === 0x1680 ||
+    (unit >= 0x2000 && unit <= 0x200a) ||
+    unit === 0x2028 ||
+    unit === 0x2029 ||
+    unit === 0x202f ||
+    unit === 0x205f ||
+    unit === 0x3000 ||
+    unit === 0xfeff
+  )
 }
 
-/** Breaks a word that is wider than the line into line-sized pieces (slices, not one string built a character at a time). */
-function* breakWord(word: string, columns: number, slicer: Slicer): Generator<void, string[]> {
-  const pieces: string[] = []
-  let start = 0
-  let width = 0
-  for (let i = 0; i < word.length; ) {
-    if (++slicer.chars >= TURN_CHARS) {
-      slicer.chars = 0
-      yield
-    }
-    const codePoint = word.codePointAt(i)!
-    const w = codePoint < 0x300 ? 1 : charColumns(codePoint)
-    if (width + w > columns && i > start) {
-      pieces.push(word.slice(start, i))
-      start = i
-      width = 0
-    }
-    width += w
-    i += codePoint > 0xffff ? 2 : 1
-  }
-  if (start < word.length) pieces.push(word.slice(start))
-  return pieces
-}
+/** UTF-16 units appended one or two at a time, read back as a string; reused from line to line. */
+class Units {
+  private buffer = new Uint16Array(256)
+  length = 0
 
-/** The line with at most MAX_MARKS_PER_BASE combining marks after each character (one pass, kept runs sliced). */
-export function limitMarks(line: string): string {
-  return drain(limitMarksSliced(line, { chars: 0 }))
-}
-
-function* limitMarksSliced(line: string, slicer: Slicer): Generator<void, string> {
-  if (!MARK.test(line)) return line
-  const kept: string[] = []
-  let start = 0
-  let marks = 0
-  for (let i = 0; i < line.length; ) {
-    if (++slicer.chars >= TURN_CHARS) {
-      slicer.chars = 0
-      yield
+  push(codePoint: number): void {
+    if (this.length + 2 > this.buffer.length) {
+      const grown = new Uint16Array(this.buffer.length * 2)
+      grown.set(this.buffer)
+      this.buffer = grown
     }
-    const codePoint = line.codePointAt(i)!
-    const size = codePoint > 0xffff ? 2 : 1
-    if (!isMark(codePoint)) marks = 0
-    else if (++marks > MAX_MARKS_PER_BASE) {
-      if (start < i) kept.push(line.slice(start, i))
-      start = i + size
-    }
-    i += size
+    if (codePoint > 0xffff) {
+      this.buffer[this.length++] = 0xd800 + ((codePoint - 0x10000) >> 10)
+      this.buffer[this.length++] = 0xdc00 + ((codePoint - 0x10000) & 0x3ff)
+    } else this.buffer[this.length++] = codePoint
   }
-  kept.push(line.slice(start))
-  return kept.join('')
+
+  append(other: Units): void {
+    for (let i = 0; i < other.length; i++) this.push(other.buffer[i]!)
+  }
+
+  /** The code points, a pair read as one (a lone surrogate as itself). */
+  *codePoints(): Generator<number> {
+    for (let i = 0; i < this.length; i++) {
+      const unit = this.buffer[i]!
+      const next = this.buffer[i + 1] ?? 0
+      if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < this.length && next >= 0xdc00 && next <= 0xdfff) {
+        yield 0x10000 + ((unit - 0xd800) << 10) + (next - 0xdc00)
+        i++
+      } else yield unit
+    }
+  }
+
+  /** The units as a string, white space at the end left out with `trimmed`. */
+  text(trimmed = false): string {
+    let end = this.length
+    if (trimmed) while (end > 0 && isSpace(this.buffer[end - 1]!)) end--
+    let out = ''
+    for (let start = 0; start < end; start += 8192) out += String.fromCharCode(...this.buffer.subarray(start, Math.min(end, start + 8192)))
+    return out
+  }
+
+  clear(): void {
+    this.length = 0
+  }
 }
 
 /**
- * One source line → display lines no wider than `columns` (each token's width measured once: linear), stopping
- * once more than maxLines are made.
+ * One source line's characters → display lines no wider than `columns`, handed to `emit` as they are made: a run
+ * of white space or of other characters (a token) fits on the current line, or white space that does not fit ends
+ * it, or a word starts the next one, or a word wider than a line is broken into line-sized pieces. Only the current
+ * token (while it may still fit a line) and the current display line are kept.
  */
-export function wrapLine(line: string, columns: number, maxLines = Number.POSITIVE_INFINITY): string[] {
-  return drain(wrapLineSliced(line, columns, maxLines, { chars: 0 }))
+class LineWrapper {
+  private readonly line = new Units()
+  private lineWidth = 0
+  private hasInk = false
+  private readonly token = new Units()
+  private tokenWidth = 0
+  private tokenKind: 'none' | 'space' | 'word' | 'breaking' = 'none'
+  private emitted = 0
+
+  constructor(
+    private readonly columns: number,
+    private readonly emit: (display: string) => void,
+  ) {}
+
+  add(codePoint: number, width: number): void {
+    const space = codePoint <= 0xffff && isSpace(codePoint)
+    if (this.tokenKind !== 'none' && (this.tokenKind === 'space') !== space) this.endToken()
+    if (space) {
+      this.tokenKind = 'space'
+      this.tokenWidth += width
+      // White space wider than a line can never be kept: only its width matters then.
+      if (this.tokenWidth <= this.columns) this.token.push(codePoint)
+    } else if (this.tokenKind === 'breaking') this.addPiece(codePoint, width)
+    else {
+      this.tokenKind = 'word'
+      this.token.push(codePoint)
+      this.tokenWidth += width
+      if (this.tokenWidth > this.columns) this.startBreaking()
+    }
+  }
+
+  /** The end of the source line: its last display line (an empty line stays one blank display line). */
+  endLine(): void {
+    this.endToken()
+    if (this.hasInk || this.emitted === 0) this.emitLine(true)
+    this.line.clear()
+    this.lineWidth = 0
+    this.hasInk = false
+    this.emitted = 0
+  }
+
+  private emitLine(trimmed: boolean): void {
+    this.emitted++
+    this.emit(this.line.text(trimmed))
+    this.line.clear()
+  }
+
+  /** A word wider than a line: the line so far ends, and the word is cut into pieces as wide as a line. */
+  private startBreaking(): void {
+    if (this.hasInk) this.emitLine(true)
+    this.line.clear()
+    this.lineWidth = 0
+    this.tokenKind = 'breaking'
+    for (const codePoint of this.token.codePoints()) this.addPiece(codePoint, charColumns(codePoint))
+    this.token.clear()
+  }
+
+  private addPiece(codePoint: number, width: number): void {
+    if (this.lineWidth + width > this.columns && this.line.length > 0) {
+      this.emitLine(false)
+      this.lineWidth = 0
+    }
+    this.line.push(codePoint)
+    this.lineWidth += width
+    this.hasInk = true
+  }
+
+  private endToken(): void {
+    const fits = this.lineWidth + this.tokenWidth <= this.columns
+    if (this.tokenKind === 'space' && fits) {
+      this.line.append(this.token)
+      this.lineWidth += this.tokenWidth
+    } else if (this.tokenKind === 'space') {
+      this.emitLine(true)
+      this.lineWidth = 0
+      this.hasInk = false
+    } else if (this.tokenKind === 'word') {
+      if (!fits) {
+        if (this.hasInk) this.emitLine(true)
+        this.line.clear()
+        this.lineWidth = 0
+      }
+      this.line.append(this.token)
+      this.lineWidth += this.tokenWidth
+      this.hasInk = true
+    }
+    this.tokenKind = 'none'
+    this.token.clear()
+    this.tokenWidth = 0
+  }
 }
 
-function* wrapLineSliced(line: string, columns: number, maxLines: number, slicer: Slicer): Generator<void, string[]> {
-  if (widthOf(line, columns) <= columns) return [line.trimEnd()]
-  const lines: string[] = []
-  let current = ''
-  let currentWidth = 0
-  const tokens = /\s+|\S+/gy
-  for (let match = tokens.exec(line); match; match = tokens.exec(line)) {
-    if (lines.length > maxLines) return lines
-    const token = match[0]
-    // Counted by the token's length: the width below stops counting past the line, breakWord counts its own.
-    slicer.chars += Math.min(token.length, columns)
-    if (slicer.chars >= TURN_CHARS) {
-      slicer.chars = 0
-      yield
+/** Whether each next code point of a line is kept: at most MAX_MARKS_PER_BASE combining marks after a character. */
+function markLimiter(): (codePoint: number) => boolean {
+  let marks = 0
+  return (codePoint) => {
+    if (!isMark(codePoint)) {
+      marks = 0
+      return true
     }
-    const isSpace = /^\s/.test(token)
-    const tokenWidth = widthOf(token, columns)
-    if (currentWidth + tokenWidth <= columns) {
-      current += token
-      currentWidth += tokenWidth
-      continue
-    }
-    if (isSpace) {
-      lines.push(current.trimEnd())
-      current = ''
-      currentWidth = 0
-      continue
-    }
-    if (current.trim()) lines.push(current.trimEnd())
-    const pieces = tokenWidth > columns ? yield* breakWord(token, columns, slicer) : [token]
-    lines.push(...pieces.slice(0, -1))
-    current = pieces.at(-1)!
-    currentWidth = widthOf(current)
+    return ++marks <= MAX_MARKS_PER_BASE
   }
-  if (current.trim() || lines.length === 0) lines.push(current.trimEnd())
+}
+
+/** The code points of a string, a pair read as one (a lone surrogate as itself). */
+function* codePointsOf(text: string): Generator<number> {
+  for (let i = 0; i < text.length; i++) {
+    const codePoint = text.codePointAt(i)!
+    if (codePoint > 0xffff) i++
+    yield codePoint
+  }
+}
+
+/** The line with at most MAX_MARKS_PER_BASE combining marks after each character. */
+export function limitMarks(line: string): string {
+  const isKept = markLimiter()
+  let out = ''
+  for (const codePoint of codePointsOf(line)) if (isKept(codePoint)) out += String.fromCodePoint(codePoint)
+  return out
+}
+
+/** One source line → display lines no wider than `columns`. */
+export function wrapLine(line: string, columns: number): string[] {
+  const lines: string[] = []
+  const wrapper = new LineWrapper(columns, (display) => lines.push(display))
+  for (const codePoint of codePointsOf(line)) wrapper.add(codePoint, charColumns(codePoint))
+  wrapper.endLine()
   return lines
+}
+
+/** A layout being written: the text in pieces of any size (a piece may end inside a line, or between "\r" and "\n"). */
+export interface Layout {
+  write(piece: string): void
+  /** The pages of display lines (an empty text is one page with one empty line). */
+  end(): string[][]
+}
+
+/**
+ * A layout of a text written in pieces. Throws TextTooLongError from `write` as soon as the lines fill more than
+ * maxPages pages, and TextTooDenseError as soon as a page would draw too many characters.
+ */
+export function startLayout(geometry: PageGeometry, maxPages = Number.POSITIVE_INFINITY): Layout {
+  const maxLines = maxPages * geometry.rows
+  const maxPageChars = geometry.rows * geometry.columns * MAX_CHARS_PER_CELL
+  const lines: string[] = []
+  let pageChars = 0
+  const wrapper = new LineWrapper(geometry.columns, (display) => {
+    if (lines.length >= maxLines) throw new TextTooLongError(maxPages)
+    if (lines.length % geometry.rows === 0) pageChars = 0
+    pageChars += display.length
+    if (pageChars > maxPageChars) throw new TextTooDenseError(Math.floor(lines.length / geometry.rows) + 1, maxPageChars)
+    lines.push(display)
+  })
+  // The source line being read: its units so far, and how many it may use. A line longer than the rest of the
+  // allowed pages may draw is cut (what follows could never be drawn), so that the work stays bounded by
+  // TEXT_MAX_PAGES, not by TEXT_MAX_BYTES.
+  let lineUnits = 0
+  let room = 0
+  let isKept = markLimiter()
+  let column = 0
+  let highSurrogate = -1
+  let afterCarriageReturn = false
+  let sawLineEnd = false
+
+  const startLine = () => {
+    lineUnits = 0
+    room = (maxLines - lines.length) * geometry.columns * MAX_CHARS_PER_CELL + 1
+    isKept = markLimiter()
+    column = 0
+  }
+  const addCodePoint = (codePoint: number) => {
+    if (isInvisible(codePoint) || !isKept(codePoint)) return
+    if (codePoint === 0x09) {
+      const spaces = geometry.tabSize - (column % geometry.tabSize)
+      for (let i = 0; i < spaces; i++) wrapper.add(0x20, 1)
+      column += spaces
+      return
+    }
+    const width = charColumns(codePoint)
+    column += width
+    wrapper.add(codePoint, width)
+  }
+  const endLine = () => {
+    if (highSurrogate >= 0) addCodePoint(highSurrogate)
+    highSurrogate = -1
+    wrapper.endLine()
+    sawLineEnd = true
+    startLine()
+  }
+  startLine()
+
+  return {
+    write(piece) {
+      for (let i = 0; i < piece.length; i++) {
+        const unit = piece.charCodeAt(i)
+        if (afterCarriageReturn) {
+          afterCarriageReturn = false
+          if (unit === 0x0a) continue
+        }
+        if (unit === 0x0a || unit === 0x0d) {
+          afterCarriageReturn = unit === 0x0d
+          endLine()
+          continue
+        }
+        if (++lineUnits > room) continue
+        if (highSurrogate >= 0) {
+          const high = highSurrogate
+          highSurrogate = -1
+          if (unit >= 0xdc00 && unit <= 0xdfff) {
+            addCodePoint(0x10000 + ((high - 0xd800) << 10) + (unit - 0xdc00))
+            continue
+          }
+          addCodePoint(high)
+        }
+        if (unit >= 0xd800 && unit <= 0xdbff) highSurrogate = unit
+        else addCodePoint(unit)
+      }
+    },
+    end() {
+      // A final line break ends the last line; it does not start an empty one.
+      if (lineUnits > 0 || !sawLineEnd) endLine()
+      const pages: string[][] = []
+      for (let start = 0; start < lines.length; start += geometry.rows) pages.push(lines.slice(start, start + geometry.rows))
+      return pages
+    },
+  }
 }
 
 /**
@@ -226,71 +412,7 @@ function* wrapLineSliced(line: string, columns: number, maxLines: number, slicer
  * as soon as the lines fill more than maxPages pages, before laying out the rest.
  */
 export function layoutPages(text: string, geometry: PageGeometry, maxPages = Number.POSITIVE_INFINITY): string[][] {
-  return drain(layoutSlices(text, geometry, maxPages))
+  const layout = startLayout(geometry, maxPages)
+  layout.write(text)
+  return layout.end()
 }
-
-/** The whole of a generator that pauses (yields nothing) between slices of its work: its return value. */
-function drain<T>(slices: Generator<void, T>): T {
-  for (;;) {
-    const step = slices.next()
-    if (step.done) return step.value
-  }
-}
-
-/** The line without invisible characters, removed a slice at a time (never between the halves of a surrogate pair). */
-function* withoutInvisible(line: string, slicer: Slicer): Generator<void, string> {
-  if (line.length <= TURN_CHARS) {
-    slicer.chars += line.length
-    return line.replace(INVISIBLE, '')
-  }
-  const kept: string[] = []
-  for (let start = 0; start < line.length; ) {
-    let end = Math.min(line.length, start + TURN_CHARS)
-    if (end < line.length && line.charCodeAt(end) >= 0xdc00 && line.charCodeAt(end) <= 0xdfff) end++
-    kept.push(line.slice(start, end).replace(INVISIBLE, ''))
-    start = end
-    slicer.chars = 0
-    yield
-  }
-  return kept.join('')
-}
-
-/**
- * layoutPages in slices: the generator pauses (yields) after every TURN_CHARS characters of work and returns the
- * pages (or throws as layoutPages does).
- */
-export function* layoutSlices(text: string, geometry: PageGeometry, maxPages = Number.POSITIVE_INFINITY): Generator<void, string[][]> {
-  const maxLines = maxPages * geometry.rows
-  const maxChars = geometry.rows * geometry.columns * MAX_CHARS_PER_CELL
-  const slicer: Slicer = { chars: 0 }
-  const lines: string[] = []
-  let pageChars = 0
-  const normalized = text.replace(/\r\n?/g, '\n')
-  const source = normalized.endsWith('\n') ? normalized.slice(0, -1) : normalized
-  yield
-  for (let start = 0; start <= source.length; ) {
-    const end = source.indexOf('\n', start)
-    const line = source.slice(start, end < 0 ? source.length : end)
-    start = end < 0 ? source.length + 1 : end + 1
-    if (++slicer.chars >= TURN_CHARS) {
-      slicer.chars = 0
-      yield
-    }
-    // A line longer than the rest of the allowed pages may draw is cut first (what follows could never be drawn),
-    // so that the work stays bounded by TEXT_MAX_PAGES, not by TEXT_MAX_BYTES.
-    const room = (maxLines - lines.length) * geometry.columns * MAX_CHARS_PER_CELL + 1
-    const cleaned = yield* limitMarksSliced(yield* withoutInvisible(line.slice(0, Math.min(line.length, room)), slicer), slicer)
-    const expanded = yield* expandTabs(cleaned, geometry.tabSize, slicer)
-    for (const display of yield* wrapLineSliced(expanded, geometry.columns, maxLines - lines.length, slicer)) {
-      if (lines.length >= maxLines) throw new TextTooLongError(maxPages)
-      if (lines.length % geometry.rows === 0) pageChars = 0
-      pageChars += display.length
-      if (pageChars > maxChars) throw new TextTooDenseError(Math.floor(lines.length / geometry.rows) + 1, maxChars)
-      lines.push(display)
-    }
-  }
-  const pages: string[][] = []
-  for (let start = 0; start < lines.length; start += geometry.rows) pages.push(lines.slice(start, start + geometry.rows))
-  return pages
-}
-
