@@ -47,12 +47,12 @@ async function loadFallbackFonts(resources: ResourceReader | undefined): Promise
 }
 
 /**
- * Gray row bytes a page's encoder filters and compresses between two turns: a quarter of the encoder's default
- * (a 10 ms stretch on an idle core), so that a page's stretches are as short as its resvg calls' (GET / p95 while
- * one-line pages were converted back to back: 3.2× idle at 512 KiB, 2.0× at 128 KiB). A page is 2.2 MB of gray
- * rows at 150 dpi: 17 turns instead of 5.
+ * 128 KiB of gray rows between two turns of a page's encoder: a quarter of the encoder's default (a 10 ms stretch
+ * on an idle core), so that a page's stretches are as short as its resvg calls' (GET / p95 while one-line pages
+ * were converted back to back: 3.2× idle at 512 KiB, 2.0× at 128 KiB). A page is 2.2 MB of gray rows at 150 dpi:
+ * 17 turns instead of 5. In the encoder's units: RGBA rows converted to gray count 5 a pixel (4 read, 1 written).
  */
-const PAGE_BYTES_PER_TURN = 128 * 1024
+const PAGE_BYTES_PER_TURN = 5 * 128 * 1024
 
 /**
  * One page as PNG bytes. Black text on white is gray and opaque: the encoder is told so up front (it needs the

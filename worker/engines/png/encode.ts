@@ -42,8 +42,9 @@ const DEFLATE_OPTIONS = { level: 5, strategy: zlibConstants.Z_FILTERED, chunkSiz
 const SIGNATURE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 const COLOR_TYPE = { 1: 0, 2: 4, 3: 2, 4: 6 } as const
 /**
- * Row bytes filtered and compressed between two turns of the event loop (~10 ms of work on an idle core): a page
- * or photo is encoded in slices, so requests sharing the isolate wait for one slice, not the whole image.
+ * Row bytes filtered and compressed between two turns of the event loop (~10 ms of work on an idle core), with the
+ * bytes read for rows converted to fewer channels (convertedRowUnits): a page or photo is encoded in slices, so
+ * requests sharing the isolate wait for one slice, not the whole image.
  */
 const BYTES_PER_TURN = 512 * 1024
 /** Pixel bytes read for the colour and alpha analysis between two turns (~1 ms of JavaScript on an idle core). */
@@ -144,7 +145,10 @@ export interface RowsFormat {
    * still being analysed (reducedChannels, in turns): the encoder starts once it is known.
    */
   readonly outputChannels: Channels | Promise<Channels>
-  /** Row bytes between two turns of the event loop, when a caller wants shorter stretches than BYTES_PER_TURN. */
+  /**
+   * Row units between two turns of the event loop, when a caller wants shorter stretches than BYTES_PER_TURN: the
+   * output's row bytes, plus the input's for rows converted to fewer channels (convertedRowUnits).
+   */
   readonly bytesPerTurn?: number
 }
 
@@ -209,7 +213,7 @@ function convertRow(input: Uint8Array, width: number, channels: number, outChann
 
 /**
  * Row units counted between two turns for rows converted channel by channel in JavaScript (RGBA → gray, say): the
- * conversion reads every input byte, which costs more than filtering and deflating the fewer output bytes.
+ * conversion reads every input byte, so counting the output bytes alone let one slice read 2 MiB of RGBA.
  */
 const convertedRowUnits = (width: number, channels: number, outputChannels: number) => width * (outputChannels + (channels === outputChannels ? 0 : channels))
 
