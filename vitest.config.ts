@@ -26,6 +26,7 @@ const UNIT = [
   'test/engines/png-encode.test.ts',
   'test/engines/png-filter.test.ts',
   'test/engines/jpeg-end.test.ts',
+  'test/engines/pdf-streams.test.ts',
   'test/engines/image-fast-decoders.test.ts',
   'test/converters/registry.test.ts',
   'test/converters/pdf-golden.test.ts',

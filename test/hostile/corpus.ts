@@ -318,7 +318,12 @@ export function lzwRun(byte: number, count: number): Uint8Array {
 
 /** A content stream of 64 MiB of spaces under /LZWDecode, in about 50 KB. */
 export function pdfLzwBomb(): Uint8Array {
-  return rawPdf([...ONE_PAGE, streamObject('/Filter /LZWDecode', lzwRun(0x20, 64 * 2 ** 20))])
+  return pdfLzwSpaces(64 * 2 ** 20)
+}
+
+/** One page whose content stream is `count` spaces in LZW, its entries as long as the count lets them grow. */
+export function pdfLzwSpaces(count: number): Uint8Array {
+  return rawPdf([...ONE_PAGE, streamObject('/Filter /LZWDecode', lzwRun(0x20, count))])
 }
 
 /** An object stream (PDFium inflates those while loading) of 64 MiB of spaces. */

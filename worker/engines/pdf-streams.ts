@@ -418,6 +418,16 @@ class Output {
     this.buffer[this.length++] = byte
     if (this.length === PIECE_BYTES) this.flush()
   }
+  /** Bytes copied in runs (an LZW entry is up to 4096 bytes: one call a byte was most of its cost). */
+  pushAll(bytes: Uint8Array): void {
+    for (let offset = 0; offset < bytes.length; ) {
+      const count = Math.min(bytes.length - offset, PIECE_BYTES - this.length)
+      this.buffer.set(bytes.subarray(offset, offset + count), this.length)
+      this.length += count
+      offset += count
+      if (this.length === PIECE_BYTES) this.flush()
+    }
+  }
   flush(): void {
     if (this.length > 0) this.next.write(this.buffer.subarray(0, this.length))
     this.length = 0
@@ -481,7 +491,8 @@ function lzwSink(next: Sink, earlyChange: number): Sink {
   const emit = (code: number, out: Output): void => {
     const length = lengths[code]!
     for (let i = length - 1, c = code; i >= 0; i--, c = prefix[c]!) entry[i] = suffix[c]!
-    for (let i = 0; i < length; i++) out.push(entry[i]!)
+    if (length < 16) for (let i = 0; i < length; i++) out.push(entry[i]!)
+    else out.pushAll(entry.subarray(0, length))
   }
   const addEntry = (first: number) => {
     prefix[nextCode] = previous
@@ -652,16 +663,26 @@ function filterSink(filter: string, next: Sink, earlyChange: number): Sink {
 const isZlibHeader = (cmf = 0, flg = 0) => (cmf & 0x0f) === 8 && cmf >> 4 <= 7 && (cmf * 256 + flg) % 31 === 0
 
 /**
- * Input fed to the first filter at a time: small, so one piece of a bomb inflates to about 1 MiB at most (Deflate
- * expands at most 1032:1), a few milliseconds between two chances to pause.
+ * Input fed to the first filter at a time, at most: small, and smaller still once a stream is seen to expand (the
+ * next piece is sized from the output per input byte so far to give about OUTPUT_PIECE_BYTES), so that one piece
+ * of a bomb never decodes to more than that and a bit: Deflate expands up to 1032:1, LZW up to ~2700:1 (12-bit
+ * codes for 4096-byte entries), i.e. 1–2.6 MiB for a KiB.
  */
 const INPUT_PIECE_BYTES = 1024
+const MIN_INPUT_PIECE_BYTES = 16
+const OUTPUT_PIECE_BYTES = 128 * 1024
 
 /**
- * Bytes read and decoded between two pauses of measurePdfStreams (~10 ms of inflating on an idle core): a bomb is
+ * Bytes read and decoded between two pauses of measurePdfStreams (~2 ms of inflating on an idle core): a bomb is
  * measured up to its budget (tens of MiB) in slices, with a turn of the event loop between them.
  */
-const WORK_BYTES_PER_TURN = 1024 * 1024
+export const WORK_BYTES_PER_TURN = 256 * 1024
+
+/** The next input piece: about OUTPUT_PIECE_BYTES of output at the rate the stream has shown so far. */
+function nextPieceBytes(inputBytes: number, outputBytes: number): number {
+  if (outputBytes <= inputBytes) return INPUT_PIECE_BYTES
+  return Math.max(MIN_INPUT_PIECE_BYTES, Math.min(INPUT_PIECE_BYTES, Math.floor((OUTPUT_PIECE_BYTES * inputBytes) / outputBytes)))
+}
 
 /**
  * Runs each stream's filter chain, counting every filter's output and keeping none, and throws a
@@ -699,10 +720,15 @@ export function* measurePdfStreams(
       }
       if (decryption) sink = decryptingSink(decryption.forStream(stream.object, stream.generation), sink)
       try {
-        for (let at = start; at < stream.end && !sink.isDone; at += INPUT_PIECE_BYTES) {
-          sink.write(bytes.subarray(at, Math.min(stream.end, at + INPUT_PIECE_BYTES)))
-          work += INPUT_PIECE_BYTES + Math.abs(total.bytes - counted)
+        let piece = INPUT_PIECE_BYTES
+        for (let at = start; at < stream.end && !sink.isDone; ) {
+          const end = Math.min(stream.end, at + piece)
+          sink.write(bytes.subarray(at, end))
+          const output = Math.abs(total.bytes - counted)
+          work += end - at + output
           counted = total.bytes
+          piece = nextPieceBytes(end - at, output)
+          at = end
           if (work >= WORK_BYTES_PER_TURN) {
             work = 0
             yield
