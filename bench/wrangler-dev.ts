@@ -2,7 +2,7 @@
 // .tmp/, for benchmarks that measure through real HTTP. Timing is taken by the client: inside workerd the
 // clock does not advance during synchronous work.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -46,6 +46,7 @@ export async function startDevWorker(entry = 'worker/index.ts', vars: Record<str
 /** As startDevWorker, but answers the Worker's URL at once (its port is chosen first) and its start as `ready`, so a
  * caller can do other work meanwhile. Nothing here blocks the event loop (a test run's main process calls it). */
 export async function launchDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), { startTimeoutMs = 180_000 } = {}): Promise<LaunchedDevWorker> {
+  mkdirSync(stateParent, { recursive: true }) // a fresh clone has no .tmp/ before its first test run
   const state = mkdtempSync(join(stateParent, 'bench-state-'))
   const envFile = join(state, 'bench.env')
   writeFileSync(envFile, Object.entries({ JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }).map(([k, v]) => `${k}=${v}`).join('\n'))
