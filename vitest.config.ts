@@ -1,8 +1,8 @@
 // Four projects, each starting only what its files need (a project's global setups run only when one of its
 // files is selected, so `npx vitest run test/rules/parse.test.ts` starts no server at all):
 // - `unit` (run first): workerd with its local D1 and R2, no global setup: parsers, layout, encoders, rules.
-// - `worker`: workerd with real D1, R2 and Queues (the Worker under test is worker/index.ts, configured by
-//   wrangler.toml) and the loopback stand-ins: mail catcher, whisper.cpp, Gotenberg recorder, webhook receiver.
+// - `worker`: workerd with real D1, R2 and Queues (the Worker under test is test/setup/worker-entry.ts: the API
+//   Worker configured by wrangler.toml plus the consumer Worker's handlers and queue consumers) and the loopback stand-ins: mail catcher, whisper.cpp, Gotenberg recorder, webhook receiver.
 // - `worker-office`: the Worker against the real sidecar (LibreOffice) and the Office documents it converts.
 // - `node`: the sidecar's suites on Node 22.
 // - `e2e`: the real Worker under `wrangler dev` (one for every file), the sidecar, Chromium and real clients.
@@ -11,6 +11,7 @@
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
 import { fileURLToPath } from 'node:url'
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
+import { unstable_readConfig } from 'wrangler'
 
 const root = fileURLToPath(new URL('.', import.meta.url))
 
@@ -37,7 +38,7 @@ const UNIT = [
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
 const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-template-invoice.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']
-const NODE = ['test/sidecar/**/*.test.ts', 'test/bench/**/*.test.ts']
+const NODE = ['test/sidecar/**/*.test.ts', 'test/bench/**/*.test.ts', 'test/config/**/*.test.ts']
 /** End-to-end files: the real Worker under `wrangler dev`, one for all of them (test/setup/dev-worker.ts). */
 const E2E = ['test/e2e/**/*.test.ts']
 
@@ -59,14 +60,39 @@ const ASSERTING = { expect: { requireAssertions: true, poll: { timeout: 60_000, 
 
 type Inject = (key: string) => string | undefined
 
+/**
+ * The consumer Worker's queue consumers (wrangler.consumer.toml) in Miniflare's shape. The pool runs one Worker:
+ * wrangler.toml's bindings with test/setup/worker-entry.ts, which has the consumer Worker's handlers too, as its entry.
+ */
+interface QueueConsumer {
+  queue: string
+  max_batch_size?: number
+  max_batch_timeout?: number
+  max_retries?: number
+  retry_delay?: number
+  dead_letter_queue?: string
+}
+
+function consumerWorkerQueues() {
+  const { queues } = unstable_readConfig({ config: `${root}wrangler.consumer.toml` })
+  return Object.fromEntries(
+    (queues.consumers ?? []).map((consumer: QueueConsumer) => [
+      consumer.queue,
+      { maxBatchSize: consumer.max_batch_size, maxBatchTimeout: consumer.max_batch_timeout, maxRetries: consumer.max_retries, retryDelay: consumer.retry_delay, deadLetterQueue: consumer.dead_letter_queue },
+    ]),
+  )
+}
+
 /** A workerd project; `bindings` adds the URLs its global setups provided. */
 function workerdProject(name: string, test: TestProjectInlineConfiguration['test'], bindings: (inject: Inject) => Record<string, string> = () => ({})): TestProjectInlineConfiguration {
   return {
     plugins: [
       cloudflareTest(async ({ inject }) => ({
         wrangler: { configPath: `${root}wrangler.toml` },
+        main: `${root}test/setup/worker-entry.ts`,
         remoteBindings: false,
         miniflare: {
+          queueConsumers: consumerWorkerQueues(),
           bindings: {
             JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
             // A quota so large no test reaches it by uploading, finite so a test can bring one user near it (a

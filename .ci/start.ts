@@ -1,5 +1,6 @@
 // `npm start`: sets up what is missing on this machine and serves Edgefloor locally — the sidecar on
-// 127.0.0.1:3000 and the Worker (wrangler dev --local) on 127.0.0.1:8787, with local D1, R2 and Queues.
+// 127.0.0.1:3000 and the two Workers in one `wrangler dev --local`: the API Worker (wrangler.toml) on 127.0.0.1:8787
+// and the consumer Worker (wrangler.consumer.toml) running the queue, sharing the local D1, R2 and Queues.
 // Environment variables named like a wrangler [vars] entry (or a secret) override it for this run.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -7,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { configSchema } from '../worker/config.ts'
+import { writeLocalConsumerConfig } from './local-consumer.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const say = (line: string) => console.log(`edgefloor: ${line}`)
@@ -106,6 +108,9 @@ writeFileSync(overridesFile, Object.entries(overrides).map(([k, v]) => `${k}=${J
 chmodSync(overridesFile, 0o600)
 if (Object.keys(overrides).length > 0) say(`settings from the environment: ${Object.keys(overrides).join(', ')}`)
 
+// The consumer Worker reads its secrets and overrides from the .dev.vars beside its config (.ci/local-consumer.ts).
+const consumerConfig = writeLocalConsumerConfig(join(root, '.wrangler/consumer'), { ...secrets, ...overrides })
+
 say('applying D1 migrations (local)')
 run('wrangler', ['d1', 'migrations', 'apply', 'DB', '--local'])
 
@@ -115,9 +120,13 @@ if (hasLibreOffice && existsSync(sidecarEntry)) {
   serve('sidecar', process.execPath, [sidecarEntry], { ...process.env, SIDECAR_HOST: '127.0.0.1', SIDECAR_PORT: '3000' })
 }
 
-say('starting the Worker on http://127.0.0.1:8787')
+say('starting the API Worker on http://127.0.0.1:8787 and the consumer Worker beside it')
 serve('worker', 'wrangler', [
   'dev',
+  '-c',
+  'wrangler.toml',
+  '-c',
+  consumerConfig,
   '--local',
   '--ip',
   '127.0.0.1',

@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { writeLocalConsumerConfig } from '../.ci/local-consumer.ts'
 import { type ProcessGroup, spawnGroup } from './process-group.ts'
 
 export const root = fileURLToPath(new URL('..', import.meta.url))
@@ -36,20 +37,34 @@ export interface LaunchedDevWorker {
   stop(): Promise<void>
 }
 
+/** The API Worker's entry. Started as the real Worker: both configs in one `wrangler dev` (`-c wrangler.toml -c
+ * wrangler.consumer.toml`), the consumer Worker running the queue and sharing D1, R2 and the queue, as `npm start` does.
+ * Any other entry (a bench's `/__bench` routes) runs alone with wrangler.toml, which has no queue consumer. */
+export const API_ENTRY = 'worker/index.ts'
+
+export interface LaunchOptions {
+  startTimeoutMs?: number
+  /** Settings only the consumer Worker gets (after `vars`, which both get). */
+  consumerVars?: Record<string, string>
+}
+
 /** Starts `entry` (default: the real Worker) with the project's wrangler.toml and fresh migrated state, kept under
  * `stateParent` (default .tmp/ of the repository). Whatever happens to the caller (a start that times out or throws,
  * an interrupted run), wrangler and workerd end with the process that started them. */
-export async function startDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), options: { startTimeoutMs?: number } = {}): Promise<DevWorker> {
+export async function startDevWorker(entry = API_ENTRY, vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), options: LaunchOptions = {}): Promise<DevWorker> {
   return (await launchDevWorker(entry, vars, stateParent, options)).ready
 }
 
 /** As startDevWorker, but answers the Worker's URL at once (its port is chosen first) and its start as `ready`, so a
  * caller can do other work meanwhile. Nothing here blocks the event loop (a test run's main process calls it). */
-export async function launchDevWorker(entry = 'worker/index.ts', vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), { startTimeoutMs = 180_000 } = {}): Promise<LaunchedDevWorker> {
+export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), { startTimeoutMs = 180_000, consumerVars = {} }: LaunchOptions = {}): Promise<LaunchedDevWorker> {
   mkdirSync(stateParent, { recursive: true }) // a fresh clone has no .tmp/ before its first test run
   const state = mkdtempSync(join(stateParent, 'bench-state-'))
   const envFile = join(state, 'bench.env')
-  writeFileSync(envFile, Object.entries({ JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }).map(([k, v]) => `${k}=${v}`).join('\n'))
+  const settings = { JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }
+  writeFileSync(envFile, Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n'))
+  // The consumer Worker shares the state (--persist-to reaches the whole workerd) and the migrations applied below.
+  const configs = entry === API_ENTRY ? ['-c', 'wrangler.toml', '-c', writeLocalConsumerConfig(join(state, 'consumer'), { ...settings, ...consumerVars })] : [entry]
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' }
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
@@ -70,7 +85,7 @@ export async function launchDevWorker(entry = 'worker/index.ts', vars: Record<st
     if (isStopped) throw new Error('the worker was stopped before it started')
     const started = spawnGroup(
       'wrangler',
-      ['dev', entry, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'warn'],
+      ['dev', ...configs, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'warn'],
       { cwd: root, env },
     )
     group = started

@@ -1,4 +1,4 @@
-// Bench entry: the real Worker, plus routes in the same isolate: one runs a converter on the POSTed bytes and
+// Bench entry: the API Worker, plus routes in the same isolate: one runs a converter on the POSTed bytes and
 // answers how many outputs and bytes it made (and the most bytes held at once); two compare our PNG encoder with
 // @jsquash/png on the pixels of a converter's outputs; two put and get raw R2 objects (the baseline of bench/files).
 import { encode as encodeSquooshPng } from '@jsquash/png/codec/pkg/squoosh_png.js'
@@ -162,7 +162,7 @@ export default {
   fetch(request, env, ctx) {
     return new URL(request.url).pathname.startsWith('/__bench/') ? bench.fetch(request, env, ctx) : worker.fetch(request, env, ctx)
   },
-  queue: worker.queue,
+  // No queue handler: the benches call converters through /__bench, and wrangler.toml consumes no queue.
 } satisfies ExportedHandler<Env, StepMessage>
 
 export { RateLimiter } from '../../worker/index'

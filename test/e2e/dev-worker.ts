@@ -1,8 +1,9 @@
 // The real Worker for end-to-end tests: `wrangler dev --local` on a free loopback port with its own migrated
-// state (the bench harness), rate limits off so one test can sign in repeatedly.
+// state (the bench harness), rate limits off so one test can sign in repeatedly. It is the production shape: the API
+// Worker (wrangler.toml) and the consumer Worker (wrangler.consumer.toml) in one `wrangler dev`.
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { launchDevWorker, type LaunchedDevWorker, root } from '../../bench/wrangler-dev.ts'
+import { API_ENTRY, launchDevWorker, type LaunchedDevWorker, root } from '../../bench/wrangler-dev.ts'
 import { until } from '../support/until.ts'
 
 export const artifactsDir = join(root, '.tmp', 'artifacts')
@@ -10,10 +11,20 @@ export const artifactsDir = join(root, '.tmp', 'artifacts')
 /** `wrangler dev` (migrations included) and LibreOffice start in minutes on a loaded shared 2-core machine. */
 export const START_MS = 600_000
 
-/** Launches the real Worker; its start goes on in the background (`ready`). */
+/**
+ * Each Worker's TRANSCRIBE_MODEL, sent as the `model` field of every transcription request: the whisper stand-in
+ * records it (and answers any model), so a test sees which of the two Workers ran a conversion step. (A setting, not
+ * TRANSCRIBE_API_KEY: with a [secrets] table, wrangler dev loads from .dev.vars only [vars] names and required secrets.)
+ */
+export const TRANSCRIBE_MODELS = { api: 'whisper-of-the-api-worker', consumer: 'whisper-of-the-consumer-worker' }
+
+/** Launches the real Workers (`vars` for both); their start goes on in the background (`ready`). */
 export async function launchWorker(vars: Record<string, string> = {}): Promise<LaunchedDevWorker> {
   mkdirSync(artifactsDir, { recursive: true })
-  return launchDevWorker('worker/index.ts', { AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }, undefined, { startTimeoutMs: START_MS })
+  return launchDevWorker(API_ENTRY, { AUTH_RATE_LIMIT_PER_MINUTE: '0', TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.api, ...vars }, undefined, {
+    startTimeoutMs: START_MS,
+    consumerVars: { TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.consumer },
+  })
 }
 
 /**

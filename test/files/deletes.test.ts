@@ -2,7 +2,7 @@
 // ever deleted, and keys that fail to delete are recorded and retried by the scheduled sweep.
 import { createScheduledController, env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import worker from '../../worker/index'
+import consumer from '../../worker/consumer'
 import { openDatabase } from '../../worker/db/client'
 import { deleteObjects, R2_DELETE_MAX_KEYS } from '../../worker/files/objects'
 import { findOwnedFile } from '../../worker/files/records'
@@ -35,7 +35,7 @@ const pendingKeys = async () => (await env.DB.prepare('SELECT key FROM pending_d
 
 /** The Worker's scheduled export, as the Cron Trigger calls it. */
 async function runScheduled() {
-  await worker.scheduled(createScheduledController({ cron: '*/15 * * * *' }), env)
+  await consumer.scheduled(createScheduledController({ cron: '*/15 * * * *' }), env)
 }
 
 describe('deleting objects', { timeout: 120_000 }, () => {

@@ -3,7 +3,7 @@
 // drive the same routes in test/e2e/tus-client.test.ts and test/e2e/console.test.ts.
 import { createScheduledController, env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import worker from '../../worker/index'
+import consumer from '../../worker/consumer'
 import { call, callJson, callWithSettings, type CallOptions } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { grantRole } from '../support/roles'
@@ -226,7 +226,7 @@ describe('tus extensions', { timeout: 120_000 }, () => {
     await env.DB.prepare('UPDATE uploads SET expires_at = ? WHERE id = ?').bind(Date.now() - 1, id).run()
     expect((await head(user, path)).status).toBe(404)
     // The Worker's scheduled export, as the Cron Trigger calls it.
-    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: '*/15 * * * *' }), env)
+    await consumer.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: '*/15 * * * *' }), env)
     expect(await env.DB.prepare('SELECT count(*) AS n FROM uploads WHERE id = ?').bind(id).first('n')).toBe(0)
     expect(await objectsOf(user)).toEqual([])
     // The R2 multipart upload is aborted: a part can no longer be added to it.

@@ -1,5 +1,6 @@
 // Global setup (Node) of the `e2e` project: one real Worker under `wrangler dev --local` for every end-to-end file
-// (each file started its own: ~20 s idle, ~40 s under stress-ng, five times a run), beside the real sidecar
+// (each file started its own: ~20 s idle, ~40 s under stress-ng, five times a run) — the API Worker and the consumer
+// Worker, both configs in one `wrangler dev` as `npm start` runs them — beside the real sidecar
 // (LibreOffice) it converts Office documents with and the whisper.cpp stand-in (test/setup/whisper-server.ts, set up
 // before this one) it transcribes with. The files share it as clients of one deployment do: each signs up its own
 // users. Its limits are the tus file's (a 40 MiB resumable limit, a 30 MiB quota) so both 413s are reachable with

@@ -1,0 +1,29 @@
+// The consumer Worker's config as `wrangler dev` runs it beside the API Worker (`-c wrangler.toml -c <this>`):
+// wrangler.consumer.toml less its Workers AI binding, in a folder of its own with the run's settings as .dev.vars.
+// Wrangler 4.156 gives `--local` and `--env-file` to the first config only: a second config's AI binding (which has
+// no local simulator) starts a remote proxy session that fails without a Cloudflare account and stops `wrangler
+// dev`, and the second Worker reads its secrets from the .dev.vars beside its config, never from `--env-file`.
+// Locally the API Worker's AI binding is not simulated either, so TRANSCRIBE_PROVIDER=auto uses TRANSCRIBE_URL.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+/** Writes `dir`/wrangler.consumer.toml and `dir`/.dev.vars (`settings`: secrets and overrides); answers the config's path. */
+export function writeLocalConsumerConfig(dir: string, settings: Record<string, string>): string {
+  const toml = readFileSync(join(root, 'wrangler.consumer.toml'), 'utf8')
+  const local = toml
+    .replace(/^\[ai\]\nbinding = "AI"\n/m, '')
+    // Paths in a config are relative to its folder: the entry is named from the repository.
+    .replace(/^main = "(.*)"$/m, (_line, main: string) => `main = ${JSON.stringify(join(root, main))}`)
+  if (/^\[ai\]/m.test(local) || !local.includes(`main = ${JSON.stringify(join(root, 'worker/consumer.ts'))}`)) {
+    throw new Error('wrangler.consumer.toml changed shape: .ci/local-consumer.ts no longer finds its [ai] binding or main')
+  }
+  mkdirSync(dir, { recursive: true })
+  const path = join(dir, 'wrangler.consumer.toml')
+  writeFileSync(path, local)
+  const devVars = Object.entries(settings).map(([name, value]) => `${name}=${JSON.stringify(value)}`)
+  writeFileSync(join(dir, '.dev.vars'), `${devVars.join('\n')}\n`, { mode: 0o600 })
+  return path
+}

@@ -1,0 +1,72 @@
+// The two Workers' configs (issue 17, point 5): wrangler.toml is the API Worker and consumes nothing, so on Cloudflare
+// no API isolate runs a conversion; wrangler.consumer.toml runs the queue and the sweeps with the same settings and
+// the same D1, R2, queue and AI. The settings are kept in two files and compared here rather than generated at build:
+// both stay plain wrangler configs that `wrangler deploy -c` and `wrangler dev -c` read as they are.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { unstable_readConfig } from 'wrangler'
+import { writeLocalConsumerConfig } from '../../.ci/local-consumer.ts'
+import { root } from '../../bench/wrangler-dev.ts'
+
+interface D1Binding {
+  binding: string
+  database_name?: string
+  database_id?: string
+}
+
+const read = (file: string) => unstable_readConfig({ config: file.startsWith('/') ? file : join(root, file) })
+const api = read('wrangler.toml')
+const consumer = read('wrangler.consumer.toml')
+
+describe('wrangler.toml (the API Worker)', () => {
+  it('consumes no queue and has no cron: conversions and sweeps never run in an API isolate', () => {
+    expect(api.queues.consumers ?? []).toEqual([])
+    expect(api.triggers.crons ?? []).toEqual([])
+    expect(api.queues.producers).toEqual([{ binding: 'CONVERSIONS', queue: 'edgefloor-conversions' }])
+  })
+})
+
+describe('wrangler.consumer.toml (the consumer Worker)', () => {
+  it('consumes the conversions and their dead letters and runs the sweeps, and serves nothing', () => {
+    expect(consumer.name).toBe('edgefloor-consumer')
+    expect(consumer.main).toBe(join(root, 'worker/consumer.ts'))
+    expect(consumer.queues.consumers?.map((queue: { queue: string; dead_letter_queue?: string }) => [queue.queue, queue.dead_letter_queue])).toEqual([
+      ['edgefloor-conversions', 'edgefloor-conversions-dlq'],
+      ['edgefloor-conversions-dlq', undefined],
+    ])
+    expect(consumer.triggers.crons).toEqual(['*/15 * * * *'])
+    expect(consumer.assets).toBeUndefined()
+    expect(consumer.durable_objects.bindings).toEqual([])
+  })
+
+  it('has the same [vars] as wrangler.toml, name for name and value for value', () => {
+    expect(Object.keys(api.vars).length).toBeGreaterThan(40)
+    expect(consumer.vars).toEqual(api.vars)
+    expect(consumer.secrets).toEqual(api.secrets)
+  })
+
+  it('names the same D1 database, R2 bucket, queue and AI binding as wrangler.toml', () => {
+    const d1 = (config: typeof api) => config.d1_databases.map(({ binding, database_name, database_id }: D1Binding) => ({ binding, database_name, database_id }))
+    expect(d1(consumer)).toEqual(d1(api))
+    expect(consumer.r2_buckets).toEqual(api.r2_buckets)
+    expect(consumer.queues.producers).toEqual(api.queues.producers)
+    expect(consumer.ai).toEqual(api.ai)
+    expect(consumer.compatibility_date).toBe(api.compatibility_date)
+    expect(consumer.compatibility_flags).toEqual(api.compatibility_flags)
+    expect(consumer.rules).toEqual(api.rules)
+  })
+
+  it('runs locally as itself less the AI binding, with the run\'s settings beside it (.ci/local-consumer.ts)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edgefloor-consumer-'))
+    try {
+      const local = read(writeLocalConsumerConfig(dir, { JWT_SECRET: 'a-secret-long-enough-for-the-schema-check' }))
+      expect(local.ai).toBeUndefined()
+      expect(local.main).toBe(consumer.main)
+      expect({ ...local, ai: consumer.ai, configPath: undefined, userConfigPath: undefined }).toEqual({ ...consumer, configPath: undefined, userConfigPath: undefined })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
