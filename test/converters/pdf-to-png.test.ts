@@ -106,7 +106,7 @@ describe('pdf-to-png', () => {
   })
 
   it('measures a Flate bomb\'s streams in slices with a turn of the event loop between them, then refuses it', async () => {
-    // 64 KB inflating to 64 MiB: measured up to PDF_MAX_BYTES (24 MiB) of output, a turn every MiB of work.
+    // 64 KB inflating to 64 MiB: measured up to PDF_MAX_BYTES (24 MiB) of output, a turn every 256 KiB of work.
     const input = inputFromBytes('bomb.pdf', await pdfFlateBomb())
     const { result: failure, turns } = await turnsDuring(() => pdfToPng.plan!(input, testContext()).catch((error) => error))
     expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })

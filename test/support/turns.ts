@@ -25,28 +25,17 @@ export async function turnsDuring<T>(work: () => Promise<T>, onTurn?: () => void
 
 /**
  * `work`'s result, the turns taken, and the most units of work done between two turns: the work (or a spy on what it
- * calls) reports its units through `count`; a 0 ms timer that re-arms itself marks each turn, as above.
+ * calls) reports its units through `count`; each turn turnsDuring counts closes a stretch.
  */
 export async function longestStretchDuring<T>(work: (count: (units: number) => void) => Promise<T>): Promise<{ result: T; turns: number; longest: number }> {
   let units = 0
   let atLastTurn = 0
   let longest = 0
-  let turns = 0
-  let running = true
-  const tick = () => {
-    if (!running) return
-    turns++
+  const closeStretch = () => {
     longest = Math.max(longest, units - atLastTurn)
     atLastTurn = units
-    setTimeout(tick, 0)
   }
-  setTimeout(tick, 0)
-  try {
-    const result = await work((done) => {
-      units += done
-    })
-    return { result, turns, longest: Math.max(longest, units - atLastTurn) }
-  } finally {
-    running = false
-  }
+  const { result, turns } = await turnsDuring(() => work((done) => (units += done)), closeStretch)
+  closeStretch()
+  return { result, turns, longest }
 }
