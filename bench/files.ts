@@ -10,7 +10,7 @@ import { availableParallelism, loadavg } from 'node:os'
 import { Upload } from 'tus-js-client'
 import { startConvertWorker } from './convert-harness.ts'
 import type { DevWorker } from './wrangler-dev.ts'
-import { formatRatio, memoryDuring, workerdPids } from './wrangler-dev.ts'
+import { benchLogin, formatRatio, memoryDuring, workerdPids } from './wrangler-dev.ts'
 
 const MiB = 2 ** 20
 const SIZE = 100 * MiB
@@ -33,15 +33,6 @@ async function encodedForm(body: Uint8Array): Promise<{ bytes: Uint8Array; conte
   return { contentType: encoded.headers.get('content-type')!, bytes: new Uint8Array(await encoded.arrayBuffer()) }
 }
 const encodedForms = new Map<Uint8Array, { bytes: Uint8Array; contentType: string }>()
-
-async function login(worker: DevWorker): Promise<Record<string, string>> {
-  const json = { 'content-type': 'application/json' }
-  const email = `bench-${Date.now()}-${Math.random()}@example.com`
-  const account = JSON.stringify({ email, password: 'a benchmark password' })
-  await fetch(`${worker.url}/auth/register`, { method: 'POST', headers: json, body: account })
-  const { token } = (await (await fetch(`${worker.url}/auth/login`, { method: 'POST', headers: json, body: account })).json()) as { token: string }
-  return { authorization: `Bearer ${token}` }
-}
 
 /** Uploads `body` one way; answers the stored file's id (our kinds) or '' (the raw put). */
 async function upload(worker: DevWorker, auth: Record<string, string>, kind: Kind, body: Uint8Array): Promise<string> {
@@ -104,7 +95,7 @@ const ms = new Map<Kind, number[]>(KINDS.map((kind) => [kind, []]))
 const download = { ours: [] as number[], raw: [] as number[] }
 const clientEncoding: number[] = []
 try {
-  const auth = await login(worker)
+  const auth = await benchLogin(worker)
   let fileId = ''
   for (let round = 0; round < ROUNDS; round++) {
     for (const kind of KINDS) {
@@ -144,7 +135,7 @@ const growth = new Map<Kind, number>()
 for (const kind of KINDS) {
   const fresh = await startConvertWorker()
   try {
-    const auth = await login(fresh)
+    const auth = await benchLogin(fresh)
     await upload(fresh, auth, kind, warmUp)
     const memory = await memoryDuring(workerdPids(fresh.pid), () => upload(fresh, auth, kind, bytes))
     growth.set(kind, memory.peakMiB - memory.startMiB)

@@ -1,12 +1,14 @@
 // bench/previews: a preview's time per kind (drawn and encoded in workerd, as GET /files/:id/preview makes it)
 // against a native baseline in the same run: sharp's thumbnail (libvips, resize to fit 256 + WebP) for images,
 // `pdftoppm -scale-to 256 -png` (poppler) for a PDF's first page; the text preview alone (no native baseline
-// draws text files); and PDFium's text extraction (pdf-to-text) against pdftotext on the same 24-page PDF.
+// draws text files); PDFium's text extraction (pdf-to-text) against pdftotext on the same 24-page PDF; and a new
+// preview's first answer through the real API (queued for the consumer Worker, waited for) against the same
+// preview drawn in place by the bench route, in the same run.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import sharp from 'sharp'
 import { median, run, scratch, startConvertWorker, timeCommand, timeConverter } from './convert-harness.ts'
-import { formatRatio, type DevWorker } from './wrangler-dev.ts'
+import { API_ENTRY, benchLogin, formatRatio, startDevWorker, type DevWorker } from './wrangler-dev.ts'
 
 const SIDE = 256
 const PAGES = 24
@@ -74,6 +76,50 @@ try {
   console.log(`Text extraction, ${PAGES} pages`)
   console.log(`  ${formatRatio('time', extractionMs, 'pdftotext', pdftotext, 'ms')}`)
   console.log(`  ${formatRatio('text size', extraction.bytes / 1024, 'pdftotext', popplerBytes / 1024, 'KiB')}`)
+
+  await timeFirstPreviews(worker, [
+    { kind: 'image', name: 'photo-2mp.jpg', type: 'image/jpeg', bytes: new Uint8Array(readFileSync(join(scratch, 'photo-2mp.jpg'))) },
+    { kind: 'pdf', name: 'bench.pdf', type: 'application/pdf', bytes: pdf },
+    { kind: 'text', name: 'bench.txt', type: 'text/plain', bytes: textBytes },
+  ])
 } finally {
   worker.stop()
+}
+
+/**
+ * A new preview through the real API Worker (GET /files/:id/preview on a file uploaded just before: its drawing is
+ * queued for the consumer Worker and the request waits for it) against the bench route drawing the same preview in
+ * place, alternating, 5 of each. The ratio is what drawing outside the API isolate costs the first request: the
+ * queue's delivery, D1 writes and polling, and reading the file from R2.
+ */
+async function timeFirstPreviews(bench: DevWorker, files: ReadonlyArray<{ kind: string; name: string; type: string; bytes: Uint8Array }>) {
+  const api = await startDevWorker(API_ENTRY)
+  try {
+    const auth = await benchLogin(api)
+    console.log(`A new preview's first answer (${SIDE} px WebP) through the API and the consumer Worker, against drawn in place`)
+    for (const file of files) {
+      const queued: number[] = []
+      const inPlace: number[] = []
+      for (let round = 0; round < 6; round++) {
+        const form = new FormData()
+        form.append('file', new Blob([file.bytes], { type: file.type }), file.name)
+        const upload = (await (await fetch(`${api.url}/files`, { method: 'POST', headers: auth, body: form })).json()) as { _id: string }
+        const start = performance.now()
+        const answer = await fetch(`${api.url}/files/${upload._id}/preview?w=${SIDE}&format=webp`, { headers: auth })
+        await answer.arrayBuffer()
+        if (answer.status !== 200) throw new Error(`preview of ${file.name} through the API: ${answer.status}`)
+        const ms = performance.now() - start
+        const drawn = (await timePreview(bench, file.kind, file.name, file.bytes, 'webp')).ms
+        // The first round warms both (WASM compiled, fonts loaded).
+        if (round > 0) {
+          queued.push(ms)
+          inPlace.push(drawn)
+        }
+      }
+      const mid = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+      console.log(`  ${file.kind} ${file.name}: ${formatRatio('first answer', mid(queued), 'drawn in place', mid(inPlace), 'ms')}`)
+    }
+  } finally {
+    api.stop()
+  }
 }

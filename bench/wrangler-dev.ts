@@ -170,3 +170,14 @@ export async function memoryDuring<T>(pids: readonly number[], run: () => Promis
 export function formatRatio(label: string, ours: number, baselineLabel: string, baseline: number, unit: string): string {
   return `${label}: ours ${ours.toFixed(2)} ${unit} · ${baselineLabel} ${baseline.toFixed(2)} ${unit} · ratio ${(ours / baseline).toFixed(2)}`
 }
+
+/** A fresh account on the real Worker, signed in: the Authorization header of its requests. */
+export async function benchLogin(worker: DevWorker): Promise<Record<string, string>> {
+  const json = { 'content-type': 'application/json' }
+  const email = `bench-${Date.now()}-${Math.random()}@example.com`
+  const account = JSON.stringify({ email, password: 'a benchmark password' })
+  await fetch(`${worker.url}/auth/register`, { method: 'POST', headers: json, body: account })
+  const { token } = (await (await fetch(`${worker.url}/auth/login`, { method: 'POST', headers: json, body: account })).json()) as { token: string }
+  return { authorization: `Bearer ${token}` }
+}
+

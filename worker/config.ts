@@ -78,6 +78,10 @@ export const configSchema = z.object({
   // conversion pipeline
   CONVERT_WAIT_MS: integer(60_000),
   CONVERT_PAGES_PER_STEP: integer(10, 1),
+  // previews: drawn by the consumer Worker; a request waits this long for a new one before answering 202, and a
+  // preview that failed answers its reason for PREVIEW_FAILURE_TTL before it is drawn again
+  PREVIEW_WAIT_MS: integer(10_000),
+  PREVIEW_FAILURE_TTL: duration('1h'),
   WEBHOOK_ALLOW_HTTP: flag(false),
   /** Hosts a callback_url may name although they are loopback or private (comma-separated; for tests). */
   WEBHOOK_ALLOWED_HOSTS: z

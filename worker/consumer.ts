@@ -1,10 +1,12 @@
-// The consumer Worker (wrangler.consumer.toml): conversion steps from the queue (and its dead letters) and the
-// scheduled sweeps. Its own Worker so that on Cloudflare an API isolate never runs a converter: a WASM decoder or
-// PDFium's parse is one synchronous call, and every request of the isolate running it would wait for it.
+// The consumer Worker (wrangler.consumer.toml): conversion steps and preview drawings from the queue (and its dead
+// letters) and the scheduled sweeps. Its own Worker so that on Cloudflare an API isolate never runs a converter nor
+// draws a preview: a WASM decoder or PDFium's parse is one synchronous call, and every request of the isolate running
+// it would wait for it.
 import { loadConfig } from './config'
 import { openDatabase } from './db/client'
 import { consumeConversions, consumeDeadLetters, type PipelineDeps } from './pipeline/consumer'
 import type { StepMessage } from './pipeline/jobs'
+import { consumePreviews, isPreviewMessage, previewDeadLetters, type PreviewMessage } from './previews/draw'
 import { runSweeps } from './sweeps'
 
 /** The bindings wrangler.consumer.toml gives: the API's, less the static files and the rate limiter. */
@@ -26,9 +28,17 @@ export default {
   async scheduled(_controller, env) {
     await runSweeps({ db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) })
   },
+  // One queue carries conversion steps and preview drawings (worker/previews/draw.ts), told apart by their shape.
   async queue(batch, env, ctx) {
     const deps = pipelineDeps(env, ctx)
-    if (batch.queue.endsWith('-dlq')) await consumeDeadLetters(batch as MessageBatch<StepMessage>, deps)
-    else await consumeConversions(batch as MessageBatch<StepMessage>, deps)
+    const previews = batch.messages.filter((message): message is Message<PreviewMessage> => isPreviewMessage(message.body))
+    const steps = batch.messages.filter((message): message is Message<StepMessage> => !isPreviewMessage(message.body))
+    if (batch.queue.endsWith('-dlq')) {
+      await previewDeadLetters(previews, deps)
+      await consumeDeadLetters(steps, deps)
+    } else {
+      await consumePreviews(previews, deps)
+      await consumeConversions(steps, deps)
+    }
   },
-} satisfies ExportedHandler<ConsumerEnv, StepMessage>
+} satisfies ExportedHandler<ConsumerEnv, StepMessage | PreviewMessage>

@@ -1,8 +1,9 @@
-// The scheduled sweeps (the cron in wrangler.toml, run by worker/index.ts `scheduled`): housekeeping that
+// The scheduled sweeps (the cron in wrangler.consumer.toml, run by worker/consumer.ts `scheduled`): housekeeping that
 // retries or expires what a request could not finish. Each runs on its own: one failing does not stop the
 // others. A new sweep is one more entry in `sweeps`.
 import { describeError } from './errors'
 import { retryPendingDeletes } from './files/objects'
+import { sweepPreviewRows } from './files/previews'
 import { sweepExpiredReservations } from './files/quota'
 import { sweepExpiredUploads } from './files/resumable'
 import type { PipelineDeps } from './pipeline/consumer'
@@ -14,6 +15,8 @@ const sweeps: Record<string, (deps: SweepDeps) => Promise<unknown>> = {
   expiredUploads: (deps) => sweepExpiredUploads({ db: deps.db, bucket: deps.bucket }),
   pendingDeletes: (deps) => retryPendingDeletes(deps.db, deps.bucket),
   expiredReservations: (deps) => sweepExpiredReservations(deps.db),
+  // Preview failures past PREVIEW_FAILURE_TTL and drawings whose messages ran out: rows only, no object.
+  previewRows: (deps) => sweepPreviewRows(deps.db, deps.config),
 }
 
 /** Runs every sweep; answers each one's result (what it removed), or 'failed' (the reason is logged). */

@@ -10,7 +10,7 @@ import { decodeImage } from '../../worker/engines/image/decode'
 import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
 import worker from '../../worker/index'
 import type { StepMessage } from '../../worker/pipeline/jobs'
-import { encodePreview } from '../../worker/previews/make'
+import { encodePreview } from '../../worker/previews/draw'
 import type { PreviewParams } from '../../worker/previews/params'
 import { imagePixels, pdfPixels, textPixels } from '../../worker/previews/render'
 

@@ -1,10 +1,12 @@
-// Issue 17, point 5: conversions run in the consumer Worker (wrangler.consumer.toml), never in the API Worker
-// (wrangler.toml has no queue consumer: test/config/wrangler-configs.test.ts). Through the real `wrangler dev` of
-// both configs: each Worker is given its own TRANSCRIBE_MODEL (test/e2e/dev-worker.ts), and the whisper stand-in
-// records the fields of every transcription request, so the request itself tells which Worker made it.
+// Issue 17, point 5: conversions and previews run in the consumer Worker (wrangler.consumer.toml), never in the API
+// Worker (wrangler.toml has no queue consumer: test/config/wrangler-configs.test.ts). Through the real `wrangler dev`
+// of both configs: each Worker is given its own TRANSCRIBE_MODEL (test/e2e/dev-worker.ts), and the whisper stand-in
+// records the fields of every transcription request, so the request itself tells which Worker made it; each is given
+// its own PDF_MAX_PAGES too, which only the drawing of a PDF page reads.
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { EdgefloorClient } from '../../client/index.ts'
-import { START_MS, TRANSCRIBE_MODELS, uniqueEmail, waitForServers } from './dev-worker.ts'
+import { threePages } from '../fixtures/pdf/pdfs.ts'
+import { PDF_MAX_PAGES, START_MS, TRANSCRIBE_MODELS, uniqueEmail, waitForServers } from './dev-worker.ts'
 
 const worker = { url: inject('devWorkerUrl') }
 const provided = { whisperUrl: inject('whisperUrl'), speechMp3: inject('speechMp3') }
@@ -26,5 +28,32 @@ describe('the consumer Worker under wrangler dev', () => {
     expect(new TextDecoder().decode(await client.downloadBytes(made[0]!._id))).toBe('The quick brown fox. Jumps over the lazy dog.\n')
     const requests = (await (await fetch(`${provided.whisperUrl}/requests?file=${encodeURIComponent(name)}`)).json()) as Array<{ fields: Record<string, string> }>
     expect(requests.map((request) => request.fields.model)).toEqual([TRANSCRIBE_MODELS.consumer])
+  })
+
+  it('draws a preview the API Worker queued: a 3-page PDF, though the API Worker allows 1 page (PDF_MAX_PAGES)', async () => {
+    expect(PDF_MAX_PAGES).toEqual({ api: '1', consumer: '1000' })
+    const client = new EdgefloorClient(worker.url)
+    const email = uniqueEmail('preview')
+    await client.register({ email, password: 'a long enough password' })
+    await client.login({ email, password: 'a long enough password' })
+    const upload = await client.upload(threePages, { name: 'three.pdf', type: 'application/pdf' })
+    const url = `${upload.preview_url}&w=64&page=3&format=png`
+
+    // Asked to answer at once: 202, to ask again at the same URL after Retry-After.
+    const pending = await fetch(url, { headers: { prefer: 'respond-async' } })
+    expect(pending.status).toBe(202)
+    expect(pending.headers.get('retry-after')).toBe('3')
+    expect(new URL(pending.headers.get('location')!, worker.url).href).toBe(url)
+    expect(await pending.json()).toEqual({ message: 'the preview is being drawn: ask again in 3 s' })
+
+    // A client without Prefer waits for the drawing (PREVIEW_WAIT_MS) or is told 202 again on a busy machine.
+    let answer = await fetch(url)
+    for (const deadline = Date.now() + 120_000; answer.status === 202 && Date.now() < deadline; answer = await fetch(url)) {
+      await new Promise((resolve) => setTimeout(resolve, 500))
+    }
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-type')).toBe('image/png')
+    const png = new Uint8Array(await answer.arrayBuffer())
+    expect(new DataView(png.buffer).getUint32(20)).toBe(64) // IHDR height: an A4 page fitted to the 64 px box
   })
 })

@@ -18,12 +18,18 @@ export const START_MS = 600_000
  */
 export const TRANSCRIBE_MODELS = { api: 'whisper-of-the-api-worker', consumer: 'whisper-of-the-consumer-worker' }
 
+/**
+ * PDF_MAX_PAGES of each Worker. Only PDF pages (conversions and previews, both in the consumer Worker) read it: were a
+ * preview of a PDF with more pages than the API Worker's drawn in the API Worker, it would fail with "too many pages".
+ */
+export const PDF_MAX_PAGES = { api: '1', consumer: '1000' }
+
 /** Launches the real Workers (`vars` for both); their start goes on in the background (`ready`). */
 export async function launchWorker(vars: Record<string, string> = {}): Promise<LaunchedDevWorker> {
   mkdirSync(artifactsDir, { recursive: true })
-  return launchDevWorker(API_ENTRY, { AUTH_RATE_LIMIT_PER_MINUTE: '0', TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.api, ...vars }, undefined, {
+  return launchDevWorker(API_ENTRY, { AUTH_RATE_LIMIT_PER_MINUTE: '0', TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.api, PDF_MAX_PAGES: PDF_MAX_PAGES.api, ...vars }, undefined, {
     startTimeoutMs: START_MS,
-    consumerVars: { TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.consumer },
+    consumerVars: { TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.consumer, PDF_MAX_PAGES: PDF_MAX_PAGES.consumer },
   })
 }
 

@@ -173,7 +173,7 @@ describe('each event once', { timeout: 120_000 }, () => {
     // was, and no second job.failed goes out.
     const job = await callJson('GET', `/jobs/${jobId}`, { token: user.token })
     const deps = pipelineDeps()
-    await consumeDeadLetters(deadLetterBatch({ jobId, stepId: job.body.steps[0]._id }, 1), deps)
+    await consumeDeadLetters(deadLetterBatch({ jobId, stepId: job.body.steps[0]._id }, 1).messages, deps)
     await Promise.all(deps.background)
     const sent = await deliveries(path)
     expect(sent).toHaveLength(1)
@@ -186,7 +186,7 @@ describe('each event once', { timeout: 120_000 }, () => {
     const created = await createJob(deps.db, await findOwnedFile(deps.db, user.id, busy._id), alwaysBusy, {})
     const message = { jobId: created.job.id, stepId: created.step!.id }
     for (let attempt = 1; attempt <= 6; attempt++) await expect(runStep(deps, message, attempt)).rejects.toThrow('the engine is busy')
-    await consumeDeadLetters(deadLetterBatch(message, 1), deps)
+    await consumeDeadLetters(deadLetterBatch(message, 1).messages, deps)
     expect((await callJson('GET', `/jobs/${message.jobId}`, { token: user.token })).body.error).toBe(
       'test-always-busy on "six.tallbusy" failed: gave up after 6 attempts: the engine is busy',
     )

@@ -39,7 +39,7 @@ describe('dead letters', () => {
     await pollJob(jobId, user, (job) => (job.steps[0]?.attempts ?? 0) >= 1)
     const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), waitUntil: () => {} }
     const { batch, acked } = deadLetterBatch({ jobId, stepId }, 6)
-    await consumeDeadLetters(batch, deps)
+    await consumeDeadLetters(batch.messages, deps)
     expect(acked).toEqual(['m1'])
     const job = await callJson('GET', `/jobs/${jobId}`, { token: user.token })
     expect(job.body).toMatchObject({

@@ -7,6 +7,13 @@ import { readImageHeader } from '../../worker/engines/image/header'
 import { encodePngBytes } from '../../worker/engines/png/encode'
 import { pattern_jpg, pattern_png } from '../fixtures/images/images'
 import { encrypted, threePages } from '../fixtures/pdf/pdfs'
+import { loadConfig } from '../../worker/config'
+import { openDatabase } from '../../worker/db/client'
+import { newId } from '../../worker/db/ids'
+import { findPreview, queuePreview, storePreview, sweepPreviewRows } from '../../worker/files/previews'
+import { findFileOf } from '../../worker/files/records'
+import { PREVIEW_REQUEUE_MS } from '../../worker/previews/make'
+import { drawPreview, previewDeadLetters, type PreviewMessage } from '../../worker/previews/draw'
 import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
@@ -23,20 +30,36 @@ async function twoColourPng(width = 800, height = 400): Promise<Uint8Array> {
   return encodePngBytes({ width, height, channels: 3, data })
 }
 
-async function preview(user: TestUser | undefined, path: string, headers: Record<string, string> = {}) {
+async function previewOnce(user: TestUser | undefined, path: string, headers: Record<string, string> = {}) {
   const res = await call('GET', path, { token: user?.token, headers })
   return { res, bytes: new Uint8Array(await res.arrayBuffer()) }
 }
 
-/** The preview once ready: an Office document answers 202 while its PDF is made (polled with a deadline). */
-async function previewWhenReady(user: TestUser, path: string, headers: Record<string, string> = {}) {
+/**
+ * The preview once drawn, as a client asks for it: the consumer Worker draws it while the request waits (up to
+ * PREVIEW_WAIT_MS), and a 202 (the drawing still queued on a busy machine, or an Office document's PDF being made)
+ * is asked again after a pause, with a deadline.
+ */
+async function preview(user: TestUser | undefined, path: string, headers: Record<string, string> = {}) {
   const deadline = Date.now() + 120_000
   for (;;) {
-    const answer = await preview(user, path, headers)
+    const answer = await previewOnce(user, path, headers)
     if (answer.res.status !== 202 || Date.now() > deadline) return answer
     expect(answer.res.headers.get('retry-after')).toBe('3')
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
+}
+
+/** The JSON answer of a preview that fails (asked again while it is 202). */
+async function previewJson(user: TestUser, path: string) {
+  const answer = await preview(user, path)
+  return { status: answer.res.status, body: JSON.parse(new TextDecoder().decode(answer.bytes)) }
+}
+
+/** The preview rows of a file, as the files module keeps them. */
+async function previewRows(fileId: string) {
+  const { results } = await env.DB.prepare('SELECT key, status, size, error, error_status FROM previews WHERE file_id = ? ORDER BY key').bind(fileId).all()
+  return results as Array<{ key: string; status: string; size: number; error: string | null; error_status: number | null }>
 }
 
 async function previewObjects(user: TestUser, fileId: string): Promise<string[]> {
@@ -133,7 +156,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     expect(second.res.status).toBe(200)
     const cover = await decodeImage((await preview(user, `/files/${file._id}/preview?w=128&h=128&fit=cover&format=png`)).bytes, TEST_IMAGE_LIMITS)
     expect([cover.width, cover.height]).toEqual([128, 128])
-    const missing = await callJson('GET', `/files/${file._id}/preview?page=4`, { token: user.token })
+    const missing = await previewJson(user, `/files/${file._id}/preview?page=4`)
     expect(missing).toMatchObject({ status: 422, body: { message: 'the PDF has 3 pages; page 4 does not exist', code: 'CONVERSION_FAILED' } })
   })
 
@@ -151,12 +174,12 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
   it('previews an Office document from its PDF: 202 with Retry-After while the chain makes it, then the page', { timeout: 180_000 }, async () => {
     const user = await signUp()
     const file = await uploaded(user, 'hello.docx', officeDocument('hello.docx'))
-    const pending = await call('GET', `/files/${file._id}/preview?w=256`, { token: user.token })
+    const pending = await call('GET', `/files/${file._id}/preview?w=256`, { token: user.token, headers: { prefer: 'respond-async' } })
     expect(pending.status).toBe(202)
     expect(pending.headers.get('retry-after')).toBe('3')
     const body = (await pending.json()) as { job: string }
     expect(pending.headers.get('location')).toBe(`/jobs/${body.job}`)
-    const ready = await previewWhenReady(user, `/files/${file._id}/preview?w=256`, { accept: 'image/png' })
+    const ready = await preview(user, `/files/${file._id}/preview?w=256`, { accept: 'image/png' })
     expect(ready.res.status).toBe(200)
     expect(readImageHeader(ready.bytes)).toMatchObject({ format: 'png', height: 256 })
     // Made through the chain toward .pdf only: the PDF exists, no PNG pages were made for the preview.
@@ -190,16 +213,27 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     expect(await previewObjects(user, file._id)).not.toContain(oldKey)
   })
 
-  it('counts in the owner\'s quota: a preview with no room left is refused with 413', async () => {
+  it('counts in the owner\'s quota: a preview with no room left is refused with 413, and drawn once there is room', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'wide.png', await twoColourPng())
-    const quota = String(file.size + 20)
-    const res = await callWithSettings({ FILES_QUOTA_BYTES: quota }, 'GET', `/files/${file._id}/preview?w=512&format=png`, { token: user.token })
-    expect(res.status).toBe(413)
-    expect(await res.json()).toMatchObject({ code: 'QUOTA_EXCEEDED', message: expect.stringContaining('storage quota exceeded') })
+    // The test binds FILES_QUOTA_BYTES to 1 TiB (the consumer Worker's setting too): a record standing for what the
+    // user already stores leaves 20 bytes.
+    const quota = Number(loadConfig(env).FILES_QUOTA_BYTES)
+    const now = Date.now()
+    const archiveId = newId(now)
+    await env.DB.prepare('INSERT INTO files (id, user_id, name, extension, content_type, size, hash, key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .bind(archiveId, user.id, 'archive', '.bin', 'application/octet-stream', quota - file.size - 20, '0'.repeat(64), `u/${user.id}/archive-${now}`, now, now)
+      .run()
+    const refused = await previewJson(user, `/files/${file._id}/preview?w=512&format=png`)
+    expect(refused).toMatchObject({ status: 413, body: { code: 'QUOTA_EXCEEDED', message: expect.stringContaining('storage quota exceeded') } })
     expect(await previewObjects(user, file._id)).toEqual([])
-    // With room, the preview's bytes are then counted like a file's.
-    const made = await preview(user, `/files/${file._id}/preview?w=64&format=png`)
+    expect(await previewRows(file._id)).toMatchObject([{ status: 'failed', size: 0, error_status: 413 }])
+    // With room again, the same preview is drawn when next asked for (a quota failure is not kept), and its bytes
+    // are then counted like a file's.
+    await env.DB.prepare('DELETE FROM files WHERE id = ?').bind(archiveId).run()
+    const made = await preview(user, `/files/${file._id}/preview?w=512&format=png`)
+    expect(made.res.status).toBe(200)
+    expect(await previewRows(file._id)).toMatchObject([{ status: 'ready', size: made.bytes.byteLength, error: null }])
     const upload = await callWithSettings({ FILES_QUOTA_BYTES: String(file.size + made.bytes.byteLength + 5) }, 'POST', '/files', {
       token: user.token,
       body: multipartBody('more.txt', 'x'.repeat(10)),
@@ -234,21 +268,154 @@ describe('hostile inputs through the preview path end as they do through convers
     const file = await uploaded(user, name, bytes)
     const converted = await callJson('POST', `/files/${file._id}/convert`, { token: user.token })
     expect(converted.status).toBeGreaterThanOrEqual(400)
-    const previewed = await callJson('GET', `/files/${file._id}/preview?w=256`, { token: user.token })
+    const previewed = await previewJson(user, `/files/${file._id}/preview?w=256`)
     expect(previewed.status).toBe(converted.status)
     expect(converted.body.message).toMatch(/ failed: /)
     expect(previewed.body).toEqual({ message: converted.body.message.replace(/^[a-z-]+ on ".*?" failed: /, ''), code: converted.body.code })
     expect(await previewObjects(user, file._id)).toEqual([])
+    // The failure is kept (PREVIEW_FAILURE_TTL): asked again, it is answered from its row, not drawn again.
+    const [failed] = await previewRows(file._id)
+    expect(failed).toMatchObject({ status: 'failed', size: 0, error: previewed.body.message, error_status: previewed.status })
+    expect(await previewJson(user, `/files/${file._id}/preview?w=256`)).toEqual(previewed)
+    expect(await previewRows(file._id)).toEqual([failed])
   })
 
   it('an Office document LibreOffice cannot open: the preview answers the failed conversion', { timeout: 180_000 }, async () => {
     const user = await signUp()
     const file = await uploaded(user, 'broken.docx', officeDocument('hello.docx').slice(0, 300))
-    const answer = await previewWhenReady(user, `/files/${file._id}/preview`)
+    const answer = await preview(user, `/files/${file._id}/preview`)
     expect(answer.res.status).toBeGreaterThanOrEqual(400)
     expect(answer.res.status).toBeLessThan(500)
     const body = JSON.parse(new TextDecoder().decode(answer.bytes))
     expect(body).toMatchObject({ code: 'CONVERSION_FAILED', message: expect.stringMatching(/^office-to-pdf on "broken\.docx" failed: /) })
     expect(await previewObjects(user, file._id)).toEqual([])
+  })
+})
+
+/** A stored preview's row as the drawing sees it, and what the consumer Worker needs to draw it. */
+function drawDeps() {
+  return { db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) }
+}
+
+const pngParams = { width: 64, height: 64, fit: 'contain' as const, format: 'png' as const, page: 1 }
+
+describe('previews are drawn by the consumer Worker, never in the API request', { timeout: 120_000 }, () => {
+  it('Prefer: respond-async answers 202 at once with Retry-After and Location (the same URL); asked again, the preview', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'wide.png', await twoColourPng())
+    const path = `/files/${file._id}/preview?w=128&format=png`
+    const pending = await previewOnce(user, path, { prefer: 'respond-async' })
+    expect(pending.res.status).toBe(202)
+    expect(pending.res.headers.get('retry-after')).toBe('3')
+    expect(pending.res.headers.get('preference-applied')).toBe('respond-async')
+    expect(pending.res.headers.get('location')).toBe(path)
+    expect(JSON.parse(new TextDecoder().decode(pending.bytes))).toEqual({ message: 'the preview is being drawn: ask again in 3 s' })
+    const ready = await preview(user, path)
+    expect(ready.res.status).toBe(200)
+    expect(readImageHeader(ready.bytes)).toMatchObject({ format: 'png', width: 128, height: 64 })
+    expect(await previewRows(file._id)).toMatchObject([{ status: 'ready', size: ready.bytes.byteLength, error: null, error_status: null }])
+  })
+
+  it('two requests at once for a new preview queue one drawing: one row, one object, the same bytes', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'photo.jpg', pattern_jpg)
+    const path = `/files/${file._id}/preview?w=256&format=png`
+    const [a, b] = await Promise.all([preview(user, path), preview(user, path)])
+    expect([a.res.status, b.res.status]).toEqual([200, 200])
+    expect(a.bytes).toEqual(b.bytes)
+    expect(await previewRows(file._id)).toHaveLength(1)
+    expect(await previewObjects(user, file._id)).toHaveLength(1)
+  })
+
+  it('refuses a page an image or a text does not have before anything is queued', async () => {
+    const user = await signUp()
+    const image = await uploaded(user, 'photo.jpg', pattern_jpg)
+    const text = await uploaded(user, 'notes.txt', 'hello')
+    expect(await callJson('GET', `/files/${image._id}/preview?page=2`, { token: user.token })).toMatchObject({
+      status: 422,
+      body: { code: 'CONVERSION_FAILED', message: 'an image has one page to preview; page 2 does not exist' },
+    })
+    expect(await callJson('GET', `/files/${text._id}/preview?page=3`, { token: user.token })).toMatchObject({
+      status: 422,
+      body: { code: 'CONVERSION_FAILED', message: 'a text preview has one page to preview; page 3 does not exist' },
+    })
+    expect([...(await previewRows(image._id)), ...(await previewRows(text._id))]).toEqual([])
+  })
+
+  it('a failure kept past PREVIEW_FAILURE_TTL is drawn again when next asked for (and the sweep deletes it)', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'cut.pdf', threePages.slice(0, 400))
+    const failed = await previewJson(user, `/files/${file._id}/preview?w=64`)
+    expect(failed.status).toBe(422)
+    const expired = Date.now() - loadConfig(env).PREVIEW_FAILURE_TTL * 1000 - 1000
+    await env.DB.prepare('UPDATE previews SET updated_at = ? WHERE file_id = ?').bind(expired, file._id).run()
+    expect(await previewJson(user, `/files/${file._id}/preview?w=64`)).toEqual(failed)
+    const [row] = await env.DB.prepare('SELECT updated_at FROM previews WHERE file_id = ?').bind(file._id).all<{ updated_at: number }>().then((r) => r.results)
+    expect(row!.updated_at).toBeGreaterThan(expired) // drawn again, failed again
+    // The scheduled sweep deletes failures past the TTL, and only those.
+    await env.DB.prepare('UPDATE previews SET updated_at = ? WHERE file_id = ?').bind(expired, file._id).run()
+    expect(await sweepPreviewRows(openDatabase(env.DB), loadConfig(env))).toBeGreaterThanOrEqual(1)
+    expect(await previewRows(file._id)).toEqual([])
+  })
+
+  it('a queued drawing whose message was lost is sent again once it is PREVIEW_REQUEUE_MS old', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'photo.jpg', pattern_jpg)
+    const row = (await findFileOf(openDatabase(env.DB), user.id, file._id))!
+    // A row queued long ago whose message never came (none is sent here).
+    const key = `p/${user.id}/${file._id}/${file.hash}/64x64-contain-p1.png`
+    expect(await queuePreview(openDatabase(env.DB), row, key, Date.now() - PREVIEW_REQUEUE_MS - 1000)).toBe(true)
+    const answer = await preview(user, `/files/${file._id}/preview?w=64&format=png`)
+    expect(answer.res.status).toBe(200)
+    expect(await previewRows(file._id)).toMatchObject([{ key, status: 'ready' }])
+  })
+
+  it('a drawing that ran out of retries fails with 503 (the waiting request\'s answer) and is drawn again when next asked for', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'photo.jpg', pattern_jpg)
+    const db = openDatabase(env.DB)
+    const row = (await findFileOf(db, user.id, file._id))!
+    const key = `p/${user.id}/${file._id}/${file.hash}/64x64-contain-p1.png`
+    expect(await queuePreview(db, row, key)).toBe(true)
+    const acked: string[] = []
+    const message = { body: { preview: { fileId: file._id, userId: user.id, key, params: pngParams } }, attempts: 1, ack: () => acked.push(key) } as unknown as Message<PreviewMessage>
+    await previewDeadLetters([message], drawDeps())
+    expect(acked).toEqual([key])
+    expect(await previewRows(file._id)).toMatchObject([{ key, status: 'failed', error: 'the preview could not be drawn: ask again later', error_status: 503 }])
+    const again = await preview(user, `/files/${file._id}/preview?w=64&format=png`)
+    expect(again.res.status).toBe(200)
+  })
+
+  it('a drawing whose file was deleted or replaced meanwhile stores nothing and leaves no row', async () => {
+    const user = await signUp()
+    const db = openDatabase(env.DB)
+    const deps = drawDeps()
+    // Replaced after the drawing was queued: the replace deleted the row, the drawing finds the content gone.
+    const replaced = await uploaded(user, 'photo.jpg', pattern_jpg)
+    const before = (await findFileOf(db, user.id, replaced._id))!
+    const oldKey = `p/${user.id}/${replaced._id}/${before.hash}/64x64-contain-p1.png`
+    expect(await queuePreview(db, before, oldKey)).toBe(true)
+    expect((await callJson('PUT', `/files/${replaced._id}`, { token: user.token, body: multipartBody('photo.png', pattern_png) })).status).toBe(200)
+    await drawPreview(deps, { fileId: replaced._id, userId: user.id, key: oldKey, params: pngParams })
+    expect(await previewObjects(user, replaced._id)).toEqual([])
+    expect(await previewRows(replaced._id)).toEqual([])
+    // Replaced while it was drawn (after the drawing read the row): the drawn bytes are removed again, no row stays.
+    const racing = await uploaded(user, 'photo2.jpg', pattern_jpg)
+    const racingRow = (await findFileOf(db, user.id, racing._id))!
+    const racingKey = `p/${user.id}/${racing._id}/${racingRow.hash}/64x64-contain-p1.png`
+    expect(await queuePreview(db, racingRow, racingKey)).toBe(true)
+    expect((await callJson('PUT', `/files/${racing._id}`, { token: user.token, body: multipartBody('photo2.png', pattern_png) })).status).toBe(200)
+    expect(await storePreview(deps, racingRow, racingKey, new Uint8Array([1, 2, 3]), 'image/png')).toBe(false)
+    expect(await env.BUCKET.head(racingKey)).toBeNull()
+    expect(await findPreview(db, racingRow, racingKey)).toBeUndefined()
+    // Deleted: the same.
+    const deleted = await uploaded(user, 'gone.jpg', pattern_jpg)
+    const deletedRow = (await findFileOf(db, user.id, deleted._id))!
+    const deletedKey = `p/${user.id}/${deleted._id}/${deletedRow.hash}/64x64-contain-p1.png`
+    expect(await queuePreview(db, deletedRow, deletedKey)).toBe(true)
+    expect((await callJson('DELETE', `/files/${deleted._id}`, { token: user.token })).status).toBe(200)
+    await drawPreview(deps, { fileId: deleted._id, userId: user.id, key: deletedKey, params: pngParams })
+    expect(await env.BUCKET.head(deletedKey)).toBeNull()
+    expect(await env.DB.prepare('SELECT count(*) AS n FROM previews WHERE file_id = ?').bind(deleted._id).first<{ n: number }>()).toEqual({ n: 0 })
   })
 })

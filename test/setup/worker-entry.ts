@@ -4,7 +4,8 @@
 import consumer from '../../worker/consumer'
 import api from '../../worker/index'
 import type { StepMessage } from '../../worker/pipeline/jobs'
+import type { PreviewMessage } from '../../worker/previews/draw'
 
-export default { ...api, ...consumer } satisfies ExportedHandler<Env, StepMessage>
+export default { ...api, ...consumer } satisfies ExportedHandler<Env, StepMessage | PreviewMessage>
 
 export { RateLimiter } from '../../worker/index'

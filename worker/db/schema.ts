@@ -112,7 +112,10 @@ export const files = sqliteTable(
 /**
  * Previews of stored files: one R2 object each, under a key made of the file's content hash and the preview's
  * parameters. They count in their owner's quota and go with their file (the foreign key refuses a preview of a
- * file deleted while it was made; the files module deletes the objects).
+ * file deleted while it was made; the files module deletes the objects). The consumer Worker draws them: a row is
+ * `queued` from the first request until it is `ready` (its object stored, its size counted) or `failed` (the
+ * reason and the status its conversion answers, kept for PREVIEW_FAILURE_TTL so a hostile file is not drawn again
+ * on every request).
  */
 export const previews = sqliteTable(
   'previews',
@@ -125,9 +128,18 @@ export const previews = sqliteTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     key: text('key').notNull(),
     size: integer('size').notNull(),
+    status: text('status', { enum: ['queued', 'ready', 'failed'] }).notNull().default('ready'),
+    error: text('error'),
+    errorStatus: integer('error_status'),
     createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull().default(0),
   },
-  (table) => [primaryKey({ columns: [table.fileId, table.key] }), uniqueIndex('previews_key_unique').on(table.key), index('previews_user').on(table.userId)],
+  (table) => [
+    primaryKey({ columns: [table.fileId, table.key] }),
+    uniqueIndex('previews_key_unique').on(table.key),
+    index('previews_user').on(table.userId),
+    index('previews_status').on(table.status, table.updatedAt),
+  ],
 )
 
 /**

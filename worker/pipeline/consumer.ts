@@ -181,8 +181,8 @@ export function retryDelaySeconds(attempt: number): number {
   return Math.min(300, 2 ** Math.max(1, attempt))
 }
 
-export async function consumeConversions(batch: MessageBatch<StepMessage>, deps: PipelineDeps): Promise<void> {
-  for (const message of batch.messages) {
+export async function consumeConversions(messages: readonly Message<StepMessage>[], deps: PipelineDeps): Promise<void> {
+  for (const message of messages) {
     try {
       await runStep(deps, message.body, message.attempts)
       message.ack()
@@ -194,8 +194,8 @@ export async function consumeConversions(batch: MessageBatch<StepMessage>, deps:
 }
 
 /** Messages that ran out of retries: their step and job fail with the last reason. */
-export async function consumeDeadLetters(batch: MessageBatch<StepMessage>, deps: PipelineDeps): Promise<void> {
-  for (const message of batch.messages) {
+export async function consumeDeadLetters(messages: readonly Message<StepMessage>[], deps: PipelineDeps): Promise<void> {
+  for (const message of messages) {
     const step = await deps.db.query.jobSteps.findFirst({ where: eq(jobSteps.id, message.body.stepId) })
     const job = step && (await deps.db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) }))
     if (step && job && step.status !== 'done' && step.status !== 'split') {

@@ -1,57 +1,56 @@
-// Making a preview once: found under its key when it exists, else drawn, encoded and stored through the files
-// module (which counts it in the quota and deletes it with its file or content). An Office document is previewed
-// from its PDF, which the chain makes when it is missing: meanwhile the caller is told to come back.
+// Asking for a preview, in the API Worker: found under its key when it is stored; else its drawing is queued for
+// the consumer Worker (draw.ts) and the request waits for it, without drawing anything itself, up to a deadline.
+// The files module stores it (counted in the quota, deleted with its file or content). An Office document is
+// previewed from its PDF, which the chain makes when it is missing: meanwhile the caller is told to come back.
 import { and, desc, eq, gte } from 'drizzle-orm'
 import type { Config } from '../config'
 import { ConversionError } from '../converters/converter'
 import type { Database } from '../db/client'
-import { files, jobs } from '../db/schema'
-import { encodeAvif, encodeWebp } from '../engines/image/encode'
-import type { RawImage } from '../engines/png/encode'
-import { encodePngBytes } from '../engines/png/encode'
+import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
-import { hasPreview, previewKey, storePreview } from '../files/previews'
+import { findPreview, type PreviewRow, previewKey, queuePreview, requeuePreview, unqueuePreview } from '../files/previews'
 import type { FileRow } from '../files/records'
-import { storedInput } from '../pipeline/input'
 import { conversionErrorCode, type JobRow, type StepMessage } from '../pipeline/jobs'
 import { startJob } from '../pipeline/start'
+import { convertedPdf, type PreviewMessage } from './draw'
 import { previewKind } from './kind'
 import { CONTENT_TYPES, type PreviewParams, variantName } from './params'
-import { imagePixels, pdfPixels, textPixels } from './render'
+import { checkPreviewPage } from './render'
 
 export interface PreviewDeps {
   readonly db: Database
-  readonly bucket: R2Bucket
-  readonly queue: Queue<StepMessage>
+  readonly queue: Queue<StepMessage | PreviewMessage>
   readonly config: Config
 }
 
 export type PreviewAnswer =
-  | { readonly ready: true; readonly key: string; readonly contentType: string; readonly body?: Uint8Array }
-  | { readonly ready: false; readonly job: JobRow }
+  | { readonly ready: true; readonly key: string; readonly contentType: string }
+  /** Not drawn yet: `job` when an Office document's PDF is being made, else the drawing is queued. */
+  | { readonly ready: false; readonly job?: JobRow }
+
+/** A queued drawing not settled after this long lost its messages (the queue's retries take about a minute). */
+export const PREVIEW_REQUEUE_MS = 15 * 60 * 1000
+const POLL_FIRST_MS = 50
+const POLL_MAX_MS = 500
 
 /** The preview's strong ETag: its content hash and parameters decide its bytes, so it is known before drawing. */
 export function previewEtag(file: FileRow, params: PreviewParams): string {
   return `"${file.hash}.${variantName(params)}"`
 }
 
-export async function encodePreview(image: RawImage, params: PreviewParams): Promise<Uint8Array> {
-  if (params.format === 'webp') return encodeWebp(image)
-  if (params.format === 'avif') return encodeAvif(image)
-  return encodePngBytes(image)
+/** A settled failure as its conversion answers it: same status, code and reason (the quota's own code for 413). */
+function previewFailed(row: Pick<PreviewRow, 'error' | 'errorStatus'>): ApiError {
+  const quota = row.errorStatus === 413 && row.error?.startsWith('storage quota exceeded')
+  return new ApiError(quota ? 'QUOTA_EXCEEDED' : conversionErrorCode(row.errorStatus), { message: row.error ?? undefined })
 }
 
-/** The file's failures as its conversions answer them: same status, code and reason. */
-function previewFailed(error: ConversionError): ApiError {
-  return new ApiError(conversionErrorCode(error.status), { message: error.message })
-}
+/** Failures that may not happen again (the quota, an engine unavailable) are drawn again when next asked for. */
+const mayPassNow = (row: PreviewRow) => row.errorStatus === 413 ? row.error?.startsWith('storage quota exceeded') === true : (row.errorStatus ?? 500) >= 500
 
-/** The Office document's PDF (a conversion of its current content), if the chain has made it. */
-async function convertedPdf(db: Database, file: FileRow): Promise<FileRow | undefined> {
-  return db.query.files.findFirst({
-    where: and(eq(files.parentId, file.id), eq(files.userId, file.userId), eq(files.contentType, 'application/pdf')),
-    orderBy: desc(files.id),
-  })
+/** Whether the row's drawing should be queued again: a failure that may pass or has expired, or a lost message. */
+function drawAgain(row: PreviewRow, config: Config, now: number): boolean {
+  if (row.status === 'failed') return mayPassNow(row) || row.updatedAt < now - config.PREVIEW_FAILURE_TTL * 1000
+  return row.status === 'queued' && row.updatedAt < now - PREVIEW_REQUEUE_MS
 }
 
 /** A job making the document's PDF: the one already running, else a new one toward .pdf; a failure is answered. */
@@ -68,27 +67,57 @@ async function pdfJob(deps: PreviewDeps, file: FileRow): Promise<JobRow> {
   return startJob({ db: deps.db, queue: deps.queue }, deps.config, file, { target: '.pdf' })
 }
 
-export async function makePreview(deps: PreviewDeps, file: FileRow, params: PreviewParams): Promise<PreviewAnswer> {
-  const key = previewKey(file, variantName(params))
-  const contentType = CONTENT_TYPES[params.format]
-  if (await hasPreview(deps.db, file, key)) return { ready: true, key, contentType }
-  const kind = previewKind(file)
-  if (!kind) throw new ApiError('UNSUPPORTED_FORMAT', { message: `"${file.name}" has no preview: previews are made of images, PDFs, Office documents and text` })
-  let image: RawImage
+async function sendDrawing(deps: PreviewDeps, file: FileRow, key: string, params: PreviewParams): Promise<void> {
   try {
-    if (kind === 'office') {
-      const pdf = await convertedPdf(deps.db, file)
-      if (!pdf) return { ready: false, job: await pdfJob(deps, file) }
-      image = await pdfPixels(storedInput(deps.bucket, pdf), params, deps.config)
-    } else {
-      const input = storedInput(deps.bucket, file)
-      image = kind === 'image' ? await imagePixels(input, params, deps.config) : kind === 'pdf' ? await pdfPixels(input, params, deps.config) : await textPixels(input, params)
-    }
+    await deps.queue.send({ preview: { fileId: file.id, userId: file.userId, key, params } })
   } catch (error) {
-    if (error instanceof ConversionError) throw previewFailed(error)
+    // Not sent: the row goes, so the next request queues it again instead of waiting for a drawing that never comes.
+    await unqueuePreview(deps.db, file, key)
     throw error
   }
-  const body = await encodePreview(image, params)
-  await storePreview(deps, file, key, body, contentType)
-  return { ready: true, key, contentType, body }
+}
+
+/** The row once it is no longer queued (or gone), or as it stands when `waitMs` runs out; waiting is I/O only. */
+async function waitForPreview(db: Database, file: FileRow, key: string, waitMs: number, row: PreviewRow | undefined): Promise<PreviewRow | undefined> {
+  const deadline = Date.now() + waitMs
+  let pause = POLL_FIRST_MS
+  while (row?.status === 'queued' && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, Math.max(0, deadline - Date.now()))))
+    pause = Math.min(POLL_MAX_MS, pause * 1.5)
+    row = await findPreview(db, file, key)
+  }
+  return row
+}
+
+/**
+ * The preview: stored (ready), failed (thrown as its conversion's error), or still being made after `waitMs`.
+ * Nothing is drawn here: the drawing is queued once (the request that writes the queued row sends it).
+ */
+export async function makePreview(deps: PreviewDeps, file: FileRow, params: PreviewParams, waitMs: number): Promise<PreviewAnswer> {
+  const key = previewKey(file, variantName(params))
+  const contentType = CONTENT_TYPES[params.format]
+  const now = Date.now()
+  let row = await findPreview(deps.db, file, key)
+  if (!row) {
+    const kind = previewKind(file)
+    if (!kind) throw new ApiError('UNSUPPORTED_FORMAT', { message: `"${file.name}" has no preview: previews are made of images, PDFs, Office documents and text` })
+    try {
+      checkPreviewPage(kind, params)
+    } catch (error) {
+      if (error instanceof ConversionError) throw previewFailed({ error: error.message, errorStatus: error.status })
+      throw error
+    }
+    if (kind === 'office' && !(await convertedPdf(deps.db, file))) return { ready: false, job: await pdfJob(deps, file) }
+    if (await queuePreview(deps.db, file, key, now)) await sendDrawing(deps, file, key, params)
+    row = await findPreview(deps.db, file, key)
+  } else if (drawAgain(row, deps.config, now) && (await requeuePreview(deps.db, row, now))) {
+    await sendDrawing(deps, file, key, params)
+    row = await findPreview(deps.db, file, key)
+  }
+  row = await waitForPreview(deps.db, file, key, waitMs, row)
+  // No row: the file was deleted or its content replaced after this request read it.
+  if (!row) throw new ApiError('FILE_REPLACED_MEANWHILE', { message: 'the file was deleted or replaced while its preview was asked for; read it again' })
+  if (row.status === 'ready') return { ready: true, key, contentType }
+  if (row.status === 'failed') throw previewFailed(row)
+  return { ready: false }
 }

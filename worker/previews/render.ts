@@ -1,4 +1,4 @@
-// Drawing a preview's pixels from a stored file, each kind through the engine entry points its conversion uses
+// Drawing a preview's pixels from a stored file (in the consumer Worker: draw.ts), each kind through the engine entry points its conversion uses
 // (and so through the same limits): images through openImageInput (header measured before decoding), PDFs through
 // the PDF converters' fromInput (PDF_MAX_BYTES, PDF_MAX_PAGES, PDF_MAX_IMAGE_PIXELS), text through the text
 // layout and renderer. PDF pages are drawn at the box's size, never larger; a cover crop draws only the box.
@@ -12,6 +12,7 @@ import type { RawImage } from '../engines/png/encode'
 import { decodeText } from '../engines/text/decode'
 import { layoutPages } from '../engines/text/layout'
 import { renderPage } from '../engines/text/render'
+import type { PreviewKind } from './kind'
 import type { PreviewParams } from './params'
 
 /** A text preview shows the first page: these first bytes hold more than a page's worth of characters. */
@@ -21,6 +22,12 @@ const A4_WIDTH_INCHES = 8.27
 
 function onlyFirstPage(params: PreviewParams, what: string): void {
   if (params.page !== 1) throw new ConversionError(`${what} has one page to preview; page ${params.page} does not exist`)
+}
+
+/** What can be refused before any drawing is queued: a page other than 1 of an image or a text. */
+export function checkPreviewPage(kind: PreviewKind, params: PreviewParams): void {
+  if (kind === 'image') onlyFirstPage(params, 'an image')
+  if (kind === 'text') onlyFirstPage(params, 'a text preview')
 }
 
 export async function imagePixels(input: ConversionInput, params: PreviewParams, config: Config): Promise<RawImage> {

@@ -8,7 +8,7 @@ import { ApiError } from '../errors'
 import { makePreview, previewEtag } from './make'
 import { PreviewQuery, previewParams } from './params'
 
-/** Seconds a client waits before asking again while an Office document's PDF is being made. */
+/** Seconds a client waits before asking again while a preview is drawn or an Office document's PDF is made. */
 export const PREVIEW_RETRY_AFTER_SECONDS = 3
 const CACHE_CONTROL = 'private, max-age=0, must-revalidate'
 
@@ -17,7 +17,7 @@ const preview = securedRoute(['Files'], {
   path: '/files/{id}/preview',
   summary: 'A thumbnail of the file: images, PDFs and Office documents (a page), text (its first page)',
   description:
-    'Made once per content and parameters, then served from storage (counted in the quota). An Office document is previewed from its PDF: while the chain makes it, 202 with Retry-After.',
+    'Made once per content and parameters, then served from storage (counted in the quota). The consumer Worker draws it: the first request waits for the drawing up to PREVIEW_WAIT_MS, then (or at once with `Prefer: respond-async`) answers 202 with Retry-After and Location. An Office document is previewed from its PDF: while the chain makes it, 202 with Retry-After and the job.',
   security: [{ bearer: [] }, { signedUrl: [] }],
   request: {
     params: z.object({ id: z.string().regex(ID_PATTERN, 'must be a 24-character hex id') }),
@@ -25,6 +25,7 @@ const preview = securedRoute(['Files'], {
     headers: z.object({
       accept: z.string().optional().openapi({ description: 'WebP when it allows image/webp (or no Accept), else PNG; `format` overrides' }),
       'if-none-match': z.string().optional().openapi({ description: "the preview's ETag → 304" }),
+      prefer: z.string().optional().openapi({ description: '`respond-async`: answer 202 at once while a new preview is drawn', example: 'respond-async' }),
     }),
   },
   responses: {
@@ -34,9 +35,9 @@ const preview = securedRoute(['Files'], {
       content: { 'image/webp': { schema: z.string().openapi({ format: 'binary' }) }, 'image/png': { schema: z.string().openapi({ format: 'binary' }) }, 'image/avif': { schema: z.string().openapi({ format: 'binary' }) } },
     },
     202: {
-      description: "An Office document's PDF is being made: ask again after Retry-After seconds",
+      description: "The preview is being drawn (Location: this URL), or an Office document's PDF is being made (Location: its job): ask again after Retry-After seconds",
       headers: z.object({ 'retry-after': z.string(), location: z.string() }),
-      content: { 'application/json': { schema: z.object({ message: z.string(), job: z.string() }) } },
+      content: { 'application/json': { schema: z.object({ message: z.string(), job: z.string().optional().openapi({ description: "the job making an Office document's PDF" }) }) } },
     },
     304: { description: 'Not modified (If-None-Match)' },
     401: errorResponse('No bearer token and no valid signed token'),
@@ -56,15 +57,23 @@ export function previewRoutes() {
     if (evaluatePreconditions(new Headers({ 'if-none-match': c.req.header('if-none-match') ?? '' }), { etag, lastModifiedMs: 0 }) === 'not-modified') {
       return new Response(null, { status: 304, headers })
     }
-    const answer = await makePreview({ db: c.var.db, bucket: c.env.BUCKET, queue: c.env.CONVERSIONS, config: c.var.config }, file, params)
+    const respondAsync = /\brespond-async\b/i.test(c.req.header('prefer') ?? '')
+    const waitMs = respondAsync ? 0 : c.var.config.PREVIEW_WAIT_MS
+    const answer = await makePreview({ db: c.var.db, queue: c.env.CONVERSIONS, config: c.var.config }, file, params, waitMs)
     if (!answer.ready) {
       c.header('retry-after', String(PREVIEW_RETRY_AFTER_SECONDS))
-      c.header('location', `/jobs/${answer.job.id}`)
-      return c.json({ message: `the preview is made from the document's PDF, which is being converted: ask again in ${PREVIEW_RETRY_AFTER_SECONDS} s`, job: answer.job.id }, 202)
+      if (respondAsync) c.header('preference-applied', 'respond-async')
+      if (answer.job) {
+        c.header('location', `/jobs/${answer.job.id}`)
+        return c.json({ message: `the preview is made from the document's PDF, which is being converted: ask again in ${PREVIEW_RETRY_AFTER_SECONDS} s`, job: answer.job.id }, 202)
+      }
+      // This same URL (its signed token included): asked again, it answers the preview once drawn.
+      const url = new URL(c.req.url)
+      c.header('location', `${url.pathname}${url.search}`)
+      return c.json({ message: `the preview is being drawn: ask again in ${PREVIEW_RETRY_AFTER_SECONDS} s` }, 202)
     }
     headers.set('content-type', answer.contentType)
     headers.set('x-content-type-options', 'nosniff')
-    if (answer.body) return new Response(answer.body, { status: 200, headers })
     const object = await c.env.BUCKET.get(answer.key)
     if (!object) throw new ApiError('FILE_NOT_FOUND')
     headers.set('content-length', String(object.size))
