@@ -30,7 +30,7 @@ export type PreviewAnswer =
 
 /** A queued drawing not settled after this long lost its messages (the queue's retries take about a minute). */
 export const PREVIEW_REQUEUE_MS = 15 * 60 * 1000
-const POLL_FIRST_MS = 50
+const POLL_FIRST_MS = 10
 const POLL_MAX_MS = 500
 
 /** The preview's strong ETag: its content hash and parameters decide its bytes, so it is known before drawing. */
