@@ -4,13 +4,16 @@
 // idle latency of `GET /` in the same run (the baseline). Goals (issue 17): < 2 s CPU, < 64 MiB, latency ≤ 2× idle.
 // Cases refused before a job are not run: they never reach a converter.
 // Then, for each converter, its worst case (the most CPU above) again and again: `GET /` latency while it runs
-// against idle latency, in alternating rounds (idle, converting, idle, …), as median and p95 over all rounds.
+// against idle latency, in alternating rounds (idle, converting, idle, …), as median and p95 over all rounds: once
+// with `GET /` on the Worker that converts (one isolate, one thread: what `wrangler dev` does with the API and
+// consumer Workers), and once as deployed, with `GET /` on the real API Worker in a workerd process of its own
+// while the bench Worker converts in another (on Cloudflare the consumer Worker's isolates are not the API's).
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { HOSTILE_CASES, type HostileCase } from '../test/hostile/corpus.ts'
 import { encryptWithQpdf } from '../test/support/qpdf.ts'
 import { startConvertWorker } from './convert-harness.ts'
-import { memoryDuring, workerdPids } from './wrangler-dev.ts'
+import { API_ENTRY, type DevWorker, memoryDuring, startDevWorker, workerdPids } from './wrangler-dev.ts'
 
 const CONVERTERS: Record<string, string> = { '.pdf': 'pdf-to-png', '.txt': 'text-to-png', '.csv': 'office-to-pdf', '.mp3': 'audio-to-text', '.wav': 'audio-to-text' }
 const converterOf = (name: string) => CONVERTERS[name.slice(name.lastIndexOf('.'))] ?? 'image-to-png'
@@ -54,7 +57,7 @@ function convert(url: string, hostile: HostileCase, bytes: Uint8Array) {
  * `GET /` latencies asked one after another while the case converts, again and again until `samples` were taken:
  * only requests sent while a conversion was in flight count (the gap between two conversions is idle).
  */
-async function latenciesWhileConverting(url: string, hostile: HostileCase, bytes: Uint8Array, samples: number): Promise<number[]> {
+async function latenciesWhileConverting(url: string, hostile: HostileCase, bytes: Uint8Array, samples: number, askedUrl = url): Promise<number[]> {
   const during: number[] = []
   let converting = true
   let stop = false
@@ -69,12 +72,30 @@ async function latenciesWhileConverting(url: string, hostile: HostileCase, bytes
   await new Promise((resolve) => setTimeout(resolve, 5))
   while (during.length < samples) {
     const wasConverting = converting
-    const ms = await latencyMs(url)
+    const ms = await latencyMs(askedUrl)
     if (wasConverting && converting) during.push(ms)
   }
   stop = true
   await loop
   return during
+}
+
+/** Per converter: `GET /` on `asked`, idle and while `converting` runs the worst case, in alternating rounds. */
+async function compareLatencies(converting: DevWorker, worst: ReadonlyMap<string, { hostile: HostileCase }>, asked: DevWorker): Promise<void> {
+  console.log('converter | worst case | idle median / p95 ms | converting median / p95 ms | ratio median | ratio p95')
+  for (const [converter, { hostile }] of worst) {
+    const bytes = await caseBytes(hostile)
+    const idleRounds: number[] = []
+    const duringRounds: number[] = []
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < SAMPLES_PER_ROUND; i++) idleRounds.push(await latencyMs(asked.url))
+      duringRounds.push(...(await latenciesWhileConverting(converting.url, hostile, bytes, SAMPLES_PER_ROUND, asked.url)))
+    }
+    const [idleMedian, idleP95, duringMedian, duringP95] = [median(idleRounds), quantile(idleRounds, 0.95), median(duringRounds), quantile(duringRounds, 0.95)]
+    console.log(
+      `${converter} | ${hostile.name} | ${idleMedian.toFixed(1)} / ${idleP95.toFixed(1)} | ${duringMedian.toFixed(1)} / ${duringP95.toFixed(1)} | ${(duringMedian / idleMedian).toFixed(2)}× | ${(duringP95 / idleP95).toFixed(2)}×`,
+    )
+  }
 }
 
 const worker = await startConvertWorker()
@@ -111,20 +132,15 @@ try {
     console.log(`${hostile.name} | ${converter} | ${outcome} | ${cpu.toFixed(2)} | ${(peakMiB - startMiB).toFixed(1)} | ${med.toFixed(1)} (${(med / idleMs).toFixed(1)}×) | ${max.toFixed(0)} (${(max / idleMs).toFixed(1)}×)`)
   }
 
-  console.log(`\nGET / while each converter's worst case runs, against idle, ${ROUNDS} alternating rounds (load average ${load()})`)
-  console.log('converter | worst case | idle median / p95 ms | converting median / p95 ms | ratio median | ratio p95')
-  for (const [converter, { hostile }] of worst) {
-    const bytes = await caseBytes(hostile)
-    const idleRounds: number[] = []
-    const duringRounds: number[] = []
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let i = 0; i < SAMPLES_PER_ROUND; i++) idleRounds.push(await latencyMs(worker.url))
-      duringRounds.push(...(await latenciesWhileConverting(worker.url, hostile, bytes, SAMPLES_PER_ROUND)))
-    }
-    const [idleMedian, idleP95, duringMedian, duringP95] = [median(idleRounds), quantile(idleRounds, 0.95), median(duringRounds), quantile(duringRounds, 0.95)]
-    console.log(
-      `${converter} | ${hostile.name} | ${idleMedian.toFixed(1)} / ${idleP95.toFixed(1)} | ${duringMedian.toFixed(1)} / ${duringP95.toFixed(1)} | ${(duringMedian / idleMedian).toFixed(2)}× | ${(duringP95 / idleP95).toFixed(2)}×`,
-    )
+  console.log(`\nGET / while each converter's worst case runs in the same isolate, against idle, ${ROUNDS} alternating rounds (load average ${load()})`)
+  await compareLatencies(worker, worst, worker)
+  const api = await startDevWorker(API_ENTRY)
+  try {
+    for (let i = 0; i < 5; i++) await latencyMs(api.url) // warm
+    console.log(`\nAs deployed: GET / on the API Worker (its own workerd) while the consumer's worst cases run in another (load average ${load()})`)
+    await compareLatencies(worker, worst, api)
+  } finally {
+    api.stop()
   }
   console.log(`load average ${load()} at the end`)
 } finally {
