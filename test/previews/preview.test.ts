@@ -12,7 +12,7 @@ import { openDatabase } from '../../worker/db/client'
 import { newId } from '../../worker/db/ids'
 import { findPreview, queuePreview, storePreview, sweepPreviewRows } from '../../worker/files/previews'
 import { findFileOf } from '../../worker/files/records'
-import { PREVIEW_REQUEUE_MS } from '../../worker/previews/make'
+import { PREVIEW_MAX_QUEUED_PER_USER, PREVIEW_REQUEUE_MS } from '../../worker/previews/make'
 import { drawPreview, previewDeadLetters, type PreviewMessage } from '../../worker/previews/draw'
 import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
@@ -325,6 +325,27 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     expect(a.bytes).toEqual(b.bytes)
     expect(await previewRows(file._id)).toHaveLength(1)
     expect(await previewObjects(user, file._id)).toHaveLength(1)
+  })
+
+  it(`refuses a new preview with 429 and Retry-After while ${PREVIEW_MAX_QUEUED_PER_USER} of the user's are queued, and only theirs`, async () => {
+    const user = await signUp()
+    const other = await signUp()
+    const db = openDatabase(env.DB)
+    const file = await uploaded(user, 'photo.jpg', pattern_jpg)
+    const row = (await findFileOf(db, user.id, file._id))!
+    // Drawings queued and not drawn yet (no message is sent here): the user's limit.
+    for (let i = 0; i < PREVIEW_MAX_QUEUED_PER_USER; i++) expect(await queuePreview(db, row, `p/${user.id}/${file._id}/${file.hash}/waiting-${i}`)).toBe(true)
+    const refused = await call('GET', `/files/${file._id}/preview?w=64`, { token: user.token })
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).toBe('3')
+    expect(await refused.json()).toMatchObject({ code: 'RATE_LIMITED', message: `${PREVIEW_MAX_QUEUED_PER_USER} of your previews are being drawn: ask again in 3 s` })
+    expect(await previewRows(file._id)).toHaveLength(PREVIEW_MAX_QUEUED_PER_USER)
+    // Another user's previews are not held back by them.
+    const theirs = await uploaded(other, 'photo.jpg', pattern_jpg)
+    expect((await preview(other, `/files/${theirs._id}/preview?w=64`)).res.status).toBe(200)
+    // Once the user's drawings are done (here: gone), the preview is queued and drawn.
+    await env.DB.prepare("DELETE FROM previews WHERE file_id = ? AND key LIKE '%/waiting-%'").bind(file._id).run()
+    expect((await preview(user, `/files/${file._id}/preview?w=64`)).res.status).toBe(200)
   })
 
   it('refuses a page an image or a text does not have before anything is queued', async () => {

@@ -28,16 +28,24 @@ export async function findPreview(db: Database, file: Pick<FileRow, 'id'>, key: 
 const currentContent = (file: Pick<FileRow, 'id' | 'hash'>) => sql`EXISTS (SELECT 1 FROM files WHERE id = ${file.id} AND hash = ${file.hash})`
 
 /**
- * Writes the row `queued` while the file still holds this content; answers whether this call wrote it (the caller
- * then sends the drawing to the queue). A row already there (asked for by a request at the same time) is left.
+ * Writes the row `queued` while the file still holds this content and its owner has fewer than `maxQueued`
+ * drawings queued (checked in the same statement, so requests at once cannot pass it together); answers whether
+ * this call wrote it (the caller then sends the drawing to the queue). A row already there is left.
  */
-export async function queuePreview(db: Database, file: Pick<FileRow, 'id' | 'userId' | 'hash'>, key: string, now = Date.now()): Promise<boolean> {
+export async function queuePreview(db: Database, file: Pick<FileRow, 'id' | 'userId' | 'hash'>, key: string, now = Date.now(), maxQueued = Number.MAX_SAFE_INTEGER): Promise<boolean> {
   const result = await db.run(sql`
     INSERT INTO previews (file_id, user_id, key, size, status, created_at, updated_at)
     SELECT ${file.id}, ${file.userId}, ${key}, 0, 'queued', ${now}, ${now}
     WHERE ${currentContent(file)}
+      AND (SELECT count(*) FROM previews WHERE user_id = ${file.userId} AND status = 'queued') < ${maxQueued}
     ON CONFLICT DO NOTHING`)
   return result.meta.changes > 0
+}
+
+/** How many of the user's previews are queued (asked for, not drawn yet). */
+export async function queuedPreviews(db: Database, userId: string): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)` }).from(previews).where(and(eq(previews.userId, userId), eq(previews.status, 'queued')))
+  return row?.n ?? 0
 }
 
 /**

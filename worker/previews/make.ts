@@ -8,7 +8,7 @@ import { ConversionError } from '../converters/converter'
 import type { Database } from '../db/client'
 import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
-import { findPreview, type PreviewRow, previewKey, queuePreview, requeuePreview, unqueuePreview } from '../files/previews'
+import { findPreview, type PreviewRow, previewKey, queuedPreviews, queuePreview, requeuePreview, unqueuePreview } from '../files/previews'
 import type { FileRow } from '../files/records'
 import { conversionErrorCode, type JobRow, type StepMessage } from '../pipeline/jobs'
 import { startJob } from '../pipeline/start'
@@ -28,14 +28,29 @@ export type PreviewAnswer =
   /** Not drawn yet: `job` when an Office document's PDF is being made, else the drawing is queued. */
   | { readonly ready: false; readonly job?: JobRow }
 
+/** Seconds a client waits before asking again while a preview is drawn or an Office document's PDF is made. */
+export const PREVIEW_RETRY_AFTER_SECONDS = 3
 /** A queued drawing not settled after this long lost its messages (the queue's retries take about a minute). */
 export const PREVIEW_REQUEUE_MS = 15 * 60 * 1000
+/**
+ * Drawings one user may have queued at once: past it a new preview is refused with 429 and Retry-After, so one
+ * account asking for every size, fit, format and page of its files cannot fill the queue the conversions share.
+ */
+export const PREVIEW_MAX_QUEUED_PER_USER = 20
 const POLL_FIRST_MS = 10
 const POLL_MAX_MS = 500
 
 /** The preview's strong ETag: its content hash and parameters decide its bytes, so it is known before drawing. */
 export function previewEtag(file: FileRow, params: PreviewParams): string {
   return `"${file.hash}.${variantName(params)}"`
+}
+
+function tooManyQueued(): ApiError {
+  return new ApiError('RATE_LIMITED', {
+    message: `${PREVIEW_MAX_QUEUED_PER_USER} of your previews are being drawn: ask again in ${PREVIEW_RETRY_AFTER_SECONDS} s`,
+    headers: { 'retry-after': String(PREVIEW_RETRY_AFTER_SECONDS) },
+    details: { retry_after: PREVIEW_RETRY_AFTER_SECONDS },
+  })
 }
 
 /** A settled failure as its conversion answers it: same status, code and reason (the quota's own code for 413). */
@@ -108,8 +123,9 @@ export async function makePreview(deps: PreviewDeps, file: FileRow, params: Prev
       throw error
     }
     if (kind === 'office' && !(await convertedPdf(deps.db, file))) return { ready: false, job: await pdfJob(deps, file) }
-    if (await queuePreview(deps.db, file, key, now)) await sendDrawing(deps, file, key, params)
+    if (await queuePreview(deps.db, file, key, now, PREVIEW_MAX_QUEUED_PER_USER)) await sendDrawing(deps, file, key, params)
     row = await findPreview(deps.db, file, key)
+    if (!row && (await queuedPreviews(deps.db, file.userId)) >= PREVIEW_MAX_QUEUED_PER_USER) throw tooManyQueued()
   } else if (drawAgain(row, deps.config, now) && (await requeuePreview(deps.db, row, now))) {
     await sendDrawing(deps, file, key, params)
     row = await findPreview(deps.db, file, key)

@@ -5,11 +5,9 @@ import { ID_PATTERN } from '../db/ids'
 import { evaluatePreconditions } from '../files/download'
 import { downloadOwner } from '../files/routes'
 import { ApiError } from '../errors'
-import { makePreview, previewEtag } from './make'
+import { makePreview, PREVIEW_RETRY_AFTER_SECONDS, previewEtag } from './make'
 import { PreviewQuery, previewParams } from './params'
 
-/** Seconds a client waits before asking again while a preview is drawn or an Office document's PDF is made. */
-export const PREVIEW_RETRY_AFTER_SECONDS = 3
 const CACHE_CONTROL = 'private, max-age=0, must-revalidate'
 
 const preview = securedRoute(['Files'], {
@@ -44,6 +42,7 @@ const preview = securedRoute(['Files'], {
     413: errorResponse('The owner\'s quota has no room for the preview'),
     415: errorResponse('No preview for this kind of file (audio), or the bytes are not the image they claim'),
     422: errorResponse('The file cannot be previewed: the same reason its conversion would fail with (encrypted, truncated, too many pixels, no such page)'),
+    429: errorResponse('20 of the user\'s previews are queued for drawing already: ask again after Retry-After seconds'),
   },
 })
 
