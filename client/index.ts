@@ -1,6 +1,6 @@
 // A small typed client for Edgefloor. `api` is `hono/client` typed from the Worker's own routes (`App`); the
 // methods cover what raw fetch makes awkward: sign-in that keeps the token, multipart upload with the
-// X-Edgefloor-* headers, converting and following a job to its end, downloading. Runs in browsers, Node ≥ 22 and
+// X-Edgefloor-* headers, converting and following a job to its end, downloading, previews (asked again while drawn). Runs in browsers, Node ≥ 22 and
 // Workers (erasable TypeScript only: Node runs it by stripping types).
 import { hc } from 'hono/client'
 import type { App } from '../worker/app'
@@ -32,6 +32,16 @@ export interface UploadOptions {
   modified?: Date | number
   /** Storage-path prefix (X-Edgefloor-Prefix), e.g. `invoices/2026`. */
   prefix?: string
+}
+
+/** A preview's parameters (GET /files/:id/preview): sides 64, 128, 256, 512, 1024 or 2048. */
+export interface PreviewOptions {
+  w?: number
+  h?: number
+  fit?: 'contain' | 'cover'
+  format?: 'webp' | 'png' | 'avif'
+  /** PDF and Office documents: the page, 1 = first. */
+  page?: number
 }
 
 export interface FollowOptions {
@@ -170,6 +180,29 @@ export class EdgefloorClient {
 
   async downloadBytes(fileId: string): Promise<Uint8Array> {
     return new Uint8Array(await (await this.download(fileId)).arrayBuffer())
+  }
+
+  /**
+   * GET /files/:id/preview as a Response (the image: WebP unless `format` says otherwise). A new preview is drawn
+   * by the consumer Worker: while the server answers 202 (still drawing, or an Office document's PDF being made)
+   * this asks again after its Retry-After, until `deadlineMs` (the drawing goes on on the server).
+   */
+  async preview(fileId: string, params: PreviewOptions = {}, options: Pick<FollowOptions, 'deadlineMs' | 'signal'> = {}): Promise<Response> {
+    const query = new URLSearchParams(Object.entries(params).map(([name, value]) => [name, String(value)]))
+    const path = `/files/${encodeURIComponent(fileId)}/preview${query.size > 0 ? `?${query}` : ''}`
+    const deadline = Date.now() + (options.deadlineMs ?? 120_000)
+    for (;;) {
+      const response = await this.#request('GET', path)
+      if (response.status !== 202) {
+        if (!response.ok) throw new EdgefloorError(response.status, await readBody(response))
+        return response
+      }
+      await response.body?.cancel()
+      if (Date.now() > deadline) throw new Error(`the preview of ${fileId} was still being made after ${options.deadlineMs ?? 120_000} ms`)
+      if (options.signal?.aborted) throw options.signal.reason
+      const seconds = Number(response.headers.get('retry-after') ?? 3)
+      await new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(0, deadline - Date.now()), (Number.isFinite(seconds) ? seconds : 3) * 1000)))
+    }
   }
 
   async #request(method: string, path: string, init: { json?: unknown; body?: BodyInit; headers?: Record<string, string> } = {}): Promise<Response> {
