@@ -1,7 +1,7 @@
 // What the sidecar checks in a document before LibreOffice opens it: a zip container (DOCX, XLSX, PPTX, ODF)
 // that would expand beyond the limit is refused (a zip bomb), by its declared sizes and then by inflating each
-// entry without keeping the output (declared sizes can lie); and whether the document is encrypted, so a
-// failed open can say "password-protected" rather than "unreadable".
+// entry without keeping the output (declared sizes can lie); a zip cut short is refused too; and whether the
+// document is encrypted, so a failed open can say "password-protected" rather than "unreadable".
 import { createInflateRaw, inflateRawSync } from 'node:zlib'
 
 export class DocumentRefusedError extends Error {}
@@ -103,7 +103,14 @@ export async function inspectDocument(filename: string, bytes: Uint8Array, maxEx
     return { encrypted: OOXML.test(filename) }
   }
   const entries = zipEntries(bytes)
-  if (!entries) return { encrypted: false }
+  if (!entries) {
+    // A zip cut short (no end of central directory record): LibreOffice cannot read it as a package, and its type
+    // detection goes on to other import filters (LibreOffice 7.4 opened such a .docx as plain text).
+    if (bytes.length >= 4 && new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true) === ZIP_LOCAL) {
+      throw new DocumentRefusedError(`the document '${filename}' is a truncated or damaged zip: its end of central directory record is missing`)
+    }
+    return { encrypted: false }
+  }
   const declared = entries.reduce((sum, entry) => sum + entry.size, 0)
   const refuse = () => new DocumentRefusedError(`the document expands to more than ${mib(maxExpandedBytes)} (SIDECAR_MAX_EXPANDED_BYTES); it looks like a zip bomb`)
   if (declared > maxExpandedBytes) throw refuse()

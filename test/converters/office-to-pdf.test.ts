@@ -1,6 +1,7 @@
 // Office → PDF through the Worker's Gotenberg client against the real sidecar (LibreOffice), and on through the
 // pipeline to PNG pages.
 import { describe, expect, it } from 'vitest'
+import { zip } from '../../sidecar/zip'
 import { officeToPdf } from '../../worker/converters/office-to-pdf'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { pdfToPng } from '../../worker/converters/pdf-to-png'
@@ -36,9 +37,18 @@ describe('office-to-pdf', () => {
   })
 
   it('fails a document LibreOffice cannot read permanently, with Gotenberg\'s reason', async () => {
-    const failure = await convertAll(officeToPdf, inputFromBytes('broken.docx', new TextEncoder().encode('PK\u0003\u0004 not really a docx')), testContext()).catch((error) => error)
+    // A whole zip, but not an office package: the sidecar hands it to LibreOffice, which cannot open it.
+    const notAPackage = zip([{ name: 'notes/a.txt', bytes: new TextEncoder().encode('not really a docx') }])
+    const failure = await convertAll(officeToPdf, inputFromBytes('broken.docx', notAPackage), testContext()).catch((error) => error)
     expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
     expect(failure.message).toMatch(/^the document was refused: /)
+  })
+
+  it('refuses a zip cut short before the sidecar: LibreOffice would go on to other import filters (plain text)', async () => {
+    const cut = officeDocument('hello.docx').subarray(0, 300)
+    const failure = await convertAll(officeToPdf, inputFromBytes('cut.docx', cut), testContext({ settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
+    expect(failure.message).toBe('"cut.docx" is not an office document LibreOffice should open: its content is a truncated or damaged zip (its end of central directory record is missing)')
   })
 
   it('treats an unreachable Gotenberg as transient, for the queue to retry', async () => {

@@ -365,6 +365,23 @@ function wavWith(fields: { channels?: number; rate?: number; declared?: number }
   return concat(text('RIFF'), u32le(36 + 64), text('WAVEfmt '), u32le(16), u16le(1), u16le(channels), u32le(rate), u32le((rate * align) >>> 0), u16le(align), u16le(16), text('data'), u32le(declared), new Uint8Array(64))
 }
 
+/**
+ * A DOCX cut short: its first part's local header and XML, and no central directory after them. LibreOffice cannot
+ * read it as a package and its type detection goes on: 7.4 opened some such prefixes as plain text (a PDF of "PK…").
+ */
+function truncatedDocx(): Uint8Array {
+  const name = new TextEncoder().encode('[Content_Types].xml')
+  const xml = new TextEncoder().encode('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">')
+  const header = new Uint8Array(30)
+  const view = new DataView(header.buffer)
+  view.setUint32(0, 0x04034b50, true)
+  view.setUint16(4, 20, true) // version needed; method 0 (stored), CRC left 0: the bytes end before it matters
+  view.setUint32(18, xml.length, true)
+  view.setUint32(22, xml.length, true)
+  view.setUint16(26, name.length, true)
+  return concat(header, name, xml)
+}
+
 const A_PNG = pngWithSize(1, 1)
 const A_JPEG = jpegWithSize(8, 8)
 
@@ -426,6 +443,7 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   { name: 'document.doc', why: 'a PDF named .doc', expect: 'refused', reason: /content is application\/pdf/, bytes: async () => pdfPage(100, 100) },
   { name: 'table.csv', why: 'HTML named .csv', expect: 'failed', reason: /markup \(HTML, XML or SVG\), not CSV/, bytes: async () => text('<html><body><table><tr><td>1</td></tr></table></body></html>') },
   { name: 'empty.docx', why: 'an empty .docx', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
+  { name: 'truncated.docx', why: 'a DOCX cut short: no central directory', expect: 'failed', reason: /truncated or damaged zip \(its end of central directory record is missing\)/, bytes: async () => truncatedDocx() },
   // audio → text
   { name: 'empty.mp3', why: 'an empty .mp3', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
   { name: 'photo.mp3', why: 'a JPEG named .mp3', expect: 'refused', reason: /content is image\/jpeg; audio-to-text reads only/, bytes: async () => A_JPEG },

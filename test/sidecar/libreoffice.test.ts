@@ -124,6 +124,19 @@ describe('sidecar: documents', () => {
     expect(new TextDecoder().decode(hidden.body)).toContain('zip bomb')
   })
 
+  it('refuses a zip cut short (no end of central directory record) before LibreOffice opens it', async () => {
+    // LibreOffice cannot read such a file as a package and its type detection goes on to other import filters:
+    // 7.4 opened the first 300 bytes of a DOCX it had written as plain text (a PDF reading "PK…") when the
+    // timestamp in its first local header happened to be one value, and failed it for another.
+    const whole = docx('<w:p><w:r><w:t>cut short</w:t></w:r></w:p>')
+    for (const cut of [300, whole.length - 10]) {
+      const answer = await convert(sidecar, 'cut.docx', whole.subarray(0, cut))
+      expect(answer.status).toBe(400)
+      expect(new TextDecoder().decode(answer.body)).toBe("Bad Request: the document 'cut.docx' is a truncated or damaged zip: its end of central directory record is missing")
+    }
+    expect((await convert(sidecar, 'whole.docx', whole)).status).toBe(200)
+  })
+
   it('opens a password-protected document with its password, and says so without it', async () => {
     const missing = await convert(sidecar, 'secret.odt', fixture('secret.odt'))
     expect(missing.status).toBe(400)

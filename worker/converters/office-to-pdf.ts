@@ -30,12 +30,25 @@ const OFFICE_TYPES = [
 const startsWith = (bytes: Uint8Array, signature: readonly number[]) => signature.every((byte, i) => bytes[i] === byte)
 
 /**
+ * Whether a zip ends with its end of central directory record (in its last 22 + 65,535 bytes, the comment's most).
+ * A zip cut short has none: LibreOffice then cannot read it as a package and its type detection goes on to other
+ * import filters, which opened such a .docx as plain text (a PDF of "PK…" garbage) in LibreOffice 7.4.
+ */
+function hasZipEnd(bytes: Uint8Array): boolean {
+  for (let at = bytes.length - 22; at >= Math.max(0, bytes.length - 22 - 65_535); at--) {
+    if (bytes[at] === 0x50 && bytes[at + 1] === 0x4b && bytes[at + 2] === 0x05 && bytes[at + 3] === 0x06) return true
+  }
+  return false
+}
+
+/**
  * What LibreOffice should open, checked again on the bytes (the registry checked the sniffed type): a zip, an OLE2
  * compound file, RTF, or for .csv text that is not markup (HTML, XML and SVG sniff as text; LibreOffice would
  * parse them as markup).
  */
 function officeContent(bytes: Uint8Array, extension: string): string | undefined {
-  if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04]) || startsWith(bytes, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]) || startsWith(bytes, [0x7b, 0x5c, 0x72, 0x74, 0x66])) return undefined
+  if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04])) return hasZipEnd(bytes) ? undefined : 'a truncated or damaged zip (its end of central directory record is missing)'
+  if (startsWith(bytes, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]) || startsWith(bytes, [0x7b, 0x5c, 0x72, 0x74, 0x66])) return undefined
   const head = bytes.subarray(0, 512)
   if (extension !== '.csv' || head.includes(0)) return 'neither a zip (OOXML, ODF), an OLE2 compound file nor RTF'
   return /^\uFEFF?\s*</.test(new TextDecoder().decode(head)) ? 'markup (HTML, XML or SVG), not CSV' : undefined
