@@ -168,6 +168,26 @@ def update_indexes(document):
 # Delimited text opens in Calc with these import options: separator, quote ("), UTF-8 (76), from line 1.
 TEXT_IMPORT = {'.csv': '44,34,76,1', '.tsv': '9,34,76,1'}
 
+# What LibreOffice may open a document as, by its extension. LibreOffice detects the type from the bytes and, when
+# no filter of the named kind reads them, goes on to its other import filters: a DOCX cut short was opened as
+# WordPerfect, an XLS cut short as CSV text, an HTML or text file named .docx as HTML or Text. The conversion then
+# "succeeds" with a PDF of garbage, through a parser the caller never meant to reach. So a package (OOXML, ODF) must
+# be opened by a package filter, and no other office format by a plain-text one.
+PACKAGES = {'.docx', '.docm', '.dotx', '.dotm', '.xlsx', '.xlsm', '.xltx', '.xltm', '.pptx', '.pptm', '.ppsx', '.ppsm',
+            '.potx', '.potm', '.odt', '.ott', '.ods', '.ots', '.odp', '.otp', '.odg'}
+PACKAGE_FILTER = re.compile(r'2007|Office Open XML|^(writer|calc|impress|draw)8|^StarOffice XML')
+TEXT_ALLOWED = {'.txt', '.csv', '.tsv', '.html', '.htm', '.xml', '.fodt', '.fods', '.fodp', '.fodg'}
+TEXT_FILTER = re.compile(r'^Text\b')
+
+
+def refused_filter(extension, filter_name):
+    """Why LibreOffice's choice of import filter does not fit the extension, or None when it does."""
+    if extension in PACKAGES and not PACKAGE_FILTER.search(filter_name):
+        return f'LibreOffice could open it only as {filter_name or "an unknown format"}, not as a {extension[1:]} document: it is damaged or not what its name says'
+    if extension not in TEXT_ALLOWED and TEXT_FILTER.search(filter_name):
+        return f'LibreOffice could open it only as plain text ({filter_name}), not as a {extension[1:]} document: it is damaged or not what its name says'
+    return None
+
 
 class OfficeGone(Exception):
     pass
@@ -208,6 +228,10 @@ def convert(desktop, request):
     if document is None:
         return {'ok': False, 'kind': 'unreadable', 'message': reason}
     try:
+        used = next((arg.Value for arg in document.getArgs() if arg.Name == 'FilterName'), '')
+        refusal = refused_filter(extension, used)
+        if refusal:
+            return {'ok': False, 'kind': 'unreadable', 'message': refusal}
         export = next((f for service, f in EXPORT_FILTERS if document.supportsService(service)), None)
         if export is None:
             return {'ok': False, 'kind': 'unreadable', 'message': 'LibreOffice opened the file but it is not a document it can export to PDF'}

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { GOTENBERG_VERSION, optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
+import { zip } from '../../sidecar/zip'
 import { startReceiver } from '../support/loopback-receiver'
 import { busyOffice, signalOffice, until } from '../support/office-pool'
 
@@ -86,8 +87,9 @@ describe('sidecar: Gotenberg API', () => {
     ['an owner password without a user password', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { ownerPassword: 'x' }), 400, "form field 'userPassword' is required when 'ownerPassword' is set"],
     ['a split span of 0', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { splitMode: 'intervals', splitSpan: '0' }), 400, "form field 'splitSpan' is invalid (got '0', resulting to value is inferior to 1)"],
     ['a document LibreOffice cannot read', () => {
+      // A whole zip that is no office package (a zip cut short is refused before LibreOffice: libreoffice.test.ts).
       const body = new FormData()
-      body.append('files', new Blob(['PK\u0003\u0004 garbage']), 'broken.docx')
+      body.append('files', new Blob([zip([{ name: 'notes/a.txt', bytes: new TextEncoder().encode('garbage') }])]), 'broken.docx')
       return body
     }, 400, 'LibreOffice could not open the document'],
   ])('refuses %s with %s and a plain-text reason', async (_case, body, status, message) => {

@@ -137,6 +137,26 @@ describe('sidecar: documents', () => {
     expect((await convert(sidecar, 'whole.docx', whole)).status).toBe(200)
   })
 
+  it('refuses a document LibreOffice could open only with a filter its name does not call for', async () => {
+    // LibreOffice detects the type from the bytes and goes on to its other import filters when the named kind does
+    // not read them (seen in LibreOffice 7.4): an XLS cut short opened as CSV text, an HTML or text file named .docx
+    // as HTML or Text, a DOCX cut short as WordPerfect. Each would have "converted" to a PDF of garbage.
+    const cases: Array<[string, Uint8Array, RegExp]> = [
+      ['cut.xls', new Uint8Array(fixture('data.xls')).subarray(0, 4096), /only as plain text \(Text - txt - csv \(StarCalc\)\), not as a xls document/],
+      ['page.docx', new TextEncoder().encode('<html><body><p>a web page</p></body></html>'), /only as HTML.*, not as a docx document/],
+      ['notes.pptx', new TextEncoder().encode('just some notes'), /LibreOffice could (open it only as|not open)/],
+    ]
+    for (const [name, bytes, reason] of cases) {
+      const answer = await convert(sidecar, name, bytes)
+      expect(answer.status, name).toBe(400)
+      expect(new TextDecoder().decode(answer.body), name).toMatch(reason)
+    }
+    // What each name does call for still converts: the XLS whole, text as .txt, HTML as .html.
+    expect((await convert(sidecar, 'data.xls', new Uint8Array(fixture('data.xls')))).status).toBe(200)
+    expect((await convert(sidecar, 'notes.txt', new TextEncoder().encode('just some notes'))).status).toBe(200)
+    expect((await convert(sidecar, 'page.html', new TextEncoder().encode('<html><body><p>a web page</p></body></html>'))).status).toBe(200)
+  })
+
   it('opens a password-protected document with its password, and says so without it', async () => {
     const missing = await convert(sidecar, 'secret.odt', fixture('secret.odt'))
     expect(missing.status).toBe(400)
