@@ -2,13 +2,15 @@
 // what it receives and answers what the test's trace asks for: the request Gotenberg gets, and how each of
 // Gotenberg's answers becomes a permanent or a transient ConversionError.
 import { describe, expect, inject, it } from 'vitest'
+import { zip } from '../../sidecar/zip'
 import { officeToPdf } from '../../worker/converters/office-to-pdf'
 import { convertOfficeToPdf, type GotenbergSettings, type OfficeOptions } from '../../worker/engines/gotenberg'
 import type { RecordedGotenbergRequest } from '../setup/gotenberg-stand-in'
 import { convertAll, inputFromBytes, outputBytes, testContext } from '../support/conversion'
 
 const standIn = () => inject('gotenbergStandInUrl')
-const DOCX = { filename: 'document.docx', bytes: new TextEncoder().encode('PK\u0003\u0004 a document'), contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }
+/** A whole zip (the office converter refuses one cut short before any request): the stand-in never opens it. */
+const DOCX = { filename: 'document.docx', bytes: zip([{ name: 'word/document.xml', bytes: new TextEncoder().encode('<w:document/>') }]), contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }
 
 /** A trace no other test uses, with the stand-in's behaviour as its prefix. */
 const trace = (behaviour: string) => `${behaviour}-${crypto.randomUUID()}`
