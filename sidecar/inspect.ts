@@ -105,7 +105,7 @@ export async function inspectDocument(filename: string, bytes: Uint8Array, maxEx
   const entries = zipEntries(bytes)
   if (!entries) {
     // A zip cut short (no end of central directory record): LibreOffice cannot read it as a package, and its type
-    // detection goes on to other import filters (LibreOffice 7.4 opened such a .docx as plain text).
+    // detection goes on to other import filters (LibreOffice 7.4 opened such a .docx as WordPerfect).
     if (bytes.length >= 4 && new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true) === ZIP_LOCAL) {
       throw new DocumentRefusedError(`the document '${filename}' is a truncated or damaged zip: its end of central directory record is missing`)
     }

@@ -367,7 +367,7 @@ function wavWith(fields: { channels?: number; rate?: number; declared?: number }
 
 /**
  * A DOCX cut short: its first part's local header and XML, and no central directory after them. LibreOffice cannot
- * read it as a package and its type detection goes on: 7.4 opened some such prefixes as plain text (a PDF of "PK…").
+ * read it as a package and its type detection goes on: 7.4 opened some such prefixes as WordPerfect (a PDF of "PK…").
  */
 function truncatedDocx(): Uint8Array {
   const name = new TextEncoder().encode('[Content_Types].xml')

@@ -126,7 +126,7 @@ describe('sidecar: documents', () => {
 
   it('refuses a zip cut short (no end of central directory record) before LibreOffice opens it', async () => {
     // LibreOffice cannot read such a file as a package and its type detection goes on to other import filters:
-    // 7.4 opened the first 300 bytes of a DOCX it had written as plain text (a PDF reading "PK…") when the
+    // 7.4 opened the first 300 bytes of a DOCX it had written as WordPerfect (a PDF reading "PK…") when the
     // timestamp in its first local header happened to be one value, and failed it for another.
     const whole = docx('<w:p><w:r><w:t>cut short</w:t></w:r></w:p>')
     for (const cut of [300, whole.length - 10]) {

@@ -32,7 +32,7 @@ const startsWith = (bytes: Uint8Array, signature: readonly number[]) => signatur
 /**
  * Whether a zip ends with its end of central directory record (in its last 22 + 65,535 bytes, the comment's most).
  * A zip cut short has none: LibreOffice then cannot read it as a package and its type detection goes on to other
- * import filters, which opened such a .docx as plain text (a PDF of "PK…" garbage) in LibreOffice 7.4.
+ * import filters, which opened such a .docx as WordPerfect (a PDF of "PK…" garbage) in LibreOffice 7.4.
  */
 function hasZipEnd(bytes: Uint8Array): boolean {
   for (let at = bytes.length - 22; at >= Math.max(0, bytes.length - 22 - 65_535); at--) {
