@@ -10,7 +10,7 @@ import { encrypted, threePages } from '../fixtures/pdf/pdfs'
 import { loadConfig } from '../../worker/config'
 import { openDatabase } from '../../worker/db/client'
 import { newId } from '../../worker/db/ids'
-import { findPreview, queuePreview, storePreview, sweepPreviewRows } from '../../worker/files/previews'
+import { failPreview, findPreview, queuePreview, storePreview, sweepPreviewRows } from '../../worker/files/previews'
 import { findFileOf } from '../../worker/files/records'
 import { PREVIEW_MAX_QUEUED_PER_USER, PREVIEW_REQUEUE_MS } from '../../worker/previews/make'
 import { drawPreview, previewDeadLetters, type PreviewMessage } from '../../worker/previews/draw'
@@ -292,7 +292,7 @@ describe('hostile inputs through the preview path end as they do through convers
   })
 })
 
-/** A stored preview's row as the drawing sees it, and what the consumer Worker needs to draw it. */
+/** What the consumer Worker's drawing is given: the test's real local D1, R2 and settings. */
 function drawDeps() {
   return { db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) }
 }
@@ -319,6 +319,12 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
   it('two requests at once for a new preview queue one drawing: one row, one object, the same bytes', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'photo.jpg', pattern_jpg)
+    // Only the request whose INSERT wrote the queued row sends the message.
+    const db = openDatabase(env.DB)
+    const row = (await findFileOf(db, user.id, file._id))!
+    const probeKey = `p/${user.id}/${file._id}/${file.hash}/probe`
+    expect((await Promise.all([queuePreview(db, row, probeKey), queuePreview(db, row, probeKey)])).sort()).toEqual([false, true])
+    await env.DB.prepare('DELETE FROM previews WHERE key = ?').bind(probeKey).run()
     const path = `/files/${file._id}/preview?w=256&format=png`
     const [a, b] = await Promise.all([preview(user, path), preview(user, path)])
     expect([a.res.status, b.res.status]).toEqual([200, 200])
@@ -407,7 +413,7 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     expect(again.res.status).toBe(200)
   })
 
-  it('a drawing whose file was deleted or replaced meanwhile stores nothing and leaves no row', async () => {
+  it('a drawing whose file was deleted or replaced meanwhile stores nothing and leaves no row; one failed meanwhile keeps no object', async () => {
     const user = await signUp()
     const db = openDatabase(env.DB)
     const deps = drawDeps()
@@ -429,6 +435,15 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     expect(await storePreview(deps, racingRow, racingKey, new Uint8Array([1, 2, 3]), 'image/png')).toBe(false)
     expect(await env.BUCKET.head(racingKey)).toBeNull()
     expect(await findPreview(db, racingRow, racingKey)).toBeUndefined()
+    // Failed meanwhile (its messages ran out while this delivery still drew): the bytes are removed, the failure stays.
+    const late = await uploaded(user, 'late.jpg', pattern_jpg)
+    const lateRow = (await findFileOf(db, user.id, late._id))!
+    const lateKey = `p/${user.id}/${late._id}/${lateRow.hash}/64x64-contain-p1.png`
+    expect(await queuePreview(db, lateRow, lateKey)).toBe(true)
+    expect(await failPreview(db, lateRow, lateKey, { message: 'the preview could not be drawn: ask again later', status: 503 })).toBe(true)
+    expect(await storePreview(deps, lateRow, lateKey, new Uint8Array([1, 2, 3]), 'image/png')).toBe(false)
+    expect(await env.BUCKET.head(lateKey)).toBeNull()
+    expect(await findPreview(db, lateRow, lateKey)).toMatchObject({ status: 'failed', size: 0 })
     // Deleted: the same.
     const deleted = await uploaded(user, 'gone.jpg', pattern_jpg)
     const deletedRow = (await findFileOf(db, user.id, deleted._id))!

@@ -104,14 +104,17 @@ export async function storePreview(deps: { db: Database; bucket: R2Bucket; confi
     throw error
   }
   if (stored) return true
-  // Gone with its file or content (or settled by another delivery, whose object this one rewrote byte for byte).
-  if (!(await findPreview(deps.db, file, key))) await deps.bucket.delete(key)
+  // An object exists only beside a ready row: the row went with its file or content, or was failed meanwhile (its
+  // messages ran out while this delivery still drew). Another delivery's ready row keeps the object, which this one
+  // rewrote byte for byte.
+  if ((await findPreview(deps.db, file, key))?.status !== 'ready') await deps.bucket.delete(key)
   return false
 }
 
 /**
- * The scheduled sweep's part: failed rows older than `failureTtlMs` (asked again, they would be drawn again anyway)
- * and queued rows whose drawing has waited longer than `queuedTtlMs` (its messages ran out; nothing was stored).
+ * The scheduled sweep's part: failed rows older than PREVIEW_FAILURE_TTL (asked again, they would be drawn again
+ * anyway) and queued rows whose drawing has waited longer than `queuedTtlMs` (its messages ran out). Neither has an
+ * object: only a ready row does (storePreview).
  */
 export async function sweepPreviewRows(db: Database, config: Pick<Config, 'PREVIEW_FAILURE_TTL'>, now = Date.now(), queuedTtlMs = 24 * 60 * 60 * 1000): Promise<number> {
   const rows = await db
