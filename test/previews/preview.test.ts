@@ -300,6 +300,9 @@ function drawDeps() {
 const pngParams = { width: 64, height: 64, fit: 'contain' as const, format: 'png' as const, page: 1 }
 
 describe('previews are drawn by the consumer Worker, never in the API request', { timeout: 120_000 }, () => {
+  // RFC 7240 §4.1: "The respond-async preference indicates that the client prefers the server to respond
+  // asynchronously", answered with 202 and "Preference-Applied: respond-async"; RFC 9110 §15.3.3: a 202's
+  // representation "ought to ... point to (or embed) a status monitor" (Location: here the preview's own URL).
   it('Prefer: respond-async answers 202 at once with Retry-After and Location (the same URL); asked again, the preview', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'wide.png', await twoColourPng())
