@@ -35,6 +35,7 @@ const UNIT = [
   'test/docs/error-table.test.ts',
   'test/imports.test.ts',
   'test/files/multipart.test.ts',
+  'test/queue.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
 const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-template-invoice.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']

@@ -6,7 +6,8 @@ import { loadConfig } from './config'
 import { openDatabase } from './db/client'
 import { consumeConversions, consumeDeadLetters, type PipelineDeps } from './pipeline/consumer'
 import type { StepMessage } from './pipeline/jobs'
-import { consumePreviews, isPreviewMessage, previewDeadLetters, type PreviewMessage } from './previews/draw'
+import { consumePreviews, previewDeadLetters } from './previews/draw'
+import { isPreviewMessage, type PreviewMessage } from './queue'
 import { runSweeps } from './sweeps'
 
 /** The bindings wrangler.consumer.toml gives: the API's, less the static files and the rate limiter. */

@@ -5,7 +5,7 @@ import { encode as encodeSquooshPng } from '@jsquash/png/codec/pkg/squoosh_png.j
 import { Hono } from 'hono'
 import { loadConfig } from '../../worker/config'
 import { ConversionError, settingsFor, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from '../../worker/converters/converter'
-import { converterNamed } from '../../worker/converters/registry'
+import { runnableConverter } from '../../worker/converters/runnable'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
 import worker from '../../worker/index'
@@ -80,7 +80,7 @@ const bytesOf = async (output: ConversionOutput) => (output.body instanceof Uint
 // ?hold=parts holds each part's outputs together (as the pipeline did); peakHeldBytes is the most output bytes
 // alive at once in the consumer.
 bench.post('/__bench/convert/:converter', async (c) => {
-  const converter = converterNamed(c.req.param('converter'))
+  const converter = runnableConverter(c.req.param('converter'))
   if (!converter) return c.json({ message: 'no such converter' }, 404)
   const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
   let outputs = 0
@@ -109,7 +109,7 @@ bench.post('/__bench/convert/:converter', async (c) => {
 const PREPARED_PAGES = 3
 let prepared: RawImage[] = []
 bench.post('/__bench/png-encoders/prepare/:converter', async (c) => {
-  const converter = converterNamed(c.req.param('converter'))
+  const converter = runnableConverter(c.req.param('converter'))
   if (!converter) return c.json({ message: 'no such converter' }, 404)
   const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
   prepared = []

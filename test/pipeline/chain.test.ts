@@ -77,6 +77,19 @@ describe('POST /files/:id/convert', () => {
     expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body.metadata).toEqual({ char_count: 9 })
   })
 
+  it('fans out past 100 parts: the steps go to the queue in batches it accepts', async () => {
+    // Cloudflare Queues: "sendBatch … up to 100 messages" a call (Miniflare enforces it too). test-fan makes one part
+    // a pair of characters, so 201 characters are 101 parts, one queue message each.
+    const text = 'edgefloor'.repeat(23).slice(0, 201)
+    const source = await uploaded(user, 'long.tfan', text)
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { Prefer: 'respond-async' } })
+    expect(res.status).toBe(202)
+    const job = await pollJob(res.body._id, user)
+    expect(job.status).toBe('done')
+    expect(job.steps.filter((step) => step.part !== null)).toHaveLength(101)
+    expect(job.files.map((file) => file.name).slice(-2)).toEqual(['long (200 of 201)', 'long (201 of 201)'])
+  })
+
   it('fails fast on a permanent error, naming the step and the reason', async () => {
     const source = await uploaded(user, 'bad.tbroken', 'xyz')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })

@@ -4,7 +4,7 @@
 import consumer from '../../worker/consumer'
 import api from '../../worker/index'
 import type { StepMessage } from '../../worker/pipeline/jobs'
-import type { PreviewMessage } from '../../worker/previews/draw'
+import type { PreviewMessage } from '../../worker/queue'
 
 export default { ...api, ...consumer } satisfies ExportedHandler<Env, StepMessage | PreviewMessage>
 

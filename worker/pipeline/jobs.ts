@@ -4,8 +4,8 @@ import { z } from '@hono/zod-openapi'
 import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
-import type { Converter } from '../converters/converter'
-import { VARIABLES_MAX_CHARS } from '../converters/office-to-pdf'
+import type { ConverterInfo } from '../converters/converter'
+import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { jobs, jobSteps } from '../db/schema'
@@ -102,7 +102,7 @@ const sortedOptions = (options: JobOptions = {}): JobOptions => Object.fromEntri
 export async function createJob(
   db: Database,
   file: FileRow,
-  converter: Converter,
+  converter: ConverterInfo,
   request: { options?: JobOptions; callbackUrl?: string; target?: string },
 ): Promise<{ job: JobRow; step?: StepRow }> {
   const options = sortedOptions(request.options)
@@ -143,7 +143,7 @@ export async function createJob(
   throw new ApiError('JOB_ALREADY_RUNNING')
 }
 
-export function newStep(jobId: string, source: Pick<FileRow, 'id' | 'key'>, converter: Converter, now = Date.now(), part?: { start: number; end: number }): StepRow {
+export function newStep(jobId: string, source: Pick<FileRow, 'id' | 'key'>, converter: ConverterInfo, now = Date.now(), part?: { start: number; end: number }): StepRow {
   return {
     id: newId(now),
     jobId,

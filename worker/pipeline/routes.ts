@@ -5,15 +5,15 @@ import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { requireAuth } from '../auth/middleware'
-import { officeJobOptions, OfficeOptionsSchema } from '../converters/office-to-pdf'
+import { officeJobOptions, OfficeOptionsSchema } from '../converters/catalog/office-to-pdf'
 import { converterFor, reachableTargets, refusalFor } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
-import { enqueueSteps } from './consumer'
 import { startJob, waitForJob } from './start'
 import { conversionErrorCode, findOwnedJob, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
 import { webhookSecret } from './webhooks'
+import { enqueueSteps } from '../queue'
 
 const tags = ['Conversion']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')

@@ -4,7 +4,8 @@
 // layout and renderer. PDF pages are drawn at the box's size, never larger; a cover crop draws only the box.
 import type { Config } from '../config'
 import { ConversionError, type ConversionInput } from '../converters/converter'
-import { checkPageCount, fromInput, SETTINGS, type PdfContext } from '../converters/pdf-to-png'
+import { PDF_SETTINGS } from '../converters/catalog/pdf'
+import { checkPageCount, fromInput, type PdfContext } from '../converters/pdf-to-png'
 import { openImageInput } from '../converters/image-to-png'
 import { pageStyle } from '../converters/text-to-png'
 import { coverInto, fitInto } from '../engines/image/resize'
@@ -12,23 +13,12 @@ import type { RawImage } from '../engines/png/encode'
 import { decodeText } from '../engines/text/decode'
 import { layoutPages } from '../engines/text/layout'
 import { renderPage } from '../engines/text/render'
-import type { PreviewKind } from './kind'
-import type { PreviewParams } from './params'
+import { onlyFirstPage, type PreviewParams } from './params'
 
 /** A text preview shows the first page: these first bytes hold more than a page's worth of characters. */
 export const TEXT_PREVIEW_BYTES = 64 * 1024
 const A4_HEIGHT_INCHES = 11.69
 const A4_WIDTH_INCHES = 8.27
-
-function onlyFirstPage(params: PreviewParams, what: string): void {
-  if (params.page !== 1) throw new ConversionError(`${what} has one page to preview; page ${params.page} does not exist`)
-}
-
-/** What can be refused before any drawing is queued: a page other than 1 of an image or a text. */
-export function checkPreviewPage(kind: PreviewKind, params: PreviewParams): void {
-  if (kind === 'image') onlyFirstPage(params, 'an image')
-  if (kind === 'text') onlyFirstPage(params, 'a text preview')
-}
 
 export async function imagePixels(input: ConversionInput, params: PreviewParams, config: Config): Promise<RawImage> {
   onlyFirstPage(params, 'an image')
@@ -39,7 +29,7 @@ export async function imagePixels(input: ConversionInput, params: PreviewParams,
 }
 
 export async function pdfPixels(input: ConversionInput, params: PreviewParams, config: Config): Promise<RawImage> {
-  const ctx: PdfContext = { jobId: 'preview', settings: Object.fromEntries(SETTINGS.map((key) => [key, config[key]])) as PdfContext['settings'], options: {} }
+  const ctx: PdfContext = { jobId: 'preview', settings: Object.fromEntries(PDF_SETTINGS.map((key) => [key, config[key]])) as PdfContext['settings'], options: {} }
   let pixels: RawImage | undefined
   for await (const image of fromInput(input, ctx, async function* (pdf) {
     checkPageCount(pdf.pageCount, config.PDF_MAX_PAGES)
