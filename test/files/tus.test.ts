@@ -3,10 +3,13 @@
 // drive the same routes in test/e2e/tus-client.test.ts and test/e2e/console.test.ts.
 import { createScheduledController, env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import consumer from '../../worker/consumer'
+import { consumerHandlers } from '../../worker/consumer'
+import { localEngines } from '../../worker/engine-workers/local'
 import { call, callJson, callWithSettings, type CallOptions } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { grantRole } from '../support/roles'
+
+const consumer = consumerHandlers(() => localEngines)
 
 const MiB = 1024 * 1024
 const TUS = { 'tus-resumable': '1.0.0' }

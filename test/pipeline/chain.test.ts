@@ -7,6 +7,7 @@ import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
 import { pollJob } from '../support/jobs'
 import { gate, registerChainConverters } from '../support/chain-converters'
+import { localEngines } from '../../worker/engine-workers/local'
 
 let user: TestUser
 
@@ -165,7 +166,7 @@ describe('redelivery', () => {
     const { runStep } = await import('../../worker/pipeline/consumer')
     const { openDatabase } = await import('../../worker/db/client')
     const { loadConfig } = await import('../../worker/config')
-    const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), waitUntil: () => {} }
+    const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), engines: localEngines, waitUntil: () => {} }
     for (let round = 0; round < 3; round++) {
       for (const step of job.body.steps) await runStep(deps, { jobId: job.body._id, stepId: step._id }, 1)
     }

@@ -5,8 +5,8 @@ import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
 import { ConversionError, resourceReader, settingsFor, type ConversionContext, type ConversionOutput, type ConverterInfo } from '../converters/converter'
 import { converterForFile, converterToward } from '../converters/registry'
-import { runnableConverter } from '../converters/runnable'
 import type { Database } from '../db/client'
+import type { Engines } from '../engine-workers/engines'
 import { jobs, jobSteps } from '../db/schema'
 import { ApiError, describeError } from '../errors'
 import { conversionBaseName, deleteStepOutputs, findFileOf, mergeFileMetadata, type FileRow } from '../files/records'
@@ -26,6 +26,8 @@ export interface PipelineDeps {
   readonly queue: Queue<StepMessage>
   readonly config: Config
   readonly ai?: Ai
+  /** Where each converter's work runs (the engine Workers, or this isolate in tests). */
+  readonly engines: Engines
   /** Keeps background work (webhooks) alive after the handler returns. */
   readonly waitUntil: (promise: Promise<unknown>) => void
 }
@@ -66,7 +68,7 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
   const job = await db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) })
   if (!job || job.status === 'failed' || job.status === 'done') return
   const found = await sourcesOf(db, job, step)
-  const converter = runnableConverter(step.converter)
+  const converter = deps.engines.converter(step.converter)
   if ('reason' in found || !converter) {
     await failStep(deps, job, step, new ConversionError('reason' in found ? found.reason : `no converter named ${step.converter}`), found.source)
     return

@@ -15,6 +15,9 @@ import { conversionErrorCode, findOwnedJob, JobSchema, jobFiles, jobsOfFile, job
 import { webhookSecret } from './webhooks'
 import { enqueueSteps } from '../queue'
 
+/** The job-events stream's pauses between looks at the job: from the first, growing while nothing changes. */
+const EVENTS_POLL_MS = { first: 500, most: 5000 }
+
 const tags = ['Conversion']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 const auth = requireAuth()
@@ -170,15 +173,18 @@ export function pipelineRoutes() {
       return streamSSE(c, async (stream) => {
         let last = ''
         let job: JobRow | undefined = first
+        let pauseMs = EVENTS_POLL_MS.first
         const deadline = Date.now() + 10 * 60_000
         while (job && Date.now() < deadline && !stream.aborted) {
           const view = await jobView(c.var.db, c.var.config, links(c), job)
           // Compared without the files' signed URLs (download and preview): their expiry moves every second, the job does not.
           const state = JSON.stringify({ ...view, files: view.files.map(({ url: _signed, preview_url: _previewSigned, ...file }) => file) })
           if (state !== last) await stream.writeSSE({ event: 'job', data: JSON.stringify(view), id: String(job.updatedAt) })
+          // A quiet job is asked less often (each look is a few D1 reads), a changing one at once again.
+          pauseMs = state === last ? Math.min(EVENTS_POLL_MS.most, pauseMs * 1.5) : EVENTS_POLL_MS.first
           last = state
           if (job.status === 'done' || job.status === 'failed') break
-          await stream.sleep(500)
+          await stream.sleep(pauseMs)
           job = await findOwnedJob(c.var.db, c.var.user.id, first.id).catch(() => undefined)
         }
       })

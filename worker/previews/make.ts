@@ -14,7 +14,8 @@ import { conversionErrorCode, type JobRow, type StepMessage } from '../pipeline/
 import { startJob } from '../pipeline/start'
 import type { PreviewMessage } from '../queue'
 import { previewKind } from './kind'
-import { checkPreviewPage, CONTENT_TYPES, type PreviewParams, variantName } from './params'
+import { checkPreviewPage } from './pages'
+import { CONTENT_TYPES, type PreviewParams, variantName } from './params'
 
 export interface PreviewDeps {
   readonly db: Database

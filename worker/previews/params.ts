@@ -1,8 +1,6 @@
 // A preview's parameters: sizes only from a fixed set (so a client cannot fill storage with variants), a fit, a
 // format chosen from the request's Accept header unless named, and a page.
 import { z } from '@hono/zod-openapi'
-import { ConversionError } from '../converters/converter'
-import type { PreviewKind } from './kind'
 
 /** Sides a preview box may have, in pixels. */
 export const PREVIEW_SIDES = [64, 128, 256, 512, 1024, 2048] as const
@@ -59,14 +57,4 @@ export function previewParams(query: z.infer<typeof PreviewQuery>, accept: strin
 /** The part of the preview's storage key (and ETag) its parameters make. */
 export function variantName(params: PreviewParams): string {
   return `${params.width}x${params.height}-${params.fit}-p${params.page}.${params.format}`
-}
-
-export function onlyFirstPage(params: PreviewParams, what: string): void {
-  if (params.page !== 1) throw new ConversionError(`${what} has one page to preview; page ${params.page} does not exist`)
-}
-
-/** What can be refused before any drawing is queued: a page other than 1 of an image or a text. */
-export function checkPreviewPage(kind: PreviewKind, params: PreviewParams): void {
-  if (kind === 'image') onlyFirstPage(params, 'an image')
-  if (kind === 'text') onlyFirstPage(params, 'a text preview')
 }
