@@ -354,6 +354,44 @@ export function pdfHiddenFilter(): Uint8Array {
   return rawPdf([...ONE_PAGE, streamObject('/Filter 9 0 R', text('x'))])
 }
 
+/**
+ * Issue 29's first PDF: thousands of streams whose /Filter and /DecodeParms name one shared object each, the
+ * DecodeParms a 350 KB array. A reader that parses a named object again for every stream does streams × 350 KB.
+ */
+export function pdfSharedIndirectParams(streams = 6000, paramsBytes = 350_000): Uint8Array {
+  const params = `[${'null '.repeat(Math.floor(paramsBytes / 5))}]`
+  const stream = streamObject('/Filter 5 0 R /DecodeParms 6 0 R', text('>'))
+  return rawPdf([...ONE_PAGE, '<< /Length 0 >>\nstream\n\nendstream', '[/ASCIIHexDecode]', params, ...Array.from({ length: streams }, () => stream)])
+}
+
+/**
+ * Issue 29's second PDF: streams under /ASCII85Decode with no /Length, their data bytes of 0x76 ('v', outside
+ * ASCII85's '!'..'u'). A decoder that skips such bytes reads each stream to the end of the file.
+ */
+export function pdfAscii85ToEnd(streams = 2000, dataBytes = 1000): Uint8Array {
+  const stream = concat(text('<< /Filter /ASCII85Decode >>\nstream\n'), new Uint8Array(dataBytes).fill(0x76), text('\nendstream'))
+  return rawPdf([...ONE_PAGE, ...Array.from({ length: streams }, () => stream)])
+}
+
+/**
+ * Streams whose /Length names an object the file does not hold (PDFium may find it in an object stream: the
+ * pre-scan reads each to the end of the file), their data RunLength literals: each stream's reading goes on
+ * through every stream after it, output and all.
+ */
+export function pdfRunLengthToEnd(streams = 1000, dataBytes = 1000, pages = 40): Uint8Array {
+  const literals = new Uint8Array(dataBytes)
+  for (let at = 0; at < dataBytes; at += 128) literals[at] = Math.min(127, dataBytes - at - 2) // n + 1 bytes follow
+  const stream = concat(text('<< /Length 999999 0 R /Filter /RunLengthDecode >>\nstream\n'), literals, text('\nendstream'))
+  const kids = Array.from({ length: pages }, (_, i) => `${i + 3} 0 R`).join(' ')
+  const page = '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>'
+  return rawPdf(['<< /Type /Catalog /Pages 2 0 R >>', `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`, ...Array.from({ length: pages }, () => page), ...Array.from({ length: streams }, () => stream)])
+}
+
+/** A stream dictionary with a 1 MB word of digits that ends in a letter (a number pattern that backtracks on it). */
+export function pdfLongWord(digits = 1_000_000): Uint8Array {
+  return rawPdf([...ONE_PAGE, `<< /Length 1 /W ${'1'.repeat(digits)}x >>\nstream\nx\nendstream`])
+}
+
 export function pdfPage(width: number, height: number): Uint8Array {
   return buildPdf([{ width, height, content: '0 0 0 rg 0 0 1 1 re f' }])
 }
