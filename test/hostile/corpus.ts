@@ -238,6 +238,31 @@ export function tiffCountBomb(): Uint8Array {
   ])
 }
 
+/**
+ * A 1 × 20000 gray PackBits TIFF of one-row strips, every strip naming the same megabyte of PackBits no-op bytes
+ * (0x80, which decode to nothing): a decoder that reads each strip's whole byte count passes over the file 20,000 times.
+ */
+export function tiffSharedStrips(height = 20_000, dataBytes = 1_000_000): Uint8Array {
+  const entries = 8
+  const arrays = tiffDataOffset(entries)
+  const dataStart = arrays + 8 * height
+  const values = (value: number) => concat(...Array.from({ length: height }, () => u32le(value)))
+  return tiff(
+    [
+      { tag: 256, type: 4, count: 1, value: 1 },
+      { tag: 257, type: 4, count: 1, value: height },
+      { tag: 258, type: 3, count: 1, value: 8 },
+      { tag: 259, type: 3, count: 1, value: 32773 },
+      { tag: 262, type: 3, count: 1, value: 1 },
+      { tag: 273, type: 4, count: height, value: arrays },
+      { tag: 278, type: 4, count: 1, value: 1 },
+      { tag: 279, type: 4, count: height, value: arrays + 4 * height },
+    ],
+    0,
+    concat(values(dataStart), values(dataBytes), new Uint8Array(dataBytes).fill(0x80)),
+  )
+}
+
 export function tiffWithSize(width: number, height: number): Uint8Array {
   return grayTiff(width, height, 1, new Uint8Array(16))
 }
@@ -486,6 +511,7 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   { name: 'tiff-cycle.tif', why: 'a TIFF whose IFD chain is a cycle (only the first IFD is read)', expect: 'done', bytes: async () => tiffIfdCycle() },
   { name: 'tiff-subifd-cycle.tif', why: 'a TIFF whose SubIFDs point back at its own IFD', expect: 'failed', reason: /cycle of IFDs/, bytes: async () => tiffSubIfdCycle() },
   { name: 'tiff-count.tif', why: 'a TIFF tag claiming 4 billion values', expect: 'failed', reason: /claims \d+ values/, bytes: async () => tiffCountBomb() },
+  { name: 'tiff-shared-strips.tif', why: '20,000 one-row PackBits strips, each naming the same megabyte of no-op bytes', expect: 'done', bytes: async () => tiffSharedStrips() },
   { name: 'tiff-deflate-bomb.tif', why: 'a 1000×1000 TIFF whose Deflate strip inflates to 256 MiB', expect: 'done', bytes: tiffDeflateBomb },
   { name: 'jpeg-scans.jpg', why: 'a 10.5 MP progressive JPEG whose AC refinement scan is repeated 1000 times', expect: 'failed', reason: /has 1002 scans; at most 100/, bytes: async () => jpegRepeatedScans(1000) },
   { name: 'bmp-flood.bmp', why: 'a BMP header of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => bmpWithSize(60000, 60000) },
