@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs'
 import { register } from 'node:module'
 import { fileURLToPath } from 'node:url'
+import type { PdfiumModule } from '../worker/engines/pdfium.ts'
 
 // The Worker's extensionless imports given their .ts.
 register(
@@ -75,20 +76,8 @@ function preScan(bytes: Uint8Array, pages: number): string {
   return `measured ${streams.length} streams, ${(total / MiB).toFixed(1)} MiB`
 }
 
-interface Pdfium {
-  HEAPU8: Uint8Array
-  HEAPF32: Float32Array
-  wasmExports: { malloc(size: number): number; free(pointer: number): void }
-  _FPDF_LoadMemDocument(data: number, size: number, password: number): number
-  _FPDF_GetLastError(): number
-  _FPDF_CloseDocument(document: number): void
-  _FPDF_GetPageCount(document: number): number
-  _FPDF_LoadPage(document: number, index: number): number
-  _FPDF_ClosePage(page: number): void
-  _FPDF_GetPageWidth(page: number): number
-  _FPDF_GetPageHeight(page: number): number
-  _FPDFBitmap_CreateEx(width: number, height: number, format: number, buffer: number, stride: number): number
-  _FPDFBitmap_Destroy(bitmap: number): void
+/** PDFium's C API as pdfium.ts drives it, and the one-call render this bench uses. */
+type Pdfium = PdfiumModule & {
   _FPDF_RenderPageBitmap(bitmap: number, page: number, x: number, y: number, width: number, height: number, rotate: number, flags: number): void
 }
 
@@ -143,6 +132,19 @@ async function pageCount(bytes: Uint8Array): Promise<number> {
   return document ? pdfium._FPDF_GetPageCount(document) : 1
 }
 
+/** A defence run on one case: its outcome (or what it threw, after `failed`), CPU ms and longest stretch. */
+function measured(run: () => string, failed: string): { outcome: string; ms: number; longestMs: number } {
+  const start = cpuMs()
+  longestMs = 0
+  let outcome: string
+  try {
+    outcome = run()
+  } catch (error) {
+    outcome = `${failed}: ${short(error)}`
+  }
+  return { outcome, ms: cpuMs() - start, longestMs }
+}
+
 type Case = { name: string; bytes: () => Promise<Uint8Array> }
 const pdfCases: Case[] = corpus.HOSTILE_CASES.filter((c) => c.name.endsWith('.pdf') && c.expect !== 'refused').map((c) => ({
   name: c.name,
@@ -160,26 +162,9 @@ console.log('case | KB | pre-scan CPU ms | longest slice ms | pre-scan outcome |
 for (const hostile of [...pdfCases, ...halves]) {
   const bytes = await hostile.bytes()
   const pages = await pageCount(bytes)
-  let start = cpuMs()
-  longestMs = 0
-  let scanOutcome: string
-  try {
-    scanOutcome = preScan(bytes, pages)
-  } catch (error) {
-    scanOutcome = `refused: ${short(error)}`
-  }
-  const scanMs = cpuMs() - start
-  const scanLongestMs = longestMs
+  const scan = measured(() => preScan(bytes, pages), 'refused')
   const pdfium = await cappedPdfium()
-  start = cpuMs()
-  longestMs = 0
-  let renderOutcome: string
-  try {
-    renderOutcome = renderAll(pdfium, bytes)
-  } catch (error) {
-    renderOutcome = `aborted: ${short(error)}`
-  }
-  const renderMs = cpuMs() - start
-  const row = [hostile.name, (bytes.length / 1024).toFixed(0), scanMs.toFixed(0), scanLongestMs.toFixed(1), scanOutcome, renderMs.toFixed(0), longestMs.toFixed(1), (pdfium.HEAPU8.length / MiB).toFixed(0), renderOutcome]
+  const render = measured(() => renderAll(pdfium, bytes), 'aborted')
+  const row = [hostile.name, (bytes.length / 1024).toFixed(0), scan.ms.toFixed(0), scan.longestMs.toFixed(1), scan.outcome, render.ms.toFixed(0), render.longestMs.toFixed(1), (pdfium.HEAPU8.length / MiB).toFixed(0), render.outcome]
   console.log(row.join(' | '))
 }
