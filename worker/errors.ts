@@ -42,6 +42,7 @@ export const ERRORS = {
   JOB_ALREADY_RUNNING: { status: 409, message: 'an equal conversion of this file is queued or running' },
   FILE_REPLACED_MEANWHILE: { status: 409, message: 'the file was replaced meanwhile by another request; read it again' },
   UPLOAD_OFFSET_MISMATCH: { status: 409, message: "the request's Upload-Offset is not the upload's offset" },
+  UPLOAD_COMPLETED: { status: 409, message: 'the upload was completed by another request' },
   PRECONDITION_FAILED: { status: 412, message: "the file does not match the request's If-Match or If-Unmodified-Since" },
   TUS_VERSION_UNSUPPORTED: { status: 412, message: 'this server speaks tus 1.0.0' },
   BODY_TOO_LARGE: { status: 413, message: 'the request body is too large' },
