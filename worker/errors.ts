@@ -17,6 +17,7 @@ export const ERRORS = {
   UPLOAD_INCOMPLETE: { status: 400, message: 'the upload is incomplete' },
   PART_SIZE_MISMATCH: { status: 400, message: 'every part but the last must have part_bytes bytes, and the last no more' },
   CHECKSUM_UNSUPPORTED: { status: 400, message: 'the checksum algorithm is not supported' },
+  NAME_FORMAT_CHARACTER: { status: 400, message: 'the name contains an invisible format character' },
   CALLBACK_URL_REFUSED: { status: 400, message: 'callback_url is not an allowed https URL' },
   TOKEN_MISSING: { status: 401, message: 'missing bearer token' },
   TOKEN_INVALID: { status: 401, message: 'invalid or expired token' },

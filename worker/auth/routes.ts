@@ -7,7 +7,7 @@ import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, secure
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { models } from '../rules/resources'
-import { buildValueSchemas, plainText, type ValueSchemas, type ValuesMap } from '../rules/values'
+import { buildValueSchemas, displayName, type ValueSchemas, type ValuesMap } from '../rules/values'
 import { deliverAccountEmail } from './delivery'
 import { requireAuth } from './middleware'
 import { clientAddress, enforceRateLimit, mayMailReset, withLoginLockout } from './rate-limit'
@@ -109,7 +109,7 @@ async function openSession(c: Ctx, user: UserRecord) {
 }
 
 function registerEndpoint(usersModel: ValuesMap, schemas: ValueSchemas) {
-  const body = z.strictObject({ email: Email, password: Password, name: plainText(200).optional(), ...schemas.create.shape }).openapi('RegisterRequest')
+  const body = z.strictObject({ email: Email, password: Password, name: displayName(200).optional(), ...schemas.create.shape }).openapi('RegisterRequest')
   return endpoint(
     route({
       method: 'post',
