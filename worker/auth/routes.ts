@@ -226,7 +226,7 @@ const forgot = endpoint(
     const user = await findUserByEmail(c.var.db, email)
     // Delivered after the response, so an existing address does not answer slower than an unknown one; at most one
     // reset email per address every few minutes and a few a day, whoever asks.
-    if (user) c.executionCtx.waitUntil(mayMailReset(c.env.RATE_LIMITER, c.var.config, user.email).then((may) => may && deliverAccountEmail(c.var.config, 'passwordReset', user)))
+    if (user) c.executionCtx.waitUntil(mayMailReset(c.env.RATE_LIMITER, user.email).then((may) => may && deliverAccountEmail(c.var.config, 'passwordReset', user)))
     return c.json({ message: 'if an account exists for this address, a password reset email was sent' }, 200)
   },
   [{ path: '/user/reset/password' }],
