@@ -126,6 +126,8 @@ function standInBindings(inject: Inject): Record<string, string> {
     WEBHOOK_RECEIVER_URL: inject('webhookReceiverUrl')!,
     // The webhook receiver listens on loopback, which callback URLs may not name outside tests.
     WEBHOOK_ALLOWED_HOSTS: '127.0.0.1,localhost',
+    // Callback URL names resolve through the receiver's DNS-over-HTTPS stand-in (offline: no 1.1.1.1 here).
+    WEBHOOK_DNS_URL: `${inject('webhookReceiverUrl')!}/dns-query`,
   }
 }
 

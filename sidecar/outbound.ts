@@ -5,7 +5,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import { BlockList, isIP, type LookupFunction } from 'node:net'
+import type { LookupFunction } from 'node:net'
+import { addressLiteral, specialUseRange } from './addresses.ts'
 
 /** Which URLs one feature may reach (Gotenberg's --webhook-allow-list / --webhook-deny-list and the like). */
 export interface UrlPolicy {
@@ -22,20 +23,13 @@ export class UrlRefusedError extends Error {}
 /** The far end failed: no connection, a timeout, a non-2xx status, or an answer over the size limit. */
 export class OutboundError extends Error {}
 
-const PRIVATE = new BlockList()
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3],
-] as const) PRIVATE.addSubnet(network, prefix, 'ipv4')
-for (const [network, prefix] of [['::', 127], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2002::', 16]] as const) PRIVATE.addSubnet(network, prefix, 'ipv6')
-
-/** Whether an IP address is loopback, private, link-local (the cloud metadata address), multicast or reserved. */
+/**
+ * Whether an IP address may not be reached: any special-use one (loopback, private, link-local with the cloud
+ * metadata address, multicast, reserved, and every IPv6 form that carries an IPv4 address), by the classifier the
+ * Worker's webhooks use too (sidecar/addresses.ts).
+ */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1]
-  if (mapped) return PRIVATE.check(mapped, 'ipv4')
-  const family = isIP(address)
-  if (family === 0) return true
-  return PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6')
+  return specialUseRange(address) !== undefined
 }
 
 const bareHost = (hostname: string) => hostname.toLowerCase().replace(/^\[|\]$/g, '')
@@ -52,7 +46,8 @@ export function checkUrl(raw: string, policy: UrlPolicy): URL {
   if (policy.allow && !policy.allow.test(raw)) throw new UrlRefusedError(`'${raw}' does not match the expression from the allowed list`)
   if (policy.deny?.test(raw)) throw new UrlRefusedError(`'${raw}' matches the expression from the denied list`)
   const host = bareHost(url.hostname)
-  if (isIP(host) && isPrivateAddress(host) && !policy.privateHosts.includes(host)) throw new UrlRefusedError(`'${raw}' names a loopback, private or link-local address`)
+  const literal = addressLiteral(host)
+  if (literal && isPrivateAddress(literal) && !policy.privateHosts.includes(host)) throw new UrlRefusedError(`'${raw}' names a special-use address (${specialUseRange(literal)}): only global unicast addresses are reached`)
   return url
 }
 
@@ -63,7 +58,7 @@ function guardedLookup(host: string, policy: UrlPolicy): LookupFunction {
       if (error) return callback(error, '', 0)
       const list = addresses as unknown as LookupAddress[]
       const refused = !policy.privateHosts.includes(host) && list.some((entry) => isPrivateAddress(entry.address))
-      if (refused) return callback(new UrlRefusedError(`'${hostname}' resolves to a loopback, private or link-local address`), '', 0)
+      if (refused) return callback(new UrlRefusedError(`'${hostname}' resolves to a special-use address: only global unicast addresses are reached`), '', 0)
       if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
       callback(null, list[0]!.address, list[0]!.family)
     })

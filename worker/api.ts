@@ -4,7 +4,7 @@ import { createRoute, OpenAPIHono, type RouteConfig, z } from '@hono/zod-openapi
 import type { AccountRecord, AuthUser } from './auth/users'
 import type { Config } from './config'
 import type { Database } from './db/client'
-import { ApiError, ERROR_CODES } from './errors'
+import { ApiError, ERROR_CODES, type ErrorCode } from './errors'
 
 export interface AppEnv {
   Bindings: Env
@@ -29,6 +29,12 @@ export function newRouter() {
         message: issue.message,
         code: issue.code,
       }))
+      // A refinement may name its own error code (a name's format character: NAME_FORMAT_CHARACTER).
+      const coded = result.error.issues.find((issue) => issue.code === 'custom' && typeof issue.params?.errorCode === 'string')
+      if (coded?.code === 'custom') {
+        const { errorCode, ...details } = coded.params as { errorCode: ErrorCode }
+        throw new ApiError(errorCode, { message: `${coded.path.join('.')}: ${coded.message}`, details: { ...details, issues } })
+      }
       const first = issues[0]
       const message = first ? `invalid request: ${first.path ? `${first.path}: ` : ''}${first.message}` : 'invalid request'
       throw new ApiError('VALIDATION_FAILED', { message, details: { issues } })

@@ -97,6 +97,8 @@ export const configSchema = z.object({
     .string()
     .default('')
     .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter(Boolean)),
+  /** The DNS-over-HTTPS JSON endpoint callback_url names are resolved with, to refuse special-use addresses; empty: not resolved. */
+  WEBHOOK_DNS_URL: z.union([z.literal(''), z.url()]).default('https://cloudflare-dns.com/dns-query'),
 
   // image → PNG
   IMAGE_MAX_BYTES: integer(50 * MiB, 1),

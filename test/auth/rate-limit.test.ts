@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { call, callJson, callWithSettings, randomIp } from '../support/api'
-import { signUp, tokenIn, uniqueEmail, waitForEmail, type TestUser } from '../support/accounts'
+import { emailsTo, signUp, tokenIn, uniqueEmail, waitForEmail, type TestUser } from '../support/accounts'
 
 describe('rate limits', () => {
   it('answers 429 with Retry-After after 10 logins a minute from one address', async () => {
@@ -69,6 +69,17 @@ describe('rate limits', () => {
       const res = await callWithSettings({ AUTH_RATE_LIMIT_PER_MINUTE: '0' }, 'POST', '/auth/forgot', { ip, json: { email: uniqueEmail() } })
       expect(res.status).toBe(200)
     }
+  })
+
+  it('keeps the reset-mail cap (one per address every 5 minutes) when AUTH_RATE_LIMIT_PER_MINUTE is 0: 12 requests, 1 email', async () => {
+    const user = await signUp()
+    for (let i = 0; i < 12; i++) {
+      const res = await callWithSettings({ AUTH_RATE_LIMIT_PER_MINUTE: '0' }, 'POST', '/auth/forgot', { json: { email: user.email } })
+      expect(res.status).toBe(200)
+    }
+    // callWithSettings waits for the Worker's waitUntil work, the email's delivery included.
+    const resets = (await emailsTo(user.email)).filter((email) => email.body.subject === 'Reset your password')
+    expect(resets).toHaveLength(1)
   })
 })
 

@@ -200,7 +200,7 @@ function grayTiff(width: number, height: number, compression: number, strip: Uin
 }
 
 /** Zeros compressed as they are made, a MiB at a time (workerd refuses blobs over 128 MiB). */
-async function deflatedZeros(mebibytes: number): Promise<Uint8Array> {
+export async function deflatedZeros(mebibytes: number): Promise<Uint8Array> {
   const compressor = new CompressionStream('deflate')
   const writer = compressor.writable.getWriter()
   const compressed = new Response(compressor.readable).arrayBuffer()

@@ -218,7 +218,7 @@ describe('sidecar: limits', () => {
         headers: { 'gotenberg-webhook-url': `${receiver.url}/webhook`, 'gotenberg-webhook-error-url': `${receiver.url}/webhook/error` },
       })
       expect(hooked.status).toBe(403)
-      expect(await hooked.text()).toMatch(/^Forbidden: the 'Gotenberg-Webhook-Url' header: .* names a loopback, private or link-local address$/)
+      expect(await hooked.text()).toMatch(/^Forbidden: the 'Gotenberg-Webhook-Url' header: .* names a special-use address \(loopback\): only global unicast addresses are reached$/)
       const downloaded = await fetch(`${base()}/forms/libreoffice/convert`, { method: 'POST', body: form({}, { downloadFrom: JSON.stringify([{ url: `${receiver.url}/a.docx` }]) }) })
       expect(downloaded.status).toBe(403)
       expect(receiver.received).toEqual([])

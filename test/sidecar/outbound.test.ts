@@ -34,9 +34,26 @@ describe('private addresses', () => {
   it.each([
     ['127.0.0.1', true], ['10.1.2.3', true], ['172.20.0.1', true], ['192.168.1.1', true], ['169.254.169.254', true], ['100.64.0.1', true],
     ['0.0.0.0', true], ['::1', true], ['::', true], ['fd00::1', true], ['fe80::1', true], ['::ffff:127.0.0.1', true], ['::ffff:10.0.0.1', true],
+    // IPv6 spellings of an IPv4 address (sidecar/addresses.ts): IPv4-compatible (RFC 4291 §2.5.5.1), IPv4-mapped,
+    // IPv4-translated (RFC 6145), NAT64 (RFC 6052 §2.1 "64:ff9b::/96", RFC 8215 "64:ff9b:1::/48"), Teredo
+    // (RFC 4380, 2001::/32), 6to4 (RFC 3056, 2002::/16): each is refused whatever IPv4 address it carries.
+    ['::7f00:1', true], ['::127.0.0.1', true], ['::ffff:7f00:1', true], ['::ffff:0:127.0.0.1', true], ['64:ff9b::7f00:1', true], ['64:ff9b::808:808', true],
+    ['64:ff9b:1::a00:1', true], ['2001:0:4136:e378:8000:63bf:3fff:fdd2', true], ['2002:7f00:1::1', true], ['2002:808:808::1', true],
+    ['198.18.0.1', true], ['192.0.2.1', true], ['240.0.0.1', true], ['255.255.255.255', true], ['2001:db8::1', true], ['ff02::1', true],
     ['8.8.8.8', false], ['1.1.1.1', false], ['2606:4700:4700::1111', false],
   ])('%s is private: %s', (address, expected) => {
     expect(isPrivateAddress(address)).toBe(expected)
+  })
+
+  it.each(['[::7f00:1]', '[::ffff:0:127.0.0.1]', '[::ffff:127.0.0.1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::1]', '[2001:0:4136:e378:8000:63bf:80ff:fffe]', '[::]'])(
+    'refuses the literal %s (even with 127.0.0.1 allowed by name)',
+    (host) => {
+      expect(() => checkUrl(`http://${host}:9/x`, LOOPBACK)).toThrow(/special-use address/)
+    },
+  )
+
+  it.each(['0x7f.1', '2130706433', '127.1', '0177.0.0.1'])('refuses the IPv4 spelling %s (the URL parser writes it as 127.0.0.1)', (host) => {
+    expect(() => checkUrl(`http://${host}:9/x`, NOTHING_PRIVATE)).toThrow(/special-use address \(loopback\)/)
   })
 
   it('refuses a private literal unless its host is allowed by name, and any scheme but http(s)', () => {
@@ -76,7 +93,7 @@ describe('downloadFrom (Gotenberg 8: [{"url", "extraHttpHeaders", "embedded"}])'
 
   it('refuses a name that resolves to a loopback address (localhost) though 127.0.0.1 is allowed', async () => {
     const server = await serve()
-    await expect(addDownloads(formWith([{ url: `http://localhost:${server.port}/a.docx` }]), downloads())).rejects.toThrow(/resolves to a loopback, private or link-local address/)
+    await expect(addDownloads(formWith([{ url: `http://localhost:${server.port}/a.docx` }]), downloads())).rejects.toThrow(/resolves to a special-use address/)
     expect(server.received).toEqual([])
   })
 
@@ -152,7 +169,9 @@ describe('webhooks (Gotenberg 8: Gotenberg-Webhook-Url, -Error-Url, -Method, -Er
     ['a GET method', headers('http://127.0.0.1', { 'gotenberg-webhook-method': 'get' }), 400, "Invalid 'Gotenberg-Webhook-Method' header value: expected 'POST', 'PATCH' or 'PUT', but got 'GET'"],
     ['extra headers that are not JSON', headers('http://127.0.0.1', { 'gotenberg-webhook-extra-http-headers': '{' }), 400, /^Invalid 'Gotenberg-Webhook-Extra-Http-Headers' header value/],
     ['an extra header with a line break', headers('http://127.0.0.1', { 'gotenberg-webhook-extra-http-headers': '{"X-A":"1\\r\\nX-B: 2"}' }), 400, /^Invalid 'Gotenberg-Webhook-Extra-Http-Headers' header value/],
-    ['a private URL', headers('http://10.0.0.1'), 403, /^Forbidden: the 'Gotenberg-Webhook-Url' header: .* names a loopback, private or link-local address/],
+    ['a private URL', headers('http://10.0.0.1'), 403, /^Forbidden: the 'Gotenberg-Webhook-Url' header: .* names a special-use address \(private\)/],
+    ['an IPv4-compatible loopback URL', headers('http://[::7f00:1]'), 403, /^Forbidden: the 'Gotenberg-Webhook-Url' header: .* names a special-use address \(ipv4Compatible\)/],
+    ['an IPv4-translated loopback URL', headers('http://[::ffff:0:127.0.0.1]'), 403, /^Forbidden: the 'Gotenberg-Webhook-Url' header: .* names a special-use address \(rfc6145\)/],
   ])('refuses %s before reading the body', (_, given, status, message) => {
     const error = (() => {
       try {

@@ -7,7 +7,7 @@ import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, secure
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { models } from '../rules/resources'
-import { buildValueSchemas, plainText, type ValueSchemas, type ValuesMap } from '../rules/values'
+import { buildValueSchemas, displayName, type ValueSchemas, type ValuesMap } from '../rules/values'
 import { deliverAccountEmail } from './delivery'
 import { requireAuth } from './middleware'
 import { clientAddress, enforceRateLimit, mayMailReset, withLoginLockout } from './rate-limit'
@@ -109,7 +109,7 @@ async function openSession(c: Ctx, user: UserRecord) {
 }
 
 function registerEndpoint(usersModel: ValuesMap, schemas: ValueSchemas) {
-  const body = z.strictObject({ email: Email, password: Password, name: plainText(200).optional(), ...schemas.create.shape }).openapi('RegisterRequest')
+  const body = z.strictObject({ email: Email, password: Password, name: displayName(200).optional(), ...schemas.create.shape }).openapi('RegisterRequest')
   return endpoint(
     route({
       method: 'post',
@@ -226,7 +226,7 @@ const forgot = endpoint(
     const user = await findUserByEmail(c.var.db, email)
     // Delivered after the response, so an existing address does not answer slower than an unknown one; at most one
     // reset email per address every few minutes and a few a day, whoever asks.
-    if (user) c.executionCtx.waitUntil(mayMailReset(c.env.RATE_LIMITER, c.var.config, user.email).then((may) => may && deliverAccountEmail(c.var.config, 'passwordReset', user)))
+    if (user) c.executionCtx.waitUntil(mayMailReset(c.env.RATE_LIMITER, user.email).then((may) => may && deliverAccountEmail(c.var.config, 'passwordReset', user)))
     return c.json({ message: 'if an account exists for this address, a password reset email was sent' }, 200)
   },
   [{ path: '/user/reset/password' }],

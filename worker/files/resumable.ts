@@ -4,7 +4,7 @@
 // last one must be the same size"); local R2 does not check that, so this module does. Completing joins the
 // parts into a normal file record whose hash and type are read back from the stored bytes; aborting, expiring or
 // deleting the user leaves nothing behind.
-import { and, asc, eq, lte } from 'drizzle-orm'
+import { and, asc, eq, lte, sql } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
@@ -50,6 +50,8 @@ export interface UploadStart {
 }
 
 export const uploadNotFound = () => new ApiError('UPLOAD_NOT_FOUND')
+const completedMeanwhile = () => new ApiError('UPLOAD_COMPLETED')
+const offsetMismatch = (message: string, offset: number) => new ApiError('UPLOAD_OFFSET_MISMATCH', { message, details: { offset } })
 const invalid = (message: string, details?: Record<string, unknown>) => new ApiError('VALIDATION_FAILED', { message, details })
 const unequalPart = (message: string, partBytes: number) => new ApiError('PART_SIZE_MISMATCH', { message, details: { part_bytes: partBytes } })
 const incomplete = (message: string) => new ApiError('UPLOAD_INCOMPLETE', { message })
@@ -94,6 +96,35 @@ export async function findOwnedUpload(db: Database, userId: string, id: string, 
   // An expired upload is gone for its owner at once, whether or not the sweep has removed it yet.
   if (!upload || upload.expiresAt <= now) throw uploadNotFound()
   return upload
+}
+
+/**
+ * What another request did to the upload while this one worked on it, read back from D1 and R2 after a step
+ * failed or lost its condition: the upload is gone (terminated, aborted, expired, its user deleted: 404), complete
+ * (409: tus's offset conflict, or UPLOAD_COMPLETED for the parts API), or moved on by another PATCH (409).
+ * Undefined when the upload is as this request found it: the failure is its own.
+ */
+export async function raceOutcome(deps: Pick<UploadDeps, 'db' | 'bucket'>, upload: UploadRow): Promise<ApiError | undefined> {
+  const [current, file] = await Promise.all([
+    deps.db.query.uploads.findFirst({ where: eq(uploads.id, upload.id) }),
+    // A completed upload's file record has the upload's id.
+    deps.db.query.files.findFirst({ where: eq(files.id, upload.id), columns: { id: true } }),
+  ])
+  if (upload.protocol === 'tus' && current) {
+    if (current.fileId) return offsetMismatch('the upload is complete', current.offset)
+    if (current.offset !== upload.offset) return offsetMismatch('another request changed the upload meanwhile; ask HEAD for its offset', current.offset)
+  }
+  if (file) return completedMeanwhile()
+  if (!current) return uploadNotFound()
+  // R2 joined the parts for another complete whose record is not written yet (an abort removes the row first).
+  if (upload.protocol === 'parts' && (await deps.bucket.head(upload.key))) return completedMeanwhile()
+  return undefined
+}
+
+/** The error to answer for a failure: the race it lost when there was one, else the failure itself (a 4xx of its own stays). */
+export async function explainFailure(deps: Pick<UploadDeps, 'db' | 'bucket'>, upload: UploadRow, error: unknown): Promise<unknown> {
+  if (error instanceof ApiError && error.status < 500 && error.code !== 'UPLOAD_OFFSET_MISMATCH') return error
+  return (await raceOutcome(deps, upload)) ?? error
 }
 
 export async function startUpload(deps: UploadDeps, userId: string, start: UploadStart): Promise<UploadRow> {
@@ -184,15 +215,26 @@ export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber
   const total = others.reduce((sum, part) => sum + part.size, length)
   checkResumableTotal(deps.config, total)
   await holdUploadQuota(deps, upload, total)
-  const part = await deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId).uploadPart(partNumber, body)
-  await deps.db.batch([
-    deps.db
-      .insert(uploadParts)
-      .values({ uploadId: upload.id, partNumber, etag: part.etag, size: length })
-      .onConflictDoUpdate({ target: [uploadParts.uploadId, uploadParts.partNumber], set: { etag: part.etag, size: length } }),
-    deps.db.update(uploads).set({ expiresAt: Date.now() + ttlMs(deps.config) }).where(eq(uploads.id, upload.id)),
-  ])
-  return { part: partNumber, etag: part.etag, size: length }
+  try {
+    // R2 takes a stream only with a known length; the fixed-length stream also refuses a body that differs from
+    // its Content-Length.
+    const sized = body.pipeThrough(new FixedLengthStream(length))
+    const part = await deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId).uploadPart(partNumber, sized)
+    await deps.db.batch([
+      deps.db
+        .insert(uploadParts)
+        .values({ uploadId: upload.id, partNumber, etag: part.etag, size: length })
+        .onConflictDoUpdate({ target: [uploadParts.uploadId, uploadParts.partNumber], set: { etag: part.etag, size: length } }),
+      deps.db.update(uploads).set({ expiresAt: Date.now() + ttlMs(deps.config) }).where(eq(uploads.id, upload.id)),
+    ])
+    return { part: partNumber, etag: part.etag, size: length }
+  } catch (error) {
+    const race = await raceOutcome(deps, upload)
+    if (!race) throw error
+    // The upload completed or went while this part was sending: the reservation this part renewed ends with it.
+    await releaseQuota(deps.db, upload.id)
+    throw race
+  }
 }
 
 /** The SHA-256 of stored bytes, streamed back from R2 (for uploads that arrived over several requests). */
@@ -230,12 +272,17 @@ export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownH
   // The reservation covers the size already (a parts upload without a declared size grew it part by part).
   await holdUploadQuota(deps, upload, size)
   const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
-  if (parts.length === 0) {
-    // An empty upload: R2 cannot complete a multipart upload without parts.
-    await deps.bucket.put(upload.key, new Uint8Array(0))
-    await multipart.abort().catch(() => {})
-  } else {
-    await multipart.complete(parts.map((part) => ({ partNumber: part.partNumber, etag: part.etag })))
+  try {
+    if (parts.length === 0) {
+      // An empty upload: R2 cannot complete a multipart upload without parts.
+      await deps.bucket.put(upload.key, new Uint8Array(0))
+      await multipart.abort().catch(() => {})
+    } else {
+      await multipart.complete(parts.map((part) => ({ partNumber: part.partNumber, etag: part.etag })))
+    }
+  } catch (error) {
+    // Another request completed or aborted the upload first (R2: "The specified multipart upload does not exist").
+    throw await explainFailure(deps, upload, error)
   }
   try {
     // (A ranged get of an empty object fails in local R2: there is nothing to read anyway.)
@@ -250,33 +297,50 @@ export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownH
       { size, hash },
       now,
     )
+    // The record is written only while the upload is still there and unfinished: its key comes from the upload's
+    // row, and NULL (the row aborted, or its user deleted, meanwhile) fails the batch as a whole.
+    const guardedKey = sql<string>`(select ${uploads.key} from ${uploads} where ${uploads.id} = ${upload.id} and ${uploads.fileId} is null)`
     // One batch: the file appears as the upload ends. A tus upload's row stays, marked complete, so that HEAD
     // still answers its offset (tus: "even if … the upload is already considered completed") until it expires.
     const ended =
       upload.protocol === 'tus'
         ? deps.db.update(uploads).set({ fileId: row.id, offset: size, tailKey: null, tailBytes: 0 }).where(eq(uploads.id, upload.id))
         : deps.db.delete(uploads).where(eq(uploads.id, upload.id))
-    await deps.db.batch([deps.db.insert(files).values(row), deps.db.delete(uploadParts).where(eq(uploadParts.uploadId, upload.id)), ended, commitQuota(deps.db, upload.id)])
+    await deps.db.batch([
+      deps.db.insert(files).values({ ...row, key: guardedKey }),
+      deps.db.delete(uploadParts).where(eq(uploadParts.uploadId, upload.id)),
+      ended,
+      commitQuota(deps.db, upload.id),
+    ])
     return row
   } catch (error) {
+    const race = await raceOutcome(deps, upload)
+    // Another complete wrote the record: the object is its file's.
+    if (race?.code === 'UPLOAD_COMPLETED') throw race
     await deps.bucket.delete(upload.key)
     await deps.db.delete(uploads).where(eq(uploads.id, upload.id))
     await releaseQuota(deps.db, upload.id)
-    throw error
+    throw race ?? error
   }
 }
 
-/** Drops what an unfinished upload holds in R2 (its multipart upload and tail) and its row. */
-export async function abortUpload(deps: Pick<UploadDeps, 'db' | 'bucket'>, upload: UploadRow): Promise<void> {
-  if (!upload.fileId) {
+/**
+ * Drops an upload: its row first (so a complete or PATCH racing it finds it gone, and its record is not written),
+ * then what it held in R2 (the multipart upload and the tail as the row last named it). False when another request
+ * removed the row first (a parts upload completed, or aborted twice).
+ */
+export async function abortUpload(deps: Pick<UploadDeps, 'db' | 'bucket'>, upload: UploadRow): Promise<boolean> {
+  const [removed] = await deps.db.delete(uploads).where(eq(uploads.id, upload.id)).returning()
+  if (!removed) return false
+  if (!removed.fileId) {
     await deps.bucket
-      .resumeMultipartUpload(upload.key, upload.r2UploadId)
+      .resumeMultipartUpload(removed.key, removed.r2UploadId)
       .abort()
       .catch(() => {})
   }
-  if (upload.tailKey) await deps.bucket.delete(upload.tailKey)
-  await deps.db.delete(uploads).where(eq(uploads.id, upload.id))
+  if (removed.tailKey) await deps.bucket.delete(removed.tailKey)
   await releaseQuota(deps.db, upload.id)
+  return true
 }
 
 const SWEEP_BATCH = 100

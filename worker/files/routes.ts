@@ -13,7 +13,7 @@ import { childrenOf, deleteFileTree, renameFile, fileTree, FileResponseSchema, f
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
-import { abortUpload, completeUpload, DEFAULT_PART_BYTES, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, startUpload, uploadPart, type UploadRow } from './resumable'
+import { abortUpload, completeUpload, DEFAULT_PART_BYTES, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, raceOutcome, startUpload, uploadNotFound, uploadPart, type UploadRow } from './resumable'
 
 const tags = ['Files']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
@@ -235,7 +235,8 @@ const partRoute = route({
   responses: {
     200: jsonResponse(z.object({ part: z.number().int(), etag: z.string(), size: z.number().int() }).openapi('UploadedPart'), 'The part is stored'),
     400: errorResponse('No body or no Content-Length, or a size other than part_bytes for a part that is not the last'),
-    404: errorResponse('Upload not found'),
+    404: errorResponse('Upload not found (or aborted while the part was sending)'),
+    409: errorResponse('UPLOAD_COMPLETED: another request completed the upload while the part was sending'),
     413: errorResponse('The part is over FILES_MAX_PART_BYTES, or the parts together over FILES_MAX_RESUMABLE_BYTES or the quota'),
   },
 })
@@ -246,7 +247,7 @@ const completeRoute = route({
   summary: 'Join the parts into a file record',
   middleware: [requireAuth()] as const,
   request: { params: UploadId },
-  responses: { 201: jsonResponse(FileResponseSchema, 'The stored file'), 400: errorResponse('Parts missing or too small'), 404: errorResponse('Upload not found'), 413: errorResponse('Too large') },
+  responses: { 201: jsonResponse(FileResponseSchema, 'The stored file'), 400: errorResponse('Parts missing or too small'), 404: errorResponse('Upload not found (or aborted meanwhile)'), 409: errorResponse('UPLOAD_COMPLETED: another request completed it first'), 413: errorResponse('Too large') },
 })
 
 const abortRoute = route({
@@ -255,7 +256,7 @@ const abortRoute = route({
   summary: 'Abort a resumable upload and drop its parts',
   middleware: [requireAuth()] as const,
   request: { params: UploadId },
-  responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Aborted'), 404: errorResponse('Upload not found') },
+  responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Aborted'), 404: errorResponse('Upload not found'), 409: errorResponse('UPLOAD_COMPLETED: another request completed it first') },
 })
 
 async function uploadView(c: Context<AppEnv>, upload: UploadRow) {
@@ -358,7 +359,8 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
     })
     .openapi(abortRoute, async (c) => {
       const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
-      await abortUpload(uploadDeps(c), upload)
+      // Another request completed or aborted it first: 409 or 404.
+      if (!(await abortUpload(uploadDeps(c), upload))) throw (await raceOutcome(uploadDeps(c), upload)) ?? uploadNotFound()
       return c.json({ message: 'upload aborted' }, 200)
     })
     .openapi(upload, async (c) => {

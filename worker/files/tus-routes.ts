@@ -10,7 +10,7 @@ import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import type { FileRow } from './records'
 import type { AfterUpload } from './routes'
-import { abortUpload, findOwnedUpload, startUpload, type UploadRow } from './resumable'
+import { abortUpload, findOwnedUpload, raceOutcome, startUpload, type UploadRow, uploadNotFound } from './resumable'
 import {
   appendToUpload,
   byteCount,
@@ -102,8 +102,8 @@ const read = route({
 const patchResponses = {
   204: { description: 'Stored: Upload-Offset is the new offset; X-Edgefloor-File-Id when these bytes completed the upload' },
   400: errorResponse('Bad Upload-Offset, or an Upload-Checksum algorithm this server does not have'),
-  404: errorResponse('No such upload, expired, or not yours'),
-  409: errorResponse('Upload-Offset is not the upload\'s offset (ask HEAD), or the upload is complete'),
+  404: errorResponse('No such upload, expired, or not yours; or terminated (or its user deleted) while the bytes were arriving'),
+  409: errorResponse('Upload-Offset is not the upload\'s offset (ask HEAD), or the upload is complete (another PATCH may have completed it meanwhile)'),
   412: errorResponse('Tus-Resumable is not 1.0.0'),
   413: errorResponse('More bytes than the upload has left'),
   415: errorResponse('Content-Type is not application/offset+octet-stream'),
@@ -130,7 +130,7 @@ const terminate = route({
   path: '/files/tus/{id}',
   summary: 'tus termination: the unfinished upload and its parts are dropped (a completed upload\'s file stays)',
   request: { params: IdParams, headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)') },
-  responses: { 204: { description: 'Terminated' }, 404: errorResponse('No such upload, expired, or not yours'), 412: errorResponse('Tus-Resumable is not 1.0.0') },
+  responses: { 204: { description: 'Terminated' }, 404: errorResponse('No such upload, expired, or not yours'), 409: errorResponse('A PATCH completed the upload meanwhile'), 412: errorResponse('Tus-Resumable is not 1.0.0') },
 })
 
 const override = route({
@@ -173,7 +173,7 @@ async function appendBytes(c: Context<AppEnv>, upload: UploadRow, offset: number
 }
 
 async function terminateUpload(c: Context<AppEnv>, upload: UploadRow) {
-  await abortUpload(deps(c), upload)
+  if (!(await abortUpload(deps(c), upload))) throw (await raceOutcome(deps(c), upload)) ?? uploadNotFound()
   return c.body(null, 204)
 }
 

@@ -8,7 +8,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm'
 import { uploadParts, uploads } from '../db/schema'
 import { ApiError } from '../errors'
 import type { FileRow } from './records'
-import { completeUpload, MAX_PARTS, renewUploadQuota, type UploadDeps, type UploadRow, uploadTtlMs } from './resumable'
+import { completeUpload, explainFailure, MAX_PARTS, raceOutcome, renewUploadQuota, type UploadDeps, type UploadRow, uploadNotFound, uploadTtlMs } from './resumable'
 import { readRequestBody } from './blocks'
 import { hex } from './store'
 import { parseModified } from './upload'
@@ -175,7 +175,9 @@ class PartWriter {
         .set({ nextPart: sql`${uploads.nextPart} + ${count}` })
         .where(eq(uploads.id, this.upload.id))
         .returning({ next: uploads.nextPart })
-      const end = taken?.next ?? 0
+      // The row went (terminated, expired, its user deleted) while the bytes were arriving.
+      if (!taken) throw uploadNotFound()
+      const end = taken.next
       for (let number = end - count; number < end; number++) this.numbers.push(number)
     }
     const partNumber = this.numbers.shift()!
@@ -231,7 +233,18 @@ export async function appendToUpload(deps: UploadDeps, upload: UploadRow, reques
     return { upload: { ...upload, fileId: file.id }, file, interrupted: false }
   }
   if (!request.body || request.contentLength === 0) return { upload, interrupted: false }
+  try {
+    return await storeBytes(deps, upload, request.body, request)
+  } catch (error) {
+    // A termination, a user's deletion or another PATCH that came first answers 404 or 409, not the R2 or D1
+    // failure it caused here.
+    throw await explainFailure(deps, upload, error)
+  }
+}
 
+async function storeBytes(deps: UploadDeps, upload: UploadRow, body: ReadableStream<Uint8Array>, request: AppendRequest): Promise<AppendResult> {
+  const length = upload.length ?? 0
+  const limit = length - upload.offset
   const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
   const total = upload.tailBytes + (request.contentLength ?? 0)
   const completes = request.contentLength === limit
@@ -242,7 +255,7 @@ export async function appendToUpload(deps: UploadDeps, upload: UploadRow, reques
   const whole = upload.offset === 0 ? new crypto.DigestStream('SHA-256') : undefined
   const checksum = request.checksum ? new crypto.DigestStream(request.checksum.algorithm as 'SHA-256') : undefined
   const hashes = [whole, checksum].filter((digest) => digest !== undefined).map((digest) => digest.getWriter())
-  const { received, interrupted } = await receive(request.body, { writer, limit, hashes })
+  const { received, interrupted } = await receive(body, { writer, limit, hashes })
   await Promise.all(hashes.map((hash) => hash.close()))
 
   let newTailKey: string | null = null
@@ -292,7 +305,7 @@ export async function appendToUpload(deps: UploadDeps, upload: UploadRow, reques
   const updated = claimed[0]
   if (!updated) {
     await discard()
-    throw offsetMismatch('another request changed the upload meanwhile; ask HEAD for its offset')
+    throw (await raceOutcome(deps, upload)) ?? offsetMismatch('another request changed the upload meanwhile; ask HEAD for its offset')
   }
   if (upload.tailKey) await deps.bucket.delete(upload.tailKey)
   if (!isComplete) {

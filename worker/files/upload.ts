@@ -3,6 +3,7 @@
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { ApiError } from '../errors'
+import { checkName } from '../names'
 import { type BlockSource, concatBytes, prependBlock, readRequestBody } from './blocks'
 import { dispositionParam, readMultipartFile } from './multipart'
 import { holdQuota, quotaExceeded, usedBytes, type QuotaHold } from './quota'
@@ -37,11 +38,13 @@ export function cleanFileName(raw: string): string {
   return safeFileName(name)
 }
 
-/** A display name: no path, no control characters, at most 255 characters. */
+/** A display name: no path, no control characters, at most 255 characters; a format character (a bidi control) is 400 (worker/names.ts). */
 export function safeFileName(raw: string): string {
   const name = raw.replace(/[\u0000-\u001f\u007f]/g, '').split(/[\\/]/).pop()!.trim()
+  checkName('the file name', name)
   if (name === '' || name === '.' || name === '..') return 'file'
-  return name.slice(0, 255)
+  // A joiner the cut leaves at the end would hide there.
+  return name.slice(0, 255).replace(/[\u200c\u200d]+$/u, '')
 }
 
 export function extensionOf(name: string): string {

@@ -12,7 +12,7 @@ import { ApiError } from '../errors'
 import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
 import { startJob, waitForJob } from './start'
 import { conversionErrorCode, findOwnedJob, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
-import { webhookSecret } from './webhooks'
+import { checkCallbackUrl, webhookSecret } from './webhooks'
 import { enqueueSteps } from '../queue'
 
 /** The job-events stream's pauses between looks at the job: from the first, growing while nothing changes. */
@@ -146,6 +146,8 @@ export function pipelineRoutes() {
       const isJson = c.req.header('content-type')?.includes('application/json')
       const body = isJson ? (c.req.valid as unknown as (target: 'json') => z.infer<typeof ConvertBody>)('json') : {}
       const target = body.to && `.${body.to.replace(/^\./, '').toLowerCase()}`
+      // Checked whatever the chain, even when nothing is made (text asked as text).
+      if (body.callback_url) await checkCallbackUrl(c.var.config, body.callback_url)
       // Already what was asked for (text stays text): nothing to make, the file itself is the answer.
       if (target && target === file.extension) return c.json([await toFileResponse(file, c.var.config, links(c))], 200)
       const stored = body.options && officeJobOptions(file.extension, body.options)

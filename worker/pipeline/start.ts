@@ -32,7 +32,7 @@ export async function startJob(
   const choice = request.target ? converterToward(file, request.target) : converterForFile(file)
   if (!choice.converter) throw new ApiError(choice.status === 415 ? 'UNSUPPORTED_FORMAT' : 'NOT_CONVERTIBLE', { message: choice.refusal })
   const { converter } = choice
-  const callbackUrl = request.callbackUrl ? checkCallbackUrl(config, request.callbackUrl) : undefined
+  const callbackUrl = request.callbackUrl ? await checkCallbackUrl(config, request.callbackUrl) : undefined
   const options = await sealOptions(config, file.userId, request.options)
   const { job, step } = await createJob(deps.db, file, converter, { options, callbackUrl, target: request.target })
   // No step: an equal job is already queued or running, and this request follows it.

@@ -6,6 +6,7 @@ import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
+import { addressLiteral, isLocalName, specialUseRange } from '../../sidecar/addresses.ts'
 
 const encoder = new TextEncoder()
 const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
@@ -20,46 +21,72 @@ export function webhookSecret(config: Config, jobId: string): Promise<string> {
   return hmac(`edgefloor webhooks\u0000${config.JWT_SECRET}`, jobId)
 }
 
+const refused = (message: string) => new ApiError('CALLBACK_URL_REFUSED', { message })
+/** DNS record types (RFC 1035 §3.2.2, RFC 3596 §2.1). */
+const A = 1
+const AAAA = 28
+const DNS_TIMEOUT_MS = 3000
+
 /**
- * Whether a URL host names this machine or a private network by itself: localhost names, and IPv4/IPv6 literals
- * that are loopback, private (RFC 1918, fc00::/7), link-local (169.254/16 with the cloud metadata address,
- * fe80::/10), carrier-grade NAT, unspecified or IPv4-mapped ones of those. DNS names that resolve to such
- * addresses are Cloudflare's to refuse: a Worker's fetch cannot reach private networks.
+ * The addresses a name has, from the DNS-over-HTTPS JSON API at WEBHOOK_DNS_URL (Cloudflare's 1.1.1.1 by default:
+ * a Worker has no resolver of its own), A and AAAA; undefined when they cannot be known (the resolver is off,
+ * unreachable, or fails), and then the caller relies on the platform (see checkCallbackUrl).
  */
-export function isPrivateHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '')
-  if (host === 'localhost' || host.endsWith('.localhost') || host === 'localhost.localdomain') return true
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host)?.[1]
-  const v4 = mapped ?? (/^\d+\.\d+\.\d+\.\d+$/.test(host) ? host : undefined)
-  if (v4) {
-    const [a = 0, b = 0] = v4.split('.').map(Number)
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127)
+export async function resolveHost(config: Config, name: string): Promise<string[] | undefined> {
+  if (!config.WEBHOOK_DNS_URL) return undefined
+  try {
+    const answers = await Promise.all(
+      [A, AAAA].map(async (type) => {
+        const url = new URL(config.WEBHOOK_DNS_URL!)
+        url.searchParams.set('name', name)
+        url.searchParams.set('type', String(type))
+        const response = await fetch(url, { headers: { accept: 'application/dns-json' }, signal: AbortSignal.timeout(DNS_TIMEOUT_MS) })
+        if (!response.ok) throw new Error(`DNS-over-HTTPS answered ${response.status}`)
+        const body = (await response.json()) as { Status?: number; Answer?: { type: number; data: string }[] }
+        // NXDOMAIN (3): no addresses; any other failure leaves the name unchecked.
+        if (body.Status !== 0 && body.Status !== 3) throw new Error(`DNS-over-HTTPS status ${body.Status}`)
+        return (body.Answer ?? []).filter((answer) => answer.type === type).map((answer) => answer.data)
+      }),
+    )
+    return answers.flat()
+  } catch {
+    return undefined
   }
-  if (host.includes(':')) {
-    if (host === '::' || host === '::1' || /^0*:(0*:)*0*1?$/.test(host)) return true
-    return /^f[cd][0-9a-f]{0,2}:/.test(host) || /^fe[89ab][0-9a-f]?:/.test(host) || host.startsWith('::ffff:')
-  }
-  return false
 }
 
 /**
- * A callback URL must be https (http only with WEBHOOK_ALLOW_HTTP, for local receivers) and may not name a
- * loopback, private or link-local address, or localhost (hosts in WEBHOOK_ALLOWED_HOSTS excepted, for tests).
+ * A callback URL must be https (http only with WEBHOOK_ALLOW_HTTP, for local receivers) and may reach only global
+ * unicast addresses (sidecar/addresses.ts, the sidecar's classifier too): an address literal is checked as it is,
+ * a localhost name is refused, and any other name is resolved and refused when one of its addresses is special-use.
+ * A name that cannot be resolved here (no resolver offline) is taken: on Cloudflare a Worker's fetch goes out through
+ * Cloudflare's network, which does not connect to private addresses. Hosts in WEBHOOK_ALLOWED_HOSTS are taken as
+ * they are (tests). Checked when the job is asked for and again before each delivery (a name can change meanwhile).
  */
-export function checkCallbackUrl(config: Config, raw: string): string {
+export async function checkCallbackUrl(config: Config, raw: string): Promise<string> {
   let url: URL
   try {
     url = new URL(raw)
   } catch {
-    throw new ApiError('CALLBACK_URL_REFUSED', { message: 'callback_url is not a URL' })
+    throw refused('callback_url is not a URL')
   }
   const allowed = url.protocol === 'https:' || (url.protocol === 'http:' && config.WEBHOOK_ALLOW_HTTP)
-  if (!allowed) throw new ApiError('CALLBACK_URL_REFUSED', { message: 'callback_url must be https' })
-  if (url.username || url.password) throw new ApiError('CALLBACK_URL_REFUSED', { message: 'callback_url may not carry credentials' })
-  if (isPrivateHost(url.hostname) && !config.WEBHOOK_ALLOWED_HOSTS.includes(url.hostname.toLowerCase().replace(/^\[|\]$/g, ''))) {
-    throw new ApiError('CALLBACK_URL_REFUSED', { message: 'callback_url may not name a loopback, private or link-local address' })
-  }
+  if (!allowed) throw refused('callback_url must be https')
+  if (url.username || url.password) throw refused('callback_url may not carry credentials')
+  await checkCallbackHost(config, url)
   return url.toString()
+}
+
+/** The address part of checkCallbackUrl, for the request and again before each delivery. */
+async function checkCallbackHost(config: Config, url: URL): Promise<void> {
+  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, '')
+  if (config.WEBHOOK_ALLOWED_HOSTS.includes(host)) return
+  if (isLocalName(host)) throw refused('callback_url may not name localhost')
+  const literal = addressLiteral(host)
+  const addresses = literal ? [literal] : ((await resolveHost(config, host.replace(/\.$/, ''))) ?? [])
+  for (const address of addresses) {
+    const range = specialUseRange(address)
+    if (range) throw refused(`callback_url ${literal ? 'names' : `resolves to ${address}, which is`} a special-use address (${range}): only global unicast addresses are reached`)
+  }
 }
 
 const ATTEMPTS = 4
@@ -67,6 +94,12 @@ const ATTEMPTS = 4
 export async function notifyJobFinished(deps: { db: Database; config: Config }, jobId: string): Promise<void> {
   const job = await deps.db.query.jobs.findFirst({ where: eq(jobs.id, jobId) })
   if (!job?.callbackUrl) return
+  // The name may point elsewhere by now (DNS rebinding): its addresses are checked again.
+  const checked = await checkCallbackHost(deps.config, new URL(job.callbackUrl)).catch((error: unknown) => error)
+  if (checked instanceof ApiError) {
+    console.warn(JSON.stringify({ level: 'warn', job: job.id, message: `webhook not delivered: ${checked.message}` }))
+    return
+  }
   const body = JSON.stringify({ event: `job.${job.status}`, job: { _id: job.id, file_id: job.fileId, status: job.status, error: job.error } })
   const timestamp = String(Math.floor(Date.now() / 1000))
   const signature = await hmac(await webhookSecret(deps.config, job.id), `${timestamp}.${body}`)

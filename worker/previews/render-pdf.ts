@@ -8,7 +8,11 @@ import type { RawImage } from '../engines/png/encode'
 import type { PreviewParams } from './params'
 
 export async function pdfPixels(input: ConversionInput, params: PreviewParams, config: Pick<Config, (typeof PDF_SETTINGS)[number]>): Promise<RawImage> {
-  const ctx: PdfContext = { jobId: 'preview', settings: Object.fromEntries(PDF_SETTINGS.map((key) => [key, config[key]])) as PdfContext['settings'], options: {} }
+  const settings = Object.fromEntries(PDF_SETTINGS.map((key) => [key, config[key]])) as PdfContext['settings']
+  // The box bounds what is drawn (2048 × 2048 at most, 16 MiB of RGBA): every documented size works on ordinary
+  // pages, whatever PDF_MAX_PAGE_PIXELS says for conversions (an A4 page 2048 high is 2.97 MP). The streams keep at
+  // least the conversions' budget, so a small preview decodes what a conversion does.
+  const ctx: PdfContext = { jobId: 'preview', settings: { ...settings, PDF_MAX_PAGE_PIXELS: Math.max(config.PDF_MAX_PAGE_PIXELS, params.width * params.height) }, options: {} }
   let pixels: RawImage | undefined
   for await (const image of fromInput(input, ctx, async function* (pdf) {
     checkPageCount(pdf.pageCount, config.PDF_MAX_PAGES)

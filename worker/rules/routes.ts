@@ -11,7 +11,7 @@ import { resourceFields, type Scalar } from './evaluate'
 import type { CompiledRoute } from './compile'
 import { checkCreate, checkPrivileged, listCondition, loadPermitted, withInjected } from './guard'
 import { recordsStore, usersStore, type ModelStore } from './store'
-import { parseFilterValue, plainText, readableShape, withDefaults } from './values'
+import { displayName, parseFilterValue, readableShape, withDefaults } from './values'
 
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 const Email = z.email().max(254)
@@ -33,10 +33,10 @@ function bodySchemas(route: CompiledRoute) {
   const privileged = { role: z.string().min(1).max(100).optional(), email_verified: z.boolean().optional() }
   return {
     create: z
-      .strictObject({ email: Email, password: Password, name: plainText(200).optional(), ...privileged, ...create.shape })
+      .strictObject({ email: Email, password: Password, name: displayName(200).optional(), ...privileged, ...create.shape })
       .openapi('UsersCreate'),
     update: z
-      .strictObject({ name: plainText(200).optional(), email: Email.optional(), ...privileged, ...update.shape })
+      .strictObject({ name: displayName(200).optional(), email: Email.optional(), ...privileged, ...update.shape })
       .openapi('UsersUpdate'),
   }
 }

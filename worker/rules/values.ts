@@ -2,6 +2,7 @@
 // client may set it on create, r = it is returned (and filterable), u = the client may set it on update.
 // Fields a letter does not grant are refused, not ignored, so a mass-assignment attempt is visible.
 import { z } from 'zod'
+import { forbiddenFormatCharacter, formatCharacterMessage } from '../names'
 
 export const VALUE_TYPES = ['String', 'Number', 'Boolean', 'Object', 'Date', 'Url'] as const
 export type ValueType = (typeof VALUE_TYPES)[number]
@@ -12,6 +13,14 @@ export type ValuesMap = Readonly<Record<string, ValueSpec>>
  * or paragraph separators, which would let it forge a line there. */
 export const plainText = (maxLength: number) =>
   z.string().max(maxLength).regex(/^[^\p{Cc}\u2028\u2029]*$/u, 'may not contain control characters')
+
+/** A name people read (an account's): plain text without the format characters a name may not hold (worker/names.ts);
+ * the refusal carries its own error code, NAME_FORMAT_CHARACTER. */
+export const displayName = (maxLength: number) =>
+  plainText(maxLength).superRefine((name, ctx) => {
+    const codePoint = forbiddenFormatCharacter(name)
+    if (codePoint) ctx.addIssue({ code: 'custom', message: formatCharacterMessage('the name', codePoint), params: { errorCode: 'NAME_FORMAT_CHARACTER', character: codePoint } })
+  })
 
 /** An absolute http or https URL: no javascript:, data: or other schemes that a client could render as a link. */
 const httpUrl = z.url({ protocol: /^https?$/ }).max(2048)

@@ -54,11 +54,23 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promi
       webpReady ??= initWebp(webpWasm)
       await webpReady
       return fromImageData(await decodeWebpWasm(copyOf(bytes)))
-    case 'png':
+    case 'png': {
+      // One gate for every PNG reader (image → PNG reads rows, previews read RGBA): a PNG the rows decoder takes
+      // is decoded by it here too, so an IDAT that holds more than its rows is refused by both, and ancillary
+      // chunks (a compressed iCCP profile) are skipped by both; the others go to the Squoosh decoder in both.
+      const pixels = await decodePngRows(bytes)
+      if (pixels) {
+        try {
+          return rowsToRgba(pixels)
+        } finally {
+          pixels.release()
+        }
+      }
       // wasm-bindgen's module keeps one instance; its memory is reused from image to image.
       pngReady ??= initPng(pngWasm)
       await pngReady
       return fromImageData((await decodePngWasm(copyOf(bytes))) as { width: number; height: number; data: Uint8ClampedArray })
+    }
     case 'gif':
       return await decodeGifFirstFrame(bytes)
     case 'avif': {
@@ -73,6 +85,29 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promi
     case 'bmp':
       return await decodeBmp(bytes)
   }
+}
+
+/** Rows of 1 to 4 channels (gray, gray + alpha, RGB, RGBA) as an RGBA copy. */
+function rowsToRgba({ width, height, channels, rows }: Omit<ImageRows, 'release'>): RawImage {
+  const data = new Uint8Array(width * height * 4)
+  for (let y = 0; y < height; y++) {
+    const row = rows.row(y)
+    const out = y * width * 4
+    if (channels === 4) {
+      data.set(row.subarray(0, width * 4), out)
+      continue
+    }
+    for (let x = 0; x < width; x++) {
+      const at = x * channels
+      const to = out + x * 4
+      const [r, g, b] = channels >= 3 ? [row[at]!, row[at + 1]!, row[at + 2]!] : [row[at]!, row[at]!, row[at]!]
+      data[to] = r
+      data[to + 1] = g
+      data[to + 2] = b
+      data[to + 3] = channels === 2 ? row[at + 1]! : 255
+    }
+  }
+  return { width, height, channels: 4, data }
 }
 
 /** Decoded rows in a decoder's heap, in the file's own channels: read them, then `release` them (also on failure). */
