@@ -12,6 +12,7 @@ import { officeJobOptions, OfficeOptionsSchema } from '../converters/office-to-p
 import { converterFor, reachableTargets, refusalFor } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
+import { requestOrigin } from '../origin'
 import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
 import { enqueueSteps } from './consumer'
 import { startJob, waitForJob } from './start'
@@ -127,7 +128,7 @@ const fileJobs = route({
 })
 
 /** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
-const links = (c: Context<AppEnv>) => ({ origin: new URL(c.req.url).origin, securityStamp: c.var.user.securityStamp })
+const links = (c: Context<AppEnv>) => ({ origin: requestOrigin(c.var.config, c.req.raw), securityStamp: c.var.user.securityStamp })
 const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERSIONS })
 
 async function viewWithSecret(c: Context<AppEnv>, job: JobRow) {
@@ -190,7 +191,7 @@ export function pipelineRoutes() {
     })
     .openapi(jobEvents, async (c) => {
       const { job: first, owner } = await eventsCaller(c, c.req.valid('param').id, c.req.valid('query').token)
-      const ownerLinks = { origin: new URL(c.req.url).origin, securityStamp: owner.securityStamp }
+      const ownerLinks = { origin: requestOrigin(c.var.config, c.req.raw), securityStamp: owner.securityStamp }
       return streamSSE(c, async (stream) => {
         let last = ''
         let job: JobRow | undefined = first
