@@ -89,7 +89,10 @@ describe('a browser app on another origin (Chromium)', () => {
         const eventStatuses: string[] = []
         const finished = await new Promise<{ status: string; files: Array<{ url: string; extension: string }> }>((resolve, reject) => {
           const source = new EventSource(job.body.events_url)
-          const timer = setTimeout(() => (source.close(), reject(new Error(`no finished job in ${waitMs} ms: ${eventStatuses}`))), waitMs)
+          const timer = setTimeout(() => {
+            source.close()
+            reject(new Error(`no finished job in ${waitMs} ms: ${eventStatuses}`))
+          }, waitMs)
           source.addEventListener('job', (event) => {
             const view = JSON.parse((event as MessageEvent).data)
             eventStatuses.push(view.status)
