@@ -3,6 +3,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { newRouter } from './api'
 import { accountRoutes } from './auth/routes'
 import { loadConfig } from './config'
+import { cors } from './cors'
 import { openDatabase } from './db/client'
 import { ApiError, toErrorResponse } from './errors'
 import { compileResources } from './rules/compile'
@@ -45,6 +46,8 @@ export function createApp(options: AppOptions = {}) {
     // included), unless a route chose its own caching (downloads, static pages).
     if (c.res.headers.get('content-type')?.includes('application/json') && !c.res.headers.has('cache-control')) c.header('cache-control', 'no-store')
   })
+
+  app.use(cors)
 
   const limitJson = bodyLimit({
     maxSize: JSON_BODY_MAX_BYTES,

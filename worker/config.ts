@@ -64,6 +64,24 @@ export const configSchema = z.object({
   AUTH_RATE_LIMIT_PER_MINUTE: integer(10),
   AUTH_TRUST_CF_CONNECTING_IP: flag(false),
 
+  // browsers and proxies
+  /** Origins a browser app may call from (comma-separated `scheme://host[:port]`); empty: any (`*`). */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      const origins = value.split(',').map((origin) => origin.trim()).filter(Boolean)
+      for (const origin of origins) {
+        if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+          ctx.addIssue({ code: 'custom', message: `expected origins like https://app.example.com, got "${origin}"` })
+          return z.NEVER
+        }
+      }
+      return origins
+    }),
+  /** Build the URLs the API answers (tus Location) from X-Forwarded-Host/-Proto or Forwarded: only behind a proxy that sets them. */
+  TRUST_FORWARDED_HOST: flag(false),
+
   // email
   EMAIL_PROVIDER: z.enum(['console', 'mailchannels']).default('console'),
   EMAIL_FROM: z.string().min(3).default('Edgefloor <no-reply@edgefloor.local>'),

@@ -26,6 +26,7 @@ export const ERRORS = {
   INVALID_REFRESH_TOKEN: { status: 401, message: 'invalid or expired refresh token' },
   REFRESH_TOKEN_REUSED: { status: 401, message: 'refresh token reuse detected: the session was revoked' },
   FILE_LINK_INVALID: { status: 401, message: 'the file link is invalid or has expired' },
+  EVENTS_LINK_INVALID: { status: 401, message: 'the job events link is invalid or has expired' },
   REGISTRATION_DISABLED: { status: 403, message: 'registration is disabled' },
   EMAIL_NOT_VERIFIED: { status: 403, message: 'email address not verified' },
   FORBIDDEN: { status: 403, message: 'not allowed' },

@@ -8,6 +8,7 @@ import { authenticateBearer, requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
 import { files, users } from '../db/schema'
 import { ApiError } from '../errors'
+import { requestOrigin } from '../origin'
 import { streamDownload } from './download'
 import { childrenOf, deleteFileTree, renameFile, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
 import { verifyFileToken } from './signed-url'
@@ -278,7 +279,7 @@ async function uploadView(c: Context<AppEnv>, upload: UploadRow) {
 
 /** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
 function links(c: Context<AppEnv>) {
-  return { origin: new URL(c.req.url).origin, securityStamp: c.var.user.securityStamp }
+  return { origin: requestOrigin(c.var.config, c.req.raw), securityStamp: c.var.user.securityStamp }
 }
 
 function nextLink(c: Context<AppEnv>, cursor: string): string {
