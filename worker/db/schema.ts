@@ -63,6 +63,27 @@ export const sessions = sqliteTable(
   (table) => [index('sessions_user').on(table.userId)],
 )
 
+/** API keys for servers (worker/auth/api-keys.ts): stored as the key's SHA-256, shown by `prefix`; `securityStamp`
+ * is the user's when the key was made, so a password reset or "sign out everywhere" ends the key. */
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    prefix: text('prefix').notNull(),
+    keyHash: text('key_hash').notNull(),
+    scopes: text('scopes', { mode: 'json' }).$type<string[]>().notNull(),
+    securityStamp: text('security_stamp').notNull(),
+    expiresAt: integer('expires_at'),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (table) => [uniqueIndex('api_keys_hash_unique').on(table.keyHash), index('api_keys_user').on(table.userId, table.id)],
+)
+
 /** Single-use tokens (verify, reset) that were spent, by their `jti`, kept until they would expire anyway. */
 export const spentTokens = sqliteTable('spent_tokens', {
   jti: text('jti').primaryKey(),
