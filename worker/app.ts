@@ -3,6 +3,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { newRouter } from './api'
 import { apiKeyRoutes } from './auth/api-key-routes'
 import { accountRoutes } from './auth/routes'
+import { totpRoutes } from './auth/totp-routes'
 import { loadConfig } from './config'
 import { openDatabase } from './db/client'
 import { ApiError, toErrorResponse } from './errors'
@@ -65,6 +66,7 @@ export function createApp(options: AppOptions = {}) {
     .openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
     .route('/', accountRoutes(options.resources?.models.Users?.values))
     .route('/', apiKeyRoutes())
+    .route('/', totpRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
   const routes = accounts.route('/', tusRoutes(autoConvert)).route('/', fileRoutes(autoConvert)).route('/', previewRoutes()).route('/', pipelineRoutes())
 

@@ -31,6 +31,8 @@ const PUBLIC = new Set([
   'POST /auth/reset',
   'PUT /user/reset/password',
   'POST /auth/refresh',
+  // A login's second step: its second_factor_token (from the password step) stands in for the bearer token.
+  'POST /auth/login/totp',
   // A signed URL (?token=…) stands in for the bearer token; without either it answers 401 (tested in files).
   'GET /files/:id/download',
   // tus discovery (Tus-Version, Tus-Extension, limits): no data, and browsers send CORS preflights without tokens.
