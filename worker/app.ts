@@ -1,7 +1,9 @@
 // The Hono app: middleware order, route mounting and the error handler.
 import { bodyLimit } from 'hono/body-limit'
 import { newRouter } from './api'
+import { apiKeyRoutes } from './auth/api-key-routes'
 import { accountRoutes } from './auth/routes'
+import { totpRoutes } from './auth/totp-routes'
 import { loadConfig } from './config'
 import { cors } from './cors'
 import { openDatabase } from './db/client'
@@ -66,6 +68,8 @@ export function createApp(options: AppOptions = {}) {
   const accounts = app
     .openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
     .route('/', accountRoutes(options.resources?.models.Users?.values))
+    .route('/', apiKeyRoutes())
+    .route('/', totpRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
   const routes = accounts.route('/', tusRoutes(autoConvert)).route('/', fileRoutes(autoConvert)).route('/', previewRoutes()).route('/', pipelineRoutes())
 

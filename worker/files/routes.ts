@@ -3,6 +3,7 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
+import { routePath } from 'hono/route'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { authenticateBearer, requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
@@ -314,7 +315,10 @@ export async function downloadOwner(c: Context<AppEnv>, id: string, signed: stri
     }
     return found.file
   }
-  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), { missingTokenMessage: 'missing bearer token or signed file link' })
+  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), {
+    missingTokenMessage: 'missing bearer token or signed file link',
+    request: { method: c.req.method, routePath: routePath(c) },
+  })
   return findOwnedFile(c.var.db, user.id, id)
 }
 
