@@ -21,7 +21,7 @@ const auth = requireAuth()
 
 const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, config)
 
-const ConvertInfo = z
+export const ConvertInfo = z
   .object({
     extension: z.string().openapi({ example: '.docx' }),
     accepted: z.boolean(),
