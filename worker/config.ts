@@ -1,5 +1,5 @@
 // Every setting of the Worker, validated once per env object. A setting lives in exactly three places:
-// wrangler.toml [vars] (or a secret), this schema, and the README's configuration table.
+// wrangler.toml [vars] (or a secret), this schema, and the settings table of docs/configuration.md.
 import { z } from 'zod'
 
 const DURATION = /^(\d+)\s*(ms|s|m|h|d|w)$/

@@ -2,7 +2,7 @@
 // user's security stamp (password reset, "log out everywhere") and the token's session (logout, refresh-token reuse,
 // DELETE /auth/sessions/:id), so any of them ends the token at once. That read also brings the account (all but the
 // password hash), so a route about the caller needs no second one. Its statement is prepared once per database
-// client and isolate: building it anew cost more than verifying the token (bench:auth, README).
+// client and isolate: building it anew cost more than verifying the token (bench:auth, docs/benchmarks.md).
 import { and, eq, getTableColumns, sql } from 'drizzle-orm'
 import { createMiddleware } from 'hono/factory'
 import { routePath } from 'hono/route'

@@ -32,7 +32,7 @@ const uploadHeaders = z.object({
 })
 
 // Plain schemas, not zod: a zod form validator would buffer the whole upload to parse it. The file comes as the
-// multipart field "file", or as the raw body (any other Content-Type: the fast path, see the README).
+// multipart field "file", or as the raw body (any other Content-Type: the fast path, see docs/files-and-uploads.md).
 const multipartFile = {
   'multipart/form-data': {
     schema: { type: 'object' as const, properties: { file: { type: 'string' as const, format: 'binary' } }, required: ['file'] },

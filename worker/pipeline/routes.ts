@@ -28,7 +28,7 @@ const auth = requireAuth()
 
 const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, config)
 
-const ConvertInfo = z
+export const ConvertInfo = z
   .object({
     extension: z.string().openapi({ example: '.docx' }),
     accepted: z.boolean(),
@@ -55,7 +55,7 @@ const ConvertBody = z
       .optional()
       .openapi({ example: '.txt', description: 'the extension the chain ends at (see GET /convert/:extension `targets`); without it, the default chain' }),
     options: OfficeOptionsSchema.optional()
-      .openapi({ description: "passed to the converters: Gotenberg 8's LibreOffice options for Office documents (README, Gotenberg section), password for a protected PDF or Office document; an unknown option is refused" }),
+      .openapi({ description: "passed to the converters: Gotenberg 8's LibreOffice options for Office documents (docs/conversion-and-previews.md, Office to PDF), password for a protected PDF or Office document; an unknown option is refused" }),
     callback_url: z.string().max(2000).optional().openapi({ description: 'https URL called when the job finishes (signed, see the job)' }),
   })
   .openapi('ConvertRequest')

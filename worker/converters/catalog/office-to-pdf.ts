@@ -77,7 +77,7 @@ const variables = z
   })
 
 /** Gotenberg 8's LibreOffice-route options a job may ask for, with Gotenberg's names and ranges. Left out: merge
- * and split (one document per job, one PDF out), and the options the sidecar refuses (README, Gotenberg section). */
+ * and split (one document per job, one PDF out), and the options the sidecar refuses (docs/conversion-and-previews.md, Office to PDF). */
 export const OFFICE_OPTIONS = {
   landscape: flag,
   nativePageRanges: z.string().regex(PAGE_RANGES).max(200),
