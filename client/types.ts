@@ -63,6 +63,8 @@ export interface Job {
   created_at: string
   updated_at: string
   finished_at: string | null
+  /** The job's events stream, signed for this job only: a browser's EventSource opens it without headers. */
+  events_url: string
   /** Present when the job has a callback_url: the key of its webhook signatures. */
   webhook_secret?: string
 }
