@@ -2,6 +2,7 @@
 // following and retrying jobs. All of it scoped to the caller: someone else's job or file is not found.
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
+import { routePath } from 'hono/route'
 import { streamSSE } from 'hono/streaming'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { authenticateBearer, requireAuth } from '../auth/middleware'
@@ -151,7 +152,8 @@ async function eventsCaller(c: Context<AppEnv>, id: string, signed: string | und
     if (!found || !owner || !(await verifyToken(c.var.config, 'job events', signed, id, owner))) throw new ApiError('EVENTS_LINK_INVALID')
     return { job: found.job, owner }
   }
-  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), { missingTokenMessage: "missing bearer token or the job's signed events_url" })
+  const request = { method: c.req.method, routePath: routePath(c) }
+  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), { missingTokenMessage: "missing bearer token or the job's signed events_url", request })
   return { job: await findOwnedJob(c.var.db, user.id, id), owner: user }
 }
 
