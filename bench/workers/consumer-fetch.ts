@@ -1,0 +1,8 @@
+// `npm run check:deploy` measures the consumer Worker's startup up to its first answer, but the consumer has no
+// fetch handler (it serves queues and cron): this entry is its default export plus one, bundled the same way.
+import consumer from '../../worker/consumer'
+
+export default {
+  ...consumer,
+  fetch: () => new Response('ok'),
+} satisfies ExportedHandler<Env>
