@@ -5,6 +5,8 @@
 import { measureStep, liveWasmBytes } from './wasm-memories'
 import { loadConfig } from '../../worker/config'
 import consumer from '../../worker/consumer'
+import type { StepMessage } from '../../worker/pipeline/jobs'
+import type { PreviewMessage } from '../../worker/previews/draw'
 import { ConversionError, settingsFor, type ConversionInput, type Converter } from '../../worker/converters/converter'
 import { converterNamed } from '../../worker/converters/registry'
 import { encodePreview } from '../../worker/previews/draw'
@@ -77,7 +79,7 @@ async function runStep(request: Request, env: Env): Promise<Response> {
 export default {
   ...consumer,
   async fetch(request, env) {
-    if (request.method === 'GET') return Response.json({ liveWasmBytes: liveWasmBytes() })
+    if (request.method === 'GET') return Response.json({ liveWasmBytes: liveWasmBytes(), canCollect: typeof (globalThis as { gc?: unknown }).gc === 'function' })
     return runStep(request, env)
   },
-} satisfies ExportedHandler<Env>
+} satisfies ExportedHandler<Env, StepMessage | PreviewMessage>

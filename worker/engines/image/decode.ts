@@ -1,16 +1,18 @@
 // Decoding images to RGBA pixels. JPEG with libjpeg-turbo in WASM (jpeg.ts), PNG and WebP through the Squoosh
-// codecs compiled to WASM (imported statically: workerd compiles no WebAssembly from bytes), one instance per codec
-// and isolate, reused (a fresh instance per image leaves the old heaps to the garbage collector, which may come too
-// late for 128 MB); AVIF with the Squoosh libavif build the same way; GIF (first frame) read by omggif and decoded
+// codecs compiled to WASM (imported statically: workerd compiles no WebAssembly from bytes): WebP and AVIF (the
+// Squoosh libavif build) in a fresh instance per image, dropped with it (a WASM memory never shrinks: an instance
+// kept per isolate stayed at its largest image's heap for every later step); PNG's wasm-bindgen module keeps its one
+// instance (its glue refuses a second), and only the PNGs the fast path (png.ts) does not read reach it; GIF (first frame) read by omggif and decoded
 // in slices (gif.ts), TIFF (first page) with UTIF (utif2, bounded and in slices: tiff.ts), BMP in TypeScript. Every
 // decode first checks, from the structure that decoder reads, every area it would allocate against the caller's
 // limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE): the check lives here, so every path to a decoder (conversions,
 // previews) gets it.
 import { decode as decodePngWasm } from '@jsquash/png/decode'
 import initPng from '@jsquash/png/codec/pkg/squoosh_png.js'
-import decodeWebpWasm, { init as initWebp } from '@jsquash/webp/decode'
-import decodeAvifWasm, { init as initAvif } from '@jsquash/avif/decode'
+import avifDecoderFactory from '@jsquash/avif/codec/dec/avif_dec.js'
 import avifWasm from '@jsquash/avif/codec/dec/avif_dec.wasm'
+import webpDecoderFactory from '@jsquash/webp/codec/dec/webp_dec.js'
+import { initEmscriptenModule } from '@jsquash/webp/utils.js'
 // The package's own .d.ts for this file describes the instance exports; the bundler gives the module.
 import * as pngWasmImport from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm'
 import webpWasm from '@jsquash/webp/codec/dec/webp_dec.wasm'
@@ -25,35 +27,43 @@ import { decodeTiffFirstPage } from './tiff'
 
 const pngWasm = (pngWasmImport as unknown as { default: WebAssembly.Module }).default
 let pngReady: Promise<unknown> | undefined
-let webpReady: Promise<void> | undefined
-let avifReady: Promise<void> | undefined
 const copyOf = (bytes: Uint8Array) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
 
 function fromImageData(image: { width: number; height: number; data: Uint8ClampedArray }): RawImage {
   return { width: image.width, height: image.height, channels: 4, data: new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength) }
 }
 
+interface EmscriptenDecoder {
+  decode(data: ArrayBuffer, bitDepth?: number): { width: number; height: number; data: Uint8ClampedArray } | null
+}
+
+/** A fresh instance of a Squoosh decoder: it goes with the image it decoded. */
+const freshDecoder = (factory: unknown, wasm: unknown) => initEmscriptenModule(factory as never, wasm as WebAssembly.Module) as Promise<EmscriptenDecoder>
+
 /**
  * The image's pixels, after its structure has been read and every area it makes the decoder allocate has been
- * checked against `limits` (ImageTooLargeError, ImageStructureError before anything is allocated).
+ * checked against `limits` (ImageTooLargeError, ImageStructureError before anything is allocated). `atLeast`: the
+ * size the caller will scale it to (a preview's), which a JPEG is decoded straight to (DCT scaling); other formats
+ * decode at full size.
  */
-export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promise<RawImage> {
+export async function decodeImage(bytes: Uint8Array, limits: ImageLimits, atLeast?: { width: number; height: number }): Promise<RawImage> {
   const header = readImageHeader(bytes)
   if (!header) throw new ImageStructureError('the bytes are not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image')
   checkImageLimits(header, limits)
   switch (header.format) {
     case 'jpeg': {
-      const pixels = decodeJpeg(bytes, 'rgba')
+      const pixels = decodeJpeg(bytes, 'rgba', atLeast)
       try {
         return { width: pixels.width, height: pixels.height, channels: 4, data: pixels.copy() }
       } finally {
         pixels.release()
       }
     }
-    case 'webp':
-      webpReady ??= initWebp(webpWasm)
-      await webpReady
-      return fromImageData(await decodeWebpWasm(copyOf(bytes)))
+    case 'webp': {
+      const decoded = (await freshDecoder(webpDecoderFactory, webpWasm)).decode(copyOf(bytes))
+      if (!decoded) throw new Error('the WebP image cannot be decoded')
+      return fromImageData(decoded)
+    }
     case 'png':
       // wasm-bindgen's module keeps one instance; its memory is reused from image to image.
       pngReady ??= initPng(pngWasm)
@@ -62,11 +72,9 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promi
     case 'gif':
       return await decodeGifFirstFrame(bytes)
     case 'avif': {
-      avifReady ??= initAvif(avifWasm)
-      await avifReady
-      const decoded = await decodeAvifWasm(copyOf(bytes))
+      const decoded = (await freshDecoder(avifDecoderFactory, avifWasm)).decode(copyOf(bytes), 8)
       if (!decoded) throw new Error('the AVIF image cannot be decoded')
-      return fromImageData(decoded as { width: number; height: number; data: Uint8ClampedArray })
+      return fromImageData(decoded)
     }
     case 'tiff':
       return { ...(await decodeTiffFirstPage(bytes)), channels: 4 }
