@@ -73,7 +73,7 @@ async function runStep(request: Request, env: Env): Promise<Response> {
       return { outputs: 0, bytes: 0, status: error.status, message: error.message }
     }
   })
-  return Response.json({ ...result, peakWasmBytes, liveWasmBytes: liveWasmBytes() })
+  return Response.json({ ...result, peakWasmBytes })
 }
 
 export default {

@@ -22,7 +22,7 @@ import { decodeGifFirstFrame } from './gif'
 import { readImageHeader } from './header'
 import { decodeJpeg } from './jpeg'
 import { decodePngRows } from './png'
-import { checkImageLimits, type ImageLimits, ImageStructureError } from './limits'
+import { checkImageLimits, type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
 import { decodeTiffFirstPage } from './tiff'
 
 const pngWasm = (pngWasmImport as unknown as { default: WebAssembly.Module }).default
@@ -35,6 +35,49 @@ function fromImageData(image: { width: number; height: number; data: Uint8Clampe
 
 interface EmscriptenDecoder {
   decode(data: ArrayBuffer, bitDepth?: number): { width: number; height: number; data: Uint8ClampedArray } | null
+}
+
+/**
+ * The WebAssembly heap a Squoosh decoder grows to, per pixel of the image, as `npm run check:deploy` measured it on
+ * 12 MP images (docs/platform-limits.md): the pixels, the codec's own planes and emscripten's growth steps.
+ */
+const WEBP_HEAP_BYTES_PER_PIXEL = 5
+const AVIF_HEAP_BYTES_PER_PIXEL = 20
+/** The most a decoder's heap may grow to: with the RGBA copy and what the step makes, an isolate has 128 MB. */
+export const DECODE_HEAP_MAX_BYTES = 80 * 2 ** 20
+
+/** Refuses (ImageTooLargeError) an image whose decoder would grow past DECODE_HEAP_MAX_BYTES, before it starts. */
+function checkDecodeHeap(format: string, image: { width: number; height: number }, fileBytes: number, bytesPerPixel: number): void {
+  const heapBytes = fileBytes + image.width * image.height * bytesPerPixel
+  if (heapBytes <= DECODE_HEAP_MAX_BYTES) return
+  const most = Math.floor((DECODE_HEAP_MAX_BYTES - fileBytes) / bytesPerPixel)
+  throw new ImageTooLargeError(
+    `a ${format} image of ${image.width}×${image.height} needs about ${Math.ceil(heapBytes / 2 ** 20)} MiB to decode; ${format} images are decoded up to about ${Math.max(0, most)} pixels (a Worker has 128 MB)`,
+    'IMAGE_MAX_PIXELS',
+  )
+}
+
+/** Rows in the file's channels as one RGBA copy. */
+function rgbaOf({ width, height, channels, rows }: { width: number; height: number; channels: 1 | 2 | 3 | 4; rows: PixelRows }): RawImage {
+  const out = new Uint8Array(width * height * 4)
+  for (let y = 0; y < height; y++) {
+    const row = rows.row(y)
+    const at = y * width * 4
+    if (channels === 4) {
+      out.set(row, at)
+      continue
+    }
+    for (let x = 0; x < width; x++) {
+      const i = x * channels
+      const o = at + x * 4
+      const gray = channels <= 2
+      out[o] = row[i]!
+      out[o + 1] = row[gray ? i : i + 1]!
+      out[o + 2] = row[gray ? i : i + 2]!
+      out[o + 3] = channels === 2 ? row[i + 1]! : 255
+    }
+  }
+  return { width, height, channels: 4, data: out }
 }
 
 /** A fresh instance of a Squoosh decoder: it goes with the image it decoded. */
@@ -60,18 +103,30 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits, atLeas
       }
     }
     case 'webp': {
+      checkDecodeHeap('WebP', header, bytes.byteLength, WEBP_HEAP_BYTES_PER_PIXEL)
       const decoded = (await freshDecoder(webpDecoderFactory, webpWasm)).decode(copyOf(bytes))
       if (!decoded) throw new Error('the WebP image cannot be decoded')
       return fromImageData(decoded)
     }
-    case 'png':
+    case 'png': {
+      // The common PNGs through the fast path's fresh heap (png.ts), copied out as RGBA and the heap dropped.
+      const rows = await decodePngRows(bytes)
+      if (rows) {
+        try {
+          return rgbaOf(rows)
+        } finally {
+          rows.release()
+        }
+      }
       // wasm-bindgen's module keeps one instance; its memory is reused from image to image.
       pngReady ??= initPng(pngWasm)
       await pngReady
       return fromImageData((await decodePngWasm(copyOf(bytes))) as { width: number; height: number; data: Uint8ClampedArray })
+    }
     case 'gif':
       return await decodeGifFirstFrame(bytes)
     case 'avif': {
+      checkDecodeHeap('AVIF', header, bytes.byteLength, AVIF_HEAP_BYTES_PER_PIXEL)
       const decoded = (await freshDecoder(avifDecoderFactory, avifWasm)).decode(copyOf(bytes), 8)
       if (!decoded) throw new Error('the AVIF image cannot be decoded')
       return fromImageData(decoded)
