@@ -1,8 +1,9 @@
 // `npm run check:deploy`: the Workers as Cloudflare runs them, which local workerd does not enforce. Each Worker is
 // built with `wrangler deploy --dry-run` and run by workerd itself from the bundle (a capnp config listing its
 // modules), beside a minimal Hono Worker built the same way (bench/workers/hono-minimal.ts):
-// - startup: the workerd process's CPU time (utime + stime of all its threads, /proc/<pid>/stat) from spawn to the
-//   first answer, the median of several runs, as a ratio of the Hono Worker's. Cloudflare gives a Worker 1 s to
+// - startup: the workerd process's CPU time (all its threads') from spawn to the
+//   first answer (nanoseconds, from /proc/<pid>/task/*/schedstat), the median of several runs, as a ratio of the Hono
+//   Worker's. Cloudflare gives a Worker 1 s to
 //   parse and run its global scope; the goal is ≤ 3× Hono for the API Worker, ≤ 5× for any other.
 // - memory: the worst allowed input of every converter and preview, one after another in ONE isolate of the consumer
 //   Worker's code (bench/workers/deploy-memory.ts), each step's WASM memories (recorded inside the isolate) and the
@@ -21,7 +22,7 @@ import { freePort, root } from './wrangler-dev.ts'
 
 const WRANGLER = join(root, 'node_modules/wrangler/bin/wrangler.js')
 const WORKERD = join(root, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd')
-const STARTUP_RUNS = Number(process.env.CHECK_DEPLOY_RUNS ?? 5)
+const STARTUP_RUNS = Number(process.env.CHECK_DEPLOY_RUNS ?? 7)
 const MiB = 1024 * 1024
 /** The budget per isolate: Cloudflare's 128 MB less a margin for what the check cannot see (the runtime's own). */
 const ISOLATE_BUDGET_BYTES = 100 * MiB
@@ -111,11 +112,26 @@ const worker :Workerd.Worker = (
   return path
 }
 
-/** The process's CPU seconds so far, every thread's (utime + stime). */
+/**
+ * The process's CPU seconds so far, every thread's: each thread's time on a CPU in nanoseconds (/proc/<pid>/task/<tid>/
+ * schedstat), as /proc/<pid>/stat's utime + stime count in clock ticks (10 ms: the minimal Worker's whole startup is
+ * one or two of them), with the ticks of threads already gone.
+ */
 function cpuSeconds(pid: number): number {
+  let nanoseconds = 0
+  let ticksOfLiving = 0
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      nanoseconds += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0])
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticksOfLiving += Number(fields[11]) + Number(fields[12])
+    } catch {}
+  }
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+  const ticksOfGone = Math.max(0, Number(fields[11]) + Number(fields[12]) - ticksOfLiving)
+  return nanoseconds / 1e9 + ticksOfGone / TICKS_PER_SECOND
 }
 
 /** A line of /proc/<pid>/status in bytes (VmHWM: peak resident memory; VmRSS: now). */
@@ -310,15 +326,20 @@ async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
   const webp = cached(async () => rgb().webp({ quality: 80 }).toBuffer())
   const pdfMaxImage = setting('PDF_MAX_IMAGE_PIXELS')
   const pdfImageWidth = Math.floor(Math.sqrt((pdfMaxImage * 4) / 3))
-  const pdf = cached(async () => {
-    const image = await sharp(rgba, raw).removeAlpha().resize(pdfImageWidth, Math.floor(pdfMaxImage / pdfImageWidth), { fit: 'fill' }).jpeg({ quality: 90, progressive: true, chromaSubsampling: '4:4:4' }).toBuffer({ resolveWithObject: true })
-    return pdfWithImage(image.data, image.info.width, image.info.height, setting('PDF_MAX_PAGE_PIXELS'), setting('PDF_DPI'))
-  })
+  const pdfOf = (progressive: boolean) =>
+    cached(async () => {
+      const image = await sharp(rgba, raw).removeAlpha().resize(pdfImageWidth, Math.floor(pdfMaxImage / pdfImageWidth), { fit: 'fill' }).jpeg({ quality: 90, progressive, chromaSubsampling: '4:4:4' }).toBuffer({ resolveWithObject: true })
+      return pdfWithImage(image.data, image.info.width, image.info.height, setting('PDF_MAX_PAGE_PIXELS'), setting('PDF_DPI'))
+    })
+  const pdf = pdfOf(false)
+  const progressivePdf = pdfOf(true)
   const text = cached(async () => denseText(setting('TEXT_MAX_BYTES')))
   const side = 2048
   return [
     { label: `text → PNG pages (${setting('TEXT_MAX_BYTES')} bytes)`, path: '/convert/text-to-png?name=text.txt', input: text },
     { label: `JPEG ${width}×${height} progressive 4:4:4 → PNG`, path: '/convert/image-to-png?name=photo.jpg', input: jpeg },
+    { label: `JPEG ${width}×${height} progressive 4:2:0 → PNG`, path: '/convert/image-to-png?name=photo.jpg', input: cached(async () => rgb().jpeg({ quality: 90, progressive: true }).toBuffer()) },
+    { label: `JPEG ${width}×${height} baseline 4:4:4 → PNG`, path: '/convert/image-to-png?name=photo.jpg', input: cached(async () => rgb().jpeg({ quality: 90, chromaSubsampling: '4:4:4' }).toBuffer()) },
     { label: 'its WebP preview, 256 px', path: '/preview/image?name=photo.jpg&format=webp&w=256', input: jpeg },
     { label: `its PNG preview, ${side} px`, path: `/preview/image?name=photo.jpg&format=png&w=${side}`, input: jpeg },
     { label: `AVIF preview of a ${width}×${height} WebP, ${side} px`, path: `/preview/image?name=photo.webp&format=avif&w=${side}`, input: webp },
@@ -329,9 +350,10 @@ async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
     { label: `GIF ${width}×${height} → PNG`, path: '/convert/image-to-png?name=photo.gif', input: cached(async () => rgb().gif({ effort: 1 }).toBuffer()) },
     { label: `TIFF ${width}×${height} RGBA → PNG`, path: '/convert/image-to-png?name=photo.tif', input: cached(async () => sharp(rgba, raw).tiff({ compression: 'deflate' }).toBuffer()) },
     { label: `BMP ${width}×${height} → PNG`, path: '/convert/image-to-png?name=photo.bmp', input: cached(async () => bmpOf(rgba, width, height)) },
-    { label: `PDF page at PDF_MAX_PAGE_PIXELS with a ${pdfMaxImage}-pixel JPEG → PNG`, path: '/convert/pdf-to-png?name=page.pdf', input: pdf },
+    { label: `PDF page at PDF_MAX_PAGE_PIXELS, a ${pdfMaxImage}-pixel JPEG on it → PNG`, path: '/convert/pdf-to-png?name=page.pdf', input: pdf },
     { label: `its WebP preview, 1024 px (2048 passes PDF_MAX_PAGE_PIXELS)`, path: `/preview/pdf?name=page.pdf&format=webp&w=1024`, input: pdf },
     { label: 'its text', path: '/convert/pdf-to-text?name=page.pdf', input: pdf },
+    { label: 'the same with a progressive 4:4:4 JPEG → PNG', path: '/convert/pdf-to-png?name=page.pdf', input: progressivePdf },
     { label: `text preview, ${side} px AVIF`, path: `/preview/text?name=text.txt&format=avif&w=${side}`, input: text },
     { label: `WAV → text (${setting('AUDIO_MAX_BYTES')} bytes, split for the provider)`, path: '/convert/audio-to-text?name=talk.wav', input: cached(async () => wavOf(setting('AUDIO_MAX_BYTES'))) },
   ]
