@@ -342,7 +342,7 @@ async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
     { label: `JPEG ${width}×${height} baseline 4:4:4 → PNG`, path: '/convert/image-to-png?name=photo.jpg', input: cached(async () => rgb().jpeg({ quality: 90, chromaSubsampling: '4:4:4' }).toBuffer()) },
     { label: 'its WebP preview, 256 px', path: '/preview/image?name=photo.jpg&format=webp&w=256', input: jpeg },
     { label: `its PNG preview, ${side} px`, path: `/preview/image?name=photo.jpg&format=png&w=${side}`, input: jpeg },
-    { label: `AVIF preview of a ${width}×${height} WebP, ${side} px`, path: `/preview/image?name=photo.webp&format=avif&w=${side}`, input: webp },
+    { label: `AVIF preview of a ${width}×${height} WebP, 1024 px (its most)`, path: '/preview/image?name=photo.webp&format=avif&w=1024', input: webp },
     { label: `WebP preview of a ${width}×${height} RGBA PNG, ${side} px`, path: `/preview/image?name=photo.png&format=webp&w=${side}`, input: png },
     { label: `PNG ${width}×${height} RGBA → PNG`, path: '/convert/image-to-png?name=photo.png', input: png },
     { label: `WebP ${width}×${height} → PNG`, path: '/convert/image-to-png?name=photo.webp', input: webp },
@@ -354,7 +354,8 @@ async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
     { label: `its WebP preview, 1024 px (2048 passes PDF_MAX_PAGE_PIXELS)`, path: `/preview/pdf?name=page.pdf&format=webp&w=1024`, input: pdf },
     { label: 'its text', path: '/convert/pdf-to-text?name=page.pdf', input: pdf },
     { label: 'the same with a progressive 4:4:4 JPEG → PNG', path: '/convert/pdf-to-png?name=page.pdf', input: progressivePdf },
-    { label: `text preview, ${side} px AVIF`, path: `/preview/text?name=text.txt&format=avif&w=${side}`, input: text },
+    { label: 'text preview, 1024 px AVIF (its most)', path: '/preview/text?name=text.txt&format=avif&w=1024', input: text },
+    { label: `text preview, ${side} px WebP`, path: `/preview/text?name=text.txt&format=webp&w=${side}`, input: text },
     { label: `WAV → text (${setting('AUDIO_MAX_BYTES')} bytes, split for the provider)`, path: '/convert/audio-to-text?name=talk.wav', input: cached(async () => wavOf(setting('AUDIO_MAX_BYTES'))) },
   ]
 }

@@ -11,7 +11,8 @@ import { ConversionError, settingsFor, type ConversionInput, type Converter } fr
 import { converterNamed } from '../../worker/converters/registry'
 import { encodePreview } from '../../worker/previews/draw'
 import type { PreviewParams } from '../../worker/previews/params'
-import { imagePixels, pdfPixels, textPixels } from '../../worker/previews/render'
+import type { PreviewKind } from '../../worker/previews/kind'
+import { checkPreviewPage, imagePixels, pdfPixels, textPixels } from '../../worker/previews/render'
 
 function stepInput(name: string, bytes: Uint8Array, contentType: string): ConversionInput {
   return {
@@ -42,7 +43,9 @@ async function convertAll(converter: Converter, input: ConversionInput, env: Env
   return { outputs, bytes }
 }
 
+/** As the API refuses before queueing (checkPreviewPage), then as the consumer draws (previews/draw.ts). */
 async function drawPreview(kind: string, input: ConversionInput, params: PreviewParams, env: Env): Promise<{ outputs: number; bytes: number }> {
+  checkPreviewPage(kind as PreviewKind, params)
   const config = loadConfig(env)
   const image = kind === 'image' ? await imagePixels(input, params, config) : kind === 'pdf' ? await pdfPixels(input, params, config) : await textPixels(input, params)
   return { outputs: 1, bytes: (await encodePreview(image, params)).byteLength }
