@@ -1,7 +1,7 @@
-// `npm test`: the typecheck and the lint run beside the suite instead of before it. The suite mostly waits (on
+// `npm test`: the typecheck, the lint and check:deploy run beside the suite instead of before it. The suite mostly waits (on
 // workerd, LibreOffice and the queues), so on 2 cores tsc's ~40 s of one core fit in its gaps; they run at a lower
 // priority (nice) so the suite's own work comes first. Their output is printed once the suite is done, and
-// `npm test` fails when any of the three fails. Arguments go to vitest: `npm test -- --project unit`.
+// `npm test` fails when any of them fails. Arguments go to vitest: `npm test -- --project unit`.
 // Every server the run starts in a process group (bench/process-group.ts: wrangler dev, workerd) is recorded in a
 // folder of this run's own; once vitest has ended, however it ended (an interrupt included: this process waits for
 // it), whatever of them still runs is killed by its recorded id and named.
@@ -51,7 +51,13 @@ process.on('SIGTERM', () => {
   for (const child of running) child.kill('SIGTERM')
 })
 
-const checks = [run('typecheck', 'nice', ['-n', '10', bin('tsc'), '--noEmit'], true), run('lint', 'nice', ['-n', '10', bin('biome'), 'lint'], true)]
+// check:deploy (bench/check-deploy.ts) builds the Workers as deployed and measures their startup and memory; its
+// figures are CPU time and peak memory, which the suite's load beside it does not change.
+const checks = [
+  run('typecheck', 'nice', ['-n', '10', bin('tsc'), '--noEmit'], true),
+  run('lint', 'nice', ['-n', '10', bin('biome'), 'lint'], true),
+  run('check:deploy', 'nice', ['-n', '10', process.execPath, 'bench/check-deploy.ts'], true),
+]
 const suite = await run(
   'vitest',
   bin('vitest'),

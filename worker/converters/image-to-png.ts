@@ -14,10 +14,11 @@ import { ConversionError, defineConverter } from './converter'
 
 /**
  * The image decoded through the engine's one entry (the structure it will decode measured and checked against
- * the limits before anything is allocated), its refusals as ConversionErrors: image → PNG and previews.
+ * the limits before anything is allocated), its refusals as ConversionErrors: image → PNG and previews (which pass
+ * `atLeast`, the size they draw, so that a JPEG is decoded straight to it).
  */
-export function openImageInput(name: string, bytes: Uint8Array, limits: ImageLimits): ReturnType<typeof openImage> {
-  return refusedAs(name, () => openImage(bytes, limits))
+export function openImageInput(name: string, bytes: Uint8Array, limits: ImageLimits, atLeast?: Parameters<typeof openImage>[2]): ReturnType<typeof openImage> {
+  return refusedAs(name, () => openImage(bytes, limits, atLeast))
 }
 
 async function refusedAs<T>(name: string, open: () => T | Promise<T>): Promise<T> {

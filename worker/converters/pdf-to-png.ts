@@ -47,6 +47,7 @@ export async function* fromInput<T>(input: ConversionInput, ctx: PdfContext, use
     }
     if (error instanceof PdfStreamSyntaxError) throw new ConversionError(`the PDF cannot be read: ${error.message}`)
     if (error instanceof PdfImageTooLargeError) {
+      if (error.heapBytes) throw new ConversionError(error.message)
       const limit = ctx.settings.PDF_MAX_IMAGE_PIXELS
       throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels`)
     }

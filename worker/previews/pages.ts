@@ -1,4 +1,4 @@
-// Which page a preview may show: images and texts have only their first. Free of the request schemas (zod), so the
+// Which previews may be drawn: images and texts have only their first page, AVIF has a smaller box. Free of the request schemas (zod), so the
 // engine Workers that draw previews bundle none of them.
 import { ConversionError } from '../converters/converter'
 import type { PreviewKind } from './kind'
@@ -8,8 +8,17 @@ export function onlyFirstPage(params: PreviewParams, what: string): void {
   if (params.page !== 1) throw new ConversionError(`${what} has one page to preview; page ${params.page} does not exist`)
 }
 
-/** What can be refused before any drawing is queued: a page other than 1 of an image or a text. */
+/**
+ * AVIF previews are at most this many pixels a side: libavif's encoder grew its heap to 94 MiB for a 1449 × 2048 text
+ * page (npm run check:deploy), which with the decoded picture does not fit a Worker's 128 MB; at 1024 it takes 25 MiB.
+ */
+export const AVIF_PREVIEW_MAX_SIDE = 1024
+
+/** What can be refused before any drawing is queued: a page other than 1 of an image or a text, an AVIF too large. */
 export function checkPreviewPage(kind: PreviewKind, params: PreviewParams): void {
   if (kind === 'image') onlyFirstPage(params, 'an image')
   if (kind === 'text') onlyFirstPage(params, 'a text preview')
+  if (params.format === 'avif' && Math.max(params.width, params.height) > AVIF_PREVIEW_MAX_SIDE) {
+    throw new ConversionError(`AVIF previews are at most ${AVIF_PREVIEW_MAX_SIDE} pixels a side (its encoder's memory grows with the picture; a Worker has 128 MB): ask for w and h of at most ${AVIF_PREVIEW_MAX_SIDE}, or format=webp`)
+  }
 }

@@ -1,16 +1,18 @@
 // Decoding images to RGBA pixels. JPEG with libjpeg-turbo in WASM (jpeg.ts), PNG and WebP through the Squoosh
-// codecs compiled to WASM (imported statically: workerd compiles no WebAssembly from bytes), one instance per codec
-// and isolate, reused (a fresh instance per image leaves the old heaps to the garbage collector, which may come too
-// late for 128 MB); AVIF with the Squoosh libavif build the same way; GIF (first frame) read by omggif and decoded
+// codecs compiled to WASM (imported statically: workerd compiles no WebAssembly from bytes): WebP and AVIF (the
+// Squoosh libavif build) in a fresh instance per image, dropped with it (a WASM memory never shrinks: an instance
+// kept per isolate stayed at its largest image's heap for every later step); PNG's wasm-bindgen module keeps its one
+// instance (its glue refuses a second), and only the PNGs the fast path (png.ts) does not read reach it; GIF (first frame) read by omggif and decoded
 // in slices (gif.ts), TIFF (first page) with UTIF (utif2, bounded and in slices: tiff.ts), BMP in TypeScript. Every
 // decode first checks, from the structure that decoder reads, every area it would allocate against the caller's
 // limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE): the check lives here, so every path to a decoder (conversions,
 // previews) gets it.
 import { decode as decodePngWasm } from '@jsquash/png/decode'
 import initPng from '@jsquash/png/codec/pkg/squoosh_png.js'
-import decodeWebpWasm, { init as initWebp } from '@jsquash/webp/decode'
-import decodeAvifWasm, { init as initAvif } from '@jsquash/avif/decode'
+import avifDecoderFactory from '@jsquash/avif/codec/dec/avif_dec.js'
 import avifWasm from '@jsquash/avif/codec/dec/avif_dec.wasm'
+import webpDecoderFactory from '@jsquash/webp/codec/dec/webp_dec.js'
+import { initEmscriptenModule } from '@jsquash/webp/utils.js'
 // The package's own .d.ts for this file describes the instance exports; the bundler gives the module.
 import * as pngWasmImport from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm'
 import webpWasm from '@jsquash/webp/codec/dec/webp_dec.wasm'
@@ -20,50 +22,103 @@ import { decodeGifFirstFrame } from './gif'
 import { readImageHeader } from './header'
 import { decodeJpeg } from './jpeg'
 import { decodePngRows } from './png'
-import { checkImageLimits, type ImageLimits, ImageStructureError } from './limits'
+import { checkImageLimits, type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
 import { decodeTiffFirstPage } from './tiff'
 
 const pngWasm = (pngWasmImport as unknown as { default: WebAssembly.Module }).default
 let pngReady: Promise<unknown> | undefined
-let webpReady: Promise<void> | undefined
-let avifReady: Promise<void> | undefined
 const copyOf = (bytes: Uint8Array) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
 
 function fromImageData(image: { width: number; height: number; data: Uint8ClampedArray }): RawImage {
   return { width: image.width, height: image.height, channels: 4, data: new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength) }
 }
 
+interface EmscriptenDecoder {
+  decode(data: ArrayBuffer, bitDepth?: number): { width: number; height: number; data: Uint8ClampedArray } | null
+}
+
+/**
+ * The WebAssembly heap a Squoosh decoder grows to, per pixel of the image, as `npm run check:deploy` measured it on
+ * 12 MP images (docs/platform-limits.md): the pixels, the codec's own planes and emscripten's growth steps.
+ */
+const WEBP_HEAP_BYTES_PER_PIXEL = 5
+const AVIF_HEAP_BYTES_PER_PIXEL = 20
+/** The most a decoder's heap may grow to: with the RGBA copy and what the step makes, an isolate has 128 MB. */
+export const DECODE_HEAP_MAX_BYTES = 80 * 2 ** 20
+
+/** Refuses (ImageTooLargeError) an image whose decoder would grow past DECODE_HEAP_MAX_BYTES, before it starts. */
+function checkDecodeHeap(format: string, image: { width: number; height: number }, fileBytes: number, bytesPerPixel: number): void {
+  const heapBytes = fileBytes + image.width * image.height * bytesPerPixel
+  if (heapBytes <= DECODE_HEAP_MAX_BYTES) return
+  const most = Math.floor((DECODE_HEAP_MAX_BYTES - fileBytes) / bytesPerPixel)
+  throw new ImageTooLargeError(
+    `a ${format} image of ${image.width}×${image.height} needs about ${Math.ceil(heapBytes / 2 ** 20)} MiB to decode; ${format} images are decoded up to about ${Math.max(0, most)} pixels (a Worker has 128 MB)`,
+    'IMAGE_MAX_PIXELS',
+  )
+}
+
+/** Rows in the file's channels as one RGBA copy. */
+function rgbaOf({ width, height, channels, rows }: { width: number; height: number; channels: 1 | 2 | 3 | 4; rows: PixelRows }): RawImage {
+  const out = new Uint8Array(width * height * 4)
+  for (let y = 0; y < height; y++) {
+    const row = rows.row(y)
+    const at = y * width * 4
+    if (channels === 4) {
+      out.set(row, at)
+      continue
+    }
+    for (let x = 0; x < width; x++) {
+      const i = x * channels
+      const o = at + x * 4
+      const gray = channels <= 2
+      out[o] = row[i]!
+      out[o + 1] = row[gray ? i : i + 1]!
+      out[o + 2] = row[gray ? i : i + 2]!
+      out[o + 3] = channels === 2 ? row[i + 1]! : 255
+    }
+  }
+  return { width, height, channels: 4, data: out }
+}
+
+/** A fresh instance of a Squoosh decoder: it goes with the image it decoded. */
+const freshDecoder = (factory: unknown, wasm: unknown) => initEmscriptenModule(factory as never, wasm as WebAssembly.Module) as Promise<EmscriptenDecoder>
+
 /**
  * The image's pixels, after its structure has been read and every area it makes the decoder allocate has been
- * checked against `limits` (ImageTooLargeError, ImageStructureError before anything is allocated).
+ * checked against `limits` (ImageTooLargeError, ImageStructureError before anything is allocated). `atLeast`: the
+ * size the caller will scale it to (a preview's), which a JPEG is decoded straight to (DCT scaling); other formats
+ * decode at full size.
  */
-export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promise<RawImage> {
+export async function decodeImage(bytes: Uint8Array, limits: ImageLimits, atLeast?: { width: number; height: number }): Promise<RawImage> {
   const header = readImageHeader(bytes)
   if (!header) throw new ImageStructureError('the bytes are not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image')
   checkImageLimits(header, limits)
   switch (header.format) {
     case 'jpeg': {
-      const pixels = decodeJpeg(bytes, 'rgba')
+      const pixels = decodeJpeg(bytes, 'rgba', atLeast)
       try {
         return { width: pixels.width, height: pixels.height, channels: 4, data: pixels.copy() }
       } finally {
         pixels.release()
       }
     }
-    case 'webp':
-      webpReady ??= initWebp(webpWasm)
-      await webpReady
-      return fromImageData(await decodeWebpWasm(copyOf(bytes)))
+    case 'webp': {
+      checkDecodeHeap('WebP', header, bytes.byteLength, WEBP_HEAP_BYTES_PER_PIXEL)
+      const decoded = (await freshDecoder(webpDecoderFactory, webpWasm)).decode(copyOf(bytes))
+      if (!decoded) throw new Error('the WebP image cannot be decoded')
+      return fromImageData(decoded)
+    }
     case 'png': {
       // One gate for every PNG reader (image → PNG reads rows, previews read RGBA): a PNG the rows decoder takes
-      // is decoded by it here too, so an IDAT that holds more than its rows is refused by both, and ancillary
-      // chunks (a compressed iCCP profile) are skipped by both; the others go to the Squoosh decoder in both.
-      const pixels = await decodePngRows(bytes)
-      if (pixels) {
+      // is decoded by it here too, through its fresh heap (png.ts), copied out as RGBA and the heap dropped, so an
+      // IDAT that holds more than its rows is refused by both, and ancillary chunks (a compressed iCCP profile) are
+      // skipped by both; the others go to the Squoosh decoder in both.
+      const rows = await decodePngRows(bytes)
+      if (rows) {
         try {
-          return rowsToRgba(pixels)
+          return rgbaOf(rows)
         } finally {
-          pixels.release()
+          rows.release()
         }
       }
       // wasm-bindgen's module keeps one instance; its memory is reused from image to image.
@@ -74,40 +129,16 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits): Promi
     case 'gif':
       return await decodeGifFirstFrame(bytes)
     case 'avif': {
-      avifReady ??= initAvif(avifWasm)
-      await avifReady
-      const decoded = await decodeAvifWasm(copyOf(bytes))
+      checkDecodeHeap('AVIF', header, bytes.byteLength, AVIF_HEAP_BYTES_PER_PIXEL)
+      const decoded = (await freshDecoder(avifDecoderFactory, avifWasm)).decode(copyOf(bytes), 8)
       if (!decoded) throw new Error('the AVIF image cannot be decoded')
-      return fromImageData(decoded as { width: number; height: number; data: Uint8ClampedArray })
+      return fromImageData(decoded)
     }
     case 'tiff':
       return { ...(await decodeTiffFirstPage(bytes)), channels: 4 }
     case 'bmp':
       return await decodeBmp(bytes)
   }
-}
-
-/** Rows of 1 to 4 channels (gray, gray + alpha, RGB, RGBA) as an RGBA copy. */
-function rowsToRgba({ width, height, channels, rows }: Omit<ImageRows, 'release'>): RawImage {
-  const data = new Uint8Array(width * height * 4)
-  for (let y = 0; y < height; y++) {
-    const row = rows.row(y)
-    const out = y * width * 4
-    if (channels === 4) {
-      data.set(row.subarray(0, width * 4), out)
-      continue
-    }
-    for (let x = 0; x < width; x++) {
-      const at = x * channels
-      const to = out + x * 4
-      const [r, g, b] = channels >= 3 ? [row[at]!, row[at + 1]!, row[at + 2]!] : [row[at]!, row[at]!, row[at]!]
-      data[to] = r
-      data[to + 1] = g
-      data[to + 2] = b
-      data[to + 3] = channels === 2 ? row[at + 1]! : 255
-    }
-  }
-  return { width, height, channels: 4, data }
 }
 
 /** Decoded rows in a decoder's heap, in the file's own channels: read them, then `release` them (also on failure). */

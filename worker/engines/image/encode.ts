@@ -1,5 +1,6 @@
 // Encoding RGBA pixels to WebP and AVIF with the Squoosh codecs compiled to WASM (@jsquash/webp, @jsquash/avif),
-// imported statically (workerd compiles no WebAssembly from bytes); one instance per codec and isolate, reused.
+// imported statically (workerd compiles no WebAssembly from bytes); a fresh instance per image, dropped with it: a
+// WASM memory never shrinks, and an AVIF encoder kept per isolate stayed at its largest preview's heap.
 // The factories are called directly rather than through the packages' init(), which picks a build by feature
 // detection and would need the matching .wasm: the SIMD WebP build and the single-threaded AVIF one are the
 // ones workerd runs.
@@ -15,9 +16,6 @@ import type { RawImage } from '../png/encode'
 interface Encoder {
   encode(data: BufferSource, width: number, height: number, options: object): Uint8Array | null
 }
-
-let webp: Promise<Encoder> | undefined
-let avif: Promise<Encoder> | undefined
 
 /** The codecs take 4-channel RGBA rows. */
 function rgba(image: RawImage): Uint8Array {
@@ -37,8 +35,7 @@ function rgba(image: RawImage): Uint8Array {
 
 /** Lossy WebP at `quality` (0–100). */
 export async function encodeWebp(image: RawImage, quality = 80): Promise<Uint8Array> {
-  webp ??= initEmscriptenModule(webpEncoderFactory as never, webpEncWasm as WebAssembly.Module) as Promise<Encoder>
-  const encoder = await webp
+  const encoder = await (initEmscriptenModule(webpEncoderFactory as never, webpEncWasm as WebAssembly.Module) as Promise<Encoder>)
   const out = encoder.encode(rgba(image), image.width, image.height, { ...webpDefaults, quality })
   if (!out) throw new Error('the WebP encoder failed')
   return new Uint8Array(out)
@@ -46,8 +43,7 @@ export async function encodeWebp(image: RawImage, quality = 80): Promise<Uint8Ar
 
 /** AVIF at `quality` (0–100), at libavif speed 8: a preview is made once, but while its client waits. */
 export async function encodeAvif(image: RawImage, quality = 55): Promise<Uint8Array> {
-  avif ??= initEmscriptenModule(avifEncoderFactory as never, avifEncWasm as WebAssembly.Module) as Promise<Encoder>
-  const encoder = await avif
+  const encoder = await (initEmscriptenModule(avifEncoderFactory as never, avifEncWasm as WebAssembly.Module) as Promise<Encoder>)
   const out = encoder.encode(rgba(image), image.width, image.height, { ...avifDefaults, quality, speed: 8 })
   if (!out) throw new Error('the AVIF encoder failed')
   return new Uint8Array(out)

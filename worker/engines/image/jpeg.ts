@@ -3,9 +3,15 @@
 // mozjpeg build: the same pixels byte for byte (both are libjpeg-turbo's islow IDCT and fancy upsampling; checked on
 // 4:4:4, 4:2:2, 4:2:0 and gray files), about 3× less CPU (a 12 MP photo: ~100 ms against ~300 ms), and it decodes
 // to RGB straight into its heap, where the PNG encoder reads the rows: no RGBA copy of the picture outside it.
-// One instance per isolate, reused; its heap grows to the largest picture decoded (IMAGE_MAX_PIXELS bounds it).
+// A fresh instance per decode, dropped with its pixels: a WASM memory never shrinks, and one kept per isolate stayed
+// at the largest picture's heap (117 MiB for a 12 MP progressive 4:4:4 JPEG) for every later step. A preview asks
+// for the size it draws: libjpeg-turbo scales by DCT (1/8 to 8/8), so a 12 MP photo is decoded at 1/8 for a
+// thumbnail and the full-size pixels never exist. The heap a decode needs is estimated from the frame first
+// (jpeg-memory.ts), and a JPEG past JPEG_HEAP_MAX_BYTES is refused before anything is allocated.
 import jpegTurboWasm from '@cwasm/jpeg-turbo/jpeg-turbo.wasm'
 import type { PixelRows } from '../png/encode'
+import { JPEG_HEAP_MAX_BYTES, jpegHeapBytes, readJpegFrame } from './jpeg-memory'
+import { ImageTooLargeError } from './limits'
 
 interface TurboJpeg {
   memory: WebAssembly.Memory
@@ -52,7 +58,18 @@ const imports = {
   },
 }
 
-let instance: TurboJpeg | undefined
+/** Scaled sizes TurboJPEG 2.0 decodes to: k/8 of each side, rounded up (TJSCALED). */
+const SCALE_EIGHTHS = [1, 2, 3, 4, 5, 6, 7, 8]
+
+/** The smallest DCT scale whose output is at least `atLeast` (the whole size when none is asked). */
+export function jpegScaledSize(width: number, height: number, atLeast?: { width: number; height: number }): { width: number; height: number } {
+  if (!atLeast) return { width, height }
+  for (const eighths of SCALE_EIGHTHS) {
+    const scaled = { width: Math.ceil((width * eighths) / 8), height: Math.ceil((height * eighths) / 8) }
+    if (scaled.width >= Math.min(width, atLeast.width) && scaled.height >= Math.min(height, atLeast.height)) return scaled
+  }
+  return { width, height }
+}
 
 /** Decoded pixels in the decoder's heap: read them through `rows` (or `copy`), then `release` them. */
 export interface JpegPixels {
@@ -69,17 +86,32 @@ export interface JpegPixels {
 }
 
 /**
- * Decodes a whole JPEG into the decoder's heap: 'rgb' gives 3 channels (1 for a grayscale file), 'rgba' always 4.
- * The caller has checked the frame's size against the image limits (decodeImage, decodeJpegRows). Warnings
- * (corrupt data libjpeg decodes past) keep the pixels, as mozjpeg's decoder did; errors throw.
+ * Decodes a whole JPEG into a fresh decoder's heap: 'rgb' gives 3 channels (1 for a grayscale file), 'rgba' always 4;
+ * with `atLeast`, at the smallest DCT scale at least that large (a preview's size), else at full size. The caller has
+ * checked the frame's size against the image limits (decodeImage, decodeJpegRows); the heap the decode needs is
+ * checked here (ImageTooLargeError). Warnings (corrupt data libjpeg decodes past) keep the pixels, as mozjpeg's
+ * decoder did; errors throw.
  */
-export function decodeJpeg(bytes: Uint8Array, format: 'rgb' | 'rgba'): JpegPixels {
-  instance ??= new WebAssembly.Instance(jpegTurboWasm, imports).exports as unknown as TurboJpeg
-  const jpeg = instance
+export function decodeJpeg(bytes: Uint8Array, format: 'rgb' | 'rgba', atLeast?: { width: number; height: number }): JpegPixels {
+  const frame = readJpegFrame(bytes)
+  if (frame) {
+    const output = { ...jpegScaledSize(frame.width, frame.height, atLeast), channels: format === 'rgba' ? 4 : frame.components.length === 1 ? 1 : 3 }
+    const heapBytes = jpegHeapBytes(frame, bytes.byteLength, output)
+    if (heapBytes > JPEG_HEAP_MAX_BYTES) {
+      const how = frame.isBuffered ? `a progressive JPEG of ${frame.width}×${frame.height} with ${frame.components.length} full components` : `a JPEG of ${frame.width}×${frame.height}`
+      throw new ImageTooLargeError(
+        `${how} needs ${Math.ceil(heapBytes / 2 ** 20)} MiB to decode${atLeast ? ' at this size' : ''}; the limit is ${JPEG_HEAP_MAX_BYTES / 2 ** 20} MiB (a Worker has 128 MB)`,
+        'IMAGE_MAX_PIXELS',
+      )
+    }
+  }
+  // Dropped with the pixels: nothing keeps the instance once `release` is called and the rows are read.
+  const jpeg = new WebAssembly.Instance(jpegTurboWasm, imports).exports as unknown as TurboJpeg
   let source = 0
   let header = 0
   let handle = 0
   let target = 0
+  let failed = false
   try {
     source = jpeg.malloc(bytes.byteLength)
     header = jpeg.malloc(16)
@@ -89,7 +121,9 @@ export function decodeJpeg(bytes: Uint8Array, format: 'rgb' | 'rgba'): JpegPixel
     if (jpeg.tjDecompressHeader3(handle, source, bytes.byteLength, header, header + 4, header + 8, header + 12) !== 0) {
       throw new Error('the JPEG header cannot be read')
     }
-    const [width, height, , colorspace] = new Int32Array(jpeg.memory.buffer, header, 4) as unknown as [number, number, number, number]
+    const [fullWidth, fullHeight, , colorspace] = new Int32Array(jpeg.memory.buffer, header, 4) as unknown as [number, number, number, number]
+    // TurboJPEG picks the largest scale that fits the size asked: the one computed here.
+    const { width, height } = jpegScaledSize(fullWidth, fullHeight, atLeast)
     const channels = format === 'rgba' ? 4 : colorspace === TJCS_GRAY ? 1 : 3
     const pixelFormat = channels === 4 ? TJPF_RGBA : channels === 1 ? TJPF_GRAY : TJPF_RGB
     const stride = width * channels
@@ -116,10 +150,10 @@ export function decodeJpeg(bytes: Uint8Array, format: 'rgb' | 'rgba'): JpegPixel
     }
   } catch (error) {
     // Whatever the decoder holds is lost with the instance.
-    if (instance === jpeg) instance = undefined
+    failed = true
     throw error
   } finally {
-    if (instance === jpeg) {
+    if (!failed) {
       if (handle) jpeg.tjDestroy(handle)
       if (header) jpeg.free(header)
       if (source) jpeg.free(source)

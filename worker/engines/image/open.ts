@@ -37,10 +37,13 @@ export function measureImage(bytes: Uint8Array): ImageHeader {
   return header
 }
 
-/** Measures, then decodes (first frame or page) to RGBA. */
-export async function openImage(bytes: Uint8Array, limits: ImageLimits): Promise<{ header: ImageHeader; image: RawImage }> {
+/**
+ * Measures, then decodes (first frame or page) to RGBA; `atLeast(header)`, when given, is the size the caller will
+ * scale the image to, which a JPEG is decoded straight to (decodeImage).
+ */
+export async function openImage(bytes: Uint8Array, limits: ImageLimits, atLeast?: (header: ImageHeader) => { width: number; height: number }): Promise<{ header: ImageHeader; image: RawImage }> {
   const header = measureImage(bytes)
-  return { header, image: await refusing(header, () => decodeImage(bytes, limits)) }
+  return { header, image: await refusing(header, () => decodeImage(bytes, limits, atLeast?.(header))) }
 }
 
 /**

@@ -36,9 +36,9 @@ export interface PngPixels {
   release(): void
 }
 
-// One instance per isolate, its memory grown to the largest picture so far (IMAGE_MAX_PIXELS bounds it), held by
-// one decode at a time: a decode's rows stay in it while the caller encodes them, so the next decode waits.
-let instance: UnfilterExports | undefined
+// A fresh instance per decode, its memory grown to the picture (IMAGE_MAX_PIXELS bounds it) and dropped once the
+// caller releases the rows (a WASM memory never shrinks: one kept per isolate stayed at the largest picture's size).
+// One decode at a time: a decode's rows stay in its heap while the caller encodes them, so the next decode waits.
 let turn: Promise<void> = Promise.resolve()
 
 async function holdHeap(): Promise<() => void> {
@@ -90,8 +90,7 @@ export async function decodePngRows(bytes: Uint8Array): Promise<PngPixels | unde
   const filtered = height * (stride + 1)
   const release = await holdHeap()
   try {
-    instance ??= new WebAssembly.Instance(filterWasm, {}).exports as unknown as UnfilterExports
-    const wasm = instance
+    const wasm = new WebAssembly.Instance(filterWasm, {}).exports as unknown as UnfilterExports
     const at = wasm.__heap_base.value as number
     if (at + filtered > wasm.memory.buffer.byteLength) wasm.memory.grow(Math.ceil((at + filtered - wasm.memory.buffer.byteLength) / PAGE_BYTES))
     // At most the rows' size: a deflate bomb stops there.

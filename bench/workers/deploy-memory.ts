@@ -1,0 +1,88 @@
+// `npm run check:deploy`'s memory entry: the consumer Worker (its default export, so the bundle is its code) plus
+// routes that run one converter or one preview on the POSTed bytes, through the same converters and preview
+// functions the consumer's queue handler calls, and answer what the step made and the WASM memory it reached. The
+// check sends every step to ONE isolate, one after another, and reads the process's peak memory between steps.
+import { measureStep, liveWasmBytes } from './wasm-memories'
+import { loadConfig } from '../../worker/config'
+import consumer, { type ConsumerEnv } from '../../worker/consumer'
+import type { StepMessage } from '../../worker/pipeline/jobs'
+import type { PreviewMessage } from '../../worker/queue'
+import { ConversionError, settingsFor, type ConversionInput, type Converter } from '../../worker/converters/converter'
+import { runnableConverter } from '../../worker/converters/runnable'
+import { localEngines } from '../../worker/engine-workers/local'
+import type { PreviewKindDrawn } from '../../worker/engine-workers/protocol'
+import type { PreviewParams } from '../../worker/previews/params'
+import type { PreviewKind } from '../../worker/previews/kind'
+import { checkPreviewPage } from '../../worker/previews/pages'
+
+function stepInput(name: string, bytes: Uint8Array, contentType: string): ConversionInput {
+  return {
+    name,
+    extension: name.slice(name.lastIndexOf('.')).toLowerCase(),
+    contentType,
+    size: bytes.byteLength,
+    stream: () => new Blob([bytes]).stream(),
+    bytes: async (maxBytes) => {
+      if (bytes.byteLength > maxBytes) throw new ConversionError(`"${name}" is larger than ${maxBytes} bytes`, { status: 413 })
+      return bytes
+    },
+  }
+}
+
+/** Every output, part after part, each read whole and dropped before the next (the pipeline stores each one). */
+async function convertAll(converter: Converter, input: ConversionInput, env: ConsumerEnv): Promise<{ outputs: number; bytes: number }> {
+  const context = { jobId: 'check-deploy', settings: settingsFor(converter, loadConfig(env)), options: {} }
+  const plan = converter.plan ? await converter.plan(input, context) : undefined
+  let outputs = 0
+  let bytes = 0
+  for (const part of plan?.parts ?? [undefined]) {
+    for await (const output of converter.convert(input, { ...context, part })) {
+      outputs++
+      bytes += output.body instanceof Uint8Array ? output.body.byteLength : (await new Response(output.body).arrayBuffer()).byteLength
+    }
+  }
+  return { outputs, bytes }
+}
+
+/** As the API refuses before queueing (checkPreviewPage), then as the consumer draws (previews/draw.ts). */
+async function drawPreview(kind: string, input: ConversionInput, params: PreviewParams, env: ConsumerEnv): Promise<{ outputs: number; bytes: number }> {
+  checkPreviewPage(kind as PreviewKind, params)
+  const config = loadConfig(env)
+  return { outputs: 1, bytes: (await localEngines.renderPreview(kind as PreviewKindDrawn, input, params, config)).byteLength }
+}
+
+async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
+  const url = new URL(request.url)
+  const [, route, what] = url.pathname.split('/')
+  const name = url.searchParams.get('name') ?? 'input'
+  const input = stepInput(name, new Uint8Array(await request.arrayBuffer()), request.headers.get('content-type') ?? 'application/octet-stream')
+  let step: () => Promise<{ outputs: number; bytes: number }>
+  if (route === 'convert') {
+    const converter = runnableConverter(what ?? '')
+    if (!converter) return Response.json({ message: `no converter ${what}` }, { status: 404 })
+    step = () => convertAll(converter, input, env)
+  } else if (route === 'preview') {
+    const side = Number(url.searchParams.get('w') ?? 2048)
+    const params: PreviewParams = { width: side, height: side, fit: url.searchParams.get('fit') === 'cover' ? 'cover' : 'contain', format: (url.searchParams.get('format') ?? 'webp') as PreviewParams['format'], page: 1 }
+    step = () => drawPreview(what ?? '', input, params, env)
+  } else {
+    return Response.json({ message: 'not found' }, { status: 404 })
+  }
+  const { result, peakWasmBytes } = await measureStep(async () => {
+    try {
+      return { ...(await step()), status: 200 }
+    } catch (error) {
+      if (!(error instanceof ConversionError)) throw error
+      return { outputs: 0, bytes: 0, status: error.status, message: error.message }
+    }
+  })
+  return Response.json({ ...result, peakWasmBytes })
+}
+
+export default {
+  ...consumer,
+  async fetch(request, env) {
+    if (request.method === 'GET') return Response.json({ liveWasmBytes: liveWasmBytes(), canCollect: typeof (globalThis as { gc?: unknown }).gc === 'function' })
+    return runStep(request, env)
+  },
+} satisfies ExportedHandler<ConsumerEnv, StepMessage | PreviewMessage>
