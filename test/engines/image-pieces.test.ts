@@ -271,6 +271,44 @@ describe('PNG rows in pieces (inflated and unfiltered in batches)', () => {
   })
 })
 
+/** The PNG again with its IDAT stream in chunks of `size` bytes (CRCs zero: the rows decoder does not read them). */
+function rechunked(png: Uint8Array, size: number): Uint8Array {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength)
+  const idat: number[] = []
+  let ihdr: Uint8Array = new Uint8Array()
+  for (let at = 8; at < png.length; at += 12 + view.getUint32(at)) {
+    const type = String.fromCharCode(...png.subarray(at + 4, at + 8))
+    if (type === 'IHDR') ihdr = png.subarray(at, at + 25)
+    if (type === 'IDAT') idat.push(...png.subarray(at + 8, at + 8 + view.getUint32(at)))
+  }
+  const chunks: number[] = []
+  for (let at = 0; at < idat.length; at += size) {
+    const data = idat.slice(at, at + size)
+    chunks.push(0, 0, 0, data.length, 0x49, 0x44, 0x41, 0x54, ...data, 0, 0, 0, 0)
+  }
+  return Uint8Array.from([...png.subarray(0, 8), ...ihdr, ...chunks, 0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0, 0, 0, 0])
+}
+
+describe('PNG IDAT chunks, however small (issue 29)', () => {
+  it('feeds the inflater as many pieces for one-byte IDAT chunks as for one chunk: a turn a piece, not a turn a chunk', async () => {
+    // 1200 × 1000 RGBA (4.8 MB of rows: inflated in pieces), every row the same noise: ~10 KB of Deflate.
+    const row = noise(1200 * 4)
+    const source: RawImage = { width: 1200, height: 1000, channels: 4, data: Uint8Array.from({ length: 1200 * 4 * 1000 }, (_, i) => row[i % row.length]!) }
+    const png = await encodePngBytes(source, { keepChannels: true })
+    const split = rechunked(png, 1)
+    const whole = await turnsDuring(() => decodePngRows(png))
+    whole.result?.release()
+    const { result: pixels, turns } = await turnsDuring(() => decodePngRows(split))
+    try {
+      // One turn for each of ~10,000 chunks before; now as many as for the whole stream, give or take a few.
+      expect(turns).toBeLessThanOrEqual(whole.turns + 8)
+      for (let r = 0; r < 1000; r += 97) expect(pixels!.rows.row(r).every((value, i) => value === row[i])).toBe(true)
+    } finally {
+      pixels?.release()
+    }
+  })
+})
+
 describe('BMP rows in bands', () => {
   it('gives the event loop turns while a 1024×1024 32-bit BMP decodes, and the same pixels', async () => {
     const [width, height] = [1024, 1024]

@@ -70,6 +70,44 @@ function concat(pieces: readonly Uint8Array[]): Uint8Array {
   return whole
 }
 
+/**
+ * The pieces read as one stream, `size` bytes at a time: a view when the bytes lie in one piece, a copy when they
+ * span several. Each read is a write and a turn of the event loop, so a PNG of a million one-byte IDAT chunks makes
+ * as few reads as one of a single chunk, not a million.
+ */
+class PieceReader {
+  private index = 0
+  private at = 0
+  constructor(private readonly pieces: readonly Uint8Array[]) {}
+
+  read(size: number): Uint8Array | undefined {
+    while (this.index < this.pieces.length && this.at >= this.pieces[this.index]!.length) {
+      this.index++
+      this.at = 0
+    }
+    const piece = this.pieces[this.index]
+    if (!piece) return undefined
+    if (piece.length - this.at >= size) {
+      this.at += size
+      return piece.subarray(this.at - size, this.at)
+    }
+    const out = new Uint8Array(size)
+    let length = 0
+    while (length < size && this.index < this.pieces.length) {
+      const current = this.pieces[this.index]!
+      const taken = Math.min(size - length, current.length - this.at)
+      out.set(current.subarray(this.at, this.at + taken), length)
+      length += taken
+      this.at += taken
+      if (this.at >= current.length) {
+        this.index++
+        this.at = 0
+      }
+    }
+    return out.subarray(0, length)
+  }
+}
+
 async function inflateInPieces(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', target: Uint8Array): Promise<Inflated> {
   const stream = new DecompressionStream(format)
   const writer = stream.writable.getWriter()
@@ -106,19 +144,17 @@ async function inflateInPieces(pieces: readonly Uint8Array[], format: 'deflate' 
   })()
   const isStopped = () => isCut || error !== undefined
   try {
-    for (const piece of pieces) {
-      for (let at = 0; at < piece.length && !isStopped(); ) {
-        // Before any output, the worst: a bomb's ratio.
-        const ratio = given === 0 ? 1032 : Math.max(1, made / given)
-        const size = Math.min(MAX_PIECE_BYTES, Math.max(MIN_PIECE_BYTES, Math.floor(WORK_BYTES_PER_TURN / ratio)))
-        const next = piece.subarray(at, at + size)
-        at += next.length
-        given += next.length
-        await writer.write(next)
-        // A macrotask turn lets the reader take what the piece made; it is waiting again once all is read.
-        do await yieldToEventLoop()
-        while (!isWaiting && !isStopped())
-      }
+    const input = new PieceReader(pieces)
+    while (!isStopped()) {
+      // Before any output, the worst: a bomb's ratio.
+      const ratio = given === 0 ? 1032 : Math.max(1, made / given)
+      const next = input.read(Math.min(MAX_PIECE_BYTES, Math.max(MIN_PIECE_BYTES, Math.floor(WORK_BYTES_PER_TURN / ratio))))
+      if (!next) break
+      given += next.length
+      await writer.write(next)
+      // A macrotask turn lets the reader take what the piece made; it is waiting again once all is read.
+      do await yieldToEventLoop()
+      while (!isWaiting && !isStopped())
     }
     if (!isStopped()) await writer.close()
   } catch (failure) {
