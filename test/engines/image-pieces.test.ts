@@ -309,6 +309,42 @@ describe('PNG IDAT chunks, however small (issue 29)', () => {
   })
 })
 
+describe('GIF LZW data that decodes to nothing (issue 29)', () => {
+  it('pauses while reading a megabyte of clear codes, though they fill no pixel', async () => {
+    // A 1 × 1 frame whose LZW data (minimum code size 8: 9-bit codes, clear = 256) is 1 MiB of clear codes, then end.
+    const clears = gifCodes(Array.from({ length: (8 * 2 ** 20) / 9 }, () => 256), 9)
+    const blocks: number[] = []
+    for (let at = 0; at < clears.length; at += 255) {
+      const block = clears.subarray(at, at + 255)
+      blocks.push(block.length, ...block)
+    }
+    const palette = new Array(256 * 3).fill(0)
+    const gif = Uint8Array.from([...'GIF89a'].map((c) => c.charCodeAt(0)).concat([1, 0, 1, 0, 0xf7, 0, 0], palette, [0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 8], blocks, [0, 0x3b]))
+    const { result, turns } = await turnsDuring(() => decodeImage(gif, TEST_IMAGE_LIMITS))
+    expect(result).toMatchObject({ width: 1, height: 1 })
+    // 1 MiB read: a pause every 512 KiB of input at least.
+    expect(turns).toBeGreaterThanOrEqual(2)
+  })
+})
+
+/** Codes of `bits` each, packed from the least significant bit as GIF packs them. */
+function gifCodes(codes: readonly number[], bits: number): Uint8Array {
+  const out: number[] = []
+  let pending = 0
+  let count = 0
+  for (const code of codes) {
+    pending |= code << count
+    count += bits
+    while (count >= 8) {
+      out.push(pending & 0xff)
+      pending >>>= 8
+      count -= 8
+    }
+  }
+  if (count > 0) out.push(pending & 0xff)
+  return Uint8Array.from(out)
+}
+
 describe('BMP rows in bands', () => {
   it('gives the event loop turns while a 1024×1024 32-bit BMP decodes, and the same pixels', async () => {
     const [width, height] = [1024, 1024]
