@@ -236,6 +236,20 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
     }
   })
 
+  it('inflates 2000 corrupt one-row Deflate strips without a DecompressionStream each (a millisecond each to make)', async () => {
+    const bytes = tiffSharedStrips(2000, 16)
+    const view = new DataView(bytes.buffer)
+    for (let i = 0; i < view.getUint16(8, true); i++) if (view.getUint16(10 + i * 12, true) === 259) view.setUint16(10 + i * 12 + 8, 8, true) // Deflate
+    bytes.fill(0xff, bytes.length - 16) // not Deflate data: each strip fails at once
+    const made = vi.spyOn(globalThis as unknown as { DecompressionStream: new (format: string) => object }, 'DecompressionStream')
+    try {
+      expect(await decodeImage(bytes, TEST_IMAGE_LIMITS)).toMatchObject({ width: 1, height: 2000 })
+      expect(made).not.toHaveBeenCalled()
+    } finally {
+      made.mockRestore()
+    }
+  })
+
   it('inflates a Deflate bomb strip only to the strip\'s size, in pieces', async () => {
     // 64 MiB of zeros in a strip of 1024×1024 gray: 1 MiB is kept, the rest never inflated.
     const bytes = tiffOf({ width: 1024, height: 1024, samples: 1, bits: 8, compression: 1 })
