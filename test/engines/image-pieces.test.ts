@@ -236,6 +236,20 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
     }
   })
 
+  it('inflates 2000 corrupt one-row Deflate strips without a DecompressionStream each (a millisecond each to make)', async () => {
+    const bytes = tiffSharedStrips(2000, 16)
+    const view = new DataView(bytes.buffer)
+    for (let i = 0; i < view.getUint16(8, true); i++) if (view.getUint16(10 + i * 12, true) === 259) view.setUint16(10 + i * 12 + 8, 8, true) // Deflate
+    bytes.fill(0xff, bytes.length - 16) // not Deflate data: each strip fails at once
+    const made = vi.spyOn(globalThis as unknown as { DecompressionStream: new (format: string) => object }, 'DecompressionStream')
+    try {
+      expect(await decodeImage(bytes, TEST_IMAGE_LIMITS)).toMatchObject({ width: 1, height: 2000 })
+      expect(made).not.toHaveBeenCalled()
+    } finally {
+      made.mockRestore()
+    }
+  })
+
   it('inflates a Deflate bomb strip only to the strip\'s size, in pieces', async () => {
     // 64 MiB of zeros in a strip of 1024×1024 gray: 1 MiB is kept, the rest never inflated.
     const bytes = tiffOf({ width: 1024, height: 1024, samples: 1, bits: 8, compression: 1 })
@@ -270,6 +284,80 @@ describe('PNG rows in pieces (inflated and unfiltered in batches)', () => {
     }
   })
 })
+
+/** The PNG again with its IDAT stream in chunks of `size` bytes (CRCs zero: the rows decoder does not read them). */
+function rechunked(png: Uint8Array, size: number): Uint8Array {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength)
+  const idat: number[] = []
+  let ihdr: Uint8Array = new Uint8Array()
+  for (let at = 8; at < png.length; at += 12 + view.getUint32(at)) {
+    const type = String.fromCharCode(...png.subarray(at + 4, at + 8))
+    if (type === 'IHDR') ihdr = png.subarray(at, at + 25)
+    if (type === 'IDAT') idat.push(...png.subarray(at + 8, at + 8 + view.getUint32(at)))
+  }
+  const chunks: number[] = []
+  for (let at = 0; at < idat.length; at += size) {
+    const data = idat.slice(at, at + size)
+    chunks.push(0, 0, 0, data.length, 0x49, 0x44, 0x41, 0x54, ...data, 0, 0, 0, 0)
+  }
+  return Uint8Array.from([...png.subarray(0, 8), ...ihdr, ...chunks, 0, 0, 0, 0, 0x49, 0x45, 0x4e, 0x44, 0, 0, 0, 0])
+}
+
+describe('PNG IDAT chunks, however small (issue 29)', () => {
+  it('feeds the inflater as many pieces for one-byte IDAT chunks as for one chunk: a turn a piece, not a turn a chunk', async () => {
+    // 1200 × 1000 RGBA (4.8 MB of rows: inflated in pieces), every row the same noise: ~10 KB of Deflate.
+    const row = noise(1200 * 4)
+    const source: RawImage = { width: 1200, height: 1000, channels: 4, data: Uint8Array.from({ length: 1200 * 4 * 1000 }, (_, i) => row[i % row.length]!) }
+    const png = await encodePngBytes(source, { keepChannels: true })
+    const split = rechunked(png, 1)
+    const whole = await turnsDuring(() => decodePngRows(png))
+    whole.result?.release()
+    const { result: pixels, turns } = await turnsDuring(() => decodePngRows(split))
+    try {
+      // One turn for each of ~10,000 chunks before; now as many as for the whole stream, give or take a few.
+      expect(turns).toBeLessThanOrEqual(whole.turns + 8)
+      for (let r = 0; r < 1000; r += 97) expect(pixels!.rows.row(r).every((value, i) => value === row[i])).toBe(true)
+    } finally {
+      pixels?.release()
+    }
+  })
+})
+
+describe('GIF LZW data that decodes to nothing (issue 29)', () => {
+  it('pauses while reading a megabyte of clear codes, though they fill no pixel', async () => {
+    // A 1 × 1 frame whose LZW data (minimum code size 8: 9-bit codes, clear = 256) is 1 MiB of clear codes, then end.
+    const clears = gifCodes(Array.from({ length: (8 * 2 ** 20) / 9 }, () => 256), 9)
+    const blocks: number[] = []
+    for (let at = 0; at < clears.length; at += 255) {
+      const block = clears.subarray(at, at + 255)
+      blocks.push(block.length, ...block)
+    }
+    const palette = new Array(256 * 3).fill(0)
+    const gif = Uint8Array.from([...'GIF89a'].map((c) => c.charCodeAt(0)).concat([1, 0, 1, 0, 0xf7, 0, 0], palette, [0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 8], blocks, [0, 0x3b]))
+    const { result, turns } = await turnsDuring(() => decodeImage(gif, TEST_IMAGE_LIMITS))
+    expect(result).toMatchObject({ width: 1, height: 1 })
+    // 1 MiB read: a pause every 512 KiB of input at least.
+    expect(turns).toBeGreaterThanOrEqual(2)
+  })
+})
+
+/** Codes of `bits` each, packed from the least significant bit as GIF packs them. */
+function gifCodes(codes: readonly number[], bits: number): Uint8Array {
+  const out: number[] = []
+  let pending = 0
+  let count = 0
+  for (const code of codes) {
+    pending |= code << count
+    count += bits
+    while (count >= 8) {
+      out.push(pending & 0xff)
+      pending >>>= 8
+      count -= 8
+    }
+  }
+  if (count > 0) out.push(pending & 0xff)
+  return Uint8Array.from(out)
+}
 
 describe('BMP rows in bands', () => {
   it('gives the event loop turns while a 1024×1024 32-bit BMP decodes, and the same pixels', async () => {

@@ -4,7 +4,7 @@
 // sized from the stream's expansion so far. So a bomb that expands 2700:1 (LZW's 12-bit codes for 4096-byte
 // entries) pauses as often, per MiB it decodes, as one that does not expand.
 import { describe, expect, it } from 'vitest'
-import { findPdfStreams, measurePdfStreams, type PdfScanWork, PdfStreamSyntaxError, PdfStreamTooLargeError, WORK_BYTES_PER_TURN } from '../../worker/engines/pdf-streams'
+import { findPdfStreams, findPdfStreamsInSlices, measurePdfStreams, type PdfScanWork, PdfStreamSyntaxError, PdfStreamTooLargeError, WORK_BYTES_PER_TURN } from '../../worker/engines/pdf-streams'
 import { pdfAscii85ToEnd, pdfFlateBomb, pdfLongWord, pdfLzwBomb, pdfLzwSpaces, pdfRunLengthToEnd, pdfSharedIndirectParams } from '../hostile/corpus'
 
 const MiB = 2 ** 20
@@ -89,6 +89,20 @@ describe('the PDF pre-scan\'s work, linear in the file (issue 29)', () => {
       expect(work.bytesParsed).toBeLessThan(bytes.length)
       expect(work.bytesParsed).toBeGreaterThan(paramsBytes)
     }
+  })
+
+  it('finds the streams in slices: a pause after about WORK_BYTES_PER_TURN of the file scanned and parsed', () => {
+    const bytes = pdfSharedIndirectParams(6000, 350_000)
+    const work: PdfScanWork = { bytesParsed: 0, bytesFed: 0 }
+    const steps = findPdfStreamsInSlices(() => bytes, work)
+    let pauses = 0
+    let step = steps.next()
+    for (; !step.done; step = steps.next()) pauses++
+    expect(step.value).toHaveLength(6001)
+    // About a megabyte scanned and half a megabyte parsed: 5 slices and a bit (one call before: 1.5 s of GET / in workerd).
+    const slices = (bytes.length + work.bytesParsed) / WORK_BYTES_PER_TURN
+    expect(pauses).toBeGreaterThanOrEqual(Math.floor(slices / 2))
+    expect(pauses).toBeLessThanOrEqual(Math.ceil(slices))
   })
 
   it('ends ASCII85 data at a byte outside its alphabet (ISO 32000-1 §7.4.3: "any other characters shall cause an error"), as PDFium does', () => {

@@ -48,6 +48,20 @@ export function pngWithSize(width: number, height: number): Uint8Array {
   return concat([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], pngChunk('IHDR', new Uint8Array([...u32be(width), ...u32be(height), 8, 6, 0, 0, 0])), pngChunk('IEND', new Uint8Array()))
 }
 
+/**
+ * A 1200 × 1000 RGBA PNG (4.8 MB of rows, every row the same) whose ~10 KB IDAT stream comes in one-byte chunks:
+ * an inflater fed a chunk at a time, with a turn of the event loop after each, took 12,616 turns (45 s) for it.
+ */
+export async function pngIdatCrumbs(): Promise<Uint8Array> {
+  const row = Uint8Array.from({ length: 1 + 1200 * 4 }, (_, i) => (i === 0 ? 0 : (i * 2654435761) >>> 24)) // filter 0
+  const rows = new Uint8Array(row.length * 1000)
+  for (let r = 0; r < 1000; r++) rows.set(row, r * row.length)
+  const stream = await deflate(rows)
+  const crumbs = Array.from(stream, (byte) => pngChunk('IDAT', Uint8Array.of(byte)))
+  const ihdr = pngChunk('IHDR', new Uint8Array([...u32be(1200), ...u32be(1000), 8, 6, 0, 0, 0]))
+  return concat([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], ihdr, ...crumbs, pngChunk('IEND', new Uint8Array()))
+}
+
 /** SOI, a baseline SOF0 of the given size, EOI: a JPEG header that claims a size and holds nothing. */
 export function jpegWithSize(width: number, height: number): Uint8Array {
   return concat([0xff, 0xd8], [0xff, 0xc0], u16be(17), [8], u16be(height), u16be(width), [3, 1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0], [0xff, 0xd9])
@@ -500,6 +514,7 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   { name: 'png-flood.png', why: 'a PNG IHDR of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => pngWithSize(60000, 60000) },
   { name: 'png-pixels.png', why: 'a PNG IHDR of 10000×10000 (sides allowed, pixels not)', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => pngWithSize(10000, 10000) },
   { name: 'png-thin.png', why: 'a PNG IHDR of 1×4,000,000 (few pixels, one huge side)', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => pngWithSize(1, 4_000_000) },
+  { name: 'png-idat-crumbs.png', why: 'a 4.8 MB-of-rows PNG whose IDAT stream is in one-byte chunks', expect: 'done', bytes: pngIdatCrumbs },
   { name: 'jpeg-flood.jpg', why: 'a JPEG SOF of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => jpegWithSize(60000, 60000) },
   { name: 'webp-canvas.webp', why: 'a WebP VP8X canvas of 16384×16384 around a 1×1 frame', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => webpCanvasFlood() },
   { name: 'webp-frame.webp', why: 'a WebP VP8L frame of 16384×16384 in 30 bytes', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => webpFrameFlood() },

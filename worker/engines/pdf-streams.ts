@@ -335,9 +335,14 @@ export class ObjectIndex {
    * reader of small dictionaries bounds its work whatever the file holds).
    */
   constructor(
-    private readonly bytes: Uint8Array,
+    private readonly source: Uint8Array | (() => Uint8Array),
     private readonly options: { keepStrings?: boolean; maxObjectBytes?: number } = {},
   ) {}
+
+  /** The file's bytes: asked again each time when given as a function (a WASM heap grown meanwhile replaces its view). */
+  private get bytes(): Uint8Array {
+    return typeof this.source === 'function' ? this.source() : this.source
+  }
 
   /** The value a reference names, resolved (once: a reference to a reference is not followed). */
   resolve(value: PdfValue | undefined): PdfValue | undefined {
@@ -347,24 +352,26 @@ export class ObjectIndex {
     if (known !== undefined) return known
     if (!this.bodies) {
       this.bodies = new Map()
-      for (let at = this.bytes.indexOf(0x6f); at >= 0; at = this.bytes.indexOf(0x6f, at + 1)) {
-        const header = objectHeaderAt(this.bytes, at)
+      const { bytes } = this
+      for (let at = bytes.indexOf(0x6f); at >= 0; at = bytes.indexOf(0x6f, at + 1)) {
+        const header = objectHeaderAt(bytes, at)
         if (header) this.bodies.set(`${header.object} ${header.generation}`, header.body) // the last one wins, as with updates
       }
     }
     const body = this.bodies.get(key)
     // PDFium may find it in an object stream this reader does not open: refused rather than left unmeasured.
     if (body === undefined) throw new PdfStreamSyntaxError(`object ${value.ref[0]}, which a stream dictionary names, is not in the file's bytes`)
-    const end = Math.min(this.bytes.length, body + (this.options.maxObjectBytes ?? this.bytes.length))
-    const reader = new ObjectReader(this.bytes, body, end, this.options.keepStrings)
+    const { bytes } = this
+    const end = Math.min(bytes.length, body + (this.options.maxObjectBytes ?? bytes.length))
+    const reader = new ObjectReader(bytes, body, end, this.options.keepStrings)
     let resolved: PdfValue
     try {
       resolved = reader.value()
     } finally {
       this.parsedBytes += reader.at - body
     }
-    if (this.parsedBytes > this.bytes.length + PARSE_SLACK_BYTES) {
-      throw new PdfStreamSyntaxError(`the objects its stream dictionaries name take more than ${this.bytes.length + PARSE_SLACK_BYTES} bytes to read (they overlap)`)
+    if (this.parsedBytes > bytes.length + PARSE_SLACK_BYTES) {
+      throw new PdfStreamSyntaxError(`the objects its stream dictionaries name take more than ${bytes.length + PARSE_SLACK_BYTES} bytes to read (they overlap)`)
     }
     this.values.set(key, resolved)
     return resolved
@@ -446,15 +453,37 @@ const MAX_FILTERS = 16
  * dictionary cannot be read (PDFium would read it some way this reader cannot follow: refused, not guessed).
  */
 export function findPdfStreams(bytes: Uint8Array, work?: PdfScanWork): PdfStream[] {
+  const steps = findPdfStreamsInSlices(() => bytes, work)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+  }
+}
+
+/**
+ * findPdfStreams in slices: pauses (yields) after about WORK_BYTES_PER_TURN of the file scanned and parsed, and
+ * asks `fileBytes` again after each pause. The bytes of a large file's dictionaries took a second in one call.
+ */
+export function* findPdfStreamsInSlices(fileBytes: () => Uint8Array, work?: PdfScanWork): Generator<void, PdfStream[]> {
   const streams: PdfStream[] = []
-  const index = new ObjectIndex(bytes)
+  const index = new ObjectIndex(fileBytes)
+  const ownWork: PdfScanWork = work ?? { bytesParsed: 0, bytesFed: 0 }
   let keywords: number[] | undefined
+  let bytes = fileBytes()
+  let sliceFrom = 0
+  let parsedBefore = ownWork.bytesParsed + index.parsedBytes
   for (let at = bytes.indexOf(0x73); at >= 0; at = bytes.indexOf(0x73, at + 1)) {
+    if (at - sliceFrom + ownWork.bytesParsed + index.parsedBytes - parsedBefore >= WORK_BYTES_PER_TURN) {
+      yield
+      bytes = fileBytes()
+      sliceFrom = at
+      parsedBefore = ownWork.bytesParsed + index.parsedBytes
+    }
     if (!spells(bytes, at, 'stream') || isRegular(bytes[at + 6])) continue
     let before = at - 1
     while (before >= 0 && isWhite(bytes[before]!)) before--
     if (bytes[before] !== 0x3e || bytes[before - 1] !== 0x3e) continue // `endstream`, or a word in text
-    const found = streamDictionary(bytes, before + 1, work)
+    const found = streamDictionary(bytes, before + 1, ownWork)
     if (!found) throw new PdfStreamSyntaxError(`the dictionary of the stream at byte ${at} cannot be read`)
     const { dictionary, object, generation } = found
     // The data begins after the keyword's end of line: CR LF or LF by the standard; a lone CR, spaces before the
@@ -503,7 +532,7 @@ export function findPdfStreams(bytes: Uint8Array, work?: PdfScanWork): PdfStream
     }
     streams.push({ object, generation, starts: [...starts], end, filters, earlyChange, isStructure: type === 'ObjStm' || type === 'XRef' })
   }
-  if (work) work.bytesParsed += index.parsedBytes
+  ownWork.bytesParsed += index.parsedBytes
   return streams
 }
 

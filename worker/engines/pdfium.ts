@@ -15,7 +15,7 @@ import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
 import { inTurns } from './event-loop'
 import { coefficientBytes, readJpegFrame } from './image/jpeg-memory'
 import { findPdfDecryptions, type PdfDecryption, PdfPasswordError, PdfSecurityHandlerError } from './pdf-crypt'
-import { findPdfStreams, measurePdfStreams, PdfStreamSyntaxError, PdfStreamTooLargeError } from './pdf-streams'
+import { findPdfStreamsInSlices, measurePdfStreams, PdfStreamSyntaxError, PdfStreamTooLargeError } from './pdf-streams'
 import type { PixelRows } from './png/encode'
 
 export { PdfStreamSyntaxError, PdfStreamTooLargeError }
@@ -336,7 +336,7 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     // others once the page count sets their budget.
     // An encrypted document's streams are measured decrypted, with the key PDFium will find with this password.
     const fileBytes = () => module.HEAPU8.subarray(data, data + source.size)
-    const streams = findPdfStreams(fileBytes())
+    const streams = await inTurns(findPdfStreamsInSlices(fileBytes))
     const decryptions = await readDecryptions(fileBytes(), password)
     const structureBytes = await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes }, 0, decryptions))
     const passwordPointer = password ? cString(module, password) : 0

@@ -48,6 +48,9 @@ function* decodeIndices(data: Uint8Array, start: number, output: Uint8Array): Ge
   let dataEnded = false
   let written = 0
   let nextTurn = PIXELS_PER_SLICE
+  // Codes that write nothing (clear codes, one after another) read the data without filling the frame: the input
+  // read counts toward a pause too, so a megabyte of them is not one stretch.
+  let nextInputTurn = at + PIXELS_PER_SLICE
   for (;;) {
     while (pendingBits < width && !dataEnded) {
       if (blockLeft === 0) {
@@ -73,6 +76,10 @@ function* decodeIndices(data: Uint8Array, start: number, output: Uint8Array): Ge
       width = rootBits + 1
       free = endCode + 1
       previous = -1
+      if (at >= nextInputTurn) {
+        nextInputTurn = at + PIXELS_PER_SLICE
+        yield
+      }
       continue
     }
     if (code === endCode) return

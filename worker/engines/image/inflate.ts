@@ -3,6 +3,7 @@
 // every WORK_BYTES_PER_TURN of output: a 12 MP picture is ~0.3–0.6 s of inflating, which one call would hold
 // every other request of the isolate for. The output stops at the target's size, so a bomb never inflates further.
 import { inflateRawSync, inflateSync } from 'node:zlib'
+import pako from 'pako'
 import { workTurns, yieldToEventLoop } from '../event-loop'
 
 /**
@@ -24,6 +25,9 @@ export const WORK_BYTES_PER_TURN = 1024 * 1024
  */
 const ONE_CALL_BYTES = 4 * 1024 * 1024
 
+/** zlib's flush mode that hands out all the output so far (pako takes zlib's numbers). */
+const Z_SYNC_FLUSH = 2
+
 export interface Inflated {
   /** Bytes written to the target. */
   readonly length: number
@@ -41,23 +45,52 @@ export interface Inflated {
 export async function inflateInto(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', target: Uint8Array): Promise<Inflated> {
   if (target.length <= ONE_CALL_BYTES) {
     const whole = inflateWhole(pieces, format, target.length)
-    if (whole) {
+    if (whole instanceof Uint8Array) {
       target.set(whole)
       return { length: whole.length, isCut: false }
     }
+    // Corrupt or cut short, within the target: what it holds before the fault, at once. A DecompressionStream
+    // costs about a millisecond to make and tear down, and a TIFF may have 20,000 such strips.
+    if (whole === 'failed') return inflateSmall(pieces, format, target)
   }
   return inflateInPieces(pieces, format, target)
 }
 
-/** The whole stream inflated in one native call, or undefined if it does not end cleanly within `limit` bytes. */
-function inflateWhole(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', limit: number): Uint8Array | undefined {
+/**
+ * The whole stream inflated in one native call; 'larger' when it inflates to more than `limit` bytes (a bomb, or
+ * data after the rows), 'failed' when it is corrupt or ends early.
+ */
+function inflateWhole(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', limit: number): Uint8Array | 'larger' | 'failed' {
   const input = pieces.length === 1 ? pieces[0]! : concat(pieces)
   try {
     const output = (format === 'deflate' ? inflateSync : inflateRawSync)(input, { maxOutputLength: Math.max(1, limit) })
-    return output.length <= limit ? output : undefined
-  } catch {
-    return undefined
+    return output.length <= limit ? output : 'larger'
+  } catch (error) {
+    return error instanceof RangeError ? 'larger' : 'failed'
   }
+}
+
+/**
+ * A stream the one call found corrupt or cut short, inflated with pako (synchronous, at most the target: the one
+ * call's bound) in 1 KiB pieces, each flushed, so that what precedes the fault is kept, as the pieces way keeps it.
+ */
+function inflateSmall(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', target: Uint8Array): Inflated {
+  const inflator = new pako.Inflate({ raw: format === 'deflate-raw', chunkSize: 64 * 1024 })
+  let length = 0
+  let isCut = false
+  inflator.onData = (chunk) => {
+    const taken = Math.min(chunk.length, target.length - length)
+    target.set(chunk.subarray(0, taken), length)
+    length += taken
+    if (taken < chunk.length) isCut = true
+  }
+  const input = new PieceReader(pieces)
+  for (let piece = input.read(MIN_PIECE_BYTES); piece && !isCut && !inflator.err && !inflator.ended; piece = input.read(MIN_PIECE_BYTES)) {
+    inflator.push(piece, Z_SYNC_FLUSH)
+  }
+  if (isCut) return { length, isCut }
+  if (inflator.err) return { length, isCut, error: new Error(inflator.msg || `inflate error ${inflator.err}`) }
+  return inflator.ended ? { length, isCut } : { length, isCut, error: new Error('the compressed data end before their end (truncated)') }
 }
 
 function concat(pieces: readonly Uint8Array[]): Uint8Array {
@@ -68,6 +101,44 @@ function concat(pieces: readonly Uint8Array[]): Uint8Array {
     at += piece.length
   }
   return whole
+}
+
+/**
+ * The pieces read as one stream, `size` bytes at a time: a view when the bytes lie in one piece, a copy when they
+ * span several. Each read is a write and a turn of the event loop, so a PNG of a million one-byte IDAT chunks makes
+ * as few reads as one of a single chunk, not a million.
+ */
+class PieceReader {
+  private index = 0
+  private at = 0
+  constructor(private readonly pieces: readonly Uint8Array[]) {}
+
+  read(size: number): Uint8Array | undefined {
+    while (this.index < this.pieces.length && this.at >= this.pieces[this.index]!.length) {
+      this.index++
+      this.at = 0
+    }
+    const piece = this.pieces[this.index]
+    if (!piece) return undefined
+    if (piece.length - this.at >= size) {
+      this.at += size
+      return piece.subarray(this.at - size, this.at)
+    }
+    const out = new Uint8Array(size)
+    let length = 0
+    while (length < size && this.index < this.pieces.length) {
+      const current = this.pieces[this.index]!
+      const taken = Math.min(size - length, current.length - this.at)
+      out.set(current.subarray(this.at, this.at + taken), length)
+      length += taken
+      this.at += taken
+      if (this.at >= current.length) {
+        this.index++
+        this.at = 0
+      }
+    }
+    return out.subarray(0, length)
+  }
 }
 
 async function inflateInPieces(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', target: Uint8Array): Promise<Inflated> {
@@ -106,19 +177,17 @@ async function inflateInPieces(pieces: readonly Uint8Array[], format: 'deflate' 
   })()
   const isStopped = () => isCut || error !== undefined
   try {
-    for (const piece of pieces) {
-      for (let at = 0; at < piece.length && !isStopped(); ) {
-        // Before any output, the worst: a bomb's ratio.
-        const ratio = given === 0 ? 1032 : Math.max(1, made / given)
-        const size = Math.min(MAX_PIECE_BYTES, Math.max(MIN_PIECE_BYTES, Math.floor(WORK_BYTES_PER_TURN / ratio)))
-        const next = piece.subarray(at, at + size)
-        at += next.length
-        given += next.length
-        await writer.write(next)
-        // A macrotask turn lets the reader take what the piece made; it is waiting again once all is read.
-        do await yieldToEventLoop()
-        while (!isWaiting && !isStopped())
-      }
+    const input = new PieceReader(pieces)
+    while (!isStopped()) {
+      // Before any output, the worst: a bomb's ratio.
+      const ratio = given === 0 ? 1032 : Math.max(1, made / given)
+      const next = input.read(Math.min(MAX_PIECE_BYTES, Math.max(MIN_PIECE_BYTES, Math.floor(WORK_BYTES_PER_TURN / ratio))))
+      if (!next) break
+      given += next.length
+      await writer.write(next)
+      // A macrotask turn lets the reader take what the piece made; it is waiting again once all is read.
+      do await yieldToEventLoop()
+      while (!isWaiting && !isStopped())
     }
     if (!isStopped()) await writer.close()
   } catch (failure) {
