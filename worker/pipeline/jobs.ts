@@ -99,6 +99,34 @@ const sortedOptions = (options: JobOptions = {}): JobOptions => Object.fromEntri
  * Creates the job and its first step (queued), unless an equal job (same file, same content, same options) is
  * queued or running: then answers that one and no step. The caller enqueues the step it gets.
  */
+/**
+ * Conversion steps one user may have waiting or running at once, like the previews' 20 (worker/previews/make.ts):
+ * past it, a new conversion is refused with 429 and Retry-After, so one account cannot fill the queue every user
+ * shares. A chain's later steps and a PDF's pages come from steps already counted and are not refused.
+ */
+export const STEPS_MAX_QUEUED_PER_USER = 20
+export const STEPS_RETRY_AFTER_SECONDS = 10
+
+/** The user's steps queued or running, across their unfinished jobs. */
+export async function queuedSteps(db: Database, userId: string): Promise<number> {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)` })
+    .from(jobSteps)
+    .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
+    .where(and(eq(jobs.userId, userId), inArray(jobs.status, ['queued', 'running']), inArray(jobSteps.status, ['queued', 'running'])))
+  return row?.count ?? 0
+}
+
+/** 429 RATE_LIMITED when the user already has STEPS_MAX_QUEUED_PER_USER steps waiting or running. */
+export async function checkQueuedSteps(db: Database, userId: string): Promise<void> {
+  if ((await queuedSteps(db, userId)) < STEPS_MAX_QUEUED_PER_USER) return
+  throw new ApiError('RATE_LIMITED', {
+    message: `${STEPS_MAX_QUEUED_PER_USER} of your conversion steps are queued or running: ask again in ${STEPS_RETRY_AFTER_SECONDS} s`,
+    headers: { 'retry-after': String(STEPS_RETRY_AFTER_SECONDS) },
+    details: { retry_after: STEPS_RETRY_AFTER_SECONDS },
+  })
+}
+
 export async function createJob(
   db: Database,
   file: FileRow,
