@@ -45,4 +45,15 @@ describe('a fair share of the queue', { timeout: 180_000 }, () => {
     await until('the flood drained', () => queuedSteps(openDatabase(env.DB), flooder.id), (count) => count === 0)
     expect((await call('POST', `/files/${files.at(-1)!._id}/convert`, { token: flooder.token, headers: async })).status).toBe(202)
   })
+
+  it('holds the bound when the conversions are asked for all at once (25 requests racing: 20 taken, 5 answered 429)', async () => {
+    const flooder = await signUp()
+    const files = await Promise.all(Array.from({ length: 25 }, (_, i) => uploaded(flooder, `race-${i}.thold`, `race ${i}`)))
+    const statuses = await Promise.all(files.map(async (file) => (await call('POST', `/files/${file._id}/convert`, { token: flooder.token, headers: async })).status))
+    expect(statuses.filter((status) => status === 202)).toHaveLength(STEPS_MAX_QUEUED_PER_USER)
+    expect(statuses.filter((status) => status === 429)).toHaveLength(25 - STEPS_MAX_QUEUED_PER_USER)
+    expect(await queuedSteps(openDatabase(env.DB), flooder.id)).toBe(STEPS_MAX_QUEUED_PER_USER)
+    hold.release()
+    await until('the flood drained', () => queuedSteps(openDatabase(env.DB), flooder.id), (count) => count === 0)
+  })
 })

@@ -10,7 +10,7 @@ import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
 import type { FileRow } from '../files/records'
 import { enqueueSteps } from './consumer'
-import { checkQueuedSteps, createJob, jobNotFound, type JobRow, type StepMessage } from './jobs'
+import { checkQueuedSteps, createJob, jobNotFound, keepWithinShare, type JobRow, type StepMessage } from './jobs'
 import { sealOptions } from './job-secrets'
 import { checkCallbackUrl } from './webhooks'
 
@@ -37,6 +37,7 @@ export async function startJob(
   if (request.bounded !== false) await checkQueuedSteps(deps.db, file.userId)
   const options = await sealOptions(config, file.userId, request.options)
   const { job, step } = await createJob(deps.db, file, converter, { options, callbackUrl, target: request.target })
+  if (step && request.bounded !== false) await keepWithinShare(deps.db, file.userId, job, step)
   // No step: an equal job is already queued or running, and this request follows it.
   if (step) await enqueueSteps(deps.queue, [step])
   return job
