@@ -27,3 +27,9 @@ export function writeLocalConsumerConfig(dir: string, settings: Record<string, s
   writeFileSync(join(dir, '.dev.vars'), `${devVars.join('\n')}\n`, { mode: 0o600 })
   return path
 }
+
+/** The engine Workers' configs, run as they are beside the consumer (they have no binding and no setting). */
+export const ENGINE_CONFIGS = ['wrangler.engine-pdf.toml', 'wrangler.engine-image.toml', 'wrangler.engine-text.toml']
+
+/** `wrangler dev` arguments for the engine Workers: one `-c` each. */
+export const engineConfigArgs = () => ENGINE_CONFIGS.flatMap((config) => ['-c', join(root, config)])

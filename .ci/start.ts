@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { configSchema } from '../worker/config.ts'
-import { writeLocalConsumerConfig } from './local-consumer.ts'
+import { engineConfigArgs, writeLocalConsumerConfig } from './local-consumer.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const say = (line: string) => console.log(`edgefloor: ${line}`)
@@ -120,13 +120,14 @@ if (hasLibreOffice && existsSync(sidecarEntry)) {
   serve('sidecar', process.execPath, [sidecarEntry], { ...process.env, SIDECAR_HOST: '127.0.0.1', SIDECAR_PORT: '3000' })
 }
 
-say('starting the API Worker on http://127.0.0.1:8787 and the consumer Worker beside it')
+say('starting the API Worker on http://127.0.0.1:8787, and the consumer and engine Workers beside it')
 serve('worker', 'wrangler', [
   'dev',
   '-c',
   'wrangler.toml',
   '-c',
   consumerConfig,
+  ...engineConfigArgs(),
   '--local',
   '--ip',
   '127.0.0.1',

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { writeLocalConsumerConfig } from '../.ci/local-consumer.ts'
+import { engineConfigArgs, writeLocalConsumerConfig } from '../.ci/local-consumer.ts'
 import { type ProcessGroup, spawnGroup } from './process-group.ts'
 
 export const root = fileURLToPath(new URL('..', import.meta.url))
@@ -64,7 +64,7 @@ export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, st
   const settings = { JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }
   writeFileSync(envFile, Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n'))
   // The consumer Worker shares the state (--persist-to reaches the whole workerd) and the migrations applied below.
-  const configs = entry === API_ENTRY ? ['-c', 'wrangler.toml', '-c', writeLocalConsumerConfig(join(state, 'consumer'), { ...settings, ...consumerVars })] : [entry]
+  const configs = entry === API_ENTRY ? ['-c', 'wrangler.toml', '-c', writeLocalConsumerConfig(join(state, 'consumer'), { ...settings, ...consumerVars }), ...engineConfigArgs()] : [entry]
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' }
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`

@@ -59,7 +59,7 @@ const NUMBER_FIELDS: Record<string, [string, (n: number) => string | undefined]>
 
 const TEXT_EXPORT_FIELDS = { nativeWatermarkText: 'Watermark', nativeTiledWatermarkText: 'TiledWatermark', nativeWatermarkFontName: 'WatermarkFontName' } as const
 
-/** Gotenberg options this server refuses, and why (the README's table says the same). */
+/** Gotenberg options this server refuses, and why (the table in docs/conversion-and-previews.md says the same). */
 export const REFUSED_FIELDS: Readonly<Record<string, string>> = {
   nativePdfFormats: 'PDF/A and PDF/UA are always made by LibreOffice here',
 }

@@ -52,4 +52,25 @@ describe('the import graph of worker/', () => {
   it('has no cycle', () => {
     expect(cycles(graph).map((cycle) => cycle.join(' → '))).toEqual([])
   })
+
+  // STYLE.md §12 and issue 29: each deployed Worker carries only the code it runs. On Cloudflare every WASM module of
+  // a bundle is compiled before its first request (the 1 s startup limit), so the API Worker must reach no engine and
+  // no converter's work: it chooses converters from their info (worker/converters/catalog/) alone.
+  it('keeps every conversion engine and converter out of the API Worker (worker/index.ts)', () => {
+    const reached = new Map<string, string>([['worker/index.ts', 'worker/index.ts']])
+    const queue = ['worker/index.ts']
+    while (queue.length > 0) {
+      const file = queue.shift()!
+      for (const next of graph.get(file) ?? []) {
+        if (reached.has(next)) continue
+        reached.set(next, `${reached.get(file)} → ${next}`)
+        queue.push(next)
+      }
+    }
+    const engines = [...reached.keys()].filter((path) => path.startsWith('worker/engines/') && path !== 'worker/engines/transcribe/settings.ts')
+    const work = [...reached.keys()].filter((path) => path.startsWith('worker/converters/') && !path.startsWith('worker/converters/catalog/') && !['worker/converters/converter.ts', 'worker/converters/registry.ts'].includes(path))
+    expect([...engines, ...work].map((path) => reached.get(path))).toEqual([])
+    // The consumer Worker does reach them: the walk above would find them if they were imported.
+    expect(graph.get('worker/consumer.ts')).toBeDefined()
+  })
 })

@@ -45,7 +45,7 @@ export function newRouter() {
 export const ErrorSchema = z
   .object({
     message: z.string().openapi({ example: 'file not found' }),
-    code: z.enum(ERROR_CODES).openapi({ description: 'one code of the error table (README, Errors)' }),
+    code: z.enum(ERROR_CODES).openapi({ description: 'one code of the error table (docs/api-and-client.md, Errors)' }),
     issues: z.array(z.object({ path: z.string(), message: z.string(), code: z.string() })).optional(),
   })
   .openapi('Error')

@@ -1,8 +1,11 @@
 // The Hono app: middleware order, route mounting and the error handler.
 import { bodyLimit } from 'hono/body-limit'
 import { newRouter } from './api'
+import { apiKeyRoutes } from './auth/api-key-routes'
 import { accountRoutes } from './auth/routes'
+import { totpRoutes } from './auth/totp-routes'
 import { loadConfig } from './config'
+import { cors } from './cors'
 import { openDatabase } from './db/client'
 import { ApiError, toErrorResponse } from './errors'
 import { compileResources } from './rules/compile'
@@ -46,6 +49,8 @@ export function createApp(options: AppOptions = {}) {
     if (c.res.headers.get('content-type')?.includes('application/json') && !c.res.headers.has('cache-control')) c.header('cache-control', 'no-store')
   })
 
+  app.use(cors)
+
   const limitJson = bodyLimit({
     maxSize: JSON_BODY_MAX_BYTES,
     onError: () => {
@@ -63,6 +68,8 @@ export function createApp(options: AppOptions = {}) {
   const accounts = app
     .openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
     .route('/', accountRoutes(options.resources?.models.Users?.values))
+    .route('/', apiKeyRoutes())
+    .route('/', totpRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
   const routes = accounts.route('/', tusRoutes(autoConvert)).route('/', fileRoutes(autoConvert)).route('/', previewRoutes()).route('/', pipelineRoutes())
 

@@ -1,5 +1,5 @@
 // Every setting of the Worker, validated once per env object. A setting lives in exactly three places:
-// wrangler.toml [vars] (or a secret), this schema, and the README's configuration table.
+// wrangler.toml [vars] (or a secret), this schema, and the settings table of docs/configuration.md.
 import { z } from 'zod'
 
 const DURATION = /^(\d+)\s*(ms|s|m|h|d|w)$/
@@ -41,6 +41,12 @@ const optionalText = z
 
 const MiB = 1024 * 1024
 
+/**
+ * Room for what a one-request upload sends besides the file (multipart boundaries and headers, the other fields):
+ * FILES_MAX_BYTES plus this must fit REQUEST_MAX_BYTES, or the edge answers its own HTML 413 before the Worker runs.
+ */
+export const MULTIPART_OVERHEAD_BYTES = 256 * 1024
+
 export const configSchema = z.object({
   APP_URL: z.url().default('http://127.0.0.1:8787'),
 
@@ -58,6 +64,24 @@ export const configSchema = z.object({
   AUTH_RATE_LIMIT_PER_MINUTE: integer(10),
   AUTH_TRUST_CF_CONNECTING_IP: flag(false),
 
+  // browsers and proxies
+  /** Origins a browser app may call from (comma-separated `scheme://host[:port]`); empty: any (`*`). */
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      const origins = value.split(',').map((origin) => origin.trim()).filter(Boolean)
+      for (const origin of origins) {
+        if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+          ctx.addIssue({ code: 'custom', message: `expected origins like https://app.example.com, got "${origin}"` })
+          return z.NEVER
+        }
+      }
+      return origins
+    }),
+  /** Build the URLs the API answers (tus Location) from X-Forwarded-Host/-Proto or Forwarded: only behind a proxy that sets them. */
+  TRUST_FORWARDED_HOST: flag(false),
+
   // email
   EMAIL_PROVIDER: z.enum(['console', 'mailchannels']).default('console'),
   EMAIL_FROM: z.string().min(3).default('Edgefloor <no-reply@edgefloor.local>'),
@@ -65,10 +89,13 @@ export const configSchema = z.object({
   MAILCHANNELS_API_KEY: optionalText,
 
   // files
-  FILES_MAX_BYTES: integer(100 * MiB, 1),
+  // The largest request body Cloudflare passes to a Worker on the zone's plan: 100 MB on Free and Pro, 200 MB on
+  // Business, 500 MB on Enterprise (Workers limits, "Request limits"); read as decimal megabytes, the smaller reading.
+  REQUEST_MAX_BYTES: integer(100_000_000, 1),
+  FILES_MAX_BYTES: integer(95 * MiB, 1),
   FILES_MAX_RESUMABLE_BYTES: integer(5 * 1024 * MiB, 1),
-  // R2 wants every part but the last to have at least 5 MiB, and none more than 5 GiB.
-  FILES_MAX_PART_BYTES: z.coerce.number().int().min(5 * MiB).max(5 * 1024 * MiB).default(100 * MiB),
+  // R2 wants every part but the last to have at least 5 MiB, and none more than 5 GiB; one part is one request.
+  FILES_MAX_PART_BYTES: z.coerce.number().int().min(5 * MiB).max(5 * 1024 * MiB).default(95 * MiB),
   FILES_URL_TTL: duration('1h'),
   // An unfinished resumable or tus upload is aborted this long after its last bytes arrived (scheduled sweep).
   FILES_UPLOAD_TTL: duration('24h'),
@@ -124,6 +151,15 @@ export const configSchema = z.object({
   AUDIO_MAX_BYTES: integer(32 * MiB, 1),
   AUDIO_CHUNK_BYTES: integer(0),
   AUDIO_MAX_SECONDS: integer(4 * 3600, 1),
+}).superRefine((config, ctx) => {
+  // Limits the platform cannot serve are refused at start-up, not met by a client as the edge's HTML 413.
+  const { REQUEST_MAX_BYTES, FILES_MAX_BYTES, FILES_MAX_PART_BYTES } = config
+  if (FILES_MAX_BYTES + MULTIPART_OVERHEAD_BYTES > REQUEST_MAX_BYTES) {
+    ctx.addIssue({ code: 'custom', path: ['FILES_MAX_BYTES'], message: `${FILES_MAX_BYTES} and ${MULTIPART_OVERHEAD_BYTES} bytes of multipart overhead do not fit one request body (REQUEST_MAX_BYTES ${REQUEST_MAX_BYTES})` })
+  }
+  if (FILES_MAX_PART_BYTES > REQUEST_MAX_BYTES) {
+    ctx.addIssue({ code: 'custom', path: ['FILES_MAX_PART_BYTES'], message: `a part of ${FILES_MAX_PART_BYTES} bytes does not fit one request body (REQUEST_MAX_BYTES ${REQUEST_MAX_BYTES})` })
+  }
 })
 
 export type Config = z.output<typeof configSchema>

@@ -1,19 +1,22 @@
 // The consumer Worker (wrangler.consumer.toml): conversion steps and preview drawings from the queue (and its dead
 // letters) and the scheduled sweeps. Its own Worker so that on Cloudflare an API isolate never runs a converter nor
 // draws a preview: a WASM decoder or PDFium's parse is one synchronous call, and every request of the isolate running
-// it would wait for it.
+// it would wait for it. The engines themselves run in the engine Workers (worker/engine-workers/), one family each.
 import { loadConfig } from './config'
 import { openDatabase } from './db/client'
+import { type EngineBindings, type Engines, remoteEngines } from './engine-workers/engines'
 import { consumeConversions, consumeDeadLetters, type PipelineDeps } from './pipeline/consumer'
 import type { StepMessage } from './pipeline/jobs'
-import { consumePreviews, isPreviewMessage, previewDeadLetters, type PreviewMessage } from './previews/draw'
+import { consumePreviews, previewDeadLetters } from './previews/draw'
+import { isPreviewMessage, type PreviewMessage } from './queue'
 import { runSweeps } from './sweeps'
 
-/** The bindings wrangler.consumer.toml gives: the API's, less the static files and the rate limiter. */
-export type ConsumerEnv = Omit<Env, 'ASSETS' | 'RATE_LIMITER'>
+/** The bindings wrangler.consumer.toml gives: the API's, less the static files and the rate limiter, and the engine Workers. */
+export type ConsumerEnv = Omit<Env, 'ASSETS' | 'RATE_LIMITER'> & EngineBindings
 
-function pipelineDeps(env: ConsumerEnv, ctx: ExecutionContext): PipelineDeps {
+function pipelineDeps(env: Omit<ConsumerEnv, keyof EngineBindings>, ctx: ExecutionContext, engines: Engines): PipelineDeps {
   return {
+    engines,
     db: openDatabase(env.DB),
     bucket: env.BUCKET,
     queue: env.CONVERSIONS,
@@ -23,7 +26,9 @@ function pipelineDeps(env: ConsumerEnv, ctx: ExecutionContext): PipelineDeps {
   }
 }
 
-export default {
+/** The consumer's handlers, its steps and drawings run by `engines` (the engine Workers; this isolate in tests). */
+export function consumerHandlers<E extends Omit<ConsumerEnv, keyof EngineBindings>>(enginesOf: (env: E) => Engines) {
+  return {
   // Cron Triggers (wrangler.consumer.toml [triggers]).
   async scheduled(_controller, env) {
     await runSweeps({ db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) })
@@ -31,7 +36,7 @@ export default {
   // Conversion steps and preview drawings (worker/previews/draw.ts) come on queues of their own and share the dead
   // letter queue; each batch is told apart by shape (a drawing sent before the queues were split still arrives here).
   async queue(batch, env, ctx) {
-    const deps = pipelineDeps(env, ctx)
+    const deps = pipelineDeps(env, ctx, enginesOf(env))
     const previews = batch.messages.filter((message): message is Message<PreviewMessage> => isPreviewMessage(message.body))
     const steps = batch.messages.filter((message): message is Message<StepMessage> => !isPreviewMessage(message.body))
     if (batch.queue.endsWith('-dlq')) {
@@ -42,4 +47,7 @@ export default {
       await consumeConversions(steps, deps)
     }
   },
-} satisfies ExportedHandler<ConsumerEnv, StepMessage | PreviewMessage>
+} satisfies ExportedHandler<E, StepMessage | PreviewMessage>
+}
+
+export default consumerHandlers<ConsumerEnv>(remoteEngines)

@@ -8,7 +8,7 @@ interface ErrorEntry {
   readonly message: string
 }
 
-/** Every code the API answers with. The README's error table and the OpenAPI `Error.code` enum are this table. */
+/** Every code the API answers with. The error table of docs/api-and-client.md and the OpenAPI `Error.code` enum are this table. */
 export const ERRORS = {
   VALIDATION_FAILED: { status: 400, message: 'invalid request' },
   MALFORMED_REQUEST: { status: 400, message: 'the request body cannot be read' },
@@ -26,9 +26,13 @@ export const ERRORS = {
   INVALID_REFRESH_TOKEN: { status: 401, message: 'invalid or expired refresh token' },
   REFRESH_TOKEN_REUSED: { status: 401, message: 'refresh token reuse detected: the session was revoked' },
   FILE_LINK_INVALID: { status: 401, message: 'the file link is invalid or has expired' },
+  EVENTS_LINK_INVALID: { status: 401, message: 'the job events link is invalid or has expired' },
+  SECOND_FACTOR_REQUIRED: { status: 401, message: 'a second factor is required: send a code with second_factor_token to POST /auth/login/totp' },
+  SECOND_FACTOR_INVALID: { status: 401, message: 'the code is wrong, expired or already used' },
   REGISTRATION_DISABLED: { status: 403, message: 'registration is disabled' },
   EMAIL_NOT_VERIFIED: { status: 403, message: 'email address not verified' },
   FORBIDDEN: { status: 403, message: 'not allowed' },
+  INSUFFICIENT_SCOPE: { status: 403, message: "the API key's scopes do not allow this request" },
   NOT_FOUND: { status: 404, message: 'not found' },
   USER_NOT_FOUND: { status: 404, message: 'user not found' },
   RECORD_NOT_FOUND: { status: 404, message: 'record not found' },
@@ -36,9 +40,13 @@ export const ERRORS = {
   UPLOAD_NOT_FOUND: { status: 404, message: 'upload not found' },
   JOB_NOT_FOUND: { status: 404, message: 'job not found' },
   SESSION_NOT_FOUND: { status: 404, message: 'session not found' },
+  API_KEY_NOT_FOUND: { status: 404, message: 'no API key with this id' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'the method is not allowed here' },
   EMAIL_TAKEN: { status: 409, message: 'an account with this email already exists' },
   ALREADY_VERIFIED: { status: 409, message: 'email address already verified' },
+  TOTP_ALREADY_ENABLED: { status: 409, message: 'a TOTP second factor is already enabled; remove it first' },
+  TOTP_NOT_ENABLED: { status: 409, message: 'no TOTP second factor is enabled' },
+  API_KEY_LIMIT_REACHED: { status: 409, message: 'too many API keys; revoke one first' },
   JOB_NOT_FAILED: { status: 409, message: 'only a failed job can be retried' },
   JOB_ALREADY_RUNNING: { status: 409, message: 'an equal conversion of this file is queued or running' },
   FILE_REPLACED_MEANWHILE: { status: 409, message: 'the file was replaced meanwhile by another request; read it again' },

@@ -2,7 +2,7 @@
 // which the consumer Worker (worker/consumer.ts, wrangler.consumer.toml) runs. The Durable Object is exported for its binding.
 import { createApp } from './app'
 import type { StepMessage } from './pipeline/jobs'
-import type { PreviewMessage } from './previews/draw'
+import type { PreviewMessage } from './queue'
 
 const app = createApp()
 

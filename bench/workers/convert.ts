@@ -5,14 +5,15 @@ import { encode as encodeSquooshPng } from '@jsquash/png/codec/pkg/squoosh_png.j
 import { Hono } from 'hono'
 import { loadConfig } from '../../worker/config'
 import { ConversionError, settingsFor, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from '../../worker/converters/converter'
-import { converterNamed } from '../../worker/converters/registry'
+import { runnableConverter } from '../../worker/converters/runnable'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
 import worker from '../../worker/index'
 import type { StepMessage } from '../../worker/pipeline/jobs'
-import { encodePreview } from '../../worker/previews/draw'
 import type { PreviewParams } from '../../worker/previews/params'
-import { imagePixels, pdfPixels, textPixels } from '../../worker/previews/render'
+import { localEngines } from '../../worker/engine-workers/local'
+import type { PreviewKindDrawn } from '../../worker/engine-workers/protocol'
+import { readImageHeader } from '../../worker/engines/image/header'
 
 /** The bench decodes its own PNG outputs. */
 const OUTPUT_LIMITS = { maxPixels: 40_000_000, maxSide: 20_000 }
@@ -80,7 +81,7 @@ const bytesOf = async (output: ConversionOutput) => (output.body instanceof Uint
 // ?hold=parts holds each part's outputs together (as the pipeline did); peakHeldBytes is the most output bytes
 // alive at once in the consumer.
 bench.post('/__bench/convert/:converter', async (c) => {
-  const converter = converterNamed(c.req.param('converter'))
+  const converter = runnableConverter(c.req.param('converter'))
   if (!converter) return c.json({ message: 'no such converter' }, 404)
   const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
   let outputs = 0
@@ -109,7 +110,7 @@ bench.post('/__bench/convert/:converter', async (c) => {
 const PREPARED_PAGES = 3
 let prepared: RawImage[] = []
 bench.post('/__bench/png-encoders/prepare/:converter', async (c) => {
-  const converter = converterNamed(c.req.param('converter'))
+  const converter = runnableConverter(c.req.param('converter'))
   if (!converter) return c.json({ message: 'no such converter' }, 404)
   const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
   prepared = []
@@ -147,10 +148,10 @@ bench.post('/__bench/preview/:kind', async (c) => {
   const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
   const side = Number(c.req.query('w') ?? 256)
   const params: PreviewParams = { width: side, height: side, fit: 'contain', format: (c.req.query('format') ?? 'webp') as PreviewParams['format'], page: 1 }
-  const kind = c.req.param('kind')
-  const image = kind === 'image' ? await imagePixels(input, params, config) : kind === 'pdf' ? await pdfPixels(input, params, config) : await textPixels(input, params)
-  const body = await encodePreview(image, params)
-  return c.json({ width: image.width, height: image.height, bytes: body.byteLength })
+  const kind = c.req.param('kind') as PreviewKindDrawn
+  const body = await localEngines.renderPreview(kind, input, params, config)
+  const { width, height } = readImageHeader(body) ?? { width: 0, height: 0 }
+  return c.json({ width, height, bytes: body.byteLength })
 })
 
 bench.get('/__bench/raw/:key', async (c) => {

@@ -74,3 +74,21 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
     }
   })
 })
+
+describe('wrangler.engine-*.toml (the engine Workers)', () => {
+  it('are the consumer Worker\'s service bindings, one engine family each, with no binding, setting or route of their own', () => {
+    expect(consumer.services?.map((service: { binding: string; service: string }) => [service.binding, service.service])).toEqual([
+      ['PDF_ENGINE', 'edgefloor-engine-pdf'],
+      ['IMAGE_ENGINE', 'edgefloor-engine-image'],
+      ['TEXT_ENGINE', 'edgefloor-engine-text'],
+    ])
+    for (const family of ['pdf', 'image', 'text']) {
+      const engine = read(`wrangler.engine-${family}.toml`)
+      expect(engine.name).toBe(`edgefloor-engine-${family}`)
+      expect(engine.main).toBe(join(root, `worker/engine-workers/${family}.ts`))
+      expect(engine.workers_dev).toBe(false)
+      expect([engine.vars, engine.d1_databases, engine.r2_buckets, engine.queues.producers ?? [], engine.services ?? []]).toEqual([{}, [], [], [], []])
+    }
+  })
+})
+

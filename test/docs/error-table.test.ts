@@ -1,7 +1,7 @@
-// The README's error table is the code table of worker/errors.ts (better-auth's and Unkey's way: one table that
-// the handlers, the OpenAPI document and the README read). On a mismatch the expected table is printed.
+// The error table of docs/api-and-client.md is the code table of worker/errors.ts (better-auth's and Unkey's way: one table that
+// the handlers, the OpenAPI document and the guide read). On a mismatch the expected table is printed.
 import { describe, expect, it } from 'vitest'
-import readme from '../../README.md?raw'
+import guide from '../../docs/api-and-client.md?raw'
 import { ERRORS } from '../../worker/errors'
 
 function errorTableMarkdown(): string {
@@ -10,8 +10,8 @@ function errorTableMarkdown(): string {
 }
 
 describe('the error table', () => {
-  it('is in the README between the errors markers, row for row', () => {
-    const between = /<!-- errors:start -->\n([\s\S]*?)\n<!-- errors:end -->/.exec(readme)?.[1]
+  it('is in docs/api-and-client.md between the errors markers, row for row', () => {
+    const between = /<!-- errors:start -->\n([\s\S]*?)\n<!-- errors:end -->/.exec(guide)?.[1]
     expect(between).toBe(errorTableMarkdown())
   })
 

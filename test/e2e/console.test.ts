@@ -151,7 +151,7 @@ describe('/console in Chromium', () => {
     expect(Number(await progress.getAttribute('data-events'))).toBeGreaterThanOrEqual(1)
 
     await page.screenshot({ path: join(artifactsDir, 'console.png'), clip: { x: 0, y: 0, width: 1100, height: 520 } })
-    // The README's copy is refreshed on request only, so a test run leaves the work tree clean.
+    // The docs' copy is refreshed on request only, so a test run leaves the work tree clean.
     if (process.env.UPDATE_DOCS_SCREENSHOT === '1' || !existsSync(join(root, 'docs', 'console.png'))) {
       mkdirSync(join(root, 'docs'), { recursive: true })
       copyFileSync(join(artifactsDir, 'console.png'), join(root, 'docs', 'console.png'))

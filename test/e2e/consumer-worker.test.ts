@@ -53,4 +53,25 @@ describe('the consumer Worker under wrangler dev', () => {
     const png = new Uint8Array(await answer.arrayBuffer())
     expect(new DataView(png.buffer).getUint32(20)).toBe(64) // IHDR height: an A4 page fitted to the 64 px box
   })
+
+  // Issue 29: each engine family runs in an engine Worker of its own (wrangler.engine-*.toml), which the consumer
+  // Worker calls through its service bindings; wrangler dev runs all five configs, as Cloudflare runs five Workers.
+  it('converts through each engine Worker: a PDF to PNG pages, an image to PNG, a text to PNG pages', async () => {
+    const client = new EdgefloorClient(worker.url)
+    const email = uniqueEmail('engines')
+    await client.register({ email, password: 'a long enough password' })
+    await client.login({ email, password: 'a long enough password' })
+    const pdf = await client.upload(threePages, { name: 'three.pdf', type: 'application/pdf' })
+    expect((await client.convert(pdf._id)).map((file) => file.name)).toEqual(['three (1 of 3)', 'three (2 of 3)', 'three (3 of 3)'])
+    const textFile = await client.upload(new TextEncoder().encode('Hello from the text engine Worker.\n'), { name: 'hello.txt', type: 'text/plain' })
+    const pages = await client.convert(textFile._id)
+    expect(pages.map((file) => [file.name, file.content_type])).toEqual([['hello (1 of 1)', 'image/png']])
+    // A PNG of the text page, re-encoded by the image engine Worker (an image converts whatever made it).
+    const image = await client.upload(await client.downloadBytes(pages[0]!._id), { name: 'page.bmp.png', type: 'image/png' })
+    const made = await client.convert(image._id)
+    expect(made.every((file) => file.content_type === 'image/png')).toBe(true)
+    // A failure crosses back intact: a permanent refusal keeps its status and reason.
+    const bad = await client.upload(new TextEncoder().encode('%PDF-1.4 not really'), { name: 'broken.pdf', type: 'application/pdf' })
+    await expect(client.convert(bad._id)).rejects.toMatchObject({ status: 422, message: 'pdf-to-png on "broken.pdf" failed: the PDF cannot be read: file not in PDF format or corrupted' })
+  })
 })

@@ -11,6 +11,7 @@ import { decodeImage } from '../../worker/engines/image/decode'
 import { decodePngRows } from '../../worker/engines/image/png'
 import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
+import { tiffSharedStrips } from '../hostile/corpus'
 import { longestStretchDuring, turnsDuring } from '../support/turns'
 
 /** Deterministic noise: nothing for a compressor to squeeze, every filter and predictor exercised. */
@@ -210,6 +211,26 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
       spy.mockRestore()
       const reference = utifRgba(bytes)
       expect(result.data.every((value, i) => value === reference[i])).toBe(true)
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
+  it('reads a strip\'s compressed bytes only as far as its rows can need: 20,000 one-row strips naming the same megabyte (issue 29)', async () => {
+    const bytes = tiffSharedStrips(20_000, 1_000_000)
+    // UTIF's per-strip decoder (not in its types), which tiff.ts calls for each strip with the bytes it may read.
+    const decoder = UTIF.decode as unknown as { _decompress(...args: unknown[]): void }
+    const decompress = decoder._decompress.bind(decoder)
+    let read = 0
+    const spy = vi.spyOn(decoder, '_decompress').mockImplementation((...args: unknown[]) => {
+      read += args[4] as number
+      return decompress(...args)
+    })
+    try {
+      const decoded = await decodeImage(bytes, TEST_IMAGE_LIMITS)
+      expect(decoded).toMatchObject({ width: 1, height: 20_000 })
+      // Each one-byte strip: at most 8 bytes a byte, 4 a row and 1 KiB; as named, 20,000 × 1 MB = 20 GB.
+      expect(read).toBeLessThanOrEqual(20_000 * (8 + 4 + 1024))
     } finally {
       spy.mockRestore()
     }

@@ -2,7 +2,8 @@
 // ever deleted, and keys that fail to delete are recorded and retried by the scheduled sweep.
 import { createScheduledController, env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import consumer from '../../worker/consumer'
+import { consumerHandlers } from '../../worker/consumer'
+import { localEngines } from '../../worker/engine-workers/local'
 import { openDatabase } from '../../worker/db/client'
 import { deleteObjects, R2_DELETE_MAX_KEYS } from '../../worker/files/objects'
 import { findOwnedFile } from '../../worker/files/records'
@@ -10,6 +11,8 @@ import { replaceFileContent } from '../../worker/files/store'
 import { call } from '../support/api'
 import { signUp } from '../support/accounts'
 import { uploaded } from '../support/files'
+
+const consumer = consumerHandlers(() => localEngines)
 
 /** The real local bucket, with deletes that fail for the keys `isRefused` picks, and every delete call counted. */
 function bucketRefusingDeletes(isRefused: (key: string) => boolean) {

@@ -85,7 +85,7 @@ describe('resumable uploads', { timeout: 120_000 }, () => {
     expect((await sendPart(user, id, 4, new Uint8Array(MiB))).status).toBe(400)
     expect((await sendPart(user, id, 1, new Uint8Array(4 * MiB))).status).toBe(400)
     const sizes = await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'x.bin', part_bytes: 4 * MiB } })
-    expect(sizes).toMatchObject({ status: 400, body: { message: `part_bytes must be a whole number from ${5 * MiB} to ${100 * MiB} (FILES_MAX_PART_BYTES)` } })
+    expect(sizes).toMatchObject({ status: 400, body: { message: `part_bytes must be a whole number from ${5 * MiB} to ${95 * MiB} (FILES_MAX_PART_BYTES)` } })
   })
 
   it('refuses to complete with a missing part, and aborts leaving nothing', async () => {
@@ -119,7 +119,7 @@ describe('resumable upload limits', { timeout: 120_000 }, () => {
     const user = await signUp()
     const settings = { FILES_MAX_BYTES: '1024' }
     const start = await withSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'big.bin', part_bytes: 5 * MiB } })
-    expect(start).toMatchObject({ status: 201, body: { min_part_bytes: 5 * MiB, max_part_bytes: 100 * MiB, max_bytes: 5 * 1024 * MiB, max_parts: 10_000 } })
+    expect(start).toMatchObject({ status: 201, body: { min_part_bytes: 5 * MiB, max_part_bytes: 95 * MiB, max_bytes: 5 * 1024 * MiB, max_parts: 10_000 } })
     const id = start.body.upload_id
     expect((await withSettings(settings, 'PUT', `/files/uploads/${id}/1`, partRequest(user, new Uint8Array(5 * MiB)))).status).toBe(200)
     expect((await withSettings(settings, 'PUT', `/files/uploads/${id}/2`, partRequest(user, new Uint8Array(10)))).status).toBe(200)

@@ -3,10 +3,13 @@
 // drive the same routes in test/e2e/tus-client.test.ts and test/e2e/console.test.ts.
 import { createScheduledController, env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import consumer from '../../worker/consumer'
+import { consumerHandlers } from '../../worker/consumer'
+import { localEngines } from '../../worker/engine-workers/local'
 import { call, callJson, callWithSettings, type CallOptions } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { grantRole } from '../support/roles'
+
+const consumer = consumerHandlers(() => localEngines)
 
 const MiB = 1024 * 1024
 const TUS = { 'tus-resumable': '1.0.0' }
@@ -309,5 +312,42 @@ describe('tus: auth, owners, limits', { timeout: 120_000 }, () => {
     expect((await call('DELETE', `/users/${user.id}`, { token: admin.token })).status).toBe(204)
     expect(await objectsOf(user)).toEqual([])
     await expect(env.BUCKET.resumeMultipartUpload(row!.key, row!.r2_upload_id).uploadPart(2, new Uint8Array(10))).rejects.toThrow()
+  })
+})
+
+// Behind a proxy the Worker sees the upstream's address; tus 1.0.0, Creation: "The Server MUST set the `Location`
+// header to the URL of the created resource", which the client then PATCHes: it must be the address the client used.
+// RFC 7239 section 5.3: "The "host" parameter is used to forward the original value of the "Host" header field";
+// section 5.4: "The "proto" parameter has the value of the used protocol type".
+describe('Location behind a proxy (TRUST_FORWARDED_HOST)', () => {
+  const created = async (settings: Record<string, string>, headers: Record<string, string>) => {
+    const user = await signUp()
+    const res = await callWithSettings(settings, 'POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': '3', ...headers } })
+    expect(res.status).toBe(201)
+    return res.headers.get('location')!
+  }
+  const trusted = { TRUST_FORWARDED_HOST: 'true' }
+
+  it('follows X-Forwarded-Host and X-Forwarded-Proto when trusted', async () => {
+    expect(await created(trusted, { 'x-forwarded-host': 'files.example.com', 'x-forwarded-proto': 'https' })).toMatch(/^https:\/\/files\.example\.com\/files\/tus\/[0-9a-f]{24}$/)
+  })
+
+  it("follows Forwarded (RFC 7239), its last element (the proxy nearest the Worker), quoted values included", async () => {
+    const location = await created(trusted, { forwarded: 'for=192.0.2.60;host=forged.example.net;proto=http, for=198.51.100.17;proto=https;host="api.example.com:8443"' })
+    expect(location).toMatch(/^https:\/\/api\.example\.com:8443\/files\/tus\/[0-9a-f]{24}$/)
+  })
+
+  it('ignores the headers unless trusted, and a host that is not a plain host', async () => {
+    expect(await created({}, { 'x-forwarded-host': 'files.example.com', 'x-forwarded-proto': 'https' })).toMatch(/^http:\/\/edgefloor\.test\/files\/tus\//)
+    expect(await created(trusted, { 'x-forwarded-host': 'evil.example/path?x=' })).toMatch(/^http:\/\/edgefloor\.test\/files\/tus\//)
+    expect(await created(trusted, { 'x-forwarded-host': 'user@evil.example' })).toMatch(/^http:\/\/edgefloor\.test\/files\/tus\//)
+    expect(await created(trusted, { 'x-forwarded-proto': 'javascript' })).toMatch(/^http:\/\/edgefloor\.test\/files\/tus\//)
+  })
+
+  it('signs the file URLs of the answers for the same origin', async () => {
+    const user = await signUp()
+    const res = await callWithSettings(trusted, 'POST', '/files', { token: user.token, body: 'hello', headers: { 'x-edgefloor-name': 'a.txt', 'x-forwarded-host': 'files.example.com', 'x-forwarded-proto': 'https' } })
+    expect(res.status).toBe(201)
+    expect((await res.json<{ url: string }>()).url).toMatch(/^https:\/\/files\.example\.com\/files\/[0-9a-f]{24}\/download\?token=/)
   })
 })

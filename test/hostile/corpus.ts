@@ -53,6 +53,51 @@ export function jpegWithSize(width: number, height: number): Uint8Array {
   return concat([0xff, 0xd8], [0xff, 0xc0], u16be(17), [8], u16be(height), u16be(width), [3, 1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0], [0xff, 0xd9])
 }
 
+/** Bits written MSB first into entropy-coded JPEG data: 0xFF stuffed with 0x00, the last byte padded with ones (T.81 F.1.2.3). */
+function jpegBits(fields: ReadonlyArray<readonly [value: number, bits: number]>): Uint8Array {
+  const out: number[] = []
+  let pending = 0
+  let count = 0
+  const put = (bit: number) => {
+    pending = (pending << 1) | bit
+    if (++count < 8) return
+    out.push(pending)
+    if (pending === 0xff) out.push(0)
+    pending = 0
+    count = 0
+  }
+  for (const [value, bits] of fields) for (let i = bits - 1; i >= 0; i--) put((value >> i) & 1)
+  while (count > 0) put(1)
+  return new Uint8Array(out)
+}
+
+/**
+ * A progressive gray JPEG (T.81 Annex G) of 8456 × 1240 (10.5 MP, under IMAGE_MAX_PIXELS), all gray, whose AC
+ * refinement scan is repeated `refinements` times: each scan is ten bytes (five end-of-band runs of 32767 blocks)
+ * and costs the decoder a pass over every coefficient of 163,835 blocks. Issue 29's case: 1000 of them.
+ */
+export function jpegRepeatedScans(refinements = 1000): Uint8Array {
+  const blocks = (8456 / 8) * (1240 / 8)
+  const segment = (marker: number, ...body: Array<readonly number[]>) => concat([0xff, marker], u16be(2 + body.reduce((sum, part) => sum + part.length, 0)), ...body)
+  // Huffman tables with one code each, '0': DC difference category 0; AC EOB14 (0xE0), a run of 2^14 + 14 bits.
+  const dht = segment(0xc4, [0x00], [1, ...new Array(15).fill(0)], [0x00], [0x10], [1, ...new Array(15).fill(0)], [0xe0])
+  const scan = (ss: number, se: number, ah: number, al: number) => segment(0xda, [1, 1, 0x00], [ss, se, (ah << 4) | al])
+  const dc = jpegBits(Array.from({ length: blocks }, () => [0, 1] as const))
+  const runs = jpegBits(Array.from({ length: blocks / 32767 }, () => [[0, 1] as const, [16383, 14] as const]).flat())
+  return concat(
+    [0xff, 0xd8],
+    segment(0xdb, [0x00], new Array(64).fill(1)),
+    segment(0xc2, [8], u16be(1240), u16be(8456), [1, 1, 0x11, 0]),
+    dht,
+    scan(0, 0, 0, 0),
+    dc,
+    scan(1, 63, 0, 1),
+    runs,
+    ...Array.from({ length: refinements }, () => concat(scan(1, 63, 1, 0), runs)),
+    [0xff, 0xd9],
+  )
+}
+
 /** A WebP whose VP8X canvas is 16384 × 16384 around a 1 × 1 lossless frame. */
 export function webpCanvasFlood(): Uint8Array {
   const vp8x = concat(text('VP8X'), u32le(10), [0, 0, 0, 0], u24le(16383), u24le(16383))
@@ -191,6 +236,31 @@ export function tiffCountBomb(): Uint8Array {
     { tag: 257, type: 4, count: 1, value: 4 },
     { tag: 273, type: 4, count: 0xfffffff0, value: 8 },
   ])
+}
+
+/**
+ * A 1 × 20000 gray PackBits TIFF of one-row strips, every strip naming the same megabyte of PackBits no-op bytes
+ * (0x80, which decode to nothing): a decoder that reads each strip's whole byte count passes over the file 20,000 times.
+ */
+export function tiffSharedStrips(height = 20_000, dataBytes = 1_000_000): Uint8Array {
+  const entries = 8
+  const arrays = tiffDataOffset(entries)
+  const dataStart = arrays + 8 * height
+  const values = (value: number) => concat(...Array.from({ length: height }, () => u32le(value)))
+  return tiff(
+    [
+      { tag: 256, type: 4, count: 1, value: 1 },
+      { tag: 257, type: 4, count: 1, value: height },
+      { tag: 258, type: 3, count: 1, value: 8 },
+      { tag: 259, type: 3, count: 1, value: 32773 },
+      { tag: 262, type: 3, count: 1, value: 1 },
+      { tag: 273, type: 4, count: height, value: arrays },
+      { tag: 278, type: 4, count: 1, value: 1 },
+      { tag: 279, type: 4, count: height, value: arrays + 4 * height },
+    ],
+    0,
+    concat(values(dataStart), values(dataBytes), new Uint8Array(dataBytes).fill(0x80)),
+  )
 }
 
 export function tiffWithSize(width: number, height: number): Uint8Array {
@@ -354,6 +424,44 @@ export function pdfHiddenFilter(): Uint8Array {
   return rawPdf([...ONE_PAGE, streamObject('/Filter 9 0 R', text('x'))])
 }
 
+/**
+ * Issue 29's first PDF: thousands of streams whose /Filter and /DecodeParms name one shared object each, the
+ * DecodeParms a 350 KB array. A reader that parses a named object again for every stream does streams × 350 KB.
+ */
+export function pdfSharedIndirectParams(streams = 6000, paramsBytes = 350_000): Uint8Array {
+  const params = `[${'null '.repeat(Math.floor(paramsBytes / 5))}]`
+  const stream = streamObject('/Filter 5 0 R /DecodeParms 6 0 R', text('>'))
+  return rawPdf([...ONE_PAGE, '<< /Length 0 >>\nstream\n\nendstream', '[/ASCIIHexDecode]', params, ...Array.from({ length: streams }, () => stream)])
+}
+
+/**
+ * Issue 29's second PDF: streams under /ASCII85Decode with no /Length, their data bytes of 0x76 ('v', outside
+ * ASCII85's '!'..'u'). A decoder that skips such bytes reads each stream to the end of the file.
+ */
+export function pdfAscii85ToEnd(streams = 2000, dataBytes = 1000): Uint8Array {
+  const stream = concat(text('<< /Filter /ASCII85Decode >>\nstream\n'), new Uint8Array(dataBytes).fill(0x76), text('\nendstream'))
+  return rawPdf([...ONE_PAGE, ...Array.from({ length: streams }, () => stream)])
+}
+
+/**
+ * Streams whose /Length names an object the file does not hold (PDFium may find it in an object stream: the
+ * pre-scan reads each to the end of the file), their data RunLength literals: each stream's reading goes on
+ * through every stream after it, output and all.
+ */
+export function pdfRunLengthToEnd(streams = 1000, dataBytes = 1000, pages = 40): Uint8Array {
+  const literals = new Uint8Array(dataBytes)
+  for (let at = 0; at < dataBytes; at += 128) literals[at] = Math.min(127, dataBytes - at - 2) // n + 1 bytes follow
+  const stream = concat(text('<< /Length 999999 0 R /Filter /RunLengthDecode >>\nstream\n'), literals, text('\nendstream'))
+  const kids = Array.from({ length: pages }, (_, i) => `${i + 3} 0 R`).join(' ')
+  const page = '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>'
+  return rawPdf(['<< /Type /Catalog /Pages 2 0 R >>', `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`, ...Array.from({ length: pages }, () => page), ...Array.from({ length: streams }, () => stream)])
+}
+
+/** A stream dictionary with a 1 MB word of digits that ends in a letter (a number pattern that backtracks on it). */
+export function pdfLongWord(digits = 1_000_000): Uint8Array {
+  return rawPdf([...ONE_PAGE, `<< /Length 1 /W ${'1'.repeat(digits)}x >>\nstream\nx\nendstream`])
+}
+
 export function pdfPage(width: number, height: number): Uint8Array {
   return buildPdf([{ width, height, content: '0 0 0 rg 0 0 1 1 re f' }])
 }
@@ -403,7 +511,9 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   { name: 'tiff-cycle.tif', why: 'a TIFF whose IFD chain is a cycle (only the first IFD is read)', expect: 'done', bytes: async () => tiffIfdCycle() },
   { name: 'tiff-subifd-cycle.tif', why: 'a TIFF whose SubIFDs point back at its own IFD', expect: 'failed', reason: /cycle of IFDs/, bytes: async () => tiffSubIfdCycle() },
   { name: 'tiff-count.tif', why: 'a TIFF tag claiming 4 billion values', expect: 'failed', reason: /claims \d+ values/, bytes: async () => tiffCountBomb() },
+  { name: 'tiff-shared-strips.tif', why: '20,000 one-row PackBits strips, each naming the same megabyte of no-op bytes', expect: 'done', bytes: async () => tiffSharedStrips() },
   { name: 'tiff-deflate-bomb.tif', why: 'a 1000×1000 TIFF whose Deflate strip inflates to 256 MiB', expect: 'done', bytes: tiffDeflateBomb },
+  { name: 'jpeg-scans.jpg', why: 'a 10.5 MP progressive JPEG whose AC refinement scan is repeated 1000 times', expect: 'failed', reason: /has 1002 scans; at most 100/, bytes: async () => jpegRepeatedScans(1000) },
   { name: 'bmp-flood.bmp', why: 'a BMP header of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => bmpWithSize(60000, 60000) },
   { name: 'truncated.png', why: 'a PNG cut after its header', expect: 'failed', reason: /cannot be decoded/, bytes: async () => pngWithSize(64, 64).subarray(0, 33) },
   { name: 'truncated.gif', why: 'a GIF cut inside its first frame', expect: 'failed', reason: /cannot be decoded|no image/, bytes: async () => gifFrameFlood().subarray(0, 20) },
@@ -426,6 +536,10 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
   ),
   { name: 'public-key.pdf', why: 'encrypted by the public-key handler', expect: 'failed', reason: /unsupported security scheme.*\/Adobe\.PubSec/, bytes: async () => pdfPublicKeyEncrypted() },
   { name: 'hidden-filter.pdf', why: 'a /Filter naming an object not in the file', expect: 'failed', reason: /cannot be read: object 9.*not in the file/, bytes: async () => pdfHiddenFilter() },
+  { name: 'shared-params.pdf', why: '6000 streams naming one 350 KB /DecodeParms', expect: 'done', bytes: async () => pdfSharedIndirectParams() },
+  { name: 'ascii85-to-end.pdf', why: '2000 ASCII85 streams without /Length, their data bytes outside the alphabet', expect: 'done', bytes: async () => pdfAscii85ToEnd() },
+  { name: 'runlength-to-end.pdf', why: '1000 RunLength streams whose /Length names no object, read to the end of the file', expect: 'failed', reason: /streams' data overlap/, bytes: async () => pdfRunLengthToEnd() },
+  { name: 'long-word.pdf', why: 'a stream dictionary with a word of a million digits', expect: 'failed', reason: /cannot be read/, bytes: async () => pdfLongWord() },
   { name: 'truncated.pdf', why: 'a PDF cut in half', expect: 'failed', reason: /cannot be read|no pages/, bytes: async () => pdfPage(100, 100).subarray(0, 200) },
   { name: 'empty.pdf', why: 'an empty .pdf', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
   // text → PNG: layout linear and bounded

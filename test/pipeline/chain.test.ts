@@ -7,6 +7,7 @@ import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
 import { pollJob } from '../support/jobs'
 import { gate, registerChainConverters } from '../support/chain-converters'
+import { localEngines } from '../../worker/engine-workers/local'
 
 let user: TestUser
 
@@ -75,6 +76,19 @@ describe('POST /files/:id/convert', () => {
     const texts = await Promise.all(res.body.map(async (file: { _id: string }) => (await call('GET', `/files/${file._id}/download`, { token: user.token })).text()))
     expect(texts.join('')).toBe('edgefloor')
     expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body.metadata).toEqual({ char_count: 9 })
+  })
+
+  it('fans out past 100 parts: the steps go to the queue in batches it accepts', async () => {
+    // Cloudflare Queues: "sendBatch … up to 100 messages" a call (Miniflare enforces it too). test-fan makes one part
+    // a pair of characters, so 201 characters are 101 parts, one queue message each.
+    const text = 'edgefloor'.repeat(23).slice(0, 201)
+    const source = await uploaded(user, 'long.tfan', text)
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { Prefer: 'respond-async' } })
+    expect(res.status).toBe(202)
+    const job = await pollJob(res.body._id, user)
+    expect(job.status).toBe('done')
+    expect(job.steps.filter((step) => step.part !== null)).toHaveLength(101)
+    expect(job.files.map((file) => file.name).slice(-2)).toEqual(['long (200 of 201)', 'long (201 of 201)'])
   })
 
   it('fails fast on a permanent error, naming the step and the reason', async () => {
@@ -152,7 +166,7 @@ describe('redelivery', () => {
     const { runStep } = await import('../../worker/pipeline/consumer')
     const { openDatabase } = await import('../../worker/db/client')
     const { loadConfig } = await import('../../worker/config')
-    const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), waitUntil: () => {} }
+    const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), engines: localEngines, waitUntil: () => {} }
     for (let round = 0; round < 3; round++) {
       for (const step of job.body.steps) await runStep(deps, { jobId: job.body._id, stepId: step._id }, 1)
     }

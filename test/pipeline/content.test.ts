@@ -17,6 +17,7 @@ import { signUp, type TestUser } from '../support/accounts'
 import { heldHasStarted, hold, registerChainConverters, resetHold } from '../support/chain-converters'
 import { multipartBody, uploaded } from '../support/files'
 import { pollJob } from '../support/jobs'
+import { localEngines } from '../../worker/engine-workers/local'
 
 /** Two pages, planned as two parts: page 1 at once, page 2 once the test releases `hold`. */
 const heldPages: Converter = {
@@ -149,7 +150,7 @@ describe('each event once', { timeout: 120_000 }, () => {
 
   function pipelineDeps(): PipelineDeps & { background: Promise<unknown>[] } {
     const background: Promise<unknown>[] = []
-    return { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), waitUntil: (promise) => background.push(promise), background }
+    return { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), engines: localEngines, waitUntil: (promise) => background.push(promise), background }
   }
 
   function deadLetterBatch(body: StepMessage, attempts: number) {

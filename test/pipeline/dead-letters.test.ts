@@ -11,6 +11,7 @@ import { signUp, type TestUser } from '../support/accounts'
 import { registerChainConverters } from '../support/chain-converters'
 import { pollJob } from '../support/jobs'
 import { uploaded } from '../support/files'
+import { localEngines } from '../../worker/engine-workers/local'
 
 let user: TestUser
 beforeAll(async () => {
@@ -37,7 +38,7 @@ describe('dead letters', () => {
     const stepId = started.body.steps[0]._id
     // Let the real queue deliver it once (it fails and is retried later).
     await pollJob(jobId, user, (job) => (job.steps[0]?.attempts ?? 0) >= 1)
-    const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), waitUntil: () => {} }
+    const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), engines: localEngines, waitUntil: () => {} }
     const { batch, acked } = deadLetterBatch({ jobId, stepId }, 6)
     await consumeDeadLetters(batch.messages, deps)
     expect(acked).toEqual(['m1'])

@@ -48,6 +48,69 @@ describe('GET /jobs/:id/events', () => {
   })
 })
 
+// WHATWG HTML, "Server-sent events": `new EventSource(url [, { withCredentials }])` takes a URL and nothing else, so
+// a browser cannot send a bearer header; the job's view carries a signed URL instead.
+describe("a job's events_url (EventSource: no headers)", () => {
+  async function startedJob(owner: TestUser, name: string) {
+    const source = await uploaded(owner, name, 'seen')
+    const started = await callJson('POST', `/files/${source._id}/convert`, { token: owner.token, headers: { prefer: 'respond-async' } })
+    expect(started.status).toBe(202)
+    return started.body as { _id: string; events_url: string }
+  }
+  const pathOf = (url: string) => {
+    const parsed = new URL(url)
+    return `${parsed.pathname}${parsed.search}`
+  }
+
+  it('streams the job to a request without any header, and only that job', async () => {
+    const job = await startedJob(user, 'signed.tpart')
+    expect(job.events_url).toMatch(new RegExp(`^http://edgefloor\\.test/jobs/${job._id}/events\\?token=\\d+\\.[A-Za-z0-9_-]{43}$`))
+    const read = await callJson('GET', `/jobs/${job._id}`, { token: user.token })
+    expect(read.body.events_url).toMatch(new RegExp(`/jobs/${job._id}/events\\?token=`))
+
+    const res = await call('GET', pathOf(job.events_url))
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/)
+    let text = ''
+    for (const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader(); ; ) {
+      const chunk = await reader.read()
+      if (chunk.done) break
+      text += chunk.value
+    }
+    expect(jobEvents(text).at(-1)).toMatchObject({ _id: job._id, status: 'done' })
+  })
+
+  it("refuses the token on another job, the owner's own included, and a token altered or expired", async () => {
+    const job = await startedJob(user, 'mine.tpart')
+    const other = await startedJob(user, 'other.tpart')
+    const token = new URL(job.events_url).searchParams.get('token')!
+    const refused = { status: 401, body: { message: 'the job events link is invalid or has expired', code: 'EVENTS_LINK_INVALID' } }
+    expect(await callJson('GET', `/jobs/${other._id}/events?token=${token}`)).toMatchObject(refused)
+    const stranger = await signUp()
+    const theirs = await startedJob(stranger, 'theirs.tpart')
+    expect(await callJson('GET', `/jobs/${theirs._id}/events?token=${token}`)).toMatchObject(refused)
+    const [expires, signature] = token.split('.')
+    expect(await callJson('GET', `/jobs/${job._id}/events?token=${Number(expires) + 60}.${signature}`)).toMatchObject(refused)
+    expect(await callJson('GET', `/jobs/${job._id}/events?token=not-a-token`)).toMatchObject(refused)
+    const { loadConfig } = await import('../../worker/config')
+    const { signToken } = await import('../../worker/files/signed-url')
+    const stamp = (await env.DB.prepare('SELECT security_stamp FROM users WHERE id = ?').bind(user.id).first<string>('security_stamp'))!
+    const expired = await signToken(loadConfig(env), 'job events', job._id, { id: user.id, securityStamp: stamp }, 600, Date.now() - 3600_000)
+    expect(await callJson('GET', `/jobs/${job._id}/events?token=${expired}`)).toMatchObject(refused)
+    // A file's download token is not an events token, even for an id that happens to match.
+    const file = await uploaded(user, 'file.txt', 'x')
+    const fileToken = new URL(file.url).searchParams.get('token')!
+    expect(await callJson('GET', `/jobs/${job._id}/events?token=${fileToken}`)).toMatchObject(refused)
+  })
+
+  it('ends with logout everywhere (the security stamp changes)', async () => {
+    const owner = await signUp()
+    const job = await startedJob(owner, 'stamped.tpart')
+    expect((await callJson('POST', '/auth/logout', { token: owner.token, json: { all: true } })).status).toBe(200)
+    expect(await callJson('GET', pathOf(job.events_url))).toMatchObject({ status: 401, body: { code: 'EVENTS_LINK_INVALID' } })
+  })
+})
+
 describe('webhooks', () => {
   const receiver = (path: string) => `${env.WEBHOOK_RECEIVER_URL}${path}`
 

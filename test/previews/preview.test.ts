@@ -13,13 +13,15 @@ import { newId } from '../../worker/db/ids'
 import { failPreview, findPreview, queuePreview, storePreview, sweepPreviewRows } from '../../worker/files/previews'
 import { findFileOf } from '../../worker/files/records'
 import { PREVIEW_MAX_QUEUED_PER_USER, PREVIEW_REQUEUE_MS } from '../../worker/previews/make'
-import { drawPreview, previewDeadLetters, type PreviewMessage } from '../../worker/previews/draw'
+import { drawPreview, previewDeadLetters } from '../../worker/previews/draw'
+import type { PreviewMessage } from '../../worker/queue'
 import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
 import { multipartBody, uploaded } from '../support/files'
 import { officeDocument } from '../support/office-documents'
 import { buildPdf } from '../support/pdf'
+import { localEngines } from '../../worker/engine-workers/local'
 
 /** An 800 × 400 image: left half red, right half blue (so a cover crop's centre shows both). */
 async function twoColourPng(width = 800, height = 400): Promise<Uint8Array> {
@@ -294,7 +296,7 @@ describe('hostile inputs through the preview path end as they do through convers
 
 /** What the consumer Worker's drawing is given: the test's real local D1, R2 and settings. */
 function drawDeps() {
-  return { db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) }
+  return { db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env), engines: localEngines }
 }
 
 const pngParams = { width: 64, height: 64, fit: 'contain' as const, format: 'png' as const, page: 1 }

@@ -7,6 +7,7 @@
 import { inspectRoutes } from 'hono/dev'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
+import { requiredScope } from '../../worker/auth/api-keys'
 import { call, callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
@@ -30,6 +31,8 @@ const PUBLIC = new Set([
   'POST /auth/reset',
   'PUT /user/reset/password',
   'POST /auth/refresh',
+  // A login's second step: its second_factor_token (from the password step) stands in for the bearer token.
+  'POST /auth/login/totp',
   // A signed URL (?token=…) stands in for the bearer token; without either it answers 401 (tested in files).
   'GET /files/:id/download',
   // tus discovery (Tus-Version, Tus-Extension, limits): no data, and browsers send CORS preflights without tokens.
@@ -82,6 +85,7 @@ interface Owned {
   uploadId: string
   tusId: string
   sessionId: string
+  apiKeyId: string
 }
 
 /** Alice's real resources, one of each kind a path can name. */
@@ -95,7 +99,9 @@ async function aliceResources(alice: TestUser): Promise<Owned> {
   expect(tus.status).toBe(201)
   const tusId = tus.headers.get('location')!.split('/').pop()!
   const sessions = await callJson('GET', '/auth/sessions', { token: alice.token })
-  return { user: alice, fileId: file._id, jobId: job.body._id, uploadId: upload.body.upload_id, tusId, sessionId: sessions.body[0]._id }
+  const apiKey = await callJson('POST', '/auth/api-keys', { token: alice.token, json: { name: 'alice server', scopes: ['files:read'] } })
+  expect(apiKey.status).toBe(201)
+  return { user: alice, fileId: file._id, jobId: job.body._id, uploadId: upload.body.upload_id, tusId, sessionId: sessions.body[0]._id, apiKeyId: apiKey.body._id }
 }
 
 /** The path with every parameter filled by Alice's real id of that kind; throws for a parameter it cannot fill. */
@@ -111,6 +117,7 @@ function withRealIds(path: string, owned: Owned): string {
     if (path.startsWith('/jobs/')) return owned.jobId
     if (path.startsWith('/users/')) return owned.user.id
     if (path.startsWith('/auth/sessions/')) return owned.sessionId
+    if (path.startsWith('/auth/api-keys/')) return owned.apiKeyId
     throw new Error(`${path}: no real id for {id}: teach the matrix this kind of resource`)
   })
 }
@@ -169,5 +176,59 @@ describe('security matrix: every authenticated operation of the OpenAPI document
     expect((await call('GET', `/jobs/${owned.jobId}`, { token })).status).toBe(200)
     expect((await callJson('GET', '/auth/user', { token })).body).toMatchObject({ _id: owned.user.id, name: 'Test User' })
     expect((await callJson('GET', '/auth/sessions', { token })).body.map((session: { _id: string }) => session._id)).toContain(owned.sessionId)
+    expect((await callJson('GET', '/auth/api-keys', { token })).body.map((key: { _id: string }) => key._id)).toEqual([owned.apiKeyId])
+  })
+})
+
+/** The OpenAPI path as the Hono route path the API key scope table names. */
+const honoPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1')
+
+describe('security matrix: API keys on every authenticated operation', () => {
+  const ALL_SCOPES = ['files:read', 'files:write', 'convert']
+  let owned: Owned
+  let malloryKey: string
+  let aliceKey: string
+  let revokedKey: string
+
+  beforeAll(async () => {
+    owned = await aliceResources(await signUp())
+    const mallory = await signUp()
+    const make = async (user: TestUser) => (await callJson('POST', '/auth/api-keys', { token: user.token, json: { name: 'all', scopes: ALL_SCOPES } })).body
+    malloryKey = (await make(mallory)).key
+    aliceKey = (await make(owned.user)).key
+    const revoked = await make(mallory)
+    revokedKey = revoked.key
+    expect((await call('DELETE', `/auth/api-keys/${revoked._id}`, { token: mallory.token })).status).toBe(200)
+  })
+
+  it.each(authenticated)('$key refuses a revoked API key with 401', async (operation) => {
+    const res = await call(operation.method, withRealIds(operation.path, owned), { token: revokedKey, ...validRequest(operation) })
+    expect(res.status).toBe(401)
+    expect(await res.json()).toMatchObject({ code: 'TOKEN_INVALID' })
+  })
+
+  it.each(authenticated.filter((operation) => /\{(id|uploadId)\}/.test(operation.path)))(
+    "$key answers another user's key with every scope 404 on Alice's real resource (403 where no key may go)",
+    async (operation) => {
+      const res = await call(operation.method, withRealIds(operation.path, owned), { token: malloryKey, ...validRequest(operation) })
+      const body = (await res.json()) as Record<string, unknown>
+      if (requiredScope(operation.method, honoPath(operation.path))) expect(body.code).toMatch(/_NOT_FOUND$/)
+      else expect(body.code).toBe('INSUFFICIENT_SCOPE')
+      expect(JSON.stringify(body)).not.toContain(owned.user.email)
+    },
+  )
+
+  it.each(authenticated.filter((operation) => !requiredScope(operation.method, honoPath(operation.path))))(
+    "$key refuses Alice's own key with every scope: 403, no key may call it",
+    async (operation) => {
+      const res = await call(operation.method, withRealIds(operation.path, owned), { token: aliceKey, ...validRequest(operation) })
+      expect(res.status).toBe(403)
+      expect(await res.json()).toMatchObject({ code: 'INSUFFICIENT_SCOPE' })
+    },
+  )
+
+  it("leaves Alice's key list and session as they were", async () => {
+    expect((await callJson('GET', '/auth/api-keys', { token: owned.user.token })).body).toHaveLength(2)
+    expect((await call('GET', '/auth/user', { token: owned.user.token })).status).toBe(200)
   })
 })

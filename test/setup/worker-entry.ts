@@ -1,10 +1,15 @@
 // The Worker under test in the workerd projects (vitest.config.ts `main`): the API Worker and the consumer Worker in
 // one isolate, since the vitest pool runs one Worker. Only here: wrangler.toml, the API Worker's config, consumes no
 // queue; vitest.config.ts gives this Worker the consumer Worker's queue consumers (wrangler.consumer.toml).
-import consumer from '../../worker/consumer'
+import { consumerHandlers } from '../../worker/consumer'
+import { localEngines } from '../../worker/engine-workers/local'
 import api from '../../worker/index'
 import type { StepMessage } from '../../worker/pipeline/jobs'
-import type { PreviewMessage } from '../../worker/previews/draw'
+import type { PreviewMessage } from '../../worker/queue'
+
+// The engines run in this isolate too (deployed, each family is an engine Worker behind a service binding: the e2e
+// tests run those under wrangler dev).
+const consumer = consumerHandlers(() => localEngines)
 
 export default { ...api, ...consumer } satisfies ExportedHandler<Env, StepMessage | PreviewMessage>
 

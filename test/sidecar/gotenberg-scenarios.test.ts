@@ -4,7 +4,7 @@
 // three pages, …) and are made by test/setup/office-documents.ts; the PDFs are checked with poppler (pdfinfo,
 // pdftotext, pdfimages), qpdf and exiftool. Where Gotenberg checks with veraPDF (PDF/A, PDF/UA validity), which
 // Debian does not ship, the test checks the conformance the PDF declares in its XMP instead.
-// The README's Gotenberg section lists the scenarios that do not apply here, and why.
+// The Office to PDF section of docs/conversion-and-previews.md lists the scenarios that do not apply here, and why.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -2,14 +2,16 @@
 // user's security stamp (password reset, "log out everywhere") and the token's session (logout, refresh-token reuse,
 // DELETE /auth/sessions/:id), so any of them ends the token at once. That read also brings the account (all but the
 // password hash), so a route about the caller needs no second one. Its statement is prepared once per database
-// client and isolate: building it anew cost more than verifying the token (bench:auth, README).
+// client and isolate: building it anew cost more than verifying the token (bench:auth, docs/benchmarks.md).
 import { and, eq, getTableColumns, sql } from 'drizzle-orm'
 import { createMiddleware } from 'hono/factory'
+import { routePath } from 'hono/route'
 import type { AppEnv } from '../api'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { sessions, users } from '../db/schema'
 import { ApiError } from '../errors'
+import { authenticateApiKey, isApiKey } from './api-keys'
 import { readToken } from './tokens'
 import { toAuthUser, type AccountRecord, type AuthUser } from './users'
 
@@ -49,10 +51,12 @@ export async function authenticateBearer(
   config: Config,
   db: Database,
   header: string | undefined,
-  options: { missingUserStatus?: 401 | 404; missingTokenMessage?: string } = {},
+  options: { missingUserStatus?: 401 | 404; missingTokenMessage?: string; request?: { method: string; routePath: string } } = {},
 ): Promise<{ user: AuthUser; account: AccountRecord; sessionId: string }> {
   const token = bearerToken(header)
   if (!token) throw unauthorized('TOKEN_MISSING', options.missingTokenMessage)
+  // An API key (efk_…) rather than a JWT: it has no session, and its scopes decide by the route (auth/api-keys.ts).
+  if (isApiKey(token)) return { ...(await authenticateApiKey(db, token, options.request)), sessionId: '' }
   const claims = await readToken(config, token, 'auth')
   if (!claims?.sid) throw unauthorized('TOKEN_INVALID')
   const row = await sessionCheck(db).get({ sub: claims.sub, sid: claims.sid })
@@ -66,7 +70,8 @@ export async function authenticateBearer(
 
 export function requireAuth(options: { missingUserStatus?: 401 | 404 } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const { user, account, sessionId } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), options)
+    const request = { method: c.req.method, routePath: routePath(c) }
+    const { user, account, sessionId } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), { ...options, request })
     c.set('user', user)
     c.set('account', account)
     c.set('sessionId', sessionId)

@@ -1,6 +1,6 @@
 // Rate limits for the account endpoints: one Durable Object per key holds a fixed window (a minute unless said
 // otherwise), so a count is shared by every isolate and survives eviction (unlike a Map in memory). The login
-// lockout policy (README, Accounts) counts failures per (email, client address), with a per-email ceiling that
+// lockout policy (docs/accounts.md) counts failures per (email, client address), with a per-email ceiling that
 // slows an attacker rotating addresses without refusing the owner's correct password from an address of their own.
 import { DurableObject } from 'cloudflare:workers'
 import type { Config } from '../config'

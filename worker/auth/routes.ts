@@ -13,6 +13,7 @@ import { requireAuth } from './middleware'
 import { clearLoginGuard, clientAddress, enforceRateLimit, mayMailReset, withLoginLockout } from './rate-limit'
 import { deviceLabel, endSession, endSessionOf, findRefreshToken, listSessions, rotateRefreshToken, startSession, type ClientFacts } from './sessions'
 import { issueToken, readToken } from './tokens'
+import { requireSecondStep } from './totp'
 import {
   authenticate,
   findUser,
@@ -33,7 +34,7 @@ const Email = z.email().max(254).openapi({ example: 'ada@example.com' })
 const Password = z.string().min(8, 'must be at least 8 characters').max(1024).openapi({ example: 'correct horse battery' })
 const Token = z.string().min(10).max(4096)
 
-const LoginUser = z.object({ _id: z.string(), email: z.string(), name: z.string(), role: z.string() }).openapi('LoginUser')
+export const LoginUser = z.object({ _id: z.string(), email: z.string(), name: z.string(), role: z.string() }).openapi('LoginUser')
 const PublicUser = z
   .object({
     _id: z.string(),
@@ -47,7 +48,7 @@ const PublicUser = z
   .catchall(z.unknown())
   .openapi('User')
 const Message = z.object({ message: z.string() }).openapi('Message')
-const Session = z
+export const Session = z
   .object({
     token: z.string().describe('JWT access token (HS256), valid while its session lasts'),
     refresh_token: z.string().describe('opaque, single-use: rotated on every refresh'),
@@ -84,7 +85,7 @@ const secured = <const R extends RouteConfig>(config: R) => securedRoute(tags, c
 
 const invalidToken = () => new ApiError('TOKEN_INVALID')
 
-function clientOf(c: Ctx): ClientFacts {
+export function clientOf(c: Ctx): ClientFacts {
   return { device: deviceLabel(c.req.header('user-agent')), address: clientAddress(c.var.config, c.req.raw.headers) }
 }
 
@@ -108,7 +109,7 @@ async function mailResetLink(c: Ctx, email: string): Promise<void> {
   if (user && (await mayMailReset(c.env.RATE_LIMITER, user.email))) await deliverAccountEmail(c.var.config, 'passwordReset', user)
 }
 
-async function openSession(c: Ctx, user: UserRecord) {
+export async function openSession(c: Ctx, user: UserRecord) {
   const { sessionId, refreshToken } = await startSession(c.var.db, c.var.config, user.id, clientOf(c))
   const access = await issueToken(c.var.config, 'auth', user, sessionId)
   return { token: access.token, refresh_token: refreshToken, expires_in: access.expiresIn }
@@ -149,7 +150,7 @@ const login = endpoint(
     request: { body: jsonBody(z.object({ email: Email, password: z.string().min(1).max(1024) })) },
     responses: {
       200: jsonResponse(Session.extend({ user: LoginUser }), 'Logged in'),
-      401: errorResponse('Invalid credentials'),
+      401: errorResponse('Invalid credentials; or SECOND_FACTOR_REQUIRED with `second_factor_token` for POST /auth/login/totp (an account with a second factor)'),
       403: errorResponse('Email not verified'),
       429: errorResponse('Too many attempts'),
     },
@@ -162,6 +163,7 @@ const login = endpoint(
     const mailOwner = () => c.executionCtx.waitUntil(mailResetLink(c, email))
     const user = await withLoginLockout(c.env.RATE_LIMITER, c.var.config, normalizeEmail(email), address, () => authenticate(c.var.db, email, password), { onCeilingReached: mailOwner })
     if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) throw new ApiError('EMAIL_NOT_VERIFIED')
+    await requireSecondStep(c.var.db, c.var.config, user)
     return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
   },
   [{ path: '/login' }],

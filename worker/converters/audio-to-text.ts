@@ -2,50 +2,23 @@
 // The bytes must be the audio their extension says (magic numbers) before any provider is called. WAV and MP3
 // larger than one provider call are cut at sample/frame boundaries and transcribed in parallel (a few at a
 // time), then joined in order with shifted timestamps; other formats go whole.
-import { audioContainer, type AudioContainer } from '../engines/audio/container'
+import { audioContainer, } from '../engines/audio/container'
 import { AudioFormatError, probeAudio, splitAudio, type AudioChunk } from '../engines/audio/split'
 import { checkAudioStructure } from '../engines/audio/structure'
-import { TRANSCRIBE_SETTINGS, transcriberFor } from '../engines/transcribe/provider'
+import { transcriberFor } from '../engines/transcribe/provider'
 import { joinTranscripts, toWebVtt, TranscriptionError, wordCount } from '../engines/transcribe/transcript'
+import { AUDIO_FORMATS, audioToTextInfo } from './catalog/audio-to-text'
 import { ConversionError, defineConverter, type ConversionContext, type ConversionInput, type ConversionOutput } from './converter'
 
 /** Provider calls in flight at once, to stay inside Workers AI's rate limits. */
 const PARALLEL_CALLS = 3
 
 /**
- * What Whisper providers take: OpenAI's documented list (flac, m4a, mp3, mp4, mpeg, mpga, oga, ogg, wav, webm),
- * all of which whisper.cpp's server decodes with --convert (ffmpeg). Workers AI documents no list: the same is
- * assumed, and what it cannot decode fails with its own reason.
- */
-const FORMATS: Record<string, { contentType: string; container: AudioContainer; label: string }> = {
-  '.mp3': { contentType: 'audio/mpeg', container: 'mp3', label: 'MP3' },
-  '.wav': { contentType: 'audio/wav', container: 'wav', label: 'WAV' },
-  '.m4a': { contentType: 'audio/mp4', container: 'mp4', label: 'M4A (MP4)' },
-  '.ogg': { contentType: 'audio/ogg', container: 'ogg', label: 'Ogg' },
-  '.flac': { contentType: 'audio/flac', container: 'flac', label: 'FLAC' },
-  '.webm': { contentType: 'audio/webm', container: 'webm', label: 'WebM' },
-}
-
-const TAKEN = 'the transcription providers take mp3, wav, m4a, ogg, flac and webm'
-
-/** Audio the providers cannot take, refused with the reason before a job starts. */
-const REFUSED: Record<string, string> = {
-  '.aac': `raw AAC (ADTS) is not audio ${TAKEN}: put it in an .m4a container or convert it to MP3`,
-  '.wma': `Windows Media Audio is not audio ${TAKEN}: convert it to MP3`,
-  '.amr': `AMR is not audio ${TAKEN}: convert it to MP3`,
-  '.aiff': `AIFF is not audio ${TAKEN}: convert it to WAV`,
-  '.aif': `AIFF is not audio ${TAKEN}: convert it to WAV`,
-  '.opus': `a bare .opus file is not audio ${TAKEN}: rename it .ogg if it is Ogg Opus, or convert it to MP3`,
-  '.mid': 'MIDI holds notes, not recorded sound: there is nothing to transcribe',
-  '.midi': 'MIDI holds notes, not recorded sound: there is nothing to transcribe',
-}
-
-/**
  * Refuses bytes that are not the audio their extension names, or whose structure is cut, lying or implausible
  * (checkAudioStructure), so no provider is called for them.
  */
 function checkContainer(input: ConversionInput, bytes: Uint8Array): void {
-  const expected = FORMATS[input.extension]
+  const expected = AUDIO_FORMATS[input.extension]
   const found = audioContainer(bytes.subarray(0, 16))
   if (expected && found !== expected.container) {
     const what = found ? `its bytes are ${found.toUpperCase()} audio: rename it` : 'its first bytes are not an audio signature'
@@ -73,17 +46,8 @@ async function inParallel<T, R>(items: readonly T[], limit: number, run: (item: 
   return results
 }
 
-const SETTINGS = ['AUDIO_MAX_BYTES', 'AUDIO_MAX_SECONDS', ...TRANSCRIBE_SETTINGS] as const
-
 export const audioToText = defineConverter({
-  name: 'audio-to-text',
-  settings: SETTINGS,
-  from: Object.keys(FORMATS),
-  // What the sniffer calls these containers (an M4A of another brand sniffs as video/mp4): anything else named
-  // .mp3 or .wav is refused before a job starts.
-  accepts: ['audio/mpeg', 'audio/wav', 'audio/mp4', 'video/mp4', 'audio/ogg', 'audio/flac', 'video/webm'],
-  refuses: REFUSED,
-  to: '.txt',
+  ...audioToTextInfo,
   async *convert(input, ctx) {
     try {
       yield* transcribeAudio(input, ctx)
@@ -103,7 +67,7 @@ function toConversionError(error: TranscriptionError): ConversionError {
   return new ConversionError(`the transcription service refused the audio${error.reason ? `: ${error.reason}` : ''}`, options)
 }
 
-async function* transcribeAudio(input: ConversionInput, ctx: ConversionContext<(typeof SETTINGS)[number]>): AsyncGenerator<ConversionOutput> {
+async function* transcribeAudio(input: ConversionInput, ctx: ConversionContext<NonNullable<typeof audioToTextInfo.settings>[number]>): AsyncGenerator<ConversionOutput> {
   const { AUDIO_MAX_BYTES, AUDIO_MAX_SECONDS } = ctx.settings
   // The provider takes whole files (or chunks of them): AUDIO_MAX_BYTES bounds what is read.
   const bytes = await input.bytes(AUDIO_MAX_BYTES)
@@ -129,7 +93,7 @@ async function* transcribeAudio(input: ConversionInput, ctx: ConversionContext<(
     }
     chunks = [{ bytes, startSeconds: 0, durationSeconds: 0 }]
   }
-  const contentType = FORMATS[input.extension]?.contentType ?? input.contentType
+  const contentType = AUDIO_FORMATS[input.extension]?.contentType ?? input.contentType
   const parts = await inParallel(chunks, PARALLEL_CALLS, async (chunk) => ({
     startSeconds: chunk.startSeconds,
     transcript: await transcriber.transcribe(

@@ -69,7 +69,11 @@ export interface ConversionPlan {
   readonly sourceMetadata?: Readonly<Record<string, unknown>>
 }
 
-export interface Converter<K extends keyof Config = keyof Config> {
+/**
+ * What a converter reads and makes, and what it refuses: plain data, no engine behind it. The API Worker chooses
+ * converters from these alone (worker/converters/catalog/), so it bundles no conversion engine.
+ */
+export interface ConverterInfo<K extends keyof Config = keyof Config> {
   readonly name: string
   /** The settings the converter reads: the pipeline gives it these and no others (none when absent). */
   readonly settings?: readonly K[]
@@ -101,6 +105,10 @@ export interface Converter<K extends keyof Config = keyof Config> {
    * (lower-case, with the dot: { '.txt': 'reading text in images (OCR) is not supported' }).
    */
   readonly unreachable?: Readonly<Record<string, string>>
+}
+
+/** A converter: its info and the work, which only the consumer Worker bundles (worker/converters/runnable.ts). */
+export interface Converter<K extends keyof Config = keyof Config> extends ConverterInfo<K> {
   /** Optional: converters whose work splits (PDF pages) say how, after a cheap look at the input. */
   plan?(input: ConversionInput, ctx: ConversionContext<K>): Promise<ConversionPlan>
   /**
@@ -111,13 +119,18 @@ export interface Converter<K extends keyof Config = keyof Config> {
   convert(input: ConversionInput, ctx: ConversionContext<K>): AsyncIterable<ConversionOutput>
 }
 
+/** A converter's info, its settings' keys inferred from its `settings` list. */
+export function describeConverter<const K extends keyof Config>(info: ConverterInfo<K>): ConverterInfo<K> {
+  return info
+}
+
 /** A converter, its settings' keys inferred from its `settings` list (so `ctx.settings` has exactly those). */
 export function defineConverter<const K extends keyof Config>(converter: Converter<K>): Converter<K> {
   return converter
 }
 
 /** The slice of the configuration a converter listed, and nothing else. */
-export function settingsFor<K extends keyof Config>(converter: Converter<K>, config: Config): Pick<Config, K> {
+export function settingsFor<K extends keyof Config>(converter: ConverterInfo<K>, config: Config): Pick<Config, K> {
   return Object.fromEntries((converter.settings ?? []).map((key) => [key, config[key]])) as Pick<Config, K>
 }
 
@@ -131,7 +144,7 @@ export function resourceReader(bucket: R2Bucket, prefix: string): ResourceReader
 }
 
 /** Whether a file with one of the converter's extensions converts here, given the type sniffed from its bytes. */
-export function acceptsWithExtension(converter: Converter, contentType: string): boolean {
+export function acceptsWithExtension(converter: ConverterInfo, contentType: string): boolean {
   return converter.accepts === undefined || converter.accepts.includes(contentType)
 }
 

@@ -9,6 +9,7 @@ import type { ImageLimits } from '../engines/image/limits'
 import { ImageRefusedError, measureImage, openImage, withImageRows } from '../engines/image/open'
 import { fitWithin } from '../engines/image/resize'
 import { encodePng, encodePngBytes, encodePngRows, pngBytes, reducedRowChannels } from '../engines/png/encode'
+import { imageToPngInfo } from './catalog/image-to-png'
 import { ConversionError, defineConverter } from './converter'
 
 /**
@@ -34,12 +35,7 @@ function encodeRows({ width, height, channels, rows }: ImageRows): Promise<Uint8
 }
 
 export const imageToPng = defineConverter({
-  name: 'image-to-png',
-  settings: ['IMAGE_MAX_BYTES', 'IMAGE_MAX_PIXELS', 'IMAGE_MAX_SIDE', 'IMAGE_MAX_DIMENSION'],
-  from: ['.jpg', '.jpeg', '.jfif', '.png', '.webp', '.gif', '.bmp', '.tif', '.tiff', '.avif'],
-  accepts: ['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/bmp', 'image/tiff', 'image/avif'],
-  to: '.png',
-  unreachable: { '.txt': 'reading the text in an image needs OCR (optical character recognition), which is not supported' },
+  ...imageToPngInfo,
   async *convert(input, ctx) {
     const { IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE, IMAGE_MAX_DIMENSION } = ctx.settings
     // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.

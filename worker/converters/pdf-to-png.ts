@@ -4,14 +4,14 @@
 // pipeline (which stores it) before the next is rendered.
 import { eachFromPdf, PdfImageTooLargeError, PdfOpenError, PdfPageTooLargeError, PdfStreamSyntaxError, PdfStreamTooLargeError, type OpenPdf } from '../engines/pdfium'
 import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode'
+import { type PDF_SETTINGS, pdfToPngInfo } from './catalog/pdf'
 import { ConversionError, defineConverter, type ConversionContext, type ConversionInput, type ConversionOutput } from './converter'
 
 const POINTS_PER_INCH = 72
 /** A page's streams may decode to its largest RGBA bitmap: 4 bytes for each pixel of PDF_MAX_PAGE_PIXELS. */
 const STREAM_BYTES_PER_PIXEL = 4
 
-export const SETTINGS = ['PDF_MAX_BYTES', 'PDF_MAX_IMAGE_PIXELS', 'PDF_MAX_PAGES', 'CONVERT_PAGES_PER_STEP', 'PDF_DPI', 'PDF_MAX_PAGE_PIXELS', 'IMAGE_MAX_SIDE'] as const
-export type PdfContext = ConversionContext<(typeof SETTINGS)[number]>
+export type PdfContext = ConversionContext<(typeof PDF_SETTINGS)[number]>
 
 function passwordOf(ctx: PdfContext): string | undefined {
   // A PDF this job's office step encrypted opens with its userPassword; any other with options.password.
@@ -94,10 +94,7 @@ async function renderPagePng(pdf: OpenPdf, index: number, scale: number) {
 }
 
 export const pdfToPng = defineConverter({
-  name: 'pdf-to-png',
-  settings: SETTINGS,
-  from: ['.pdf'],
-  to: '.png',
+  ...pdfToPngInfo,
   async plan(input, ctx) {
     let pageCount = 0
     for await (const count of fromInput(input, ctx, async function* (pdf) {

@@ -1,7 +1,8 @@
 // PDF → plain text with PDFium's text extraction, asked for with `to: ".txt"` (never in the default chain):
 // page by page in PDFium's reading order, pages separated by form feeds as pdftotext separates them. The text
 // is streamed to storage a page at a time, so a long document never sits whole in memory.
-import { checkPageCount, fromInput, SETTINGS } from './pdf-to-png'
+import { pdfToTextInfo } from './catalog/pdf'
+import { checkPageCount, fromInput } from './pdf-to-png'
 import { ConversionError, defineConverter, type ConversionOutput } from './converter'
 
 /** A page with more characters than this is cut there: no real page has a million characters. */
@@ -9,11 +10,7 @@ export const PAGE_MAX_CHARS = 1_000_000
 const FORM_FEED = '\f'
 
 export const pdfToText = defineConverter({
-  name: 'pdf-to-text',
-  settings: SETTINGS,
-  from: ['.pdf'],
-  to: '.txt',
-  onRequest: true,
+  ...pdfToTextInfo,
   async *convert(input, ctx) {
     yield* fromInput(input, ctx, async function* (pdf): AsyncGenerator<ConversionOutput> {
       checkPageCount(pdf.pageCount, ctx.settings.PDF_MAX_PAGES)

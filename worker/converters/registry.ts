@@ -1,16 +1,16 @@
-// The one registry of converters: "what does `.ext` become, and who does it". Two converters claiming one
-// source extension (or sniffed type) is a programming error, refused when the module loads (so at start-up,
-// and in tests).
-import { audioToText } from './audio-to-text'
-import { acceptsWithExtension, type Converter } from './converter'
-import { imageToPng } from './image-to-png'
-import { officeToPdf } from './office-to-pdf'
-import { pdfToPng } from './pdf-to-png'
-import { pdfToText } from './pdf-to-text'
-import { textToPng } from './text-to-png'
+// The one registry of converters: "what does `.ext` become, and who does it". It holds each converter's info
+// (worker/converters/catalog/), never its engines: the API Worker chooses converters from it and bundles no engine;
+// the consumer Worker finds the work by name (worker/converters/runnable.ts). Two converters claiming one source
+// extension (or sniffed type) is a programming error, refused when the module loads (so at start-up, and in tests).
+import { audioToTextInfo } from './catalog/audio-to-text'
+import { imageToPngInfo } from './catalog/image-to-png'
+import { officeToPdfInfo } from './catalog/office-to-pdf'
+import { pdfToPngInfo, pdfToTextInfo } from './catalog/pdf'
+import { textToPngInfo } from './catalog/text-to-png'
+import { acceptsWithExtension, type ConverterInfo } from './converter'
 
-/** Every converter of the service; each converter module adds itself here with one line. */
-const CONVERTERS: readonly Converter[] = [officeToPdf, pdfToPng, pdfToText, imageToPng, textToPng, audioToText]
+/** Every converter of the service; each converter adds its info here with one line. */
+const CONVERTERS: readonly ConverterInfo[] = [officeToPdfInfo, pdfToPngInfo, pdfToTextInfo, imageToPngInfo, textToPngInfo, audioToTextInfo]
 
 /**
  * Types too generic to choose a converter alone (any zip, any OLE2 file, any CSV): a converter may read them
@@ -19,19 +19,19 @@ const CONVERTERS: readonly Converter[] = [officeToPdf, pdfToPng, pdfToText, imag
 const GENERIC_TYPES = new Set(['application/zip', 'application/x-ole-storage', 'text/csv', 'text/plain'])
 
 export interface Registry {
-  readonly byExtension: ReadonlyMap<string, Converter>
-  readonly byContentType: ReadonlyMap<string, Converter>
+  readonly byExtension: ReadonlyMap<string, ConverterInfo>
+  readonly byContentType: ReadonlyMap<string, ConverterInfo>
 }
 
 /**
  * Indexes the default chain's converters by extension and by sniffed type; throws when two claim the same one,
  * or when two converters (on request or not) turn one extension into the same target.
  */
-export function buildRegistry(converters: readonly Converter[]): Registry {
-  const byExtension = new Map<string, Converter>()
-  const byContentType = new Map<string, Converter>()
-  const byTarget = new Map<string, Converter>()
-  const claim = (index: Map<string, Converter>, key: string, converter: Converter) => {
+export function buildRegistry(converters: readonly ConverterInfo[]): Registry {
+  const byExtension = new Map<string, ConverterInfo>()
+  const byContentType = new Map<string, ConverterInfo>()
+  const byTarget = new Map<string, ConverterInfo>()
+  const claim = (index: Map<string, ConverterInfo>, key: string, converter: ConverterInfo) => {
     const claimed = index.get(key)
     if (claimed) throw new Error(`converters ${claimed.name} and ${converter.name} both claim ${key}`)
     index.set(key, converter)
@@ -51,25 +51,25 @@ export function buildRegistry(converters: readonly Converter[]): Registry {
   return { byExtension, byContentType }
 }
 
-const converters: Converter[] = [...CONVERTERS]
+const converters: ConverterInfo[] = [...CONVERTERS]
 let registry = buildRegistry(CONVERTERS)
 
 /**
- * Adds a converter at run time (the tests' chain converters); refuses an extension or type that is already
- * claimed, exactly as the start-up check does.
+ * Adds a converter at run time (the tests' chain converters, whole: info and work); refuses an extension or type
+ * that is already claimed, exactly as the start-up check does.
  */
-export function registerConverter(converter: Converter): void {
+export function registerConverter(converter: ConverterInfo): void {
   registry = buildRegistry([...converters, converter])
   converters.push(converter)
 }
 
 /** The converter for a lower-case extension with its dot (".docx"), if any. */
-export function converterFor(extension: string): Converter | undefined {
+export function converterFor(extension: string): ConverterInfo | undefined {
   return registry.byExtension.get(extension.toLowerCase())
 }
 
 export type ConverterChoice =
-  | { readonly converter: Converter; readonly refusal?: undefined }
+  | { readonly converter: ConverterInfo; readonly refusal?: undefined }
   | { readonly converter?: undefined; readonly refusal: string; readonly status: 415 | 422 }
 
 /**
@@ -102,7 +102,7 @@ export function refusalFor(extension: string): string | undefined {
 }
 
 /** Every converter that reads this stored file, the default one first (the first link of any chain from it). */
-function convertersReading(file: { readonly extension: string; readonly contentType: string }): Converter[] {
+function convertersReading(file: { readonly extension: string; readonly contentType: string }): ConverterInfo[] {
   const extension = file.extension.toLowerCase()
   const claiming = converters.filter((converter) => converter.from.includes(extension))
   if (claiming.length > 0) return claiming.filter((converter) => acceptsWithExtension(converter, file.contentType))
@@ -111,7 +111,7 @@ function convertersReading(file: { readonly extension: string; readonly contentT
 }
 
 /** The converters that read an extension (a chain's later links: their inputs are named by the converter that made them). */
-function stepsFrom(extension: string): readonly Converter[] {
+function stepsFrom(extension: string): readonly ConverterInfo[] {
   return converters.filter((converter) => converter.from.includes(extension))
 }
 
@@ -162,10 +162,10 @@ export function reachableTargets(extension: string): string[] {
 }
 
 /** A converter by its name, as stored on a job step. */
-export function converterNamed(name: string): Converter | undefined {
+export function converterNamed(name: string): ConverterInfo | undefined {
   return converters.find((converter) => converter.name === name)
 }
 
-export function allConverters(): readonly Converter[] {
+export function allConverters(): readonly ConverterInfo[] {
   return converters
 }

@@ -6,6 +6,7 @@ import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode
 import { decodeTextPieces } from '../engines/text/decode'
 import { MAX_CHARS_PER_CELL, type PageGeometry, startLayout, TextTooDenseError, TextTooLongError, TURN_CHARS } from '../engines/text/layout'
 import { ADVANCE_EM, drawable, drawPageBands, fallbackFonts, lineHeightPx, NO_FALLBACK, type FallbackFonts, type PageStyle } from '../engines/text/render'
+import { textToPngInfo } from './catalog/text-to-png'
 import { ConversionError, defineConverter, type ResourceReader } from './converter'
 
 const A4_INCHES = { width: 8.27, height: 11.69 }
@@ -69,11 +70,7 @@ async function encodeTextPage(lines: readonly string[], style: PageStyle, fallba
 }
 
 export const textToPng = defineConverter({
-  name: 'text-to-png',
-  settings: ['TEXT_MAX_BYTES', 'TEXT_MAX_PAGES', 'PDF_DPI', 'TEXT_FONTS_PREFIX'],
-  resourcePrefix: 'TEXT_FONTS_PREFIX',
-  from: ['.txt'],
-  to: '.png',
+  ...textToPngInfo,
   async *convert(input, ctx) {
     const maxBytes = ctx.settings.TEXT_MAX_BYTES
     if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; text pages are drawn from texts of at most ${maxBytes} bytes (TEXT_MAX_BYTES)`, { status: 413 })

@@ -63,6 +63,53 @@ export const sessions = sqliteTable(
   (table) => [index('sessions_user').on(table.userId)],
 )
 
+/** API keys for servers (worker/auth/api-keys.ts): stored as the key's SHA-256, shown by `prefix`; `securityStamp`
+ * is the user's when the key was made, so a password reset or "sign out everywhere" ends the key. */
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    prefix: text('prefix').notNull(),
+    keyHash: text('key_hash').notNull(),
+    scopes: text('scopes', { mode: 'json' }).$type<string[]>().notNull(),
+    securityStamp: text('security_stamp').notNull(),
+    expiresAt: integer('expires_at'),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (table) => [uniqueIndex('api_keys_hash_unique').on(table.keyHash), index('api_keys_user').on(table.userId, table.id)],
+)
+
+/** An account's TOTP second factor (worker/auth/totp.ts): the secret encrypted with a key derived from JWT_SECRET,
+ * enforced once confirmed; `lastUsedStep` refuses a code used before. */
+export const totpFactors = sqliteTable('totp_factors', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  secret: text('secret').notNull(),
+  confirmedAt: integer('confirmed_at'),
+  lastUsedStep: integer('last_used_step').notNull().default(0),
+  createdAt: integer('created_at').notNull(),
+})
+
+/** Recovery codes of the second factor, stored as SHA-256, each spent once. */
+export const recoveryCodes = sqliteTable(
+  'recovery_codes',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash').notNull(),
+    usedAt: integer('used_at'),
+  },
+  (table) => [uniqueIndex('recovery_codes_hash_unique').on(table.codeHash), index('recovery_codes_user').on(table.userId)],
+)
+
 /** Single-use tokens (verify, reset) that were spent, by their `jti`, kept until they would expire anyway. */
 export const spentTokens = sqliteTable('spent_tokens', {
   jti: text('jti').primaryKey(),

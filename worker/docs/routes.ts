@@ -93,7 +93,7 @@ export function toOpenApiPath(honoPath: string): string {
 
 /** Mounts /openapi.json, /docs, /console and their static files on the app (call it after every other route). */
 export function mountDocs(app: OpenAPIHono<AppEnv>, info: DocumentInfo) {
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "a session's access token (a JWT) or an API key (efk_…), whose scopes name the routes it may call" })
   app.openapi(openApiRoute, (c) => c.json(openApiDocument(app, info) as never, 200))
   app.openapi(docsPageRoute, (c) => servePage(c.env.ASSETS, c.req.url, '/docs'))
   app.openapi(consolePageRoute, (c) => servePage(c.env.ASSETS, c.req.url, '/console'))

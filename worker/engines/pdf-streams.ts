@@ -5,7 +5,11 @@
 // byte budget: a bomb is refused after inflating at most the budget, in bounded memory.
 // The streams are found the way a repairing reader finds them: every `>> stream` in the file, its dictionary
 // parsed forward from the `N G obj` before it, so no /Length, cross-reference table or compressed data can hide
-// one. Without a verified /Length a stream is decoded to the end of the file (at least what PDFium decodes).
+// one. Without a verified /Length a stream's data end where PDFium ends them: at the first `endstream` or `endobj`
+// after it (none: PDFium reads no stream there). A /Length that names an object is not verified (PDFium may find
+// that object in an object stream): such a stream is decoded to the end of the file, and the bytes all the streams
+// feed their filters together are bounded by twice the file (a file whose streams overlap more is refused), so the
+// work is linear in the file whatever its streams say. Every object a stream dictionary names is parsed once.
 // An encrypted document's streams are read both as they are and decrypted with each key pdf-crypt.ts finds (PDFium
 // leaves some as they are), a /Crypt filter skipped as PDFium skips it.
 import pako from 'pako'
@@ -19,7 +23,11 @@ export interface PdfStream {
   readonly generation: number
   /** Candidate first bytes of the data (after `stream` and its end of line, as readers differ on a lone CR). */
   readonly starts: readonly number[]
-  /** End of the data when /Length is a number that `endstream` follows, else the end of the file. */
+  /**
+   * End of the data: after /Length's bytes when it is a number that `endstream` follows; else at the first
+   * `endstream` or `endobj` (PDFium's FindStreamEndPos; none: no data); the end of the file when /Length names an
+   * object.
+   */
   readonly end: number
   /** The filters PDFium decodes whole, in order ('FlateDecode', …): an image's last one decodes line by line. */
   readonly filters: readonly string[]
@@ -45,6 +53,17 @@ export class PdfStreamTooLargeError extends Error {
     super(message)
   }
 }
+
+/** Work the pre-scan did, in bytes: what tests count (never time). */
+export interface PdfScanWork {
+  /** Bytes of the file read as objects: stream dictionaries and the objects they name. */
+  bytesParsed: number
+  /** Bytes of the file fed to the streams' first filters, every reading of every stream. */
+  bytesFed: number
+}
+
+/** Objects the file's stream dictionaries name may be parsed to this many bytes in all, more than the file. */
+const PARSE_SLACK_BYTES = 64 * 1024
 
 export interface StreamBudget {
   /** Largest output of one filter of one stream. */
@@ -86,6 +105,16 @@ const MAX_DEPTH = 64
 const hexValue = (byte: number) => (byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x41 && byte <= 0x46 ? byte - 0x37 : byte >= 0x61 && byte <= 0x66 ? byte - 0x57 : -1)
 
 const isOctal = (byte: number | undefined) => byte !== undefined && byte >= 0x30 && byte <= 0x37
+
+/** Bytes as Latin-1 text, in slices (a spread of a megabyte of arguments overflows the stack). */
+function latin1(bytes: Uint8Array): string {
+  let text = ''
+  for (let at = 0; at < bytes.length; at += 4096) text += String.fromCharCode(...bytes.subarray(at, at + 4096))
+  return text
+}
+
+/** A PDF number (no alternative may match a digit another could: linear on a megabyte of digits and a letter). */
+const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/
 
 /** A literal string's bytes between its parentheses, as PDFium reads them: escapes decoded, line ends kept. */
 function literalStringBytes(body: Uint8Array): Uint8Array {
@@ -166,7 +195,7 @@ export class ObjectReader {
   private regularRun(): string {
     const start = this.at
     while (this.at < this.end && isRegular(this.bytes[this.at])) this.at++
-    return String.fromCharCode(...this.bytes.subarray(start, this.at))
+    return latin1(this.bytes.subarray(start, this.at))
   }
 
   value(depth = 0): PdfValue {
@@ -177,8 +206,10 @@ export class ObjectReader {
     if (byte === undefined || this.at >= this.end) this.fail('unexpected end')
     if (byte === 0x3c && bytes[this.at + 1] === 0x3c) return this.dictionary(depth)
     if (byte === 0x3c) {
-      const close = bytes.indexOf(0x3e, this.at)
-      if (close < 0 || close >= this.end) this.fail('unterminated hex string')
+      // Searched only up to the reader's end: each of many small values would otherwise scan to the end of the file.
+      const found = bytes.subarray(this.at, this.end).indexOf(0x3e)
+      if (found < 0) this.fail('unterminated hex string')
+      const close = this.at + found
       const start = this.at + 1
       this.at = close + 1
       return this.keepStrings ? { bytes: hexStringBytes(bytes.subarray(start, close)) } : ''
@@ -202,7 +233,7 @@ export class ObjectReader {
     }
     const word = this.regularRun()
     if (!word) this.fail(`unexpected byte ${byte}`)
-    if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(word)) {
+    if (NUMBER.test(word)) {
       // An indirect reference: `N G R`.
       if (/^\d+$/.test(word)) {
         const save = this.at
@@ -260,7 +291,7 @@ export function spells(bytes: Uint8Array, at: number, word: string): boolean {
   return true
 }
 
-const digitsAt = (bytes: Uint8Array, start: number, end: number) => Number(String.fromCharCode(...bytes.subarray(start, end)))
+const digitsAt = (bytes: Uint8Array, start: number, end: number) => Number(latin1(bytes.subarray(start, end)))
 
 /** The object header (`N G obj`) whose `obj` is at `at`, or undefined. */
 function objectHeaderAt(bytes: Uint8Array, at: number): { body: number; object: number; generation: number } | undefined {
@@ -288,9 +319,17 @@ function* objectHeadersBefore(bytes: Uint8Array, limit: number): Generator<{ bod
   }
 }
 
-/** Finds indirect objects by number in the file's bytes (built on first use: few dictionaries need it). */
+/**
+ * Finds indirect objects by number in the file's bytes (built on first use: few dictionaries need it). Each object
+ * is parsed once, however many dictionaries name it (thousands of streams naming one 350 KB /DecodeParms were
+ * parsed again for each: minutes of CPU), and all of them together within the file's size and a little more: only
+ * objects nested in one another's strings could pass that, and such a file is refused.
+ */
 export class ObjectIndex {
   private bodies: Map<string, number> | undefined
+  private readonly values = new Map<string, PdfValue>()
+  /** Bytes read by the parses so far. */
+  parsedBytes = 0
   /**
    * `keepStrings`: read strings' bytes; `maxObjectBytes`: read no object past this many bytes from its start (a
    * reader of small dictionaries bounds its work whatever the file holds).
@@ -303,6 +342,9 @@ export class ObjectIndex {
   /** The value a reference names, resolved (once: a reference to a reference is not followed). */
   resolve(value: PdfValue | undefined): PdfValue | undefined {
     if (!value || typeof value !== 'object' || !('ref' in value)) return value
+    const key = value.ref.join(' ')
+    const known = this.values.get(key)
+    if (known !== undefined) return known
     if (!this.bodies) {
       this.bodies = new Map()
       for (let at = this.bytes.indexOf(0x6f); at >= 0; at = this.bytes.indexOf(0x6f, at + 1)) {
@@ -310,17 +352,30 @@ export class ObjectIndex {
         if (header) this.bodies.set(`${header.object} ${header.generation}`, header.body) // the last one wins, as with updates
       }
     }
-    const body = this.bodies.get(value.ref.join(' '))
+    const body = this.bodies.get(key)
     // PDFium may find it in an object stream this reader does not open: refused rather than left unmeasured.
     if (body === undefined) throw new PdfStreamSyntaxError(`object ${value.ref[0]}, which a stream dictionary names, is not in the file's bytes`)
     const end = Math.min(this.bytes.length, body + (this.options.maxObjectBytes ?? this.bytes.length))
-    return new ObjectReader(this.bytes, body, end, this.options.keepStrings).value()
+    const reader = new ObjectReader(this.bytes, body, end, this.options.keepStrings)
+    let resolved: PdfValue
+    try {
+      resolved = reader.value()
+    } finally {
+      this.parsedBytes += reader.at - body
+    }
+    if (this.parsedBytes > this.bytes.length + PARSE_SLACK_BYTES) {
+      throw new PdfStreamSyntaxError(`the objects its stream dictionaries name take more than ${this.bytes.length + PARSE_SLACK_BYTES} bytes to read (they overlap)`)
+    }
+    this.values.set(key, resolved)
+    return resolved
   }
 }
 
 /** The dictionary that ends at `dictEnd` (just after its `>>`), read from the object header before it. */
-function streamDictionary(bytes: Uint8Array, dictEnd: number): { dictionary: Map<string, PdfValue>; object: number; generation: number } | undefined {
-  // The nearest header is the stream's own unless a string inside the dictionary spells one: a few are tried.
+function streamDictionary(bytes: Uint8Array, dictEnd: number, work?: PdfScanWork): { dictionary: Map<string, PdfValue>; object: number; generation: number } | undefined {
+  // The nearest header is the stream's own unless a string inside the dictionary spells one: a few are tried. A
+  // dictionary that holds more headers than that is refused, so dictionaries nest at most 8 deep and all the
+  // parsing here is within 8 × 8 times the file.
   let tried = 0
   for (const header of objectHeadersBefore(bytes, dictEnd)) {
     if (++tried > 8) break
@@ -332,32 +387,74 @@ function streamDictionary(bytes: Uint8Array, dictEnd: number): { dictionary: Map
       if (reader.at === dictEnd) return { dictionary, object: header.object, generation: header.generation }
     } catch (error) {
       if (!(error instanceof PdfStreamSyntaxError)) throw error
+    } finally {
+      if (work) work.bytesParsed += reader.at - header.body
     }
   }
   return undefined
 }
 
-/** The integer right after `stream`'s data when /Length holds one and `endstream` follows it; else undefined. */
-function verifiedEnd(bytes: Uint8Array, start: number, length: PdfValue | undefined): number | undefined {
-  if (typeof length !== 'number' || !Number.isInteger(length) || length < 0) return undefined
-  let at = start + length
-  while (at < bytes.length && isWhite(bytes[at]!)) at++
-  return spells(bytes, at, 'endstream') ? start + length : undefined
+/**
+ * White space and comments read after /Length's bytes looking for `endstream`, at most: more (thousands of streams
+ * could point into one megabyte of spaces), and the end is taken to be the file's.
+ */
+const MAX_GAP_BEFORE_ENDSTREAM = 4096
+
+/**
+ * Where the data end by /Length, as PDFium's ReadStream reads it: the number when `endstream` follows it after
+ * white space and comments; 'unverified' when /Length is missing, not a whole number, or not followed by
+ * `endstream`; 'unknown' when it names an object (PDFium may find that in an object stream) or the gap is too long.
+ */
+function lengthEnd(bytes: Uint8Array, start: number, length: PdfValue | undefined): number | 'unverified' | 'unknown' {
+  if (length && typeof length === 'object' && 'ref' in length) return 'unknown'
+  if (typeof length !== 'number' || !Number.isInteger(length) || length < 0 || start + length >= bytes.length) return 'unverified'
+  const reader = new ObjectReader(bytes, start + length, Math.min(bytes.length, start + length + MAX_GAP_BEFORE_ENDSTREAM))
+  reader.skipWhite()
+  if (reader.at === reader.end && reader.end < bytes.length) return 'unknown'
+  return spells(bytes, reader.at, 'endstream') ? start + length : 'unverified'
 }
+
+/** Whether `word` at `at` stands alone: white space or the file's edge on both sides (PDFium's IsWholeWord). */
+const isWholeWord = (bytes: Uint8Array, at: number, word: string) => spells(bytes, at, word) && (at === 0 || isWhite(bytes[at - 1])) && (at + word.length === bytes.length || isWhite(bytes[at + word.length]))
+
+/** Positions of every whole `endstream` and `endobj`, in order (found once: one pass over the file). */
+function endKeywords(bytes: Uint8Array): number[] {
+  const found: number[] = []
+  for (let at = bytes.indexOf(0x65); at >= 0; at = bytes.indexOf(0x65, at + 1)) {
+    if (isWholeWord(bytes, at, 'endstream') || isWholeWord(bytes, at, 'endobj')) found.push(at)
+  }
+  return found
+}
+
+/** The first of `sorted` at or after `from`, or undefined. */
+function firstFrom(sorted: readonly number[], from: number): number | undefined {
+  let low = 0
+  let high = sorted.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (sorted[middle]! < from) low = middle + 1
+    else high = middle
+  }
+  return sorted[low]
+}
+
+/** Filters read in one chain, at most (PDFium sets no limit; no writer chains more than a few). */
+const MAX_FILTERS = 16
 
 /**
  * Every stream of the file with what PDFium decodes whole. Throws a PdfStreamSyntaxError when a stream's
  * dictionary cannot be read (PDFium would read it some way this reader cannot follow: refused, not guessed).
  */
-export function findPdfStreams(bytes: Uint8Array): PdfStream[] {
+export function findPdfStreams(bytes: Uint8Array, work?: PdfScanWork): PdfStream[] {
   const streams: PdfStream[] = []
   const index = new ObjectIndex(bytes)
+  let keywords: number[] | undefined
   for (let at = bytes.indexOf(0x73); at >= 0; at = bytes.indexOf(0x73, at + 1)) {
     if (!spells(bytes, at, 'stream') || isRegular(bytes[at + 6])) continue
     let before = at - 1
     while (before >= 0 && isWhite(bytes[before]!)) before--
     if (bytes[before] !== 0x3e || bytes[before - 1] !== 0x3e) continue // `endstream`, or a word in text
-    const found = streamDictionary(bytes, before + 1)
+    const found = streamDictionary(bytes, before + 1, work)
     if (!found) throw new PdfStreamSyntaxError(`the dictionary of the stream at byte ${at} cannot be read`)
     const { dictionary, object, generation } = found
     // The data begins after the keyword's end of line: CR LF or LF by the standard; a lone CR, spaces before the
@@ -368,11 +465,21 @@ export function findPdfStreams(bytes: Uint8Array): PdfStream[] {
     if (bytes[lineEnd] === 0x0d) starts.add(bytes[lineEnd + 1] === 0x0a ? lineEnd + 2 : lineEnd + 1).add(lineEnd + 1)
     else if (bytes[lineEnd] === 0x0a) starts.add(lineEnd + 1)
     const [first] = [...starts].sort((a, b) => b - a)
-    const end = verifiedEnd(bytes, first!, dictionary.get('Length')) ?? bytes.length
+    const byLength = lengthEnd(bytes, first!, dictionary.get('Length'))
+    let end = typeof byLength === 'number' ? byLength : bytes.length
+    if (byLength === 'unverified') {
+      keywords ??= endKeywords(bytes)
+      const keyword = firstFrom(keywords, Math.min(...starts))
+      // PDFium takes the end of line before the keyword off too: CR LF, else one CR or LF.
+      end = keyword === undefined ? at + 6 : keyword - (bytes[keyword - 2] === 0x0d && bytes[keyword - 1] === 0x0a ? 2 : bytes[keyword - 1] === 0x0d || bytes[keyword - 1] === 0x0a ? 1 : 0)
+    }
     const isImage = nameOf(dictionary.get('Subtype')) === 'Image'
     const type = nameOf(dictionary.get('Type'))
     const params = asArray(index.resolve(dictionary.get('DecodeParms')))
-    const chain = asArray(index.resolve(dictionary.get('Filter'))).map((filter) => index.resolve(filter))
+    const named = asArray(index.resolve(dictionary.get('Filter')))
+    // One object may hold a long array that every stream names: never more than the limit is looked at.
+    if (named.length > MAX_FILTERS) throw new PdfStreamSyntaxError(`the stream at byte ${at} names ${named.length} filters; at most ${MAX_FILTERS} are read`)
+    const chain = named.map((filter) => index.resolve(filter))
     const filters: string[] = []
     const earlyChange: number[] = []
     let isWhole = true
@@ -396,6 +503,7 @@ export function findPdfStreams(bytes: Uint8Array): PdfStream[] {
     }
     streams.push({ object, generation, starts: [...starts], end, filters, earlyChange, isStructure: type === 'ObjStm' || type === 'XRef' })
   }
+  if (work) work.bytesParsed += index.parsedBytes
   return streams
 }
 
@@ -411,15 +519,18 @@ const PIECE_BYTES = 64 * 1024
 
 /** Gathers bytes into pieces of PIECE_BYTES for the next sink. */
 class Output {
-  private readonly buffer = new Uint8Array(PIECE_BYTES)
+  // Made at the first byte: thousands of streams that decode to nothing allocate nothing.
+  private buffer: Uint8Array | undefined
   private length = 0
   constructor(private readonly next: Sink) {}
   push(byte: number): void {
+    this.buffer ??= new Uint8Array(PIECE_BYTES)
     this.buffer[this.length++] = byte
     if (this.length === PIECE_BYTES) this.flush()
   }
   /** Bytes copied in runs (an LZW entry is up to 4096 bytes: one call a byte was most of its cost). */
   pushAll(bytes: Uint8Array): void {
+    this.buffer ??= new Uint8Array(PIECE_BYTES)
     for (let offset = 0; offset < bytes.length; ) {
       const count = Math.min(bytes.length - offset, PIECE_BYTES - this.length)
       this.buffer.set(bytes.subarray(offset, offset + count), this.length)
@@ -429,7 +540,7 @@ class Output {
     }
   }
   flush(): void {
-    if (this.length > 0) this.next.write(this.buffer.subarray(0, this.length))
+    if (this.length > 0) this.next.write(this.buffer!.subarray(0, this.length))
     this.length = 0
   }
 }
@@ -557,7 +668,12 @@ function asciiHexSink(next: Sink): Sink {
   )
 }
 
-/** ASCII85Decode: groups of five digits for four bytes, `z` for four zeros, `~>` ends; a short last group. */
+/**
+ * ASCII85Decode (ISO 32000-1 §7.4.3): groups of five digits '!'..'u' for four bytes, `z` for four zeros, white
+ * space ignored, `~>` ends; a short last group. Any other byte is an error, and the data end there, as in PDFium's
+ * A85Decode (which also takes a `z` inside a group: four zeros, the group dropped). Skipping such bytes instead read
+ * thousands of streams without a /Length to the end of the file, each.
+ */
 function ascii85Sink(next: Sink): Sink {
   const group: number[] = []
   const finish = (out: Output) => {
@@ -572,15 +688,18 @@ function ascii85Sink(next: Sink): Sink {
   return byteFilter(
     next,
     (byte, out) => {
-      if (byte === 0x7e) {
-        finish(out)
+      if (isWhite(byte)) return true
+      if (byte === 0x7a) {
+        group.length = 0
+        for (let i = 0; i < 4; i++) out.push(0)
+        return true
+      }
+      if (byte < 0x21 || byte > 0x75) {
+        finish(out) // `~` of `~>`, or an error: the end of the data either way
         return false
       }
-      if (byte === 0x7a && group.length === 0) for (let i = 0; i < 4; i++) out.push(0)
-      else if (byte >= 0x21 && byte <= 0x75) {
-        group.push(byte - 0x21)
-        if (group.length === 5) finish(out)
-      }
+      group.push(byte - 0x21)
+      if (group.length === 5) finish(out)
       return true
     },
     finish,
@@ -685,8 +804,17 @@ function nextPieceBytes(inputBytes: number, outputBytes: number): number {
 }
 
 /**
+ * Bytes all the streams of one call may feed their filters, taking for each stream its longest reading: twice the
+ * file and a little more. Streams that do not overlap feed at most the file; only data read past where a stream
+ * ends (a /Length that names an object and a filter that never ends) passes it, and such a file is refused.
+ */
+const fedLimit = (fileBytes: number) => 2 * fileBytes + 64 * 1024
+
+/**
  * Runs each stream's filter chain, counting every filter's output and keeping none, and throws a
- * PdfStreamTooLargeError as soon as one stream or all of them (with `alreadyBytes` counted before) pass the budget.
+ * PdfStreamTooLargeError as soon as one stream or all of them (with `alreadyBytes` counted before) pass the budget,
+ * a PdfStreamSyntaxError when the streams together feed their filters more than fedLimit (so the work is linear in
+ * the file: at most fedLimit for each reading of a stream, and its output within the budget).
  * Returns the bytes counted. Pauses (yields) after every WORK_BYTES_PER_TURN of work; `fileBytes` is asked again
  * after each pause (a WASM heap grown meanwhile replaces its view).
  */
@@ -696,8 +824,11 @@ export function* measurePdfStreams(
   budget: StreamBudget,
   alreadyBytes = 0,
   decryptions: readonly PdfDecryption[] = [],
+  scanWork?: PdfScanWork,
 ): Generator<void, number> {
   let bytes = fileBytes()
+  const maxFed = fedLimit(bytes.length)
+  let fed = 0 // each measured stream's longest reading, added up
   const total = { bytes: alreadyBytes, max: budget.maxTotalBytes }
   let work = 0
   let counted = total.bytes
@@ -709,6 +840,7 @@ export function* measurePdfStreams(
     // Each reading of where the data starts (and with which key) is measured; the largest counts (the others fail
     // at once).
     let largest = 0
+    let longest = 0
     for (const [start, decryption] of stream.starts.flatMap((start) => readings.map((decryption) => [start, decryption] as const))) {
       // A zlib stream that does not start with a zlib header is refused by PDFium's inflate at once: so here.
       if (!decryption && stream.filters[0] === 'FlateDecode' && !isZlibHeader(bytes[start], bytes[start + 1])) continue
@@ -723,7 +855,12 @@ export function* measurePdfStreams(
         let piece = INPUT_PIECE_BYTES
         for (let at = start; at < stream.end && !sink.isDone; ) {
           const end = Math.min(stream.end, at + piece)
+          if (fed + Math.max(longest, end - start) > maxFed) {
+            throw new PdfStreamSyntaxError(`its streams' data overlap: read as PDFium may read them, they run past ${maxFed} bytes in all (twice the file)`)
+          }
+          if (scanWork) scanWork.bytesFed += end - at
           sink.write(bytes.subarray(at, end))
+          longest = Math.max(longest, end - start)
           const output = Math.abs(total.bytes - counted)
           work += end - at + output
           counted = total.bytes
@@ -746,6 +883,7 @@ export function* measurePdfStreams(
       total.bytes = before
     }
     total.bytes += largest
+    fed += longest
   }
   return total.bytes - alreadyBytes
 }

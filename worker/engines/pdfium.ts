@@ -40,7 +40,7 @@ const FPDF_ERRORS: Record<number, string> = {
 const FPDF_ERR_PASSWORD = 4
 
 /** The part of PDFium's C API (as the emscripten module exports it) this engine uses. */
-interface PdfiumModule {
+export interface PdfiumModule {
   HEAPU8: Uint8Array
   HEAPF32: Float32Array
   HEAPU32: Uint32Array

@@ -276,3 +276,11 @@ export async function deleteFileTree(db: Database, bucket: R2Bucket, userId: str
   await deleteObjects(db, bucket, [...doomed.map((file) => file.key), ...previewed.map((preview) => preview.key)])
   return doomed.map((file) => file.id)
 }
+
+/** An Office document's PDF (a conversion of its current content), if the chain has made it. */
+export async function findConvertedPdf(db: Database, file: FileRow): Promise<FileRow | undefined> {
+  return db.query.files.findFirst({
+    where: and(eq(files.parentId, file.id), eq(files.userId, file.userId), eq(files.contentType, 'application/pdf')),
+    orderBy: desc(files.id),
+  })
+}

@@ -3,11 +3,13 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
+import { routePath } from 'hono/route'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { authenticateBearer, requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
 import { files, users } from '../db/schema'
 import { ApiError } from '../errors'
+import { requestOrigin } from '../origin'
 import { streamDownload } from './download'
 import { childrenOf, deleteFileTree, renameFile, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
 import { verifyFileToken } from './signed-url'
@@ -30,7 +32,7 @@ const uploadHeaders = z.object({
 })
 
 // Plain schemas, not zod: a zod form validator would buffer the whole upload to parse it. The file comes as the
-// multipart field "file", or as the raw body (any other Content-Type: the fast path, see the README).
+// multipart field "file", or as the raw body (any other Content-Type: the fast path, see docs/files-and-uploads.md).
 const multipartFile = {
   'multipart/form-data': {
     schema: { type: 'object' as const, properties: { file: { type: 'string' as const, format: 'binary' } }, required: ['file'] },
@@ -278,7 +280,7 @@ async function uploadView(c: Context<AppEnv>, upload: UploadRow) {
 
 /** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
 function links(c: Context<AppEnv>) {
-  return { origin: new URL(c.req.url).origin, securityStamp: c.var.user.securityStamp }
+  return { origin: requestOrigin(c.var.config, c.req.raw), securityStamp: c.var.user.securityStamp }
 }
 
 function nextLink(c: Context<AppEnv>, cursor: string): string {
@@ -313,7 +315,10 @@ export async function downloadOwner(c: Context<AppEnv>, id: string, signed: stri
     }
     return found.file
   }
-  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), { missingTokenMessage: 'missing bearer token or signed file link' })
+  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), {
+    missingTokenMessage: 'missing bearer token or signed file link',
+    request: { method: c.req.method, routePath: routePath(c) },
+  })
   return findOwnedFile(c.var.db, user.id, id)
 }
 

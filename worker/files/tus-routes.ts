@@ -8,6 +8,7 @@ import { describeRoute, errorResponse, newRouter, securedRoute, type AppEnv } fr
 import { requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
+import { requestOrigin } from '../origin'
 import type { FileRow } from './records'
 import type { AfterUpload } from './routes'
 import { abortUpload, findOwnedUpload, raceOutcome, startUpload, type UploadRow, uploadNotFound } from './resumable'
@@ -205,7 +206,7 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
         ;({ upload, file } = result)
       }
       if (file) await afterUpload(c, file)
-      return c.body(null, 201, { location: `${new URL(c.req.url).origin}/files/tus/${upload.id}`, ...uploadHeaders(upload, file) })
+      return c.body(null, 201, { location: `${requestOrigin(c.var.config, c.req.raw)}/files/tus/${upload.id}`, ...uploadHeaders(upload, file) })
     })
     .openapi(read, async (c) => {
       const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)

@@ -3,9 +3,10 @@
 // source, part), and a finished step is skipped when its message comes again.
 import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
-import { ConversionError, resourceReader, settingsFor, type ConversionContext, type ConversionOutput, type Converter } from '../converters/converter'
-import { converterForFile, converterNamed, converterToward } from '../converters/registry'
+import { ConversionError, resourceReader, settingsFor, type ConversionContext, type ConversionOutput, type ConverterInfo } from '../converters/converter'
+import { converterForFile, converterToward } from '../converters/registry'
 import type { Database } from '../db/client'
+import type { Engines } from '../engine-workers/engines'
 import { jobs, jobSteps } from '../db/schema'
 import { ApiError, describeError } from '../errors'
 import { conversionBaseName, deleteStepOutputs, findFileOf, mergeFileMetadata, type FileRow } from '../files/records'
@@ -17,6 +18,7 @@ import { openOptions } from './job-secrets'
 import { ensureSteps, failJob, finishJobIfDone, newStep, shouldYieldTurn, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
 import { outputName } from './naming'
 import { notifyJobFinished } from './webhooks'
+import { enqueueSteps } from '../queue'
 
 export interface PipelineDeps {
   readonly db: Database
@@ -24,6 +26,8 @@ export interface PipelineDeps {
   readonly queue: Queue<StepMessage>
   readonly config: Config
   readonly ai?: Ai
+  /** Where each converter's work runs (the engine Workers, or this isolate in tests). */
+  readonly engines: Engines
   /** Keeps background work (webhooks) alive after the handler returns. */
   readonly waitUntil: (promise: Promise<unknown>) => void
 }
@@ -32,15 +36,10 @@ export interface PipelineDeps {
  * The converter that continues a chain from this file, if any (never X → X again): toward the job's target when
  * it has one (the chain ends on reaching it), else the default chain's.
  */
-export function nextConverter(file: FileRow, target?: string | null): Converter | undefined {
+export function nextConverter(file: FileRow, target?: string | null): ConverterInfo | undefined {
   if (target && file.extension === target) return undefined
   const { converter } = target ? converterToward(file, target) : converterForFile(file)
   return converter && converter.to !== file.extension ? converter : undefined
-}
-
-export async function enqueueSteps(queue: Queue<StepMessage>, steps: readonly StepRow[]): Promise<void> {
-  if (steps.length === 0) return
-  await queue.sendBatch(steps.map((step) => ({ body: { jobId: step.jobId, stepId: step.id } })))
 }
 
 /**
@@ -69,7 +68,7 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
   const job = await db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) })
   if (!job || job.status === 'failed' || job.status === 'done') return
   const found = await sourcesOf(db, job, step)
-  const converter = converterNamed(step.converter)
+  const converter = deps.engines.converter(step.converter)
   if ('reason' in found || !converter) {
     await failStep(deps, job, step, new ConversionError('reason' in found ? found.reason : `no converter named ${step.converter}`), found.source)
     return

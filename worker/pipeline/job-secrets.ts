@@ -2,6 +2,7 @@
 // derived (HKDF) from JWT_SECRET for this one purpose and bound to the job's owner; opened only for the converter;
 // never shown in a job view, event or webhook; wiped from the row when the job ends (done or failed).
 import type { Config } from '../config'
+import { openSealed, sealBytes } from '../sealing'
 
 export type JobOptions = Record<string, string | number | boolean>
 
@@ -9,30 +10,7 @@ export type JobOptions = Record<string, string | number | boolean>
 export const SECRET_OPTIONS = ['password', 'userPassword', 'ownerPassword'] as const
 
 const SEALED = 'sealed:v1:'
-const encoder = new TextEncoder()
-const keys = new Map<string, Promise<CryptoKey>>()
-
-function sealingKey(config: Config): Promise<CryptoKey> {
-  let key = keys.get(config.JWT_SECRET)
-  if (!key) {
-    key = crypto.subtle
-      .importKey('raw', encoder.encode(config.JWT_SECRET), 'HKDF', false, ['deriveKey'])
-      .then((secret) =>
-        crypto.subtle.deriveKey(
-          { name: 'HKDF', hash: 'SHA-256', salt: encoder.encode('edgefloor'), info: encoder.encode('job option secrets') },
-          secret,
-          { name: 'AES-GCM', length: 256 },
-          false,
-          ['encrypt', 'decrypt'],
-        ),
-      )
-    keys.set(config.JWT_SECRET, key)
-  }
-  return key
-}
-
-const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes))
-const fromBase64 = (text: string) => Uint8Array.from(atob(text), (char) => char.charCodeAt(0))
+const PURPOSE = 'job option secrets'
 
 /** The options as stored: every secret sealed (the owner's id is the additional data, so a row copied to another
  * user's job does not open). */
@@ -41,9 +19,7 @@ export async function sealOptions(config: Config, ownerId: string, options: JobO
   for (const name of SECRET_OPTIONS) {
     const value = options[name]
     if (typeof value !== 'string') continue
-    const iv = crypto.getRandomValues(new Uint8Array(12))
-    const cipher = await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: encoder.encode(ownerId) }, await sealingKey(config), encoder.encode(value))
-    sealed[name] = `${SEALED}${toBase64(iv)}.${toBase64(new Uint8Array(cipher))}`
+    sealed[name] = `${SEALED}${await sealBytes(config, PURPOSE, ownerId, new TextEncoder().encode(value))}`
   }
   return sealed
 }
@@ -55,9 +31,8 @@ export async function openOptions(config: Config, ownerId: string, options: JobO
     const value = options[name]
     if (typeof value !== 'string' || !value.startsWith(SEALED)) continue
     delete opened[name]
-    const [iv, cipher] = value.slice(SEALED.length).split('.')
     try {
-      const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: fromBase64(iv ?? ''), additionalData: encoder.encode(ownerId) }, await sealingKey(config), fromBase64(cipher ?? ''))
+      const plain = await openSealed(config, PURPOSE, ownerId, value.slice(SEALED.length))
       opened[name] = new TextDecoder().decode(plain)
     } catch {}
   }

@@ -4,14 +4,15 @@ import { z } from '@hono/zod-openapi'
 import { and, desc, eq, inArray, isNull, lte, sql } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
-import type { Converter } from '../converters/converter'
-import { VARIABLES_MAX_CHARS } from '../converters/office-to-pdf'
+import type { ConverterInfo } from '../converters/converter'
+import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { jobs, jobSteps } from '../db/schema'
 import { ApiError, type ErrorCode } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
 import { FileResponseSchema, filesOfJob, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
+import { signToken } from '../files/signed-url'
 
 export type JobRow = typeof jobs.$inferSelect
 export type StepRow = typeof jobSteps.$inferSelect
@@ -21,6 +22,9 @@ export interface StepMessage {
   readonly jobId: string
   readonly stepId: string
 }
+
+/** How long a job's events_url opens its stream: long enough to open it, short enough that a leaked one soon ends. */
+export const EVENTS_URL_TTL_SECONDS = 600
 
 export const JobOptionsSchema = z.record(z.string().max(64), z.union([z.string().max(VARIABLES_MAX_CHARS), z.number(), z.boolean()]))
 
@@ -50,6 +54,9 @@ export const JobSchema = z
     created_at: z.string(),
     updated_at: z.string(),
     finished_at: z.string().nullable(),
+    events_url: z.string().openapi({
+      description: `GET /jobs/:id/events for this job only, signed (?token=) so that a browser's EventSource opens it without headers; good for ${EVENTS_URL_TTL_SECONDS / 60} minutes, and ended by a password reset or logout everywhere`,
+    }),
   })
   .openapi('Job')
 
@@ -168,7 +175,7 @@ export async function shouldYieldTurn(db: Database, userId: string): Promise<boo
 export async function createJob(
   db: Database,
   file: FileRow,
-  converter: Converter,
+  converter: ConverterInfo,
   request: { options?: JobOptions; callbackUrl?: string; target?: string },
 ): Promise<{ job: JobRow; step?: StepRow }> {
   const options = sortedOptions(request.options)
@@ -209,7 +216,7 @@ export async function createJob(
   throw new ApiError('JOB_ALREADY_RUNNING')
 }
 
-export function newStep(jobId: string, source: Pick<FileRow, 'id' | 'key'>, converter: Converter, now = Date.now(), part?: { start: number; end: number }): StepRow {
+export function newStep(jobId: string, source: Pick<FileRow, 'id' | 'key'>, converter: ConverterInfo, now = Date.now(), part?: { start: number; end: number }): StepRow {
   return {
     id: newId(now),
     jobId,
@@ -341,6 +348,7 @@ export async function jobView(db: Database, config: Config, links: FileLinks, jo
     created_at: iso(job.createdAt),
     updated_at: iso(job.updatedAt),
     finished_at: job.finishedAt === null ? null : iso(job.finishedAt),
+    events_url: `${links.origin}/jobs/${job.id}/events?token=${await signToken(config, 'job events', job.id, { id: job.userId, securityStamp: links.securityStamp }, EVENTS_URL_TTL_SECONDS)}`,
   }
 }
 

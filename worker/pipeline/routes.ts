@@ -2,18 +2,26 @@
 // following and retrying jobs. All of it scoped to the caller: someone else's job or file is not found.
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
+import { routePath } from 'hono/route'
 import { streamSSE } from 'hono/streaming'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { requireAuth } from '../auth/middleware'
-import { officeJobOptions, OfficeOptionsSchema } from '../converters/office-to-pdf'
+import { authenticateBearer, requireAuth } from '../auth/middleware'
+import { jobs, users } from '../db/schema'
+import { verifyToken, type Owner } from '../files/signed-url'
+import { eq } from 'drizzle-orm'
+import { officeJobOptions, OfficeOptionsSchema } from '../converters/catalog/office-to-pdf'
 import { converterFor, reachableTargets, refusalFor } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
+import { requestOrigin } from '../origin'
 import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
-import { enqueueSteps } from './consumer'
 import { startJob, waitForJob } from './start'
 import { checkQueuedSteps, conversionErrorCode, findOwnedJob, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
 import { checkCallbackUrl, webhookSecret } from './webhooks'
+import { enqueueSteps } from '../queue'
+
+/** The job-events stream's pauses between looks at the job: from the first, growing while nothing changes. */
+const EVENTS_POLL_MS = { first: 500, most: 5000 }
 
 const tags = ['Conversion']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
@@ -21,7 +29,7 @@ const auth = requireAuth()
 
 const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, config)
 
-const ConvertInfo = z
+export const ConvertInfo = z
   .object({
     extension: z.string().openapi({ example: '.docx' }),
     accepted: z.boolean(),
@@ -48,7 +56,7 @@ const ConvertBody = z
       .optional()
       .openapi({ example: '.txt', description: 'the extension the chain ends at (see GET /convert/:extension `targets`); without it, the default chain' }),
     options: OfficeOptionsSchema.optional()
-      .openapi({ description: "passed to the converters: Gotenberg 8's LibreOffice options for Office documents (README, Gotenberg section), password for a protected PDF or Office document; an unknown option is refused" }),
+      .openapi({ description: "passed to the converters: Gotenberg 8's LibreOffice options for Office documents (docs/conversion-and-previews.md, Office to PDF), password for a protected PDF or Office document; an unknown option is refused" }),
     callback_url: z.string().max(2000).optional().openapi({ description: 'https URL called when the job finishes (signed, see the job)' }),
   })
   .openapi('ConvertRequest')
@@ -90,14 +98,18 @@ const readJob = route({
 const jobEvents = route({
   method: 'get',
   path: '/jobs/{id}/events',
-  summary: 'Server-Sent Events: the job each time it changes, until it finishes',
-  middleware: [auth] as const,
-  request: { params: JobParams },
+  summary: "Server-Sent Events: the job each time it changes, until it finishes; the bearer token or the signed ?token= of the job's events_url",
+  security: [{ bearer: [] }, { signedUrl: [] }],
+  request: {
+    params: JobParams,
+    query: z.object({ token: z.string().max(200).optional().openapi({ description: "the signed token of the job's events_url (for EventSource, which sends no headers)" }) }),
+  },
   responses: {
     200: {
       description: 'A stream of `job` events, one each time the job changes (data: the job as JSON); it ends when the job finishes',
       content: { 'text/event-stream': { schema: z.string().openapi({ example: 'event: job\ndata: {"_id":"…","status":"running",…}\n\n' }) } },
     },
+    401: errorResponse('No bearer token and no valid signed token (EVENTS_LINK_INVALID: another job\'s, expired, or signed before a password reset)'),
     404: errorResponse('Job not found'),
   },
 })
@@ -121,12 +133,29 @@ const fileJobs = route({
 })
 
 /** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
-const links = (c: Context<AppEnv>) => ({ origin: new URL(c.req.url).origin, securityStamp: c.var.user.securityStamp })
+const links = (c: Context<AppEnv>) => ({ origin: requestOrigin(c.var.config, c.req.raw), securityStamp: c.var.user.securityStamp })
 const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERSIONS })
 
 async function viewWithSecret(c: Context<AppEnv>, job: JobRow) {
   const view = await jobView(c.var.db, c.var.config, links(c), job)
   return job.callbackUrl ? { ...view, webhook_secret: await webhookSecret(c.var.config, job.id) } : view
+}
+
+/**
+ * The job a stream is for, and its owner: by the signed token of its events_url (EventSource sends no headers), or by
+ * the bearer token. A signed token that fails for any reason (another job's, expired, signed before a password reset)
+ * answers the same 401.
+ */
+async function eventsCaller(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<{ job: JobRow; owner: Owner }> {
+  if (signed !== undefined && c.req.header('authorization') === undefined) {
+    const [found] = await c.var.db.select({ job: jobs, securityStamp: users.securityStamp }).from(jobs).innerJoin(users, eq(users.id, jobs.userId)).where(eq(jobs.id, id)).limit(1)
+    const owner = found && { id: found.job.userId, securityStamp: found.securityStamp }
+    if (!found || !owner || !(await verifyToken(c.var.config, 'job events', signed, id, owner))) throw new ApiError('EVENTS_LINK_INVALID')
+    return { job: found.job, owner }
+  }
+  const request = { method: c.req.method, routePath: routePath(c) }
+  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), { missingTokenMessage: "missing bearer token or the job's signed events_url", request })
+  return { job: await findOwnedJob(c.var.db, user.id, id), owner: user }
 }
 
 export function pipelineRoutes() {
@@ -169,20 +198,25 @@ export function pipelineRoutes() {
       return c.json(await viewWithSecret(c, job), 200)
     })
     .openapi(jobEvents, async (c) => {
-      const first = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const { job: first, owner } = await eventsCaller(c, c.req.valid('param').id, c.req.valid('query').token)
+      const ownerLinks = { origin: requestOrigin(c.var.config, c.req.raw), securityStamp: owner.securityStamp }
       return streamSSE(c, async (stream) => {
         let last = ''
         let job: JobRow | undefined = first
+        let pauseMs = EVENTS_POLL_MS.first
         const deadline = Date.now() + 10 * 60_000
         while (job && Date.now() < deadline && !stream.aborted) {
-          const view = await jobView(c.var.db, c.var.config, links(c), job)
-          // Compared without the files' signed URLs (download and preview): their expiry moves every second, the job does not.
-          const state = JSON.stringify({ ...view, files: view.files.map(({ url: _signed, preview_url: _previewSigned, ...file }) => file) })
+          const view = await jobView(c.var.db, c.var.config, ownerLinks, job)
+          // Compared without the signed URLs (download, preview, events): their expiry moves every second, the job does not.
+          const { events_url: _events, ...unsigned } = view
+          const state = JSON.stringify({ ...unsigned, files: view.files.map(({ url: _signed, preview_url: _previewSigned, ...file }) => file) })
           if (state !== last) await stream.writeSSE({ event: 'job', data: JSON.stringify(view), id: String(job.updatedAt) })
+          // A quiet job is asked less often (each look is a few D1 reads), a changing one at once again.
+          pauseMs = state === last ? Math.min(EVENTS_POLL_MS.most, pauseMs * 1.5) : EVENTS_POLL_MS.first
           last = state
           if (job.status === 'done' || job.status === 'failed') break
-          await stream.sleep(500)
-          job = await findOwnedJob(c.var.db, c.var.user.id, first.id).catch(() => undefined)
+          await stream.sleep(pauseMs)
+          job = await findOwnedJob(c.var.db, owner.id, first.id).catch(() => undefined)
         }
       })
     })

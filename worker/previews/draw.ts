@@ -1,67 +1,38 @@
 // Drawing a preview, in the consumer Worker only (worker/consumer.ts): a request queues the drawing (make.ts) and
-// waits for its row, so no API isolate ever runs a decoder, PDFium or the text renderer for a preview (each is one
-// synchronous call that every other request of its isolate would wait for). The message names the file, its
+// waits for its row, so no API isolate ever runs a decoder, PDFium or the text renderer for a preview; the drawing
+// itself runs in the engine Worker of the file's kind (worker/engine-workers/). The message names the file, its
 // content (in the key) and the parameters; every effect is idempotent, as Queues deliver at least once.
-import { and, desc, eq } from 'drizzle-orm'
 import type { Config } from '../config'
 import { ConversionError } from '../converters/converter'
 import type { Database } from '../db/client'
-import { files } from '../db/schema'
-import { encodeAvif, encodeWebp } from '../engines/image/encode'
-import type { RawImage } from '../engines/png/encode'
-import { encodePngBytes } from '../engines/png/encode'
+import type { Engines } from '../engine-workers/engines'
 import { ApiError, describeError } from '../errors'
 import { failPreview, findPreview, previewKey, storePreview } from '../files/previews'
-import { findFileOf, type FileRow } from '../files/records'
+import { findConvertedPdf, findFileOf, type FileRow } from '../files/records'
 import { storedInput } from '../pipeline/input'
 import { retryDelaySeconds } from '../pipeline/consumer'
 import { previewKind } from './kind'
+import type { PreviewMessage } from '../queue'
 import { CONTENT_TYPES, type PreviewParams, variantName } from './params'
-import { imagePixels, pdfPixels, textPixels } from './render'
-
-/** A queue message asking for one preview (the conversion steps' messages have no `preview`). */
-export interface PreviewMessage {
-  readonly preview: { readonly fileId: string; readonly userId: string; readonly key: string; readonly params: PreviewParams }
-}
-
-export function isPreviewMessage(body: unknown): body is PreviewMessage {
-  return typeof body === 'object' && body !== null && 'preview' in body
-}
 
 export interface DrawDeps {
   readonly db: Database
   readonly bucket: R2Bucket
   readonly config: Config
+  readonly engines: Engines
 }
 
-export async function encodePreview(image: RawImage, params: PreviewParams): Promise<Uint8Array> {
-  if (params.format === 'webp') return encodeWebp(image)
-  if (params.format === 'avif') return encodeAvif(image)
-  return encodePngBytes(image)
-}
-
-/** The Office document's PDF (a conversion of its current content), if the chain has made it. */
-export async function convertedPdf(db: Database, file: FileRow): Promise<FileRow | undefined> {
-  return db.query.files.findFirst({
-    where: and(eq(files.parentId, file.id), eq(files.userId, file.userId), eq(files.contentType, 'application/pdf')),
-    orderBy: desc(files.id),
-  })
-}
-
-/** The preview's pixels, each kind through the engine entry points its conversion uses (and so its limits). */
-async function drawPixels(deps: DrawDeps, file: FileRow, params: PreviewParams): Promise<RawImage> {
+/** The preview drawn and encoded, each kind through the engine entry points its conversion uses (and so its limits). */
+async function draw(deps: DrawDeps, file: FileRow, params: PreviewParams): Promise<Uint8Array> {
   const kind = previewKind(file)
   if (kind === 'office') {
-    const pdf = await convertedPdf(deps.db, file)
+    const pdf = await findConvertedPdf(deps.db, file)
     // Deleted between the request and this drawing: the next request makes it again.
     if (!pdf) throw new ConversionError("the document's PDF was deleted before its preview was drawn: ask again", { status: 503 })
-    return pdfPixels(storedInput(deps.bucket, pdf), params, deps.config)
+    return deps.engines.renderPreview('pdf', storedInput(deps.bucket, pdf), params, deps.config)
   }
-  const input = storedInput(deps.bucket, file)
-  if (kind === 'image') return imagePixels(input, params, deps.config)
-  if (kind === 'pdf') return pdfPixels(input, params, deps.config)
-  if (kind === 'text') return textPixels(input, params)
-  throw new ConversionError(`"${file.name}" has no preview`, { status: 415 })
+  if (!kind) throw new ConversionError(`"${file.name}" has no preview`, { status: 415 })
+  return deps.engines.renderPreview(kind, storedInput(deps.bucket, file), params, deps.config)
 }
 
 /**
@@ -76,8 +47,7 @@ export async function drawPreview(deps: DrawDeps, message: PreviewMessage['previ
   const row = await findPreview(deps.db, file, message.key)
   if (row?.status !== 'queued') return
   try {
-    const image = await drawPixels(deps, file, message.params)
-    const body = await encodePreview(image, message.params)
+    const body = await draw(deps, file, message.params)
     await storePreview(deps, file, message.key, body, CONTENT_TYPES[message.params.format])
   } catch (error) {
     const settled = error instanceof ConversionError ? !error.retryable : error instanceof ApiError && error.status === 413

@@ -9,13 +9,13 @@ import type { Database } from '../db/client'
 import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
 import { findPreview, type PreviewRow, previewKey, queuedPreviews, queuePreview, requeuePreview, unqueuePreview } from '../files/previews'
-import type { FileRow } from '../files/records'
+import { findConvertedPdf, type FileRow } from '../files/records'
 import { conversionErrorCode, type JobRow, type StepMessage } from '../pipeline/jobs'
 import { startJob } from '../pipeline/start'
-import { convertedPdf, type PreviewMessage } from './draw'
+import type { PreviewMessage } from '../queue'
 import { previewKind } from './kind'
+import { checkPreviewPage } from './pages'
 import { CONTENT_TYPES, type PreviewParams, variantName } from './params'
-import { checkPreviewPage } from './render'
 
 export interface PreviewDeps {
   readonly db: Database
@@ -125,7 +125,7 @@ export async function makePreview(deps: PreviewDeps, file: FileRow, params: Prev
       if (error instanceof ConversionError) throw previewFailed({ error: error.message, errorStatus: error.status })
       throw error
     }
-    if (kind === 'office' && !(await convertedPdf(deps.db, file))) return { ready: false, job: await pdfJob(deps, file) }
+    if (kind === 'office' && !(await findConvertedPdf(deps.db, file))) return { ready: false, job: await pdfJob(deps, file) }
     if (await queuePreview(deps.db, file, key, now, PREVIEW_MAX_QUEUED_PER_USER)) await sendDrawing(deps, file, key, params)
     row = await findPreview(deps.db, file, key)
     if (!row && (await queuedPreviews(deps.db, file.userId)) >= PREVIEW_MAX_QUEUED_PER_USER) throw tooManyQueued()

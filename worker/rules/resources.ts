@@ -9,7 +9,7 @@ export interface ModelDefinition {
 
 /** One operation of a route: who may do it, and (create/update) fields set by the server. */
 export interface OperationDefinition {
-  /** true = any valid token; false or a missing entry = nobody; a string = a rule (see the README). */
+  /** true = any valid token; false or a missing entry = nobody; a string = a rule (see docs/rules.md). */
   readonly allow: boolean | string
   /** field → expression (`@user._id`, `@_user.<field>` or a literal); overrides what the client sent. */
   readonly inject?: Readonly<Record<string, string>>

@@ -1,12 +1,26 @@
-// Whether a JPEG is whole. mozjpeg decodes a file cut short without an error (it warns "Premature end of JPEG
-// file" and fills the missing rows with gray), so a truncated upload is found here, by walking its markers
-// and scans to the end-of-image marker, before it is decoded into a half-gray picture.
+// Whether a JPEG is whole, and how many scans it holds. mozjpeg decodes a file cut short without an error (it
+// warns "Premature end of JPEG file" and fills the missing rows with gray), so a truncated upload is found here, by
+// walking its markers and scans to the end-of-image marker, before it is decoded into a half-gray picture. Each
+// scan of a progressive JPEG is a pass of libjpeg-turbo over the whole image, and nothing in the format or in our
+// build (libjpeg-turbo 2.0: no TJPARAM_SCANLIMIT, no djpeg -maxscans) bounds their count: a 95 KB file whose last
+// scan is repeated 1000 times held one synchronous decode for 25 s. The walk counts them first.
 
 const isRestart = (marker: number) => marker >= 0xd0 && marker <= 0xd7
 
-/** True when the marker structure, from SOI, reaches EOI (0xFFD9) inside the bytes. */
-export function reachesEndOfImage(bytes: Uint8Array): boolean {
+/** Scans (SOS segments) a JPEG may hold to be decoded: 10× libjpeg's own progressive script, which writes 10. */
+export const MAX_JPEG_SCANS = 100
+
+export interface JpegStructure {
+  /** The marker structure, from SOI, reaches EOI (0xFFD9) inside the bytes. */
+  readonly isWhole: boolean
+  /** Start-of-scan segments before EOI (or the end of the bytes). */
+  readonly scans: number
+}
+
+/** Walks the markers once, linear in the bytes: each scan's entropy-coded data is skipped to the next marker. */
+export function readJpegStructure(bytes: Uint8Array): JpegStructure {
   let offset = 2
+  let scans = 0
   while (offset + 1 < bytes.length) {
     if (bytes[offset] !== 0xff) {
       // Stray bytes between segments: libjpeg skips them to the next marker, and so do we.
@@ -14,7 +28,7 @@ export function reachesEndOfImage(bytes: Uint8Array): boolean {
       continue
     }
     const marker = bytes[offset + 1]!
-    if (marker === 0xd9) return true
+    if (marker === 0xd9) return { isWhole: true, scans }
     if (marker === 0xff) {
       offset++
       continue
@@ -23,12 +37,18 @@ export function reachesEndOfImage(bytes: Uint8Array): boolean {
       offset += 2
       continue
     }
-    if (offset + 3 >= bytes.length) return false
+    if (offset + 3 >= bytes.length) break
     offset += 2 + ((bytes[offset + 2]! << 8) | bytes[offset + 3]!)
     if (marker === 0xda) {
+      scans++
       // Entropy-coded data runs to the next marker; 0xFF00 is a stuffed byte and restarts belong to the scan.
       while (offset + 1 < bytes.length && !(bytes[offset] === 0xff && bytes[offset + 1] !== 0 && !isRestart(bytes[offset + 1]!))) offset++
     }
   }
-  return false
+  return { isWhole: false, scans }
+}
+
+/** True when the marker structure, from SOI, reaches EOI (0xFFD9) inside the bytes. */
+export function reachesEndOfImage(bytes: Uint8Array): boolean {
+  return readJpegStructure(bytes).isWhole
 }

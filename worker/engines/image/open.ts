@@ -4,7 +4,7 @@
 import type { RawImage } from '../png/encode'
 import { decodeImage, decodeImageRows, type ImageRows } from './decode'
 import { readImageHeader, type ImageHeader } from './header'
-import { reachesEndOfImage } from './jpeg-end'
+import { MAX_JPEG_SCANS, readJpegStructure } from './jpeg-end'
 import { type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
 
 /** The image is refused before or while decoding; `status` is the HTTP status its client gets (415 or 422). */
@@ -28,8 +28,11 @@ export function measureImage(bytes: Uint8Array): ImageHeader {
     throw new ImageRefusedError(`the image cannot be decoded: ${(error as Error).message}`, 422, { cause: error })
   }
   if (!header) throw new ImageRefusedError('not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image', 415)
-  if (header.format === 'jpeg' && !reachesEndOfImage(bytes)) {
-    throw new ImageRefusedError('the JPEG image cannot be decoded: the file ends before its end-of-image marker (truncated)', 422)
+  if (header.format === 'jpeg') {
+    const { isWhole, scans } = readJpegStructure(bytes)
+    if (!isWhole) throw new ImageRefusedError('the JPEG image cannot be decoded: the file ends before its end-of-image marker (truncated)', 422)
+    // Each scan is a pass over the whole image: their count, not the file's size, sets the decoder's work.
+    if (scans > MAX_JPEG_SCANS) throw new ImageRefusedError(`the JPEG image has ${scans} scans; at most ${MAX_JPEG_SCANS} are decoded (each is a pass over the whole image)`, 422)
   }
   return header
 }

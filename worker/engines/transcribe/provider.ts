@@ -2,6 +2,7 @@
 // self-hosting and local runs, or (auto, the default) whichever of the two runs here.
 import type { Config } from '../../config'
 import { openAiTranscriber } from './openai'
+import type { TRANSCRIBE_SETTINGS } from './settings'
 import { type Transcriber, TranscriptionError } from './transcript'
 import { isWorkersAiUnavailable, workersAiTranscriber } from './workers-ai'
 
@@ -10,8 +11,6 @@ const NOT_CONFIGURED =
 
 export const noProvider = () => new TranscriptionError(NOT_CONFIGURED, { status: 502 })
 
-/** The settings that choose and reach the provider. */
-export const TRANSCRIBE_SETTINGS = ['TRANSCRIBE_PROVIDER', 'TRANSCRIBE_URL', 'TRANSCRIBE_API_KEY', 'TRANSCRIBE_MODEL', 'AUDIO_CHUNK_BYTES'] as const
 type TranscribeSettings = Pick<Config, (typeof TRANSCRIBE_SETTINGS)[number]>
 
 export function transcriberFor(config: TranscribeSettings, ai: Ai | undefined): Transcriber {

@@ -1,0 +1,9 @@
+// The image engine Worker (wrangler.engine-image.toml): the image decoders, image → PNG and images' previews.
+import { imageToPng } from '../converters/image-to-png'
+import { encodePreview } from '../previews/encode'
+import { imagePixels } from '../previews/render-image'
+import { engineEntrypoint, type PreviewRenderer } from './host'
+
+export const renderImagePreview: PreviewRenderer = async (input, params, settings) => encodePreview(await imagePixels(input, params, settings), params)
+
+export default engineEntrypoint([imageToPng], { image: renderImagePreview })

@@ -1,0 +1,17 @@
+// An image's preview pixels, through the entry point its conversion uses (openImageInput: the header measured and
+// checked against the limits before anything is decoded), fitted or cropped to the box.
+import type { Config } from '../config'
+import type { ConversionInput } from '../converters/converter'
+import { openImageInput } from '../converters/image-to-png'
+import { coverInto, fitInto } from '../engines/image/resize'
+import type { RawImage } from '../engines/png/encode'
+import { onlyFirstPage } from './pages'
+import type { PreviewParams } from './params'
+
+export async function imagePixels(input: ConversionInput, params: PreviewParams, config: Pick<Config, 'IMAGE_MAX_BYTES' | 'IMAGE_MAX_PIXELS' | 'IMAGE_MAX_SIDE'>): Promise<RawImage> {
+  onlyFirstPage(params, 'an image')
+  // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
+  const bytes = await input.bytes(config.IMAGE_MAX_BYTES)
+  const { image } = await openImageInput(input.name, bytes, { maxPixels: config.IMAGE_MAX_PIXELS, maxSide: config.IMAGE_MAX_SIDE })
+  return params.fit === 'cover' ? coverInto(image, params.width, params.height) : fitInto(image, params.width, params.height)
+}
