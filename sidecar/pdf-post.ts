@@ -3,16 +3,31 @@
 // metadata. Every step reads and writes files in one request's folder; no argument is a shell string.
 import { spawn } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { OverlayStyle, SplitSettings } from './gotenberg-form.ts'
+import { toolSandboxed } from './sandbox.ts'
 
 /** A tool refused the PDF (a damaged watermark file, say) or failed: the message names the step. */
 export class PostProcessError extends Error {}
 
-/** Runs a tool; rejects with its last stderr lines. qpdf's exit 3 means "succeeded with warnings". */
+/**
+ * The folders a tool's arguments name: bare absolute paths and qpdf's `@argument-file` (never an option's value: an
+ * exiftool tag value that names a path is not a folder to open up).
+ */
+export function argumentFolders(args: readonly string[]): string[] {
+  return args.filter((arg) => arg.startsWith('/') || arg.startsWith('@/')).map((arg) => dirname(arg.replace(/^@/, '')))
+}
+
+/**
+ * Runs a tool; rejects with its last stderr lines. qpdf's exit 3 means "succeeded with warnings". Sandboxed in
+ * bubblewrap (sidecar/sandbox.ts) with only its arguments' folders, unless SIDECAR_SANDBOX=none (read as server.ts
+ * reads it: bwrap when unset).
+ */
 function run(command: string, args: readonly string[], timeoutMs: number, okCodes: readonly number[] = [0]): Promise<string> {
+  const isSandboxed = process.env.SIDECAR_SANDBOX !== 'none'
+  const [program, ...programArgs] = isSandboxed ? toolSandboxed(argumentFolders(args), [command, ...args]) : [command, ...args]
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(program!, programArgs, { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout!.on('data', (chunk) => (stdout = (stdout + chunk).slice(-64_000)))
@@ -110,8 +125,12 @@ export async function encryptPdf(input: string, output: string, userPassword: st
   await qpdf([`@${argsFile}`], timeoutMs)
 }
 
-/** Tags exiftool must never write: writing them renames, moves or links the file on disk. */
-const FORBIDDEN_TAGS = ['filename', 'directory', 'hardlink', 'symlink', 'testname', 'filepermissions', 'filemodifydate', 'filecreatedate', 'fileaccessdate', 'fileinodechangedate', 'fileuserid', 'filegroupid']
+/**
+ * Tags exiftool must never write: writing them renames, moves or links the file on disk, or makes exiftool open the
+ * file they name (Geotag reads a GPS track log, and so do Geosync and Geotime with it). Any tag ending in
+ * "filename" is refused too (FileName, OriginalFileName, …): a value there is a path to someone.
+ */
+const FORBIDDEN_TAGS = ['filename', 'directory', 'hardlink', 'symlink', 'testname', 'filepermissions', 'filemodifydate', 'filecreatedate', 'fileaccessdate', 'fileinodechangedate', 'fileuserid', 'filegroupid', 'geotag', 'geosync', 'geotime']
 
 /** The exiftool arguments for Gotenberg's metadata object, or the reason a key or value is refused. */
 export function metadataArguments(metadata: Record<string, unknown>): string[] | string {
@@ -120,7 +139,7 @@ export function metadataArguments(metadata: Record<string, unknown>): string[] |
     if (!/^[A-Za-z][A-Za-z0-9_-]*(:[A-Za-z][A-Za-z0-9_-]*)?$/.test(key)) return `the key '${key}' is not a tag name`
     const tag = key.split(':').pop()!.toLowerCase()
     const group = key.includes(':') ? key.split(':')[0]!.toLowerCase() : ''
-    if (FORBIDDEN_TAGS.includes(tag) || group === 'file' || group === 'system') return `the key '${key}' cannot be written`
+    if (FORBIDDEN_TAGS.includes(tag) || tag.endsWith('filename') || group === 'file' || group === 'system') return `the key '${key}' cannot be written`
     const values = Array.isArray(value) ? value : [value]
     for (const item of values) {
       if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean') return `the value of '${key}' is not a string, number, boolean or list of them`

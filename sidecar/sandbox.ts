@@ -96,3 +96,19 @@ export function sandboxed(installation: Installation, folder: string, bridge: st
   for (const [name, value] of Object.entries(officeEnvironment(folder))) args.push('--setenv', name, value)
   return [...args, ...command]
 }
+
+/**
+ * A tool that reads user input (qpdf, exiftool) inside bubblewrap, as LibreOffice is: no network, a cleared
+ * environment, the installed software read-only (/usr and the loader's cache, Perl's /etc/perl for exiftool), and of
+ * the rest of the disk only `folders` (the request's own), read-write. A metadata value or a PDF that names
+ * /etc/passwd, a FIFO or a socket of the host finds nothing there.
+ */
+export function toolSandboxed(folders: readonly string[], command: readonly string[]): string[] {
+  const args = ['bwrap', '--clearenv', '--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr']
+  args.push('--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin')
+  args.push('--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache', '--ro-bind-try', '/etc/perl', '/etc/perl')
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp')
+  for (const folder of new Set(folders)) args.push('--bind', folder, folder)
+  args.push('--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'LANG', 'C.UTF-8')
+  return [...args, ...command]
+}

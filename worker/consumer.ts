@@ -33,7 +33,8 @@ export function consumerHandlers<E extends Omit<ConsumerEnv, keyof EngineBinding
   async scheduled(_controller, env) {
     await runSweeps({ db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) })
   },
-  // One queue carries conversion steps and preview drawings (worker/previews/draw.ts), told apart by their shape.
+  // Conversion steps and preview drawings (worker/previews/draw.ts) come on queues of their own and share the dead
+  // letter queue; each batch is told apart by shape (a drawing sent before the queues were split still arrives here).
   async queue(batch, env, ctx) {
     const deps = pipelineDeps(env, ctx, enginesOf(env))
     const previews = batch.messages.filter((message): message is Message<PreviewMessage> => isPreviewMessage(message.body))

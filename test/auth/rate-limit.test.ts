@@ -83,6 +83,41 @@ describe('rate limits', () => {
   })
 })
 
+describe('per-account guessing bounded whatever the addresses (N = 3 here: an hourly ceiling of 6N = 18 failures)', () => {
+  const limited = { AUTH_RATE_LIMIT_PER_MINUTE: '3' }
+  const login = (json: object, ip = randomIp()) => callWithSettings(limited, 'POST', '/auth/login', { ip, json })
+
+  it('past the ceiling, fresh addresses do not buy fresh guesses: tries wait their turn (429 + Retry-After), the owner is emailed a reset link, and that link lets them in', async () => {
+    const user = await signUp()
+    // 18 wrong passwords, each from a new address: each is answered (no address failed twice).
+    const first: number[] = []
+    for (let i = 0; i < 18; i++) first.push((await login({ email: user.email, password: `guess ${i}` })).status)
+    expect(first).toEqual(Array(18).fill(401))
+    // Reaching the ceiling emailed the owner a password-reset link (callWithSettings waits for the delivery).
+    const resets = (await emailsTo(user.email)).filter((email) => email.body.subject === 'Reset your password')
+    expect(resets).toHaveLength(1)
+
+    // Ten more guesses at once, each from a new address: one turn at a time for the whole account.
+    const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => login({ email: user.email, password: `burst ${i}` })))
+    const statuses = burst.map((res) => res.status)
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(2)
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(8)
+    const refused = burst.find((res) => res.status === 429)!
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(await refused.json()).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringContaining('POST /auth/forgot') })
+
+    // The owner's way in, whatever the guesser does: the emailed link sets a new password, and it signs in at once.
+    const reset = await callJson('POST', '/auth/reset', { json: { token: tokenIn(resets[0]!), password: 'a brand new password' } })
+    expect(reset.status).toBe(200)
+    expect((await login({ email: user.email, password: 'a brand new password' })).status).toBe(200)
+  })
+
+  it('the turns grow apart: 1 s, then 2 s after N more failures past the ceiling', async () => {
+    const { guardedDelayMs, GUARDED_MAX_DELAY_MS } = await import('../../worker/auth/rate-limit')
+    expect([0, 2, 3, 5, 6, 9, 30, 1000].map((excess) => guardedDelayMs(excess, 3))).toEqual([1000, 1000, 2000, 2000, 4000, 8000, 300_000, GUARDED_MAX_DELAY_MS])
+  })
+})
+
 /** Runs attempts inside one fixed one-minute window of the limiter; in the rare case that a minute boundary fell in
  * the middle (the count restarted), runs them again from scratch. */
 async function inOneWindow<T>(attempts: () => Promise<T>): Promise<T> {

@@ -24,16 +24,20 @@ describe('wrangler.toml (the API Worker)', () => {
   it('consumes no queue and has no cron: conversions and sweeps never run in an API isolate', () => {
     expect(api.queues.consumers ?? []).toEqual([])
     expect(api.triggers.crons ?? []).toEqual([])
-    expect(api.queues.producers).toEqual([{ binding: 'CONVERSIONS', queue: 'edgefloor-conversions' }])
+    expect(api.queues.producers).toEqual([
+      { binding: 'CONVERSIONS', queue: 'edgefloor-conversions' },
+      { binding: 'PREVIEWS', queue: 'edgefloor-previews' },
+    ])
   })
 })
 
 describe('wrangler.consumer.toml (the consumer Worker)', () => {
-  it('consumes the conversions and their dead letters and runs the sweeps, and serves nothing', () => {
+  it('consumes the conversions, the preview drawings (a queue of their own) and their dead letters and runs the sweeps, and serves nothing', () => {
     expect(consumer.name).toBe('edgefloor-consumer')
     expect(consumer.main).toBe(join(root, 'worker/consumer.ts'))
     expect(consumer.queues.consumers?.map((queue: { queue: string; dead_letter_queue?: string }) => [queue.queue, queue.dead_letter_queue])).toEqual([
       ['edgefloor-conversions', 'edgefloor-conversions-dlq'],
+      ['edgefloor-previews', 'edgefloor-conversions-dlq'],
       ['edgefloor-conversions-dlq', undefined],
     ])
     expect(consumer.triggers.crons).toEqual(['*/15 * * * *'])

@@ -6,6 +6,7 @@ import { crc32 } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { call, callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
+import { concatBytes } from '../support/bytes'
 import { uploaded } from '../support/files'
 import { deflate, deflatedZeros } from '../hostile/corpus'
 
@@ -18,14 +19,8 @@ function chunk(type: string, data: Uint8Array): Uint8Array {
 }
 
 function png(width: number, height: number, colourType: number, ...chunks: Uint8Array[]): Uint8Array {
-  const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', new Uint8Array([...u32be(width), ...u32be(height), 8, colourType, 0, 0, 0])), ...chunks, chunk('IEND', new Uint8Array())]
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    out.set(part, at)
-    at += part.length
-  }
-  return out
+  const signature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
+  return concatBytes(signature, chunk('IHDR', new Uint8Array([...u32be(width), ...u32be(height), 8, colourType, 0, 0, 0])), ...chunks, chunk('IEND', new Uint8Array()))
 }
 
 /** A 1000 × 1000 gray PNG whose IDAT inflates to 200 MiB of zero rows (filter 0, black), 1,001,000 bytes of them its own. */

@@ -46,6 +46,11 @@ export class RateLimiter extends DurableObject<Env> {
     const { windowStart, count } = this.current(windowMs, Date.now())
     this.ctx.storage.kv.put('window', { windowStart, count: count + 1 })
   }
+
+  /** Forgets the count. */
+  async clear(): Promise<void> {
+    this.ctx.storage.kv.delete('window')
+  }
 }
 
 type Limiters = DurableObjectNamespace<RateLimiter>
@@ -77,28 +82,69 @@ export async function enforceRateLimit(namespace: Limiters, config: Config, keys
 
 /** Under attack (this many failures a minute for one email, from any addresses), each address gets one try. */
 export const EMAIL_FAILURE_CEILING_FACTOR = 3
+/** Failures an hour for one email, from any addresses, before every further try waits its turn: 6N (60 at N = 10). */
+export const EMAIL_HOURLY_CEILING_FACTOR = 6
+const HOUR_MS = 60 * MINUTE_MS
+/** The longest wait between two tries of one account past its hourly ceiling. */
+export const GUARDED_MAX_DELAY_MS = 5 * MINUTE_MS
+
+/**
+ * The wait between two tries of an account `excess` failures past its hourly ceiling: 1 s, doubling every N
+ * failures, at most 5 minutes. A guesser from any number of addresses gets about 12 tries an hour once at the cap.
+ */
+export function guardedDelayMs(excess: number, limit: number): number {
+  return Math.min(GUARDED_MAX_DELAY_MS, 1000 * 2 ** Math.floor(Math.max(0, excess) / Math.max(1, limit)))
+}
+
+export interface LockoutHooks {
+  /** Called once, when a failure brings the account to its hourly ceiling (the route emails the owner a sign-in link). */
+  readonly onCeilingReached?: () => void
+}
+
+const guarded = (retryAfter: number) =>
+  new ApiError('RATE_LIMITED', {
+    message: `too many failed sign-ins for this account from many addresses: try again in ${retryAfter} s, or sign in with the link of a password reset (POST /auth/forgot), which its owner was emailed`,
+    headers: { 'retry-after': String(retryAfter) },
+    details: { retry_after: retryAfter },
+  })
 
 /**
  * Runs a login attempt under the lockout policy: refused (429) when this (email, address) already failed
  * AUTH_RATE_LIMIT_PER_MINUTE times this minute, or when the email failed more than the ceiling (3× that, from
- * any addresses) and this address failed it at least once. A failure (`attempt` throwing INVALID_CREDENTIALS) is
- * counted on both; a success counts nothing. So an address that has not failed for this email is never refused.
+ * any addresses) and this address failed it at least once. Past 6N failures in an hour, from any addresses, every
+ * try of the account waits its turn, the turns growing apart (guardedDelayMs): fresh addresses do not buy fresh
+ * guesses. That is a delay, not a lock: the owner is emailed a password-reset link when the ceiling is reached, and
+ * that link lets them in whatever the guesser does. A failure (`attempt` throwing INVALID_CREDENTIALS) is counted;
+ * a success counts nothing.
  */
-export async function withLoginLockout<T>(namespace: Limiters, config: Config, email: string, address: string, attempt: () => Promise<T>): Promise<T> {
+export async function withLoginLockout<T>(namespace: Limiters, config: Config, email: string, address: string, attempt: () => Promise<T>, hooks: LockoutHooks = {}): Promise<T> {
   const limit = config.AUTH_RATE_LIMIT_PER_MINUTE
   if (limit === 0) return attempt()
   const pairKey = `login-failures:${email}:${address}`
   const emailKey = `login-failures:${email}`
-  const [pair, all] = await Promise.all([limiter(namespace, pairKey).peek(), limiter(namespace, emailKey).peek()])
+  const hourKey = `login-failures-hour:${email}`
+  const hourlyCeiling = limit * EMAIL_HOURLY_CEILING_FACTOR
+  const [pair, all, hour] = await Promise.all([limiter(namespace, pairKey).peek(), limiter(namespace, emailKey).peek(), limiter(namespace, hourKey).peek(HOUR_MS)])
   if (pair.count >= limit || (all.count >= limit * EMAIL_FAILURE_CEILING_FACTOR && pair.count >= 1)) throw rateLimited(pair.retryAfterSeconds)
+  if (hour.count >= hourlyCeiling) {
+    // One try per turn for the whole account, whichever address asks.
+    const turn = await limiter(namespace, `login-turn:${email}`).hit(1, guardedDelayMs(hour.count - hourlyCeiling, limit))
+    if (!turn.allowed) throw guarded(turn.retryAfterSeconds)
+  }
   try {
     return await attempt()
   } catch (error) {
     if (error instanceof ApiError && error.code === 'INVALID_CREDENTIALS') {
-      await Promise.all([limiter(namespace, pairKey).add(), limiter(namespace, emailKey).add()])
+      await Promise.all([limiter(namespace, pairKey).add(), limiter(namespace, emailKey).add(), limiter(namespace, hourKey).add(HOUR_MS)])
+      if (hour.count + 1 === hourlyCeiling) hooks.onCeilingReached?.()
     }
     throw error
   }
+}
+
+/** After a password reset the guesses counted against the old password are spent: the owner signs in at once. */
+export async function clearLoginGuard(namespace: Limiters, email: string): Promise<void> {
+  await Promise.all([limiter(namespace, `login-failures-hour:${email}`).clear(), limiter(namespace, `login-turn:${email}`).clear()])
 }
 
 const RESET_EMAIL_GAP_MS = 5 * MINUTE_MS

@@ -10,7 +10,7 @@ import { models } from '../rules/resources'
 import { buildValueSchemas, displayName, type ValueSchemas, type ValuesMap } from '../rules/values'
 import { deliverAccountEmail } from './delivery'
 import { requireAuth } from './middleware'
-import { clientAddress, enforceRateLimit, mayMailReset, withLoginLockout } from './rate-limit'
+import { clearLoginGuard, clientAddress, enforceRateLimit, mayMailReset, withLoginLockout } from './rate-limit'
 import { deviceLabel, endSession, endSessionOf, findRefreshToken, listSessions, rotateRefreshToken, startSession, type ClientFacts } from './sessions'
 import { issueToken, readToken } from './tokens'
 import { requireSecondStep } from './totp'
@@ -103,6 +103,12 @@ function limitAccountAttempts(c: Ctx, action: string, userId: string) {
   return enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [`${action}:account:${userId}`])
 }
 
+/** A password-reset email to the account of `email`, if there is one: at most one per address every few minutes and a few a day, whoever asks. */
+async function mailResetLink(c: Ctx, email: string): Promise<void> {
+  const user = await findUserByEmail(c.var.db, email)
+  if (user && (await mayMailReset(c.env.RATE_LIMITER, user.email))) await deliverAccountEmail(c.var.config, 'passwordReset', user)
+}
+
 export async function openSession(c: Ctx, user: UserRecord) {
   const { sessionId, refreshToken } = await startSession(c.var.db, c.var.config, user.id, clientOf(c))
   const access = await issueToken(c.var.config, 'auth', user, sessionId)
@@ -153,7 +159,9 @@ const login = endpoint(
     const { email, password } = c.req.valid('json')
     await limitAttempts(c, 'login')
     const address = clientAddress(c.var.config, c.req.raw.headers)
-    const user = await withLoginLockout(c.env.RATE_LIMITER, c.var.config, normalizeEmail(email), address, () => authenticate(c.var.db, email, password))
+    // Past the account's hourly ceiling its owner gets a password-reset link (capped as /auth/forgot's): their way in.
+    const mailOwner = () => c.executionCtx.waitUntil(mailResetLink(c, email))
+    const user = await withLoginLockout(c.env.RATE_LIMITER, c.var.config, normalizeEmail(email), address, () => authenticate(c.var.db, email, password), { onCeilingReached: mailOwner })
     if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) throw new ApiError('EMAIL_NOT_VERIFIED')
     await requireSecondStep(c.var.db, c.var.config, user)
     return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
@@ -225,10 +233,8 @@ const forgot = endpoint(
   async (c) => {
     const { email } = c.req.valid('json')
     await limitAttempts(c, 'forgot', email)
-    const user = await findUserByEmail(c.var.db, email)
-    // Delivered after the response, so an existing address does not answer slower than an unknown one; at most one
-    // reset email per address every few minutes and a few a day, whoever asks.
-    if (user) c.executionCtx.waitUntil(mayMailReset(c.env.RATE_LIMITER, user.email).then((may) => may && deliverAccountEmail(c.var.config, 'passwordReset', user)))
+    // Delivered after the response, so an existing address does not answer slower than an unknown one.
+    c.executionCtx.waitUntil(mailResetLink(c, email))
     return c.json({ message: 'if an account exists for this address, a password reset email was sent' }, 200)
   },
   [{ path: '/user/reset/password' }],
@@ -253,6 +259,7 @@ const reset = endpoint(
     if (!user || user.securityStamp !== claims.stm) throw invalidToken()
     if (!(await spendToken(c.var.db, claims.jti, claims.exp))) throw invalidToken()
     await replacePassword(c.var.db, user.id, password)
+    await clearLoginGuard(c.env.RATE_LIMITER, normalizeEmail(user.email))
     return c.json({ message: 'password changed; every session was signed out' }, 200)
   },
   [{ method: 'put', path: '/user/reset/password' }],

@@ -15,7 +15,7 @@ import { holdQuota } from '../files/quota'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
 import { openOptions } from './job-secrets'
-import { ensureSteps, failJob, finishJobIfDone, newStep, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
+import { ensureSteps, failJob, finishJobIfDone, newStep, shouldYieldTurn, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
 import { outputName } from './naming'
 import { notifyJobFinished } from './webhooks'
 import { enqueueSteps } from '../queue'
@@ -180,9 +180,25 @@ export function retryDelaySeconds(attempt: number): number {
   return Math.min(300, 2 ** Math.max(1, attempt))
 }
 
+/** How long a step that let another user go first waits before it is delivered again. */
+const YIELD_DELAY_SECONDS = 1
+
+/**
+ * A step whose user has more steps in line than another user who is waiting goes to the back of the line: sent
+ * again as a new message (its attempts are not spent) and this one acknowledged. Answers whether it did.
+ */
+async function yieldedTurn(deps: PipelineDeps, message: Message<StepMessage>): Promise<boolean> {
+  const job = await deps.db.query.jobs.findFirst({ where: eq(jobs.id, message.body.jobId), columns: { userId: true } })
+  if (!job || !(await shouldYieldTurn(deps.db, job.userId))) return false
+  await deps.queue.send(message.body, { delaySeconds: YIELD_DELAY_SECONDS })
+  message.ack()
+  return true
+}
+
 export async function consumeConversions(messages: readonly Message<StepMessage>[], deps: PipelineDeps): Promise<void> {
   for (const message of messages) {
     try {
+      if (await yieldedTurn(deps, message)) continue
       await runStep(deps, message.body, message.attempts)
       message.ack()
     } catch (error) {

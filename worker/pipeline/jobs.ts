@@ -1,7 +1,7 @@
 // Jobs and steps in D1: creating a job with its first step, the caller-scoped lookups, the job's public view
 // with its files in chain order, and the bookkeeping the consumer does as steps finish.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, lte, sql } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
 import type { ConverterInfo } from '../converters/converter'
@@ -106,6 +106,72 @@ const sortedOptions = (options: JobOptions = {}): JobOptions => Object.fromEntri
  * Creates the job and its first step (queued), unless an equal job (same file, same content, same options) is
  * queued or running: then answers that one and no step. The caller enqueues the step it gets.
  */
+/**
+ * Conversion steps one user may have waiting or running at once, like the previews' 20 (worker/previews/make.ts):
+ * past it, a new conversion is refused with 429 and Retry-After, so one account cannot fill the queue every user
+ * shares. A chain's later steps and a PDF's pages come from steps already counted and are not refused.
+ */
+export const STEPS_MAX_QUEUED_PER_USER = 20
+export const STEPS_RETRY_AFTER_SECONDS = 10
+
+/** The user's steps queued or running, across their unfinished jobs. */
+export async function queuedSteps(db: Database, userId: string): Promise<number> {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)` })
+    .from(jobSteps)
+    .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
+    .where(and(eq(jobs.userId, userId), inArray(jobs.status, ['queued', 'running']), inArray(jobSteps.status, ['queued', 'running'])))
+  return row?.count ?? 0
+}
+
+const tooManySteps = () =>
+  new ApiError('RATE_LIMITED', {
+    message: `${STEPS_MAX_QUEUED_PER_USER} of your conversion steps are queued or running: ask again in ${STEPS_RETRY_AFTER_SECONDS} s`,
+    headers: { 'retry-after': String(STEPS_RETRY_AFTER_SECONDS) },
+    details: { retry_after: STEPS_RETRY_AFTER_SECONDS },
+  })
+
+/** 429 RATE_LIMITED when the user already has STEPS_MAX_QUEUED_PER_USER steps waiting or running. */
+export async function checkQueuedSteps(db: Database, userId: string): Promise<void> {
+  if ((await queuedSteps(db, userId)) >= STEPS_MAX_QUEUED_PER_USER) throw tooManySteps()
+}
+
+/**
+ * After a new job's first step is written: requests racing past checkQueuedSteps are settled by step id (ids grow
+ * with time), so the user's first STEPS_MAX_QUEUED_PER_USER active steps stay, and a later one is withdrawn (its
+ * job and step deleted, before anything was sent) and answered 429.
+ */
+export async function keepWithinShare(db: Database, userId: string, job: JobRow, step: StepRow): Promise<void> {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)` })
+    .from(jobSteps)
+    .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
+    .where(and(eq(jobs.userId, userId), inArray(jobs.status, ['queued', 'running']), inArray(jobSteps.status, ['queued', 'running']), lte(jobSteps.id, step.id)))
+  if ((row?.count ?? 0) <= STEPS_MAX_QUEUED_PER_USER) return
+  await db.batch([db.delete(jobSteps).where(eq(jobSteps.jobId, job.id)), db.delete(jobs).where(eq(jobs.id, job.id))])
+  throw tooManySteps()
+}
+
+/**
+ * Whether a step of `userId` should let another user's waiting step go first: this user has more than
+ * YIELD_ABOVE_STEPS steps queued or running, and some other user has a step waiting and fewer of them. The consumer sends such a step to the back of the line, so a
+ * user's backlog takes turns with everyone else's first answers instead of standing before them.
+ */
+export const YIELD_ABOVE_STEPS = 4
+
+export async function shouldYieldTurn(db: Database, userId: string): Promise<boolean> {
+  const active = await db
+    .select({ userId: jobs.userId, waiting: sql<number>`sum(${jobSteps.status} = 'queued')`, steps: sql<number>`count(*)` })
+    .from(jobSteps)
+    .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
+    .where(and(inArray(jobs.status, ['queued', 'running']), inArray(jobSteps.status, ['queued', 'running'])))
+    .groupBy(jobs.userId)
+  const mine = active.find((row) => row.userId === userId)?.steps ?? 0
+  // A few steps of one user (a chain, a PDF's pages) run as they come; only a backlog takes turns.
+  if (mine <= YIELD_ABOVE_STEPS) return false
+  return active.some((row) => row.userId !== userId && row.waiting > 0 && row.steps < mine)
+}
+
 export async function createJob(
   db: Database,
   file: FileRow,

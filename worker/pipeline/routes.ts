@@ -16,7 +16,7 @@ import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
 import { startJob, waitForJob } from './start'
-import { conversionErrorCode, findOwnedJob, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
+import { checkQueuedSteps, conversionErrorCode, findOwnedJob, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
 import { checkCallbackUrl, webhookSecret } from './webhooks'
 import { enqueueSteps } from '../queue'
 
@@ -79,6 +79,7 @@ const convert = route({
     404: errorResponse('File not found'),
     415: errorResponse('No converter accepts this file, or the converter of its extension does not read the type sniffed from its bytes'),
     422: errorResponse('A step failed for good (the message names the step and the reason), or no chain reaches `to` (images to .txt: OCR is not supported)'),
+    429: errorResponse('20 of your conversion steps are queued or running already (Retry-After)'),
     503: errorResponse('A step kept failing for transient reasons'),
   },
 })
@@ -119,7 +120,7 @@ const retryJob = route({
   summary: 'Run the failed steps of a failed job again, and the steps its failure left unrun',
   middleware: [auth] as const,
   request: { params: JobParams },
-  responses: { 202: jsonResponse(JobSchema, 'The job, queued again'), 404: errorResponse('Job not found'), 409: errorResponse('The job has not failed') },
+  responses: { 202: jsonResponse(JobSchema, 'The job, queued again'), 404: errorResponse('Job not found'), 409: errorResponse('The job has not failed'), 429: errorResponse('20 of your conversion steps are queued or running already (Retry-After)') },
 })
 
 const fileJobs = route({
@@ -222,6 +223,7 @@ export function pipelineRoutes() {
     .openapi(retryJob, async (c) => {
       const job = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
       if (job.status !== 'failed') throw new ApiError('JOB_NOT_FAILED', { message: `the job is ${job.status}; only a failed job can be retried` })
+      await checkQueuedSteps(c.var.db, c.var.user.id)
       await enqueueSteps(c.env.CONVERSIONS, await reopenFailedJob(c.var.db, job))
       c.header('location', `/jobs/${job.id}`)
       return c.json(await jobView(c.var.db, c.var.config, links(c), { ...job, status: 'running', error: null }), 202)

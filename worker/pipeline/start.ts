@@ -9,7 +9,7 @@ import type { Database } from '../db/client'
 import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
 import type { FileRow } from '../files/records'
-import { createJob, jobNotFound, type JobRow, type StepMessage } from './jobs'
+import { checkQueuedSteps, createJob, jobNotFound, keepWithinShare, type JobRow, type StepMessage } from './jobs'
 import { sealOptions } from './job-secrets'
 import { checkCallbackUrl } from './webhooks'
 import { enqueueSteps } from '../queue'
@@ -20,21 +20,24 @@ import { enqueueSteps } from '../queue'
  */
 export async function autoConvert(c: Context<AppEnv>, row: FileRow): Promise<void> {
   if (!c.var.config.FILES_AUTO_CONVERT || !converterForFile(row).converter) return
-  await startJob({ db: c.var.db, queue: c.env.CONVERSIONS }, c.var.config, row)
+  // Not bounded by STEPS_MAX_QUEUED_PER_USER: the upload is stored already, and a 429 would read as a failed upload.
+  await startJob({ db: c.var.db, queue: c.env.CONVERSIONS }, c.var.config, row, { bounded: false })
 }
 
 export async function startJob(
   deps: { db: Database; queue: Queue<StepMessage> },
   config: Config,
   file: FileRow,
-  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string; target?: string } = {},
+  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string; target?: string; bounded?: boolean } = {},
 ): Promise<JobRow> {
   const choice = request.target ? converterToward(file, request.target) : converterForFile(file)
   if (!choice.converter) throw new ApiError(choice.status === 415 ? 'UNSUPPORTED_FORMAT' : 'NOT_CONVERTIBLE', { message: choice.refusal })
   const { converter } = choice
   const callbackUrl = request.callbackUrl ? await checkCallbackUrl(config, request.callbackUrl) : undefined
+  if (request.bounded !== false) await checkQueuedSteps(deps.db, file.userId)
   const options = await sealOptions(config, file.userId, request.options)
   const { job, step } = await createJob(deps.db, file, converter, { options, callbackUrl, target: request.target })
+  if (step && request.bounded !== false) await keepWithinShare(deps.db, file.userId, job, step)
   // No step: an equal job is already queued or running, and this request follows it.
   if (step) await enqueueSteps(deps.queue, [step])
   return job

@@ -19,7 +19,10 @@ import { CONTENT_TYPES, type PreviewParams, variantName } from './params'
 
 export interface PreviewDeps {
   readonly db: Database
-  readonly queue: Queue<StepMessage | PreviewMessage>
+  /** Conversion steps (an Office document's PDF). */
+  readonly queue: Queue<StepMessage>
+  /** Drawings: their own queue, never behind conversion steps. */
+  readonly previews: Queue<PreviewMessage>
   readonly config: Config
 }
 
@@ -84,7 +87,7 @@ async function pdfJob(deps: PreviewDeps, file: FileRow): Promise<JobRow> {
 
 async function sendDrawing(deps: PreviewDeps, file: FileRow, key: string, params: PreviewParams): Promise<void> {
   try {
-    await deps.queue.send({ preview: { fileId: file.id, userId: file.userId, key, params } })
+    await deps.previews.send({ preview: { fileId: file.id, userId: file.userId, key, params } })
   } catch (error) {
     // Not sent: the row goes, so the next request queues it again instead of waiting for a drawing that never comes.
     await unqueuePreview(deps.db, file, key)

@@ -58,7 +58,7 @@ export function previewRoutes() {
     }
     const respondAsync = /\brespond-async\b/i.test(c.req.header('prefer') ?? '')
     const waitMs = respondAsync ? 0 : c.var.config.PREVIEW_WAIT_MS
-    const answer = await makePreview({ db: c.var.db, queue: c.env.CONVERSIONS, config: c.var.config }, file, params, waitMs)
+    const answer = await makePreview({ db: c.var.db, queue: c.env.CONVERSIONS, previews: c.env.PREVIEWS, config: c.var.config }, file, params, waitMs)
     if (!answer.ready) {
       c.header('retry-after', String(PREVIEW_RETRY_AFTER_SECONDS))
       if (respondAsync) c.header('preference-applied', 'respond-async')
