@@ -9,6 +9,8 @@ import guide from '../../docs/global-clients.md?raw'
 import { createApp } from '../../worker/app'
 import { issueToken } from '../../worker/auth/tokens'
 import { loadConfig } from '../../worker/config'
+import { previewCacheKey } from '../../worker/previews/edge-cache'
+import { PreviewQuery, previewParams } from '../../worker/previews/params'
 import { call, callJson, requestFor, type CallOptions } from '../support/api'
 import { signUp, uniqueEmail, type TestUser } from '../support/accounts'
 import { D1Recorder } from '../support/counting-d1'
@@ -125,8 +127,10 @@ const SCENARIOS: Record<string, Scenario> = {
   'GET /files/:id/download': async ({ alice, fileId }) => ['GET', `/files/${fileId}/download`, { token: alice.token }],
   'GET /files/:id/preview': async ({ alice }) => {
     const file = await uploaded(alice, 'pixel.txt', 'preview me')
-    // Drawn once (by the consumer), so the counted request is the repeat a client makes.
+    // Drawn once (by the consumer) and kept by the location's cache: the counted request is the repeat a client makes.
     await (await call('GET', `/files/${file._id}/preview?w=64`, { token: alice.token })).arrayBuffer()
+    const key = previewCacheKey({ userId: alice.id, hash: file.hash, extension: file.extension, contentType: file.content_type }, previewParams(PreviewQuery.parse({ w: '64' }), undefined))
+    await expect.poll(async () => (await caches.default.match(key)) !== undefined).toBe(true)
     return ['GET', `/files/${file._id}/preview?w=64`, { token: alice.token }]
   },
   'GET /convert/:extension': async ({ alice }) => ['GET', '/convert/pdf', { token: alice.token }],
