@@ -26,9 +26,12 @@ const wait = (ms: number) => (ms > 0 ? new Promise((resolve) => setTimeout(resol
 
 type Where = 'primary' | 'replica'
 
-function delayedTarget(inner: D1Database | D1DatabaseSession, delays: Delays, reads: Where) {
+/** `firstAtPrimary`: a `first-primary` session's first round trip goes to the primary, its later reads to a replica. */
+function delayedTarget(inner: D1Database | D1DatabaseSession, delays: Delays, reads: Where, firstAtPrimary = false) {
+  let isFirst = firstAtPrimary
   const trip = async <T>(queries: string[], run: () => Promise<T>) => {
-    const atPrimary = !delays.hasReplicas || reads === 'primary' || queries.some((query) => WRITE.test(query))
+    const atPrimary = !delays.hasReplicas || reads === 'primary' || isFirst || queries.some((query) => WRITE.test(query))
+    isFirst = false
     await wait(atPrimary ? delays.primaryMs : delays.replicaMs)
     return run()
   }
@@ -60,10 +63,11 @@ function delayedD1(binding: D1Database, delays: Delays): D1Database {
     ...delayedTarget(binding, delays, 'primary'),
     exec: (query: string) => wait(delays.primaryMs).then(() => binding.exec(query)),
     dump: () => binding.dump(),
-    // A session's reads go to the nearest replica that has its bookmark; its writes to the primary.
+    // A session's reads go to the nearest replica that has its bookmark (after a first-primary session's first round
+    // trip); its writes to the primary.
     withSession: (constraint?: string) => {
       const session = binding.withSession(constraint)
-      return { ...delayedTarget(session, delays, 'replica'), getBookmark: () => session.getBookmark() }
+      return { ...delayedTarget(session, delays, 'replica', constraint === 'first-primary'), getBookmark: () => session.getBookmark() }
     },
   } as unknown as D1Database
 }
