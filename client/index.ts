@@ -82,12 +82,25 @@ export class EdgefloorClient {
    */
   readonly api: ReturnType<typeof hc<App>>
   token: string | undefined
+  /**
+   * The newest D1 bookmark the API answered (X-D1-Bookmark), sent with every call: a read then sees what this client
+   * wrote, though it is answered from a replica. Bookmarks sort oldest to newest as text.
+   */
+  bookmark: string | undefined
   readonly #fetch: typeof fetch
 
   constructor(baseUrl: string, options: ClientOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '')
     this.token = options.token
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init))
+    const send = options.fetch ?? ((input, init) => fetch(input, init))
+    this.#fetch = async (input, init) => {
+      const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined))
+      if (this.bookmark && !headers.has('x-d1-bookmark')) headers.set('x-d1-bookmark', this.bookmark)
+      const response = await send(input, { ...init, headers })
+      const answered = response.headers.get('x-d1-bookmark')
+      if (answered && (!this.bookmark || answered > this.bookmark)) this.bookmark = answered
+      return response
+    }
     this.api = hc<App>(this.baseUrl, {
       fetch: this.#fetch,
       headers: (): Record<string, string> => (this.token ? { authorization: `Bearer ${this.token}` } : {}),

@@ -8,7 +8,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
-import { requestFor, type CallOptions } from '../support/api'
+import { BASE, requestFor, type CallOptions } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { D1Recorder } from '../support/counting-d1'
 
@@ -78,4 +78,28 @@ describe('D1 sessions per request, with bookmarks (X-D1-Bookmark)', () => {
       expect(refused.trips).toEqual([])
     },
   )
+})
+
+describe('@edgefloor/client keeps the bookmark', () => {
+  it('sends the newest bookmark it was answered with every call, so its reads see its writes', async () => {
+    const { EdgefloorClient } = await import('../../client/index')
+    const sent: Array<string | null> = []
+    const client = new EdgefloorClient(BASE, {
+      token: user.token,
+      fetch: async (input, init) => {
+        const request = new Request(input, init)
+        sent.push(request.headers.get('x-d1-bookmark'))
+        return app.fetch(request, env, createExecutionContext())
+      },
+    })
+    expect(client.bookmark).toBeUndefined()
+    const stored = await client.upload(new Blob(['through the client']), { name: 'client.txt' })
+    expect(sent).toEqual([null])
+    const afterWrite = client.bookmark!
+    expect(afterWrite).toMatch(BOOKMARK)
+    const read = await client.api.files[':id'].$get({ param: { id: stored._id } })
+    expect(read.status).toBe(200)
+    expect(sent[1]).toBe(afterWrite)
+    expect(isNotOlder(client.bookmark!, afterWrite)).toBe(true)
+  })
 })
