@@ -98,6 +98,11 @@ const TERMINAL: ReadonlySet<Job['status']> = new Set(['done', 'failed'])
 export class EdgefloorClient {
   readonly baseUrl: string
   readonly tokens: TokenStore
+  /**
+   * The newest D1 bookmark the API answered (X-D1-Bookmark), sent with every call: a read then sees what this client
+   * wrote, though it is answered from a replica. Bookmarks sort oldest to newest as text.
+   */
+  bookmark: string | undefined
   readonly #fetch: typeof fetch
   readonly #onSignedOut: (() => void) | undefined
   #refreshing: Promise<Tokens | undefined> | undefined
@@ -106,7 +111,15 @@ export class EdgefloorClient {
     this.baseUrl = baseUrl.replace(/\/+$/, '')
     this.tokens = options.tokenStore ?? memoryTokenStore()
     if (options.token) this.tokens.set({ token: options.token })
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init))
+    const send = options.fetch ?? ((input, init) => fetch(input, init))
+    this.#fetch = async (input, init) => {
+      const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined))
+      if (this.bookmark && !headers.has('x-d1-bookmark')) headers.set('x-d1-bookmark', this.bookmark)
+      const response = await send(input, { ...init, headers })
+      const answered = response.headers.get('x-d1-bookmark')
+      if (answered && (!this.bookmark || answered > this.bookmark)) this.bookmark = answered
+      return response
+    }
     this.#onSignedOut = options.onSignedOut
   }
 

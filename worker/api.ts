@@ -1,6 +1,7 @@
 // The typed Hono environment and the router factory every route module uses: zod-validated, OpenAPI-described
 // routes whose validation failures answer 400 { message, code, issues }.
 import { createRoute, OpenAPIHono, type RouteConfig, z } from '@hono/zod-openapi'
+import type { TokenClaims } from './auth/tokens'
 import type { AccountRecord, AuthUser } from './auth/users'
 import type { Config } from './config'
 import type { Database } from './db/client'
@@ -17,6 +18,8 @@ export interface AppEnv {
     account: AccountRecord
     /** The session of the caller's access token (set by requireAuth). */
     sessionId: string
+    /** A verified access token whose session check waits to share the route's first round trip (requireAuth `sharesRoundTrip`). */
+    pendingClaims: (TokenClaims & { sid: string }) | undefined
   }
 }
 

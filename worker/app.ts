@@ -7,6 +7,7 @@ import { totpRoutes } from './auth/totp-routes'
 import { loadConfig } from './config'
 import { cors } from './cors'
 import { openDatabase } from './db/client'
+import { d1Session } from './db/replicas'
 import { ApiError, toErrorResponse } from './errors'
 import { compileResources } from './rules/compile'
 import { resources, type ResourceConfig } from './rules/resources'
@@ -50,6 +51,7 @@ export function createApp(options: AppOptions = {}) {
   })
 
   app.use(cors)
+  app.use(d1Session)
 
   const limitJson = bodyLimit({
     maxSize: JSON_BODY_MAX_BYTES,

@@ -27,20 +27,23 @@ function countingD1(real: D1Database) {
         return value.bind(target)
       },
     })
-  const d1 = new Proxy(real, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target)
-      if (property === 'prepare') return (sql: string) => counted(value.call(target, sql), sql)
-      if (property === 'batch' || property === 'exec') {
-        return (...args: unknown[]) => {
-          run.push(String(property))
-          return value.apply(target, args)
+  // The binding and the D1 sessions opened on it (every request runs in one, worker/db/replicas.ts).
+  const countingTarget = <T extends object>(binding: T): T =>
+    new Proxy(binding, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target) as (...args: unknown[]) => never
+        if (property === 'prepare') return (sql: string) => counted(value.call(target, sql), sql)
+        if (property === 'withSession') return (...args: unknown[]) => countingTarget(value.apply(target, args))
+        if (property === 'batch' || property === 'exec') {
+          return (...args: unknown[]) => {
+            run.push(String(property))
+            return value.apply(target, args)
+          }
         }
-      }
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
-  return { d1, run }
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    })
+  return { d1: countingTarget(real), run }
 }
 
 describe('the per-request cost of an authenticated route (issue 23)', () => {

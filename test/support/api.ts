@@ -52,9 +52,8 @@ export async function callWithResources(resources: ResourceConfig, method: strin
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any, headers: response.headers }
 }
 
-async function callBuiltApp(build: { settings?: Partial<Record<keyof Env, string>>; resources?: ResourceConfig }, method: string, path: string, options: CallOptions): Promise<Response> {
-  const { createApp } = await import('../../worker/app')
-  const { env, createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test')
+/** The Request a call sends: a client address, the bearer token, a JSON body. */
+export function requestFor(method: string, path: string, options: CallOptions = {}): Request {
   const headers = new Headers(options.headers)
   headers.set('cf-connecting-ip', options.ip ?? randomIp())
   if (options.token) headers.set('authorization', `Bearer ${options.token}`)
@@ -63,9 +62,15 @@ async function callBuiltApp(build: { settings?: Partial<Record<keyof Env, string
     headers.set('content-type', 'application/json')
     body = JSON.stringify(options.json)
   }
+  return new Request(`${BASE}${path}`, { method, headers, body })
+}
+
+async function callBuiltApp(build: { settings?: Partial<Record<keyof Env, string>>; resources?: ResourceConfig }, method: string, path: string, options: CallOptions): Promise<Response> {
+  const { createApp } = await import('../../worker/app')
+  const { env, createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test')
   const ctx = createExecutionContext()
   const app = createApp({ resources: build.resources })
-  const response = await app.fetch(new Request(`${BASE}${path}`, { method, headers, body }), { ...env, ...build.settings }, ctx)
+  const response = await app.fetch(requestFor(method, path, options), { ...env, ...build.settings }, ctx)
   await waitOnExecutionContext(ctx)
   return response
 }

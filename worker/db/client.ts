@@ -1,16 +1,84 @@
 // The drizzle client over the D1 binding, with the schema: one per binding and isolate, since building it maps the
 // relations of every table (a measurable share of a small request), and it keeps no per-request state.
+// Each request runs its statements in its own D1 session (D1's Sessions API, read replication): `runInSession` puts
+// the session in an AsyncLocalStorage, and the client's statements go to whichever session the request running them
+// is in, or to the binding itself outside any (the queue consumer, the sweeps).
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { drizzle } from 'drizzle-orm/d1'
 import * as schema from './schema'
 
 export type Database = ReturnType<typeof drizzle<typeof schema, D1Database>>
+
+const sessions = new AsyncLocalStorage<D1DatabaseSession>()
+
+/** Runs `work` with every statement of the request in `session` (its reads see its writes, its bookmark grows). */
+export function runInSession<T>(session: D1DatabaseSession, work: () => Promise<T>): Promise<T> {
+  return sessions.run(session, work)
+}
+
+/**
+ * A statement that picks its target when it runs: drizzle prepares a statement once and keeps it (the auth check is
+ * prepared once per isolate), while the session belongs to the request that runs it.
+ */
+class RoutedStatement {
+  constructor(
+    private readonly binding: D1Database,
+    readonly query: string,
+    private readonly values: unknown[] = [],
+  ) {}
+
+  bind(...values: unknown[]): RoutedStatement {
+    return new RoutedStatement(this.binding, this.query, values)
+  }
+
+  /** The real statement on `target` (the request's session, or the binding). */
+  on(target: D1Database | D1DatabaseSession): D1PreparedStatement {
+    const statement = target.prepare(this.query)
+    return this.values.length > 0 ? statement.bind(...this.values) : statement
+  }
+
+  private get target(): D1Database | D1DatabaseSession {
+    return sessions.getStore() ?? this.binding
+  }
+
+  first<T>(column?: string): Promise<T | null> {
+    return column === undefined ? this.on(this.target).first<T>() : this.on(this.target).first<T>(column)
+  }
+
+  all<T>(): Promise<D1Result<T>> {
+    return this.on(this.target).all<T>()
+  }
+
+  run<T>(): Promise<D1Result<T>> {
+    return this.on(this.target).run<T>()
+  }
+
+  raw<T>(options?: { columnNames?: boolean }): Promise<T[] | [string[], ...T[]]> {
+    return options?.columnNames ? this.on(this.target).raw<T>({ columnNames: true }) : this.on(this.target).raw<T>()
+  }
+}
+
+/** The binding as drizzle sees it: statements routed to the running request's session. */
+function routedBinding(binding: D1Database): D1Database {
+  const routed = {
+    prepare: (query: string) => new RoutedStatement(binding, query),
+    batch: <T>(statements: RoutedStatement[]) => {
+      const target = sessions.getStore() ?? binding
+      return target.batch<T>(statements.map((statement) => statement.on(target)))
+    },
+    exec: (query: string) => binding.exec(query),
+    withSession: (constraint?: string) => binding.withSession(constraint),
+    dump: () => binding.dump(),
+  }
+  return routed as unknown as D1Database
+}
 
 const clients = new WeakMap<D1Database, Database>()
 
 export function openDatabase(d1: D1Database): Database {
   let client = clients.get(d1)
   if (!client) {
-    client = drizzle(d1, { schema })
+    client = drizzle(routedBinding(d1), { schema })
     clients.set(d1, client)
   }
   return client

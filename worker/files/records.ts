@@ -81,14 +81,23 @@ export async function findFileOf(db: Database, userId: string, id: string): Prom
 }
 
 /** The files a conversion job made. */
-export async function filesOfJob(db: Database, userId: string, jobId: string): Promise<FileRow[]> {
+export function filesOfJob(db: Database, userId: string, jobId: string) {
   return db.query.files.findMany({ where: and(eq(files.jobId, jobId), eq(files.userId, userId)) })
 }
 
-export async function findOwnedFile(db: Database, userId: string, id: string): Promise<FileRow> {
-  const row = await db.query.files.findFirst({ where: and(eq(files.id, id), eq(files.userId, userId)) })
+/** The caller's file, as a query a route can batch with others (ownedFile turns its rows into the row or a 404). */
+export function ownedFileQuery(db: Database, userId: string, id: string) {
+  return db.select().from(files).where(and(eq(files.id, id), eq(files.userId, userId))).limit(1)
+}
+
+export function ownedFile(rows: FileRow[]): FileRow {
+  const row = rows[0]
   if (!row) throw fileNotFound()
   return row
+}
+
+export async function findOwnedFile(db: Database, userId: string, id: string): Promise<FileRow> {
+  return ownedFile(await ownedFileQuery(db, userId, id))
 }
 
 export async function renameFile(db: Database, row: FileRow, name: string): Promise<FileRow> {
@@ -105,26 +114,34 @@ export interface FileListQuery {
   readonly rootOnly?: boolean
 }
 
-/** One page of the user's files, newest first; `next` is the cursor of the following page. */
-export async function listFiles(db: Database, userId: string, query: FileListQuery): Promise<{ rows: FileRow[]; next?: string }> {
+/** One page of the user's files, newest first, as a query (one row more than the page: filePage cuts it). */
+export function listFilesQuery(db: Database, userId: string, query: FileListQuery) {
   const conditions: SQL[] = [eq(files.userId, userId)]
   if (query.cursor) conditions.push(lt(files.id, query.cursor))
   if (query.parentId) conditions.push(eq(files.parentId, query.parentId))
   if (query.extension) conditions.push(eq(files.extension, query.extension))
   if (query.contentType) conditions.push(eq(files.contentType, query.contentType))
   if (query.rootOnly) conditions.push(isNull(files.parentId))
-  const rows = await db
+  return db
     .select()
     .from(files)
     .where(and(...conditions))
     .orderBy(desc(files.id))
     .limit(query.limit + 1)
-  const page = rows.slice(0, query.limit)
-  return { rows: page, next: rows.length > query.limit ? page.at(-1)!.id : undefined }
+}
+
+/** The page of listFilesQuery's rows; `next` is the cursor of the following page. */
+export function filesPage(rows: FileRow[], limit: number): { rows: FileRow[]; next?: string } {
+  const page = rows.slice(0, limit)
+  return { rows: page, next: rows.length > limit ? page.at(-1)!.id : undefined }
+}
+
+export async function listFiles(db: Database, userId: string, query: FileListQuery): Promise<{ rows: FileRow[]; next?: string }> {
+  return filesPage(await listFilesQuery(db, userId, query), query.limit)
 }
 
 /** Direct children in output order (page 1, 2, …), for GET /files/:id. */
-export async function childrenOf(db: Database, userId: string, parentId: string): Promise<FileRow[]> {
+export function childrenOf(db: Database, userId: string, parentId: string) {
   return db.query.files.findMany({
     where: and(eq(files.userId, userId), eq(files.parentId, parentId)),
     orderBy: [files.partIndex, files.id],

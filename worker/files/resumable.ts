@@ -91,8 +91,13 @@ function checkPartBytes(config: Config, partBytes: number, size: number | undefi
 
 const ttlMs = (config: Config) => config.FILES_UPLOAD_TTL * 1000
 
-export async function findOwnedUpload(db: Database, userId: string, id: string, now = Date.now()): Promise<UploadRow> {
-  const upload = await db.query.uploads.findFirst({ where: and(eq(uploads.id, id), eq(uploads.userId, userId)) })
+/** The caller's upload as a query a route can batch (ownedUpload turns its rows into the upload or a 404). */
+export function ownedUploadQuery(db: Database, userId: string, id: string) {
+  return db.select().from(uploads).where(and(eq(uploads.id, id), eq(uploads.userId, userId))).limit(1)
+}
+
+export function ownedUpload(rows: UploadRow[], now = Date.now()): UploadRow {
+  const upload = rows[0]
   // An expired upload is gone for its owner at once, whether or not the sweep has removed it yet.
   if (!upload || upload.expiresAt <= now) throw uploadNotFound()
   return upload
@@ -125,6 +130,10 @@ export async function raceOutcome(deps: Pick<UploadDeps, 'db' | 'bucket'>, uploa
 export async function explainFailure(deps: Pick<UploadDeps, 'db' | 'bucket'>, upload: UploadRow, error: unknown): Promise<unknown> {
   if (error instanceof ApiError && error.status < 500 && error.code !== 'UPLOAD_OFFSET_MISMATCH') return error
   return (await raceOutcome(deps, upload)) ?? error
+}
+
+export async function findOwnedUpload(db: Database, userId: string, id: string, now = Date.now()): Promise<UploadRow> {
+  return ownedUpload(await ownedUploadQuery(db, userId, id), now)
 }
 
 export async function startUpload(deps: UploadDeps, userId: string, start: UploadStart): Promise<UploadRow> {
@@ -174,7 +183,7 @@ export async function startUpload(deps: UploadDeps, userId: string, start: Uploa
   return row
 }
 
-export async function listParts(db: Database, upload: UploadRow): Promise<PartRow[]> {
+export function listParts(db: Database, upload: Pick<UploadRow, 'id'>) {
   return db.query.uploadParts.findMany({ where: eq(uploadParts.uploadId, upload.id), orderBy: asc(uploadParts.partNumber) })
 }
 

@@ -3,19 +3,18 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
-import { routePath } from 'hono/route'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { authenticateBearer, requireAuth } from '../auth/middleware'
+import { authorizedBatch, callerId, deferBearer, requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
 import { files, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import { streamDownload } from './download'
-import { childrenOf, deleteFileTree, renameFile, fileTree, FileResponseSchema, findOwnedFile, listFiles, toFileResponse, type FileRow } from './records'
+import { childrenOf, deleteFileTree, filesPage, renameFile, fileTree, FileResponseSchema, findOwnedFile, listFilesQuery, ownedFile, ownedFileQuery, toFileResponse, type FileRow } from './records'
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
-import { abortUpload, completeUpload, DEFAULT_PART_BYTES, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, raceOutcome, startUpload, uploadNotFound, uploadPart, type UploadRow } from './resumable'
+import { abortUpload, completeUpload, DEFAULT_PART_BYTES, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, ownedUpload, ownedUploadQuery, raceOutcome, startUpload, uploadNotFound, uploadPart, type PartRow, type UploadRow } from './resumable'
 
 const tags = ['Files']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
@@ -68,7 +67,7 @@ const list = route({
   method: 'get',
   path: '/files',
   summary: "The caller's files, newest first (next page in the Link header)",
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { query: listQuery },
   responses: { 200: jsonResponse(z.array(FileResponseSchema), 'One page of files'), 400: errorResponse('Bad query') },
 })
@@ -77,7 +76,7 @@ const read = route({
   method: 'get',
   path: '/files/{id}',
   summary: 'One file, with its direct children (the files converted from it)',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { params: IdParams },
   responses: { 200: jsonResponse(FileWithChildren, 'The file'), 404: errorResponse('Not found (or not yours)') },
 })
@@ -86,7 +85,7 @@ const children = route({
   method: 'get',
   path: '/files/{id}/files',
   summary: 'The files converted from this one (same pagination and filters as the list)',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { params: IdParams, query: listQuery.omit({ parent_file: true, root: true }) },
   responses: { 200: jsonResponse(z.array(FileResponseSchema), 'One page of children'), 404: errorResponse('Not found (or not yours)') },
 })
@@ -220,7 +219,7 @@ const readUploadRoute = route({
   method: 'get',
   path: '/files/uploads/{uploadId}',
   summary: 'A resumable upload and the parts it has (to resume after a failure)',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { params: UploadId },
   responses: { 200: jsonResponse(UploadSchema, 'The upload'), 404: errorResponse('Upload not found') },
 })
@@ -261,8 +260,8 @@ const abortRoute = route({
   responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Aborted'), 404: errorResponse('Upload not found'), 409: errorResponse('UPLOAD_COMPLETED: another request completed it first') },
 })
 
-async function uploadView(c: Context<AppEnv>, upload: UploadRow) {
-  const parts = await listParts(c.var.db, upload)
+async function uploadView(c: Context<AppEnv>, upload: UploadRow, stored?: PartRow[]) {
+  const parts = stored ?? (await listParts(c.var.db, upload))
   const config = c.var.config
   return {
     upload_id: upload.id,
@@ -291,9 +290,15 @@ function nextLink(c: Context<AppEnv>, cursor: string): string {
 
 const shape = (c: Context<AppEnv>, row: FileRow) => toFileResponse(row, c.var.config, links(c))
 
-/** One page of the caller's files for a list query and a scope, with the next page's Link header. */
-async function filePage(c: Context<AppEnv>, query: Pick<z.infer<typeof listQuery>, 'limit' | 'cursor' | 'extension' | 'content_type'>, scope: { parentId?: string; rootOnly?: boolean }) {
-  const page = await listFiles(c.var.db, c.var.user.id, { limit: query.limit, cursor: query.cursor, extension: query.extension?.toLowerCase(), contentType: query.content_type, ...scope })
+type PageQuery = Pick<z.infer<typeof listQuery>, 'limit' | 'cursor' | 'extension' | 'content_type'>
+
+/** The query of one page of the caller's files for a list query and a scope (filePage shapes its rows). */
+const pageQuery = (c: Context<AppEnv>, query: PageQuery, scope: { parentId?: string; rootOnly?: boolean }) =>
+  listFilesQuery(c.var.db, callerId(c), { limit: query.limit, cursor: query.cursor, extension: query.extension?.toLowerCase(), contentType: query.content_type, ...scope })
+
+/** One page of the caller's files, with the next page's Link header. */
+function filePage(c: Context<AppEnv>, query: PageQuery, rows: FileRow[]) {
+  const page = filesPage(rows, query.limit)
   if (page.next) c.header('link', nextLink(c, page.next))
   return Promise.all(page.rows.map((row) => shape(c, row)))
 }
@@ -315,11 +320,9 @@ export async function downloadOwner(c: Context<AppEnv>, id: string, signed: stri
     }
     return found.file
   }
-  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), {
-    missingTokenMessage: 'missing bearer token or signed file link',
-    request: { method: c.req.method, routePath: routePath(c) },
-  })
-  return findOwnedFile(c.var.db, user.id, id)
+  await deferBearer(c, { missingTokenMessage: 'missing bearer token or signed file link' })
+  const [rows] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id)])
+  return ownedFile(rows)
 }
 
 /** What follows a stored upload; the app wires it (auto-conversion), so files never import the pipeline. */
@@ -347,8 +350,10 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
       return c.json(await uploadView(c, upload), 201)
     })
     .openapi(readUploadRoute, async (c) => {
-      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
-      return c.json(await uploadView(c, upload), 200)
+      const id = c.req.valid('param').uploadId
+      // The parts are read with the upload, by its id: another user's id answers no upload, and its parts are dropped.
+      const [rows, parts] = await authorizedBatch(c, [ownedUploadQuery(c.var.db, callerId(c), id), listParts(c.var.db, { id })])
+      return c.json(await uploadView(c, ownedUpload(rows), parts), 200)
     })
     .openapi(partRoute, async (c) => {
       const { uploadId, part } = c.req.valid('param')
@@ -380,16 +385,21 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
     })
     .openapi(list, async (c) => {
       const query = c.req.valid('query')
-      return c.json(await filePage(c, query, { parentId: query.parent_file, rootOnly: query.root === 'true' }), 200)
+      const [rows] = await authorizedBatch(c, [pageQuery(c, query, { parentId: query.parent_file, rootOnly: query.root === 'true' })])
+      return c.json(await filePage(c, query, rows), 200)
     })
     .openapi(read, async (c) => {
-      const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
-      const kids = await childrenOf(c.var.db, c.var.user.id, row.id)
+      const id = c.req.valid('param').id
+      const [rows, kids] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id), childrenOf(c.var.db, callerId(c), id)])
+      const row = ownedFile(rows)
       return c.json({ ...(await shape(c, row)), files: await Promise.all(kids.map((kid) => shape(c, kid))) }, 200)
     })
     .openapi(children, async (c) => {
-      const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
-      return c.json(await filePage(c, c.req.valid('query'), { parentId: row.id }), 200)
+      const id = c.req.valid('param').id
+      const query = c.req.valid('query')
+      const [rows, page] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id), pageQuery(c, query, { parentId: id })])
+      ownedFile(rows)
+      return c.json(await filePage(c, query, page), 200)
     })
     .openapi(update, async (c) => {
       const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)

@@ -5,13 +5,13 @@ import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { describeRoute, errorResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { requireAuth } from '../auth/middleware'
+import { authorizedBatch, callerId, requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import type { FileRow } from './records'
 import type { AfterUpload } from './routes'
-import { abortUpload, findOwnedUpload, raceOutcome, startUpload, type UploadRow, uploadNotFound } from './resumable'
+import { abortUpload, findOwnedUpload, ownedUpload, ownedUploadQuery, raceOutcome, startUpload, type UploadRow, uploadNotFound } from './resumable'
 import {
   appendToUpload,
   byteCount,
@@ -84,6 +84,8 @@ const create = route({
 const read = route({
   method: 'get',
   path: '/files/tus/{id}',
+  // HEAD, which a client asks before resuming, answers in the session check's round trip.
+  middleware: [tusResumable, requireAuth({ sharesRoundTrip: true }), tusVersion] as const,
   summary: 'The upload: HEAD answers Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires (GET adds them as JSON)',
   request: { params: IdParams, headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)') },
   responses: {
@@ -209,7 +211,8 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
       return c.body(null, 201, { location: `${requestOrigin(c.var.config, c.req.raw)}/files/tus/${upload.id}`, ...uploadHeaders(upload, file) })
     })
     .openapi(read, async (c) => {
-      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const [rows] = await authorizedBatch(c, [ownedUploadQuery(c.var.db, callerId(c), c.req.valid('param').id)])
+      const upload = ownedUpload(rows)
       const headers: Record<string, string> = { ...uploadHeaders(upload), 'upload-length': String(upload.length ?? 0), 'cache-control': 'no-store' }
       if (upload.metadata) headers['upload-metadata'] = upload.metadata
       for (const [name, value] of Object.entries(headers)) c.header(name, value)

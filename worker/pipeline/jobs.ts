@@ -8,7 +8,7 @@ import type { ConverterInfo } from '../converters/converter'
 import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
-import { jobs, jobSteps } from '../db/schema'
+import { files, jobs, jobSteps } from '../db/schema'
 import { ApiError, type ErrorCode } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
 import { FileResponseSchema, filesOfJob, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
@@ -93,8 +93,29 @@ export async function findOwnedJob(db: Database, userId: string, id: string): Pr
   return job
 }
 
-export async function jobsOfFile(db: Database, userId: string, fileId: string): Promise<JobRow[]> {
-  return db.query.jobs.findMany({ where: and(eq(jobs.userId, userId), eq(jobs.fileId, fileId)), orderBy: desc(jobs.id), limit: 100 })
+const JOBS_OF_FILE_MAX = 100
+
+export function jobsOfFile(db: Database, userId: string, fileId: string) {
+  return db.query.jobs.findMany({ where: and(eq(jobs.userId, userId), eq(jobs.fileId, fileId)), orderBy: desc(jobs.id), limit: JOBS_OF_FILE_MAX })
+}
+
+/** The queries of a job's view: the job (the caller's), its steps and the files it made, for one batch. */
+export function jobViewQueries(db: Database, userId: string, id: string) {
+  return [
+    db.select().from(jobs).where(and(eq(jobs.id, id), eq(jobs.userId, userId))).limit(1),
+    db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, id), orderBy: [jobSteps.createdAt, jobSteps.id] }),
+    filesOfJob(db, userId, id),
+  ] as const
+}
+
+/** The queries of the views of a file's jobs (the caller's, newest first): jobs, their steps, their files, for one batch. */
+export function fileJobsQueries(db: Database, userId: string, fileId: string) {
+  const ids = db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.userId, userId), eq(jobs.fileId, fileId))).orderBy(desc(jobs.id)).limit(JOBS_OF_FILE_MAX)
+  return [
+    jobsOfFile(db, userId, fileId),
+    db.query.jobSteps.findMany({ where: inArray(jobSteps.jobId, ids), orderBy: [jobSteps.createdAt, jobSteps.id] }),
+    db.query.files.findMany({ where: and(eq(files.userId, userId), inArray(files.jobId, ids)) }),
+  ] as const
 }
 
 type JobOptions = Record<string, string | number | boolean>
@@ -307,7 +328,10 @@ export async function finishJobIfDone(db: Database, jobId: string): Promise<bool
 
 /** The files a job made, in chain order: level by level from the source, each level in output order. */
 export async function jobFiles(db: Database, job: JobRow): Promise<FileRow[]> {
-  const made = await filesOfJob(db, job.userId, job.id)
+  return inChainOrder(job, await filesOfJob(db, job.userId, job.id))
+}
+
+function inChainOrder(job: JobRow, made: FileRow[]): FileRow[] {
   const byParent = new Map<string, FileRow[]>()
   for (const file of made) byParent.set(file.parentId ?? '', [...(byParent.get(file.parentId ?? '') ?? []), file])
   const ordered: FileRow[] = []
@@ -325,8 +349,14 @@ export async function jobFiles(db: Database, job: JobRow): Promise<FileRow[]> {
 }
 
 export async function jobView(db: Database, config: Config, links: FileLinks, job: JobRow): Promise<JobView> {
-  const steps = await db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, job.id), orderBy: [jobSteps.createdAt, jobSteps.id] })
-  const made = await jobFiles(db, job)
+  const [, steps, made] = jobViewQueries(db, job.userId, job.id)
+  const [stepRows, madeRows] = await db.batch([steps, made])
+  return shapeJobView(config, links, job, stepRows, madeRows)
+}
+
+/** The view of a job from its rows (jobViewQueries or fileJobsQueries): the files it made are put in chain order. */
+export async function shapeJobView(config: Config, links: FileLinks, job: JobRow, steps: StepRow[], madeFiles: FileRow[]): Promise<JobView> {
+  const made = inChainOrder(job, madeFiles)
   return {
     _id: job.id,
     file_id: job.fileId,

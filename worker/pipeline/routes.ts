@@ -2,10 +2,9 @@
 // following and retrying jobs. All of it scoped to the caller: someone else's job or file is not found.
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { routePath } from 'hono/route'
 import { streamSSE } from 'hono/streaming'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { authenticateBearer, requireAuth } from '../auth/middleware'
+import { authorizedBatch, callerId, deferBearer, requireAuth } from '../auth/middleware'
 import { jobs, users } from '../db/schema'
 import { verifyToken, type Owner } from '../files/signed-url'
 import { eq } from 'drizzle-orm'
@@ -14,9 +13,9 @@ import { converterFor, reachableTargets, refusalFor } from '../converters/regist
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
-import { FileResponseSchema, findOwnedFile, toFileResponse } from '../files/records'
+import { FileResponseSchema, findOwnedFile, ownedFile, ownedFileQuery, toFileResponse } from '../files/records'
 import { startJob, waitForJob } from './start'
-import { checkQueuedSteps, conversionErrorCode, findOwnedJob, JobSchema, jobFiles, jobsOfFile, jobView, reopenFailedJob, type JobRow } from './jobs'
+import { checkQueuedSteps, conversionErrorCode, fileJobsQueries, findOwnedJob, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, type JobRow } from './jobs'
 import { checkCallbackUrl, webhookSecret } from './webhooks'
 import { enqueueSteps } from '../queue'
 
@@ -26,6 +25,8 @@ const EVENTS_POLL_MS = { first: 500, most: 5000 }
 const tags = ['Conversion']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 const auth = requireAuth()
+/** For read routes whose first reads share the session check's round trip (authorizedBatch). */
+const authSharing = requireAuth({ sharesRoundTrip: true })
 
 const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, config)
 
@@ -90,7 +91,7 @@ const readJob = route({
   method: 'get',
   path: '/jobs/{id}',
   summary: 'A job: status, steps, files created, errors',
-  middleware: [auth] as const,
+  middleware: [authSharing] as const,
   request: { params: JobParams },
   responses: { 200: jsonResponse(JobSchema.extend({ webhook_secret: z.string().optional() }), 'The job'), 404: errorResponse('Job not found') },
 })
@@ -127,7 +128,7 @@ const fileJobs = route({
   method: 'get',
   path: '/files/{id}/jobs',
   summary: "A file's conversion jobs, newest first",
-  middleware: [auth] as const,
+  middleware: [authSharing] as const,
   request: { params: z.object({ id: Id }) },
   responses: { 200: jsonResponse(z.array(JobSchema), 'The jobs'), 404: errorResponse('File not found') },
 })
@@ -136,10 +137,11 @@ const fileJobs = route({
 const links = (c: Context<AppEnv>) => ({ origin: requestOrigin(c.var.config, c.req.raw), securityStamp: c.var.user.securityStamp })
 const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERSIONS })
 
-async function viewWithSecret(c: Context<AppEnv>, job: JobRow) {
-  const view = await jobView(c.var.db, c.var.config, links(c), job)
+async function withSecret<V>(c: Context<AppEnv>, job: JobRow, view: V) {
   return job.callbackUrl ? { ...view, webhook_secret: await webhookSecret(c.var.config, job.id) } : view
 }
+
+const viewWithSecret = async (c: Context<AppEnv>, job: JobRow) => withSecret(c, job, await jobView(c.var.db, c.var.config, links(c), job))
 
 /**
  * The job a stream is for, and its owner: by the signed token of its events_url (EventSource sends no headers), or by
@@ -153,9 +155,10 @@ async function eventsCaller(c: Context<AppEnv>, id: string, signed: string | und
     if (!found || !owner || !(await verifyToken(c.var.config, 'job events', signed, id, owner))) throw new ApiError('EVENTS_LINK_INVALID')
     return { job: found.job, owner }
   }
-  const request = { method: c.req.method, routePath: routePath(c) }
-  const { user } = await authenticateBearer(c.var.config, c.var.db, c.req.header('authorization'), { missingTokenMessage: "missing bearer token or the job's signed events_url", request })
-  return { job: await findOwnedJob(c.var.db, user.id, id), owner: user }
+  await deferBearer(c, { missingTokenMessage: "missing bearer token or the job's signed events_url" })
+  const [[job]] = await authorizedBatch(c, [jobViewQueries(c.var.db, callerId(c), id)[0]])
+  if (!job) throw jobNotFound()
+  return { job, owner: c.var.user }
 }
 
 export function pipelineRoutes() {
@@ -194,8 +197,9 @@ export function pipelineRoutes() {
       return c.json(await viewWithSecret(c, settled), 202)
     })
     .openapi(readJob, async (c) => {
-      const job = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
-      return c.json(await viewWithSecret(c, job), 200)
+      const [[job], steps, made] = await authorizedBatch(c, jobViewQueries(c.var.db, callerId(c), c.req.valid('param').id))
+      if (!job) throw jobNotFound()
+      return c.json(await withSecret(c, job, await shapeJobView(c.var.config, links(c), job, steps, made)), 200)
     })
     .openapi(jobEvents, async (c) => {
       const { job: first, owner } = await eventsCaller(c, c.req.valid('param').id, c.req.valid('query').token)
@@ -229,8 +233,18 @@ export function pipelineRoutes() {
       return c.json(await jobView(c.var.db, c.var.config, links(c), { ...job, status: 'running', error: null }), 202)
     })
     .openapi(fileJobs, async (c) => {
-      const file = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
-      const list = await jobsOfFile(c.var.db, c.var.user.id, file.id)
-      return c.json(await Promise.all(list.map((job) => jobView(c.var.db, c.var.config, links(c), job))), 200)
+      const id = c.req.valid('param').id
+      const [file, list, steps, made] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id), ...fileJobsQueries(c.var.db, callerId(c), id)])
+      ownedFile(file)
+      const views = list.map((job) =>
+        shapeJobView(
+          c.var.config,
+          links(c),
+          job,
+          steps.filter((step) => step.jobId === job.id),
+          made.filter((row) => row.jobId === job.id),
+        ),
+      )
+      return c.json(await Promise.all(views), 200)
     })
 }

@@ -5,6 +5,7 @@ import { ID_PATTERN } from '../db/ids'
 import { evaluatePreconditions } from '../files/download'
 import { downloadOwner } from '../files/routes'
 import { ApiError } from '../errors'
+import { cachedPreview, keepPreview, previewCacheKey } from './edge-cache'
 import { makePreview, PREVIEW_RETRY_AFTER_SECONDS, previewEtag } from './make'
 import { PreviewQuery, previewParams } from './params'
 
@@ -56,6 +57,14 @@ export function previewRoutes() {
     if (evaluatePreconditions(new Headers({ 'if-none-match': c.req.header('if-none-match') ?? '' }), { etag, lastModifiedMs: 0 }) === 'not-modified') {
       return new Response(null, { status: 304, headers })
     }
+    headers.set('x-content-type-options', 'nosniff')
+    const cacheKey = previewCacheKey(file, params)
+    const hit = await cachedPreview(cacheKey)
+    if (hit) {
+      headers.set('content-type', hit.contentType)
+      headers.set('content-length', String(hit.size))
+      return new Response(hit.body, { status: 200, headers })
+    }
     const respondAsync = /\brespond-async\b/i.test(c.req.header('prefer') ?? '')
     const waitMs = respondAsync ? 0 : c.var.config.PREVIEW_WAIT_MS
     const answer = await makePreview({ db: c.var.db, queue: c.env.CONVERSIONS, previews: c.env.PREVIEWS, config: c.var.config }, file, params, waitMs)
@@ -72,10 +81,10 @@ export function previewRoutes() {
       return c.json({ message: `the preview is being drawn: ask again in ${PREVIEW_RETRY_AFTER_SECONDS} s` }, 202)
     }
     headers.set('content-type', answer.contentType)
-    headers.set('x-content-type-options', 'nosniff')
     const object = await c.env.BUCKET.get(answer.key)
     if (!object) throw new ApiError('FILE_NOT_FOUND')
     headers.set('content-length', String(object.size))
-    return new Response(object.body, { status: 200, headers })
+    const body = keepPreview((promise) => c.executionCtx.waitUntil(promise), cacheKey, object.body, answer.contentType, object.size)
+    return new Response(body, { status: 200, headers })
   })
 }
