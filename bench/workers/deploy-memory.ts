@@ -29,8 +29,11 @@ function stepInput(name: string, bytes: Uint8Array, contentType: string): Conver
   }
 }
 
-/** Every output, part after part, each read whole and dropped before the next (the pipeline stores each one). */
-async function convertAll(converter: Converter, input: ConversionInput, env: ConsumerEnv): Promise<{ outputs: number; bytes: number }> {
+/**
+ * The outputs, part after part, each read whole and dropped before the next (the pipeline stores each one), up to
+ * `maxOutputs`: a step's pages are made one at a time, so the first ones show its memory.
+ */
+async function convertAll(converter: Converter, input: ConversionInput, env: ConsumerEnv, maxOutputs: number): Promise<{ outputs: number; bytes: number }> {
   const context = { jobId: 'check-deploy', settings: settingsFor(converter, loadConfig(env)), options: {} }
   const plan = converter.plan ? await converter.plan(input, context) : undefined
   let outputs = 0
@@ -39,6 +42,7 @@ async function convertAll(converter: Converter, input: ConversionInput, env: Con
     for await (const output of converter.convert(input, { ...context, part })) {
       outputs++
       bytes += output.body instanceof Uint8Array ? output.body.byteLength : (await new Response(output.body).arrayBuffer()).byteLength
+      if (outputs >= maxOutputs) return { outputs, bytes }
     }
   }
   return { outputs, bytes }
@@ -60,7 +64,7 @@ async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
   if (route === 'convert') {
     const converter = runnableConverter(what ?? '')
     if (!converter) return Response.json({ message: `no converter ${what}` }, { status: 404 })
-    step = () => convertAll(converter, input, env)
+    step = () => convertAll(converter, input, env, Number(url.searchParams.get('outputs') ?? Number.POSITIVE_INFINITY))
   } else if (route === 'preview') {
     const side = Number(url.searchParams.get('w') ?? 2048)
     const params: PreviewParams = { width: side, height: side, fit: url.searchParams.get('fit') === 'cover' ? 'cover' : 'contain', format: (url.searchParams.get('format') ?? 'webp') as PreviewParams['format'], page: 1 }

@@ -10,7 +10,7 @@ export function onlyFirstPage(params: PreviewParams, what: string): void {
 
 /**
  * AVIF previews are at most this many pixels a side: libavif's encoder grew its heap to 94 MiB for a 1449 × 2048 text
- * page (npm run check:deploy), which with the decoded picture does not fit a Worker's 128 MB; at 1024 it takes 25 MiB.
+ * page (npm run check:deploy), which with the decoded picture does not fit a Worker's 128 MB; at 1024 it takes about 35 MiB.
  */
 export const AVIF_PREVIEW_MAX_SIDE = 1024
 
