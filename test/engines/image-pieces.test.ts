@@ -5,6 +5,7 @@
 // toRGBA8, GIF frames against omggif's decodeAndBlitFrameRGBA, which they replace.
 import { deflateSync } from 'node:zlib'
 import { GifReader, GifWriter } from 'omggif'
+import pako from 'pako'
 import UTIF from 'utif2'
 import { describe, expect, it, vi } from 'vitest'
 import { decodeImage } from '../../worker/engines/image/decode'
@@ -247,6 +248,32 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
       expect(made).not.toHaveBeenCalled()
     } finally {
       made.mockRestore()
+    }
+  })
+
+  it('inflates 2000 one-row Deflate bomb strips (1 MiB of zeros each) to their row, without a DecompressionStream each', async () => {
+    const bomb = deflateSync(new Uint8Array(2 ** 20), { level: 9 }) // zlib, as TIFF has it: ~1 KB
+    const bytes = tiffSharedStrips(2000, bomb.length)
+    const view = new DataView(bytes.buffer)
+    for (let i = 0; i < view.getUint16(8, true); i++) if (view.getUint16(10 + i * 12, true) === 259) view.setUint16(10 + i * 12 + 8, 8, true) // Deflate
+    bytes.set(bomb, bytes.length - bomb.length)
+    const made = vi.spyOn(globalThis as unknown as { DecompressionStream: new (format: string) => object }, 'DecompressionStream')
+    const push = pako.Inflate.prototype.push
+    let fed = 0
+    const pushes = vi.spyOn(pako.Inflate.prototype, 'push').mockImplementation(function (this: InstanceType<typeof pako.Inflate>, data, mode) {
+      fed += data.length
+      return push.call(this, data, mode)
+    })
+    try {
+      const decoded = await decodeImage(bytes, TEST_IMAGE_LIMITS)
+      expect(decoded).toMatchObject({ width: 1, height: 2000 })
+      expect(made).not.toHaveBeenCalled()
+      // A one-byte row: pieces of a byte (at 1032:1, a byte may fill 1 KiB), through the block's header (~15 bytes)
+      // to the first codes, which fill the row. As named, each strip is its whole ~1 KB bomb, inflated to 1 MiB.
+      expect(fed).toBeLessThanOrEqual(2000 * 32)
+    } finally {
+      made.mockRestore()
+      pushes.mockRestore()
     }
   })
 

@@ -25,6 +25,9 @@ export const WORK_BYTES_PER_TURN = 1024 * 1024
  */
 const ONE_CALL_BYTES = 4 * 1024 * 1024
 
+/** Deflate's largest expansion: 258 bytes from a length code and a distance code of 2 bits at best. */
+const DEFLATE_MAX_RATIO = 1032
+
 /** zlib's flush mode that hands out all the output so far (pako takes zlib's numbers). */
 const Z_SYNC_FLUSH = 2
 
@@ -49,9 +52,9 @@ export async function inflateInto(pieces: readonly Uint8Array[], format: 'deflat
       target.set(whole)
       return { length: whole.length, isCut: false }
     }
-    // Corrupt or cut short, within the target: what it holds before the fault, at once. A DecompressionStream
-    // costs about a millisecond to make and tear down, and a TIFF may have 20,000 such strips.
-    if (whole === 'failed') return inflateSmall(pieces, format, target)
+    // Corrupt, cut short or larger than the target: at most the target, at once. A DecompressionStream costs about
+    // a millisecond to make and tear down and a turn of the event loop a piece, and a TIFF may have 20,000 such strips.
+    return inflateSmall(pieces, format, target)
   }
   return inflateInPieces(pieces, format, target)
 }
@@ -71,8 +74,10 @@ function inflateWhole(pieces: readonly Uint8Array[], format: 'deflate' | 'deflat
 }
 
 /**
- * A stream the one call found corrupt or cut short, inflated with pako (synchronous, at most the target: the one
- * call's bound) in 1 KiB pieces, each flushed, so that what precedes the fault is kept, as the pieces way keeps it.
+ * A stream the one call could not finish within a small target, inflated with pako, synchronously (the one call's
+ * bound: at most the target), in pieces each flushed, so that what precedes a fault is kept as the pieces way keeps
+ * it. A piece is at most what Deflate's largest ratio (1032:1) inflates to what the target still takes and 1 KiB
+ * (one byte at the least), whatever the stream has shown so far: a bomb inflates at most 2 KiB past the target.
  */
 function inflateSmall(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', target: Uint8Array): Inflated {
   const inflator = new pako.Inflate({ raw: format === 'deflate-raw', chunkSize: 64 * 1024 })
@@ -85,7 +90,9 @@ function inflateSmall(pieces: readonly Uint8Array[], format: 'deflate' | 'deflat
     if (taken < chunk.length) isCut = true
   }
   const input = new PieceReader(pieces)
-  for (let piece = input.read(MIN_PIECE_BYTES); piece && !isCut && !inflator.err && !inflator.ended; piece = input.read(MIN_PIECE_BYTES)) {
+  while (!isCut && !inflator.err && !inflator.ended) {
+    const piece = input.read(Math.max(1, Math.min(MIN_PIECE_BYTES, Math.floor((target.length - length + 1024) / DEFLATE_MAX_RATIO))))
+    if (!piece) break
     inflator.push(piece, Z_SYNC_FLUSH)
   }
   if (isCut) return { length, isCut }
