@@ -107,7 +107,7 @@ const update = route({
     400: errorResponse('Validation error'),
     404: errorResponse('Not found (or not yours)'),
     413: errorResponse('Larger than FILES_MAX_BYTES or the quota (the bytes replaced do not count)'),
-    415: errorResponse('Neither JSON nor multipart'),
+    415: errorResponse('Neither JSON nor multipart', 'CONTENT_TYPE_UNSUPPORTED'),
   },
 })
 
