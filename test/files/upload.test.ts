@@ -202,9 +202,9 @@ describe('POST /files with the raw body (any Content-Type but multipart: the fas
       headers: { 'content-type': 'text/plain', 'content-disposition': `attachment; filename="x.bin"; filename*=UTF-8''%C3%A9t%C3%A9.png` },
     })
     expect(res).toMatchObject({ status: 201, body: { name: 'été.png', content_type: 'image/png', size: PNG_HEAD.length } })
-    // A JSON body is a file too (POST /files has no JSON form); without a name it is "file".
-    const json = await callJson('POST', '/files', { token: user.token, json: { file: 'x' } })
-    expect(json).toMatchObject({ status: 201, body: { name: 'file', content_type: 'text/plain', size: 12 } })
+    // A JSON body is a file when it is named (unnamed, it is refused: test/files/upload-mistakes.test.ts).
+    const json = await callJson('POST', '/files', { token: user.token, json: { file: 'x' }, headers: { 'content-disposition': 'attachment; filename="data.json"' } })
+    expect(json).toMatchObject({ status: 201, body: { name: 'data.json', size: 12 } })
   })
 
   it('refuses a form-urlencoded body (curl -d mangles files) with 415, storing nothing', async () => {
