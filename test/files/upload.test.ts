@@ -57,11 +57,14 @@ describe('POST /files', () => {
     const user = await signUp()
     const ok = await uploadFile(user, 'a.txt', 'a', { 'x-edgefloor-prefix': '/docs/@user._id/2024/' })
     expect(ok.body.prefix).toBe(`docs/${user.id}/2024`)
+    // Basefloor's clients name the caller @req_user._id, in X-Basefloor-Prefix.
+    const basefloor = await uploadFile(user, 'b.txt', 'b', { 'x-basefloor-prefix': 'docs/@req_user._id' })
+    expect(basefloor.body.prefix).toBe(`docs/${user.id}`)
     for (const prefix of ['../other', 'a/../../b', '..', 'a\\b', 'a/%2e%2e/b', 'x\u0001y']) {
       const res = await uploadFile(user, 'a.txt', 'a', { 'x-edgefloor-prefix': encodeURIComponent(prefix) })
       expect(res.status, prefix).toBe(400)
     }
-    expect(await storedState(user)).toEqual({ objects: 1, rows: 1 })
+    expect(await storedState(user)).toEqual({ objects: 2, rows: 2 })
   })
 
   it.each([

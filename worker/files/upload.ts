@@ -49,14 +49,17 @@ export function extensionOf(name: string): string {
   return dot > 0 && dot < name.length - 1 ? name.slice(dot).toLowerCase() : ''
 }
 
-/** A storage prefix of safe path segments; `@user._id` expands to the caller. Traversal is refused, not fixed. */
+/**
+ * A storage prefix of safe path segments; `@user._id` (and Basefloor's `@req_user._id`) expands to the caller.
+ * Traversal is refused, not fixed.
+ */
 export function cleanPrefix(raw: string | undefined, userId: string): string {
   if (!raw) return ''
   let prefix = raw
   try {
     prefix = decodeURIComponent(raw)
   } catch {}
-  prefix = prefix.replaceAll('@user._id', userId)
+  prefix = prefix.replaceAll('@user._id', userId).replaceAll('@req_user._id', userId)
   if (/[\u0000-\u001f\u007f\\]/.test(prefix)) throw bad('the prefix may not contain control characters or backslashes')
   const segments = prefix.split('/').filter((segment) => segment !== '' && segment !== '.')
   if (segments.some((segment) => segment === '..')) throw bad('the prefix may not contain ".."')
