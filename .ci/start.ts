@@ -1,7 +1,8 @@
 // `npm start`: sets up what is missing on this machine and serves Edgefloor locally — the sidecar on
 // 127.0.0.1:3000 and the two Workers in one `wrangler dev --local`: the API Worker (wrangler.toml) on 127.0.0.1:8787
 // and the consumer Worker (wrangler.consumer.toml) running the queue, sharing the local D1, R2 and Queues.
-// Environment variables named like a wrangler [vars] entry (or a secret) override it for this run.
+// Environment variables named like a wrangler [vars] entry (or a secret) override it for this run; PORT and
+// SIDECAR_PORT move the two servers (and the APP_URL and GOTENBERG_URL that name them, unless those are given).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -9,6 +10,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { configSchema } from '../worker/config.ts'
 import { engineConfigArgs, writeLocalConsumerConfig } from './local-consumer.ts'
+import { localPorts, type LocalPorts } from './local-ports.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const say = (line: string) => console.log(`edgefloor: ${line}`)
@@ -96,9 +98,18 @@ function stopAll(code: number): void {
 process.on('SIGINT', () => stopAll(0))
 process.on('SIGTERM', () => stopAll(0))
 
+let ports: LocalPorts
+try {
+  ports = localPorts(process.env)
+} catch (error) {
+  say((error as Error).message)
+  process.exit(1)
+}
+const { apiPort, sidecarPort } = ports
 const hasLibreOffice = installSystemPackages()
 const secrets = ensureDevVars()
 const overrides = environmentOverrides()
+Object.assign(overrides, ports.settings)
 validateSettings({ ...wranglerVars(), ...secrets, ...overrides })
 
 // Overrides reach wrangler through an env file (not --var: secrets would show in the process list).
@@ -116,11 +127,11 @@ run('wrangler', ['d1', 'migrations', 'apply', 'DB', '--local'])
 
 const sidecarEntry = join(root, 'sidecar/server.ts')
 if (hasLibreOffice && existsSync(sidecarEntry)) {
-  say('starting the sidecar on http://127.0.0.1:3000')
-  serve('sidecar', process.execPath, [sidecarEntry], { ...process.env, SIDECAR_HOST: '127.0.0.1', SIDECAR_PORT: '3000' })
+  say(`starting the sidecar on http://127.0.0.1:${sidecarPort}`)
+  serve('sidecar', process.execPath, [sidecarEntry], { ...process.env, SIDECAR_HOST: '127.0.0.1', SIDECAR_PORT: String(sidecarPort) })
 }
 
-say('starting the API Worker on http://127.0.0.1:8787, and the consumer and engine Workers beside it')
+say(`starting the API Worker on http://127.0.0.1:${apiPort}, and the consumer and engine Workers beside it`)
 serve('worker', 'wrangler', [
   'dev',
   '-c',
@@ -132,7 +143,7 @@ serve('worker', 'wrangler', [
   '--ip',
   '127.0.0.1',
   '--port',
-  '8787',
+  String(apiPort),
   '--show-interactive-dev-session=false',
   '--env-file',
   join(root, '.dev.vars'),

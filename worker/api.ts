@@ -5,6 +5,7 @@ import type { TokenClaims } from './auth/tokens'
 import type { AccountRecord, AuthUser } from './auth/users'
 import type { Config } from './config'
 import type { Database } from './db/client'
+import { errorExamples } from './docs/document'
 import { ApiError, ERROR_CODES, type ErrorCode } from './errors'
 
 export interface AppEnv {
@@ -53,9 +54,12 @@ export const ErrorSchema = z
   })
   .openapi('Error')
 
-/** A response entry for an error status, for route definitions. */
-export function errorResponse(description: string) {
-  return { description, content: { 'application/json': { schema: ErrorSchema } } }
+/**
+ * A response entry for an error status, for route definitions. `code` picks the example the document shows;
+ * without it the document picks the code of that status the description or path names (worker/docs/document.ts).
+ */
+export function errorResponse(description: string, code?: ErrorCode) {
+  return { description, content: { 'application/json': { schema: ErrorSchema, ...(code ? { examples: errorExamples(code) } : {}) } } }
 }
 
 export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {

@@ -18,6 +18,7 @@ import { pipelineRoutes } from './pipeline/routes'
 import { previewRoutes } from './previews/routes'
 import { autoConvert } from './pipeline/start'
 import { mountDocs, serviceStatusRoute } from './docs/routes'
+import { methodsByPath } from './allowed-methods'
 import packageJson from '../package.json'
 
 const JSON_BODY_MAX_BYTES = 1024 * 1024
@@ -77,8 +78,11 @@ export function createApp(options: AppOptions = {}) {
 
   mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })
 
-  app.notFound(() => {
-    throw new ApiError('NOT_FOUND')
+  const allowedMethods = methodsByPath(app.routes)
+  app.notFound((c) => {
+    const allowed = allowedMethods(c.req.path)
+    if (allowed.length === 0) throw new ApiError('NOT_FOUND')
+    throw new ApiError('METHOD_NOT_ALLOWED', { message: `${c.req.method} is not allowed on ${c.req.path}: use ${allowed.join(', ')}`, headers: { allow: allowed.join(', ') }, details: { allow: allowed } })
   })
   app.onError((error, c) => toErrorResponse(error, c.get('requestId') ?? 'unknown'))
   return routes

@@ -13,6 +13,7 @@ export const ERRORS = {
   VALIDATION_FAILED: { status: 400, message: 'invalid request' },
   MALFORMED_REQUEST: { status: 400, message: 'the request body cannot be read' },
   BAD_MULTIPART: { status: 400, message: 'the multipart body is malformed' },
+  FILE_MISSING: { status: 400, message: 'the request has no file' },
   SIZE_MISMATCH: { status: 400, message: "the file's size does not match the declared size" },
   UPLOAD_INCOMPLETE: { status: 400, message: 'the upload is incomplete' },
   PART_SIZE_MISMATCH: { status: 400, message: 'every part but the last must have part_bytes bytes, and the last no more' },

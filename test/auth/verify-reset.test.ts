@@ -26,6 +26,15 @@ describe('email verification', () => {
     expect(after).toMatchObject({ status: 409, body: { message: 'email address already verified' } })
   })
 
+  it('resends it at Basefloor\'s POST /user/verify/email too', async () => {
+    const user = await signUp()
+    const res = await callJson('POST', '/user/verify/email', { token: user.token })
+    expect(res).toMatchObject({ status: 200, body: { message: 'verification email sent', email_sent: true } })
+    const resent = await waitForEmail(user.email, 2)
+    expect(tokenIn(resent)).toMatch(/^eyJ/)
+    expect((await callJson('POST', '/user/verify/email')).status).toBe(401)
+  })
+
   it('makes login wait for verification when requireEmailVerification is on', async () => {
     const settings = { AUTH_REQUIRE_EMAIL_VERIFICATION: 'true' }
     const email = uniqueEmail()

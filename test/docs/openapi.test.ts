@@ -7,6 +7,7 @@ import { inspectRoutes } from 'hono/dev'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
 import { toOpenApiPath } from '../../worker/docs/routes'
+import { ERRORS, type ErrorCode } from '../../worker/errors'
 import { signUp } from '../support/accounts'
 import { call, callJson } from '../support/api'
 
@@ -19,6 +20,8 @@ interface Operation {
 type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']
+/** HEAD answers carry no body (RFC 9110 §9.3.2: "the server MUST NOT send content in the response"), so no error shape. */
+const hasBody = ({ key }: { key: string }) => !key.startsWith('HEAD ')
 
 async function fetchDocument(): Promise<Document> {
   const { status, body, headers } = await callJson<Document>('GET', '/openapi.json')
@@ -78,7 +81,7 @@ describe('GET /openapi.json', () => {
 
   it('documents 401 with the { message } error shape on every operation that needs a token', async () => {
     const document = await fetchDocument()
-    const secured = operationsOf(document).filter(({ operation }) => operation.security?.some((scheme) => 'bearer' in scheme))
+    const secured = operationsOf(document).filter(hasBody).filter(({ operation }) => operation.security?.some((scheme) => 'bearer' in scheme))
     expect(secured.length).toBeGreaterThan(5)
     for (const { key, operation } of secured) {
       expect(operation.responses['401']?.content?.['application/json']?.schema, key).toEqual({ $ref: '#/components/schemas/Error' })
@@ -88,7 +91,7 @@ describe('GET /openapi.json', () => {
   it('documents 400 with the { message } error shape on every operation that takes input', async () => {
     const document = await fetchDocument()
     const withoutInput: string[] = []
-    for (const { key, operation } of operationsOf(document)) {
+    for (const { key, operation } of operationsOf(document).filter(hasBody)) {
       const takesInput = (operation.parameters ?? []).length > 0 || operation.requestBody !== undefined
       if (!takesInput) {
         withoutInput.push(key)
@@ -99,13 +102,13 @@ describe('GET /openapi.json', () => {
     // Nothing to validate, so nothing can answer 400: the pages, the health document, and routes that read only
     // the bearer token.
     expect(withoutInput.sort()).toEqual(
-      ['GET /', 'GET /openapi.json', 'GET /docs', 'GET /console', 'GET /auth/user', 'GET /user', 'POST /auth/verify/resend', 'OPTIONS /files/tus', 'GET /auth/sessions', 'GET /auth/api-keys', 'GET /auth/totp', 'POST /auth/totp'].sort(),
+      ['GET /', 'GET /openapi.json', 'GET /docs', 'GET /console', 'GET /auth/user', 'GET /user', 'POST /auth/verify/resend', 'POST /user/verify/email', 'OPTIONS /files/tus', 'GET /auth/sessions', 'GET /auth/api-keys', 'GET /auth/totp', 'POST /auth/totp'].sort(),
     )
   })
 
   it('documents 404 with the { message } error shape on every operation with path parameters', async () => {
     const document = await fetchDocument()
-    const addressed = operationsOf(document).filter(({ path }) => path.includes('{'))
+    const addressed = operationsOf(document).filter(hasBody).filter(({ path }) => path.includes('{'))
     expect(addressed.length).toBeGreaterThan(10)
     for (const { key, operation } of addressed) {
       expect(operation.responses['404']?.content?.['application/json']?.schema, key).toEqual({ $ref: '#/components/schemas/Error' })
@@ -165,6 +168,56 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(download.responses['206'].headers)).toEqual(expect.arrayContaining(['content-range', 'etag']))
     expect(Object.keys(download.responses['416'].headers)).toEqual(['content-range'])
     expect(download.responses['412'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' })
+  })
+
+  it('names every operation with a unique operationId that generators can use as a method name', async () => {
+    const document = await fetchDocument()
+    const operations = operationsOf(document) as Array<{ key: string; operation: Operation & { operationId?: string } }>
+    const ids = operations.map(({ operation }) => operation.operationId)
+    for (const [index, id] of ids.entries()) expect(id, operations[index]!.key).toMatch(/^[a-z][A-Za-z0-9]*$/)
+    expect(new Set(ids).size).toBe(ids.length)
+    const byKey = Object.fromEntries(operations.map(({ key, operation }) => [key, operation.operationId]))
+    expect(byKey).toMatchObject({ 'GET /files/{id}/download': 'getFilesByIdDownload', 'POST /auth/login': 'postAuthLogin', 'GET /': 'getRoot', 'HEAD /files/tus/{id}': 'headFilesTusById' })
+  })
+
+  it('declares a security requirement on every operation: bearer, or none (`security: []`) on the public ones', async () => {
+    const document = await fetchDocument()
+    const operations = operationsOf(document)
+    for (const { key, operation } of operations) expect(Array.isArray(operation.security), key).toBe(true)
+    const open = operations.filter(({ operation }) => operation.security?.length === 0).map(({ key }) => key)
+    expect(open).toEqual(expect.arrayContaining(['GET /', 'POST /auth/login', 'POST /auth/register', 'POST /auth/refresh', 'GET /openapi.json', 'OPTIONS /files/tus']))
+    expect(open).not.toContain('GET /files/{id}')
+  })
+
+  it('names the server it was fetched from', async () => {
+    const { body } = await callJson<{ servers: Array<{ url: string }> }>('GET', '/openapi.json')
+    expect(body.servers).toEqual([{ url: 'http://edgefloor.test', description: 'This deployment' }])
+  })
+
+  it('documents tus\'s HEAD as HEAD, with the headers it answers and no body', async () => {
+    const document = (await fetchDocument()) as unknown as { paths: Record<string, Record<string, any>> }
+    const head = document.paths['/files/tus/{id}']?.head
+    expect(head?.security).toEqual([{ bearer: [] }])
+    expect(Object.keys(head?.responses?.['200']?.headers ?? {})).toEqual(expect.arrayContaining(['Upload-Offset', 'Upload-Length', 'X-Edgefloor-File-Id']))
+    for (const response of Object.values<{ content?: unknown }>(head?.responses ?? {})) expect(response.content).toBeUndefined()
+  })
+
+  it('gives every error answer an example of its status from the error table', async () => {
+    const document = await fetchDocument()
+    let examples = 0
+    for (const { key, operation } of operationsOf(document)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const media = response.content?.['application/json'] as { schema?: { $ref?: string }; examples?: Record<string, { value: { code: string; message: string } }> } | undefined
+        if (media?.schema?.$ref !== '#/components/schemas/Error') continue
+        const [code, example] = Object.entries(media.examples ?? {})[0] ?? []
+        expect(code, `${key} ${status}`).toBeDefined()
+        expect(ERRORS[example!.value.code as ErrorCode].status, `${key} ${status}`).toBe(Number(status))
+        examples += 1
+      }
+    }
+    expect(examples).toBeGreaterThan(100)
+    const missing = document.paths['/files/{id}']?.get?.responses['404']?.content?.['application/json'] as { examples?: object }
+    expect(missing.examples).toEqual({ FILE_NOT_FOUND: { summary: 'file not found', value: { message: 'file not found', code: 'FILE_NOT_FOUND' } } })
   })
 
   it('generates the document once and serves the same bytes on every request', async () => {

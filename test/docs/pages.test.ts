@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { call, callJson } from '../support/api'
 
 describe('GET /docs', () => {
-  it('serves the reference page, which loads only its own script and styles', async () => {
+  it('serves the reference page, which loads only its own scripts and styles (Swagger UI among them, no CDN)', async () => {
     const response = await call('GET', '/docs')
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toContain('text/html')
@@ -12,7 +12,9 @@ describe('GET /docs', () => {
     expect(response.headers.get('content-security-policy')).toContain("connect-src 'self'")
     const html = await response.text()
     expect(html).toContain('<script type="module" src="/static/reference.js"></script>')
-    expect(html).toContain('href="/static/pages.css"')
+    expect(html).toContain('<script src="/static/swagger-ui.js"></script>')
+    expect(html).toContain('href="/static/swagger-ui.css"')
+    expect(html).toContain('href="/static/reference.css"')
     expect(html).not.toMatch(/(src|href)="(https?:)?\/\//)
   })
 })
@@ -42,8 +44,9 @@ describe('GET /console', () => {
 
 describe('GET /static/:file', () => {
   it.each([
-    ['reference.js', 'javascript', 'fetch(\'/openapi.json\')'],
-    ['pages.css', 'text/css', '.operation'],
+    ['reference.js', 'javascript', "url: '/openapi.json'"],
+    ['reference.css', 'text/css', '.bar'],
+    ['pages.css', 'text/css', '.file'],
     ['console.js', 'javascript', "from './uppy.js'"],
   ])('serves %s as %s', async (file, type, excerpt) => {
     const response = await call('GET', `/static/${file}`)

@@ -57,11 +57,14 @@ describe('POST /files', () => {
     const user = await signUp()
     const ok = await uploadFile(user, 'a.txt', 'a', { 'x-edgefloor-prefix': '/docs/@user._id/2024/' })
     expect(ok.body.prefix).toBe(`docs/${user.id}/2024`)
+    // Basefloor's clients name the caller @req_user._id, in X-Basefloor-Prefix.
+    const basefloor = await uploadFile(user, 'b.txt', 'b', { 'x-basefloor-prefix': 'docs/@req_user._id' })
+    expect(basefloor.body.prefix).toBe(`docs/${user.id}`)
     for (const prefix of ['../other', 'a/../../b', '..', 'a\\b', 'a/%2e%2e/b', 'x\u0001y']) {
       const res = await uploadFile(user, 'a.txt', 'a', { 'x-edgefloor-prefix': encodeURIComponent(prefix) })
       expect(res.status, prefix).toBe(400)
     }
-    expect(await storedState(user)).toEqual({ objects: 1, rows: 1 })
+    expect(await storedState(user)).toEqual({ objects: 2, rows: 2 })
   })
 
   it.each([
@@ -202,9 +205,9 @@ describe('POST /files with the raw body (any Content-Type but multipart: the fas
       headers: { 'content-type': 'text/plain', 'content-disposition': `attachment; filename="x.bin"; filename*=UTF-8''%C3%A9t%C3%A9.png` },
     })
     expect(res).toMatchObject({ status: 201, body: { name: 'été.png', content_type: 'image/png', size: PNG_HEAD.length } })
-    // A JSON body is a file too (POST /files has no JSON form); without a name it is "file".
-    const json = await callJson('POST', '/files', { token: user.token, json: { file: 'x' } })
-    expect(json).toMatchObject({ status: 201, body: { name: 'file', content_type: 'text/plain', size: 12 } })
+    // A JSON body is a file when it is named (unnamed, it is refused: test/files/upload-mistakes.test.ts).
+    const json = await callJson('POST', '/files', { token: user.token, json: { file: 'x' }, headers: { 'content-disposition': 'attachment; filename="data.json"' } })
+    expect(json).toMatchObject({ status: 201, body: { name: 'data.json', size: 12 } })
   })
 
   it('refuses a form-urlencoded body (curl -d mangles files) with 415, storing nothing', async () => {

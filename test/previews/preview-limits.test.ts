@@ -1,9 +1,10 @@
-// What a preview request is refused before its drawing is queued (previews/render.ts checkPreviewPage): AVIF past
+// What a preview request is refused before its drawing is queued (previews/pages.ts checkPreviewPage): AVIF past
 // AVIF_PREVIEW_MAX_SIDE, whose encoder would not fit a Worker's 128 MB with the picture (docs/platform-limits.md).
 import { describe, expect, it } from 'vitest'
 import { ConversionError } from '../../worker/converters/converter'
 import type { PreviewParams } from '../../worker/previews/params'
-import { AVIF_PREVIEW_MAX_SIDE, checkPreviewPage, drawnSize } from '../../worker/previews/render'
+import { AVIF_PREVIEW_MAX_SIDE, checkPreviewPage } from '../../worker/previews/pages'
+import { drawnSize } from '../../worker/previews/render-image'
 
 const params = (format: PreviewParams['format'], width: number, height = width): PreviewParams => ({ width, height, fit: 'contain', format, page: 1 })
 

@@ -155,13 +155,21 @@ describe('security matrix: every authenticated operation of the OpenAPI document
   it.each(authenticated)('$key refuses a revoked session\'s token with 401', async (operation) => {
     const res = await call(operation.method, withRealIds(operation.path, owned), { token: revoked.token, ...validRequest(operation) })
     expect(res.status).toBe(401)
-    expect(await res.json()).toMatchObject({ code: 'TOKEN_REVOKED' })
+    if (operation.method === 'HEAD') expect(await res.text()).toBe('') // RFC 9110 §9.3.2: no content in a HEAD answer
+    else expect(await res.json()).toMatchObject({ code: 'TOKEN_REVOKED' })
   })
 
   it.each(authenticated.filter((operation) => /\{(id|uploadId)\}/.test(operation.path)))(
     "$key answers another user 404 on Alice's real resource (or 403 naming a rule that refuses whatever it holds)",
     async (operation) => {
       const res = await call(operation.method, withRealIds(operation.path, owned), { token: mallory.token, ...validRequest(operation) })
+      if (operation.method === 'HEAD') {
+        // RFC 9110 §9.3.2: a HEAD answer has no content, so the status alone says it; and nothing of Alice's upload.
+        expect(res.status).toBe(404)
+        expect(await res.text()).toBe('')
+        expect(res.headers.get('upload-offset')).toBeNull()
+        return
+      }
       const body = (await res.json()) as Record<string, unknown>
       expect([403, 404]).toContain(res.status)
       if (res.status === 403) expect(body).toHaveProperty('rule')

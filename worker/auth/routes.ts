@@ -217,6 +217,8 @@ const resendVerification = endpoint(
     const sent = user ? await deliverAccountEmail(c.var.config, 'emailVerification', user) : false
     return c.json({ message: sent ? 'verification email sent' : 'the verification email could not be sent', email_sent: sent }, 200)
   },
+  // Basefloor's name for it.
+  [{ path: '/user/verify/email' }],
 )
 
 const forgot = endpoint(
@@ -396,6 +398,7 @@ export function accountRoutes(usersModel: ValuesMap = models.Users.values) {
   mountAliases(app, register)
   mountAliases(app, login)
   mountAliases(app, verify)
+  mountAliases(app, resendVerification)
   mountAliases(app, forgot)
   mountAliases(app, reset)
   mountAliases(app, currentUser)

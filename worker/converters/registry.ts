@@ -92,7 +92,8 @@ export function converterForFile(file: { readonly name: string; readonly extensi
   if (refused) return { refusal: `"${file.name}" cannot be converted: ${refused}`, status: 422 }
   const byContentType = registry.byContentType.get(file.contentType)
   if (byContentType) return { converter: byContentType }
-  return { refusal: `no converter accepts ${extension || 'files without an extension'}`, status: 415 }
+  // A 415 names what is accepted (RFC 9110 §15.5.16: the server "MAY ... indicate which content types are accepted").
+  return { refusal: `no converter accepts ${extension || 'files without an extension'}; these extensions convert: ${[...registry.byExtension.keys()].sort().join(', ')}`, status: 415 }
 }
 
 /** Why a converter refuses a lower-case extension with its dot (".wma"), when one does. */

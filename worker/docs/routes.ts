@@ -4,6 +4,7 @@ import { type OpenAPIHono, z } from '@hono/zod-openapi'
 import type { AppEnv } from '../api'
 import { describeRoute, errorResponse } from '../api'
 import { ApiError } from '../errors'
+import { polishOperations } from './document'
 import packageJson from '../../package.json'
 
 const tags = ['Documentation']
@@ -33,13 +34,14 @@ const openApiRoute = describeRoute({
 
 const html = (summary: string) => ({ description: summary, content: { 'text/html': { schema: z.string() } } })
 
-const docsPageRoute = describeRoute({ method: 'get', path: '/docs', tags, summary: 'API reference page (renders /openapi.json)', responses: { 200: html('HTML page') } })
+const pageMissing = errorResponse("The page is not in this deployment's static assets (public/)", 'NOT_FOUND')
+const docsPageRoute = describeRoute({ method: 'get', path: '/docs', tags, summary: 'API reference page (renders /openapi.json)', responses: { 200: html('HTML page'), 404: pageMissing } })
 const consolePageRoute = describeRoute({
   method: 'get',
   path: '/console',
   tags,
   summary: 'Web console: sign in, upload, convert, watch the job, download',
-  responses: { 200: html('HTML page') },
+  responses: { 200: html('HTML page'), 404: pageMissing },
 })
 const staticFileRoute = describeRoute({
   method: 'get',
@@ -58,7 +60,7 @@ const staticFileRoute = describeRoute({
       },
     },
     400: errorResponse('Not a file name'),
-    404: errorResponse('No such file'),
+    404: errorResponse('No such file', 'NOT_FOUND'),
   },
 })
 
@@ -81,6 +83,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, info: DocumentInfo) {
     info: { title: info.title, version: packageJson.version, description: info.description },
   })
   const paths = Object.fromEntries(Object.entries(generated.paths ?? {}).map(([path, item]) => [toOpenApiPath(path), item]))
+  polishOperations(paths as Parameters<typeof polishOperations>[0])
   const document = { ...generated, paths }
   documents.set(app, document)
   return document
@@ -94,7 +97,8 @@ export function toOpenApiPath(honoPath: string): string {
 /** Mounts /openapi.json, /docs, /console and their static files on the app (call it after every other route). */
 export function mountDocs(app: OpenAPIHono<AppEnv>, info: DocumentInfo) {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "a session's access token (a JWT) or an API key (efk_…), whose scopes name the routes it may call" })
-  app.openapi(openApiRoute, (c) => c.json(openApiDocument(app, info) as never, 200))
+  // The server is the origin the document was fetched from: a generated client calls the deployment it read.
+  app.openapi(openApiRoute, (c) => c.json({ ...openApiDocument(app, info), servers: [{ url: new URL(c.req.url).origin, description: 'This deployment' }] } as never, 200))
   app.openapi(docsPageRoute, (c) => servePage(c.env.ASSETS, c.req.url, '/docs'))
   app.openapi(consolePageRoute, (c) => servePage(c.env.ASSETS, c.req.url, '/console'))
   app.openapi(staticFileRoute, (c) => servePage(c.env.ASSETS, c.req.url, `/static/${c.req.valid('param').file}`) as never)

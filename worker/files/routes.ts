@@ -27,7 +27,7 @@ const uploadHeaders = z.object({
   'x-edgefloor-size': z.string().optional().openapi({ description: 'exact size in bytes; the upload must match it' }),
   'x-edgefloor-type': z.string().optional().openapi({ description: 'declared MIME type: a hint, the bytes decide' }),
   'x-edgefloor-modified': z.string().optional().openapi({ description: 'last modified: epoch milliseconds or ISO date' }),
-  'x-edgefloor-prefix': z.string().optional().openapi({ description: 'storage path prefix; @user._id expands to the caller' }),
+  'x-edgefloor-prefix': z.string().optional().openapi({ description: 'storage path prefix; @user._id (or Basefloor\'s @req_user._id) expands to the caller' }),
 })
 
 // Plain schemas, not zod: a zod form validator would buffer the whole upload to parse it. The file comes as the
@@ -108,7 +108,7 @@ const update = route({
     400: errorResponse('Validation error'),
     404: errorResponse('Not found (or not yours)'),
     413: errorResponse('Larger than FILES_MAX_BYTES or the quota (the bytes replaced do not count)'),
-    415: errorResponse('Neither JSON nor multipart'),
+    415: errorResponse('Neither JSON nor multipart', 'CONTENT_TYPE_UNSUPPORTED'),
   },
 })
 

@@ -81,16 +81,30 @@ const create = route({
   },
 })
 
+/** What HEAD answers (and GET, beside its JSON): the tus core protocol's headers, and the file once complete. */
+const uploadStateHeaders = {
+  'Upload-Offset': { description: 'the bytes the server has', schema: { type: 'integer' as const } },
+  'Upload-Length': { description: 'the size declared at creation', schema: { type: 'integer' as const } },
+  'Upload-Metadata': { description: 'the metadata sent at creation, as sent', schema: { type: 'string' as const } },
+  'Upload-Expires': { description: 'when an unfinished upload is dropped (RFC 9110 date)', schema: { type: 'string' as const } },
+  'X-Edgefloor-File-Id': { description: 'the file record, once the upload is complete', schema: { type: 'string' as const } },
+  'Cache-Control': { description: 'no-store', schema: { type: 'string' as const } },
+}
+
+/** An upload addressed by its URL, with the tus version header. */
+const uploadRequest = { params: IdParams, headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)') }
+
 const read = route({
   method: 'get',
   path: '/files/tus/{id}',
   // HEAD, which a client asks before resuming, answers in the session check's round trip.
   middleware: [tusResumable, requireAuth({ sharesRoundTrip: true }), tusVersion] as const,
-  summary: 'The upload: HEAD answers Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires (GET adds them as JSON)',
-  request: { params: IdParams, headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)') },
+  summary: 'The upload as JSON, and in the headers HEAD answers',
+  request: uploadRequest,
   responses: {
     200: {
       description: 'The upload (Cache-Control: no-store); X-Edgefloor-File-Id once complete',
+      headers: uploadStateHeaders,
       content: {
         'application/json': {
           schema: z.object({ offset: z.number().int(), length: z.number().int(), part_bytes: z.number().int(), expires_at: z.string(), file_id: z.string().nullable() }).openapi('TusUpload'),
@@ -99,6 +113,24 @@ const read = route({
     },
     404: errorResponse('No such upload, expired, or not yours'),
     412: errorResponse('Tus-Resumable is not 1.0.0'),
+  },
+})
+
+/**
+ * tus's HEAD, documented as its own operation. Hono answers HEAD with the GET route's headers and no body, so it
+ * has no handler of its own: this entry is for the document (and the clients generated from it) alone.
+ */
+const head = route({
+  method: 'head',
+  path: '/files/tus/{id}',
+  summary: 'tus: the offset to resume from (Upload-Offset), and the file once complete (X-Edgefloor-File-Id)',
+  request: uploadRequest,
+  responses: {
+    200: { description: 'The upload, in headers (no body)', headers: uploadStateHeaders },
+    400: { description: 'A malformed upload id or Tus-Resumable (no body)' },
+    401: { description: 'Missing or invalid token (no body)' },
+    404: { description: 'No such upload, expired, or not yours (no body)' },
+    412: { description: 'Tus-Resumable is not 1.0.0 (no body)' },
   },
 })
 
@@ -132,7 +164,7 @@ const terminate = route({
   method: 'delete',
   path: '/files/tus/{id}',
   summary: 'tus termination: the unfinished upload and its parts are dropped (a completed upload\'s file stays)',
-  request: { params: IdParams, headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)') },
+  request: uploadRequest,
   responses: { 204: { description: 'Terminated' }, 404: errorResponse('No such upload, expired, or not yours'), 409: errorResponse('A PATCH completed the upload meanwhile'), 412: errorResponse('Tus-Resumable is not 1.0.0') },
 })
 
@@ -182,7 +214,7 @@ async function terminateUpload(c: Context<AppEnv>, upload: UploadRow) {
 
 /** `afterUpload` follows a completed upload (the app wires auto-conversion), as for the other upload routes. */
 export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
-  return newRouter()
+  const router = newRouter()
     .openapi(options, (c) => {
       const config = c.var.config
       return c.body(null, 204, {
@@ -237,4 +269,7 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
       if (method === 'DELETE') return terminateUpload(c, upload)
       return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'), afterUpload)
     })
+  const { middleware: _handled, ...headOperation } = head
+  router.openAPIRegistry.registerPath(headOperation)
+  return router
 }

@@ -52,14 +52,17 @@ export function extensionOf(name: string): string {
   return dot > 0 && dot < name.length - 1 ? name.slice(dot).toLowerCase() : ''
 }
 
-/** A storage prefix of safe path segments; `@user._id` expands to the caller. Traversal is refused, not fixed. */
+/**
+ * A storage prefix of safe path segments; `@user._id` (and Basefloor's `@req_user._id`) expands to the caller.
+ * Traversal is refused, not fixed.
+ */
 export function cleanPrefix(raw: string | undefined, userId: string): string {
   if (!raw) return ''
   let prefix = raw
   try {
     prefix = decodeURIComponent(raw)
   } catch {}
-  prefix = prefix.replaceAll('@user._id', userId)
+  prefix = prefix.replaceAll('@user._id', userId).replaceAll('@req_user._id', userId)
   if (/[\u0000-\u001f\u007f\\]/.test(prefix)) throw bad('the prefix may not contain control characters or backslashes')
   const segments = prefix.split('/').filter((segment) => segment !== '' && segment !== '.')
   if (segments.some((segment) => segment === '..')) throw bad('the prefix may not contain ".."')
@@ -102,19 +105,31 @@ async function sniffBlocks(source: BlockSource, extension: string): Promise<{ co
  * The file of a raw upload: the request body itself (any Content-Type but multipart/form-data), named by
  * X-Edgefloor-Name or Content-Disposition's filename, sized by X-Edgefloor-Size or Content-Length.
  */
-function rawFile(request: Request, declaredSize: number | undefined): { filename: string; size?: number; blocks: BlockSource } {
+function rawFile(request: Request, declaredSize: number | undefined, isNamed: boolean): { filename: string; size?: number; blocks: BlockSource } {
   const headers = request.headers
-  if (!request.body) throw new ApiError('BAD_MULTIPART', { message: 'expected the file: the raw bytes as the body, or a multipart/form-data body with the file in the field "file"' })
-  if (/^application\/x-www-form-urlencoded/i.test(headers.get('content-type') ?? '')) {
-    throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: 'a form-urlencoded body is not a file: send the raw bytes (e.g. application/octet-stream) or multipart/form-data' })
-  }
+  const contentType = headers.get('content-type') ?? ''
   const contentLength = parseSize(headers.get('content-length') ?? undefined, 'Content-Length')
+  const filenameParam = dispositionParam(headers.get('content-disposition') ?? '', 'filename')
+  const named = isNamed || filenameParam !== undefined
+  // An empty or JSON body is a file only when the client says so (a name, or a declared size of 0): otherwise it
+  // is a request that forgot its file, or sent JSON where a file was expected, and storing it would hide that.
+  if ((!request.body || contentLength === 0) && !named && declaredSize !== 0) throw new ApiError('FILE_MISSING', { message: `the request has no file: ${HOW_TO_SEND}` })
+  if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
+    throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: `a form-urlencoded body is not a file: ${HOW_TO_SEND}`, details: { accepted: ACCEPTED_UPLOAD_TYPES } })
+  }
+  if (/^(application|text)\/([\w.+-]+\+)?json\b/i.test(contentType) && !named) {
+    throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: `a JSON body is taken as a file only when named (X-Edgefloor-Name): ${HOW_TO_SEND}`, details: { accepted: ACCEPTED_UPLOAD_TYPES } })
+  }
+  if (!request.body) return { filename: filenameParam ?? 'file', size: 0, blocks: readRequestBody(new Blob([]).stream()) }
   if (declaredSize !== undefined && contentLength !== undefined && declaredSize !== contentLength) {
     throw new ApiError('SIZE_MISMATCH', { message: `the file's size does not match the declared size of ${declaredSize} bytes` })
   }
-  const filename = dispositionParam(headers.get('content-disposition') ?? '', 'filename') ?? 'file'
-  return { filename, size: declaredSize ?? contentLength, blocks: readRequestBody(request.body) }
+  return { filename: filenameParam ?? 'file', size: declaredSize ?? contentLength, blocks: readRequestBody(request.body) }
 }
+
+/** What an upload may send, named in every refusal of its body. */
+const ACCEPTED_UPLOAD_TYPES = ['application/octet-stream (or the file\'s own type) as the raw body', 'multipart/form-data with the field "file"']
+const HOW_TO_SEND = 'send the file\'s bytes as the body (Content-Type: application/octet-stream or the file\'s own type, its name in X-Edgefloor-Name), or multipart/form-data with the file in the field "file"'
 
 /** Reads an upload request: headers, then the file (the multipart `file` part, or the raw body) as a sniffed stream. */
 export async function readUpload(request: Request, userId: string): Promise<IncomingFile> {
@@ -123,7 +138,7 @@ export async function readUpload(request: Request, userId: string): Promise<Inco
   const modifiedAt = parseModified(uploadHeader(headers, 'modified'))
   const prefix = cleanPrefix(uploadHeader(headers, 'prefix'), userId)
   const contentType = headers.get('content-type') ?? undefined
-  const file = /^multipart\//i.test(contentType ?? '') ? { ...(await readMultipartFile(request.body, contentType)).file, size: declaredSize } : rawFile(request, declaredSize)
+  const file = /^multipart\//i.test(contentType ?? '') ? { ...(await readMultipartFile(request.body, contentType)).file, size: declaredSize } : rawFile(request, declaredSize, uploadHeader(headers, 'name') !== undefined)
   const name = cleanFileName(uploadHeader(headers, 'name') ?? file.filename)
   const extension = extensionOf(name)
   const sniffed = await sniffBlocks(file.blocks, extension)

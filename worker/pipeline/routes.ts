@@ -78,7 +78,7 @@ const convert = route({
     200: jsonResponse(z.array(FileResponseSchema), 'The chain finished: every file it created, in chain order'),
     202: jsonResponse(JobSchema, 'The job runs on; follow it at Location'),
     404: errorResponse('File not found'),
-    415: errorResponse('No converter accepts this file, or the converter of its extension does not read the type sniffed from its bytes'),
+    415: errorResponse('No converter accepts this file, or the converter of its extension does not read the type sniffed from its bytes', 'UNSUPPORTED_FORMAT'),
     422: errorResponse('A step failed for good (the message names the step and the reason), or no chain reaches `to` (images to .txt: OCR is not supported)'),
     429: errorResponse('20 of your conversion steps are queued or running already (Retry-After)'),
     503: errorResponse('A step kept failing for transient reasons'),
