@@ -112,6 +112,7 @@ export const configSchema = z.object({
   AUTH_TRUST_CF_CONNECTING_IP: flag(false),
   AUTH_OAUTH_PROVIDERS: oauthProviders,
   AUTH_OAUTH_REDIRECT_URLS: urlList,
+  AUTH_PASSKEY_ORIGINS: urlList,
 
   // email
   EMAIL_PROVIDER: z.enum(['console', 'mailchannels']).default('console'),

@@ -4,6 +4,7 @@
 // request, so the answer can only come from ownership: 404 as if it did not exist, or 403 from a rule that refuses
 // whatever the record holds (naming the rule). A new route fails this suite until it is classified, and a path
 // parameter this file cannot fill with a real id fails it too.
+import { env } from 'cloudflare:test'
 import { inspectRoutes } from 'hono/dev'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
@@ -41,6 +42,9 @@ const PUBLIC = new Set([
   'GET /auth/oauth/:provider/callback',
   'POST /auth/oauth/:provider/callback',
   'POST /auth/oauth/exchange',
+  // Passkey sign-in: the authenticator's signature over a stored challenge stands in for the bearer token.
+  'POST /auth/passkeys/login/options',
+  'POST /auth/passkeys/login',
   // A signed URL (?token=…) stands in for the bearer token; without either it answers 401 (tested in files).
   'GET /files/:id/download',
   // tus discovery (Tus-Version, Tus-Extension, limits): no data, and browsers send CORS preflights without tokens.
@@ -95,6 +99,7 @@ interface Owned {
   sessionId: string
   apiKeyId: string
   identityId: string
+  passkeyId: string
 }
 
 /** Alice's real resources, one of each kind a path can name. */
@@ -114,6 +119,11 @@ async function aliceResources(alice: TestUser): Promise<Owned> {
   const link = await callJson('POST', '/auth/oauth/loopback/link', { token: alice.token, json: { redirect_url: 'https://app.example.com/signed-in' } })
   expect((await backToApp(await throughProvider(link.body.authorization_url))).searchParams.get('linked')).toBe('loopback')
   const identities = await callJson('GET', '/auth/identities', { token: alice.token })
+  // A passkey row of Alice's (registering one takes a browser's authenticator: test/e2e/passkeys.test.ts).
+  const passkeyId = `${alice.id.slice(0, 12)}${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
+  await env.DB.prepare("insert into passkeys (id, user_id, credential_id, public_key, device_type, name, created_at) values (?, ?, ?, 'AQID', 'singleDevice', 'alice key', 0)")
+    .bind(passkeyId, alice.id, crypto.randomUUID())
+    .run()
   return {
     user: alice,
     fileId: file._id,
@@ -123,6 +133,7 @@ async function aliceResources(alice: TestUser): Promise<Owned> {
     sessionId: sessions.body[0]._id,
     apiKeyId: apiKey.body._id,
     identityId: identities.body[0]._id,
+    passkeyId,
   }
 }
 
@@ -143,6 +154,7 @@ function withRealIds(path: string, owned: Owned): string {
     if (path.startsWith('/auth/sessions/')) return owned.sessionId
     if (path.startsWith('/auth/api-keys/')) return owned.apiKeyId
     if (path.startsWith('/auth/identities/')) return owned.identityId
+    if (path.startsWith('/auth/passkeys/')) return owned.passkeyId
     throw new Error(`${path}: no real id for {id}: teach the matrix this kind of resource`)
   })
 }
@@ -204,6 +216,7 @@ describe('security matrix: every authenticated operation of the OpenAPI document
     expect((await callJson('GET', '/auth/sessions', { token })).body.map((session: { _id: string }) => session._id)).toContain(owned.sessionId)
     expect((await callJson('GET', '/auth/api-keys', { token })).body.map((key: { _id: string }) => key._id)).toEqual([owned.apiKeyId])
     expect((await callJson('GET', '/auth/identities', { token })).body.map((identity: { _id: string }) => identity._id)).toEqual([owned.identityId])
+    expect((await callJson('GET', '/auth/passkeys', { token })).body.map((passkey: { _id: string }) => passkey._id)).toEqual([owned.passkeyId])
   })
 })
 

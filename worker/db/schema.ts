@@ -155,6 +155,39 @@ export const oauthIdentities = sqliteTable(
   (table) => [uniqueIndex('oauth_identities_subject').on(table.provider, table.subject), index('oauth_identities_user').on(table.userId, table.id)],
 )
 
+/** Passkeys (worker/auth/passkeys.ts): a WebAuthn credential of an account, its public key and signature counter. */
+export const passkeys = sqliteTable(
+  'passkeys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    credentialId: text('credential_id').notNull(),
+    publicKey: text('public_key').notNull(),
+    counter: integer('counter').notNull().default(0),
+    transports: text('transports', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    deviceType: text('device_type').notNull(),
+    backedUp: integer('backed_up', { mode: 'boolean' }).notNull().default(false),
+    name: text('name').notNull().default(''),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (table) => [uniqueIndex('passkeys_credential_unique').on(table.credentialId), index('passkeys_user').on(table.userId, table.id)],
+)
+
+/** A WebAuthn challenge given out for one registration (with its user) or one sign-in, as SHA-256; taken once. */
+export const passkeyChallenges = sqliteTable(
+  'passkey_challenges',
+  {
+    challengeHash: text('challenge_hash').primaryKey(),
+    purpose: text('purpose', { enum: ['register', 'login'] }).notNull(),
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [index('passkey_challenges_expiry').on(table.expiresAt)],
+)
+
 /** Single-use tokens (verify, reset) that were spent, by their `jti`, kept until they would expire anyway. */
 export const spentTokens = sqliteTable('spent_tokens', {
   jti: text('jti').primaryKey(),
