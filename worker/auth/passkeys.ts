@@ -1,14 +1,7 @@
 // Passkeys (WebAuthn) through @simplewebauthn/server: registering one for a signed-in account (several per
 // account), signing in with one (discoverable credentials: no email typed), listing and removing them. Every
 // challenge is stored (as SHA-256) for one use and five minutes. Owns passkeys and passkey_challenges.
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server'
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
 import { and, asc, eq, lt } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
@@ -17,6 +10,10 @@ import { passkeyChallenges, passkeys, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { sha256Hex } from './sessions'
 import type { UserRecord } from './users'
+
+// @simplewebauthn/server and its ASN.1 and X.509 parsers are ~660 KB of the bundle, and evaluating them registers
+// decorators and a Reflect polyfill: loaded on the first passkey request, not when every isolate starts.
+const webauthn = () => import('@simplewebauthn/server')
 
 const CHALLENGE_TTL_MS = 5 * 60_000
 /** Passkeys one account may hold; each is offered in excludeCredentials when registering another. */
@@ -60,6 +57,7 @@ export async function registrationOptions(db: Database, config: Config, user: { 
   const existing = await listPasskeys(db, user.id)
   if (existing.length >= MAX_PASSKEYS_PER_USER) throw new ApiError('PASSKEY_LIMIT_REACHED', { details: { max_passkeys: MAX_PASSKEYS_PER_USER } })
   const rp = relyingParty(config)
+  const { generateRegistrationOptions } = await webauthn()
   const options = await generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
@@ -77,6 +75,7 @@ export async function registrationOptions(db: Database, config: Config, user: { 
 /** Verifies the authenticator's answer to a registration challenge of this user and stores the passkey. */
 export async function registerPasskey(db: Database, config: Config, userId: string, response: RegistrationResponseJSON, name: string): Promise<PasskeyRow> {
   const rp = relyingParty(config)
+  const { verifyRegistrationResponse } = await webauthn()
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
   try {
     verification = await verifyRegistrationResponse({ response, expectedChallenge: takeChallenge(db, 'register', userId), expectedOrigin: rp.origins, expectedRPID: rp.id, requireUserVerification: false })
@@ -108,6 +107,7 @@ export async function registerPasskey(db: Database, config: Config, userId: stri
 
 /** The options for navigator.credentials.get(): any discoverable credential of this relying party. */
 export async function authenticationOptions(db: Database, config: Config) {
+  const { generateAuthenticationOptions } = await webauthn()
   const options = await generateAuthenticationOptions({ rpID: relyingParty(config).id, userVerification: 'preferred' })
   await storeChallenge(db, options.challenge, 'login', null)
   return options
@@ -122,6 +122,7 @@ export async function authenticatePasskey(db: Database, config: Config, response
     throw new ApiError('PASSKEY_INVALID')
   }
   const rp = relyingParty(config)
+  const { verifyAuthenticationResponse } = await webauthn()
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
   try {
     verification = await verifyAuthenticationResponse({
