@@ -6,17 +6,18 @@
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { call, callJson } from '../support/api'
-import { signUp, tokenIn, uniqueEmail, waitForEmail } from '../support/accounts'
-import { APP_URL, backToApp, exchange, nextLoopbackLogin, nextStandInLogin, signInThrough, startSignIn, throughProvider } from '../support/oauth'
+import { signUp, uniqueEmail } from '../support/accounts'
+import { APP_URL, backToApp, exchange, loginAt, signInThrough, startSignIn, throughProvider } from '../support/oauth'
 import { totp, base32Decode } from '../../worker/auth/otp'
 
 const subject = () => crypto.randomUUID()
 const userCount = (email: string) => env.DB.prepare('select count(*) as n from users where email = ?').bind(email).first<number>('n')
 const identityCount = (provider: string, sub: string) => env.DB.prepare('select count(*) as n from oauth_identities where provider = ? and subject = ?').bind(provider, sub).first<number>('n')
 
+/** An account whose address is verified (as POST /auth/verify leaves it; test/auth/verify-reset.test.ts tests that). */
 async function verifiedUser() {
   const user = await signUp()
-  expect((await call('POST', '/auth/verify', { json: { token: tokenIn(await waitForEmail(user.email)) } })).status).toBe(200)
+  await env.DB.prepare('update users set email_verified = 1 where id = ?').bind(user.id).run()
   return user
 }
 
@@ -24,8 +25,8 @@ describe('OpenID Connect sign-in against a real OpenID Provider (oidc-provider o
   it('asks with PKCE S256, state and nonce; a first sign-in creates the account, a later one signs in to it', async () => {
     const email = uniqueEmail('oidc')
     const sub = subject()
-    await nextLoopbackLogin({ sub, email, email_verified: true, name: 'Ada Lovelace' })
     const authorization = await startSignIn('loopback')
+    await loginAt(authorization, { sub, email, email_verified: true, name: 'Ada Lovelace' })
     const asked = Object.fromEntries(authorization.searchParams)
     expect(asked).toMatchObject({ client_id: 'edgefloor', response_type: 'code', scope: 'openid email profile', code_challenge_method: 'S256', redirect_uri: 'http://edgefloor.test/auth/oauth/loopback/callback' })
     expect(asked.state).toMatch(/^[\w-]{40,}$/)
@@ -49,15 +50,15 @@ describe('OpenID Connect sign-in against a real OpenID Provider (oidc-provider o
     // The one-time code works once.
     expect(await exchange(code)).toMatchObject({ status: 401, body: { code: 'TOKEN_INVALID' } })
 
-    await nextLoopbackLogin({ sub, email, email_verified: true })
-    const again = await exchange((await signInThrough('loopback')).searchParams.get('code')!)
+    const again = await exchange((await signInThrough('loopback', { sub, email, email_verified: true })).searchParams.get('code')!)
     expect(again.body.user._id).toBe(session.body.user._id)
     expect(await userCount(email)).toBe(1)
   })
 
   it('refuses a wrong state, a replayed callback and a callback of another provider', async () => {
-    await nextLoopbackLogin({ sub: subject(), email: uniqueEmail('oidc'), email_verified: true })
-    const callbackPath = await throughProvider((await startSignIn('loopback')).toString())
+    const authorization = await startSignIn('loopback')
+    await loginAt(authorization, { sub: subject(), email: uniqueEmail('oidc'), email_verified: true })
+    const callbackPath = await throughProvider(authorization.toString())
     const tampered = callbackPath.replace(/state=([^&]+)/, 'state=forged-state-value-of-enough-length')
     expect(await callJson('GET', tampered)).toMatchObject({ status: 400, body: { code: 'OAUTH_STATE_INVALID' } })
     expect(await callJson('GET', callbackPath.replace('/loopback/', '/standin/'))).toMatchObject({ status: 400, body: { code: 'OAUTH_STATE_INVALID' } })
@@ -69,21 +70,18 @@ describe('OpenID Connect sign-in against a real OpenID Provider (oidc-provider o
   it('links an address the provider verified to an account only when the account verified it too', async () => {
     const verified = await verifiedUser()
     const sub = subject()
-    await nextLoopbackLogin({ sub, email: verified.email, email_verified: true })
-    const linked = await exchange((await signInThrough('loopback')).searchParams.get('code')!)
+    const linked = await exchange((await signInThrough('loopback', { sub, email: verified.email, email_verified: true })).searchParams.get('code')!)
     expect(linked.body.user._id).toBe(verified.id)
 
     const unverified = await signUp()
-    await nextLoopbackLogin({ sub: subject(), email: unverified.email, email_verified: true })
-    const refused = await signInThrough('loopback')
+    const refused = await signInThrough('loopback', { sub: subject(), email: unverified.email, email_verified: true })
     expect(Object.fromEntries(refused.searchParams)).toEqual({ error: 'OAUTH_ACCOUNT_EXISTS', error_description: 'an account with this email exists; sign in to it and link the provider there' })
   })
 
   it('never links an address the provider did not verify, even to a verified account', async () => {
     const victim = await verifiedUser()
     const sub = subject()
-    await nextLoopbackLogin({ sub, email: victim.email, email_verified: false })
-    const refused = await signInThrough('loopback')
+    const refused = await signInThrough('loopback', { sub, email: victim.email, email_verified: false })
     expect(refused.searchParams.get('error')).toBe('OAUTH_ACCOUNT_EXISTS')
     expect(refused.searchParams.has('code')).toBe(false)
     expect(await identityCount('loopback', sub)).toBe(0)
@@ -92,19 +90,19 @@ describe('OpenID Connect sign-in against a real OpenID Provider (oidc-provider o
   it('links a provider to the signed-in account, lists it, refuses it to another account, and unlinks it', async () => {
     const user = await signUp()
     const sub = subject()
-    await nextLoopbackLogin({ sub, email: uniqueEmail('other-address'), email_verified: true })
     const link = await callJson('POST', '/auth/oauth/loopback/link', { token: user.token, json: { redirect_url: APP_URL } })
     expect(link.status).toBe(200)
+    await loginAt(link.body.authorization_url, { sub, email: uniqueEmail('other-address'), email_verified: true })
     const back = await backToApp(await throughProvider(link.body.authorization_url))
     expect(Object.fromEntries(back.searchParams)).toEqual({ linked: 'loopback' })
     const [identity] = (await callJson('GET', '/auth/identities', { token: user.token })).body
     expect(identity).toMatchObject({ provider: 'loopback' })
 
-    await nextLoopbackLogin({ sub, email: uniqueEmail('x'), email_verified: true })
-    expect((await exchange((await signInThrough('loopback')).searchParams.get('code')!)).body.user._id).toBe(user.id)
+    expect((await exchange((await signInThrough('loopback', { sub, email: uniqueEmail('x'), email_verified: true })).searchParams.get('code')!)).body.user._id).toBe(user.id)
 
     const other = await signUp()
     const stolen = await callJson('POST', '/auth/oauth/loopback/link', { token: other.token, json: { redirect_url: APP_URL } })
+    await loginAt(stolen.body.authorization_url, { sub, email: uniqueEmail('x'), email_verified: true })
     expect((await backToApp(await throughProvider(stolen.body.authorization_url))).searchParams.get('error')).toBe('OAUTH_IDENTITY_TAKEN')
 
     expect(await callJson('DELETE', `/auth/identities/${identity._id}`, { token: other.token })).toMatchObject({ status: 404, body: { code: 'IDENTITY_NOT_FOUND' } })
@@ -115,13 +113,11 @@ describe('OpenID Connect sign-in against a real OpenID Provider (oidc-provider o
   it('asks an account with a second factor for it after the exchange', async () => {
     const email = uniqueEmail('oidc-2fa')
     const sub = subject()
-    await nextLoopbackLogin({ sub, email, email_verified: true })
-    const session = await exchange((await signInThrough('loopback')).searchParams.get('code')!)
+    const session = await exchange((await signInThrough('loopback', { sub, email, email_verified: true })).searchParams.get('code')!)
     const started = await callJson('POST', '/auth/totp', { token: session.body.token })
     const secret = base32Decode(started.body.secret)!
     expect((await call('POST', '/auth/totp/confirm', { token: session.body.token, json: { code: await totp(secret, Date.now() / 1000) } })).status).toBe(200)
-    await nextLoopbackLogin({ sub, email, email_verified: true })
-    const second = await exchange((await signInThrough('loopback')).searchParams.get('code')!)
+    const second = await exchange((await signInThrough('loopback', { sub, email, email_verified: true })).searchParams.get('code')!)
     expect(second).toMatchObject({ status: 401, body: { code: 'SECOND_FACTOR_REQUIRED', second_factor_token: expect.any(String) } })
     expect(second.body).not.toHaveProperty('token')
   })
@@ -130,15 +126,13 @@ describe('OpenID Connect sign-in against a real OpenID Provider (oidc-provider o
 describe('ID tokens that must be refused (the stand-in issuer)', () => {
   it('signs in with a sound ID token', async () => {
     const email = uniqueEmail('standin')
-    await nextStandInLogin({ sub: subject(), email, email_verified: true })
-    const session = await exchange((await signInThrough('standin')).searchParams.get('code')!)
+    const session = await exchange((await signInThrough('standin', { sub: subject(), email, email_verified: true })).searchParams.get('code')!)
     expect(session).toMatchObject({ status: 200, body: { user: { email } } })
   })
 
   it.each(['forged', 'expired', 'audience', 'nonce'] as const)('refuses an ID token that is %s, and creates nothing', async (flaw) => {
     const email = uniqueEmail(`flaw-${flaw}`)
-    await nextStandInLogin({ sub: subject(), email, email_verified: true }, flaw)
-    const back = await signInThrough('standin')
+    const back = await signInThrough('standin', { sub: subject(), email, email_verified: true }, flaw)
     expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'OAUTH_FAILED', error_description: "the provider's answer could not be verified" })
     expect(await userCount(email)).toBe(0)
   })
@@ -154,8 +148,9 @@ describe('ID tokens that must be refused (the stand-in issuer)', () => {
 
   it('takes the callback as a form post (response_mode=form_post), and refuses an oversized form', async () => {
     const email = uniqueEmail('form-post')
-    await nextStandInLogin({ sub: subject(), email, email_verified: true })
-    const callbackPath = await throughProvider((await startSignIn('standin')).toString())
+    const authorization = await startSignIn('standin')
+    await loginAt(authorization, { sub: subject(), email, email_verified: true })
+    const callbackPath = await throughProvider(authorization.toString())
     const [path, query] = callbackPath.split('?')
     const res = await call('POST', path!, { body: query, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
     expect(res.status).toBe(302)
@@ -169,8 +164,8 @@ describe('ID tokens that must be refused (the stand-in issuer)', () => {
 describe('plain OAuth 2.0 sign-in (a GitHub-shaped stand-in)', () => {
   it("creates the account from the primary verified address of GitHub's /user/emails", async () => {
     const email = uniqueEmail('octo')
-    await nextStandInLogin({ sub: String(Math.floor(Math.random() * 1e9)), email, email_verified: true, name: 'Octo Cat' })
     const authorization = await startSignIn('octo')
+    await loginAt(authorization, { sub: String(Math.floor(Math.random() * 1e9)), email, email_verified: true, name: 'Octo Cat' })
     expect(authorization.pathname).toBe('/login/oauth/authorize')
     expect(authorization.searchParams.get('scope')).toBe('read:user user:email')
     expect(authorization.searchParams.has('nonce')).toBe(false)
@@ -181,8 +176,7 @@ describe('plain OAuth 2.0 sign-in (a GitHub-shaped stand-in)', () => {
 
   it('refuses an account whose only address is unverified', async () => {
     const email = uniqueEmail('octo-unverified')
-    await nextStandInLogin({ sub: String(Math.floor(Math.random() * 1e9)), email, email_verified: false })
-    expect((await signInThrough('octo')).searchParams.get('error')).toBe('OAUTH_EMAIL_REQUIRED')
+    expect((await signInThrough('octo', { sub: String(Math.floor(Math.random() * 1e9)), email, email_verified: false })).searchParams.get('error')).toBe('OAUTH_EMAIL_REQUIRED')
     expect(await userCount(email)).toBe(0)
   })
 })
@@ -208,8 +202,9 @@ describe('starting a sign-in', () => {
   })
 
   it("keeps the app's own query parameters on the way back", async () => {
-    await nextStandInLogin({ sub: subject(), email: uniqueEmail('query'), email_verified: true })
-    const callbackPath = await throughProvider((await startSignIn('standin', `${APP_URL}?app_state=xyz`)).toString())
+    const authorization = await startSignIn('standin', `${APP_URL}?app_state=xyz`)
+    await loginAt(authorization, { sub: subject(), email: uniqueEmail('query'), email_verified: true })
+    const callbackPath = await throughProvider(authorization.toString())
     const back = await backToApp(callbackPath)
     expect(back.searchParams.get('app_state')).toBe('xyz')
     expect(back.searchParams.get('code')).toBeTruthy()

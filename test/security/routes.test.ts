@@ -12,7 +12,7 @@ import { requiredScope } from '../../worker/auth/api-keys'
 import { call, callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
-import { backToApp, nextLoopbackLogin, throughProvider } from '../support/oauth'
+import { backToApp, loginAt, throughProvider } from '../support/oauth'
 
 /** Routes anyone may call (they authenticate by other means, or need no identity). */
 const PUBLIC = new Set([
@@ -115,8 +115,8 @@ async function aliceResources(alice: TestUser): Promise<Owned> {
   const sessions = await callJson('GET', '/auth/sessions', { token: alice.token })
   const apiKey = await callJson('POST', '/auth/api-keys', { token: alice.token, json: { name: 'alice server', scopes: ['files:read'] } })
   expect(apiKey.status).toBe(201)
-  await nextLoopbackLogin({ sub: crypto.randomUUID(), email: `alice-elsewhere-${crypto.randomUUID()}@example.com`, email_verified: true })
   const link = await callJson('POST', '/auth/oauth/loopback/link', { token: alice.token, json: { redirect_url: 'https://app.example.com/signed-in' } })
+  await loginAt(link.body.authorization_url, { sub: crypto.randomUUID(), email: `alice-elsewhere-${crypto.randomUUID()}@example.com`, email_verified: true })
   expect((await backToApp(await throughProvider(link.body.authorization_url))).searchParams.get('linked')).toBe('loopback')
   const identities = await callJson('GET', '/auth/identities', { token: alice.token })
   // A passkey row of Alice's (registering one takes a browser's authenticator: test/e2e/passkeys.test.ts).

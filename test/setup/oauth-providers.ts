@@ -1,6 +1,6 @@
 // Global setup (Node): the sign-in providers the Worker's provider sign-in is tested against, on loopback.
 // - A real OpenID Provider: `oidc-provider` (panva's, OpenID Certified), with one client for the Worker. Its login
-//   page is replaced by a handler that signs in the account POST /test/next-login named (no form to fill), and its
+//   page is replaced by a handler that signs in the account POST /test/login named for the request's state, and its
 //   consent is pre-granted (loadExistingGrant), so a test drives the whole code flow with plain HTTP redirects.
 // - A stand-in for what a real provider never does on request: an OpenID issuer that can answer with a forged, an
 //   expired or a wrongly addressed ID token, and a plain OAuth 2.0 provider shaped like GitHub's (/login/oauth/…,
@@ -46,7 +46,8 @@ const json = (response: ServerResponse, status: number, body: unknown) => respon
 
 async function startOidcProvider(): Promise<{ server: Server; url: string }> {
   const accounts = new Map<string, Account>()
-  let nextLogin: string | undefined
+  /** The account to sign in, by the state of the authorization request (test files run two at a time). */
+  const loginsByState = new Map<string, string>()
   const { privateKey } = await generateKeyPair('RS256', { extractable: true })
   const server = createServer()
   const url = await listen(server)
@@ -83,17 +84,18 @@ async function startOidcProvider(): Promise<{ server: Server; url: string }> {
   const callback = provider.callback()
   server.on('request', async (request, response) => {
     const path = new URL(request.url ?? '/', url).pathname
-    if (request.method === 'POST' && path === '/test/next-login') {
-      const account = JSON.parse(await readBody(request)) as Account
+    if (request.method === 'POST' && path === '/test/login') {
+      const { state, account } = JSON.parse(await readBody(request)) as { state: string; account: Account }
       accounts.set(account.sub, account)
-      nextLogin = account.sub
+      loginsByState.set(state, account.sub)
       return json(response, 200, { ok: true })
     }
     if (path.startsWith('/interaction/')) {
       try {
-        if (!nextLogin) return json(response, 409, { error: 'POST /test/next-login first' })
-        await provider.interactionDetails(request, response)
-        await provider.interactionFinished(request, response, { login: { accountId: nextLogin } }, { mergeWithLastSubmission: false })
+        const details = await provider.interactionDetails(request, response)
+        const accountId = loginsByState.get(String(details.params.state))
+        if (!accountId) return json(response, 409, { error: 'POST /test/login with this state first' })
+        await provider.interactionFinished(request, response, { login: { accountId } }, { mergeWithLastSubmission: false })
       } catch (error) {
         json(response, 500, { error: String(error) })
       }
@@ -113,7 +115,8 @@ async function startStandIn(): Promise<{ server: Server; url: string }> {
   const publicJwk = { ...(await exportJWK(publicKey)), kid: 'stand-in', alg: 'RS256', use: 'sig' }
   const grants = new Map<string, { challenge: string; nonce?: string; redirectUri: string; account: Account; flaw: IdTokenFlaw }>()
   const tokens = new Map<string, Account>()
-  let next: { account: Account; flaw: IdTokenFlaw } = { account: { sub: 'nobody' }, flaw: 'none' }
+  /** The account (and the flaw of its ID token) to sign in, by the state of the authorization request. */
+  const loginsByState = new Map<string, { account: Account; flaw: IdTokenFlaw }>()
   const server = createServer()
   const url = await listen(server)
 
@@ -132,8 +135,9 @@ async function startStandIn(): Promise<{ server: Server; url: string }> {
   server.on('request', async (request, response) => {
     const requestUrl = new URL(request.url ?? '/', url)
     const path = requestUrl.pathname
-    if (request.method === 'POST' && path === '/test/next') {
-      next = JSON.parse(await readBody(request))
+    if (request.method === 'POST' && path === '/test/login') {
+      const { state, account, flaw } = JSON.parse(await readBody(request)) as { state: string; account: Account; flaw: IdTokenFlaw }
+      loginsByState.set(state, { account, flaw })
       return json(response, 200, { ok: true })
     }
     if (path === '/.well-known/openid-configuration') {
@@ -152,8 +156,10 @@ async function startStandIn(): Promise<{ server: Server; url: string }> {
     if (path === '/authorize' || path === '/login/oauth/authorize') {
       const q = requestUrl.searchParams
       if (q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge')) return json(response, 400, { error: 'invalid_request', error_description: 'PKCE S256 required' })
+      const login = loginsByState.get(q.get('state') ?? '')
+      if (!login) return json(response, 409, { error: 'POST /test/login with this state first' })
       const code = randomUUID()
-      grants.set(code, { challenge: q.get('code_challenge')!, nonce: q.get('nonce') ?? undefined, redirectUri: q.get('redirect_uri')!, account: next.account, flaw: next.flaw })
+      grants.set(code, { challenge: q.get('code_challenge')!, nonce: q.get('nonce') ?? undefined, redirectUri: q.get('redirect_uri')!, account: login.account, flaw: login.flaw })
       const back = new URL(q.get('redirect_uri')!)
       back.searchParams.set('code', code)
       back.searchParams.set('state', q.get('state') ?? '')

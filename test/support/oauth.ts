@@ -12,16 +12,15 @@ export interface ProviderAccount {
   name?: string
 }
 
-/** Names the account the loopback OpenID Provider signs in next. */
-export async function nextLoopbackLogin(account: ProviderAccount): Promise<void> {
-  const res = await fetch(`${env.OIDC_PROVIDER_URL}/test/next-login`, { method: 'POST', body: JSON.stringify(account) })
-  if (!res.ok) throw new Error(`next-login: ${res.status}`)
-}
+export type IdTokenFlaw = 'none' | 'forged' | 'expired' | 'audience' | 'nonce'
 
-/** Names the account (and the flaw of its ID token) the stand-in signs in next. */
-export async function nextStandInLogin(account: ProviderAccount, flaw: 'none' | 'forged' | 'expired' | 'audience' | 'nonce' = 'none'): Promise<void> {
-  const res = await fetch(`${env.OAUTH_STAND_IN_URL}/test/next`, { method: 'POST', body: JSON.stringify({ account, flaw }) })
-  if (!res.ok) throw new Error(`next: ${res.status}`)
+/** Names the account the provider of this authorization URL signs in for it (by its state), and for the stand-in
+ * the flaw of the ID token it answers with. */
+export async function loginAt(authorizationUrl: string | URL, account: ProviderAccount, flaw: IdTokenFlaw = 'none'): Promise<void> {
+  const url = new URL(authorizationUrl)
+  const base = url.origin === new URL(env.OIDC_PROVIDER_URL).origin ? env.OIDC_PROVIDER_URL : env.OAUTH_STAND_IN_URL
+  const res = await fetch(`${base}/test/login`, { method: 'POST', body: JSON.stringify({ state: url.searchParams.get('state'), account, flaw }) })
+  if (!res.ok) throw new Error(`login: ${res.status}`)
 }
 
 function setCookies(headers: Headers): string[] {
@@ -55,10 +54,12 @@ export async function startSignIn(provider: string, redirectUrl = APP_URL): Prom
   return new URL(res.headers.get('location')!)
 }
 
-/** The whole sign-in up to the app: the URL the Worker finally sends the browser to (with ?code= or ?error=). */
-export async function signInThrough(provider: string): Promise<URL> {
-  const callbackPath = await throughProvider((await startSignIn(provider)).toString())
-  return backToApp(callbackPath)
+/** The whole sign-in of this provider account up to the app: the URL the Worker finally sends the browser to
+ * (with ?code= or ?error=). */
+export async function signInThrough(provider: string, account: ProviderAccount, flaw: IdTokenFlaw = 'none'): Promise<URL> {
+  const authorization = await startSignIn(provider)
+  await loginAt(authorization, account, flaw)
+  return backToApp(await throughProvider(authorization.toString()))
 }
 
 /** The Worker's callback, answered with a redirect to the app. */
