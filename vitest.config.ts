@@ -12,6 +12,7 @@ import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
 import { fileURLToPath } from 'node:url'
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
 import { unstable_readConfig } from 'wrangler'
+import { testProviders } from './test/setup/oauth-providers.ts'
 
 const root = fileURLToPath(new URL('.', import.meta.url))
 
@@ -145,7 +146,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...UNIT, ...OFFICE, ...NODE, ...E2E],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: [...STAND_INS, 'test/setup/gotenberg-stand-in.ts', 'test/setup/encrypted-pdfs.ts'],
+          globalSetup: [...STAND_INS, 'test/setup/gotenberg-stand-in.ts', 'test/setup/encrypted-pdfs.ts', 'test/setup/oauth-providers.ts'],
           // One workerd runs the files one after another (isolate: false): starting a runtime and importing the
           // Worker for each file took ~11 s of every file on an idle machine, ~80 s under load. The files share
           // D1, R2 and the queue as clients of one deployment do: each works with its own users (and a random
@@ -155,7 +156,14 @@ export default defineConfig({
           ...TWO_AT_ONCE,
           ...LOADED,
         },
-        standInBindings,
+        (inject) => ({
+          ...standInBindings(inject),
+          // The sign-in providers on loopback (test/setup/oauth-providers.ts) and the app they return to.
+          AUTH_OAUTH_PROVIDERS: testProviders(inject('oidcProviderUrl')!, inject('oauthStandInUrl')!),
+          AUTH_OAUTH_REDIRECT_URLS: 'https://app.example.com/signed-in',
+          OIDC_PROVIDER_URL: inject('oidcProviderUrl')!,
+          OAUTH_STAND_IN_URL: inject('oauthStandInUrl')!,
+        }),
       ),
       workerdProject(
         'worker-office',

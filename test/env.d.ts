@@ -7,6 +7,9 @@ declare global {
       MAIL_CATCHER_URL: string
       WHISPER_URL: string
       WEBHOOK_RECEIVER_URL: string
+      AUTH_OAUTH_PROVIDERS?: string
+      OIDC_PROVIDER_URL: string
+      OAUTH_STAND_IN_URL: string
     }
   }
 }

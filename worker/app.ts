@@ -2,6 +2,8 @@
 import { bodyLimit } from 'hono/body-limit'
 import { newRouter } from './api'
 import { apiKeyRoutes } from './auth/api-key-routes'
+import { oidcRoutes } from './auth/oidc-routes'
+import { passkeyRoutes } from './auth/passkey-routes'
 import { accountRoutes } from './auth/routes'
 import { totpRoutes } from './auth/totp-routes'
 import { loadConfig } from './config'
@@ -73,6 +75,8 @@ export function createApp(options: AppOptions = {}) {
     .route('/', accountRoutes(options.resources?.models.Users?.values))
     .route('/', apiKeyRoutes())
     .route('/', totpRoutes())
+    .route('/', oidcRoutes(options.resources?.models.Users?.values))
+    .route('/', passkeyRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
   const routes = accounts.route('/', tusRoutes(autoConvert)).route('/', fileRoutes(autoConvert)).route('/', previewRoutes()).route('/', pipelineRoutes())
 

@@ -46,6 +46,58 @@ const MiB = 1024 * 1024
  * FILES_MAX_BYTES plus this must fit REQUEST_MAX_BYTES, or the edge answers its own HTML 413 before the Worker runs.
  */
 export const MULTIPART_OVERHEAD_BYTES = 256 * 1024
+/** One sign-in provider (worker/auth/oidc.ts): a preset (google, microsoft, apple, github), an OpenID Connect issuer
+ * (discovery), or the endpoints of a plain OAuth 2.0 provider; its client secret with it. */
+const OAuthProviderSchema = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'lower-case letters, digits and dashes'),
+  name: z.string().min(1).max(60).optional(),
+  preset: z.enum(['google', 'microsoft', 'apple', 'github']).optional(),
+  issuer: z.url().optional(),
+  authorization_endpoint: z.url().optional(),
+  token_endpoint: z.url().optional(),
+  userinfo_endpoint: z.url().optional(),
+  /** GitHub's: the list of the user's addresses with their verified flags. */
+  emails_endpoint: z.url().optional(),
+  client_id: z.string().min(1),
+  client_secret: z.string().min(1).optional(),
+  scopes: z.array(z.string().min(1)).optional(),
+  /** Microsoft's directory: a tenant id, or `consumers` for personal accounts. */
+  tenant: z.string().min(1).optional(),
+  /** For a provider on loopback in tests and local development only: plain-http endpoints. */
+  allow_insecure_http: z.boolean().optional(),
+})
+export type OAuthProviderSettings = z.infer<typeof OAuthProviderSchema>
+
+const oauthProviders = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (!value?.trim()) return []
+    let json: unknown
+    try {
+      json = JSON.parse(value)
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'expected a JSON array of providers' })
+      return z.NEVER
+    }
+    const result = z.array(OAuthProviderSchema).max(20).safeParse(json)
+    if (!result.success) {
+      for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: `${issue.path.join('.')}: ${issue.message}` })
+      return z.NEVER
+    }
+    const ids = result.data.map((provider) => provider.id)
+    if (new Set(ids).size !== ids.length) ctx.addIssue({ code: 'custom', message: 'two providers share an id' })
+    return result.data
+  })
+
+const urlList = z
+  .string()
+  .default('')
+  .transform((value, ctx) => {
+    const urls = value.split(',').map((item) => item.trim()).filter(Boolean)
+    for (const url of urls) if (!URL.canParse(url)) ctx.addIssue({ code: 'custom', message: `not a URL: ${url}` })
+    return urls
+  })
 
 export const configSchema = z.object({
   APP_URL: z.url().default('http://127.0.0.1:8787'),
@@ -63,6 +115,9 @@ export const configSchema = z.object({
   AUTH_DEFAULT_ROLE: z.string().min(1).default('user'),
   AUTH_RATE_LIMIT_PER_MINUTE: integer(10),
   AUTH_TRUST_CF_CONNECTING_IP: flag(false),
+  AUTH_OAUTH_PROVIDERS: oauthProviders,
+  AUTH_OAUTH_REDIRECT_URLS: urlList,
+  AUTH_PASSKEY_ORIGINS: urlList,
 
   // browsers and proxies
   /** Origins a browser app may call from (comma-separated `scheme://host[:port]`); empty: any (`*`). */

@@ -69,7 +69,7 @@ async function showSession() {
   try {
     const { body: user } = await api('GET', '/auth/user')
     $('#who').textContent = user.email
-    await loadFiles()
+    await Promise.all([loadFiles(), loadKeys()])
   } catch (error) {
     if (token()) say($('#upload-message'), error.message, true)
   }
@@ -83,6 +83,8 @@ function signOut(message) {
   for (const url of objectUrls.values()) url.then((value) => URL.revokeObjectURL(value), () => {})
   objectUrls.clear()
   $('#files').replaceChildren()
+  $('#keys').replaceChildren()
+  $('#new-key').hidden = true
   showSession()
   if (message) say($('#auth-message'), message, true)
 }
@@ -109,6 +111,51 @@ $('#auth-form').addEventListener('submit', async (event) => {
 })
 
 $('#sign-out').addEventListener('click', () => signOut())
+
+// --- API keys ------------------------------------------------------------------------------------------
+
+async function loadKeys() {
+  const { body: keys } = await api('GET', '/auth/api-keys')
+  $('#keys').replaceChildren(...keys.map(keyItem))
+}
+
+function keyItem(key) {
+  const item = document.createElement('li')
+  const used = key.last_used_at ? `last used ${new Date(key.last_used_at).toLocaleString()}` : 'never used'
+  const label = document.createElement('span')
+  label.textContent = `${key.name} · ${key.prefix}… · ${key.scopes.join(', ')} · ${used}`
+  const revoke = document.createElement('button')
+  revoke.type = 'button'
+  revoke.className = 'danger'
+  revoke.textContent = 'Revoke'
+  revoke.dataset.action = 'revoke'
+  revoke.addEventListener('click', async () => {
+    try {
+      await api('DELETE', `/auth/api-keys/${key._id}`)
+      item.remove()
+    } catch (error) {
+      say($('#key-message'), error.message, true)
+    }
+  })
+  item.append(label, ' ', revoke)
+  return item
+}
+
+$('#key-form').addEventListener('submit', async (event) => {
+  event.preventDefault()
+  const form = event.currentTarget
+  const data = new FormData(form)
+  try {
+    const { body } = await api('POST', '/auth/api-keys', { json: { name: data.get('name'), scopes: data.getAll('scope') } })
+    $('#new-key-value').textContent = body.key
+    $('#new-key').hidden = false
+    say($('#key-message'), '')
+    form.reset()
+    await loadKeys()
+  } catch (error) {
+    say($('#key-message'), error.message, true)
+  }
+})
 
 // --- upload --------------------------------------------------------------------------------------------
 

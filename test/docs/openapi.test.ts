@@ -102,7 +102,7 @@ describe('GET /openapi.json', () => {
     // Nothing to validate, so nothing can answer 400: the pages, the health document, and routes that read only
     // the bearer token.
     expect(withoutInput.sort()).toEqual(
-      ['GET /', 'GET /openapi.json', 'GET /docs', 'GET /console', 'GET /auth/user', 'GET /user', 'POST /auth/verify/resend', 'POST /user/verify/email', 'OPTIONS /files/tus', 'GET /auth/sessions', 'GET /auth/api-keys', 'GET /auth/totp', 'POST /auth/totp'].sort(),
+      ['GET /', 'GET /openapi.json', 'GET /docs', 'GET /console', 'GET /auth/user', 'GET /user', 'POST /auth/verify/resend', 'POST /user/verify/email', 'OPTIONS /files/tus', 'GET /auth/sessions', 'GET /auth/api-keys', 'GET /auth/totp', 'POST /auth/totp', 'GET /auth/oauth', 'GET /auth/identities', 'POST /auth/passkeys/register/options', 'POST /auth/passkeys/login/options', 'GET /auth/passkeys'].sort(),
     )
   })
 

@@ -25,6 +25,10 @@ export const TRANSCRIBE_MODELS = { api: 'whisper-of-the-api-worker', consumer: '
 export const PDF_MAX_PAGES = { api: '1', consumer: '1000' }
 
 /** Launches the real Workers (`vars` for both); their start goes on in the background (`ready`). */
+/** The origin of the passkey test's page: a host name, since WebAuthn's relying party id cannot be an IP address.
+ * Nothing listens there: the test's browser routes it to the Worker (test/e2e/passkeys.test.ts). */
+export const PASSKEY_ORIGIN = 'http://localhost:8790'
+
 export async function launchWorker(vars: Record<string, string> = {}): Promise<LaunchedDevWorker> {
   mkdirSync(artifactsDir, { recursive: true })
   return launchDevWorker(API_ENTRY, { AUTH_RATE_LIMIT_PER_MINUTE: '0', TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.api, PDF_MAX_PAGES: PDF_MAX_PAGES.api, ...vars }, undefined, {

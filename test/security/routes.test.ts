@@ -4,6 +4,7 @@
 // request, so the answer can only come from ownership: 404 as if it did not exist, or 403 from a rule that refuses
 // whatever the record holds (naming the rule). A new route fails this suite until it is classified, and a path
 // parameter this file cannot fill with a real id fails it too.
+import { env } from 'cloudflare:test'
 import { inspectRoutes } from 'hono/dev'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
@@ -11,6 +12,7 @@ import { requiredScope } from '../../worker/auth/api-keys'
 import { call, callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
+import { backToApp, loginAt, throughProvider } from '../support/oauth'
 
 /** Routes anyone may call (they authenticate by other means, or need no identity). */
 const PUBLIC = new Set([
@@ -33,6 +35,16 @@ const PUBLIC = new Set([
   'POST /auth/refresh',
   // A login's second step: its second_factor_token (from the password step) stands in for the bearer token.
   'POST /auth/login/totp',
+  // Provider sign-in: the providers, the redirect to one, its callback (the stored state stands in for identity)
+  // and the one-time code's exchange (the code does).
+  'GET /auth/oauth',
+  'GET /auth/oauth/:provider',
+  'GET /auth/oauth/:provider/callback',
+  'POST /auth/oauth/:provider/callback',
+  'POST /auth/oauth/exchange',
+  // Passkey sign-in: the authenticator's signature over a stored challenge stands in for the bearer token.
+  'POST /auth/passkeys/login/options',
+  'POST /auth/passkeys/login',
   // A signed URL (?token=…) stands in for the bearer token; without either it answers 401 (tested in files).
   'GET /files/:id/download',
   // tus discovery (Tus-Version, Tus-Extension, limits): no data, and browsers send CORS preflights without tokens.
@@ -86,6 +98,8 @@ interface Owned {
   tusId: string
   sessionId: string
   apiKeyId: string
+  identityId: string
+  passkeyId: string
 }
 
 /** Alice's real resources, one of each kind a path can name. */
@@ -101,7 +115,26 @@ async function aliceResources(alice: TestUser): Promise<Owned> {
   const sessions = await callJson('GET', '/auth/sessions', { token: alice.token })
   const apiKey = await callJson('POST', '/auth/api-keys', { token: alice.token, json: { name: 'alice server', scopes: ['files:read'] } })
   expect(apiKey.status).toBe(201)
-  return { user: alice, fileId: file._id, jobId: job.body._id, uploadId: upload.body.upload_id, tusId, sessionId: sessions.body[0]._id, apiKeyId: apiKey.body._id }
+  const link = await callJson('POST', '/auth/oauth/loopback/link', { token: alice.token, json: { redirect_url: 'https://app.example.com/signed-in' } })
+  await loginAt(link.body.authorization_url, { sub: crypto.randomUUID(), email: `alice-elsewhere-${crypto.randomUUID()}@example.com`, email_verified: true })
+  expect((await backToApp(await throughProvider(link.body.authorization_url))).searchParams.get('linked')).toBe('loopback')
+  const identities = await callJson('GET', '/auth/identities', { token: alice.token })
+  // A passkey row of Alice's (registering one takes a browser's authenticator: test/e2e/passkeys.test.ts).
+  const passkeyId = `${alice.id.slice(0, 12)}${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
+  await env.DB.prepare("insert into passkeys (id, user_id, credential_id, public_key, device_type, name, created_at) values (?, ?, ?, 'AQID', 'singleDevice', 'alice key', 0)")
+    .bind(passkeyId, alice.id, crypto.randomUUID())
+    .run()
+  return {
+    user: alice,
+    fileId: file._id,
+    jobId: job.body._id,
+    uploadId: upload.body.upload_id,
+    tusId,
+    sessionId: sessions.body[0]._id,
+    apiKeyId: apiKey.body._id,
+    identityId: identities.body[0]._id,
+    passkeyId,
+  }
 }
 
 /** The path with every parameter filled by Alice's real id of that kind; throws for a parameter it cannot fill. */
@@ -111,6 +144,8 @@ function withRealIds(path: string, owned: Owned): string {
     if (name === 'part') return '1'
     if (name === 'extension') return 'pdf'
     if (name === 'uploadId') return owned.uploadId
+    // Not a resource: the sign-in provider a link starts with.
+    if (name === 'provider') return 'loopback'
     if (name !== 'id') throw new Error(`${path}: no real id for {${name}}: teach the matrix this kind of resource`)
     if (path.startsWith('/files/tus/')) return owned.tusId
     if (path.startsWith('/files/')) return owned.fileId
@@ -118,6 +153,8 @@ function withRealIds(path: string, owned: Owned): string {
     if (path.startsWith('/users/')) return owned.user.id
     if (path.startsWith('/auth/sessions/')) return owned.sessionId
     if (path.startsWith('/auth/api-keys/')) return owned.apiKeyId
+    if (path.startsWith('/auth/identities/')) return owned.identityId
+    if (path.startsWith('/auth/passkeys/')) return owned.passkeyId
     throw new Error(`${path}: no real id for {id}: teach the matrix this kind of resource`)
   })
 }
@@ -132,6 +169,7 @@ function validRequest(operation: Operation): { json?: unknown; body?: BodyInit; 
   if (operation.key === 'PUT /files/{id}') return { json: { name: 'renamed.txt' } }
   if (operation.key === 'PUT /users/{id}') return { json: { name: 'Renamed' } }
   if (operation.key === 'POST /files/{id}/convert') return { json: {} }
+  if (operation.key === 'POST /auth/oauth/{provider}/link') return { json: { redirect_url: 'https://app.example.com/signed-in' } }
   if (operation.method === 'POST' || operation.method === 'PUT' || operation.method === 'PATCH') return { json: {} }
   return {}
 }
@@ -185,6 +223,8 @@ describe('security matrix: every authenticated operation of the OpenAPI document
     expect((await callJson('GET', '/auth/user', { token })).body).toMatchObject({ _id: owned.user.id, name: 'Test User' })
     expect((await callJson('GET', '/auth/sessions', { token })).body.map((session: { _id: string }) => session._id)).toContain(owned.sessionId)
     expect((await callJson('GET', '/auth/api-keys', { token })).body.map((key: { _id: string }) => key._id)).toEqual([owned.apiKeyId])
+    expect((await callJson('GET', '/auth/identities', { token })).body.map((identity: { _id: string }) => identity._id)).toEqual([owned.identityId])
+    expect((await callJson('GET', '/auth/passkeys', { token })).body.map((passkey: { _id: string }) => passkey._id)).toEqual([owned.passkeyId])
   })
 })
 

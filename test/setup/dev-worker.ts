@@ -13,7 +13,7 @@ import type { TestProject } from 'vitest/node'
 import { buildConsoleBundle } from '../../.ci/build-console.ts'
 import { freePort } from '../../bench/wrangler-dev.ts'
 import { optionsFromEnv, startSidecar } from '../../sidecar/server.ts'
-import { launchWorker } from '../e2e/dev-worker.ts'
+import { launchWorker, PASSKEY_ORIGIN } from '../e2e/dev-worker.ts'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -34,6 +34,8 @@ export default async function setup(project: TestProject) {
     TRANSCRIBE_URL: project.getProvidedContext().whisperUrl,
     FILES_MAX_RESUMABLE_BYTES: String(40 * MiB),
     FILES_QUOTA_BYTES: String(30 * MiB),
+    // The origin Chromium shows the passkey test's page at (test/e2e/passkeys.test.ts): WebAuthn refuses an IP address.
+    AUTH_PASSKEY_ORIGINS: PASSKEY_ORIGIN,
   })
   worker.ready.catch((error) => console.error(`e2e: the Worker under wrangler dev did not start: ${error}`))
   sidecar.catch((error) => console.error(`e2e: the sidecar did not start: ${error}`))

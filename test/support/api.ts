@@ -27,7 +27,8 @@ export async function call(method: string, path: string, options: CallOptions = 
     headers.set('content-type', 'application/json')
     body = JSON.stringify(options.json)
   }
-  return exports.default.fetch(new Request(`${BASE}${path}`, { method, headers, body }))
+  // The Worker's own answer, redirects included (a fetch would follow them: provider sign-in answers 302).
+  return exports.default.fetch(new Request(`${BASE}${path}`, { method, headers, body, redirect: 'manual' }))
 }
 
 /** Calls and parses the JSON body, returning both. */

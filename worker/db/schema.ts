@@ -110,6 +110,84 @@ export const recoveryCodes = sqliteTable(
   (table) => [uniqueIndex('recovery_codes_hash_unique').on(table.codeHash), index('recovery_codes_user').on(table.userId)],
 )
 
+/** A started provider sign-in (worker/auth/oidc.ts): its state as SHA-256, PKCE verifier and nonce; taken once. */
+export const oauthStates = sqliteTable(
+  'oauth_states',
+  {
+    stateHash: text('state_hash').primaryKey(),
+    provider: text('provider').notNull(),
+    codeVerifier: text('code_verifier').notNull(),
+    nonce: text('nonce'),
+    redirectUrl: text('redirect_url').notNull(),
+    linkUserId: text('link_user_id').references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [index('oauth_states_expiry').on(table.expiresAt)],
+)
+
+/** The one-time code an app exchanges for the session of a provider sign-in, as SHA-256. */
+export const oauthExchanges = sqliteTable(
+  'oauth_exchanges',
+  {
+    codeHash: text('code_hash').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [index('oauth_exchanges_expiry').on(table.expiresAt)],
+)
+
+/** A provider's subject linked to an account. */
+export const oauthIdentities = sqliteTable(
+  'oauth_identities',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    provider: text('provider').notNull(),
+    subject: text('subject').notNull(),
+    email: text('email').notNull().default(''),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at').notNull(),
+  },
+  (table) => [uniqueIndex('oauth_identities_subject').on(table.provider, table.subject), index('oauth_identities_user').on(table.userId, table.id)],
+)
+
+/** Passkeys (worker/auth/passkeys.ts): a WebAuthn credential of an account, its public key and signature counter. */
+export const passkeys = sqliteTable(
+  'passkeys',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    credentialId: text('credential_id').notNull(),
+    publicKey: text('public_key').notNull(),
+    counter: integer('counter').notNull().default(0),
+    transports: text('transports', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    deviceType: text('device_type').notNull(),
+    backedUp: integer('backed_up', { mode: 'boolean' }).notNull().default(false),
+    name: text('name').notNull().default(''),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (table) => [uniqueIndex('passkeys_credential_unique').on(table.credentialId), index('passkeys_user').on(table.userId, table.id)],
+)
+
+/** A WebAuthn challenge given out for one registration (with its user) or one sign-in, as SHA-256; taken once. */
+export const passkeyChallenges = sqliteTable(
+  'passkey_challenges',
+  {
+    challengeHash: text('challenge_hash').primaryKey(),
+    purpose: text('purpose', { enum: ['register', 'login'] }).notNull(),
+    userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [index('passkey_challenges_expiry').on(table.expiresAt)],
+)
+
 /** Single-use tokens (verify, reset) that were spent, by their `jti`, kept until they would expire anyway. */
 export const spentTokens = sqliteTable('spent_tokens', {
   jti: text('jti').primaryKey(),

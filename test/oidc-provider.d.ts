@@ -1,0 +1,2 @@
+// oidc-provider ships no types; the test setup uses a few of its methods (test/setup/oauth-providers.ts).
+declare module 'oidc-provider'

@@ -1,0 +1,161 @@
+// Passkeys (WebAuthn) through @simplewebauthn/server: registering one for a signed-in account (several per
+// account), signing in with one (discoverable credentials: no email typed), listing and removing them. Every
+// challenge is stored (as SHA-256) for one use and five minutes. Owns passkeys and passkey_challenges.
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
+import { and, asc, eq, lt } from 'drizzle-orm'
+import type { Config } from '../config'
+import type { Database } from '../db/client'
+import { newId } from '../db/ids'
+import { passkeyChallenges, passkeys, users } from '../db/schema'
+import { ApiError } from '../errors'
+import { sha256Hex } from './sessions'
+import type { UserRecord } from './users'
+
+// @simplewebauthn/server and its ASN.1 and X.509 parsers are ~660 KB of the bundle, and evaluating them registers
+// decorators and a Reflect polyfill: loaded on the first passkey request, not when every isolate starts.
+const webauthn = () => import('@simplewebauthn/server')
+
+const CHALLENGE_TTL_MS = 5 * 60_000
+/** Passkeys one account may hold; each is offered in excludeCredentials when registering another. */
+export const MAX_PASSKEYS_PER_USER = 20
+
+export type PasskeyRow = typeof passkeys.$inferSelect
+
+/** The relying party: the origins passkeys are used on (AUTH_PASSKEY_ORIGINS, else APP_URL's) and the first one's
+ * host name as its id (WebAuthn §5.1.3: a registrable domain suffix of the origin, never an IP address). */
+export function relyingParty(config: Config): { id: string; name: string; origins: string[] } {
+  const origins = config.AUTH_PASSKEY_ORIGINS.length > 0 ? config.AUTH_PASSKEY_ORIGINS.map((url) => new URL(url).origin) : [new URL(config.APP_URL).origin]
+  const id = new URL(origins[0]!).hostname
+  return { id, name: id, origins }
+}
+
+const toBase64Url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+const fromBase64Url = (text: string) => Uint8Array.from(atob(text.replaceAll('-', '+').replaceAll('_', '/')), (char) => char.charCodeAt(0))
+
+async function storeChallenge(db: Database, challenge: string, purpose: 'register' | 'login', userId: string | null): Promise<void> {
+  const now = Date.now()
+  await db.batch([
+    db.delete(passkeyChallenges).where(lt(passkeyChallenges.expiresAt, now)),
+    db.insert(passkeyChallenges).values({ challengeHash: await sha256Hex(challenge), purpose, userId, expiresAt: now + CHALLENGE_TTL_MS }),
+  ])
+}
+
+/** Takes a stored challenge once: true when it was given out for this purpose (and user) and has not expired. */
+function takeChallenge(db: Database, purpose: 'register' | 'login', userId: string | null) {
+  return async (challenge: string): Promise<boolean> => {
+    const [taken] = await db.delete(passkeyChallenges).where(eq(passkeyChallenges.challengeHash, await sha256Hex(challenge))).returning()
+    return taken !== undefined && taken.purpose === purpose && taken.userId === userId && taken.expiresAt > Date.now()
+  }
+}
+
+export async function listPasskeys(db: Database, userId: string): Promise<PasskeyRow[]> {
+  return db.query.passkeys.findMany({ where: eq(passkeys.userId, userId), orderBy: asc(passkeys.id), limit: MAX_PASSKEYS_PER_USER })
+}
+
+/** The options for navigator.credentials.create(): a discoverable credential, the user's passkeys excluded. */
+export async function registrationOptions(db: Database, config: Config, user: { id: string; email: string; name: string }) {
+  const existing = await listPasskeys(db, user.id)
+  if (existing.length >= MAX_PASSKEYS_PER_USER) throw new ApiError('PASSKEY_LIMIT_REACHED', { details: { max_passkeys: MAX_PASSKEYS_PER_USER } })
+  const rp = relyingParty(config)
+  const { generateRegistrationOptions } = await webauthn()
+  const options = await generateRegistrationOptions({
+    rpName: rp.name,
+    rpID: rp.id,
+    userName: user.email,
+    userDisplayName: user.name || user.email,
+    userID: new Uint8Array(new TextEncoder().encode(user.id)),
+    attestationType: 'none',
+    excludeCredentials: existing.map((passkey) => ({ id: passkey.credentialId, transports: passkey.transports })),
+    authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+  })
+  await storeChallenge(db, options.challenge, 'register', user.id)
+  return options
+}
+
+/** Verifies the authenticator's answer to a registration challenge of this user and stores the passkey. */
+export async function registerPasskey(db: Database, config: Config, userId: string, response: RegistrationResponseJSON, name: string): Promise<PasskeyRow> {
+  const rp = relyingParty(config)
+  const { verifyRegistrationResponse } = await webauthn()
+  let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
+  try {
+    verification = await verifyRegistrationResponse({ response, expectedChallenge: takeChallenge(db, 'register', userId), expectedOrigin: rp.origins, expectedRPID: rp.id, requireUserVerification: false })
+  } catch (error) {
+    throw new ApiError('PASSKEY_INVALID', { cause: error })
+  }
+  if (!verification.verified) throw new ApiError('PASSKEY_INVALID')
+  const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo
+  const now = Date.now()
+  const inserted = await db
+    .insert(passkeys)
+    .values({
+      id: newId(now),
+      userId,
+      credentialId: credential.id,
+      publicKey: toBase64Url(credential.publicKey),
+      counter: credential.counter,
+      transports: credential.transports ?? [],
+      deviceType: credentialDeviceType,
+      backedUp: credentialBackedUp,
+      name,
+      createdAt: now,
+    })
+    .onConflictDoNothing()
+    .returning()
+  if (inserted.length === 0) throw new ApiError('PASSKEY_INVALID', { message: 'this passkey is already registered' })
+  return inserted[0]!
+}
+
+/** The options for navigator.credentials.get(): any discoverable credential of this relying party. */
+export async function authenticationOptions(db: Database, config: Config) {
+  const { generateAuthenticationOptions } = await webauthn()
+  const options = await generateAuthenticationOptions({ rpID: relyingParty(config).id, userVerification: 'preferred' })
+  await storeChallenge(db, options.challenge, 'login', null)
+  return options
+}
+
+/** The account a passkey's answer to a sign-in challenge proves; its counter and last use move. 401 otherwise. */
+export async function authenticatePasskey(db: Database, config: Config, response: AuthenticationResponseJSON): Promise<UserRecord> {
+  const [found] = await db.select({ passkey: passkeys, user: users }).from(passkeys).innerJoin(users, eq(users.id, passkeys.userId)).where(eq(passkeys.credentialId, response.id)).limit(1)
+  // An unknown credential still spends its challenge, so a probe cannot reuse one.
+  if (!found) {
+    await takeChallenge(db, 'login', null)(challengeOf(response))
+    throw new ApiError('PASSKEY_INVALID')
+  }
+  const rp = relyingParty(config)
+  const { verifyAuthenticationResponse } = await webauthn()
+  let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
+  try {
+    verification = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: takeChallenge(db, 'login', null),
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.id,
+      credential: { id: found.passkey.credentialId, publicKey: fromBase64Url(found.passkey.publicKey), counter: found.passkey.counter, transports: found.passkey.transports },
+      requireUserVerification: false,
+    })
+  } catch (error) {
+    throw new ApiError('PASSKEY_INVALID', { cause: error })
+  }
+  if (!verification.verified) throw new ApiError('PASSKEY_INVALID')
+  await db
+    .update(passkeys)
+    .set({ counter: verification.authenticationInfo.newCounter, lastUsedAt: Date.now() })
+    .where(eq(passkeys.id, found.passkey.id))
+  return found.user
+}
+
+/** The challenge an answer signed, read from its client data; '' when unreadable. */
+function challengeOf(response: AuthenticationResponseJSON): string {
+  try {
+    const clientData = JSON.parse(new TextDecoder().decode(fromBase64Url(response.response.clientDataJSON))) as { challenge?: unknown }
+    return typeof clientData.challenge === 'string' ? clientData.challenge : ''
+  } catch {
+    return ''
+  }
+}
+
+/** Removes one of the user's passkeys; false when it is not theirs. */
+export async function removePasskey(db: Database, userId: string, id: string): Promise<boolean> {
+  const deleted = await db.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, userId))).returning({ id: passkeys.id })
+  return deleted.length > 0
+}
