@@ -10,11 +10,11 @@ import { files, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import { streamDownload } from './download'
-import { childrenOf, deleteFileTree, filesPage, renameFile, fileTree, FileResponseSchema, findOwnedFile, listFilesQuery, ownedFile, ownedFileQuery, toFileResponse, type FileRow } from './records'
+import { childrenOf, deleteFileTree, filesPage, renameFile, fileTree, FileResponseSchema, listFilesQuery, ownedFile, ownedFileQuery, toFileResponse, type FileRow } from './records'
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
-import { abortUpload, completeUpload, DEFAULT_PART_BYTES, findOwnedUpload, listParts, MAX_PARTS, MIN_PART_BYTES, ownedUpload, ownedUploadQuery, raceOutcome, startUpload, uploadNotFound, uploadPart, type PartRow, type UploadRow } from './resumable'
+import { abortUpload, completeUpload, DEFAULT_PART_BYTES, listParts, MAX_PARTS, MIN_PART_BYTES, ownedUpload, ownedUploadQuery, raceOutcome, startUpload, uploadNotFound, uploadPart, type PartRow, type UploadRow } from './resumable'
 
 const tags = ['Files']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
@@ -96,7 +96,7 @@ const update = route({
   method: 'put',
   path: '/files/{id}',
   summary: 'Rename (JSON { name }) or replace the content (multipart "file"; its conversions are deleted)',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: {
     params: IdParams,
     headers: uploadHeaders,
@@ -228,7 +228,7 @@ const partRoute = route({
   method: 'put',
   path: '/files/uploads/{uploadId}/{part}',
   summary: 'Send one part (raw bytes with Content-Length); sending a part again replaces it',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: {
     params: z.object({ uploadId: Id, part: z.coerce.number().int().min(1).max(MAX_PARTS) }),
     body: { required: true, content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } },
@@ -246,7 +246,7 @@ const completeRoute = route({
   method: 'post',
   path: '/files/uploads/{uploadId}/complete',
   summary: 'Join the parts into a file record',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { params: UploadId },
   responses: { 201: jsonResponse(FileResponseSchema, 'The stored file'), 400: errorResponse('Parts missing or too small'), 404: errorResponse('Upload not found (or aborted meanwhile)'), 409: errorResponse('UPLOAD_COMPLETED: another request completed it first'), 413: errorResponse('Too large') },
 })
@@ -255,7 +255,7 @@ const abortRoute = route({
   method: 'delete',
   path: '/files/uploads/{uploadId}',
   summary: 'Abort a resumable upload and drop its parts',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { params: UploadId },
   responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Aborted'), 404: errorResponse('Upload not found'), 409: errorResponse('UPLOAD_COMPLETED: another request completed it first') },
 })
@@ -321,8 +321,19 @@ export async function downloadOwner(c: Context<AppEnv>, id: string, signed: stri
     return found.file
   }
   await deferBearer(c, { missingTokenMessage: 'missing bearer token or signed file link' })
+  return callerFile(c, id)
+}
+
+/** The caller's file, read in the session check's round trip when it is still owed (requireAuth sharesRoundTrip). */
+export async function callerFile(c: Context<AppEnv>, id: string): Promise<FileRow> {
   const [rows] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id)])
   return ownedFile(rows)
+}
+
+/** The caller's unfinished upload, likewise. */
+export async function callerUpload(c: Context<AppEnv>, id: string): Promise<UploadRow> {
+  const [rows] = await authorizedBatch(c, [ownedUploadQuery(c.var.db, callerId(c), id)])
+  return ownedUpload(rows)
 }
 
 /** What follows a stored upload; the app wires it (auto-conversion), so files never import the pipeline. */
@@ -357,18 +368,18 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
     })
     .openapi(partRoute, async (c) => {
       const { uploadId, part } = c.req.valid('param')
-      const upload = await findOwnedUpload(c.var.db, c.var.user.id, uploadId)
+      const upload = await callerUpload(c, uploadId)
       const stored = await uploadPart(uploadDeps(c), upload, part, c.req.raw.body, Number(c.req.header('content-length')))
       return c.json(stored, 200)
     })
     .openapi(completeRoute, async (c) => {
-      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
+      const upload = await callerUpload(c, c.req.valid('param').uploadId)
       const row = await completeUpload(uploadDeps(c), upload)
       await afterUpload(c, row)
       return c.json(await shape(c, row), 201)
     })
     .openapi(abortRoute, async (c) => {
-      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').uploadId)
+      const upload = await callerUpload(c, c.req.valid('param').uploadId)
       // Another request completed or aborted it first: 409 or 404.
       if (!(await abortUpload(uploadDeps(c), upload))) throw (await raceOutcome(uploadDeps(c), upload)) ?? uploadNotFound()
       return c.json({ message: 'upload aborted' }, 200)
@@ -402,7 +413,7 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
       return c.json(await filePage(c, query, page), 200)
     })
     .openapi(update, async (c) => {
-      const row = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const row = await callerFile(c, c.req.valid('param').id)
       const isJson = c.req.header('content-type')?.toLowerCase().includes('application/json')
       if (isJson) {
         const { name } = (c.req.valid as unknown as (target: 'json') => z.infer<typeof UpdateBody>)('json')

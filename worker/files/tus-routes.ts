@@ -5,13 +5,13 @@ import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { describeRoute, errorResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { authorizedBatch, callerId, requireAuth } from '../auth/middleware'
+import { requireAuth } from '../auth/middleware'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import type { FileRow } from './records'
-import type { AfterUpload } from './routes'
-import { abortUpload, findOwnedUpload, ownedUpload, ownedUploadQuery, raceOutcome, startUpload, type UploadRow, uploadNotFound } from './resumable'
+import { callerUpload, type AfterUpload } from './routes'
+import { abortUpload, raceOutcome, startUpload, type UploadRow, uploadNotFound } from './resumable'
 import {
   appendToUpload,
   byteCount,
@@ -148,6 +148,7 @@ const patchResponses = {
 const patch = route({
   method: 'patch',
   path: '/files/tus/{id}',
+  middleware: [tusResumable, requireAuth({ sharesRoundTrip: true }), tusVersion] as const,
   summary: 'Append bytes at Upload-Offset (any length: stored as R2 parts of the upload\'s fixed size plus a tail); Upload-Checksum checked when sent',
   request: {
     params: IdParams,
@@ -163,6 +164,7 @@ const patch = route({
 const terminate = route({
   method: 'delete',
   path: '/files/tus/{id}',
+  middleware: [tusResumable, requireAuth({ sharesRoundTrip: true }), tusVersion] as const,
   summary: 'tus termination: the unfinished upload and its parts are dropped (a completed upload\'s file stays)',
   request: uploadRequest,
   responses: { 204: { description: 'Terminated' }, 404: errorResponse('No such upload, expired, or not yours'), 409: errorResponse('A PATCH completed the upload meanwhile'), 412: errorResponse('Tus-Resumable is not 1.0.0') },
@@ -171,6 +173,7 @@ const terminate = route({
 const override = route({
   method: 'post',
   path: '/files/tus/{id}',
+  middleware: [tusResumable, requireAuth({ sharesRoundTrip: true }), tusVersion] as const,
   summary: 'PATCH or DELETE for clients that cannot send them: X-HTTP-Method-Override (tus: "MUST be interpreted as the request\'s method")',
   request: {
     params: IdParams,
@@ -243,8 +246,7 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
       return c.body(null, 201, { location: `${requestOrigin(c.var.config, c.req.raw)}/files/tus/${upload.id}`, ...uploadHeaders(upload, file) })
     })
     .openapi(read, async (c) => {
-      const [rows] = await authorizedBatch(c, [ownedUploadQuery(c.var.db, callerId(c), c.req.valid('param').id)])
-      const upload = ownedUpload(rows)
+      const upload = await callerUpload(c, c.req.valid('param').id)
       const headers: Record<string, string> = { ...uploadHeaders(upload), 'upload-length': String(upload.length ?? 0), 'cache-control': 'no-store' }
       if (upload.metadata) headers['upload-metadata'] = upload.metadata
       for (const [name, value] of Object.entries(headers)) c.header(name, value)
@@ -258,14 +260,14 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
       return c.json(body, 200)
     })
     .openapi(patch, async (c) => {
-      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const upload = await callerUpload(c, c.req.valid('param').id)
       return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'), afterUpload)
     })
-    .openapi(terminate, async (c) => terminateUpload(c, await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)))
+    .openapi(terminate, async (c) => terminateUpload(c, await callerUpload(c, c.req.valid('param').id)))
     .openapi(override, async (c) => {
       const method = c.req.header('x-http-method-override')?.toUpperCase()
       if (method !== 'PATCH' && method !== 'DELETE') throw new ApiError('METHOD_NOT_ALLOWED', { message: 'POST on an upload URL needs X-HTTP-Method-Override: PATCH or DELETE' })
-      const upload = await findOwnedUpload(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const upload = await callerUpload(c, c.req.valid('param').id)
       if (method === 'DELETE') return terminateUpload(c, upload)
       return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'), afterUpload)
     })

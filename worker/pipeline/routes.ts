@@ -13,7 +13,8 @@ import { converterFor, reachableTargets, refusalFor } from '../converters/regist
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
-import { FileResponseSchema, findOwnedFile, ownedFile, ownedFileQuery, toFileResponse } from '../files/records'
+import { FileResponseSchema, ownedFile, ownedFileQuery, toFileResponse } from '../files/records'
+import { callerFile } from '../files/routes'
 import { startJob, waitForJob } from './start'
 import { checkQueuedSteps, conversionErrorCode, fileJobsQueries, findOwnedJob, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, type JobRow } from './jobs'
 import { checkCallbackUrl, webhookSecret } from './webhooks'
@@ -25,7 +26,7 @@ const EVENTS_POLL_MS = { first: 500, most: 5000 }
 const tags = ['Conversion']
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 const auth = requireAuth()
-/** For read routes whose first reads share the session check's round trip (authorizedBatch). */
+/** For routes whose first reads share the session check's round trip (authorizedBatch). */
 const authSharing = requireAuth({ sharesRoundTrip: true })
 
 const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, config)
@@ -68,7 +69,7 @@ const convert = route({
   summary: 'Convert a file through every applicable converter in sequence',
   description:
     'Waits for the whole chain (up to CONVERT_WAIT_MS) and answers every created file in chain order. With `Prefer: respond-async`, or when the wait runs out, answers 202 with the job and `Location: /jobs/:id`.',
-  middleware: [auth] as const,
+  middleware: [authSharing] as const,
   request: {
     params: z.object({ id: Id }),
     headers: z.object({ prefer: z.string().optional().openapi({ example: 'respond-async' }) }),
@@ -119,7 +120,7 @@ const retryJob = route({
   method: 'post',
   path: '/jobs/{id}/retry',
   summary: 'Run the failed steps of a failed job again, and the steps its failure left unrun',
-  middleware: [auth] as const,
+  middleware: [authSharing] as const,
   request: { params: JobParams },
   responses: { 202: jsonResponse(JobSchema, 'The job, queued again'), 404: errorResponse('Job not found'), 409: errorResponse('The job has not failed'), 429: errorResponse('20 of your conversion steps are queued or running already (Retry-After)') },
 })
@@ -172,7 +173,7 @@ export function pipelineRoutes() {
       return c.json({ extension, accepted: converter !== undefined, to: converter?.to ?? null, targets: reachableTargets(extension), ...(reason ? { reason } : {}) }, 200)
     })
     .openapi(convert, async (c) => {
-      const file = await findOwnedFile(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const file = await callerFile(c, c.req.valid('param').id)
       const isJson = c.req.header('content-type')?.includes('application/json')
       const body = isJson ? (c.req.valid as unknown as (target: 'json') => z.infer<typeof ConvertBody>)('json') : {}
       const target = body.to && `.${body.to.replace(/^\./, '').toLowerCase()}`
@@ -225,7 +226,8 @@ export function pipelineRoutes() {
       })
     })
     .openapi(retryJob, async (c) => {
-      const job = await findOwnedJob(c.var.db, c.var.user.id, c.req.valid('param').id)
+      const [[job]] = await authorizedBatch(c, [jobViewQueries(c.var.db, callerId(c), c.req.valid('param').id)[0]])
+      if (!job) throw jobNotFound()
       if (job.status !== 'failed') throw new ApiError('JOB_NOT_FAILED', { message: `the job is ${job.status}; only a failed job can be retried` })
       await checkQueuedSteps(c.var.db, c.var.user.id)
       await enqueueSteps(c.env.CONVERSIONS, await reopenFailedJob(c.var.db, job))
