@@ -1,6 +1,8 @@
 // Headless Chromium for the end-to-end tests of the pages (`playwright-core` driving the Debian `chromium` that
 // .ci/install-system.sh installs): one browser per test file, a page that records every script error.
 import { type Browser, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll } from 'vitest'
+import { START_MS, waitForServers } from './dev-worker.ts'
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
 
@@ -20,3 +22,16 @@ export async function openPage(browser: Browser, url: string): Promise<{ page: P
 
 /** The Uppy Dashboard's file input in the console (hidden; Playwright sets files on it as a picker would). */
 export const DASHBOARD_FILE_INPUT = '#uploader .uppy-Dashboard-input[name="files[]"]'
+
+/** One browser for the test file, launched while the run's Worker is awaited, closed after the file; the getter
+ * answers it inside tests. */
+export function browserForFile(workerUrl: string): () => Browser {
+  let browser: Browser | undefined
+  beforeAll(async () => {
+    ;[browser] = await Promise.all([launchChromium(), waitForServers(workerUrl)])
+  }, START_MS)
+  afterAll(async () => {
+    await browser?.close()
+  })
+  return () => browser!
+}

@@ -1,25 +1,16 @@
 // The console's API keys screen in headless Chromium against the real Worker (wrangler dev): create a files:read
 // key, see it once, list it, use it from a server (GET /files), revoke it with its button, see it refused.
-import type { Browser } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { launchChromium, openPage } from './chromium.ts'
-import { START_MS, uniqueEmail, waitForServers } from './dev-worker.ts'
+import { describe, expect, inject, it } from 'vitest'
+import { browserForFile, openPage } from './chromium.ts'
+import { uniqueEmail } from './dev-worker.ts'
 
 const WAIT_MS = 60_000
 const worker = { url: inject('devWorkerUrl') }
-let browser: Browser
-
-beforeAll(async () => {
-  ;[browser] = await Promise.all([launchChromium(), waitForServers(worker.url)])
-}, START_MS)
-
-afterAll(async () => {
-  await browser?.close()
-})
+const browser = browserForFile(worker.url)
 
 describe('the console: API keys', () => {
   it('creates a key shown once, lists it, and revokes it', async () => {
-    const { page, errors } = await openPage(browser, `${worker.url}/console`)
+    const { page, errors } = await openPage(browser(), `${worker.url}/console`)
     await page.fill('#auth-form input[name=email]', uniqueEmail('console-keys'))
     await page.fill('#auth-form input[name=password]', 'a long enough password')
     await page.click('#auth-form button[value=register]')

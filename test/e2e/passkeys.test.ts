@@ -3,21 +3,13 @@
 // passkeys for one account, sign in with each (discoverable credentials: no email typed), refuse a replayed answer,
 // and refuse a removed passkey. The page is at PASSKEY_ORIGIN, routed to the Worker, since WebAuthn refuses an IP
 // address as relying party id (WebAuthn Level 3 §5.1.3).
-import type { Browser, CDPSession, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { launchChromium } from './chromium.ts'
-import { PASSKEY_ORIGIN, START_MS, uniqueEmail, waitForServers } from './dev-worker.ts'
+import type { CDPSession, Page } from 'playwright-core'
+import { describe, expect, inject, it } from 'vitest'
+import { browserForFile } from './chromium.ts'
+import { PASSKEY_ORIGIN, uniqueEmail } from './dev-worker.ts'
 
 const worker = { url: inject('devWorkerUrl') }
-let browser: Browser
-
-beforeAll(async () => {
-  ;[browser] = await Promise.all([launchChromium(), waitForServers(worker.url)])
-}, START_MS)
-
-afterAll(async () => {
-  await browser?.close()
-})
+const browser = browserForFile(worker.url)
 
 async function signUp(): Promise<{ token: string; id: string; email: string }> {
   const email = uniqueEmail('passkey')
@@ -29,7 +21,7 @@ async function signUp(): Promise<{ token: string; id: string; email: string }> {
 
 /** A page at PASSKEY_ORIGIN whose requests the Worker answers. */
 async function passkeyPage(): Promise<{ page: Page; cdp: CDPSession }> {
-  const page = await browser.newPage()
+  const page = await browser().newPage()
   await page.route(`${PASSKEY_ORIGIN}/**`, async (route) => {
     const response = await route.fetch({ url: route.request().url().replace(PASSKEY_ORIGIN, worker.url) })
     await route.fulfill({ response })
