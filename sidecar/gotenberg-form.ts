@@ -57,6 +57,16 @@ const NUMBER_FIELDS: Record<string, [string, (n: number) => string | undefined]>
   nativeWatermarkRotateAngle: ['WatermarkRotateAngle', (n) => (n < 0 || n > 3600 ? 'value is not between 0 and 3600 (tenths of a degree)' : undefined)],
 }
 
+/** The export fields in the order Gotenberg reads them (its 400 lists their problems in this order). */
+const EXPORT_FIELD_ORDER = [
+  'exportFormFields', 'allowDuplicateFieldNames', 'exportBookmarks', 'exportBookmarksToPdfDestination', 'exportPlaceholders', 'exportNotes',
+  'exportNotesPages', 'exportOnlyNotesPages', 'exportNotesInMargin', 'convertOooTargetToPdfTarget', 'exportLinksRelativeFsys', 'exportHiddenSlides',
+  'skipEmptyPages', 'addOriginalDocumentAsStream', 'singlePageSheets', 'initialView', 'initialPage', 'magnification', 'zoom', 'pageLayout',
+  'firstPageOnLeft', 'resizeWindowToInitialPage', 'centerWindow', 'openInFullScreenMode', 'displayPDFDocumentTitle', 'hideViewerMenubar',
+  'hideViewerToolbar', 'hideViewerWindowControls', 'useTransitionEffects', 'openBookmarkLevels', 'losslessImageCompression', 'quality',
+  'reduceImageResolution', 'maxImageResolution', 'nativeWatermarkColor', 'nativeWatermarkFontHeight', 'nativeWatermarkRotateAngle',
+]
+
 const TEXT_EXPORT_FIELDS = { nativeWatermarkText: 'Watermark', nativeTiledWatermarkText: 'TiledWatermark', nativeWatermarkFontName: 'WatermarkFontName' } as const
 
 /** Gotenberg options this server refuses, and why (the README's table says the same). */
@@ -219,10 +229,12 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   const isLibreOffice = module === 'libreoffice'
   const landscape = isLibreOffice && bool('landscape', false)
   const exportFilter: Record<string, string | number | boolean> = {}
-  for (const [name, filterName] of Object.entries(isLibreOffice ? EXPORT_FIELDS : {})) {
-    if (field(name) !== '') exportFilter[filterName] = bool(name, false)
-  }
-  for (const [name, [filterName, check]] of Object.entries(isLibreOffice ? NUMBER_FIELDS : {})) {
+  for (const name of isLibreOffice ? EXPORT_FIELD_ORDER : []) {
+    if (name in EXPORT_FIELDS) {
+      if (field(name) !== '') exportFilter[EXPORT_FIELDS[name as keyof typeof EXPORT_FIELDS]] = bool(name, false)
+      continue
+    }
+    const [filterName, check] = NUMBER_FIELDS[name]!
     const value = int(name, check)
     if (value !== undefined) exportFilter[filterName] = value
   }

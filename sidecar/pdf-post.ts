@@ -138,6 +138,12 @@ export async function attachFiles(input: string, output: string, files: readonly
   await qpdf([attached, `--update-from-json=${updateFile}`, output], timeoutMs)
 }
 
+/** The PDF/A part a PDF's XMP declares (1, 2, 3), or undefined. */
+export async function declaredPdfAPart(pdf: string, timeoutMs: number): Promise<number | undefined> {
+  const part = (await run('exiftool', ['-config', '', '-s3', '-XMP-pdfaid:Part', '--', pdf], timeoutMs, [0, 1])).trim()
+  return part ? Number(part) : undefined
+}
+
 /** Tags of exiftool's JSON that describe the file on disk or the tool, not the PDF (Gotenberg's systemTags). */
 const SYSTEM_TAGS = ['SourceFile', 'FileName', 'Directory', 'FileSize', 'FileModifyDate', 'FileAccessDate', 'FileInodeChangeDate', 'FilePermissions', 'ExifToolVersion', 'Error', 'Warning']
 

@@ -8,9 +8,9 @@ import { addDownloads, type DownloadSettings } from './download.ts'
 import { ATTACHMENT_FIELDS, FormError, readRouteSettings, type RouteSettings } from './gotenberg-form.ts'
 import type { LibreOfficePool } from './libreoffice.ts'
 import { type Answer, answerOf, type Output, postProcess, safeName, uniqueNames } from './outputs.ts'
-import { METADATA_REFUSED, metadataArguments, readMetadata } from './pdf-post.ts'
+import { declaredPdfAPart, METADATA_REFUSED, metadataArguments, readMetadata } from './pdf-post.ts'
 
-export const PDF_ENGINE_ROUTES = ['merge', 'split', 'flatten', 'convert', 'metadata/read', 'metadata/write', 'encrypt', 'embed', 'rotate', 'watermark', 'stamp'] as const
+export const PDF_ENGINE_ROUTES = ['merge', 'split', 'flatten', 'convert', 'metadata/read', 'metadata/write', 'encrypt', 'embed', 'rotate', 'watermark', 'stamp', 'factur-x'] as const
 export type PdfEngineRoute = (typeof PDF_ENGINE_ROUTES)[number]
 
 /** The fields a route cannot do without, as Gotenberg's MandatoryCustom words them. */
@@ -48,6 +48,7 @@ function checkMandatory(route: PdfEngineRoute, form: FormData, settings: () => R
   if (route === 'convert' && !read.pdfa && !read.pdfua) throw new FormError("Invalid form data: either 'pdfa' or 'pdfua' form fields must be provided")
   if (route === 'encrypt' && !read.userPassword && !read.ownerPassword) throw new FormError("Invalid form data: a 'userPassword' or 'ownerPassword' is required")
   if (route === 'embed' && !form.getAll('embeds').some((value) => typeof value !== 'string')) throw new FormError("Invalid form data: form field 'embeds' is required")
+  if (route === 'factur-x' && !read.facturx) throw new FormError("Invalid form data: form field 'facturxXml' is required")
 }
 
 /** The settings of the route: the shared ones, each route's own step switched on, the others off. */
@@ -72,6 +73,9 @@ function routeSettings(route: PdfEngineRoute, settings: RouteSettings): RouteSet
       return only(settings, { watermark: settings.watermark })
     case 'stamp':
       return only(settings, { stamp: settings.stamp })
+    // PDF/A-3b unless every PDF already is one (decided once the files are read).
+    case 'factur-x':
+      return only(settings, { facturx: settings.facturx, pdfa: 'PDF/A-3b' })
     default:
       return settings
   }
@@ -108,7 +112,9 @@ export async function runPdfEngineRoute(route: PdfEngineRoute, form: FormData, c
       const entries = await Promise.all(outputs.map(async (output) => [output.name, await readMetadata(output.path, context.timeoutMs)] as const))
       return { body: new TextEncoder().encode(JSON.stringify(Object.fromEntries(entries))), type: 'application/json', name: '' }
     }
-    outputs = await postProcess(outputs, chosen, form, folder, context.pool, context.timeoutMs, context.trace, { convertFormats: true })
+    // Factur-X on PDFs that are PDF/A-3 already keeps them as they are, as Gotenberg's detection does.
+    const isPdfA3 = route === 'factur-x' && (await Promise.all(outputs.map((output) => declaredPdfAPart(output.path, context.timeoutMs)))).every((part) => part === 3)
+    outputs = await postProcess(outputs, isPdfA3 ? { ...chosen, pdfa: undefined } : chosen, form, folder, context.pool, context.timeoutMs, context.trace, { convertFormats: true })
     const entries = await Promise.all(outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })))
     // One PDF keeps its own name (the upload's, or a merge's new one), as Gotenberg names an output path.
     return answerOf(entries, context.outputName, true)

@@ -25,11 +25,18 @@ import { readWebhook, sendToWebhook, WebhookHeaderError, type WebhookSettings } 
 /** The Gotenberg release whose API we serve: GET /version answers it, and docker-compose.sidecar.yml pins its image. */
 export const GOTENBERG_VERSION = '8.34.0'
 
-/** What LibreOffice reads here (Gotenberg's list, trimmed to the formats the Debian nogui packages open). */
+/** The extensions Gotenberg 8.34 hands to LibreOffice (its libreoffice module's list, quoted in its 400). A format
+ * the Debian packages here cannot open fails in LibreOffice with a 400, as it does in Gotenberg. */
 export const EXTENSIONS = [
-  'doc', 'docx', 'docm', 'dot', 'dotx', 'odt', 'ott', 'rtf', 'txt', 'wpd', 'fodt', 'html', 'htm', 'xml',
-  'xls', 'xlsx', 'xlsm', 'xlt', 'xltx', 'ods', 'ots', 'csv', 'fods', 'tsv',
-  'ppt', 'pptx', 'pptm', 'pps', 'ppsx', 'ppsm', 'pot', 'potx', 'potm', 'odp', 'otp', 'fodp', 'odg', 'fodg', 'dotm', 'xltm',
+  '123', '602', 'abw', 'bib', 'bmp', 'cdr', 'cgm', 'cmx', 'csv', 'cwk', 'dbf', 'dif', 'doc', 'docm', 'docx',
+  'dot', 'dotm', 'dotx', 'dxf', 'emf', 'eps', 'epub', 'fodg', 'fodp', 'fods', 'fodt', 'fopd', 'gif', 'htm',
+  'html', 'hwp', 'jpeg', 'jpg', 'key', 'ltx', 'lwp', 'mcw', 'met', 'mml', 'mw', 'numbers', 'odd', 'odg', 'odm',
+  'odp', 'ods', 'odt', 'otg', 'oth', 'otp', 'ots', 'ott', 'pages', 'pbm', 'pcd', 'pct', 'pcx', 'pdb', 'pdf',
+  'pgm', 'png', 'pot', 'potm', 'potx', 'ppm', 'pps', 'ppt', 'pptm', 'pptx', 'psd', 'psw', 'pub', 'pwp', 'pxl',
+  'ras', 'rtf', 'sda', 'sdc', 'sdd', 'sdp', 'sdw', 'sgl', 'slk', 'smf', 'stc', 'std', 'sti', 'stw', 'svg', 'svm',
+  'swf', 'sxc', 'sxd', 'sxg', 'sxi', 'sxm', 'sxw', 'tga', 'tif', 'tiff', 'txt', 'uof', 'uop', 'uos', 'uot',
+  'vdx', 'vor', 'vsd', 'vsdm', 'vsdx', 'wb2', 'wk1', 'wks', 'wmf', 'wpd', 'wpg', 'wps', 'xbm', 'xhtml', 'xls',
+  'xlsb', 'xlsm', 'xlsx', 'xlt', 'xltm', 'xltx', 'xlw', 'xml', 'xpm', 'zabw',
 ]
 
 export interface SidecarOptions {
@@ -156,7 +163,10 @@ function authorized(request: IncomingMessage, options: SidecarOptions): boolean 
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
-const isConvertible = (name: string) => name.includes('.') && EXTENSIONS.includes(name.split('.').pop()!.toLowerCase())
+/** Formats LibreOffice reads that Gotenberg 8.34's list lacks (PowerPoint shows, tab-separated values): accepted too. */
+const MORE_EXTENSIONS = ['ppsx', 'ppsm', 'tsv']
+
+const isConvertible = (name: string) => name.includes('.') && [...EXTENSIONS, ...MORE_EXTENSIONS].includes(name.split('.').pop()!.toLowerCase())
 
 /** Refuses what Gotenberg refuses before reading a byte: a body that is not multipart, or has no boundary. */
 function checkMultipart(contentType: string): void {

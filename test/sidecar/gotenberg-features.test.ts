@@ -355,6 +355,8 @@ const KNOWN: Readonly<Record<string, string>> = {
   'chromium_convert_url: POST /forms/chromium/convert/url (Fail On Resource HTTP Status Codes)': INTERNET,
   'chromium_convert_html: POST /forms/chromium/convert/html (Default Allow / Deny Lists)': FILE_FROM_HTTP,
   'chromium_convert_markdown: POST /forms/chromium/convert/markdown (Default Allow / Deny Lists)': FILE_FROM_HTTP,
+  'prometheus_metrics: GET /prometheus/metrics (Enabled)':
+    "the replay shares one LibreOffice across scenarios, which has recycled (SIDECAR_RESTART_AFTER) by then: the restarts gauge is not 0 as on Gotenberg's fresh container",
   'chromium_convert_url: POST /forms/chromium/convert/url (Custom HTTP Headers)': "its scoped header's expression names host.docker.internal, which the replay reaches as 127.0.0.1",
   'chromium_convert_url: POST /forms/chromium/convert/url (Main URL resolves to a non-public IP, deny-private-ips on with allow-list bypass)':
     'an allow-list expression never opens loopback or private addresses here: only the hosts SIDECAR_ALLOWED_PRIVATE_HOSTS names reach them',
