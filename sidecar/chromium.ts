@@ -64,8 +64,9 @@ class DevTools {
   private buffer = ''
   exited = false
 
-  constructor(command: readonly string[]) {
+  constructor(command: readonly string[], onExit: () => void) {
     this.child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] })
+    this.child.once('exit', onExit)
     this.child.stderr!.resume()
     const input = this.child.stdio[4] as Readable
     input.setEncoding('utf8')
@@ -186,6 +187,7 @@ export class ChromiumBrowser {
   private readonly waiting: Array<() => void> = []
   private startFailure: string | undefined
   restarts = 0
+  private isClosed = false
   private readonly options: ChromiumOptions
 
   constructor(options: ChromiumOptions) {
@@ -211,7 +213,10 @@ export class ChromiumBrowser {
     if (this.devtools && !this.devtools.exited) return Promise.resolve(this.devtools)
     this.starting ??= (async () => {
       if (this.devtools) this.restarts++
-      const devtools = new DevTools(chromiumCommand(this.options))
+      // A Chromium that stops on its own (a crash, the kernel's OOM killer) is started again, as Gotenberg restarts it.
+      const devtools = new DevTools(chromiumCommand(this.options), () => {
+        if (this.devtools === devtools && !this.isClosed) setTimeout(() => void this.start().catch(() => {}), 500).unref()
+      })
       try {
         await Promise.race([devtools.send('Browser.getVersion'), new Promise((_, reject) => setTimeout(() => reject(new ChromiumUnavailableError('Chromium did not answer within 30 s')), 30_000).unref())])
         this.devtools = devtools
@@ -227,6 +232,7 @@ export class ChromiumBrowser {
   }
 
   async close(): Promise<void> {
+    this.isClosed = true
     await this.starting?.catch(() => {})
     await this.devtools?.stop()
     await rm(this.options.profile, { recursive: true, force: true })
@@ -370,7 +376,8 @@ export class ChromiumBrowser {
     if (url.origin === PAGE_ORIGIN) {
       const name = decodeURIComponent(url.pathname.slice(1))
       const file = job.files.get(name)
-      if (!file) return void fulfill(404, { 'content-type': 'text/plain' }, new TextEncoder().encode('Not Found'))
+      // The form's files are the page's folder, as in Gotenberg (file://): a name not sent is a file not found.
+      if (!file) return void fail('FileNotFound')
       return void fulfill(200, { 'content-type': file.type }, file.bytes)
     }
     try {
@@ -524,7 +531,9 @@ export function readPageSettings(reader: FormReader): PageSettings {
       try {
         scope = new RegExp(pattern)
       } catch (error) {
-        reader.errors.push(`form field 'extraHttpHeaders' is invalid (got '${reader.field('extraHttpHeaders')}', resulting to invalid scope regex pattern for header '${name}': error parsing regexp: ${(error as Error).message})`)
+        // Go's regexp wording for the common case (Gotenberg compiles the scope with Go's regexp).
+        const why = /Nothing to repeat/.test((error as Error).message) ? 'missing argument to repetition operator' : (error as Error).message.replace(/^Invalid regular expression: \/.*\/\w*: /, '')
+        reader.errors.push(`form field 'extraHttpHeaders' is invalid (got '${reader.field('extraHttpHeaders')}', resulting to invalid scope regex pattern for header '${name}': error parsing regexp: ${why} in \`${pattern}\`)`)
       }
       break
     }

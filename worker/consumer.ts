@@ -9,8 +9,14 @@ import type { StepMessage } from './pipeline/jobs'
 import { consumePreviews, isPreviewMessage, previewDeadLetters, type PreviewMessage } from './previews/draw'
 import { runSweeps } from './sweeps'
 
-/** The bindings wrangler.consumer.toml gives: the API's, less the static files and the rate limiter. */
-export type ConsumerEnv = Omit<Env, 'ASSETS' | 'RATE_LIMITER'>
+/** The bindings wrangler.consumer.toml gives: the API's, less the static files and the rate limiter, plus the
+ * sidecar Container when it is configured. */
+export type ConsumerEnv = Omit<Env, 'ASSETS' | 'RATE_LIMITER'> & { GOTENBERG_CONTAINER?: DurableObjectNamespace }
+
+export { GotenbergContainer } from './engines/gotenberg-container'
+
+/** One sidecar container serves every conversion (its SIDECAR_PROCESSES LibreOffices share the load). */
+const sidecarStub = (namespace: DurableObjectNamespace | undefined) => namespace?.get(namespace.idFromName('sidecar'))
 
 function pipelineDeps(env: ConsumerEnv, ctx: ExecutionContext): PipelineDeps {
   return {
@@ -19,6 +25,7 @@ function pipelineDeps(env: ConsumerEnv, ctx: ExecutionContext): PipelineDeps {
     queue: env.CONVERSIONS,
     config: loadConfig(env),
     ai: env.AI,
+    gotenberg: sidecarStub(env.GOTENBERG_CONTAINER),
     waitUntil: (promise) => ctx.waitUntil(promise),
   }
 }

@@ -4,7 +4,7 @@
 // named .docx would be opened by LibreOffice's other import filters, a far larger parser surface.
 import { z } from '@hono/zod-openapi'
 import { appliesVariables, FACTURX_LEVELS, FACTURX_TYPES, facturXRefusal, parseVariables, VARIABLES_EXTENSIONS } from '../../sidecar/form-rules.ts'
-import { convertOfficeToPdf, GotenbergError } from '../engines/gotenberg'
+import { convertOfficeToPdf, GotenbergError, gotenbergSettings } from '../engines/gotenberg'
 import { ConversionError, defineConverter } from './converter'
 
 /**
@@ -206,20 +206,20 @@ const EXTRA_FIELDS = Object.keys(OFFICE_OPTIONS).filter((name) => !['landscape',
 
 export const officeToPdf = defineConverter({
   name: 'office-to-pdf',
-  settings: ['GOTENBERG_URL', 'GOTENBERG_USERNAME', 'GOTENBERG_PASSWORD', 'GOTENBERG_TIMEOUT_MS', 'OFFICE_MAX_BYTES'],
+  settings: ['GOTENBERG_URL', 'GOTENBERG_USERNAME', 'GOTENBERG_PASSWORD', 'GOTENBERG_ACCESS_CLIENT_ID', 'GOTENBERG_ACCESS_CLIENT_SECRET', 'GOTENBERG_TIMEOUT_MS', 'OFFICE_MAX_BYTES'],
   from: ['.doc', '.docx', '.docm', '.dotx', '.odt', '.ott', '.rtf', '.xls', '.xlsx', '.xlsm', '.ods', '.csv', '.ppt', '.pptx', '.pps', '.ppsx', '.odp', '.odg'],
   accepts: OFFICE_TYPES,
   to: '.pdf',
   async *convert(input, ctx) {
     if (input.size === 0) throw new ConversionError(`"${input.name}" is empty: there is nothing to convert`)
-    const { GOTENBERG_URL, GOTENBERG_USERNAME, GOTENBERG_PASSWORD, GOTENBERG_TIMEOUT_MS, OFFICE_MAX_BYTES } = ctx.settings
+    const { OFFICE_MAX_BYTES } = ctx.settings
     // FormData needs the bytes: OFFICE_MAX_BYTES bounds them.
     const bytes = await input.bytes(OFFICE_MAX_BYTES)
     const refusal = officeContent(bytes, input.extension)
     if (refusal) throw new ConversionError(`"${input.name}" is not an office document LibreOffice should open: its content is ${refusal}`)
     const { options } = ctx
     const pdf = await convertOfficeToPdf(
-      { url: GOTENBERG_URL, username: GOTENBERG_USERNAME, password: GOTENBERG_PASSWORD, timeoutMs: GOTENBERG_TIMEOUT_MS },
+      gotenbergSettings(ctx),
       { filename: `document${input.extension}`, bytes, contentType: input.contentType },
       {
         landscape: asFlag(options.landscape),

@@ -24,6 +24,8 @@ export interface PipelineDeps {
   readonly queue: Queue<StepMessage>
   readonly config: Config
   readonly ai?: Ai
+  /** The sidecar Container's stub, when configured (worker/engines/gotenberg-container.ts). */
+  readonly gotenberg?: { fetch(request: Request): Promise<Response> }
   /** Keeps background work (webhooks) alive after the handler returns. */
   readonly waitUntil: (promise: Promise<unknown>) => void
 }
@@ -87,6 +89,7 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     settings: settingsFor(converter, deps.config),
     options,
     ai: deps.ai,
+    gotenberg: deps.gotenberg,
     resources: typeof resourcePrefix === 'string' ? resourceReader(deps.bucket, resourcePrefix) : undefined,
     attempt,
   }
