@@ -53,6 +53,9 @@ interface Pending {
   reject: (error: Error) => void
 }
 
+/** The DevTools protocol's Network.ErrorReason values the sidecar answers with. */
+type FetchErrorReason = 'Failed' | 'TimedOut' | 'AccessDenied' | 'ConnectionRefused' | 'NameNotResolved'
+
 type Listener = (params: Record<string, unknown>, sessionId?: string) => void
 
 /** One Chromium process and its DevTools pipe. */
@@ -359,7 +362,8 @@ export class ChromiumBrowser {
   private async answer(send: (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>, params: Record<string, unknown>, job: PageJob): Promise<void> {
     const requestId = params.requestId as string
     const request = params.request as { url: string; method: string; headers: Record<string, string> }
-    const fail = (errorReason = 'AccessDenied') => send('Fetch.failRequest', { requestId, errorReason }).catch(() => {})
+    // A paused request left unanswered would hold the page's load forever: a refused reason falls back to 'Failed'.
+    const fail = (errorReason: FetchErrorReason = 'AccessDenied') => send('Fetch.failRequest', { requestId, errorReason }).catch(() => send('Fetch.failRequest', { requestId, errorReason: 'Failed' }).catch(() => {}))
     const fulfill = (status: number, headers: Record<string, string>, body: Uint8Array) =>
       send('Fetch.fulfillRequest', { requestId, responseCode: status, responseHeaders: Object.entries(headers).map(([name, value]) => ({ name, value })), body: Buffer.from(body).toString('base64') }).catch(() => {})
     let url: URL
@@ -371,13 +375,14 @@ export class ChromiumBrowser {
     if (url.protocol === 'file:') {
       // No local file is ever read: Gotenberg's default deny list (^file:(?!//\/tmp/).*) and more.
       this.options.log?.({ level: 'warn', message: `'${request.url}' matches the expression from the denied list`, trace: job.trace, correlation_id: job.trace })
-      return void fail('FileNotFound')
+      return void fail('AccessDenied')
     }
     if (url.origin === PAGE_ORIGIN) {
       const name = decodeURIComponent(url.pathname.slice(1))
       const file = job.files.get(name)
-      // The form's files are the page's folder, as in Gotenberg (file://): a name not sent is a file not found.
-      if (!file) return void fail('FileNotFound')
+      // The form's files are the page's folder, as in Gotenberg (file://): a name not sent fails to load, as a missing
+      // file does (the protocol has no "file not found" reason: Chromium reports net::ERR_FAILED).
+      if (!file) return void fail('Failed')
       return void fulfill(200, { 'content-type': file.type }, file.bytes)
     }
     try {

@@ -348,6 +348,8 @@ function skipReason(scenario: Scenario): string | undefined {
 /** Scenarios that do not pass here, each with its reason (docs/gotenberg.md lists them too). */
 const INTERNET = 'needs the internet (a page loads https://gethttpstatus.com), which this machine and CI do not have'
 const FILE_FROM_HTTP = 'pages are served from an http origin here (never file://), where Chromium refuses a file:// subresource before any request: nothing reaches the deny list to be logged'
+const LOADING_FAILED =
+  "a missing form file fails as net::ERR_FAILED, not Gotenberg's net::ERR_FILE_NOT_FOUND: the page is served by the sidecar, not from disk, and the DevTools protocol has no file-not-found reason"
 const KNOWN: Readonly<Record<string, string>> = {
   'chromium_convert_html: POST /forms/chromium/convert/html (Fail On Resource HTTP Status Codes)': INTERNET,
   'chromium_convert_html: POST /forms/chromium/convert/html (Fail On Resource HTTP Status Codes - Ignore Domains)': INTERNET,
@@ -355,6 +357,8 @@ const KNOWN: Readonly<Record<string, string>> = {
   'chromium_convert_url: POST /forms/chromium/convert/url (Fail On Resource HTTP Status Codes)': INTERNET,
   'chromium_convert_html: POST /forms/chromium/convert/html (Default Allow / Deny Lists)': FILE_FROM_HTTP,
   'chromium_convert_markdown: POST /forms/chromium/convert/markdown (Default Allow / Deny Lists)': FILE_FROM_HTTP,
+  'chromium_convert_html: POST /forms/chromium/convert/html (Fail On Resource Loading Failed)': LOADING_FAILED,
+  'chromium_convert_markdown: POST /forms/chromium/convert/markdown (Fail On Resource Loading Failed)': LOADING_FAILED,
   'prometheus_metrics: GET /prometheus/metrics (Enabled)':
     "the replay shares one LibreOffice across scenarios, which has recycled (SIDECAR_RESTART_AFTER) by then: the restarts gauge is not 0 as on Gotenberg's fresh container",
   'chromium_convert_url: POST /forms/chromium/convert/url (Custom HTTP Headers)': "its scoped header's expression names host.docker.internal, which the replay reaches as 127.0.0.1",

@@ -224,8 +224,9 @@ describe('POST /forms/chromium/*', () => {
   }, SLOW)
 
   it('lets a page reach no loopback address and no local file the request was not allowed', async () => {
-    const page = `<html><body><h1>Sandboxed</h1>
-      <img src="${siteUrl}/pixel.svg?img"><iframe src="file:///etc/passwd"></iframe>
+    // Refused and missing resources each get an answer: a paused request left unanswered would hold the load forever.
+    const page = `<html><head><link rel="stylesheet" href="missing.css"></head><body><h1>Sandboxed</h1>
+      <img src="${siteUrl}/pixel.svg?img"><iframe src="file:///etc/passwd"></iframe><iframe src="/etc/passwd"></iframe><iframe src="http://localhost/etc/passwd"></iframe>
       <script>fetch('${siteUrl}/page.html?fetch').catch(() => {}); document.title = 'x'</script></body></html>`
     const before = siteHits.length
     const res = await post('/forms/chromium/convert/html', [['files', 'index.html', page], ['waitDelay', '300ms']])
