@@ -247,3 +247,30 @@ describe('GOTENBERG_URL validation', () => {
     expect(loadConfig({ ...base, GOTENBERG_URL: url, ...more }).GOTENBERG_URL).toBe(url)
   })
 })
+
+// .html and .md through Gotenberg's Chromium routes on the real sidecar, then to PNG pages like any PDF.
+describe('html-to-pdf', () => {
+  it('converts an HTML page and a Markdown table to PDFs that render', async () => {
+    const { htmlToPdf } = await import('../../worker/converters/html-to-pdf')
+    const html = new TextEncoder().encode('<!doctype html><html><body><h1 style="page-break-after: always">First page</h1><p>Second page</p></body></html>')
+    const [page] = await convertAll(htmlToPdf, inputFromBytes('report.html', html), testContext())
+    expect(page).toMatchObject({ extension: '.pdf', contentType: 'application/pdf' })
+    const pdf = await outputBytes(page!)
+    expect(startsWithPdf(pdf)).toBe(true)
+    expect((await pdfToPng.plan!(inputFromBytes('out.pdf', pdf), testContext())).total).toBe(2)
+    const markdown = new TextEncoder().encode('# Notes\n\n| Item | Qty |\n| --- | --- |\n| Widget | 2 |\n')
+    const [notes] = await convertAll(htmlToPdf, inputFromBytes('notes.md', markdown), testContext())
+    const [png] = await convertAll(pdfToPng, inputFromBytes('notes.pdf', await outputBytes(notes!)), testContext())
+    expect(png).toMatchObject({ extension: '.png' })
+  })
+
+  it.each([
+    ['an empty page', 'empty.html', new Uint8Array(), /is empty/],
+    ['Markdown that is not UTF-8', 'latin.md', new Uint8Array([0x23, 0x20, 0xe9, 0xff]), /is not UTF-8 text/],
+  ])('refuses %s permanently', async (_case, name, bytes, message) => {
+    const { htmlToPdf } = await import('../../worker/converters/html-to-pdf')
+    const failure = await convertAll(htmlToPdf, inputFromBytes(name, bytes), testContext()).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
+    expect(failure.message).toMatch(message)
+  })
+})

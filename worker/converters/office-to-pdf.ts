@@ -240,7 +240,7 @@ export const officeToPdf = defineConverter({
 
 /** Gotenberg's failure as the job tells it: the document's fault with Gotenberg's reason, else which kind of
  * trouble the converter had; the URL and settings stay in the cause, for the log. */
-function toConversionError(error: GotenbergError): ConversionError {
+export function toConversionError(error: GotenbergError): ConversionError {
   switch (error.kind) {
     case 'document':
       return new ConversionError(`the document was refused: ${error.reason}`, { status: error.status === 400 ? 422 : (error.status as 413 | 415), cause: error })

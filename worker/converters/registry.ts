@@ -3,6 +3,7 @@
 // and in tests).
 import { audioToText } from './audio-to-text'
 import { acceptsWithExtension, type Converter } from './converter'
+import { htmlToPdf } from './html-to-pdf'
 import { imageToPng } from './image-to-png'
 import { officeToPdf } from './office-to-pdf'
 import { pdfToPng } from './pdf-to-png'
@@ -10,7 +11,7 @@ import { pdfToText } from './pdf-to-text'
 import { textToPng } from './text-to-png'
 
 /** Every converter of the service; each converter module adds itself here with one line. */
-const CONVERTERS: readonly Converter[] = [officeToPdf, pdfToPng, pdfToText, imageToPng, textToPng, audioToText]
+const CONVERTERS: readonly Converter[] = [officeToPdf, htmlToPdf, pdfToPng, pdfToText, imageToPng, textToPng, audioToText]
 
 /**
  * Types too generic to choose a converter alone (any zip, any OLE2 file, any CSV): a converter may read them

@@ -17,7 +17,7 @@ const START_TIMEOUT_MS = 60_000
 const SIDECAR_ENV = {
   SIDECAR_HOST: '0.0.0.0',
   SIDECAR_PORT: String(SIDECAR_PORT),
-  // The instance type's memory sized from LibreOffice's (docs/gotenberg.md): two processes and two Chromium pages.
+  // Sized to the instance type (standard-1, 4 GiB: docs/gotenberg.md has the measured memory): two processes, two pages.
   SIDECAR_PROCESSES: '2',
   SIDECAR_CHROMIUM_PAGES: '2',
   SIDECAR_HEALTH_LOGGING: 'false',
