@@ -531,7 +531,7 @@ export function readPageSettings(reader: FormReader): PageSettings {
       const pattern = rest.join('=')
       if (key !== 'scope' || pattern === '') {
         reader.errors.push(`form field 'extraHttpHeaders' is invalid (got '${reader.field('extraHttpHeaders')}', resulting to invalid scope '${pattern}' for header '${name}')`)
-        continue
+        break
       }
       try {
         scope = new RegExp(pattern)

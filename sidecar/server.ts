@@ -479,7 +479,8 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
   // Its profile (unsandboxed) lives beside LibreOffice's files, under the port's temp root, swept the same way.
   chromium ??= new ChromiumBrowser({ program: options.chromium.program, sandbox: options.sandbox, timeoutMs: options.timeoutMs, concurrency: options.chromium.concurrency, queueSize: options.queueSize, policy: options.chromium.policy, maxResourceBytes: options.download.maxBytes, profile: `${sidecarRoot(port)}-chromium`, log: options.log ?? logLine })
   // Started now, as LibreOffice is, so the first page finds it warm and /health tells whether it runs.
-  if (!options.chromium.disabled && !sharedChromium) chromium.start().catch((error) => console.error(JSON.stringify({ level: 'error', message: (error as Error).message })))
+  // Awaited like LibreOffice's first start: /health answers up once the sidecar is started (Gotenberg's readiness).
+  if (!options.chromium.disabled && !sharedChromium) await chromium.start().catch((error) => console.error(JSON.stringify({ level: 'error', message: (error as Error).message })))
   await pool.ready()
   return {
     url: `http://${options.host}:${port}`,
