@@ -1,7 +1,8 @@
-// Gotenberg's downloadFrom form field: [{"url": "...", "extraHttpHeaders": {...}, "embedded": false}], each URL
+// Gotenberg's downloadFrom form field: [{"url": "...", "extraHttpHeaders": {...}, "embedded": false, "field": ""}], each URL
 // fetched by the sidecar (never by LibreOffice) under the download policy, following at most 5 redirects (each hop
 // checked again), within a time and size limit; the files join the form as if uploaded (`embeds` when embedded).
 import { randomUUID } from 'node:crypto'
+import { goJsonError } from './form-rules.ts'
 import { FormError } from './gotenberg-form.ts'
 import { checkUrl, OutboundError, sendRequest, type UrlPolicy } from './outbound.ts'
 
@@ -17,8 +18,11 @@ export interface DownloadSettings {
 interface DownloadEntry {
   url: string
   extraHttpHeaders: Record<string, string>
-  embedded: boolean
+  /** The form field the file joins: files, embeds, watermark or stamp (Gotenberg's `field`, and `embedded`). */
+  field: string
 }
+
+const FIELDS: Readonly<Record<string, string>> = { '': 'files', embedded: 'embeds', watermark: 'watermark', stamp: 'stamp' }
 
 const MAX_DOWNLOADS = 32
 const MAX_REDIRECTS = 5
@@ -29,7 +33,7 @@ function readEntries(raw: string): DownloadEntry[] {
   try {
     parsed = JSON.parse(raw)
   } catch (error) {
-    throw invalid(`unmarshal downloadFrom: ${(error as Error).message}`)
+    throw invalid(`unmarshal downloadFrom: ${goJsonError(raw) ?? (error as Error).message}`)
   }
   if (!Array.isArray(parsed)) throw invalid('downloadFrom must be a JSON array')
   if (parsed.length > MAX_DOWNLOADS) throw invalid(`more than ${MAX_DOWNLOADS} downloads`)
@@ -39,7 +43,9 @@ function readEntries(raw: string): DownloadEntry[] {
     const validHeaders = typeof headers === 'object' && !Array.isArray(headers) && Object.entries(headers).every(([key, value]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) && typeof value === 'string' && !/[\r\n\0]/.test(value))
     if (!validHeaders) throw invalid("'extraHttpHeaders' must be an object of header names to string values")
     if (entry.embedded !== undefined && typeof entry.embedded !== 'boolean') throw invalid("'embedded' must be a boolean")
-    return { url: entry.url, extraHttpHeaders: headers, embedded: entry.embedded === true }
+    const field = entry.field ?? ''
+    if (typeof field !== 'string' || !(field in FIELDS)) throw invalid("'field' must be 'embedded', 'watermark' or 'stamp'")
+    return { url: entry.url, extraHttpHeaders: headers, field: entry.embedded === true ? 'embeds' : FIELDS[field]! }
   })
 }
 
@@ -79,6 +85,6 @@ export async function addDownloads(form: FormData, settings: DownloadSettings): 
   const budget = { bytes: settings.maxBytes }
   for (const entry of entries) {
     const file = await download(entry, settings, budget)
-    form.append(entry.embedded ? 'embeds' : 'files', file)
+    form.append(entry.field, file)
   }
 }

@@ -76,3 +76,104 @@ export function facturXRefusal(fields: FacturXFields, label: (name: string) => s
   if (userPassword) return `${label('userPassword')} is invalid (resulting to a Factur-X PDF is PDF/A-3b, which cannot be encrypted)`
   return undefined
 }
+
+/**
+ * Why Go's encoding/json refuses `text`, in its words ("invalid character 'o' in literal false (expecting 'a')"):
+ * Gotenberg's 400s quote it. A scanner of Go's states, enough to word the first error; undefined for valid JSON.
+ */
+export function goJsonError(text: string): string | undefined {
+  let i = 0
+  const quote = (c: string) => (c === "'" ? "'\\''" : c === '"' ? "'\"'" : `'${JSON.stringify(c).slice(1, -1)}'`)
+  const fail = (context: string) => {
+    throw i >= text.length ? 'unexpected end of JSON input' : `invalid character ${quote(text[i]!)} ${context}`
+  }
+  const space = () => {
+    while (i < text.length && ' \t\r\n'.includes(text[i]!)) i++
+  }
+  const value = (): void => {
+    space()
+    const c = text[i]
+    if (c === '{') {
+      i++
+      space()
+      if (text[i] === '}') return void i++
+      for (;;) {
+        space()
+        if (text[i] !== '"') fail('looking for beginning of object key string')
+        string()
+        space()
+        if (text[i] !== ':') fail('after object key')
+        i++
+        value()
+        space()
+        if (text[i] === ',') i++
+        else if (text[i] === '}') return void i++
+        else fail('after object key:value pair')
+      }
+    }
+    if (c === '[') {
+      i++
+      space()
+      if (text[i] === ']') return void i++
+      for (;;) {
+        value()
+        space()
+        if (text[i] === ',') i++
+        else if (text[i] === ']') return void i++
+        else fail('after array element')
+      }
+    }
+    if (c === '"') {
+      string()
+      return
+    }
+    if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) {
+      if (text[i] === '-') i++
+      if (!(text[i]! >= '0' && text[i]! <= '9')) fail('in numeric literal')
+      while (text[i]! >= '0' && text[i]! <= '9') i++
+      if (text[i] === '.') {
+        i++
+        if (!(text[i]! >= '0' && text[i]! <= '9')) fail('after decimal point in numeric literal')
+        while (text[i]! >= '0' && text[i]! <= '9') i++
+      }
+      if (text[i] === 'e' || text[i] === 'E') {
+        i++
+        if (text[i] === '+' || text[i] === '-') i++
+        if (!(text[i]! >= '0' && text[i]! <= '9')) fail('in exponent of numeric literal')
+        while (text[i]! >= '0' && text[i]! <= '9') i++
+      }
+      return
+    }
+    for (const literal of ['true', 'false', 'null']) {
+      if (c !== literal[0]) continue
+      i++
+      for (const expected of literal.slice(1)) {
+        if (text[i] !== expected) fail(`in literal ${literal} (expecting ${quote(expected)})`)
+        i++
+      }
+      return
+    }
+    fail('looking for beginning of value')
+  }
+  const string = (): void => {
+    i++
+    while (i < text.length && text[i] !== '"') {
+      if (text.charCodeAt(i) < 0x20) fail('in string literal')
+      if (text[i] === '\\') {
+        i++
+        if (!'"\\/bfnrtu'.includes(text[i] ?? '')) fail('in string escape code')
+      }
+      i++
+    }
+    if (i >= text.length) fail('')
+    i++
+  }
+  try {
+    value()
+    space()
+    if (i < text.length) fail('after top-level value')
+    return undefined
+  } catch (error) {
+    return String(error)
+  }
+}

@@ -1,7 +1,7 @@
 // Reads the form of Gotenberg 8's LibreOffice route into settings, validated as Gotenberg validates it: every
 // invalid field is named in one 400 ("Invalid form data: ..."), booleans follow Go's strconv.ParseBool, and a
 // Gotenberg option this server cannot honour is refused with a 400 naming it, never accepted and ignored.
-import { facturXRefusal, parseVariables, type Variables } from './form-rules.ts'
+import { facturXRefusal, goJsonError, parseVariables, type Variables } from './form-rules.ts'
 
 /** A client error: the status and Gotenberg's wording. */
 export class FormError extends Error {
@@ -57,6 +57,16 @@ const NUMBER_FIELDS: Record<string, [string, (n: number) => string | undefined]>
   nativeWatermarkRotateAngle: ['WatermarkRotateAngle', (n) => (n < 0 || n > 3600 ? 'value is not between 0 and 3600 (tenths of a degree)' : undefined)],
 }
 
+/** The export fields in the order Gotenberg reads them (its 400 lists their problems in this order). */
+const EXPORT_FIELD_ORDER = [
+  'exportFormFields', 'allowDuplicateFieldNames', 'exportBookmarks', 'exportBookmarksToPdfDestination', 'exportPlaceholders', 'exportNotes',
+  'exportNotesPages', 'exportOnlyNotesPages', 'exportNotesInMargin', 'convertOooTargetToPdfTarget', 'exportLinksRelativeFsys', 'exportHiddenSlides',
+  'skipEmptyPages', 'addOriginalDocumentAsStream', 'singlePageSheets', 'initialView', 'initialPage', 'magnification', 'zoom', 'pageLayout',
+  'firstPageOnLeft', 'resizeWindowToInitialPage', 'centerWindow', 'openInFullScreenMode', 'displayPDFDocumentTitle', 'hideViewerMenubar',
+  'hideViewerToolbar', 'hideViewerWindowControls', 'useTransitionEffects', 'openBookmarkLevels', 'losslessImageCompression', 'quality',
+  'reduceImageResolution', 'maxImageResolution', 'nativeWatermarkColor', 'nativeWatermarkFontHeight', 'nativeWatermarkRotateAngle',
+]
+
 const TEXT_EXPORT_FIELDS = { nativeWatermarkText: 'Watermark', nativeTiledWatermarkText: 'TiledWatermark', nativeWatermarkFontName: 'WatermarkFontName' } as const
 
 /** Gotenberg options this server refuses, and why (the table in docs/conversion-and-previews.md says the same). */
@@ -84,7 +94,12 @@ export interface OverlayStyle {
   readonly color: readonly [number, number, number]
   readonly rotation: number
   readonly opacity: number
+  /** pdfcpu's scale: times its 24-point text (abs), or the text's width as a share of the page's (rel). */
+  readonly scale?: { readonly factor: number; readonly isAbsolute: boolean }
 }
+
+export const PERMISSIONS = ['allowPrinting', 'allowCopying', 'allowModifying', 'allowAnnotating', 'allowFillingForms', 'allowAssembling'] as const
+export type Permissions = Readonly<Record<(typeof PERMISSIONS)[number], boolean>>
 
 export interface RouteSettings {
   readonly password?: string
@@ -101,6 +116,10 @@ export interface RouteSettings {
   readonly flatten: boolean
   readonly userPassword?: string
   readonly ownerPassword?: string
+  /** What a reader may do without the owner password (Gotenberg's allow* fields, all true by default). */
+  readonly permissions: Permissions
+  /** pdfengines routes: the embedded files' MIME type and PDF/A-3 relationship, by file name. */
+  readonly embedsMetadata?: Record<string, { mimeType?: string; relationship?: string }>
   readonly rotate?: { angle: 90 | 180 | 270; pages?: string }
   readonly watermark?: OverlaySettings
   readonly stamp?: OverlaySettings
@@ -127,7 +146,8 @@ export function qpdfRanges(value: string): string | undefined {
   const parts = value.replace(/\s+/g, '').split(',')
   const out: string[] = []
   for (const part of parts) {
-    const match = /^(\d+)?(-)?(\d+)?$/.exec(part)
+    // qpdf's own "z" (the last page) is read too, as Gotenberg hands the expression to its engine.
+    const match = /^(\d+|z)?(-)?(\d+|z)?$/.exec(part)
     if (!match || (!match[1] && !match[3]) || (match[1] === '0' || match[3] === '0')) return undefined
     if (!match[2]) {
       if (match[3] !== undefined) return undefined
@@ -140,37 +160,45 @@ export function qpdfRanges(value: string): string | undefined {
 const NAMED_COLORS: Record<string, string> = { black: '#000000', gray: '#808080', grey: '#808080', red: '#ff0000', green: '#008000', blue: '#0000ff', white: '#ffffff' }
 const STANDARD_FONTS = ['Helvetica', 'Helvetica-Bold', 'Times-Roman', 'Times-Bold', 'Courier', 'Courier-Bold']
 
-function overlayStyle(field: string, raw: string, errors: string[]): OverlayStyle {
-  const style = { font: 'Helvetica', points: 48, color: [0.5, 0.5, 0.5] as [number, number, number], rotation: 45, opacity: 0.5 }
+/** pdfcpu's names for the same options (Gotenberg hands the object to pdfcpu): read as ours. */
+const PDFCPU_KEYS: Readonly<Record<string, string>> = { rot: 'rotation', fillcolor: 'color', fillc: 'color', op: 'opacity', fontsize: 'points', fontname: 'font' }
+
+function overlayStyle(field: string, raw: string, errors: string[], source: string): OverlayStyle {
+  const style: { -readonly [K in keyof OverlayStyle]: OverlayStyle[K] } = { font: 'Helvetica', points: 48, color: [0.5, 0.5, 0.5], rotation: 45, opacity: 0.5 }
   if (!raw) return style
   let parsed: unknown
   try {
     parsed = JSON.parse(raw)
   } catch (error) {
-    errors.push(`form field '${field}' is invalid (got '${raw}', resulting to unmarshal options: ${(error as Error).message})`)
+    errors.push(`form field '${field}' is invalid (got '${raw}', resulting to unmarshal options: ${goJsonError(raw) ?? (error as Error).message})`)
     return style
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     errors.push(`form field '${field}' is invalid (got '${raw}', resulting to options must be a JSON object)`)
     return style
   }
-  for (const [key, value] of Object.entries(parsed)) {
+  for (const [given, rawValue] of Object.entries(parsed)) {
+    const key = PDFCPU_KEYS[given.toLowerCase()] ?? given
+    // pdfcpu takes numbers as strings too ("45").
+    const value = typeof rawValue === 'string' && key !== 'font' && key !== 'color' && key !== 'scale' && /^-?\d+(\.\d+)?$/.test(rawValue) ? Number(rawValue) : rawValue
     const bad = (why: string) => errors.push(`form field '${field}' is invalid (got '${raw}', resulting to ${why})`)
+    const scale = typeof value === 'string' || typeof value === 'number' ? /^(\d+(?:\.\d+)?)(?:\s+(abs|rel))?$/.exec(String(value).trim()) : null
     if (key === 'font' && typeof value === 'string' && STANDARD_FONTS.includes(value)) style.font = value
     else if (key === 'font') bad(`font '${value}' is not one of ${STANDARD_FONTS.join(', ')}`)
-    else if ((key === 'points' || key === 'fontsize') && typeof value === 'number' && value > 0 && value <= 500) style.points = value
+    else if (key === 'points' && typeof value === 'number' && value > 0 && value <= 500) style.points = value
     else if (key === 'rotation' && typeof value === 'number' && Math.abs(value) <= 360) style.rotation = value
     else if (key === 'opacity' && typeof value === 'number' && value >= 0 && value <= 1) style.opacity = value
     else if (key === 'color' && typeof value === 'string' && /^#[0-9a-f]{6}$/i.test(NAMED_COLORS[value.toLowerCase()] ?? value)) {
       const hex = NAMED_COLORS[value.toLowerCase()] ?? value
       style.color = [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16) / 255) as [number, number, number]
-    } else bad(`option '${key}' is not supported here (supported: font, points, color, rotation, opacity)`)
+    } else if (key === 'scale' && source === 'text' && scale && Number(scale[1]) > 0 && Number(scale[1]) <= 10) style.scale = { factor: Number(scale[1]), isAbsolute: scale[2] === 'abs' }
+    else bad(`option '${given}' is not supported here (supported: font, points, color, rotation, opacity, scale for text, and pdfcpu's rot, fillcolor, op, fontsize, fontname)`)
   }
   return style
 }
 
 /** Reads and validates every option of the route; throws FormError with every problem at once. */
-export function readRouteSettings(form: FormData, hasDocuments: boolean, extensions: readonly string[]): RouteSettings {
+export function readRouteSettings(form: FormData, hasDocuments: boolean, extensions: readonly string[], module: 'libreoffice' | 'pdfengines' = 'libreoffice'): RouteSettings {
   const errors: string[] = []
   const field = (name: string) => {
     const value = form.get(name)
@@ -197,19 +225,23 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   }
   if (!hasDocuments) errors.push(`no form file found for extensions: [${extensions.map((e) => `.${e}`).join(' ')}]`)
 
-  const landscape = bool('landscape', false)
+  // LibreOffice's own options, read on its route only (another module's route leaves them to its own reader).
+  const isLibreOffice = module === 'libreoffice'
+  const landscape = isLibreOffice && bool('landscape', false)
   const exportFilter: Record<string, string | number | boolean> = {}
-  for (const [name, filterName] of Object.entries(EXPORT_FIELDS)) {
-    if (field(name) !== '') exportFilter[filterName] = bool(name, false)
-  }
-  for (const [name, [filterName, check]] of Object.entries(NUMBER_FIELDS)) {
+  for (const name of isLibreOffice ? EXPORT_FIELD_ORDER : []) {
+    if (name in EXPORT_FIELDS) {
+      if (field(name) !== '') exportFilter[EXPORT_FIELDS[name as keyof typeof EXPORT_FIELDS]] = bool(name, false)
+      continue
+    }
+    const [filterName, check] = NUMBER_FIELDS[name]!
     const value = int(name, check)
     if (value !== undefined) exportFilter[filterName] = value
   }
-  for (const [name, filterName] of Object.entries(TEXT_EXPORT_FIELDS)) {
+  for (const [name, filterName] of Object.entries(isLibreOffice ? TEXT_EXPORT_FIELDS : {})) {
     if (field(name)) exportFilter[filterName] = field(name)
   }
-  const updateIndexes = bool('updateIndexes', true)
+  const updateIndexes = isLibreOffice && bool('updateIndexes', true)
   const merge = bool('merge', false)
   const pdfua = bool('pdfua', false)
   const flatten = bool('flatten', false)
@@ -221,7 +253,7 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('metadata must be a JSON object')
       metadata = parsed
     } catch (error) {
-      errors.push(`form field 'metadata' is invalid (got '${field('metadata')}', resulting to unmarshal metadata: ${(error as Error).message})`)
+      errors.push(`form field 'metadata' is invalid (got '${field('metadata')}', resulting to unmarshal metadata: ${goJsonError(field('metadata')) ?? (error as Error).message})`)
     }
   }
 
@@ -254,22 +286,25 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
       errors.push(`form field '${kind}Source' is invalid (got '${source}', resulting to wrong value, expected either 'text', 'image' or 'pdf')`)
       return undefined
     }
-    if (!expression) {
-      errors.push(`form field '${kind}Expression' is required`)
-      return undefined
-    }
+    // An image or PDF is the file uploaded in the watermark (stamp) field, as Gotenberg's EnsureWatermarkFile takes
+    // it; an expression naming a file of the upload picks that one. Never a path on this server.
+    let chosen = expression
     if (source !== 'text') {
-      // The expression names an uploaded file, never a path on this server.
-      const uploaded = form.getAll(kind).some((value) => typeof value !== 'string' && value.name === expression) || form.getAll('files').some((value) => typeof value !== 'string' && value.name === expression)
-      if (!uploaded) {
+      const uploads = [...form.getAll(kind), ...form.getAll('files')].filter((value): value is File => typeof value !== 'string')
+      const named = uploads.find((file) => file.name === expression) ?? form.getAll(kind).find((value): value is File => typeof value !== 'string')
+      if (!named) {
         errors.push(`a ${kind} file is required for image or pdf source`)
         return undefined
       }
+      chosen = named.name
+    } else if (!expression) {
+      errors.push(`form field '${kind}Expression' is required`)
+      return undefined
     }
     const rawPages = field(`${kind}Pages`)
     const pages = rawPages ? qpdfRanges(rawPages) : undefined
     if (rawPages && !pages) errors.push(`form field '${kind}Pages' is invalid (got '${rawPages}', resulting to malformed page ranges)`)
-    return { source: source as OverlaySettings['source'], expression, pages, options: overlayStyle(`${kind}Options`, field(`${kind}Options`), errors) }
+    return { source: source as OverlaySettings['source'], expression: chosen, pages, options: overlayStyle(`${kind}Options`, field(`${kind}Options`), errors, source) }
   }
   const watermark = overlay('watermark')
   const stamp = overlay('stamp')
@@ -283,7 +318,19 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
 
   const userPassword = field('userPassword') || undefined
   const ownerPassword = field('ownerPassword') || undefined
-  if (ownerPassword && !userPassword) errors.push("form field 'userPassword' is required when 'ownerPassword' is set")
+  const permissions = Object.fromEntries(PERMISSIONS.map((name) => [name, bool(name, true)])) as unknown as Permissions
+
+  let embedsMetadata: RouteSettings['embedsMetadata']
+  if (field('embedsMetadata')) {
+    try {
+      const parsed = JSON.parse(field('embedsMetadata'))
+      const valid = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.values(parsed).every((entry) => typeof entry === 'object' && entry !== null && !Array.isArray(entry) && Object.values(entry).every((value) => typeof value === 'string'))
+      if (!valid) throw new Error('embedsMetadata must be an object of file names to objects of strings')
+      embedsMetadata = parsed
+    } catch (error) {
+      errors.push(`form field 'embedsMetadata' is invalid (got '${field('embedsMetadata')}', resulting to unmarshal embeds metadata: ${goJsonError(field('embedsMetadata')) ?? (error as Error).message})`)
+    }
+  }
 
   let facturx: RouteSettings['facturx']
   const invoices = form.getAll('facturxXml')
@@ -301,9 +348,16 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   }
   if (errors.length > 0) throw new FormError(`Invalid form data: ${errors.join('\n')}`)
 
-  // Checked after the form: Gotenberg answers these with their own messages, not as "Invalid form data".
+  // Checked after the form: Gotenberg answers these with their own messages (its ValidatePdfFormatsCompat and
+  // ValidatePdfEncryptCompat), in its order.
   const pdfa = field('pdfa')
-  if (pdfa && !['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'].includes(pdfa)) throw new FormError(`The PDF format '${pdfa}' is not supported. Valid formats include PDF/A-1b, PDF/A-2b, PDF/A-3b, and PDF/UA.`)
+  if (pdfa && userPassword) throw new FormError('Invalid form data: PDF/A format is incompatible with encryption')
+  const embeds = form.getAll('embeds').filter((value) => typeof value !== 'string').length
+  if (pdfa && embeds > 0 && !pdfa.startsWith('PDF/A-3')) throw new FormError(`Invalid form data: PDF format '${pdfa}' does not support embedded files; only PDF/A-3 variants allow attachments`)
+  if (!userPassword && !ownerPassword && Object.values(permissions).includes(false)) throw new FormError("Invalid form data: permission restrictions require a 'userPassword' or 'ownerPassword'")
+  if (pdfa && !['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'].includes(pdfa)) {
+    throw new FormError(module === 'libreoffice' ? `The PDF format '${pdfa}' is not supported. Valid formats include PDF/A-1b, PDF/A-2b, PDF/A-3b, and PDF/UA.` : 'The requested PDF format is not supported, or no PDF engine could apply it. Valid formats include PDF/A-1b, PDF/A-2b, PDF/A-3b, and PDF/UA.')
+  }
   if (split?.mode === 'pages' && !split.ranges) throw new FormError("The requested split mode is not supported, or no PDF engine could process it. Valid modes: 'intervals', 'pages'.")
 
   return {
@@ -321,6 +375,8 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
     flatten,
     userPassword,
     ownerPassword,
+    permissions,
+    embedsMetadata,
     rotate,
     watermark,
     stamp,

@@ -84,6 +84,8 @@ export class LibreOfficePool {
   private readonly prepared: Promise<Installation>
   private startFailure: string | undefined
   private closed = false
+  /** Processes replaced so far (recycled, crashed or timed out): Gotenberg's restarts count. */
+  restarts = 0
   private readonly firstStart: Promise<void>
   private settleFirstStart: () => void = () => {}
   private readonly options: PoolOptions
@@ -174,6 +176,7 @@ export class LibreOfficePool {
     if (active) {
       this.idle.splice(this.idle.indexOf(active), this.idle.includes(active) ? 1 : 0)
       void this.retire(active)
+      this.restarts++
     }
     slot.active = slot.standby
     slot.standby = undefined

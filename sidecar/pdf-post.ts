@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import type { OverlayStyle, SplitSettings } from './gotenberg-form.ts'
+import type { OverlayStyle, Permissions, SplitSettings } from './gotenberg-form.ts'
 import { toolSandboxed } from './sandbox.ts'
 
 /** A tool refused the PDF (a damaged watermark file, say) or failed: the message names the step. */
@@ -69,7 +69,7 @@ function expandRanges(ranges: string, count: number): number[] {
   const pages: number[] = []
   for (const part of ranges.split(',')) {
     const [from, to] = part.split('-')
-    const start = Number(from)
+    const start = from === 'z' ? count : Number(from)
     const end = to === undefined ? start : to === 'z' ? count : Number(to)
     for (let page = start; page <= Math.min(end, count); page++) pages.push(page)
   }
@@ -111,19 +111,90 @@ export async function flattenPdf(input: string, output: string, timeoutMs: numbe
   await qpdf([input, output, '--generate-appearances', '--flatten-annotations=all'], timeoutMs)
 }
 
-export async function attachFiles(input: string, output: string, files: readonly { path: string; name: string }[], timeoutMs: number): Promise<void> {
-  const args = [input, output]
-  for (const file of files) args.push('--add-attachment', file.path, `--key=${file.name}`, `--filename=${file.name}`, '--replace', '--')
-  await qpdf(args, timeoutMs)
+export interface Attachment {
+  readonly path: string
+  readonly name: string
+  readonly mimeType?: string
+  /** PDF/A-3's /AFRelationship (Data, Source, Alternative, Supplement, Unspecified). */
+  readonly relationship?: string
 }
 
-/** qpdf with 256-bit AES; the passwords travel in an argument file (mode 0600), not on a command line `ps` shows. */
-export async function encryptPdf(input: string, output: string, userPassword: string, ownerPassword: string | undefined, folder: string, timeoutMs: number): Promise<void> {
+const RELATIONSHIPS = ['Source', 'Data', 'Alternative', 'Supplement', 'EncryptedPayload', 'FormData', 'Schema', 'Unspecified']
+
+/** Attaches files; those given a relationship are marked with it and listed in the catalog's /AF, as PDF/A-3 asks. */
+export async function attachFiles(input: string, output: string, files: readonly Attachment[], folder: string, timeoutMs: number): Promise<void> {
+  for (const file of files) {
+    if (file.relationship && !RELATIONSHIPS.includes(file.relationship)) throw new PostProcessError(`the relationship '${file.relationship}' of '${file.name}' is not one of ${RELATIONSHIPS.join(', ')}`)
+    if (file.mimeType && !/^[\w.+-]+\/[\w.+-]+$/.test(file.mimeType)) throw new PostProcessError(`the MIME type '${file.mimeType}' of '${file.name}' is not a type/subtype`)
+  }
+  const related = files.filter((file) => file.relationship)
+  const attached = related.length > 0 ? join(folder, 'attached.pdf') : output
+  const args = [input, attached]
+  for (const file of files) args.push('--add-attachment', file.path, `--key=${file.name}`, `--filename=${file.name}`, ...(file.mimeType ? [`--mimetype=${file.mimeType}`] : []), '--replace', '--')
+  await qpdf(args, timeoutMs)
+  if (related.length === 0) return
+  const { header, objects } = await pdfObjects(attached, timeoutMs)
+  const root = (objects.trailer?.value as Record<string, string> | undefined)?.['/Root']
+  const catalog = root ? (objects[`obj:${root}`]?.value as Record<string, unknown> | undefined) : undefined
+  const namesEntry = catalog?.['/Names']
+  const names = (typeof namesEntry === 'string' ? objects[`obj:${namesEntry}`]?.value : namesEntry) as Record<string, unknown> | undefined
+  const update: Record<string, unknown> = {}
+  const af: string[] = [...(((catalog?.['/AF'] as unknown[]) ?? []).filter((ref): ref is string => typeof ref === 'string'))]
+  for (const file of related) {
+    const spec = findInNameTree(objects, names?.['/EmbeddedFiles'], file.name)
+    if (!spec) continue
+    update[`obj:${spec}`] = { value: { ...(objects[`obj:${spec}`]?.value as Record<string, unknown>), '/AFRelationship': `/${file.relationship}` } }
+    if (!af.includes(spec)) af.push(spec)
+  }
+  if (!root || !catalog) throw new PostProcessError('the PDF has no catalog to list its associated files in')
+  update[`obj:${root}`] = { value: { ...catalog, '/AF': af } }
+  const updateFile = join(folder, 'attachments-update.json')
+  await writeFile(updateFile, JSON.stringify({ qpdf: [header, update] }))
+  await qpdf([attached, `--update-from-json=${updateFile}`, output], timeoutMs)
+}
+
+/** The PDF/A part a PDF's XMP declares (1, 2, 3), or undefined. */
+export async function declaredPdfAPart(pdf: string, timeoutMs: number): Promise<number | undefined> {
+  const part = (await run('exiftool', ['-config', '', '-s3', '-XMP-pdfaid:Part', '--', pdf], timeoutMs, [0, 1])).trim()
+  return part ? Number(part) : undefined
+}
+
+/** Tags of exiftool's JSON that describe the file on disk or the tool, not the PDF (Gotenberg's systemTags). */
+const SYSTEM_TAGS = ['SourceFile', 'FileName', 'Directory', 'FileSize', 'FileModifyDate', 'FileAccessDate', 'FileInodeChangeDate', 'FilePermissions', 'ExifToolVersion', 'Error', 'Warning']
+
+/** A PDF's metadata as Gotenberg's metadata/read answers it: exiftool's JSON without the file system's tags. */
+export async function readMetadata(pdf: string, timeoutMs: number): Promise<Record<string, unknown>> {
+  const [entry] = JSON.parse(await run('exiftool', ['-config', '', '-j', '--', pdf], timeoutMs, [0, 1])) as Record<string, unknown>[]
+  if (!entry) throw new PostProcessError('exiftool returned no metadata')
+  if (typeof entry.Error === 'string' && entry.Error) throw new PostProcessError(`exiftool could not read the PDF: ${entry.Error}`)
+  for (const tag of SYSTEM_TAGS) delete entry[tag]
+  return entry
+}
+
+/** qpdf's restriction flags for each of Gotenberg's permissions that is refused. */
+const QPDF_RESTRICTIONS: Readonly<Record<keyof Permissions, string>> = {
+  allowPrinting: '--print=none',
+  allowCopying: '--extract=n',
+  allowModifying: '--modify=none',
+  allowAnnotating: '--annotate=n',
+  allowFillingForms: '--form=n',
+  allowAssembling: '--assemble=n',
+}
+
+/**
+ * qpdf with 256-bit AES; the passwords travel in an argument file (mode 0600), not on a command line `ps` shows.
+ * An owner password alone leaves the PDF readable by anyone, with the refused permissions enforced.
+ */
+export async function encryptPdf(input: string, output: string, userPassword: string, ownerPassword: string | undefined, permissions: Permissions, folder: string, timeoutMs: number): Promise<void> {
   const argsFile = join(folder, 'encrypt.args')
+  const restrictions = Object.entries(QPDF_RESTRICTIONS).filter(([name]) => !permissions[name as keyof Permissions]).map(([, flag]) => flag)
   // Without an owner password anyone could lift the restrictions: the user password then serves as both.
-  await writeFile(argsFile, [input, output, '--encrypt', userPassword, ownerPassword ?? userPassword, '256', '--'].join('\n'), { mode: 0o600 })
+  await writeFile(argsFile, [input, output, '--encrypt', userPassword, ownerPassword ?? userPassword, '256', ...restrictions, '--'].join('\n'), { mode: 0o600 })
   await qpdf([`@${argsFile}`], timeoutMs)
 }
+
+/** Gotenberg's answer to metadata it will not write. */
+export const METADATA_REFUSED = 'The requested metadata could not be written; ensure values are valid and free of control characters.'
 
 /**
  * Tags exiftool must never write: writing them renames, moves or links the file on disk, or makes exiftool open the
@@ -132,18 +203,20 @@ export async function encryptPdf(input: string, output: string, userPassword: st
  */
 const FORBIDDEN_TAGS = ['filename', 'directory', 'hardlink', 'symlink', 'testname', 'filepermissions', 'filemodifydate', 'filecreatedate', 'fileaccessdate', 'fileinodechangedate', 'fileuserid', 'filegroupid', 'geotag', 'geosync', 'geotime']
 
-/** The exiftool arguments for Gotenberg's metadata object, or the reason a key or value is refused. */
+/** The exiftool arguments for Gotenberg's metadata object, or the reason a key or value is refused. Tags that would
+ * rename, move or link the file are dropped without a word, with or without a group prefix, as Gotenberg drops them. */
 export function metadataArguments(metadata: Record<string, unknown>): string[] | string {
   const args: string[] = []
   for (const [key, value] of Object.entries(metadata)) {
-    if (!/^[A-Za-z][A-Za-z0-9_-]*(:[A-Za-z][A-Za-z0-9_-]*)?$/.test(key)) return `the key '${key}' is not a tag name`
     const tag = key.split(':').pop()!.toLowerCase()
     const group = key.includes(':') ? key.split(':')[0]!.toLowerCase() : ''
     if (FORBIDDEN_TAGS.includes(tag) || tag.endsWith('filename') || group === 'file' || group === 'system') return `the key '${key}' cannot be written`
+    if (!/^[A-Za-z][A-Za-z0-9_-]*(:[A-Za-z][A-Za-z0-9_-]*)?$/.test(key)) return `the key '${key}' is not a tag name`
     const values = Array.isArray(value) ? value : [value]
     for (const item of values) {
       if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean') return `the value of '${key}' is not a string, number, boolean or list of them`
       let text = String(item)
+      if (/[\r\n\0]/.test(text)) return `the value of '${key}' contains a control character`
       // ISO 8601 dates (Gotenberg's examples) in exiftool's own date syntax.
       if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/.test(text)) text = text.replace(/^(\d{4})-(\d{2})-(\d{2})T/, '$1:$2:$3 ')
       args.push(`-${key}${Array.isArray(value) ? '+' : ''}=${text}`)
@@ -165,6 +238,8 @@ export async function textLayer(like: string, output: string, text: string, styl
   const latin1 = [...text].map((char) => (char.charCodeAt(0) < 256 && char.length === 1 ? char : '?')).join('')
   const escaped = latin1.replace(/[\\()]/g, (char) => `\\${char}`).replace(/[\r\n]/g, ' ')
   const averageWidth = style.font.startsWith('Courier') ? 0.6 : 0.55
+  const points = !style.scale ? style.points : style.scale.isAbsolute ? 24 * style.scale.factor : (style.scale.factor * width) / Math.max(1, latin1.length * averageWidth)
+  style = { ...style, points }
   const textWidth = latin1.length * style.points * averageWidth
   const radians = (style.rotation * Math.PI) / 180
   const [cos, sin] = [Math.cos(radians), Math.sin(radians)]

@@ -1,31 +1,42 @@
-// The Edgefloor sidecar: a Gotenberg-8-compatible HTTP API over real LibreOffice, for this machine (no Docker)
-// and for self-hosters without Docker. Routes: POST /forms/libreoffice/convert (and Gotenberg 6's
-// /convert/office alias), GET /health, GET /version. Run: node sidecar/server.ts (SIDECAR_HOST, SIDECAR_PORT).
+// The Edgefloor sidecar: a Gotenberg-8-compatible HTTP API over real LibreOffice, Debian's Chromium, qpdf and
+// exiftool, for this machine (no Docker) and for self-hosters. Routes: POST /forms/libreoffice/convert (and Gotenberg
+// 6's /convert/office alias), /forms/pdfengines/* (sidecar/pdfengines.ts), /forms/chromium/* (sidecar/chromium-
+// routes.ts), GET /, /favicon.ico, /health, /version, /prometheus/metrics. Run: node sidecar/server.ts (SIDECAR_HOST, SIDECAR_PORT).
 import { randomUUID, timingSafeEqual } from 'node:crypto'
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { ATTACHMENT_FIELDS, FormError, readRouteSettings, type OverlaySettings, type RouteSettings } from './gotenberg-form.ts'
+import { ChromiumBrowser, ChromiumPageError, CHROMIUM_ROUTES, ChromiumUnavailableError, type ChromiumRoute } from './chromium.ts'
+import { runChromiumRoute } from './chromium-routes.ts'
+import { ATTACHMENT_FIELDS, FormError, readRouteSettings, type RouteSettings } from './gotenberg-form.ts'
 import { DocumentRefusedError, inspectDocument } from './inspect.ts'
-import { ConversionFailedError, ConversionTimeoutError, LibreOfficePool, OfficeUnavailableError, QueueFullError, type PdfOptions } from './libreoffice.ts'
+import { ConversionFailedError, ConversionTimeoutError, LibreOfficePool, OfficeUnavailableError, QueueFullError, sidecarRoot, type PdfOptions } from './libreoffice.ts'
 import type { Sandbox } from './office-process.ts'
-import { attachFacturX, attachFiles, encryptPdf, flattenPdf, mergePdfs, metadataArguments, overlayPdf, PostProcessError, rotatePdf, splitPdf, textLayer, writeMetadata } from './pdf-post.ts'
+import { type Answer, answerOf, needsPostProcessing, type Output, postProcess, safeName, uniqueNames } from './outputs.ts'
+import { METADATA_REFUSED, metadataArguments, PostProcessError } from './pdf-post.ts'
+import { PDF_ENGINE_ROUTES, type PdfEngineRoute, runPdfEngineRoute } from './pdfengines.ts'
 import { addDownloads, type DownloadSettings } from './download.ts'
 import { OutboundError, UrlRefusedError, type UrlPolicy } from './outbound.ts'
 import { appliesVariables, applyVariables, VARIABLES_EXTENSIONS, VariablesError, type Variables } from './variables.ts'
 import { readWebhook, sendToWebhook, WebhookHeaderError, type WebhookSettings } from './webhook.ts'
-import { zip } from './zip.ts'
 
 /** The Gotenberg release whose API we serve: GET /version answers it, and docker-compose.sidecar.yml pins its image. */
 export const GOTENBERG_VERSION = '8.34.0'
 
-/** What LibreOffice reads here (Gotenberg's list, trimmed to the formats the Debian nogui packages open). */
+/** The extensions Gotenberg 8.34 hands to LibreOffice (its libreoffice module's list, quoted in its 400). A format
+ * the Debian packages here cannot open fails in LibreOffice with a 400, as it does in Gotenberg. */
 export const EXTENSIONS = [
-  'doc', 'docx', 'docm', 'dot', 'dotx', 'odt', 'ott', 'rtf', 'txt', 'wpd', 'fodt', 'html', 'htm', 'xml',
-  'xls', 'xlsx', 'xlsm', 'xlt', 'xltx', 'ods', 'ots', 'csv', 'fods', 'tsv',
-  'ppt', 'pptx', 'pptm', 'pps', 'ppsx', 'ppsm', 'pot', 'potx', 'potm', 'odp', 'otp', 'fodp', 'odg', 'fodg', 'dotm', 'xltm',
+  '123', '602', 'abw', 'bib', 'bmp', 'cdr', 'cgm', 'cmx', 'csv', 'cwk', 'dbf', 'dif', 'doc', 'docm', 'docx',
+  'dot', 'dotm', 'dotx', 'dxf', 'emf', 'eps', 'epub', 'fodg', 'fodp', 'fods', 'fodt', 'fopd', 'gif', 'htm',
+  'html', 'hwp', 'jpeg', 'jpg', 'key', 'ltx', 'lwp', 'mcw', 'met', 'mml', 'mw', 'numbers', 'odd', 'odg', 'odm',
+  'odp', 'ods', 'odt', 'otg', 'oth', 'otp', 'ots', 'ott', 'pages', 'pbm', 'pcd', 'pct', 'pcx', 'pdb', 'pdf',
+  'pgm', 'png', 'pot', 'potm', 'potx', 'ppm', 'pps', 'ppt', 'pptm', 'pptx', 'psd', 'psw', 'pub', 'pwp', 'pxl',
+  'ras', 'rtf', 'sda', 'sdc', 'sdd', 'sdp', 'sdw', 'sgl', 'slk', 'smf', 'stc', 'std', 'sti', 'stw', 'svg', 'svm',
+  'swf', 'sxc', 'sxd', 'sxg', 'sxi', 'sxm', 'sxw', 'tga', 'tif', 'tiff', 'txt', 'uof', 'uop', 'uos', 'uot',
+  'vdx', 'vor', 'vsd', 'vsdm', 'vsdx', 'wb2', 'wk1', 'wks', 'wmf', 'wpd', 'wpg', 'wps', 'xbm', 'xhtml', 'xls',
+  'xlsb', 'xlsm', 'xlsx', 'xlt', 'xltm', 'xltx', 'xlw', 'xml', 'xpm', 'zabw',
 ]
 
 export interface SidecarOptions {
@@ -50,6 +61,10 @@ export interface SidecarOptions {
   readonly log?: (entry: Record<string, unknown>) => void
   readonly webhook: WebhookSettings
   readonly download: DownloadSettings
+  /** Serves Gotenberg's Chromium routes (SIDECAR_CHROMIUM_DISABLE=true turns them off, as CHROMIUM_DISABLE_ROUTES). */
+  readonly chromium: { readonly disabled: boolean; readonly program: string; readonly concurrency: number; readonly policy: UrlPolicy }
+  /** Serves Gotenberg's PDF engines routes (SIDECAR_PDFENGINES_DISABLE=true turns them off, as PDFENGINES_DISABLE_ROUTES). */
+  readonly pdfEnginesDisabled: boolean
 }
 
 export function optionsFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): SidecarOptions {
@@ -98,6 +113,14 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
       retryMaxWaitMs: number('SIDECAR_WEBHOOK_RETRY_MAX_WAIT_MS', 30_000),
       timeoutMs: number('SIDECAR_WEBHOOK_TIMEOUT_MS', 30_000),
     },
+    chromium: {
+      disabled: env.SIDECAR_CHROMIUM_DISABLE === 'true',
+      program: env.SIDECAR_CHROMIUM || '/usr/lib/chromium/chromium',
+      concurrency: Math.max(1, number('SIDECAR_CHROMIUM_PAGES', 2)),
+      // SIDECAR_CHROMIUM_DENY_PRIVATE=true: no loopback or private address for pages, even the hosts listed for the rest.
+      policy: { ...policy('SIDECAR_CHROMIUM_ALLOW_LIST', 'SIDECAR_CHROMIUM_DENY_LIST'), ...(env.SIDECAR_CHROMIUM_DENY_PRIVATE === 'true' ? { privateHosts: [] } : {}) },
+    },
+    pdfEnginesDisabled: env.SIDECAR_PDFENGINES_DISABLE === 'true',
     download: {
       disabled: env.SIDECAR_DOWNLOAD_DISABLE === 'true',
       policy: policy('SIDECAR_DOWNLOAD_ALLOW_LIST', 'SIDECAR_DOWNLOAD_DENY_LIST'),
@@ -140,17 +163,10 @@ function authorized(request: IncomingMessage, options: SidecarOptions): boolean 
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
-const isConvertible = (name: string) => name.includes('.') && EXTENSIONS.includes(name.split('.').pop()!.toLowerCase())
+/** Formats LibreOffice reads that Gotenberg 8.34's list lacks (PowerPoint shows, tab-separated values): accepted too. */
+const MORE_EXTENSIONS = ['ppsx', 'ppsm', 'tsv']
 
-/** A file name safe on disk and in a zip, at most 200 bytes, that keeps its extension (Gotenberg's issue 1500). */
-function safeName(name: string): string {
-  const clean = (name.split(/[\\/]/).pop() ?? '').replace(/[^\p{L}\p{N} ._()-]/gu, '_') || 'document'
-  const dot = clean.lastIndexOf('.')
-  const extension = dot > 0 && clean.length - dot <= 16 ? clean.slice(dot) : ''
-  let stem = [...clean.slice(0, clean.length - extension.length)].slice(0, 200)
-  while (stem.length > 1 && Buffer.byteLength(stem.join('') + extension) > 200) stem = stem.slice(0, -1)
-  return stem.join('') + extension
-}
+const isConvertible = (name: string) => name.includes('.') && [...EXTENSIONS, ...MORE_EXTENSIONS].includes(name.split('.').pop()!.toLowerCase())
 
 /** Refuses what Gotenberg refuses before reading a byte: a body that is not multipart, or has no boundary. */
 function checkMultipart(contentType: string): void {
@@ -203,6 +219,10 @@ function pdfOptions(settings: RouteSettings): PdfOptions {
   }
 }
 
+/** Gotenberg's words for LibreOffice failures it cannot tell apart (its api.ErrLibreOffice* sentinels). */
+const PASSWORD_REQUIRED = 'LibreOffice failed to process a document: a password may be required, or, if one has been given, it is invalid. In any case, the exact cause is uncertain.'
+const rangesOrPassword = (ranges: string) => `LibreOffice failed to process a document: possible causes include malformed page ranges '${ranges}' (nativePageRanges), or, if a password has been provided, it may not be required. In any case, the exact cause is uncertain.`
+
 /** Inspects one document (zip bomb, encryption), converts it, and words a failure as Gotenberg does. */
 async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: string, bytes: Uint8Array, settings: PdfOptions, trace: string, variables?: Variables): Promise<Uint8Array> {
   const facts = await inspectDocument(name, bytes, options.maxExpandedBytes).catch((error) => {
@@ -215,115 +235,15 @@ async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: 
   }
   // Only a legacy binary file (.doc, .xls, .ppt) can hide its encryption from the inspection.
   const knownPlain = !facts.encrypted && !CFB_MAGIC.every((byte, i) => bytes[i] === byte)
-  if (settings.password && knownPlain) throw new HttpError(400, `The document '${name}' is not password-protected. Remove the 'password' form field.`)
+  if (settings.password && knownPlain) throw new HttpError(400, rangesOrPassword(''))
   try {
     return await pool.convert(name, bytes, settings, trace)
   } catch (error) {
     if (error instanceof ConversionFailedError && facts.encrypted) {
-      throw new HttpError(400, settings.password ? `The password for the document '${name}' is incorrect. Check the 'password' form field.` : `The document '${name}' is password-protected. Provide its password in the 'password' form field.`)
+      throw new HttpError(400, PASSWORD_REQUIRED)
     }
     throw error
   }
-}
-
-/** Names unique within one answer: a second "a.docx.pdf" becomes "a.docx (2).pdf". */
-function uniqueNames(names: readonly string[]): string[] {
-  const seen = new Map<string, number>()
-  return names.map((name) => {
-    const count = (seen.get(name) ?? 0) + 1
-    seen.set(name, count)
-    return count === 1 ? name : name.replace(/\.pdf$/, ` (${count}).pdf`)
-  })
-}
-
-interface Output {
-  path: string
-  /** Its name in a zip, or as the only file without Gotenberg-Output-Filename. */
-  name: string
-}
-
-/** Rewrites every output in place through a step that reads one file and writes another. */
-async function eachOutput(outputs: Output[], step: (input: string, output: string) => Promise<void>): Promise<void> {
-  for (const output of outputs) {
-    const next = `${output.path}.next.pdf`
-    await step(output.path, next)
-    await rename(next, output.path)
-  }
-}
-
-/** The one-page PDF a watermark or stamp puts on the pages, or undefined for text (made per output). */
-async function overlayLayer(overlay: OverlaySettings, kind: string, form: FormData, folder: string, pool: LibreOfficePool, trace: string): Promise<string | undefined> {
-  if (overlay.source === 'text') return undefined
-  const file = [...form.getAll(kind), ...form.getAll('files')].find((value): value is File => typeof value !== 'string' && value.name === overlay.expression)!
-  const bytes = new Uint8Array(await file.arrayBuffer())
-  const path = join(folder, `${kind}-layer.pdf`)
-  // An image becomes a page through LibreOffice Draw, as any document does.
-  await writeFile(path, overlay.source === 'pdf' ? bytes : await pool.convert(safeName(file.name), bytes, {}, trace))
-  return path
-}
-
-/** Gotenberg's steps after the conversion, in its order: merge, split, rotate, watermark, stamp, flatten, embeds, metadata, Factur-X, encryption. */
-async function postProcess(outputs: Output[], settings: RouteSettings, form: FormData, folder: string, pool: LibreOfficePool, timeoutMs: number, trace: string): Promise<Output[]> {
-  if (settings.merge && outputs.length > 1) {
-    const merged = join(folder, 'merged.pdf')
-    await mergePdfs(outputs.map((output) => output.path), merged, timeoutMs)
-    outputs = [{ path: merged, name: `${randomUUID()}.pdf` }]
-  }
-  if (settings.split) {
-    const split = settings.split
-    const parts: Output[] = []
-    for (const [i, output] of outputs.entries()) {
-      const partFolder = join(folder, `split-${i}`)
-      await mkdir(partFolder)
-      const paths = await splitPdf(output.path, split, partFolder, output.name.replace(/\.pdf$/, ''), timeoutMs)
-      parts.push(...paths.map((path) => ({ path, name: path.slice(partFolder.length + 1) })))
-    }
-    outputs = parts
-  }
-  if (settings.rotate) {
-    const { angle, pages } = settings.rotate
-    await eachOutput(outputs, (input, output) => rotatePdf(input, output, angle, pages, timeoutMs))
-  }
-  for (const [kind, overlay, where] of [['watermark', settings.watermark, 'underlay'], ['stamp', settings.stamp, 'overlay']] as const) {
-    if (!overlay) continue
-    const layer = await overlayLayer(overlay, kind, form, folder, pool, trace)
-    await eachOutput(outputs, async (input, output) => {
-      const page = layer ?? join(folder, `${kind}-text.pdf`)
-      if (!layer) await textLayer(input, page, overlay.expression, overlay.options, timeoutMs)
-      await overlayPdf(input, output, page, where, overlay.pages, timeoutMs)
-    })
-  }
-  if (settings.flatten) await eachOutput(outputs, (input, output) => flattenPdf(input, output, timeoutMs))
-  const embeds = form.getAll('embeds').filter((value): value is File => typeof value !== 'string')
-  if (embeds.length > 0) {
-    const files = await Promise.all(embeds.map(async (file, i) => {
-      const path = join(folder, `embed-${i}`)
-      await writeFile(path, new Uint8Array(await file.arrayBuffer()))
-      return { path, name: safeName(file.name) }
-    }))
-    await eachOutput(outputs, (input, output) => attachFiles(input, output, files, timeoutMs))
-  }
-  if (settings.metadata) {
-    const args = metadataArguments(settings.metadata) as string[]
-    for (const output of outputs) await writeMetadata(output.path, args, timeoutMs)
-  }
-  if (settings.facturx) {
-    const invoice = join(folder, 'factur-x.xml')
-    await writeFile(invoice, new Uint8Array(await (form.get('facturxXml') as File).arrayBuffer()))
-    const facturx = settings.facturx
-    await eachOutput(outputs, (input, output) => attachFacturX(input, output, invoice, facturx, folder, timeoutMs))
-  }
-  if (settings.userPassword) {
-    const { userPassword, ownerPassword } = settings
-    await eachOutput(outputs, (input, output) => encryptPdf(input, output, userPassword, ownerPassword, folder, timeoutMs))
-  }
-  return outputs
-}
-
-interface Answer {
-  readonly body: Uint8Array
-  readonly type: string
-  readonly name: string
 }
 
 /** Converts a read form into Gotenberg's answer: one PDF, or a zip of several. */
@@ -338,11 +258,11 @@ async function convertForm(form: FormData, headers: IncomingMessage['headers'], 
   const settings = readRouteSettings(form, files.length > 0, EXTENSIONS)
   const names = files.map((file) => safeName(file.name))
   if (settings.nativePageRanges && !PAGE_RANGES.test(settings.nativePageRanges)) {
-    throw new HttpError(400, `LibreOffice could not apply the page ranges '${settings.nativePageRanges}' to the document '${names[0]}'. Check the 'nativePageRanges' form field; valid values look like '1-4', '2' or '1,3,5-7'.`)
+    throw new HttpError(400, rangesOrPassword(settings.nativePageRanges))
   }
   if (settings.metadata) {
     const args = metadataArguments(settings.metadata)
-    if (typeof args === 'string') throw new HttpError(400, `Invalid form data: form field 'metadata' is invalid (got '${form.get('metadata')}', resulting to ${args})`)
+    if (typeof args === 'string') throw new HttpError(400, METADATA_REFUSED)
   }
   const notWord = settings.variables && names.find((name) => !appliesVariables(name))
   if (notWord) throw new HttpError(400, `The 'variables' form field only applies to Word documents (${VARIABLES_EXTENSIONS.join(', ')}), but '${notWord}' is not one. Remove the 'variables' form field or convert '${notWord}' in a separate request.`)
@@ -374,36 +294,28 @@ async function convertForm(form: FormData, headers: IncomingMessage['headers'], 
   }
 }
 
-/** Whether any of Gotenberg's steps after the conversion applies to this request. */
-function needsPostProcessing(settings: RouteSettings, form: FormData, documents: number): boolean {
-  const { merge, split, rotate, watermark, stamp, flatten, metadata, facturx, userPassword } = settings
-  return (merge && documents > 1) || !!(split || rotate || watermark || stamp || flatten || metadata || facturx || userPassword) || form.getAll('embeds').some((value) => typeof value !== 'string')
-}
-
-/** One PDF, or a zip of several, named as Gotenberg names them. */
-function answerOf(entries: ReadonlyArray<{ name: string; bytes: Uint8Array }>, given: string, isSplit: boolean): Answer {
-  if (entries.length === 1) {
-    // A split part keeps its own name when the client gave none, as Gotenberg's split answers do.
-    const name = given ? `${safeName(given)}.pdf` : isSplit ? entries[0]!.name : `${randomUUID()}.pdf`
-    return { body: entries[0]!.bytes, type: 'application/pdf', name }
-  }
-  return { body: zip(entries), type: 'application/zip', name: `${safeName(given || randomUUID())}.zip` }
-}
-
 /** The deliveries of webhook requests still running, so that close() waits for them. */
 type WebhookJobs = Set<Promise<void>>
 
-async function convertRoute(request: IncomingMessage, response: ServerResponse, pool: LibreOfficePool, options: SidecarOptions, trace: string, webhookJobs: WebhookJobs): Promise<void> {
+/** What a form route does with its read form. */
+type Produce = (form: FormData) => Promise<Answer>
+
+async function formRoute(request: IncomingMessage, response: ServerResponse, options: SidecarOptions, trace: string, webhookJobs: WebhookJobs, produce: Produce): Promise<void> {
   // A webhook's headers are checked before the body is read: a refused URL costs no upload.
   const webhook = readWebhook(request.headers, options.webhook)
   // Each webhook request holds its form and then its result until delivered: as many as the queue takes, no more.
   if (webhook && webhookJobs.size >= options.queueSize + options.processes) throw new QueueFullError('too many webhook requests in progress')
   const form = await readForm(request, options)
+  const headersOf = (answer: Answer): Record<string, string> => ({ 'content-type': answer.type, ...(answer.name ? { 'content-disposition': contentDisposition(answer.name) } : {}) })
   if (!webhook) {
-    const answer = await convertForm(form, request.headers, pool, options, trace)
-    return send(response, 200, answer.body, { 'content-type': answer.type, 'content-disposition': contentDisposition(answer.name) })
+    const answer = await produce(form)
+    return send(response, 200, answer.body, headersOf(answer))
   }
-  const result = convertForm(form, request.headers, pool, options, trace).then((answer) => ({ body: answer.body, type: answer.type, disposition: contentDisposition(answer.name) }))
+  const result = produce(form).then((answer) => {
+    // A read route's JSON is an answer, not a file: Gotenberg's webhook middleware refuses it.
+    if (!answer.name) throw new HttpError(400, 'The webhook middleware can only work with multipart/form-data routes that results in output files')
+    return { body: answer.body, type: answer.type, disposition: contentDisposition(answer.name) }
+  })
   const job: Promise<void> = sendToWebhook(webhook, result, errorAnswer, trace, options.webhook, options.log ?? logLine).finally(() => webhookJobs.delete(job))
   webhookJobs.add(job)
   response.writeHead(204).end()
@@ -417,8 +329,9 @@ function errorAnswer(error: unknown): [number, string] {
   if (error instanceof UrlRefusedError) return [403, `Forbidden: ${error.message}`]
   if (error instanceof OutboundError) return [400, `Bad Request: downloadFrom: ${error.message}`]
   if (error instanceof PostProcessError || error instanceof ConversionFailedError || error instanceof VariablesError) return [400, `Bad Request: ${error.message}`]
+  if (error instanceof ChromiumPageError) return [error.status, error.message]
   if (error instanceof QueueFullError) return [429, 'Too Many Requests']
-  if (error instanceof ConversionTimeoutError || error instanceof OfficeUnavailableError) return [503, `Service Unavailable: ${error.message}`]
+  if (error instanceof ConversionTimeoutError || error instanceof OfficeUnavailableError || error instanceof ChromiumUnavailableError) return [503, `Service Unavailable: ${error.message}`]
   return [500, 'Internal Server Error']
 }
 
@@ -428,25 +341,82 @@ function contentDisposition(name: string): string {
   return ascii === name ? `attachment; filename="${name}"` : `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`
 }
 
+/** Gotenberg 6's other paths (gotenberg-js-client's), served by the Gotenberg 8 route each became. */
+const GOTENBERG6_ROUTES: Readonly<Record<string, string>> = {
+  '/convert/html': '/forms/chromium/convert/html',
+  '/convert/url': '/forms/chromium/convert/url',
+  '/convert/markdown': '/forms/chromium/convert/markdown',
+  '/merge': '/forms/pdfengines/merge',
+}
+
+/**
+ * A Gotenberg 6 form in Gotenberg 8's names: remoteURL → url, pageRanges → nativePageRanges, waitDelay in seconds,
+ * Gotenberg-Remoteurl-* headers → extraHttpHeaders, resultFilename → the output's name. Gotenberg 6 options with no
+ * Gotenberg 8 equivalent here are refused (webhookURL, waitTimeout); googleChromeRpccBufferSize sizes a buffer this
+ * server does not have (the DevTools pipe has no limit) and is accepted.
+ */
+function fromGotenberg6(form: FormData, headers: IncomingMessage['headers']): string {
+  const take = (name: string) => {
+    const value = form.get(name)
+    form.delete(name)
+    return typeof value === 'string' ? value : ''
+  }
+  for (const name of ['webhookURL', 'webhookURLTimeout', 'waitTimeout']) {
+    if (form.has(name)) throw new FormError(`Invalid form data: form field '${name}' is not supported by this server (a Gotenberg 6 option: use the Gotenberg-Webhook-* headers, or the server's SIDECAR_TIMEOUT_MS)`)
+  }
+  take('googleChromeRpccBufferSize')
+  const remoteUrl = take('remoteURL')
+  if (remoteUrl) form.set('url', remoteUrl)
+  const ranges = take('pageRanges')
+  if (ranges) form.set('nativePageRanges', ranges)
+  const delay = take('waitDelay')
+  if (delay) form.set('waitDelay', /^\d+(\.\d+)?$/.test(delay) ? `${Math.round(Number(delay) * 1000)}ms` : delay)
+  const remoteHeaders = Object.entries(headers).filter(([name]) => name.startsWith('gotenberg-remoteurl-')).map(([name, value]) => [name.slice('gotenberg-remoteurl-'.length), String(value)])
+  if (remoteHeaders.length > 0) form.set('extraHttpHeaders', JSON.stringify(Object.fromEntries(remoteHeaders)))
+  return take('resultFilename').replace(/\.(pdf|zip)$/i, '')
+}
+
+/** Gotenberg's answer to GET / (its API has no UI). */
+const ROOT_PAGE = 'Hey, Gotenberg has no UI, it\'s an API. Head to the <a href="https://gotenberg.dev">documentation</a> to learn how to interact with it 🚀'
+
+/** Gotenberg's Prometheus gauges, in its text exposition format (names sorted, as its registry writes them). */
+function metricsText(pool: LibreOfficePool, chromium: ChromiumBrowser): string {
+  const gauge = (name: string, help: string, value: number) => `# HELP gotenberg_${name} ${help}\n# TYPE gotenberg_${name} gauge\ngotenberg_${name} ${value}\n`
+  return [
+    gauge('chromium_requests_queue_size', 'Current number of Chromium conversion requests waiting to be treated.', chromium.queued),
+    gauge('chromium_restarts_count', 'Current number of Chromium restarts.', chromium.restarts),
+    gauge('libreoffice_requests_queue_size', 'Current number of LibreOffice conversion requests waiting to be treated.', pool.stats.queued),
+    gauge('libreoffice_restarts_count', 'Current number of LibreOffice restarts.', pool.restarts),
+  ].join('')
+}
+
 /** Each path and the methods it answers; HEAD /health as Gotenberg answers it (for load balancers' checks). */
 const ROUTE_METHODS: Readonly<Record<string, readonly string[]>> = {
+  '/': ['GET'],
+  '/favicon.ico': ['GET'],
   '/health': ['GET', 'HEAD'],
   '/version': ['GET'],
+  '/prometheus/metrics': ['GET'],
   '/forms/libreoffice/convert': ['POST'],
   '/convert/office': ['POST'],
+  ...Object.fromEntries(Object.keys(GOTENBERG6_ROUTES).map((path) => [path, ['POST']])),
+  ...Object.fromEntries(PDF_ENGINE_ROUTES.map((route) => [`/forms/pdfengines/${route}`, ['POST']])),
+  ...Object.fromEntries(CHROMIUM_ROUTES.map((route) => [`/forms/chromium/${route}`, ['POST']])),
 }
 
 export interface RunningSidecar {
   readonly url: string
   readonly pool: LibreOfficePool
+  readonly chromium: ChromiumBrowser
   close(): Promise<void>
 }
 
 /** Starts the HTTP server, on its own LibreOffice pool or on `sharedPool` (left running by close()). */
-export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOfficePool): Promise<RunningSidecar> {
+export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOfficePool, sharedChromium?: ChromiumBrowser): Promise<RunningSidecar> {
   // Its own pool is made once the port is ours: its temp root is named by the port (swept at start), and
   // LibreOffice starts now, so the first conversion finds it warm. Requests wait for it in the queue meanwhile.
   let pool = sharedPool as LibreOfficePool
+  let chromium = sharedChromium as ChromiumBrowser
   const webhookJobs: WebhookJobs = new Set()
   const server: Server = createServer(async (request, response) => {
     const trace = request.headers['gotenberg-trace']?.toString() || randomUUID()
@@ -462,20 +432,35 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
     try {
       // Gotenberg's router: an unknown path is 404, a known one asked with another method 405.
       const allowed = ROUTE_METHODS[path]
-      if (!allowed) return send(response, 404, 'Not Found')
+      const target = GOTENBERG6_ROUTES[path] ?? path
+      const isDisabled = (options.chromium.disabled && target.startsWith('/forms/chromium/')) || (options.pdfEnginesDisabled && target.startsWith('/forms/pdfengines/'))
+      if (!allowed || isDisabled) return send(response, 404, 'Not Found')
       if (!allowed.includes(request.method ?? '')) return send(response, 405, 'Method Not Allowed', { allow: allowed.join(', ') })
       // Health stays open, as in Gotenberg: a load balancer's check carries no credentials.
       if (path === '/health') {
-        const { up, reason } = pool.health
-        const libreoffice = { status: up ? 'up' : 'down', timestamp: new Date().toISOString(), ...(reason ? { error: reason } : {}) }
-        const body = JSON.stringify({ status: libreoffice.status, details: { libreoffice } })
-        send(response, up ? 200 : 503, request.method === 'HEAD' ? '' : body, { 'content-type': 'application/json; charset=utf-8' })
+        const timestamp = new Date().toISOString()
+        const entry = ({ up, reason }: { up: boolean; reason?: string }) => ({ status: up ? 'up' : 'down', timestamp, ...(reason ? { error: reason } : {}) })
+        const details = { ...(options.chromium.disabled ? {} : { chromium: entry(chromium.health) }), libreoffice: entry(pool.health) }
+        const up = Object.values(details).every((detail) => detail.status === 'up')
+        send(response, up ? 200 : 503, request.method === 'HEAD' ? '' : JSON.stringify({ status: up ? 'up' : 'down', details }), { 'content-type': 'application/json; charset=utf-8' })
         return
       }
       if (!authorized(request, options)) return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
       if (path === '/version') return send(response, 200, GOTENBERG_VERSION)
-      // The two conversion paths: Gotenberg 8's, and Gotenberg 6's for older clients.
-      await convertRoute(request, response, pool, options, trace, webhookJobs)
+      if (path === '/') return send(response, 200, ROOT_PAGE, { 'content-type': 'text/html; charset=UTF-8' })
+      if (path === '/favicon.ico') return void response.writeHead(204).end()
+      if (path === '/prometheus/metrics') return send(response, 200, metricsText(pool, chromium), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8; escaping=underscores' })
+      const outputName = request.headers['gotenberg-output-filename']?.toString() ?? ''
+      const context = { pool, timeoutMs: options.timeoutMs, download: options.download, trace, outputName, log }
+      const route = GOTENBERG6_ROUTES[path] ?? path
+      // A Gotenberg 6 path's form is read in Gotenberg 8's names first.
+      const named = (form: FormData) => (route === path ? context : { ...context, outputName: fromGotenberg6(form, request.headers) || outputName })
+      let produce: Produce
+      if (route.startsWith('/forms/pdfengines/')) produce = (form) => runPdfEngineRoute(route.slice('/forms/pdfengines/'.length) as PdfEngineRoute, form, named(form))
+      else if (route.startsWith('/forms/chromium/')) produce = (form) => runChromiumRoute(route.slice('/forms/chromium/'.length) as ChromiumRoute, form, { ...named(form), browser: chromium })
+      // The two LibreOffice paths: Gotenberg 8's, and Gotenberg 6's for older clients.
+      else produce = (form) => convertForm(form, request.headers, pool, options, trace)
+      await formRoute(request, response, options, trace, webhookJobs, produce)
     } catch (error) {
       const [status, message] = errorAnswer(error)
       if (status === 500) console.error(JSON.stringify({ level: 'error', trace, error: String(error) }))
@@ -491,15 +476,22 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : options.port
   pool ??= new LibreOfficePool({ ...options, port })
+  // Its profile (unsandboxed) lives beside LibreOffice's files, under the port's temp root, swept the same way.
+  chromium ??= new ChromiumBrowser({ program: options.chromium.program, sandbox: options.sandbox, timeoutMs: options.timeoutMs, concurrency: options.chromium.concurrency, queueSize: options.queueSize, policy: options.chromium.policy, maxResourceBytes: options.download.maxBytes, profile: `${sidecarRoot(port)}-chromium`, log: options.log ?? logLine })
+  // Started now, as LibreOffice is, so the first page finds it warm and /health tells whether it runs.
+  // Awaited like LibreOffice's first start: /health answers up once the sidecar is started (Gotenberg's readiness).
+  if (!options.chromium.disabled && !sharedChromium) await chromium.start().catch((error) => console.error(JSON.stringify({ level: 'error', message: (error as Error).message })))
   await pool.ready()
   return {
     url: `http://${options.host}:${port}`,
     pool,
+    chromium,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()))
       // Webhook requests already answered 204 are finished, not dropped: their conversion and delivery end first.
       await Promise.allSettled([...webhookJobs])
       if (!sharedPool) await pool.close()
+      if (!sharedChromium) await chromium.close()
     },
   }
 }

@@ -195,6 +195,9 @@ export const configSchema = z.object({
   GOTENBERG_URL: z.url().default('http://127.0.0.1:3000'),
   GOTENBERG_USERNAME: optionalText,
   GOTENBERG_PASSWORD: optionalText,
+  // A Cloudflare Access service token, for a sidecar behind Cloudflare Tunnel (the secret as a secret).
+  GOTENBERG_ACCESS_CLIENT_ID: optionalText,
+  GOTENBERG_ACCESS_CLIENT_SECRET: optionalText,
   GOTENBERG_TIMEOUT_MS: integer(120_000, 1),
   OFFICE_MAX_BYTES: integer(50 * MiB, 1),
 
@@ -215,9 +218,31 @@ export const configSchema = z.object({
   if (FILES_MAX_PART_BYTES > REQUEST_MAX_BYTES) {
     ctx.addIssue({ code: 'custom', path: ['FILES_MAX_PART_BYTES'], message: `a part of ${FILES_MAX_PART_BYTES} bytes does not fit one request body (REQUEST_MAX_BYTES ${REQUEST_MAX_BYTES})` })
   }
+  const problem = gotenbergUrlProblem(config)
+  if (problem) ctx.addIssue({ code: 'custom', path: ['GOTENBERG_URL'], message: problem })
 })
 
 export type Config = z.output<typeof configSchema>
+
+/** Whether a URL's host is this machine (127.0.0.0/8, ::1, localhost): on Cloudflare, nothing of the deployer's. */
+export function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname.toLowerCase().replace(/^\[|\]$/g, '')
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host)
+}
+
+/**
+ * Why GOTENBERG_URL cannot be used as set: a sidecar off this machine is reached over HTTPS only (documents and
+ * credentials cross the internet), and with credentials (basic auth or an Access service token, whole) so that no
+ * one else converts on it. Loopback stays open: the local sidecar, and a Container reached through its binding.
+ */
+function gotenbergUrlProblem(config: { GOTENBERG_URL: string; GOTENBERG_USERNAME?: string; GOTENBERG_ACCESS_CLIENT_ID?: string; GOTENBERG_ACCESS_CLIENT_SECRET?: string }): string | undefined {
+  const { GOTENBERG_URL: url, GOTENBERG_USERNAME: username, GOTENBERG_ACCESS_CLIENT_ID: id, GOTENBERG_ACCESS_CLIENT_SECRET: secret } = config
+  if (!id !== !secret) return 'GOTENBERG_ACCESS_CLIENT_ID and GOTENBERG_ACCESS_CLIENT_SECRET go together: set both, or neither'
+  if (isLoopbackUrl(url)) return undefined
+  if (new URL(url).protocol !== 'https:') return `must be https:// for a sidecar that is not on this machine (got ${new URL(url).origin}): documents and credentials would cross the network in clear`
+  if (!username && !id) return 'a sidecar that is not on this machine needs credentials: GOTENBERG_USERNAME and GOTENBERG_PASSWORD, or GOTENBERG_ACCESS_CLIENT_ID and GOTENBERG_ACCESS_CLIENT_SECRET'
+  return undefined
+}
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError'

@@ -11,8 +11,14 @@ import { consumePreviews, previewDeadLetters } from './previews/draw'
 import { isPreviewMessage, type PreviewMessage } from './queue'
 import { runSweeps } from './sweeps'
 
-/** The bindings wrangler.consumer.toml gives: the API's, less the static files and the rate limiter, and the engine Workers. */
-export type ConsumerEnv = Omit<Env, 'ASSETS' | 'RATE_LIMITER'> & EngineBindings
+/** The bindings wrangler.consumer.toml gives: the API's, less the static files and the rate limiter, the engine
+ * Workers, and the sidecar Container when it is configured. */
+export type ConsumerEnv = Omit<Env, 'ASSETS' | 'RATE_LIMITER'> & EngineBindings & { GOTENBERG_CONTAINER?: DurableObjectNamespace }
+
+export { GotenbergContainer } from './engines/gotenberg-container'
+
+/** One sidecar container serves every conversion (its SIDECAR_PROCESSES LibreOffices share the load). */
+const sidecarStub = (namespace: DurableObjectNamespace | undefined) => namespace?.get(namespace.idFromName('sidecar'))
 
 function pipelineDeps(env: Omit<ConsumerEnv, keyof EngineBindings>, ctx: ExecutionContext, engines: Engines): PipelineDeps {
   return {
@@ -22,6 +28,7 @@ function pipelineDeps(env: Omit<ConsumerEnv, keyof EngineBindings>, ctx: Executi
     queue: env.CONVERSIONS,
     config: loadConfig(env),
     ai: env.AI,
+    gotenberg: sidecarStub(env.GOTENBERG_CONTAINER),
     waitUntil: (promise) => ctx.waitUntil(promise),
   }
 }

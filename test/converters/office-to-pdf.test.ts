@@ -67,7 +67,7 @@ describe('office-to-pdf', () => {
   it('opens a password-protected document with the password option, and fails it permanently without', async () => {
     const failure = await convertAll(officeToPdf, inputFromBytes('secret.odt', officeDocument('secret.odt')), testContext()).catch((error) => error)
     expect(failure).toMatchObject({ retryable: false, status: 422 })
-    expect(failure.message).toContain('password-protected')
+    expect(failure.message).toContain('a password may be required')
     const [pdf] = await convertAll(officeToPdf, inputFromBytes('secret.odt', officeDocument('secret.odt')), testContext({ options: { password: 's3cret' } }))
     expect(startsWithPdf(await outputBytes(pdf!))).toBe(true)
   })
@@ -156,5 +156,121 @@ describe('office-to-pdf: Gotenberg options through POST /files/:id/convert', () 
     const { bytes } = await downloadBytes(`/files/${pdf!._id}/download`, { token: user.token })
     expect(new TextDecoder('latin1').decode(bytes)).toContain('/Encrypt')
     expect(job.files.filter((file: { content_type: string }) => file.content_type === 'image/png')).toHaveLength(1)
+  })
+})
+
+// The Cloudflare Containers path (worker/engines/gotenberg-container.ts), tested here without containers (no Docker
+// on this machine): in workerd, the Durable Object's forwarding runs against a stand-in for its `ctx.container` whose
+// port is the local sidecar (workerd will not build a DurableObjectState outside a namespace, so the class's one-line
+// fetch is not itself called), so the Worker's side (binding → forwarding → container port) is the deployed code.
+describe('office-to-pdf through the sidecar Container', () => {
+  /** A stand-in for workerd's Container: not running until started, then its port is the local sidecar. */
+  function standInContainer(sidecarUrl: string) {
+    const seen = { starts: 0, env: {} as Record<string, string>, internet: true as boolean | undefined, requests: [] as Request[] }
+    let running = false
+    const container = {
+      get running() {
+        return running
+      },
+      start(options: { env?: Record<string, string>; enableInternet?: boolean }) {
+        seen.starts++
+        seen.env = options.env ?? {}
+        seen.internet = options.enableInternet
+        running = true
+      },
+      setInactivityTimeout: async () => {},
+      getTcpPort: (port: number) => ({
+        fetch: (request: Request) => {
+          expect(port).toBe(3000)
+          seen.requests.push(request)
+          const url = new URL(request.url)
+          return fetch(new Request(new URL(url.pathname, sidecarUrl), request))
+        },
+      }),
+    }
+    return { container, seen }
+  }
+
+  it('converts through the binding, starting the container once, with no internet inside it', async () => {
+    const { forwardToSidecar } = await import('../../worker/engines/gotenberg-container')
+    const { container, seen } = standInContainer(testContext().settings.GOTENBERG_URL)
+    // What GotenbergContainer.fetch does with its ctx.container; GOTENBERG_URL names a closed port: the documents go
+    // through the binding, never to it.
+    const ctx = testContext({ gotenberg: { fetch: (request) => forwardToSidecar(container as never, request) }, settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })
+    for (const name of ['hello.docx', 'hello.odt'] as const) {
+      const [output] = await convertAll(officeToPdf, inputFromBytes(name, officeDocument(name)), ctx)
+      expect(startsWithPdf(await outputBytes(output!))).toBe(true)
+    }
+    expect(seen.starts).toBe(1)
+    expect(seen.internet).toBe(false)
+    expect(seen.env).toMatchObject({ SIDECAR_HOST: '0.0.0.0', SIDECAR_PORT: '3000' })
+    expect(seen.requests.map((request) => new URL(request.url).pathname)).toEqual(['/forms/libreoffice/convert', '/forms/libreoffice/convert'])
+  })
+
+  it('sends the Cloudflare Access service token with every request', async () => {
+    const headers: Headers[] = []
+    const sidecar = testContext().settings.GOTENBERG_URL
+    const gateway = {
+      fetch: (request: Request) => {
+        headers.push(request.headers)
+        return fetch(new Request(new URL(new URL(request.url).pathname, sidecar), request))
+      },
+    }
+    const ctx = testContext({ gotenberg: gateway, settings: { GOTENBERG_ACCESS_CLIENT_ID: 'edgefloor.access', GOTENBERG_ACCESS_CLIENT_SECRET: 'token-secret' } })
+    const [output] = await convertAll(officeToPdf, inputFromBytes('hello.rtf', officeDocument('hello.rtf')), ctx)
+    expect(startsWithPdf(await outputBytes(output!))).toBe(true)
+    expect(headers[0]!.get('cf-access-client-id')).toBe('edgefloor.access')
+    expect(headers[0]!.get('cf-access-client-secret')).toBe('token-secret')
+    expect(headers[0]!.get('gotenberg-trace')).toBe('test-job')
+  })
+})
+
+describe('GOTENBERG_URL validation', () => {
+  const base = { JWT_SECRET: 'x'.repeat(32) }
+  it.each([
+    ['http://gotenberg.example.com', {}, 'must be https://'],
+    ['https://gotenberg.example.com', {}, 'needs credentials'],
+    ['https://gotenberg.example.com', { GOTENBERG_ACCESS_CLIENT_ID: 'id' }, 'go together'],
+  ])('refuses %s with %j', async (url, more, message) => {
+    const { loadConfig } = await import('../../worker/config')
+    expect(() => loadConfig({ ...base, GOTENBERG_URL: url, ...more })).toThrow(new RegExp(`GOTENBERG_URL: .*${message}`))
+  })
+
+  it.each([
+    ['http://127.0.0.1:3000', {}],
+    ['http://localhost:3000', {}],
+    ['http://[::1]:3000', {}],
+    ['https://gotenberg.example.com', { GOTENBERG_USERNAME: 'edgefloor', GOTENBERG_PASSWORD: 'secret' }],
+    ['https://gotenberg.example.com', { GOTENBERG_ACCESS_CLIENT_ID: 'id.access', GOTENBERG_ACCESS_CLIENT_SECRET: 'secret' }],
+  ])('accepts %s with %j', async (url, more) => {
+    const { loadConfig } = await import('../../worker/config')
+    expect(loadConfig({ ...base, GOTENBERG_URL: url, ...more }).GOTENBERG_URL).toBe(url)
+  })
+})
+
+// .html and .md through Gotenberg's Chromium routes on the real sidecar, then to PNG pages like any PDF.
+describe('html-to-pdf', () => {
+  it('converts an HTML page and a Markdown table to PDFs that render', async () => {
+    const { htmlToPdf } = await import('../../worker/converters/html-to-pdf')
+    const html = new TextEncoder().encode('<!doctype html><html><body><h1 style="page-break-after: always">First page</h1><p>Second page</p></body></html>')
+    const [page] = await convertAll(htmlToPdf, inputFromBytes('report.html', html), testContext())
+    expect(page).toMatchObject({ extension: '.pdf', contentType: 'application/pdf' })
+    const pdf = await outputBytes(page!)
+    expect(startsWithPdf(pdf)).toBe(true)
+    expect((await pdfToPng.plan!(inputFromBytes('out.pdf', pdf), testContext())).total).toBe(2)
+    const markdown = new TextEncoder().encode('# Notes\n\n| Item | Qty |\n| --- | --- |\n| Widget | 2 |\n')
+    const [notes] = await convertAll(htmlToPdf, inputFromBytes('notes.md', markdown), testContext())
+    const [png] = await convertAll(pdfToPng, inputFromBytes('notes.pdf', await outputBytes(notes!)), testContext())
+    expect(png).toMatchObject({ extension: '.png' })
+  })
+
+  it.each([
+    ['an empty page', 'empty.html', new Uint8Array(), /is empty/],
+    ['Markdown that is not UTF-8', 'latin.md', new Uint8Array([0x23, 0x20, 0xe9, 0xff]), /is not UTF-8 text/],
+  ])('refuses %s permanently', async (_case, name, bytes, message) => {
+    const { htmlToPdf } = await import('../../worker/converters/html-to-pdf')
+    const failure = await convertAll(htmlToPdf, inputFromBytes(name, bytes), testContext()).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
+    expect(failure.message).toMatch(message)
   })
 })

@@ -79,12 +79,11 @@ describe('sidecar: Gotenberg API', () => {
     ['no file', () => form({}, { merge: 'true' }), 400, 'no form file found'],
     ['only files LibreOffice cannot read', () => form({ a: ['data.csv', 'data.exe'], b: ['hello.rtf', 'notes'] }), 400, 'no form file found'],
     ['a bad pdfa value', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { pdfa: 'PDF/A-9' }), 400, "The PDF format 'PDF/A-9' is not supported"],
-    // exiftool would rename or move the PDF on disk for these tags.
-    ['metadata that would move the file', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { metadata: '{"FileName":"../../escaped.pdf"}' }), 400, "the key 'FileName' cannot be written"],
-    ['metadata in the System group', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { metadata: '{"System:Directory":"/tmp"}' }), 400, "the key 'System:Directory' cannot be written"],
-    ['a metadata key that is no tag name', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { metadata: '{"-@":"/etc/passwd"}' }), 400, "the key '-@' is not a tag name"],
-    ['a watermark option pdfcpu has and we do not', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { watermarkSource: 'text', watermarkExpression: 'X', watermarkOptions: '{"scale":2}' }), 400, "option 'scale' is not supported here"],
-    ['an owner password without a user password', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { ownerPassword: 'x' }), 400, "form field 'userPassword' is required when 'ownerPassword' is set"],
+    // Gotenberg's words (its ErrPdfEngineMetadataValueNotSupported): an exiftool option as a key, a line break in a value.
+    ['a metadata key that is no tag name', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { metadata: '{"-@":"/etc/passwd"}' }), 400, 'The requested metadata could not be written; ensure values are valid and free of control characters.'],
+    ['a metadata value with a line break', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { metadata: '{"Title":"a\\n-FileName=/tmp/x"}' }), 400, 'The requested metadata could not be written'],
+    ['a watermark option pdfcpu has and we do not', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { watermarkSource: 'text', watermarkExpression: 'X', watermarkOptions: '{"pos":"tl"}' }), 400, "option 'pos' is not supported here"],
+    ['restricted permissions without a password', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { allowPrinting: 'false' }), 400, "Invalid form data: permission restrictions require a 'userPassword' or 'ownerPassword'"],
     ['a split span of 0', () => form({ files: ['hello.rtf', 'hello.rtf'] }, { splitMode: 'intervals', splitSpan: '0' }), 400, "form field 'splitSpan' is invalid (got '0', resulting to value is inferior to 1)"],
     ['a document LibreOffice cannot read', () => {
       // A whole zip that is no office package (a zip cut short is refused before LibreOffice: libreoffice.test.ts).
@@ -122,7 +121,7 @@ describe('sidecar: Gotenberg API', () => {
     expect(wrongMethod.headers.get('gotenberg-trace')).toBe('trace-405')
     expect(await wrongMethod.text()).toBe('Method Not Allowed')
     expect((await fetch(`${base()}/version`, { method: 'POST' })).status).toBe(405)
-    const unknown = await fetch(`${base()}/forms/chromium/convert/url`, { method: 'POST' })
+    const unknown = await fetch(`${base()}/forms/chromium/convert/docx`, { method: 'POST' })
     expect(unknown.status).toBe(404)
     expect(await unknown.text()).toBe('Not Found')
   })
@@ -151,7 +150,7 @@ describe('sidecar: Gotenberg API', () => {
 describe('sidecar: limits', () => {
   it('asks for basic auth when configured', async () => {
     // Another server in front of the same LibreOffice pool: basic auth is the server's, not LibreOffice's.
-    const guarded = await startSidecar({ ...optionsFromEnv({}), port: 0, username: 'u', password: 'p' }, sidecar.pool)
+    const guarded = await startSidecar({ ...optionsFromEnv({}), port: 0, username: 'u', password: 'p' }, sidecar.pool, sidecar.chromium)
     try {
       const denied = await fetch(`${guarded.url}/forms/libreoffice/convert`, { method: 'POST', body: form({ files: ['hello.rtf', 'hello.rtf'] }), headers: { 'gotenberg-trace': 'job-401' } })
       expect(denied.status).toBe(401)
@@ -228,7 +227,7 @@ describe('sidecar: limits', () => {
   })
 
   it("answers a webhook request 204 and sends a failed conversion's error to the error URL", async () => {
-    const outward = await startSidecar({ ...optionsFromEnv({ SIDECAR_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' }), port: 0, processes: 1, queueSize: 4 }, sidecar.pool)
+    const outward = await startSidecar({ ...optionsFromEnv({ SIDECAR_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' }), port: 0, processes: 1, queueSize: 4 }, sidecar.pool, sidecar.chromium)
     const receiver = await startReceiver()
     try {
       const res = await fetch(`${outward.url}/forms/libreoffice/convert`, {

@@ -95,11 +95,11 @@ beforeAll(async () => {
   const options = { ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 32, log: (entry: Record<string, unknown>) => void logs.push(entry) }
   sidecar = await startSidecar(options)
   // The scenarios that start Gotenberg with flags get a server with the sidecar's equivalent setting, on the same LibreOffice.
-  guarded = await startSidecar({ ...options, username: 'foo', password: 'bar' }, sidecar.pool)
-  rooted = await startSidecar({ ...options, rootPath: '/foo/' }, sidecar.pool)
-  quiet = await startSidecar({ ...options, healthLogging: false, log: (entry) => void quietLogs.push(entry) }, sidecar.pool)
+  guarded = await startSidecar({ ...options, username: 'foo', password: 'bar' }, sidecar.pool, sidecar.chromium)
+  rooted = await startSidecar({ ...options, rootPath: '/foo/' }, sidecar.pool, sidecar.chromium)
+  quiet = await startSidecar({ ...options, healthLogging: false, log: (entry) => void quietLogs.push(entry) }, sidecar.pool, sidecar.chromium)
   // Webhooks and downloads reach the test's loopback servers only where 127.0.0.1 is allowed by name.
-  outward = await startSidecar({ ...optionsFromEnv({ SIDECAR_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' }), port: 0, processes: 1, queueSize: 32, log: (entry) => void logs.push(entry) }, sidecar.pool)
+  outward = await startSidecar({ ...optionsFromEnv({ SIDECAR_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' }), port: 0, processes: 1, queueSize: 32, log: (entry) => void logs.push(entry) }, sidecar.pool, sidecar.chromium)
 }, SLOW)
 afterAll(async () => {
   await Promise.all([guarded?.close(), rooted?.close(), quiet?.close(), outward?.close()])
@@ -165,7 +165,7 @@ describe('Gotenberg 8 libreoffice_convert.feature', () => {
     const refused = await post([file('protected_page_1.docx')])
     expect(refused.status).toBe(400)
     expect(refused.headers.get('content-type')).toBe('text/plain; charset=UTF-8')
-    expect(await refused.text()).toBe("The document 'protected_page_1.docx' is password-protected. Provide its password in the 'password' form field.")
+    expect(await refused.text()).toBe('LibreOffice failed to process a document: a password may be required, or, if one has been given, it is invalid. In any case, the exact cause is uncertain.')
     const opened = await post([file('protected_page_1.docx'), ['password', 'foo']])
     expect(opened.status).toBe(200)
     expect(opened.headers.get('content-type')).toBe('application/pdf')
@@ -222,9 +222,9 @@ describe('Gotenberg 8 libreoffice_convert.feature', () => {
     expect(lines).toHaveLength(invalid.length + 1)
 
     const cases: [Part[], string][] = [
-      [[file('page_1.docx'), ['nativePageRanges', 'foo']], "LibreOffice could not apply the page ranges 'foo' to the document 'page_1.docx'. Check the 'nativePageRanges' form field; valid values look like '1-4', '2' or '1,3,5-7'."],
-      [[file('page_1.docx'), ['password', 'foo']], "The document 'page_1.docx' is not password-protected. Remove the 'password' form field."],
-      [[file('protected_page_1.docx'), ['password', 'bar']], "The password for the document 'protected_page_1.docx' is incorrect. Check the 'password' form field."],
+      [[file('page_1.docx'), ['nativePageRanges', 'foo']], "LibreOffice failed to process a document: possible causes include malformed page ranges 'foo' (nativePageRanges), or, if a password has been provided, it may not be required. In any case, the exact cause is uncertain."],
+      [[file('page_1.docx'), ['password', 'foo']], "LibreOffice failed to process a document: possible causes include malformed page ranges '' (nativePageRanges), or, if a password has been provided, it may not be required. In any case, the exact cause is uncertain."],
+      [[file('protected_page_1.docx'), ['password', 'bar']], 'LibreOffice failed to process a document: a password may be required, or, if one has been given, it is invalid. In any case, the exact cause is uncertain.'],
       [[file('page_1.docx'), file('page_2.docx'), ['merge', 'foo']], `Invalid form data: form field 'merge' is invalid (got 'foo', resulting to strconv.ParseBool: parsing "foo": invalid syntax)`],
       [[file('pages_3.docx'), ['splitMode', 'foo'], ['splitSpan', '2']], "Invalid form data: form field 'splitMode' is invalid (got 'foo', resulting to wrong value, expected either 'intervals' or 'pages')"],
       [[file('pages_3.docx'), ['splitMode', 'intervals'], ['splitSpan', 'foo']], `Invalid form data: form field 'splitSpan' is invalid (got 'foo', resulting to strconv.Atoi: parsing "foo": invalid syntax)`],
@@ -675,8 +675,7 @@ describe('Gotenberg 8 health.feature', () => {
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8')
     const body = await res.text()
     if (method === 'HEAD') expect(body).toBe('')
-    // This server has no Chromium: its details hold LibreOffice only.
-    else expect(JSON.parse(body)).toMatchObject({ status: 'up', details: { libreoffice: { status: 'up', timestamp: expect.any(String) } } })
+    else expect(JSON.parse(body)).toMatchObject({ status: 'up', details: { chromium: { status: 'up', timestamp: expect.any(String) }, libreoffice: { status: 'up', timestamp: expect.any(String) } } })
     expect(logs.slice(before).some((entry) => entry.path === '/health')).toBe(true)
   })
 

@@ -42,6 +42,8 @@ export interface ConversionContext<K extends keyof Config = keyof Config> {
   readonly part?: PartRange
   /** Bindings an engine may need; only what exists in this runtime. */
   readonly ai?: Ai
+  /** The sidecar Container's stub (GOTENBERG_CONTAINER), when the Worker has one: Gotenberg's routes go through it. */
+  readonly gotenberg?: { fetch(request: Request): Promise<Response> }
   /** Resources stored under the converter's `resourcePrefix` (fallback fonts); absent when it names none. */
   readonly resources?: ResourceReader
   readonly signal?: AbortSignal

@@ -3,7 +3,7 @@
 // office document reaches it (OOXML and ODF zips, OLE2 compound files, RTF, CSV): a JPEG, PNG, PDF, HTML or SVG
 // named .docx would be opened by LibreOffice's other import filters, a far larger parser surface.
 import { OFFICE_OPTIONS, officeToPdfInfo } from './catalog/office-to-pdf'
-import { convertOfficeToPdf, GotenbergError } from '../engines/gotenberg'
+import { convertOfficeToPdf, GotenbergError, gotenbergSettings } from '../engines/gotenberg'
 import { ConversionError, defineConverter } from './converter'
 
 const startsWith = (bytes: Uint8Array, signature: readonly number[]) => signature.every((byte, i) => bytes[i] === byte)
@@ -68,14 +68,14 @@ export const officeToPdf = defineConverter({
   ...officeToPdfInfo,
   async *convert(input, ctx) {
     if (input.size === 0) throw new ConversionError(`"${input.name}" is empty: there is nothing to convert`)
-    const { GOTENBERG_URL, GOTENBERG_USERNAME, GOTENBERG_PASSWORD, GOTENBERG_TIMEOUT_MS, OFFICE_MAX_BYTES } = ctx.settings
+    const { OFFICE_MAX_BYTES } = ctx.settings
     // FormData needs the bytes: OFFICE_MAX_BYTES bounds them.
     const bytes = await input.bytes(OFFICE_MAX_BYTES)
     const refusal = officeContent(bytes, input.extension)
     if (refusal) throw new ConversionError(`"${input.name}" is not an office document LibreOffice should open: its content is ${refusal}`)
     const { options } = ctx
     const pdf = await convertOfficeToPdf(
-      { url: GOTENBERG_URL, username: GOTENBERG_USERNAME, password: GOTENBERG_PASSWORD, timeoutMs: GOTENBERG_TIMEOUT_MS },
+      gotenbergSettings(ctx),
       { filename: `document${input.extension}`, bytes, contentType: input.contentType },
       {
         landscape: asFlag(options.landscape),
@@ -96,7 +96,7 @@ export const officeToPdf = defineConverter({
 
 /** Gotenberg's failure as the job tells it: the document's fault with Gotenberg's reason, else which kind of
  * trouble the converter had; the URL and settings stay in the cause, for the log. */
-function toConversionError(error: GotenbergError): ConversionError {
+export function toConversionError(error: GotenbergError): ConversionError {
   switch (error.kind) {
     case 'document':
       return new ConversionError(`the document was refused: ${error.reason}`, { status: error.status === 400 ? 422 : (error.status as 413 | 415), cause: error })

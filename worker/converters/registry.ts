@@ -3,6 +3,7 @@
 // the consumer Worker finds the work by name (worker/converters/runnable.ts). Two converters claiming one source
 // extension (or sniffed type) is a programming error, refused when the module loads (so at start-up, and in tests).
 import { audioToTextInfo } from './catalog/audio-to-text'
+import { htmlToPdfInfo } from './catalog/html-to-pdf'
 import { imageToPngInfo } from './catalog/image-to-png'
 import { officeToPdfInfo } from './catalog/office-to-pdf'
 import { pdfToPngInfo, pdfToTextInfo } from './catalog/pdf'
@@ -10,7 +11,7 @@ import { textToPngInfo } from './catalog/text-to-png'
 import { acceptsWithExtension, type ConverterInfo } from './converter'
 
 /** Every converter of the service; each converter adds its info here with one line. */
-const CONVERTERS: readonly ConverterInfo[] = [officeToPdfInfo, pdfToPngInfo, pdfToTextInfo, imageToPngInfo, textToPngInfo, audioToTextInfo]
+const CONVERTERS: readonly ConverterInfo[] = [officeToPdfInfo, htmlToPdfInfo, pdfToPngInfo, pdfToTextInfo, imageToPngInfo, textToPngInfo, audioToTextInfo]
 
 /**
  * Types too generic to choose a converter alone (any zip, any OLE2 file, any CSV): a converter may read them

@@ -2,6 +2,7 @@
 // module (the API Worker chooses converters from their info in registry.ts and bundles no engine).
 import { audioToText } from './audio-to-text'
 import type { Converter } from './converter'
+import { htmlToPdf } from './html-to-pdf'
 import { imageToPng } from './image-to-png'
 import { officeToPdf } from './office-to-pdf'
 import { pdfToPng } from './pdf-to-png'
@@ -10,7 +11,7 @@ import { converterNamed } from './registry'
 import { textToPng } from './text-to-png'
 
 /** Each converter of the registry's list, with its work; each converter adds itself here with one line. */
-const RUNNABLE: ReadonlyMap<string, Converter> = new Map([officeToPdf, pdfToPng, pdfToText, imageToPng, textToPng, audioToText].map((converter) => [converter.name, converter as Converter]))
+const RUNNABLE: ReadonlyMap<string, Converter> = new Map([officeToPdf, htmlToPdf, pdfToPng, pdfToText, imageToPng, textToPng, audioToText].map((converter) => [converter.name, converter as Converter]))
 
 const isRunnable = (converter: object | undefined): converter is Converter => typeof (converter as Converter | undefined)?.convert === 'function'
 

@@ -1,11 +1,13 @@
 // Where the consumer Worker's steps and drawings run: the converters with heavy engines in their family's engine
-// Worker (service bindings), Office (an HTTP call to the sidecar) and audio (Workers AI) in the consumer itself.
+// Worker (service bindings), Office, HTML and Markdown (HTTP calls to the sidecar) and audio (Workers AI) in the
+// consumer itself.
 import type { Config } from '../config'
 import { audioToText } from '../converters/audio-to-text'
 import { imageToPngInfo } from '../converters/catalog/image-to-png'
 import { pdfToPngInfo, pdfToTextInfo } from '../converters/catalog/pdf'
 import { textToPngInfo } from '../converters/catalog/text-to-png'
 import type { ConversionInput, Converter } from '../converters/converter'
+import { htmlToPdf } from '../converters/html-to-pdf'
 import { officeToPdf } from '../converters/office-to-pdf'
 import type { PreviewParams } from '../previews/params'
 import { remoteConverter, renderRemotely } from './client'
@@ -33,6 +35,7 @@ export function remoteEngines(env: EngineBindings): Engines {
   const converters = new Map<string, Converter>(
     [
       officeToPdf as Converter,
+      htmlToPdf as Converter,
       audioToText as Converter,
       remoteConverter(pdfToPngInfo, env.PDF_ENGINE, true),
       remoteConverter(pdfToTextInfo, env.PDF_ENGINE, false),

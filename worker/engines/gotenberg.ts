@@ -1,5 +1,6 @@
-// A client for Gotenberg 8's LibreOffice route (the official container, or our sidecar that speaks the same
-// API): fetch + FormData, Gotenberg-Trace, optional basic auth, a timeout. Gotenberg's statuses become
+// A client for Gotenberg 8's routes (the official container, or our sidecar that speaks the same API): fetch +
+// FormData, Gotenberg-Trace, optional basic auth or a Cloudflare Access service token, a timeout; through a
+// Container binding's stub when one is given, over the network otherwise. Gotenberg's statuses become
 // GotenbergErrors whose `kind` says whose fault: 'document' (400/413/415, permanent), 'credentials' (401/403),
 // 'unreachable', 'timeout' and 'server' (429/5xx, transient). Their messages name the URL: for the log only.
 import { toBase64 } from './base64'
@@ -26,7 +27,40 @@ export interface GotenbergSettings {
   readonly url: string
   readonly username?: string
   readonly password?: string
+  /** A Cloudflare Access service token (CF-Access-Client-Id / -Secret), for a sidecar behind Cloudflare Tunnel. */
+  readonly accessClientId?: string
+  readonly accessClientSecret?: string
   readonly timeoutMs: number
+  /** Where requests go instead of the network: a Container's Durable Object stub (its fetch reaches the sidecar). */
+  readonly fetcher?: { fetch(request: Request): Promise<Response> }
+}
+
+/** The client's settings from a converter's own settings, through the Container's binding when the Worker has one. */
+export function gotenbergSettings(ctx: {
+  readonly settings: { GOTENBERG_URL: string; GOTENBERG_USERNAME?: string; GOTENBERG_PASSWORD?: string; GOTENBERG_ACCESS_CLIENT_ID?: string; GOTENBERG_ACCESS_CLIENT_SECRET?: string; GOTENBERG_TIMEOUT_MS: number }
+  readonly gotenberg?: GotenbergSettings['fetcher']
+}): GotenbergSettings {
+  const { settings } = ctx
+  return {
+    url: settings.GOTENBERG_URL,
+    username: settings.GOTENBERG_USERNAME,
+    password: settings.GOTENBERG_PASSWORD,
+    accessClientId: settings.GOTENBERG_ACCESS_CLIENT_ID,
+    accessClientSecret: settings.GOTENBERG_ACCESS_CLIENT_SECRET,
+    timeoutMs: settings.GOTENBERG_TIMEOUT_MS,
+    fetcher: ctx.gotenberg,
+  }
+}
+
+/** The headers every request carries: the trace, basic auth, the Access service token. */
+function requestHeaders(settings: GotenbergSettings, trace: string): Record<string, string> {
+  const headers: Record<string, string> = { 'gotenberg-trace': trace }
+  if (settings.username) headers.authorization = basicAuthorization(settings.username, settings.password ?? '')
+  if (settings.accessClientId && settings.accessClientSecret) {
+    headers['cf-access-client-id'] = settings.accessClientId
+    headers['cf-access-client-secret'] = settings.accessClientSecret
+  }
+  return headers
 }
 
 export interface OfficeOptions {
@@ -62,12 +96,17 @@ export async function convertOfficeToPdf(
   if (options.password) form.append('password', options.password)
   if (options.facturxXml) form.append('facturxXml', new File([options.facturxXml], 'factur-x.xml', { type: 'text/xml' }))
   for (const [name, value] of Object.entries(options.extra ?? {})) form.append(name, value)
-  const headers: Record<string, string> = { 'gotenberg-trace': trace }
-  if (settings.username) headers.authorization = basicAuthorization(settings.username, settings.password ?? '')
-  const endpoint = new URL('/forms/libreoffice/convert', settings.url).toString()
+  return postForm(settings, '/forms/libreoffice/convert', form, trace)
+}
+
+/** Posts a form to one of Gotenberg's routes: the answer's body, or a GotenbergError saying whose fault. */
+export async function postForm(settings: GotenbergSettings, path: string, form: FormData, trace: string): Promise<ReadableStream<Uint8Array>> {
+  const headers = requestHeaders(settings, trace)
+  const endpoint = new URL(path, settings.url).toString()
   let response: Response
   try {
-    response = await fetch(endpoint, { method: 'POST', body: form, headers, signal: AbortSignal.timeout(settings.timeoutMs) })
+    const init = { method: 'POST', body: form, headers, signal: AbortSignal.timeout(settings.timeoutMs) }
+    response = settings.fetcher ? await settings.fetcher.fetch(new Request(endpoint, init)) : await fetch(endpoint, init)
   } catch (error) {
     const timedOut = (error as Error)?.name === 'TimeoutError'
     if (timedOut) throw new GotenbergError('timeout', `Gotenberg at ${settings.url} did not answer within ${settings.timeoutMs} ms`, { cause: error })
@@ -80,7 +119,7 @@ export async function convertOfficeToPdf(
     throw new GotenbergError('document', `Gotenberg at ${settings.url} refused the document (${status}): ${reason}`, { status, reason })
   }
   if (status === 401 || status === 403) {
-    throw new GotenbergError('credentials', `Gotenberg at ${settings.url} refused our credentials (${status}): check GOTENBERG_USERNAME and GOTENBERG_PASSWORD`, { status })
+    throw new GotenbergError('credentials', `Gotenberg at ${settings.url} refused our credentials (${status}): check GOTENBERG_USERNAME and GOTENBERG_PASSWORD, or GOTENBERG_ACCESS_CLIENT_ID and GOTENBERG_ACCESS_CLIENT_SECRET`, { status })
   }
   throw new GotenbergError('server', `Gotenberg at ${settings.url} answered ${status}: ${reason}`, { status, reason })
 }

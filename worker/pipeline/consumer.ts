@@ -28,6 +28,8 @@ export interface PipelineDeps {
   readonly ai?: Ai
   /** Where each converter's work runs (the engine Workers, or this isolate in tests). */
   readonly engines: Engines
+  /** The sidecar Container's stub, when configured (worker/engines/gotenberg-container.ts). */
+  readonly gotenberg?: { fetch(request: Request): Promise<Response> }
   /** Keeps background work (webhooks) alive after the handler returns. */
   readonly waitUntil: (promise: Promise<unknown>) => void
 }
@@ -86,6 +88,7 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     settings: settingsFor(converter, deps.config),
     options,
     ai: deps.ai,
+    gotenberg: deps.gotenberg,
     resources: typeof resourcePrefix === 'string' ? resourceReader(deps.bucket, resourcePrefix) : undefined,
     attempt,
   }

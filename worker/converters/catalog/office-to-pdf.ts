@@ -26,7 +26,7 @@ const OFFICE_TYPES = [
 
 export const officeToPdfInfo = describeConverter({
   name: 'office-to-pdf',
-  settings: ['GOTENBERG_URL', 'GOTENBERG_USERNAME', 'GOTENBERG_PASSWORD', 'GOTENBERG_TIMEOUT_MS', 'OFFICE_MAX_BYTES'],
+  settings: ['GOTENBERG_URL', 'GOTENBERG_USERNAME', 'GOTENBERG_PASSWORD', 'GOTENBERG_ACCESS_CLIENT_ID', 'GOTENBERG_ACCESS_CLIENT_SECRET', 'GOTENBERG_TIMEOUT_MS', 'OFFICE_MAX_BYTES'],
   from: ['.doc', '.docx', '.docm', '.dotx', '.odt', '.ott', '.rtf', '.xls', '.xlsx', '.xlsm', '.ods', '.csv', '.ppt', '.pptx', '.pps', '.ppsx', '.odp', '.odg'],
   accepts: OFFICE_TYPES,
   to: '.pdf',
