@@ -147,7 +147,42 @@ const SCENARIOS: Record<string, Scenario> = {
   'GET /docs': async () => ['GET', '/docs'],
   'GET /console': async () => ['GET', '/console'],
   'GET /static/:file': async () => ['GET', '/static/pages.css'],
+  'POST /user/verify/email': async () => ['POST', '/user/verify/email', { token: (await signUp()).token }],
+  'POST /auth/api-keys': async ({ alice }) => ['POST', '/auth/api-keys', { token: alice.token, json: { name: 'counted', scopes: ['files:read'] } }],
+  'GET /auth/api-keys': async ({ alice }) => ['GET', '/auth/api-keys', { token: alice.token }],
+  'DELETE /auth/api-keys/:id': async ({ alice }) => {
+    const key = await callJson('POST', '/auth/api-keys', { token: alice.token, json: { name: 'to revoke', scopes: ['files:read'] } })
+    return ['DELETE', `/auth/api-keys/${key.body._id}`, { token: alice.token }]
+  },
+  'GET /auth/totp': async ({ alice }) => ['GET', '/auth/totp', { token: alice.token }],
+  'POST /auth/totp': async () => ['POST', '/auth/totp', { token: (await signUp()).token }],
+  'GET /auth/oauth': async () => ['GET', '/auth/oauth'],
+  'GET /auth/identities': async ({ alice }) => ['GET', '/auth/identities', { token: alice.token }],
+  'GET /auth/passkeys': async ({ alice }) => ['GET', '/auth/passkeys', { token: alice.token }],
+  'POST /auth/passkeys/register/options': async ({ alice }) => ['POST', '/auth/passkeys/register/options', { token: alice.token }],
+  'POST /auth/passkeys/login/options': async () => ['POST', '/auth/passkeys/login/options'],
 }
+
+/**
+ * Routes not counted yet: each needs a step this test cannot take alone (a TOTP code from an enrolled secret, a
+ * provider's redirect and callback, an authenticator's signature). They are the sign-in routes of issue 35, merged
+ * after the table was made; docs/global-clients.md lists them as not counted.
+ */
+const NOT_COUNTED = new Set([
+  'POST /auth/totp/confirm',
+  'DELETE /auth/totp',
+  'POST /auth/totp/recovery-codes',
+  'POST /auth/login/totp',
+  'POST /auth/oauth/exchange',
+  'GET /auth/oauth/:provider',
+  'POST /auth/oauth/:provider/link',
+  'GET /auth/oauth/:provider/callback',
+  'POST /auth/oauth/:provider/callback',
+  'DELETE /auth/identities/:id',
+  'POST /auth/passkeys/register',
+  'POST /auth/passkeys/login',
+  'DELETE /auth/passkeys/:id',
+])
 
 const mounted = [
   ...new Set(
@@ -155,7 +190,7 @@ const mounted = [
       .filter((route) => !route.isMiddleware && route.method !== 'ALL')
       .map((route) => `${route.method} ${route.path.replace(/\{[^}]*\}/g, '')}`),
   ),
-]
+].filter((key) => !NOT_COUNTED.has(key))
 
 let fixtures: Fixtures
 
