@@ -39,8 +39,10 @@ interface Bundle {
   readonly compatibilityDate: string
   readonly compatibilityFlags: readonly string[]
   readonly vars: Readonly<Record<string, string>>
-  /** Its D1, R2, queue, AI, static-files and Durable Object bindings, given empty objects here. */
+  /** Its R2, queue, AI, static-files and Durable Object bindings, given empty objects here. */
   readonly stubs: readonly string[]
+  /** Its D1 bindings, given an object that opens sessions and fails any statement (D1_STUB_MODULE). */
+  readonly d1: readonly string[]
 }
 
 /** `wrangler deploy --dry-run` of a config (its `main`, or `entry` in its place) into a folder of its own. */
@@ -51,16 +53,25 @@ function build(name: string, config: string, entry?: string): Bundle {
   if (built.status !== 0) throw new Error(`wrangler could not build ${name}:\n${built.stdout}\n${built.stderr}`)
   const read = unstable_readConfig({ config: join(root, config) })
   const vars = Object.fromEntries(Object.entries(read.vars ?? {}).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]))
+  const d1 = read.d1_databases.map((binding: { binding: string }) => binding.binding)
   const stubs = [
-    ...read.d1_databases.map((binding: { binding: string }) => binding.binding),
     ...read.r2_buckets.map((binding: { binding: string }) => binding.binding),
     ...(read.queues.producers ?? []).map((binding: { binding: string }) => binding.binding),
     ...read.durable_objects.bindings.map((binding: { name: string }) => binding.name),
     ...(read.ai ? [read.ai.binding] : []),
     ...(read.assets?.binding ? [read.assets.binding] : []),
   ]
-  return { name, dir, compatibilityDate: read.compatibility_date!, compatibilityFlags: read.compatibility_flags ?? [], vars, stubs }
+  return { name, dir, compatibilityDate: read.compatibility_date!, compatibilityFlags: read.compatibility_flags ?? [], vars, stubs, d1 }
 }
+
+/**
+ * A D1 binding for the measured Workers: every request opens a D1 session (worker/db/replicas.ts), which this
+ * answers; a statement fails, as nothing measured here reads the database.
+ */
+const D1_STUB_MODULE = `const fail = () => { throw new Error('check:deploy has no D1') }
+const session = { prepare: fail, batch: fail, exec: fail, getBookmark: () => null, withSession: () => session }
+export default function () { return session }
+`
 
 /** The kinds of module wrangler's rules give (wrangler.toml [[rules]]); other files of the folder are not modules. */
 function moduleKind(file: string): string | undefined {
@@ -84,7 +95,9 @@ function writeWorkerdConfig(bundle: Bundle, port: number, extra: Record<string, 
   const bindings = [
     ...Object.entries({ ...bundle.vars, ...extra }).map(([name, value]) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)})`),
     ...bundle.stubs.map((name) => `(name = ${JSON.stringify(name)}, json = "{}")`),
+    ...bundle.d1.map((name) => `(name = ${JSON.stringify(name)}, wrapped = (moduleName = "edgefloor-check:d1-stub"))`),
   ]
+  writeFileSync(join(bundle.dir, 'd1-stub.check'), D1_STUB_MODULE)
   const path = join(bundle.dir, `workerd-${port}.capnp`)
   writeFileSync(
     path,
@@ -96,6 +109,7 @@ const config :Workerd.Config = (
   ],
   sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
   v8Flags = ${JSON.stringify(v8Flags)},
+  extensions = [(modules = [(name = "edgefloor-check:d1-stub", esModule = embed "d1-stub.check", internal = true)])],
 );
 const worker :Workerd.Worker = (
   modules = [

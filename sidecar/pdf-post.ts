@@ -204,7 +204,7 @@ export const METADATA_REFUSED = 'The requested metadata could not be written; en
 const FORBIDDEN_TAGS = ['filename', 'directory', 'hardlink', 'symlink', 'testname', 'filepermissions', 'filemodifydate', 'filecreatedate', 'fileaccessdate', 'fileinodechangedate', 'fileuserid', 'filegroupid', 'geotag', 'geosync', 'geotime']
 
 /** The exiftool arguments for Gotenberg's metadata object, or the reason a key or value is refused. Tags that would
- * rename, move or link the file are dropped without a word, with or without a group prefix, as Gotenberg drops them. */
+ * rename, move or link the file, or make exiftool open one, are refused (Gotenberg drops them without a word). */
 export function metadataArguments(metadata: Record<string, unknown>): string[] | string {
   const args: string[] = []
   for (const [key, value] of Object.entries(metadata)) {
