@@ -36,25 +36,25 @@ function pipelineDeps(env: Omit<ConsumerEnv, keyof EngineBindings>, ctx: Executi
 /** The consumer's handlers, its steps and drawings run by `engines` (the engine Workers; this isolate in tests). */
 export function consumerHandlers<E extends Omit<ConsumerEnv, keyof EngineBindings>>(enginesOf: (env: E) => Engines) {
   return {
-  // Cron Triggers (wrangler.consumer.toml [triggers]).
-  async scheduled(_controller, env) {
-    await runSweeps({ db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) })
-  },
-  // Conversion steps and preview drawings (worker/previews/draw.ts) come on queues of their own and share the dead
-  // letter queue; each batch is told apart by shape (a drawing sent before the queues were split still arrives here).
-  async queue(batch, env, ctx) {
-    const deps = pipelineDeps(env, ctx, enginesOf(env))
-    const previews = batch.messages.filter((message): message is Message<PreviewMessage> => isPreviewMessage(message.body))
-    const steps = batch.messages.filter((message): message is Message<StepMessage> => !isPreviewMessage(message.body))
-    if (batch.queue.endsWith('-dlq')) {
-      await previewDeadLetters(previews, deps)
-      await consumeDeadLetters(steps, deps)
-    } else {
-      await consumePreviews(previews, deps)
-      await consumeConversions(steps, deps)
-    }
-  },
-} satisfies ExportedHandler<E, StepMessage | PreviewMessage>
+    // Cron Triggers (wrangler.consumer.toml [triggers]).
+    async scheduled(_controller, env) {
+      await runSweeps({ db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) })
+    },
+    // Conversion steps and preview drawings (worker/previews/draw.ts) come on queues of their own and share the dead
+    // letter queue; each batch is told apart by shape (a drawing sent before the queues were split still arrives here).
+    async queue(batch, env, ctx) {
+      const deps = pipelineDeps(env, ctx, enginesOf(env))
+      const previews = batch.messages.filter((message): message is Message<PreviewMessage> => isPreviewMessage(message.body))
+      const steps = batch.messages.filter((message): message is Message<StepMessage> => !isPreviewMessage(message.body))
+      if (batch.queue.endsWith('-dlq')) {
+        await previewDeadLetters(previews, deps)
+        await consumeDeadLetters(steps, deps)
+      } else {
+        await consumePreviews(previews, deps)
+        await consumeConversions(steps, deps)
+      }
+    },
+  } satisfies ExportedHandler<E, StepMessage | PreviewMessage>
 }
 
 export default consumerHandlers<ConsumerEnv>(remoteEngines)
