@@ -44,3 +44,24 @@ describe('converterForFile', () => {
     expect(converterForFile({ name, extension, contentType })).toEqual({ refusal, status })
   })
 })
+
+// The consumer Worker runs each converter's work where its engines are (worker/engine-workers/engines.ts): in an
+// engine Worker through a binding, or in the consumer itself. Whichever it is, the converter it gets must be the one
+// the registry lists, with the same info and a plan exactly when the converter's own work has one.
+describe('the consumer\'s converters, wherever their work runs', () => {
+  it('are every listed converter, each with its info, planning exactly when its work plans', async () => {
+    const { remoteEngines } = await import('../../worker/engine-workers/engines')
+    const { runnableConverter } = await import('../../worker/converters/runnable')
+    const { allConverters } = await import('../../worker/converters/registry')
+    const unused = {} as never
+    const engines = remoteEngines({ PDF_ENGINE: unused, IMAGE_ENGINE: unused, TEXT_ENGINE: unused })
+    const builtIn = allConverters().filter((info) => !info.name.startsWith('test-'))
+    expect(builtIn.length).toBeGreaterThan(5)
+    for (const info of builtIn) {
+      const remote = engines.converter(info.name)
+      const local = runnableConverter(info.name)!
+      expect(remote, info.name).toMatchObject({ name: info.name, from: info.from, to: info.to })
+      expect([info.name, typeof remote?.plan]).toEqual([info.name, typeof local.plan])
+    }
+  })
+})
