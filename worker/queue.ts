@@ -1,4 +1,4 @@
-// The one producer of the conversions' queue: every message is sent through here, in batches Cloudflare Queues
+// The one producer of the conversions' and the previews' queues: every message is sent through here, in batches Cloudflare Queues
 // accepts (at most 100 messages and 256 KB a sendBatch call; documented limits of Queues).
 import type { StepMessage, StepRow } from './pipeline/jobs'
 import type { PreviewParams } from './previews/params'
@@ -39,4 +39,14 @@ export function enqueueSteps(queue: Queue<StepMessage>, steps: readonly StepRow[
     queue,
     steps.map((step) => ({ jobId: step.jobId, stepId: step.id })),
   )
+}
+
+/** A drawing of one preview, on the previews' own queue. */
+export async function enqueuePreview(queue: Queue<PreviewMessage>, preview: PreviewMessage['preview']): Promise<void> {
+  await queue.send({ preview })
+}
+
+/** A step sent again after `delaySeconds` (a turn given to another user); its delivery attempts start anew. */
+export async function requeueStep(queue: Queue<StepMessage>, step: StepMessage, delaySeconds: number): Promise<void> {
+  await queue.send(step, { delaySeconds })
 }

@@ -18,7 +18,7 @@ import { openOptions } from './job-secrets'
 import { ensureSteps, failJob, finishJobIfDone, newStep, shouldYieldTurn, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
 import { outputName } from './naming'
 import { notifyJobFinished } from './webhooks'
-import { enqueueSteps } from '../queue'
+import { enqueueSteps, requeueStep } from '../queue'
 
 export interface PipelineDeps {
   readonly db: Database
@@ -193,7 +193,7 @@ const YIELD_DELAY_SECONDS = 1
 async function yieldedTurn(deps: PipelineDeps, message: Message<StepMessage>): Promise<boolean> {
   const job = await deps.db.query.jobs.findFirst({ where: eq(jobs.id, message.body.jobId), columns: { userId: true } })
   if (!job || !(await shouldYieldTurn(deps.db, job.userId))) return false
-  await deps.queue.send(message.body, { delaySeconds: YIELD_DELAY_SECONDS })
+  await requeueStep(deps.queue, message.body, YIELD_DELAY_SECONDS)
   message.ack()
   return true
 }

@@ -12,7 +12,7 @@ import { findPreview, type PreviewRow, previewKey, queuedPreviews, queuePreview,
 import { findConvertedPdf, type FileRow } from '../files/records'
 import { conversionErrorCode, type JobRow, type StepMessage } from '../pipeline/jobs'
 import { startJob } from '../pipeline/start'
-import type { PreviewMessage } from '../queue'
+import { enqueuePreview, type PreviewMessage } from '../queue'
 import { previewKind } from './kind'
 import { checkPreviewPage } from './pages'
 import { CONTENT_TYPES, type PreviewParams, variantName } from './params'
@@ -87,7 +87,7 @@ async function pdfJob(deps: PreviewDeps, file: FileRow): Promise<JobRow> {
 
 async function sendDrawing(deps: PreviewDeps, file: FileRow, key: string, params: PreviewParams): Promise<void> {
   try {
-    await deps.previews.send({ preview: { fileId: file.id, userId: file.userId, key, params } })
+    await enqueuePreview(deps.previews, { fileId: file.id, userId: file.userId, key, params })
   } catch (error) {
     // Not sent: the row goes, so the next request queues it again instead of waiting for a drawing that never comes.
     await unqueuePreview(deps.db, file, key)
