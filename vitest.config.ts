@@ -35,6 +35,7 @@ const UNIT = [
   'test/converters/text-fallback-fonts.test.ts',
   'test/docs/error-table.test.ts',
   'test/imports.test.ts',
+  'test/folder-order.test.ts',
   'test/files/multipart.test.ts',
   'test/queue.test.ts',
 ]

@@ -12,7 +12,7 @@ import { runnableConverter } from '../../worker/converters/runnable'
 import { localEngines } from '../../worker/engine-workers/local'
 import type { PreviewKindDrawn } from '../../worker/engine-workers/protocol'
 import type { PreviewParams } from '../../worker/previews/params'
-import type { PreviewKind } from '../../worker/previews/kind'
+import type { PreviewKind } from '../../worker/files/preview-kind'
 import { checkPreviewPage } from '../../worker/previews/pages'
 
 function stepInput(name: string, bytes: Uint8Array, contentType: string): ConversionInput {

@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute } from '../api'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
-import { plainText } from '../rules/values'
+import { plainText } from '../models/values'
 import { API_KEY_SCOPES, createApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from './api-keys'
 import { requireAuth } from './middleware'
 

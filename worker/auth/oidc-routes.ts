@@ -6,8 +6,8 @@ import type { Context } from 'hono'
 import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
-import { models } from '../rules/resources'
-import type { ValuesMap } from '../rules/values'
+import { models } from '../models/resources'
+import type { ValuesMap } from '../models/values'
 import { requireAuth } from './middleware'
 import {
   accountForIdentity,

@@ -10,7 +10,7 @@ import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { oauthExchanges, oauthIdentities, oauthStates, users } from '../db/schema'
 import { ApiError } from '../errors'
-import type { ValuesMap } from '../rules/values'
+import type { ValuesMap } from '../models/values'
 import { sha256Hex } from './sessions'
 import { createUser, findUserByEmail, normalizeEmail, type UserRecord } from './users'
 

@@ -6,7 +6,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute } from '../api'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
-import { plainText } from '../rules/values'
+import { plainText } from '../models/values'
 import { requireAuth } from './middleware'
 import { authenticatePasskey, authenticationOptions, listPasskeys, registerPasskey, registrationOptions, removePasskey, type PasskeyRow } from './passkeys'
 import { clientAddress, enforceRateLimit } from './rate-limit'

@@ -268,7 +268,7 @@ export const previews = sqliteTable(
 )
 
 /**
- * Records of the custom models declared in worker/rules/resources.ts: one table for all of them, the fields as
+ * Records of the custom models declared in worker/models/resources.ts: one table for all of them, the fields as
  * a JSON document validated by the model's `values` schemas, so adding a model needs no migration. Fields that
  * rules filter on get expression indexes on json_extract (created by the rules store).
  */

@@ -7,7 +7,7 @@ import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { files, previews } from '../db/schema'
 import { ApiError } from '../errors'
-import { previewKind } from '../previews/kind'
+import { previewKind } from './preview-kind'
 import { deleteObjects } from './objects'
 import { signFileToken } from './signed-url'
 

@@ -11,7 +11,7 @@ import { failPreview, findPreview, previewKey, storePreview } from '../files/pre
 import { findConvertedPdf, findFileOf, type FileRow } from '../files/records'
 import { storedInput } from '../pipeline/input'
 import { retryDelaySeconds } from '../pipeline/consumer'
-import { previewKind } from './kind'
+import { previewKind } from '../files/preview-kind'
 import type { PreviewMessage } from '../queue'
 import { CONTENT_TYPES, type PreviewParams, variantName } from './params'
 

@@ -13,7 +13,7 @@ import { findConvertedPdf, type FileRow } from '../files/records'
 import { conversionErrorCode, type JobRow, type StepMessage } from '../pipeline/jobs'
 import { startJob } from '../pipeline/start'
 import { enqueuePreview, type PreviewMessage } from '../queue'
-import { previewKind } from './kind'
+import { previewKind } from '../files/preview-kind'
 import { checkPreviewPage } from './pages'
 import { CONTENT_TYPES, type PreviewParams, variantName } from './params'
 

@@ -11,7 +11,7 @@ import { resourceFields, type Scalar } from './evaluate'
 import type { CompiledRoute } from './compile'
 import { checkCreate, checkPrivileged, listCondition, loadPermitted, withInjected } from './guard'
 import { recordsStore, usersStore, type ModelStore } from './store'
-import { displayName, parseFilterValue, readableShape, withDefaults } from './values'
+import { displayName, parseFilterValue, readableShape, withDefaults } from '../models/values'
 
 const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 const Email = z.email().max(254)
