@@ -5,6 +5,7 @@ import type { TokenClaims } from './auth/tokens'
 import type { AccountRecord, AuthUser } from './auth/users'
 import type { Config } from './config'
 import type { Database } from './db/client'
+import { ID_PATTERN } from './db/ids'
 import { errorExamples } from './docs/document'
 import { ApiError, ERROR_CODES, type ErrorCode } from './errors'
 
@@ -69,6 +70,9 @@ export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { 'application/json': { schema } } }
 }
+
+/** A record id in a path or body (worker/db/ids.ts). */
+export const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 
 export const bearerSecurity = [{ bearer: [] }]
 

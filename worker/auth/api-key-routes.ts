@@ -1,8 +1,8 @@
 // API key endpoints: make a key (answered once), list the caller's keys, revoke one. Only a signed-in user (a
 // session's access token) reaches them: an API key is refused here by its scopes (auth/api-keys.ts).
 import { z } from '@hono/zod-openapi'
-import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute } from '../api'
-import { ID_PATTERN } from '../db/ids'
+import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, Id } from '../api'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { plainText } from '../models/values'
 import { API_KEY_SCOPES, createApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from './api-keys'
@@ -33,7 +33,6 @@ const CreateApiKey = z
   })
   .openapi('CreateApiKeyRequest')
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
 function apiKeyView(row: ApiKeyRow) {
   return {
@@ -73,7 +72,7 @@ const revokeRoute = securedRoute(tags, {
   path: '/auth/api-keys/{id}',
   summary: 'Revoke an API key: its next request is refused',
   middleware: [requireAuth()] as const,
-  request: { params: z.object({ id: z.string().regex(ID_PATTERN) }) },
+  request: { params: z.object({ id: Id }) },
   responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Revoked'), 403: errorResponse('An API key cannot revoke keys'), 404: errorResponse('Not a key of yours') },
 })
 

@@ -72,7 +72,7 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect
 
 function newApiKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32))
-  return API_KEY_PREFIX + btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+  return API_KEY_PREFIX + bytes.toBase64({ alphabet: 'base64url', omitPadding: true })
 }
 
 export interface NewApiKey {

@@ -3,8 +3,8 @@
 // for a session, and the caller's linked providers.
 import { z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { ID_PATTERN } from '../db/ids'
+import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { models } from '../models/resources'
 import type { ValuesMap } from '../models/values'
@@ -112,7 +112,7 @@ const unlinkRoute = securedRoute(tags, {
   path: '/auth/identities/{id}',
   summary: 'Unlink a provider: it no longer signs in to this account',
   middleware: [requireAuth()] as const,
-  request: { params: z.object({ id: z.string().regex(ID_PATTERN) }) },
+  request: { params: z.object({ id: Id }) },
   responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Unlinked'), 403: errorResponse('An API key cannot unlink'), 404: errorResponse('Not a linked provider of yours') },
 })
 
@@ -195,7 +195,6 @@ export function oidcRoutes(usersModel: ValuesMap = models.Users.values) {
     .openapi(callbackRoute, (c) => handleCallback(c, usersModel))
     .openapi(formCallbackRoute, (c) => handleCallback(c, usersModel))
     .openapi(identitiesRoute, async (c) => {
-      const iso = (ms: number) => new Date(ms).toISOString()
       const rows = await listIdentities(c.var.db, c.var.user.id)
       return c.json(rows.map((row) => ({ _id: row.id, provider: row.provider, email: row.email, created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt) })), 200)
     })

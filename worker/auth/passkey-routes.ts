@@ -3,8 +3,8 @@
 // startRegistration / startAuthentication or navigator.credentials with the JSON helpers.
 import { z } from '@hono/zod-openapi'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
-import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute } from '../api'
-import { ID_PATTERN } from '../db/ids'
+import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, Id } from '../api'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { plainText } from '../models/values'
 import { requireAuth } from './middleware'
@@ -32,7 +32,6 @@ const PasskeyView = z
   .object({ _id: z.string(), name: z.string(), device_type: z.string(), backed_up: z.boolean(), created_at: z.string(), last_used_at: z.string().nullable() })
   .openapi('Passkey')
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 const passkeyView = (row: PasskeyRow) => ({ _id: row.id, name: row.name, device_type: row.deviceType, backed_up: row.backedUp, created_at: iso(row.createdAt)!, last_used_at: iso(row.lastUsedAt) })
 
 const registerOptionsRoute = securedRoute(tags, {
@@ -82,7 +81,7 @@ const removeRoute = securedRoute(tags, {
   path: '/auth/passkeys/{id}',
   summary: 'Remove a passkey: it no longer signs in',
   middleware: [requireAuth()] as const,
-  request: { params: z.object({ id: z.string().regex(ID_PATTERN) }) },
+  request: { params: z.object({ id: Id }) },
   responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Removed'), 403: errorResponse('An API key cannot remove passkeys'), 404: errorResponse('Not a passkey of yours') },
 })
 

@@ -3,8 +3,8 @@
 // definitions, so both validate and answer identically. Register takes the Users model the app was made with.
 import { z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { ID_PATTERN } from '../db/ids'
+import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { models } from '../models/resources'
 import { buildValueSchemas, displayName, type ValueSchemas, type ValuesMap } from '../models/values'
@@ -345,7 +345,6 @@ const sessionsList = endpoint(
   }),
   async (c) => {
     const rows = await listSessions(c.var.db, c.var.config, c.var.user.id)
-    const iso = (ms: number) => new Date(ms).toISOString()
     return c.json(
       rows.map((row) => ({ _id: row.id, device: row.device, address: row.address, created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt), current: row.id === c.var.sessionId })),
       200,
@@ -359,7 +358,7 @@ const sessionEnd = endpoint(
     path: '/auth/sessions/{id}',
     summary: 'End one of your sessions: its refresh token and its access tokens stop working at once',
     middleware: [requireAuth()] as const,
-    request: { params: z.object({ id: z.string().regex(ID_PATTERN) }) },
+    request: { params: z.object({ id: Id }) },
     responses: { 200: jsonResponse(Message, 'Ended'), 404: errorResponse('Not a live session of yours') },
   }),
   async (c) => {

@@ -13,12 +13,12 @@ export type SessionRow = typeof sessions.$inferSelect
 
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('')
+  return new Uint8Array(digest).toHex()
 }
 
 function newOpaqueToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32))
-  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+  return bytes.toBase64({ alphabet: 'base64url', omitPadding: true })
 }
 
 /** What a session remembers of the client that opened it: shown in GET /auth/sessions, never trusted. */

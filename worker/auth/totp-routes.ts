@@ -3,6 +3,7 @@
 // Every endpoint that checks a code counts the attempt against the account (limitSecondFactorAttempts).
 import { z } from '@hono/zod-openapi'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, describeRoute } from '../api'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { requireAuth } from './middleware'
 import { LoginUser, openSession, Session } from './routes'
@@ -99,7 +100,6 @@ const loginStepRoute = describeRoute({
   },
 })
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
 export function totpRoutes() {
   return newRouter()

@@ -9,6 +9,7 @@ import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { files, jobs, jobSteps } from '../db/schema'
+import { iso } from '../db/times'
 import { ApiError, type ErrorCode } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
 import { FileResponseSchema, filesOfJob, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
@@ -62,7 +63,6 @@ export const JobSchema = z
 
 export type JobView = z.infer<typeof JobSchema>
 
-const iso = (ms: number) => new Date(ms).toISOString()
 
 /** The job's options with its secrets (SECRET_OPTIONS) removed, in SQL: wiped as the job ends. */
 const withoutSecrets = sql`json_remove(${jobs.options}, ${sql.join(

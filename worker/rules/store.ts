@@ -8,6 +8,7 @@ import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { records, users } from '../db/schema'
+import { iso } from '../db/times'
 import { deleteUserFiles } from '../files/records'
 import { ApiError } from '../errors'
 import { abortUserUploads } from '../files/resumable'
@@ -43,7 +44,6 @@ export interface ModelStore {
   present(record: ResourceFields): Record<string, unknown>
 }
 
-const iso = (ms: number) => new Date(ms).toISOString()
 
 function equalsCondition(access: FieldAccess, value: Scalar): SQL {
   if (access.kind === 'column') return sql`${access.column} = ${typeof value === 'boolean' ? Number(value) : value}`
