@@ -5,8 +5,7 @@
 import { measureStep, liveWasmBytes } from './wasm-memories'
 import { loadConfig } from '../../worker/config'
 import consumer, { type ConsumerEnv } from '../../worker/consumer'
-import type { StepMessage } from '../../worker/pipeline/jobs'
-import type { PreviewMessage } from '../../worker/queue'
+import type { QueueMessage } from '../../worker/queue'
 import { ConversionError, settingsFor, type ConversionInput, type Converter } from '../../worker/converters/converter'
 import { runnableConverter } from '../../worker/converters/runnable'
 import { localEngines } from '../../worker/engine-workers/local'
@@ -89,4 +88,4 @@ export default {
     if (request.method === 'GET') return Response.json({ liveWasmBytes: liveWasmBytes(), canCollect: typeof (globalThis as { gc?: unknown }).gc === 'function' })
     return runStep(request, env)
   },
-} satisfies ExportedHandler<ConsumerEnv, StepMessage | PreviewMessage>
+} satisfies ExportedHandler<ConsumerEnv, QueueMessage>

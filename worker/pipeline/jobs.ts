@@ -18,12 +18,6 @@ import { signToken } from '../files/signed-url'
 export type JobRow = typeof jobs.$inferSelect
 export type StepRow = typeof jobSteps.$inferSelect
 
-/** What a queue message carries: the step to run. */
-export interface StepMessage {
-  readonly jobId: string
-  readonly stepId: string
-}
-
 /** How long a job's events_url opens its stream: long enough to open it, short enough that a leaked one soon ends. */
 export const EVENTS_URL_TTL_SECONDS = 600
 
