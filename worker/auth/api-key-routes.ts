@@ -6,7 +6,7 @@ import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { plainText } from '../models/values'
 import { API_KEY_SCOPES, createApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from './api-keys'
-import { requireAuth } from './middleware'
+import { authorizedBatch, callerId, callerStamp, requireAuth } from './middleware'
 
 const tags = ['API keys']
 
@@ -63,7 +63,7 @@ const listRoute = securedRoute(tags, {
   method: 'get',
   path: '/auth/api-keys',
   summary: "The caller's API keys that still work, newest first",
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   responses: { 200: jsonResponse(z.array(ApiKeyView), 'The keys'), 403: errorResponse('An API key cannot list keys') },
 })
 
@@ -88,7 +88,10 @@ export function apiKeyRoutes() {
       const { row, key } = await createApiKey(c.var.db, c.var.user, { name, scopes, expiresAt })
       return c.json({ ...apiKeyView(row), key }, 201)
     })
-    .openapi(listRoute, async (c) => c.json((await listApiKeys(c.var.db, c.var.user.id, c.var.user.securityStamp)).map(apiKeyView), 200))
+    .openapi(listRoute, async (c) => {
+      const [rows] = await authorizedBatch(c, [listApiKeys(c.var.db, callerId(c), callerStamp(c))])
+      return c.json(rows.map(apiKeyView), 200)
+    })
     .openapi(revokeRoute, async (c) => {
       if (!(await revokeApiKey(c.var.db, c.var.user.id, c.req.valid('param').id))) throw new ApiError('API_KEY_NOT_FOUND')
       return c.json({ message: 'API key revoked' }, 200)

@@ -105,7 +105,7 @@ export async function createApiKey(db: Database, user: { id: string; securitySta
 }
 
 /** The user's keys that still work (not expired, made under the current security stamp), newest first. */
-export async function listApiKeys(db: Database, userId: string, securityStamp: string): Promise<ApiKeyRow[]> {
+export function listApiKeys(db: Database, userId: string, securityStamp: string) {
   return db
     .select()
     .from(apiKeys)

@@ -8,7 +8,7 @@ import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { models } from '../models/resources'
 import type { ValuesMap } from '../models/values'
-import { requireAuth } from './middleware'
+import { authorizedBatch, callerId, requireAuth } from './middleware'
 import {
   accountForIdentity,
   allowedRedirect,
@@ -103,7 +103,7 @@ const identitiesRoute = securedRoute(tags, {
   method: 'get',
   path: '/auth/identities',
   summary: "The providers linked to the caller's account",
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   responses: { 200: jsonResponse(z.array(IdentityView), 'The linked providers'), 403: errorResponse('An API key cannot list them') },
 })
 
@@ -195,7 +195,7 @@ export function oidcRoutes(usersModel: ValuesMap = models.Users.values) {
     .openapi(callbackRoute, (c) => handleCallback(c, usersModel))
     .openapi(formCallbackRoute, (c) => handleCallback(c, usersModel))
     .openapi(identitiesRoute, async (c) => {
-      const rows = await listIdentities(c.var.db, c.var.user.id)
+      const [rows] = await authorizedBatch(c, [listIdentities(c.var.db, callerId(c))])
       return c.json(rows.map((row) => ({ _id: row.id, provider: row.provider, email: row.email, created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt) })), 200)
     })
     .openapi(unlinkRoute, async (c) => {

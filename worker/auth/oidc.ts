@@ -340,7 +340,7 @@ export async function redeemExchangeCode(db: Database, code: string): Promise<st
   return taken.userId
 }
 
-export async function listIdentities(db: Database, userId: string): Promise<OAuthIdentityRow[]> {
+export function listIdentities(db: Database, userId: string) {
   return db.query.oauthIdentities.findMany({ where: eq(oauthIdentities.userId, userId), orderBy: asc(oauthIdentities.id), limit: 100 })
 }
 

@@ -7,7 +7,7 @@ import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, secure
 import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { plainText } from '../models/values'
-import { requireAuth } from './middleware'
+import { authorizedBatch, callerId, requireAuth } from './middleware'
 import { authenticatePasskey, authenticationOptions, listPasskeys, registerPasskey, registrationOptions, removePasskey, type PasskeyRow } from './passkeys'
 import { clientAddress, enforceRateLimit } from './rate-limit'
 import { LoginUser, openSession, Session } from './routes'
@@ -72,7 +72,7 @@ const listRoute = securedRoute(tags, {
   method: 'get',
   path: '/auth/passkeys',
   summary: "The caller's passkeys",
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   responses: { 200: jsonResponse(z.array(PasskeyView), 'The passkeys'), 403: errorResponse('An API key cannot list passkeys') },
 })
 
@@ -103,7 +103,10 @@ export function passkeyRoutes() {
       if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) throw new ApiError('EMAIL_NOT_VERIFIED')
       return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
     })
-    .openapi(listRoute, async (c) => c.json((await listPasskeys(c.var.db, c.var.user.id)).map(passkeyView), 200))
+    .openapi(listRoute, async (c) => {
+      const [rows] = await authorizedBatch(c, [listPasskeys(c.var.db, callerId(c))])
+      return c.json(rows.map(passkeyView), 200)
+    })
     .openapi(removeRoute, async (c) => {
       if (!(await removePasskey(c.var.db, c.var.user.id, c.req.valid('param').id))) throw new ApiError('PASSKEY_NOT_FOUND')
       return c.json({ message: 'the passkey was removed' }, 200)

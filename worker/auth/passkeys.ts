@@ -46,7 +46,7 @@ function takeChallenge(db: Database, purpose: 'register' | 'login', userId: stri
   }
 }
 
-export async function listPasskeys(db: Database, userId: string): Promise<PasskeyRow[]> {
+export function listPasskeys(db: Database, userId: string) {
   return db.query.passkeys.findMany({ where: eq(passkeys.userId, userId), orderBy: asc(passkeys.id), limit: MAX_PASSKEYS_PER_USER })
 }
 

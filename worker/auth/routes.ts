@@ -9,7 +9,7 @@ import { ApiError } from '../errors'
 import { models } from '../models/resources'
 import { buildValueSchemas, displayName, type ValueSchemas, type ValuesMap } from '../models/values'
 import { deliverAccountEmail } from './delivery'
-import { requireAuth } from './middleware'
+import { authorizedBatch, callerId, requireAuth } from './middleware'
 import { clearLoginGuard, clientAddress, enforceRateLimit, mayMailReset, withLoginLockout } from './rate-limit'
 import { deviceLabel, endSession, endSessionOf, findRefreshToken, listSessions, rotateRefreshToken, startSession, type ClientFacts } from './sessions'
 import { issueToken, readToken } from './tokens'
@@ -340,11 +340,11 @@ const sessionsList = endpoint(
     method: 'get',
     path: '/auth/sessions',
     summary: "The caller's live sessions, most recently used first, the current one marked",
-    middleware: [requireAuth()] as const,
+    middleware: [requireAuth({ sharesRoundTrip: true })] as const,
     responses: { 200: jsonResponse(z.array(SessionView), 'The sessions') },
   }),
   async (c) => {
-    const rows = await listSessions(c.var.db, c.var.config, c.var.user.id)
+    const [rows] = await authorizedBatch(c, [listSessions(c.var.db, c.var.config, callerId(c))])
     return c.json(
       rows.map((row) => ({ _id: row.id, device: row.device, address: row.address, created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt), current: row.id === c.var.sessionId })),
       200,

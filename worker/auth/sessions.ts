@@ -127,7 +127,7 @@ export async function endAllSessions(db: Database, userId: string): Promise<void
 }
 
 /** The user's live sessions, most recently used first: not ended, and used within the refresh-token lifetime. */
-export async function listSessions(db: Database, config: Config, userId: string): Promise<SessionRow[]> {
+export function listSessions(db: Database, config: Config, userId: string) {
   const since = Date.now() - config.AUTH_REFRESH_TTL * 1000
   return db.query.sessions.findMany({
     where: and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.lastUsedAt, since)),
