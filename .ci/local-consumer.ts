@@ -17,6 +17,8 @@ export function writeLocalConsumerConfig(dir: string, settings: Record<string, s
     .replace(/^\[ai\]\nbinding = "AI"\n/m, '')
     // Paths in a config are relative to its folder: the entry is named from the repository.
     .replace(/^main = "(.*)"$/m, (_line, main: string) => `main = ${JSON.stringify(join(root, main))}`)
+    // So is an [alias] target (wrangler resolves it from the config's folder).
+    .replace(/^("[^"\n]+") = "(\.\/[^"]+)"$/gm, (_line, from: string, to: string) => `${from} = ${JSON.stringify(join(root, to))}`)
   if (/^\[ai\]/m.test(local) || !local.includes(`main = ${JSON.stringify(join(root, 'worker/consumer.ts'))}`)) {
     throw new Error('wrangler.consumer.toml changed shape: .ci/local-consumer.ts no longer finds its [ai] binding or main')
   }

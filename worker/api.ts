@@ -8,6 +8,7 @@ import type { Database } from './db/client'
 import { ID_PATTERN } from './db/ids'
 import { errorExamples } from './docs/document'
 import { ApiError, ERROR_CODES, type ErrorCode } from './errors'
+import { TrieRouter } from 'hono/router/trie-router'
 
 export interface AppEnv {
   Bindings: Env
@@ -27,6 +28,10 @@ export interface AppEnv {
 
 export function newRouter() {
   return new OpenAPIHono<AppEnv>({
+    // Hono's default SmartRouter builds a RegExpRouter from every route at the first request, which refuses this app's
+    // paths (`/auth/oauth/:provider/link` beside `/auth/oauth/exchange`) and falls back to the TrieRouter: the failed
+    // build was paid at every cold start. The TrieRouter is the router the app already ran on.
+    router: new TrieRouter(),
     defaultHook: (result) => {
       if (result.success) return
       const issues = result.error.issues.map((issue) => ({

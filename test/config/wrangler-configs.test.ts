@@ -60,6 +60,7 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
     expect(consumer.compatibility_date).toBe(api.compatibility_date)
     expect(consumer.compatibility_flags).toEqual(api.compatibility_flags)
     expect(consumer.rules).toEqual(api.rules)
+    expect(consumer.alias).toEqual(api.alias)
   })
 
   it('runs locally as itself less the AI binding, with the run\'s settings beside it (.ci/local-consumer.ts)', () => {
@@ -68,7 +69,9 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
       const local = read(writeLocalConsumerConfig(dir, { JWT_SECRET: 'a-secret-long-enough-for-the-schema-check' }))
       expect(local.ai).toBeUndefined()
       expect(local.main).toBe(consumer.main)
-      expect({ ...local, ai: consumer.ai, configPath: undefined, userConfigPath: undefined }).toEqual({ ...consumer, configPath: undefined, userConfigPath: undefined })
+      // Its [alias] names the same files from the repository (a config's relative paths start at its folder).
+      expect(local.alias).toEqual(Object.fromEntries(Object.entries(consumer.alias ?? {}).map(([from, to]) => [from, join(root, String(to))])))
+      expect({ ...local, ai: consumer.ai, alias: consumer.alias, configPath: undefined, userConfigPath: undefined }).toEqual({ ...consumer, configPath: undefined, userConfigPath: undefined })
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
