@@ -8,3 +8,6 @@ export default {
   ...consumer,
   fetch: () => new Response('ok'),
 } satisfies ExportedHandler<ConsumerEnv, StepMessage | PreviewMessage>
+
+// The consumer's Durable Object class (the sidecar's Container), which its config binds: part of its bundle.
+export { GotenbergContainer } from '../../worker/consumer'

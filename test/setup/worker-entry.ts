@@ -14,3 +14,4 @@ const consumer = consumerHandlers(() => localEngines)
 export default { ...api, ...consumer } satisfies ExportedHandler<Env, StepMessage | PreviewMessage>
 
 export { RateLimiter } from '../../worker/index'
+export { GotenbergContainer } from '../../worker/consumer'
