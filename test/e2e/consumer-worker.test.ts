@@ -3,7 +3,7 @@
 // of both configs: each Worker is given its own TRANSCRIBE_MODEL (test/e2e/dev-worker.ts), and the whisper stand-in
 // records the fields of every transcription request, so the request itself tells which Worker made it; each is given
 // its own PDF_MAX_PAGES too, which only the drawing of a PDF page reads.
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { EdgefloorClient } from '../../client/index.ts'
@@ -81,6 +81,9 @@ describe('the consumer Worker under wrangler dev', () => {
       expect(new TextDecoder().decode((await client.downloadBytes(made[0]!._id)).subarray(0, 5))).toBe('%PDF-')
       expect(pngSize(await client.downloadBytes(made[1]!._id)).width).toBeGreaterThan(0)
     }
+    // The object named "sidecar" ran: its storage is in the run's state, under the consumer's class.
+    const objects = readdirSync(join(inject('devWorkerState'), 'v3/do/edgefloor-consumer-GotenbergContainer'))
+    expect(objects.filter((file) => /^[0-9a-f]{64}\.sqlite$/.test(file))).toHaveLength(1)
   })
 
   // Issue 29: each engine family runs in an engine Worker of its own (wrangler.engine-*.toml), which the consumer
