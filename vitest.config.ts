@@ -8,6 +8,8 @@
 // - `e2e`: the real Worker under `wrangler dev` (one for every file), the sidecar, Chromium and real clients.
 // Integration projects wait for queues and LibreOffice on a machine that may be busy: their deadlines are sized
 // for that (never vitest's 5 s default), and every poll fails loudly at its deadline (test/support/until.ts).
+// Sets SSL_CERT_FILE before any workerd starts, so workerd trusts the tests' loopback HTTPS servers.
+import './test/setup/loopback-tls.ts'
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
 import { fileURLToPath } from 'node:url'
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
@@ -96,6 +98,9 @@ function workerdProject(name: string, test: TestProjectInlineConfiguration['test
         remoteBindings: false,
         miniflare: {
           queueConsumers: consumerWorkerQueues(),
+          // The consumer Worker's Container class, bound under a name of its own: the pipeline here converts through
+          // GOTENBERG_URL, and a test converts through the class (with no container, as wrangler dev runs it).
+          durableObjects: { SIDECAR_CONTAINER: { className: 'GotenbergContainer', useSQLite: true } },
           bindings: {
             JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
             // A quota so large no test reaches it by uploading, finite so a test can bring one user near it (a

@@ -7,3 +7,6 @@ export default {
   ...consumer,
   fetch: () => new Response('ok'),
 } satisfies ExportedHandler<ConsumerEnv, QueueMessage>
+
+// The consumer's Durable Object class (the sidecar's Container), which its config binds: part of its bundle.
+export { GotenbergContainer } from '../../worker/consumer'

@@ -89,3 +89,6 @@ export default {
     return runStep(request, env)
   },
 } satisfies ExportedHandler<ConsumerEnv, QueueMessage>
+
+// The consumer's Durable Object class (the sidecar's Container), which its config binds: part of its bundle.
+export { GotenbergContainer } from '../../worker/consumer'

@@ -13,3 +13,4 @@ const consumer = consumerHandlers(() => localEngines)
 export default { ...api, ...consumer } satisfies ExportedHandler<Env, QueueMessage>
 
 export { RateLimiter } from '../../worker/index'
+export { GotenbergContainer } from '../../worker/consumer'
