@@ -20,7 +20,7 @@ interface Metafile {
 
 function bundleInputs(config: string): Metafile['inputs'] {
   const out = join(scratch, config)
-  const built = spawnSync(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', out, '--metafile', join(out, 'meta.json'), '-c', config], {
+  const built = spawnSync(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--containers-rollout=none', '--outdir', out, '--metafile', join(out, 'meta.json'), '-c', config], {
     cwd: root,
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
     encoding: 'utf8',
