@@ -16,8 +16,9 @@ const TIERS: readonly { name: string; files: readonly RegExp[] }[] = [
   { name: 'files/converters', files: [/^worker\/(files|converters|auth|rules|models|email)\//] },
   { name: 'engines', files: [/^worker\/engines\//] },
   { name: 'db', files: [/^worker\/db\//] },
-  // Leaves every tier may use: the error table, the settings, name checks, sealing, magic numbers.
-  { name: 'leaves', files: [/^worker\/(errors|config|names|sealing|magic)\.ts$/] },
+  // Leaves every tier may use: the error table, the settings, name checks, sealing, magic numbers, and zod's one
+  // locale (the bundles' [alias] of zod's locales index).
+  { name: 'leaves', files: [/^worker\/(errors|config|names|sealing|magic|zod-locales)\.ts$/] },
 ]
 
 const ROUTES = TIERS.findIndex((tier) => tier.name === 'routes')
