@@ -166,8 +166,8 @@ describe('office-to-pdf: Gotenberg options through POST /files/:id/convert', () 
 
 // The Cloudflare Containers path (worker/engines/gotenberg-container.ts), tested here without containers (no Docker
 // on this machine): in workerd, the Durable Object's forwarding runs against a stand-in for its `ctx.container` whose
-// port is the local sidecar (workerd will not build a DurableObjectState outside a namespace, so the class's one-line
-// fetch is not itself called), so the Worker's side (binding → forwarding → container port) is the deployed code.
+// port is the local sidecar, so the Worker's side (binding → forwarding → container port) is the deployed code; and
+// the class itself, bound without a container (SIDECAR_CONTAINER, vitest.config.ts), forwards as wrangler dev runs it.
 describe('office-to-pdf through the sidecar Container', () => {
   /** A stand-in for workerd's Container: not running until started, then its port is the local sidecar. */
   function standInContainer(sidecarUrl: string) {

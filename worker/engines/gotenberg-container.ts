@@ -27,7 +27,7 @@ const SIDECAR_ENV = {
   SIDECAR_HEALTH_LOGGING: 'false',
 }
 
-/** What of workerd's Container the forwarding uses (a test stands in for it: workerd builds no DurableObjectState). */
+/** What of workerd's Container the forwarding uses (tests stand in for it: no container runs without Docker). */
 export interface SidecarContainer extends Pick<Container, 'running' | 'start' | 'setInactivityTimeout'> {
   getTcpPort(port: number): { fetch(request: Request): Promise<Response> }
 }
