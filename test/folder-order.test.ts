@@ -75,3 +75,29 @@ describe('the folder order of worker/', () => {
     ])
   })
 })
+
+// One module owns each table and the bucket (STYLE.md §1); everyone else calls it.
+describe('owners of tables and of the bucket', () => {
+  /** The tables a source imports from db/schema. */
+  const tablesOf = (source: string) =>
+    [...source.matchAll(/^import\s+\{([^}]*)\}\s+from\s+'[./]*db\/schema'/gm)].flatMap((match) =>
+      match[1]!
+        .split(',')
+        .map((name) => name.trim())
+        .filter((name) => name && !name.startsWith('type ')),
+    )
+  const importers = (table: string) => Object.keys(sources).filter((path) => tablesOf(sources[path]!).includes(table))
+
+  it('reads and writes jobs and job_steps only in pipeline/jobs.ts', () => {
+    expect([...new Set([...importers('jobs'), ...importers('jobSteps')])]).toEqual(['worker/pipeline/jobs.ts'])
+  })
+
+  it('reads and writes files and previews only in files/', () => {
+    expect([...importers('files'), ...importers('previews')].filter((path) => !path.startsWith('worker/files/'))).toEqual([])
+  })
+
+  it('reaches the bucket only in files/', () => {
+    const calls = Object.entries(sources).filter(([path, source]) => !path.startsWith('worker/files/') && /\b(bucket|BUCKET)\.(get|put|head|list|delete|createMultipartUpload|resumeMultipartUpload)\(/.test(source))
+    expect(calls.map(([path]) => path)).toEqual([])
+  })
+})

@@ -2,7 +2,7 @@
 // instead of as U+FFFD. DejaVu Sans stands in for a CJK font here: it has Hebrew, which DejaVu Sans Mono lacks.
 import { env } from 'cloudflare:test'
 import { afterAll, describe, expect, it } from 'vitest'
-import { resourceReader } from '../../worker/converters/converter'
+import { resourceReader } from '../../worker/files/input'
 import { textToPng } from '../../worker/converters/text-to-png'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'

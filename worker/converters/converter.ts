@@ -136,15 +136,6 @@ export function settingsFor<K extends keyof Config>(converter: ConverterInfo<K>,
   return Object.fromEntries((converter.settings ?? []).map((key) => [key, config[key]])) as Pick<Config, K>
 }
 
-/** A read-only view of the files under `prefix`; undefined when the prefix is empty (it would be every file). */
-export function resourceReader(bucket: R2Bucket, prefix: string): ResourceReader | undefined {
-  if (!prefix) return undefined
-  return {
-    list: async (limit) => (await bucket.list({ prefix, limit })).objects.map(({ key, size }) => ({ key, size })),
-    read: async (key) => (key.startsWith(prefix) ? (await bucket.get(key))?.arrayBuffer() : undefined),
-  }
-}
-
 /** Whether a file with one of the converter's extensions converts here, given the type sniffed from its bytes. */
 export function acceptsWithExtension(converter: ConverterInfo, contentType: string): boolean {
   return converter.accepts === undefined || converter.accepts.includes(contentType)

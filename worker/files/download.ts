@@ -3,7 +3,8 @@
 // §13) are decided before R2 is read: a 304, 412 or 416 costs no object read. Ranges are parsed here too, so
 // the answer never depends on how the storage layer reads a header.
 import { ApiError } from '../errors'
-import { downloadName, type FileRow } from './records'
+import { downloadName } from './naming'
+import type { FileRow } from './records'
 
 /** RFC 6266: an ASCII fallback plus the exact UTF-8 name in filename*. */
 export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {

@@ -1,10 +1,20 @@
-// Deleting objects from R2: the one batched delete every module calls (R2 takes at most 1000 keys a call), and
-// the record of what failed to delete (pending_deletes), retried by the scheduled sweep, so an object that
-// outlived its record is never lost track of.
+// Objects in R2: reading and writing whole objects (previews; uploads stream through store.ts), the one batched
+// delete every module calls (R2 takes at most 1000 keys a call), and the record of what failed to delete
+// (pending_deletes), retried by the scheduled sweep, so an object that outlived its record is never lost track of.
 import { eq, inArray, sql } from 'drizzle-orm'
 import type { Database } from '../db/client'
 import { pendingDeletes } from '../db/schema'
 import { describeError } from '../errors'
+
+/** One object's bytes and metadata, or null when it is gone. */
+export function readObject(bucket: R2Bucket, key: string): Promise<R2ObjectBody | null> {
+  return bucket.get(key)
+}
+
+/** Writes a small object whose bytes are all in hand (a preview). */
+export async function writeObject(bucket: R2Bucket, key: string, bytes: Uint8Array, contentType: string): Promise<void> {
+  await bucket.put(key, bytes, { httpMetadata: { contentType } })
+}
 
 /** R2's limit: "delete … up to 1000 keys" per call (R2 Workers API, `R2Bucket.delete`). */
 export const R2_DELETE_MAX_KEYS = 1000

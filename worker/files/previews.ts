@@ -7,6 +7,7 @@ import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { previews } from '../db/schema'
 import type { FileRow } from './records'
+import { deleteObjects, forgetPendingDelete, writeObject } from './objects'
 import { holdQuota } from './quota'
 
 export type PreviewRow = typeof previews.$inferSelect
@@ -87,7 +88,7 @@ export async function storePreview(deps: { db: Database; bucket: R2Bucket; confi
   const hold = await holdQuota(deps.db, deps.config.FILES_QUOTA_BYTES, file.userId, { bytes: bytes.byteLength })
   let stored: boolean
   try {
-    await deps.bucket.put(key, bytes, { httpMetadata: { contentType } })
+    await writeObject(deps.bucket, key, bytes, contentType)
     const [updated] = await deps.db.batch([
       deps.db
         .update(previews)
@@ -96,18 +97,20 @@ export async function storePreview(deps: { db: Database; bucket: R2Bucket; confi
         .returning({ key: previews.key }),
       // The bytes count through the row from here, in the same transaction.
       hold.commit(),
+      // A delete of this key that failed earlier must not remove these bytes.
+      forgetPendingDelete(deps.db, key),
     ])
     stored = updated.length > 0
   } catch (error) {
     await hold.release()
-    await deps.bucket.delete(key).catch(() => {})
+    await deleteObjects(deps.db, deps.bucket, [key])
     throw error
   }
   if (stored) return true
   // An object exists only beside a ready row: the row went with its file or content, or was failed meanwhile (its
   // messages ran out while this delivery still drew). Another delivery's ready row keeps the object, which this one
   // rewrote byte for byte.
-  if ((await findPreview(deps.db, file, key))?.status !== 'ready') await deps.bucket.delete(key)
+  if ((await findPreview(deps.db, file, key))?.status !== 'ready') await deleteObjects(deps.db, deps.bucket, [key])
   return false
 }
 

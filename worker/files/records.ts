@@ -1,7 +1,7 @@
 // File records in D1: ownership in every WHERE clause (someone else's file is simply not found), listing with
 // cursor pagination, the public shape of a record, and deleting a file with everything converted from it.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, isNull, like, lt, sql, type SQL } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, like, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm'
 import type { BatchItem } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
@@ -85,6 +85,11 @@ export function filesOfJob(db: Database, userId: string, jobId: string) {
   return db.query.files.findMany({ where: and(eq(files.jobId, jobId), eq(files.userId, userId)) })
 }
 
+/** The files the jobs of `jobIds` (a subquery of the caller's jobs) made, as a query a route can batch with others. */
+export function filesOfJobs(db: Database, userId: string, jobIds: SQLWrapper) {
+  return db.query.files.findMany({ where: and(eq(files.userId, userId), inArray(files.jobId, jobIds)) })
+}
+
 /** The caller's file, as a query a route can batch with others (ownedFile turns its rows into the row or a 404). */
 export function ownedFileQuery(db: Database, userId: string, id: string) {
   return db.select().from(files).where(and(eq(files.id, id), eq(files.userId, userId))).limit(1)
@@ -156,33 +161,6 @@ function treeOf(userId: string, rootId: string): SQL {
       UNION
       SELECT files.id FROM files JOIN tree ON files.parent_id = tree.id WHERE files.user_id = ${userId}
     )`
-}
-
-/** The name without its extension, when it ends with it (a name the owner changed may not). */
-export function nameWithoutExtension(name: string, extension: string): string {
-  return extension && name.toLowerCase().endsWith(extension.toLowerCase()) && name.length > extension.length ? name.slice(0, -extension.length) : name
-}
-
-/** The name to offer a download under: the record's name, with its extension when the name lacks it. */
-export function downloadName(row: Pick<FileRow, 'name' | 'extension'>): string {
-  return nameWithoutExtension(row.name, row.extension) === row.name ? `${row.name}${row.extension}` : row.name
-}
-
-/**
- * The base of a converted file's name: the name of the file the user uploaded (the top of the chain `file` is
- * in), without its extension, so every step of a chain names its outputs after the upload.
- */
-export async function conversionBaseName(db: Database, file: FileRow): Promise<string> {
-  if (!file.parentId) return nameWithoutExtension(file.name, file.extension)
-  const [top] = await db.all<{ name: string; extension: string }>(sql`
-    WITH RECURSIVE up(id, parent_id, name, extension, depth) AS (
-      SELECT id, parent_id, name, extension, 0 FROM files WHERE id = ${file.parentId} AND user_id = ${file.userId}
-      UNION ALL
-      SELECT files.id, files.parent_id, files.name, files.extension, up.depth + 1 FROM files JOIN up ON files.id = up.parent_id
-      WHERE files.user_id = ${file.userId} AND up.depth < 64
-    )
-    SELECT name, extension FROM up WHERE parent_id IS NULL`)
-  return top ? nameWithoutExtension(top.name, top.extension) : file.name
 }
 
 /**

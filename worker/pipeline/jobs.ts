@@ -1,18 +1,18 @@
 // Jobs and steps in D1: creating a job with its first step, the caller-scoped lookups, the job's public view
 // with its files in chain order, and the bookkeeping the consumer does as steps finish.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, isNull, lte, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, inArray, isNull, lte, sql } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
 import type { ConverterInfo } from '../converters/converter'
 import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
-import { files, jobs, jobSteps } from '../db/schema'
+import { jobs, jobSteps, users } from '../db/schema'
 import { iso } from '../db/times'
 import { ApiError, type ErrorCode } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
-import { FileResponseSchema, filesOfJob, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
+import { FileResponseSchema, filesOfJob, filesOfJobs, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
 import { signToken } from '../files/signed-url'
 
 export type JobRow = typeof jobs.$inferSelect
@@ -81,6 +81,32 @@ export function conversionErrorCode(status: number | null, error?: string | null
   return CONVERSION_ERROR_CODES[status ?? 422] ?? 'CONVERSION_FAILED'
 }
 
+/** A job by id alone, for the consumer and the webhooks: a queue message or a finished step names it. */
+export function findJob(db: Database, id: string): Promise<JobRow | undefined> {
+  return db.query.jobs.findFirst({ where: eq(jobs.id, id) })
+}
+
+/** A step by id alone, as a queue message names it. */
+export function findStep(db: Database, id: string): Promise<StepRow | undefined> {
+  return db.query.jobSteps.findFirst({ where: eq(jobSteps.id, id) })
+}
+
+/** The user a job belongs to, if the job still exists. */
+export async function jobOwnerId(db: Database, id: string): Promise<string | undefined> {
+  return (await db.query.jobs.findFirst({ where: eq(jobs.id, id), columns: { userId: true } }))?.userId
+}
+
+/** A job with its owner's security stamp (a signed events_url is checked against it), in one query. */
+export async function findJobWithOwnerStamp(db: Database, id: string): Promise<{ job: JobRow; securityStamp: string } | undefined> {
+  const [found] = await db.select({ job: jobs, securityStamp: users.securityStamp }).from(jobs).innerJoin(users, eq(users.id, jobs.userId)).where(eq(jobs.id, id)).limit(1)
+  return found
+}
+
+/** The newest job on a file's current content (a replace updates the record; older jobs converted the old bytes). */
+export function latestJobOfContent(db: Database, file: Pick<FileRow, 'id' | 'userId' | 'updatedAt'>): Promise<JobRow | undefined> {
+  return db.query.jobs.findFirst({ where: and(eq(jobs.fileId, file.id), eq(jobs.userId, file.userId), gte(jobs.createdAt, file.updatedAt)), orderBy: desc(jobs.id) })
+}
+
 export async function findOwnedJob(db: Database, userId: string, id: string): Promise<JobRow> {
   const job = await db.query.jobs.findFirst({ where: and(eq(jobs.id, id), eq(jobs.userId, userId)) })
   if (!job) throw jobNotFound()
@@ -108,7 +134,7 @@ export function fileJobsQueries(db: Database, userId: string, fileId: string) {
   return [
     jobsOfFile(db, userId, fileId),
     db.query.jobSteps.findMany({ where: inArray(jobSteps.jobId, ids), orderBy: [jobSteps.createdAt, jobSteps.id] }),
-    db.query.files.findMany({ where: and(eq(files.userId, userId), inArray(files.jobId, ids)) }),
+    filesOfJobs(db, userId, ids),
   ] as const
 }
 

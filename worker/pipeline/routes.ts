@@ -5,9 +5,7 @@ import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
 import { authorizedBatch, callerId, deferBearer, requireAuth } from '../auth/middleware'
-import { jobs, users } from '../db/schema'
 import { verifyToken, type Owner } from '../files/signed-url'
-import { eq } from 'drizzle-orm'
 import { officeJobOptions, OfficeOptionsSchema } from '../converters/catalog/office-to-pdf'
 import { converterFor, reachableTargets, refusalFor } from '../converters/registry'
 import { ApiError } from '../errors'
@@ -15,7 +13,7 @@ import { requestOrigin } from '../origin'
 import { FileResponseSchema, ownedFile, ownedFileQuery, toFileResponse } from '../files/records'
 import { callerFile } from '../files/routes'
 import { startJob, waitForJob } from './start'
-import { checkQueuedSteps, conversionErrorCode, fileJobsQueries, findOwnedJob, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, type JobRow } from './jobs'
+import { checkQueuedSteps, conversionErrorCode, fileJobsQueries, findJobWithOwnerStamp, findOwnedJob, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, type JobRow } from './jobs'
 import { checkCallbackUrl, webhookSecret } from './webhooks'
 import { enqueueSteps } from '../queue'
 
@@ -149,7 +147,7 @@ const viewWithSecret = async (c: Context<AppEnv>, job: JobRow) => withSecret(c, 
  */
 async function eventsCaller(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<{ job: JobRow; owner: Owner }> {
   if (signed !== undefined && c.req.header('authorization') === undefined) {
-    const [found] = await c.var.db.select({ job: jobs, securityStamp: users.securityStamp }).from(jobs).innerJoin(users, eq(users.id, jobs.userId)).where(eq(jobs.id, id)).limit(1)
+    const found = await findJobWithOwnerStamp(c.var.db, id)
     const owner = found && { id: found.job.userId, securityStamp: found.securityStamp }
     if (!found || !owner || !(await verifyToken(c.var.config, 'job events', signed, id, owner))) throw new ApiError('EVENTS_LINK_INVALID')
     return { job: found.job, owner }

@@ -1,15 +1,13 @@
 // Starting a conversion job for a stored file, and waiting for it: used by POST /files/:id/convert and by
 // auto-conversion after an upload.
-import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
 import type { AppEnv } from '../api'
 import type { Config } from '../config'
 import { converterForFile, converterToward } from '../converters/registry'
 import type { Database } from '../db/client'
-import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
 import type { FileRow } from '../files/records'
-import { checkQueuedSteps, createJob, jobNotFound, keepWithinShare, type JobRow } from './jobs'
+import { checkQueuedSteps, createJob, findJob, jobNotFound, keepWithinShare, type JobRow } from './jobs'
 import { sealOptions } from './job-secrets'
 import { checkCallbackUrl } from './webhooks'
 import { enqueueSteps, type StepMessage } from '../queue'
@@ -49,7 +47,7 @@ const POLL_MS = 200
 export async function waitForJob(db: Database, jobId: string, waitMs: number): Promise<JobRow> {
   const deadline = Date.now() + waitMs
   for (;;) {
-    const job = await db.query.jobs.findFirst({ where: eq(jobs.id, jobId) })
+    const job = await findJob(db, jobId)
     if (!job) throw jobNotFound()
     if (job.status === 'done' || job.status === 'failed' || Date.now() >= deadline) return job
     await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))))

@@ -1,22 +1,20 @@
 // The step runner: runs one step of a job per queue message. Every effect is idempotent, because Queues deliver
 // at least once: outputs are stored under a unique (step, output index), next steps under a unique (job,
 // source, part), and a finished step is skipped when its message comes again.
-import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
-import { ConversionError, resourceReader, settingsFor, type ConversionContext, type ConversionOutput, type ConverterInfo } from '../converters/converter'
+import { ConversionError, settingsFor, type ConversionContext, type ConversionOutput, type ConverterInfo } from '../converters/converter'
 import { converterForFile, converterToward } from '../converters/registry'
 import type { Database } from '../db/client'
 import type { Engines } from '../engine-workers/engines'
-import { jobs, jobSteps } from '../db/schema'
 import { ApiError, describeError } from '../errors'
-import { conversionBaseName, deleteStepOutputs, findFileOf, mergeFileMetadata, type FileRow } from '../files/records'
+import { conversionBaseName, outputName } from '../files/naming'
+import { deleteStepOutputs, findFileOf, mergeFileMetadata, type FileRow } from '../files/records'
 import { objectKey, outputKey } from '../files/keys'
 import { holdQuota } from '../files/quota'
 import { storeFile } from '../files/store'
-import { storedInput } from './input'
+import { resourceReader, storedInput } from '../files/input'
 import { openOptions } from './job-secrets'
-import { ensureSteps, failJob, finishJobIfDone, newStep, shouldYieldTurn, updateJob, updateStep, type JobRow, type StepRow } from './jobs'
-import { outputName } from './naming'
+import { ensureSteps, failJob, findJob, findStep, finishJobIfDone, jobOwnerId, newStep, shouldYieldTurn, updateJob, updateStep, type JobRow, type StepRow } from './jobs'
 import { notifyJobFinished } from './webhooks'
 import { enqueueSteps, requeueStep, type StepMessage } from '../queue'
 
@@ -65,9 +63,9 @@ async function sourcesOf(db: Database, job: JobRow, step: StepRow, when = ''): P
  */
 export async function runStep(deps: PipelineDeps, message: StepMessage, attempt: number): Promise<void> {
   const { db } = deps
-  const step = await db.query.jobSteps.findFirst({ where: eq(jobSteps.id, message.stepId) })
+  const step = await findStep(db, message.stepId)
   if (!step || step.status === 'done' || step.status === 'split' || step.status === 'failed') return
-  const job = await db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) })
+  const job = await findJob(db, step.jobId)
   if (!job || job.status === 'failed' || job.status === 'done') return
   const found = await sourcesOf(db, job, step)
   const converter = deps.engines.converter(step.converter)
@@ -191,8 +189,8 @@ const YIELD_DELAY_SECONDS = 1
  * again as a new message (its attempts are not spent) and this one acknowledged. Answers whether it did.
  */
 async function yieldedTurn(deps: PipelineDeps, message: Message<StepMessage>): Promise<boolean> {
-  const job = await deps.db.query.jobs.findFirst({ where: eq(jobs.id, message.body.jobId), columns: { userId: true } })
-  if (!job || !(await shouldYieldTurn(deps.db, job.userId))) return false
+  const userId = await jobOwnerId(deps.db, message.body.jobId)
+  if (!userId || !(await shouldYieldTurn(deps.db, userId))) return false
   await requeueStep(deps.queue, message.body, YIELD_DELAY_SECONDS)
   message.ack()
   return true
@@ -214,8 +212,8 @@ export async function consumeConversions(messages: readonly Message<StepMessage>
 /** Messages that ran out of retries: their step and job fail with the last reason. */
 export async function consumeDeadLetters(messages: readonly Message<StepMessage>[], deps: PipelineDeps): Promise<void> {
   for (const message of messages) {
-    const step = await deps.db.query.jobSteps.findFirst({ where: eq(jobSteps.id, message.body.stepId) })
-    const job = step && (await deps.db.query.jobs.findFirst({ where: eq(jobs.id, step.jobId) }))
+    const step = await findStep(deps.db, message.body.stepId)
+    const job = step && (await findJob(deps.db, step.jobId))
     if (step && job && step.status !== 'done' && step.status !== 'split') {
       const last = step.error?.replace(/^retrying: /, '') ?? 'unknown error'
       const source = await findFileOf(deps.db, job.userId, step.sourceFileId)

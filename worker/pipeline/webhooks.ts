@@ -1,11 +1,10 @@
 // The optional callback of a job: when it finishes, a POST to its callback_url with the job's outcome, signed
 // with HMAC-SHA256 over "<timestamp>.<body>" under the job's own secret (shown to its owner in GET /jobs/:id),
 // retried a few times with backoff on network errors and 5xx.
-import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
-import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
+import { findJob } from './jobs'
 import { addressLiteral, isLocalName, specialUseRange } from '../../sidecar/addresses.ts'
 
 const encoder = new TextEncoder()
@@ -91,7 +90,7 @@ async function checkCallbackHost(config: Config, url: URL): Promise<void> {
 const ATTEMPTS = 4
 
 export async function notifyJobFinished(deps: { db: Database; config: Config }, jobId: string): Promise<void> {
-  const job = await deps.db.query.jobs.findFirst({ where: eq(jobs.id, jobId) })
+  const job = await findJob(deps.db, jobId)
   if (!job?.callbackUrl) return
   // The name may point elsewhere by now (DNS rebinding): its addresses are checked again.
   const checked = await checkCallbackHost(deps.config, new URL(job.callbackUrl)).catch((error: unknown) => error)

@@ -2,15 +2,13 @@
 // the consumer Worker (draw.ts) and the request waits for it, without drawing anything itself, up to a deadline.
 // The files module stores it (counted in the quota, deleted with its file or content). An Office document is
 // previewed from its PDF, which the chain makes when it is missing: meanwhile the caller is told to come back.
-import { and, desc, eq, gte } from 'drizzle-orm'
 import type { Config } from '../config'
 import { ConversionError } from '../converters/converter'
 import type { Database } from '../db/client'
-import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
 import { findPreview, type PreviewRow, previewKey, queuedPreviews, queuePreview, requeuePreview, unqueuePreview } from '../files/previews'
 import { findConvertedPdf, type FileRow } from '../files/records'
-import { conversionErrorCode, type JobRow } from '../pipeline/jobs'
+import { conversionErrorCode, latestJobOfContent, type JobRow } from '../pipeline/jobs'
 import { startJob } from '../pipeline/start'
 import { enqueuePreview, type PreviewMessage, type StepMessage } from '../queue'
 import { previewKind } from '../files/preview-kind'
@@ -73,11 +71,7 @@ function drawAgain(row: PreviewRow, config: Config, now: number): boolean {
 
 /** A job making the document's PDF: the one already running, else a new one toward .pdf; a failure is answered. */
 async function pdfJob(deps: PreviewDeps, file: FileRow): Promise<JobRow> {
-  // Only jobs on the current content: a replace updates the record, and older jobs converted the old bytes.
-  const latest = await deps.db.query.jobs.findFirst({
-    where: and(eq(jobs.fileId, file.id), eq(jobs.userId, file.userId), gte(jobs.createdAt, file.updatedAt)),
-    orderBy: desc(jobs.id),
-  })
+  const latest = await latestJobOfContent(deps.db, file)
   if (latest && (latest.status === 'queued' || latest.status === 'running')) return latest
   if (latest?.status === 'failed') {
     throw new ApiError(conversionErrorCode(latest.errorStatus), { message: latest.error ?? undefined, details: { job: latest.id } })

@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi'
 import { errorResponse, newRouter, securedRoute, Id } from '../api'
 import { evaluatePreconditions } from '../files/download'
+import { readObject } from '../files/objects'
 import { downloadOwner } from '../files/routes'
 import { ApiError } from '../errors'
 import { cachedPreview, keepPreview, previewCacheKey } from './edge-cache'
@@ -80,7 +81,7 @@ export function previewRoutes() {
       return c.json({ message: `the preview is being drawn: ask again in ${PREVIEW_RETRY_AFTER_SECONDS} s` }, 202)
     }
     headers.set('content-type', answer.contentType)
-    const object = await c.env.BUCKET.get(answer.key)
+    const object = await readObject(c.env.BUCKET, answer.key)
     if (!object) throw new ApiError('FILE_NOT_FOUND')
     headers.set('content-length', String(object.size))
     const body = keepPreview((promise) => c.executionCtx.waitUntil(promise), cacheKey, object.body, answer.contentType, object.size)
