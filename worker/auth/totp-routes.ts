@@ -5,9 +5,11 @@ import { z } from '@hono/zod-openapi'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, describeRoute } from '../api'
 import { ApiError } from '../errors'
 import { authorizedBatch, callerId, requireAuth } from './middleware'
-import { LoginUser, openSession, Session } from './routes'
-import { limitSecondFactorAttempts, readSecondStepToken, removeTotpFactor, renewRecoveryCodes, startTotpEnrolment, confirmTotpEnrolment, spendSecondFactor, totpStatus, totpStatusQueries } from './totp'
-import { findUser, loginShape, spendToken } from './users'
+import { clientOf, LoginUser, Session, sessionAnswer } from './routes'
+import { sessionStart } from './sessions'
+import { previousChanged } from '../db/guarded'
+import { limitSecondFactorAttempts, readSecondStepToken, proofSpending, removeTotpFactor, renewRecoveryCodes, startTotpEnrolment, confirmTotpEnrolment, totpFactorQuery, totpStatus, totpStatusQueries } from './totp'
+import { findUserQuery, loginShape, tokenSpending } from './users'
 
 const tags = ['Second factor']
 const secured = <const R extends Parameters<typeof securedRoute>[1]>(config: R) => securedRoute(tags, { middleware: [requireAuth()] as const, ...config })
@@ -134,12 +136,18 @@ export function totpRoutes() {
       const claims = await readSecondStepToken(c.var.config, second_factor_token)
       if (!claims) throw new ApiError('TOKEN_INVALID')
       await limitSecondFactorAttempts(c.env.RATE_LIMITER, c.var.config, claims.sub)
-      const user = await findUser(c.var.db, claims.sub)
+      const db = c.var.db
+      const [[user], [factor]] = await db.batch([findUserQuery(db, claims.sub), totpFactorQuery(db, claims.sub)])
       // A password reset or "sign out everywhere" since the password step ends the login.
       if (!user || user.securityStamp !== claims.stm) throw new ApiError('TOKEN_INVALID')
-      if (!(await spendSecondFactor(c.var.db, c.var.config, user.id, { code, recoveryCode: recovery_code }))) throw new ApiError('SECOND_FACTOR_INVALID')
-      // Spent only after a right code: a typo does not end the login, and the rate limit bounds the guesses.
-      if (!(await spendToken(c.var.db, claims.jti, claims.exp))) throw new ApiError('TOKEN_INVALID')
-      return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
+      const spending = await proofSpending(db, c.var.config, factor, { code, recoveryCode: recovery_code })
+      if (!spending) throw new ApiError('SECOND_FACTOR_INVALID')
+      // One round trip: the proof spent, then the token only if the proof was (a typo does not end the login, and the
+      // rate limit bounds the guesses), then the session only if the token was.
+      const session = await sessionStart(db, c.var.config, user.id, clientOf(c), { afterChange: true })
+      const [proof, token] = await db.batch([spending.write, tokenSpending(db, claims.jti, claims.exp, { userId: user.id, condition: previousChanged }), ...session.statements])
+      if (proof.length === 0) throw new ApiError('SECOND_FACTOR_INVALID')
+      if (token.length === 0) throw new ApiError('TOKEN_INVALID')
+      return c.json({ ...(await sessionAnswer(c, user, session)), user: loginShape(user) }, 200)
     })
 }

@@ -42,9 +42,8 @@ export function totpFactorQuery(db: Database, userId: string) {
  * SECOND_FACTOR_REQUIRED with a short-lived token for POST /auth/login/totp (PocketBase's way: a client that knows no
  * second factor sees a refused login, never a session without one).
  */
-export async function requireSecondStep(db: Database, config: Config, user: { id: string; securityStamp: string }): Promise<void> {
-  const factor = await findTotpFactor(db, user.id)
-  if (factor?.confirmedAt == null) return
+export async function requireSecondStep(config: Config, user: { id: string; securityStamp: string; hasSecondFactor: boolean }): Promise<void> {
+  if (!user.hasSecondFactor) return
   const { token, expiresIn } = await issueSecondStepToken(config, user)
   throw new ApiError('SECOND_FACTOR_REQUIRED', { details: { second_factor_token: token, expires_in: expiresIn, methods: ['totp', 'recovery_code'] } })
 }
@@ -75,14 +74,22 @@ export async function startTotpEnrolment(db: Database, config: Config, user: { i
  * the second attempt of an OTP after a successful validation).
  */
 async function spendTotpCode(db: Database, config: Config, factor: TotpFactor, code: string): Promise<boolean> {
+  const claim = await totpCodeSpending(db, config, factor, code)
+  return claim !== undefined && (await claim.write).length === 1
+}
+
+/** The conditional update that spends a code (one row when it did), for a batch; undefined for a code of no
+ * acceptable step, which spends nothing. (Wrapped: an async function would run a query it returned.) */
+async function totpCodeSpending(db: Database, config: Config, factor: TotpFactor, code: string) {
   const step = await matchingStep(await openSecret(config, factor.userId, factor.secret), code, Date.now() / 1000)
-  if (step === undefined || step <= factor.lastUsedStep) return false
-  const claimed = await db
-    .update(totpFactors)
-    .set({ lastUsedStep: step })
-    .where(and(eq(totpFactors.userId, factor.userId), lt(totpFactors.lastUsedStep, step)))
-    .returning({ userId: totpFactors.userId })
-  return claimed.length === 1
+  if (step === undefined || step <= factor.lastUsedStep) return undefined
+  return {
+    write: db
+      .update(totpFactors)
+      .set({ lastUsedStep: step })
+      .where(and(eq(totpFactors.userId, factor.userId), lt(totpFactors.lastUsedStep, step)))
+      .returning({ userId: totpFactors.userId }),
+  }
 }
 
 /** Recovery codes: 16 base32 characters (80 random bits) in groups of four. */
@@ -123,16 +130,27 @@ export interface SecondFactorProof {
 
 /** Spends a TOTP code or a recovery code of the user's confirmed factor; false for anything else. */
 export async function spendSecondFactor(db: Database, config: Config, userId: string, proof: SecondFactorProof): Promise<boolean> {
-  const factor = await findTotpFactor(db, userId)
-  if (factor?.confirmedAt == null) return false
-  if (proof.code !== undefined) return spendTotpCode(db, config, factor, proof.code)
-  if (proof.recoveryCode === undefined) return false
-  const spent = await db
-    .update(recoveryCodes)
-    .set({ usedAt: Date.now() })
-    .where(and(eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeHash, await sha256Hex(normalizeRecoveryCode(proof.recoveryCode))), isNull(recoveryCodes.usedAt)))
-    .returning({ id: recoveryCodes.id })
-  return spent.length === 1
+  const spending = await proofSpending(db, config, await findTotpFactor(db, userId), proof)
+  return spending !== undefined && (await spending.write).length === 1
+}
+
+/**
+ * The write that spends a proof of the confirmed factor (a TOTP code or a recovery code), for a batch: it answers
+ * one row when it spent it. Undefined when the proof cannot be good (no confirmed factor, a code of no acceptable
+ * step): nothing to write.
+ */
+export async function proofSpending(db: Database, config: Config, factor: TotpFactor | undefined, proof: SecondFactorProof) {
+  if (factor?.confirmedAt == null) return undefined
+  if (proof.code !== undefined) return totpCodeSpending(db, config, factor, proof.code)
+  if (proof.recoveryCode === undefined) return undefined
+  const codeHash = await sha256Hex(normalizeRecoveryCode(proof.recoveryCode))
+  return {
+    write: db
+      .update(recoveryCodes)
+      .set({ usedAt: Date.now() })
+      .where(and(eq(recoveryCodes.userId, factor.userId), eq(recoveryCodes.codeHash, codeHash), isNull(recoveryCodes.usedAt)))
+      .returning({ userId: recoveryCodes.userId }),
+  }
 }
 
 /** The reads of GET /auth/totp, for one batch: the factor and the recovery codes left. */
