@@ -12,7 +12,8 @@ import { limitSecondFactorAttempts, readSecondStepToken, proofSpending, removeTo
 import { findUserQuery, loginShape, tokenSpending } from './users'
 
 const tags = ['Second factor']
-const secured = <const R extends Parameters<typeof securedRoute>[1]>(config: R) => securedRoute(tags, { middleware: [requireAuth()] as const, ...config })
+// Each route reads the caller's factor in the session check's round trip (requireAuth sharesRoundTrip, authorizedBatch).
+const secured = <const R extends Parameters<typeof securedRoute>[1]>(config: R) => securedRoute(tags, { middleware: [requireAuth({ sharesRoundTrip: true })] as const, ...config })
 
 const Code = z.string().regex(/^\d{6}$/, 'must be the 6 digits the authenticator shows').openapi({ example: '287082' })
 const RecoveryCode = z.string().min(16).max(40).openapi({ example: 'mfrg-gzdf-mztw-q2lk' })
@@ -32,7 +33,6 @@ const proofErrors = {
 }
 
 const statusRoute = secured({
-  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   method: 'get',
   path: '/auth/totp',
   summary: "The caller's TOTP second factor: enabled, pending confirmation, recovery codes left",
@@ -112,24 +112,28 @@ export function totpRoutes() {
       return c.json({ enabled: status.enabled, pending: status.pending, confirmed_at: iso(status.confirmedAt), recovery_codes_left: status.recoveryCodesLeft }, 200)
     })
     .openapi(enrolRoute, async (c) => {
-      const { secret, uri } = await startTotpEnrolment(c.var.db, c.var.config, c.var.user)
+      const [[factor]] = await authorizedBatch(c, [totpFactorQuery(c.var.db, callerId(c))])
+      const { secret, uri } = await startTotpEnrolment(c.var.db, c.var.config, c.var.user, factor)
       return c.json({ secret, otpauth_uri: uri }, 201)
     })
     .openapi(confirmRoute, async (c) => {
+      const [[factor]] = await authorizedBatch(c, [totpFactorQuery(c.var.db, callerId(c))])
       await limitSecondFactorAttempts(c.env.RATE_LIMITER, c.var.config, c.var.user.id)
-      const codes = await confirmTotpEnrolment(c.var.db, c.var.config, c.var.user.id, c.req.valid('json').code)
+      const codes = await confirmTotpEnrolment(c.var.db, c.var.config, factor, c.req.valid('json').code)
       return c.json({ recovery_codes: codes }, 200)
     })
     .openapi(removeRoute, async (c) => {
+      const [[factor]] = await authorizedBatch(c, [totpFactorQuery(c.var.db, callerId(c))])
       await limitSecondFactorAttempts(c.env.RATE_LIMITER, c.var.config, c.var.user.id)
       const { code, recovery_code } = c.req.valid('json')
-      await removeTotpFactor(c.var.db, c.var.config, c.var.user.id, { code, recoveryCode: recovery_code })
+      await removeTotpFactor(c.var.db, c.var.config, c.var.user.id, factor, { code, recoveryCode: recovery_code })
       return c.json({ message: 'the second factor was removed' }, 200)
     })
     .openapi(renewRoute, async (c) => {
+      const [[factor]] = await authorizedBatch(c, [totpFactorQuery(c.var.db, callerId(c))])
       await limitSecondFactorAttempts(c.env.RATE_LIMITER, c.var.config, c.var.user.id)
       const { code, recovery_code } = c.req.valid('json')
-      return c.json({ recovery_codes: await renewRecoveryCodes(c.var.db, c.var.config, c.var.user.id, { code, recoveryCode: recovery_code }) }, 200)
+      return c.json({ recovery_codes: await renewRecoveryCodes(c.var.db, c.var.config, factor, { code, recoveryCode: recovery_code }) }, 200)
     })
     .openapi(loginStepRoute, async (c) => {
       const { second_factor_token, code, recovery_code } = c.req.valid('json')

@@ -24,6 +24,6 @@ export function insertForUser<T extends SQLiteTable>(db: Database, table: T, row
       return [key, (is(value, SQL) ? value : sql`${value === null ? null : column.mapToDriverValue(value)}`).as(column.name)]
     }),
   )
-  // biome-ignore lint/suspicious/noExplicitAny: the selected fields are the table's own columns, built above.
+  // The selected fields are the table's own columns, built above.
   return db.insert(table).select(db.select(fields).from(users).where(and(eq(users.id, userId), condition)) as any)
 }
