@@ -19,6 +19,15 @@ describe('sessions: access tokens end with their session', () => {
     expect((await me(other.body.token)).status).toBe(200)
   })
 
+  it('rotates a refresh token sent twice at once only once: the other is reuse, and the session ends', async () => {
+    const user = await signUp()
+    const answers = await Promise.all([0, 1].map(() => callJson('POST', '/auth/refresh', { json: { refresh_token: user.refreshToken } })))
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 401])
+    expect(answers.find((answer) => answer.status === 401)?.body.code).toBe('REFRESH_TOKEN_REUSED')
+    const rotated = answers.find((answer) => answer.status === 200)!
+    expect((await call('POST', '/auth/refresh', { json: { refresh_token: rotated.body.refresh_token } })).status).toBe(401)
+  })
+
   it('ends the access tokens of a session whose refresh token was reused (stolen)', async () => {
     const user = await signUp()
     const rotated = await callJson('POST', '/auth/refresh', { json: { refresh_token: user.refreshToken } })

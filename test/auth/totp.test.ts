@@ -160,6 +160,22 @@ describe('the TOTP second factor', () => {
     expect(replayed).toMatchObject({ status: 401, body: { code: 'SECOND_FACTOR_INVALID' } })
   })
 
+  // The code's step, the second-step token and the session are written in one batch, each only if the one before it
+  // changed a row (worker/db/guarded.ts): of two logins with one code at once, one gets a session.
+  it('signs in once when two second steps send one code at once', async () => {
+    const user = await signUp()
+    const { secret } = await enrol(user)
+    const code = await totp(secret, nowSeconds() + 30)
+    const tokens = [await passwordStep(user), await passwordStep(user)]
+    const answers = await Promise.all(tokens.map((token) => callJson('POST', '/auth/login/totp', { json: { second_factor_token: token, code } })))
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 401])
+    expect(answers.find((answer) => answer.status === 401)?.body.code).toBe('SECOND_FACTOR_INVALID')
+    const sessions = await env.DB.prepare('select count(*) as n from sessions where user_id = ?').bind(user.id).first<number>('n')
+    const refreshTokens = await env.DB.prepare('select count(*) as n from refresh_tokens where user_id = ?').bind(user.id).first<number>('n')
+    // signUp's session and the one login.
+    expect([sessions, refreshTokens]).toEqual([2, 2])
+  })
+
   it('signs in with a recovery code once, and renews and removes with one', async () => {
     const user = await signUp()
     const { recoveryCodes } = await enrol(user)

@@ -25,7 +25,7 @@ import {
 import { clientAddress, enforceRateLimit } from './rate-limit'
 import { LoginUser, openSession, Session } from './routes'
 import { requireSecondStep } from './totp'
-import { findUser, loginShape } from './users'
+import { loginShape } from './users'
 
 const tags = ['Sign-in providers']
 const ProviderParam = z.object({ provider: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/).openapi({ example: 'google' }) })
@@ -172,11 +172,9 @@ export function oidcRoutes(usersModel: ValuesMap = models.Users.values) {
     .openapi(providersRoute, (c) => c.json(listProviders(c.var.config), 200))
     .openapi(exchangeRoute, async (c) => {
       await limitStarts(c, 'oauth-exchange')
-      const userId = await redeemExchangeCode(c.var.db, c.req.valid('json').code)
-      const user = await findUser(c.var.db, userId)
-      if (!user) throw new ApiError('TOKEN_INVALID')
+      const user = await redeemExchangeCode(c.var.db, c.req.valid('json').code)
       if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) throw new ApiError('EMAIL_NOT_VERIFIED')
-      await requireSecondStep(c.var.db, c.var.config, user)
+      await requireSecondStep(c.var.config, user)
       return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
     })
     .openapi(startRoute, async (c) => {

@@ -12,7 +12,7 @@ import { oauthExchanges, oauthIdentities, oauthStates, users } from '../db/schem
 import { ApiError } from '../errors'
 import type { ValuesMap } from '../models/values'
 import { sha256Hex } from './sessions'
-import { createUser, findUserByEmail, normalizeEmail, type UserRecord } from './users'
+import { createUser, findUserByEmail, normalizeEmail, signInQuery, toSignInRecord, type SignInRecord, type UserRecord } from './users'
 
 /** How long a started sign-in may take at the provider. */
 const STATE_TTL_MS = 10 * 60_000
@@ -333,11 +333,18 @@ export async function issueExchangeCode(db: Database, userId: string): Promise<s
   return code
 }
 
-/** The user a one-time code was issued for, spending it; 401 when unknown, spent or expired. */
-export async function redeemExchangeCode(db: Database, code: string): Promise<string> {
-  const [taken] = await db.delete(oauthExchanges).where(eq(oauthExchanges.codeHash, await sha256Hex(code))).returning()
+/** The account a one-time code was issued for, spending it, in one round trip; 401 when unknown, spent or expired,
+ * or its account is gone. */
+export async function redeemExchangeCode(db: Database, code: string): Promise<SignInRecord> {
+  const codeHash = await sha256Hex(code)
+  const [[account], [taken]] = await db.batch([
+    signInQuery(db, eq(users.id, db.select({ userId: oauthExchanges.userId }).from(oauthExchanges).where(eq(oauthExchanges.codeHash, codeHash)))),
+    db.delete(oauthExchanges).where(eq(oauthExchanges.codeHash, codeHash)).returning(),
+  ])
   if (!taken || taken.expiresAt <= Date.now()) throw new ApiError('TOKEN_INVALID')
-  return taken.userId
+  const user = toSignInRecord(account)
+  if (!user) throw new ApiError('TOKEN_INVALID')
+  return user
 }
 
 export function listIdentities(db: Database, userId: string) {

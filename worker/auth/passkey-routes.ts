@@ -10,7 +10,8 @@ import { plainText } from '../models/values'
 import { authorizedBatch, callerId, requireAuth } from './middleware'
 import { authenticatePasskey, authenticationOptions, listPasskeys, registerPasskey, registrationOptions, removePasskey, type PasskeyRow } from './passkeys'
 import { clientAddress, enforceRateLimit } from './rate-limit'
-import { LoginUser, openSession, Session } from './routes'
+import { clientOf, LoginUser, Session, sessionAnswer } from './routes'
+import { sessionStart } from './sessions'
 import { loginShape } from './users'
 
 const tags = ['Passkeys']
@@ -99,9 +100,15 @@ export function passkeyRoutes() {
     })
     .openapi(loginRoute, async (c) => {
       await enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [`passkey-login:ip:${clientAddress(c.var.config, c.req.raw.headers)}`])
-      const user = await authenticatePasskey(c.var.db, c.var.config, c.req.valid('json').credential as AuthenticationResponseJSON)
-      if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) throw new ApiError('EMAIL_NOT_VERIFIED')
-      return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
+      const { user, used } = await authenticatePasskey(c.var.db, c.var.config, c.req.valid('json').credential as AuthenticationResponseJSON)
+      if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) {
+        await used
+        throw new ApiError('EMAIL_NOT_VERIFIED')
+      }
+      // The passkey's use and the session in one round trip.
+      const session = await sessionStart(c.var.db, c.var.config, user.id, clientOf(c))
+      await c.var.db.batch([used, ...session.statements])
+      return c.json({ ...(await sessionAnswer(c, user, session)), user: loginShape(user) }, 200)
     })
     .openapi(listRoute, async (c) => {
       const [rows] = await authorizedBatch(c, [listPasskeys(c.var.db, callerId(c))])

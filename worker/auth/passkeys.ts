@@ -9,7 +9,6 @@ import { newId } from '../db/ids'
 import { passkeyChallenges, passkeys, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { sha256Hex } from './sessions'
-import type { UserRecord } from './users'
 
 // @simplewebauthn/server and its ASN.1 and X.509 parsers are ~660 KB of the bundle, and evaluating them registers
 // decorators and a Reflect polyfill: loaded on the first passkey request, not when every isolate starts.
@@ -111,21 +110,30 @@ export async function authenticationOptions(db: Database, config: Config) {
   return options
 }
 
-/** The account a passkey's answer to a sign-in challenge proves; its counter and last use move. 401 otherwise. */
-export async function authenticatePasskey(db: Database, config: Config, response: AuthenticationResponseJSON): Promise<UserRecord> {
-  const [found] = await db.select({ passkey: passkeys, user: users }).from(passkeys).innerJoin(users, eq(users.id, passkeys.userId)).where(eq(passkeys.credentialId, response.id)).limit(1)
-  // An unknown credential still spends its challenge, so a probe cannot reuse one.
-  if (!found) {
-    await takeChallenge(db, 'login', null)(challengeOf(response))
-    throw new ApiError('PASSKEY_INVALID')
-  }
+/**
+ * The account a passkey's answer to a sign-in challenge proves, and the write that moves the passkey's counter and
+ * last use (for the batch that starts the session). 401 otherwise. The passkey is read and the challenge the answer
+ * names is spent in one round trip: any answer spends it, an unknown credential's too, so a probe cannot reuse one.
+ */
+export async function authenticatePasskey(db: Database, config: Config, response: AuthenticationResponseJSON) {
+  const challenge = challengeOf(response)
+  // Apart, not joined: in a batch D1 answers rows as objects, where the user's `id` would overwrite the passkey's.
+  const [[passkey], [user], [taken]] = await db.batch([
+    db.select().from(passkeys).where(eq(passkeys.credentialId, response.id)).limit(1),
+    db.select().from(users).where(eq(users.id, db.select({ userId: passkeys.userId }).from(passkeys).where(eq(passkeys.credentialId, response.id)))).limit(1),
+    db.delete(passkeyChallenges).where(eq(passkeyChallenges.challengeHash, await sha256Hex(challenge))).returning(),
+  ])
+  if (!passkey || !user) throw new ApiError('PASSKEY_INVALID')
+  const found = { passkey, user }
+  const isChallengeTaken = taken !== undefined && taken.purpose === 'login' && taken.userId === null && taken.expiresAt > Date.now()
   const rp = relyingParty(config)
   const { verifyAuthenticationResponse } = await webauthn()
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
   try {
     verification = await verifyAuthenticationResponse({
       response,
-      expectedChallenge: takeChallenge(db, 'login', null),
+      // The challenge was taken above: the one the answer names, which is the one checked here.
+      expectedChallenge: async (answered: string) => answered === challenge && isChallengeTaken,
       expectedOrigin: rp.origins,
       expectedRPID: rp.id,
       credential: { id: found.passkey.credentialId, publicKey: Uint8Array.fromBase64(found.passkey.publicKey, { alphabet: 'base64url' }), counter: found.passkey.counter, transports: found.passkey.transports },
@@ -135,11 +143,8 @@ export async function authenticatePasskey(db: Database, config: Config, response
     throw new ApiError('PASSKEY_INVALID', { cause: error })
   }
   if (!verification.verified) throw new ApiError('PASSKEY_INVALID')
-  await db
-    .update(passkeys)
-    .set({ counter: verification.authenticationInfo.newCounter, lastUsedAt: Date.now() })
-    .where(eq(passkeys.id, found.passkey.id))
-  return found.user
+  const used = db.update(passkeys).set({ counter: verification.authenticationInfo.newCounter, lastUsedAt: Date.now() }).where(eq(passkeys.id, found.passkey.id))
+  return { user: found.user, used }
 }
 
 /** The challenge an answer signed, read from its client data; '' when unreadable. */

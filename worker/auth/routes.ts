@@ -18,6 +18,7 @@ import {
   authenticate,
   findUser,
   findUserByEmail,
+  findUserQuery,
   loginShape,
   markEmailVerified,
   normalizeEmail,
@@ -26,6 +27,8 @@ import {
   replacePassword,
   signOutEverywhere,
   spendToken,
+  stampHolds,
+  tokenSpending,
   type UserRecord,
 } from './users'
 
@@ -110,9 +113,13 @@ async function mailResetLink(c: Ctx, email: string): Promise<void> {
 }
 
 export async function openSession(c: Ctx, user: UserRecord) {
-  const { sessionId, refreshToken } = await startSession(c.var.db, c.var.config, user.id, clientOf(c))
-  const access = await issueToken(c.var.config, 'auth', user, sessionId)
-  return { token: access.token, refresh_token: refreshToken, expires_in: access.expiresIn }
+  return sessionAnswer(c, user, await startSession(c.var.db, c.var.config, user.id, clientOf(c)))
+}
+
+/** A login's answer for the session it started: an access token of that session and its first refresh token. */
+export async function sessionAnswer(c: Ctx, user: UserRecord, session: { sessionId: string; refreshToken: string }) {
+  const access = await issueToken(c.var.config, 'auth', user, session.sessionId)
+  return { token: access.token, refresh_token: session.refreshToken, expires_in: access.expiresIn }
 }
 
 function registerEndpoint(usersModel: ValuesMap, schemas: ValueSchemas) {
@@ -163,7 +170,7 @@ const login = endpoint(
     const mailOwner = () => c.executionCtx.waitUntil(mailResetLink(c, email))
     const user = await withLoginLockout(c.env.RATE_LIMITER, c.var.config, normalizeEmail(email), address, () => authenticate(c.var.db, email, password), { onCeilingReached: mailOwner })
     if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) throw new ApiError('EMAIL_NOT_VERIFIED')
-    await requireSecondStep(c.var.db, c.var.config, user)
+    await requireSecondStep(c.var.config, user)
     return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
   },
   [{ path: '/login' }],
@@ -257,9 +264,10 @@ const reset = endpoint(
     const { token, password } = c.req.valid('json')
     const claims = await readToken(c.var.config, token, 'reset')
     if (!claims) throw invalidToken()
-    const user = await findUser(c.var.db, claims.sub)
+    // One round trip reads the account and spends the token if it still names the account's stamp.
+    const [[user], spent] = await c.var.db.batch([findUserQuery(c.var.db, claims.sub), tokenSpending(c.var.db, claims.jti, claims.exp, { userId: claims.sub, condition: stampHolds(claims.stm) })])
     if (!user || user.securityStamp !== claims.stm) throw invalidToken()
-    if (!(await spendToken(c.var.db, claims.jti, claims.exp))) throw invalidToken()
+    if (spent.length === 0) throw invalidToken()
     await replacePassword(c.var.db, user.id, password)
     await clearLoginGuard(c.env.RATE_LIMITER, normalizeEmail(user.email))
     return c.json({ message: 'password changed; every session was signed out' }, 200)
@@ -301,8 +309,7 @@ const refresh = endpoint(
     await limitAttempts(c, 'refresh')
     const stored = await findRefreshToken(c.var.db, c.req.valid('json').refresh_token)
     await limitAccountAttempts(c, 'refresh', stored.userId)
-    const { userId, sessionId, refreshToken } = await rotateRefreshToken(c.var.db, c.var.config, stored, clientOf(c))
-    const user = await findUser(c.var.db, userId)
+    const { user, sessionId, refreshToken } = await rotateRefreshToken(c.var.db, c.var.config, stored, clientOf(c))
     if (!user) throw new ApiError('INVALID_REFRESH_TOKEN')
     const access = await issueToken(c.var.config, 'auth', user, sessionId)
     return c.json({ token: access.token, refresh_token: refreshToken, expires_in: access.expiresIn }, 200)

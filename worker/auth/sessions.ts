@@ -5,8 +5,9 @@
 import { and, desc, eq, gt, isNull } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
+import { insertForUser, previousChanged } from '../db/guarded'
 import { newId } from '../db/ids'
-import { refreshTokens, sessions } from '../db/schema'
+import { refreshTokens, sessions, users } from '../db/schema'
 import { ApiError } from '../errors'
 
 export type SessionRow = typeof sessions.$inferSelect
@@ -32,26 +33,35 @@ export function deviceLabel(userAgent: string | undefined): string {
   return (userAgent ?? '').replace(/[\p{Cc}\p{Cf}]/gu, '').slice(0, 200)
 }
 
-/** Starts a session for a login; returns its id and first refresh token. */
-export async function startSession(db: Database, config: Config, userId: string, client: ClientFacts): Promise<{ sessionId: string; refreshToken: string }> {
+/**
+ * The writes that start a session for a login (the session, then its first refresh token), for the batch of the
+ * login's last round trip; its id and refresh token. With `afterChange` each runs only when the batch's statement
+ * before it changed a row (a code or token spent just before it): a login whose proof was spent concurrently gets
+ * no session.
+ */
+export async function sessionStart(db: Database, config: Config, userId: string, client: ClientFacts, options: { afterChange?: boolean } = {}) {
   const now = Date.now()
   const sessionId = newId(now)
-  await db.insert(sessions).values({ id: sessionId, userId, device: client.device, address: client.address, createdAt: now, lastUsedAt: now })
-  return { sessionId, refreshToken: await issueRefreshToken(db, config, userId, sessionId) }
+  const session = { id: sessionId, userId, device: client.device, address: client.address, createdAt: now, lastUsedAt: now }
+  const { row, token } = await newRefreshToken(config, userId, sessionId)
+  const statements = options.afterChange
+    ? ([insertForUser(db, sessions, session, userId), insertForUser(db, refreshTokens, row, userId)] as const)
+    : ([db.insert(sessions).values(session), db.insert(refreshTokens).values(row)] as const)
+  return { statements, sessionId, refreshToken: token }
 }
 
-async function issueRefreshToken(db: Database, config: Config, userId: string, sessionId: string): Promise<string> {
+/** Starts a session for a login, in one round trip; returns its id and first refresh token. */
+export async function startSession(db: Database, config: Config, userId: string, client: ClientFacts): Promise<{ sessionId: string; refreshToken: string }> {
+  const { statements, sessionId, refreshToken } = await sessionStart(db, config, userId, client)
+  await db.batch(statements)
+  return { sessionId, refreshToken }
+}
+
+async function newRefreshToken(config: Config, userId: string, sessionId: string) {
   const token = newOpaqueToken()
   const now = Date.now()
-  await db.insert(refreshTokens).values({
-    id: newId(now),
-    userId,
-    familyId: sessionId,
-    tokenHash: await sha256Hex(token),
-    expiresAt: now + config.AUTH_REFRESH_TTL * 1000,
-    createdAt: now,
-  })
-  return token
+  const row = { id: newId(now), userId, familyId: sessionId, tokenHash: await sha256Hex(token), expiresAt: now + config.AUTH_REFRESH_TTL * 1000, createdAt: now }
+  return { row, token }
 }
 
 const INVALID = () => new ApiError('INVALID_REFRESH_TOKEN')
@@ -65,32 +75,38 @@ export async function findRefreshToken(db: Database, token: string): Promise<Sto
   return found
 }
 
-/** Exchanges a refresh token for the next one of its session; reuse ends the session. */
+/** Exchanges a refresh token for the next one of its session (and reads its account); reuse ends the session. */
 export async function rotateRefreshToken(
   db: Database,
   config: Config,
   found: StoredRefreshToken,
   client: ClientFacts,
-): Promise<{ userId: string; sessionId: string; refreshToken: string }> {
+): Promise<{ user: typeof users.$inferSelect | undefined; sessionId: string; refreshToken: string }> {
   const now = Date.now()
   if (found.revokedAt !== null || found.expiresAt <= now) throw INVALID()
+  const next = await newRefreshToken(config, found.userId, found.familyId)
+  // One round trip: the claim, the session's touch only if claimed, the next token only if touched, and the account.
   // The conditional update is the lock: of two concurrent uses, only one sees its row change.
-  const claimed = await db
-    .update(refreshTokens)
-    .set({ rotatedAt: now })
-    .where(and(eq(refreshTokens.id, found.id), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
-    .returning({ id: refreshTokens.id })
+  const [claimed, touched, , [user]] = await db.batch([
+    db
+      .update(refreshTokens)
+      .set({ rotatedAt: now })
+      .where(and(eq(refreshTokens.id, found.id), isNull(refreshTokens.rotatedAt), isNull(refreshTokens.revokedAt)))
+      .returning({ id: refreshTokens.id }),
+    db
+      .update(sessions)
+      .set({ lastUsedAt: now, address: client.address, device: client.device })
+      .where(and(eq(sessions.id, found.familyId), isNull(sessions.revokedAt), previousChanged))
+      .returning({ id: sessions.id }),
+    insertForUser(db, refreshTokens, next.row, found.userId),
+    db.select().from(users).where(eq(users.id, found.userId)).limit(1),
+  ])
   if (claimed.length === 0) {
     await endSession(db, found.userId, found.familyId)
     throw new ApiError('REFRESH_TOKEN_REUSED')
   }
-  const touched = await db
-    .update(sessions)
-    .set({ lastUsedAt: now, address: client.address, device: client.device })
-    .where(and(eq(sessions.id, found.familyId), isNull(sessions.revokedAt)))
-    .returning({ id: sessions.id })
   if (touched.length === 0) throw INVALID()
-  return { userId: found.userId, sessionId: found.familyId, refreshToken: await issueRefreshToken(db, config, found.userId, found.familyId) }
+  return { user, sessionId: found.familyId, refreshToken: next.token }
 }
 
 /** Ends one session of the user: its refresh tokens and (through `sid`) its access tokens. False if not theirs. */
@@ -118,12 +134,13 @@ export async function endSessionOf(db: Database, userId: string, token: string):
   return found ? endSession(db, userId, found.familyId) : false
 }
 
-export async function endAllSessions(db: Database, userId: string): Promise<void> {
+/** The writes that end every session of the user, for the batch of the write that ends them (a new security stamp). */
+export function endAllSessions(db: Database, userId: string) {
   const now = Date.now()
-  await db.batch([
+  return [
     db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt))),
     db.update(refreshTokens).set({ revokedAt: now }).where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt))),
-  ])
+  ] as const
 }
 
 /** The user's live sessions, most recently used first: not ended, and used within the refresh-token lifetime. */

@@ -6,12 +6,15 @@ import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, describ
 import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { authorizedBatch, callerId, requireAuth } from './middleware'
-import { LoginUser, openSession, Session } from './routes'
-import { limitSecondFactorAttempts, readSecondStepToken, removeTotpFactor, renewRecoveryCodes, startTotpEnrolment, confirmTotpEnrolment, spendSecondFactor, totpStatus, totpStatusQueries } from './totp'
-import { findUser, loginShape, spendToken } from './users'
+import { clientOf, LoginUser, Session, sessionAnswer } from './routes'
+import { sessionStart } from './sessions'
+import { previousChanged } from '../db/guarded'
+import { limitSecondFactorAttempts, readSecondStepToken, proofSpending, removeTotpFactor, renewRecoveryCodes, startTotpEnrolment, confirmTotpEnrolment, totpFactorQuery, totpStatus, totpStatusQueries } from './totp'
+import { findUserQuery, loginShape, tokenSpending } from './users'
 
 const tags = ['Second factor']
-const secured = <const R extends Parameters<typeof securedRoute>[1]>(config: R) => securedRoute(tags, { middleware: [requireAuth()] as const, ...config })
+// Each route reads the caller's factor in the session check's round trip (requireAuth sharesRoundTrip, authorizedBatch).
+const secured = <const R extends Parameters<typeof securedRoute>[1]>(config: R) => securedRoute(tags, { middleware: [requireAuth({ sharesRoundTrip: true })] as const, ...config })
 
 const Code = z.string().regex(/^\d{6}$/, 'must be the 6 digits the authenticator shows').openapi({ example: '287082' })
 const RecoveryCode = z.string().min(16).max(40).openapi({ example: 'mfrg-gzdf-mztw-q2lk' })
@@ -31,7 +34,6 @@ const proofErrors = {
 }
 
 const statusRoute = secured({
-  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   method: 'get',
   path: '/auth/totp',
   summary: "The caller's TOTP second factor: enabled, pending confirmation, recovery codes left",
@@ -110,36 +112,46 @@ export function totpRoutes() {
       return c.json({ enabled: status.enabled, pending: status.pending, confirmed_at: iso(status.confirmedAt), recovery_codes_left: status.recoveryCodesLeft }, 200)
     })
     .openapi(enrolRoute, async (c) => {
-      const { secret, uri } = await startTotpEnrolment(c.var.db, c.var.config, c.var.user)
+      const [[factor]] = await authorizedBatch(c, [totpFactorQuery(c.var.db, callerId(c))])
+      const { secret, uri } = await startTotpEnrolment(c.var.db, c.var.config, c.var.user, factor)
       return c.json({ secret, otpauth_uri: uri }, 201)
     })
     .openapi(confirmRoute, async (c) => {
+      const [[factor]] = await authorizedBatch(c, [totpFactorQuery(c.var.db, callerId(c))])
       await limitSecondFactorAttempts(c.env.RATE_LIMITER, c.var.config, c.var.user.id)
-      const codes = await confirmTotpEnrolment(c.var.db, c.var.config, c.var.user.id, c.req.valid('json').code)
+      const codes = await confirmTotpEnrolment(c.var.db, c.var.config, factor, c.req.valid('json').code)
       return c.json({ recovery_codes: codes }, 200)
     })
     .openapi(removeRoute, async (c) => {
+      const [[factor]] = await authorizedBatch(c, [totpFactorQuery(c.var.db, callerId(c))])
       await limitSecondFactorAttempts(c.env.RATE_LIMITER, c.var.config, c.var.user.id)
       const { code, recovery_code } = c.req.valid('json')
-      await removeTotpFactor(c.var.db, c.var.config, c.var.user.id, { code, recoveryCode: recovery_code })
+      await removeTotpFactor(c.var.db, c.var.config, c.var.user.id, factor, { code, recoveryCode: recovery_code })
       return c.json({ message: 'the second factor was removed' }, 200)
     })
     .openapi(renewRoute, async (c) => {
+      const [[factor]] = await authorizedBatch(c, [totpFactorQuery(c.var.db, callerId(c))])
       await limitSecondFactorAttempts(c.env.RATE_LIMITER, c.var.config, c.var.user.id)
       const { code, recovery_code } = c.req.valid('json')
-      return c.json({ recovery_codes: await renewRecoveryCodes(c.var.db, c.var.config, c.var.user.id, { code, recoveryCode: recovery_code }) }, 200)
+      return c.json({ recovery_codes: await renewRecoveryCodes(c.var.db, c.var.config, factor, { code, recoveryCode: recovery_code }) }, 200)
     })
     .openapi(loginStepRoute, async (c) => {
       const { second_factor_token, code, recovery_code } = c.req.valid('json')
       const claims = await readSecondStepToken(c.var.config, second_factor_token)
       if (!claims) throw new ApiError('TOKEN_INVALID')
       await limitSecondFactorAttempts(c.env.RATE_LIMITER, c.var.config, claims.sub)
-      const user = await findUser(c.var.db, claims.sub)
+      const db = c.var.db
+      const [[user], [factor]] = await db.batch([findUserQuery(db, claims.sub), totpFactorQuery(db, claims.sub)])
       // A password reset or "sign out everywhere" since the password step ends the login.
       if (!user || user.securityStamp !== claims.stm) throw new ApiError('TOKEN_INVALID')
-      if (!(await spendSecondFactor(c.var.db, c.var.config, user.id, { code, recoveryCode: recovery_code }))) throw new ApiError('SECOND_FACTOR_INVALID')
-      // Spent only after a right code: a typo does not end the login, and the rate limit bounds the guesses.
-      if (!(await spendToken(c.var.db, claims.jti, claims.exp))) throw new ApiError('TOKEN_INVALID')
-      return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
+      const spending = await proofSpending(db, c.var.config, factor, { code, recoveryCode: recovery_code })
+      if (!spending) throw new ApiError('SECOND_FACTOR_INVALID')
+      // One round trip: the proof spent, then the token only if the proof was (a typo does not end the login, and the
+      // rate limit bounds the guesses), then the session only if the token was.
+      const session = await sessionStart(db, c.var.config, user.id, clientOf(c), { afterChange: true })
+      const [proof, token] = await db.batch([spending.write, tokenSpending(db, claims.jti, claims.exp, { userId: user.id, condition: previousChanged }), ...session.statements])
+      if (proof.length === 0) throw new ApiError('SECOND_FACTOR_INVALID')
+      if (token.length === 0) throw new ApiError('TOKEN_INVALID')
+      return c.json({ ...(await sessionAnswer(c, user, session)), user: loginShape(user) }, 200)
     })
 }

@@ -2,7 +2,8 @@
 // code once, and the short-lived token that carries a login from its password step to its second step. The secret
 // is stored encrypted (AES-GCM, key derived from JWT_SECRET by HKDF), so a copy of the database alone cannot mint
 // codes (worker/sealing.ts); recovery codes only as SHA-256.
-import { and, count, eq, isNull, lt } from 'drizzle-orm'
+import { and, count, eq, isNull, lt, notInArray, sql, type SQL } from 'drizzle-orm'
+import { insertForUser, previousChanged } from '../db/guarded'
 import { errors, jwtVerify, SignJWT } from 'jose'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
@@ -27,10 +28,6 @@ const openSecret = (config: Config, userId: string, sealed: string) => openSeale
 
 export type TotpFactor = typeof totpFactors.$inferSelect
 
-export async function findTotpFactor(db: Database, userId: string): Promise<TotpFactor | undefined> {
-  return (await totpFactorQuery(db, userId))[0]
-}
-
 /** The user's factor as a statement a batch can carry: a list of at most one (a relational findFirst fails in a
  * D1 batch when nothing matches). */
 export function totpFactorQuery(db: Database, userId: string) {
@@ -42,9 +39,8 @@ export function totpFactorQuery(db: Database, userId: string) {
  * SECOND_FACTOR_REQUIRED with a short-lived token for POST /auth/login/totp (PocketBase's way: a client that knows no
  * second factor sees a refused login, never a session without one).
  */
-export async function requireSecondStep(db: Database, config: Config, user: { id: string; securityStamp: string }): Promise<void> {
-  const factor = await findTotpFactor(db, user.id)
-  if (factor?.confirmedAt == null) return
+export async function requireSecondStep(config: Config, user: { id: string; securityStamp: string; hasSecondFactor: boolean }): Promise<void> {
+  if (!user.hasSecondFactor) return
   const { token, expiresIn } = await issueSecondStepToken(config, user)
   throw new ApiError('SECOND_FACTOR_REQUIRED', { details: { second_factor_token: token, expires_in: expiresIn, methods: ['totp', 'recovery_code'] } })
 }
@@ -54,9 +50,9 @@ export function totpIssuer(config: Config): string {
   return new URL(config.APP_URL).hostname
 }
 
-/** Starts (or restarts) enrolment: a new secret, not enforced until confirmed. 409 once a factor is confirmed. */
-export async function startTotpEnrolment(db: Database, config: Config, user: { id: string; email: string }): Promise<{ secret: string; uri: string }> {
-  const existing = await findTotpFactor(db, user.id)
+/** Starts (or restarts) enrolment: a new secret, not enforced until confirmed. 409 once a factor is confirmed.
+ * `existing` is the user's factor, read by the caller (in the session check's round trip). */
+export async function startTotpEnrolment(db: Database, config: Config, user: { id: string; email: string }, existing: TotpFactor | undefined): Promise<{ secret: string; uri: string }> {
   if (existing?.confirmedAt != null) throw new ApiError('TOTP_ALREADY_ENABLED')
   const secret = crypto.getRandomValues(new Uint8Array(SECRET_BYTES))
   const sealed = await sealSecret(config, user.id, secret)
@@ -70,19 +66,21 @@ export async function startTotpEnrolment(db: Database, config: Config, user: { i
 }
 
 /**
- * Spends a TOTP code of the factor: true when it matches a step after the last one used. The conditional update
- * is the lock, so of two requests with one code only one succeeds (RFC 6238 §5.2: the verifier must not accept
- * the second attempt of an OTP after a successful validation).
+ * The conditional update that spends a TOTP code of the factor (one row when it did), for a batch; undefined for a
+ * code of no step after the last one used, which spends nothing. The update is the lock, so of two requests with one
+ * code only one succeeds (RFC 6238 §5.2: the verifier must not accept the second attempt of an OTP after a
+ * successful validation). Wrapped in an object: an async function would run a query it returned.
  */
-async function spendTotpCode(db: Database, config: Config, factor: TotpFactor, code: string): Promise<boolean> {
+async function totpCodeSpending(db: Database, config: Config, factor: TotpFactor, code: string) {
   const step = await matchingStep(await openSecret(config, factor.userId, factor.secret), code, Date.now() / 1000)
-  if (step === undefined || step <= factor.lastUsedStep) return false
-  const claimed = await db
-    .update(totpFactors)
-    .set({ lastUsedStep: step })
-    .where(and(eq(totpFactors.userId, factor.userId), lt(totpFactors.lastUsedStep, step)))
-    .returning({ userId: totpFactors.userId })
-  return claimed.length === 1
+  if (step === undefined || step <= factor.lastUsedStep) return undefined
+  return {
+    write: db
+      .update(totpFactors)
+      .set({ lastUsedStep: step })
+      .where(and(eq(totpFactors.userId, factor.userId), lt(totpFactors.lastUsedStep, step)))
+      .returning({ userId: totpFactors.userId }),
+  }
 }
 
 /** Recovery codes: 16 base32 characters (80 random bits) in groups of four. */
@@ -93,27 +91,43 @@ function newRecoveryCode(): string {
 
 const normalizeRecoveryCode = (code: string) => code.toLowerCase().replace(/[^a-z2-7]/g, '')
 
-/** Replaces the user's recovery codes with new ones, answered once. */
-async function replaceRecoveryCodes(db: Database, userId: string): Promise<string[]> {
+/**
+ * The writes that replace the user's recovery codes with new ones (answered once), for the batch of the write they
+ * follow: each new code is inserted only when the statement before it changed a row (the proof spent or the factor
+ * confirmed, then the code before it), and the old codes are deleted only once the last new one is in.
+ */
+async function recoveryCodeReplacement(db: Database, userId: string) {
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)
   const rows = await Promise.all(codes.map(async (code) => ({ id: newId(), userId, codeHash: await sha256Hex(normalizeRecoveryCode(code)) })))
-  await db.batch([db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)), db.insert(recoveryCodes).values(rows)])
-  return codes
+  const ids = rows.map((row) => row.id)
+  const isLastIn = sql`exists (select 1 from ${recoveryCodes} where ${recoveryCodes.id} = ${ids.at(-1)})`
+  const statements = [
+    ...rows.map((row) => insertForUser(db, recoveryCodes, row, userId)),
+    db.delete(recoveryCodes).where(and(eq(recoveryCodes.userId, userId), notInArray(recoveryCodes.id, ids), isLastIn)),
+  ] as const
+  return { codes, statements }
 }
 
-/** Confirms enrolment with a first code: the factor is enforced from now on; answers the recovery codes. */
-export async function confirmTotpEnrolment(db: Database, config: Config, userId: string, code: string): Promise<string[]> {
-  const factor = await findTotpFactor(db, userId)
+/** Confirms enrolment with a first code: the factor is enforced from now on; answers the recovery codes. One round
+ * trip: the code spent, then the factor confirmed, then the codes, each only if the one before it was. */
+export async function confirmTotpEnrolment(db: Database, config: Config, factor: TotpFactor | undefined, code: string): Promise<string[]> {
   if (!factor) throw new ApiError('TOTP_NOT_ENABLED', { message: 'start TOTP enrolment first (POST /auth/totp)' })
   if (factor.confirmedAt != null) throw new ApiError('TOTP_ALREADY_ENABLED')
-  if (!(await spendTotpCode(db, config, factor, code))) throw new ApiError('SECOND_FACTOR_INVALID')
-  const confirmed = await db
-    .update(totpFactors)
-    .set({ confirmedAt: Date.now() })
-    .where(and(eq(totpFactors.userId, userId), isNull(totpFactors.confirmedAt)))
-    .returning({ userId: totpFactors.userId })
+  const claim = await totpCodeSpending(db, config, factor, code)
+  if (!claim) throw new ApiError('SECOND_FACTOR_INVALID')
+  const replacement = await recoveryCodeReplacement(db, factor.userId)
+  const [claimed, confirmed] = await db.batch([
+    claim.write,
+    db
+      .update(totpFactors)
+      .set({ confirmedAt: Date.now() })
+      .where(and(eq(totpFactors.userId, factor.userId), isNull(totpFactors.confirmedAt), previousChanged))
+      .returning({ userId: totpFactors.userId }),
+    ...replacement.statements,
+  ])
+  if (claimed.length === 0) throw new ApiError('SECOND_FACTOR_INVALID')
   if (confirmed.length === 0) throw new ApiError('TOTP_ALREADY_ENABLED')
-  return replaceRecoveryCodes(db, userId)
+  return replacement.codes
 }
 
 export interface SecondFactorProof {
@@ -121,18 +135,23 @@ export interface SecondFactorProof {
   recoveryCode?: string | undefined
 }
 
-/** Spends a TOTP code or a recovery code of the user's confirmed factor; false for anything else. */
-export async function spendSecondFactor(db: Database, config: Config, userId: string, proof: SecondFactorProof): Promise<boolean> {
-  const factor = await findTotpFactor(db, userId)
-  if (factor?.confirmedAt == null) return false
-  if (proof.code !== undefined) return spendTotpCode(db, config, factor, proof.code)
-  if (proof.recoveryCode === undefined) return false
-  const spent = await db
-    .update(recoveryCodes)
-    .set({ usedAt: Date.now() })
-    .where(and(eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeHash, await sha256Hex(normalizeRecoveryCode(proof.recoveryCode))), isNull(recoveryCodes.usedAt)))
-    .returning({ id: recoveryCodes.id })
-  return spent.length === 1
+/**
+ * The write that spends a proof of the confirmed factor (a TOTP code or a recovery code), for a batch: it answers
+ * one row when it spent it. Undefined when the proof cannot be good (no confirmed factor, a code of no acceptable
+ * step): nothing to write.
+ */
+export async function proofSpending(db: Database, config: Config, factor: TotpFactor | undefined, proof: SecondFactorProof) {
+  if (factor?.confirmedAt == null) return undefined
+  if (proof.code !== undefined) return totpCodeSpending(db, config, factor, proof.code)
+  if (proof.recoveryCode === undefined) return undefined
+  const codeHash = await sha256Hex(normalizeRecoveryCode(proof.recoveryCode))
+  return {
+    write: db
+      .update(recoveryCodes)
+      .set({ usedAt: Date.now() })
+      .where(and(eq(recoveryCodes.userId, factor.userId), eq(recoveryCodes.codeHash, codeHash), isNull(recoveryCodes.usedAt)))
+      .returning({ userId: recoveryCodes.userId }),
+  }
 }
 
 /** The reads of GET /auth/totp, for one batch: the factor and the recovery codes left. */
@@ -145,20 +164,32 @@ export function totpStatus(factor: TotpFactor | undefined, left: number): { enab
   return { enabled: factor?.confirmedAt != null, pending: factor !== undefined && factor.confirmedAt == null, confirmedAt: factor?.confirmedAt ?? null, recoveryCodesLeft: left }
 }
 
-/** Removes the factor and its recovery codes, after a proof of it (a current code or a recovery code). */
-export async function removeTotpFactor(db: Database, config: Config, userId: string, proof: SecondFactorProof): Promise<void> {
-  const factor = await findTotpFactor(db, userId)
+/** Removes the factor and its recovery codes, after a proof of a confirmed one (a current code or a recovery code),
+ * in one round trip: the removal only if the proof was spent. `factor` is the user's, read by the caller. */
+export async function removeTotpFactor(db: Database, config: Config, userId: string, factor: TotpFactor | undefined, proof: SecondFactorProof): Promise<void> {
   if (!factor) throw new ApiError('TOTP_NOT_ENABLED')
-  if (factor.confirmedAt != null && !(await spendSecondFactor(db, config, userId, proof))) throw new ApiError('SECOND_FACTOR_INVALID')
-  await db.batch([db.delete(totpFactors).where(eq(totpFactors.userId, userId)), db.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId))])
+  const removal = (condition?: SQL) =>
+    [db.delete(totpFactors).where(and(eq(totpFactors.userId, userId), condition)), db.delete(recoveryCodes).where(and(eq(recoveryCodes.userId, userId), condition))] as const
+  if (factor.confirmedAt == null) {
+    await db.batch(removal())
+    return
+  }
+  const spending = await proofSpending(db, config, factor, proof)
+  if (!spending) throw new ApiError('SECOND_FACTOR_INVALID')
+  const [spent] = await db.batch([spending.write, ...removal(previousChanged)])
+  if (spent.length === 0) throw new ApiError('SECOND_FACTOR_INVALID')
 }
 
-/** New recovery codes (the old ones stop working), after a proof of the factor. */
-export async function renewRecoveryCodes(db: Database, config: Config, userId: string, proof: SecondFactorProof): Promise<string[]> {
-  const factor = await findTotpFactor(db, userId)
+/** New recovery codes (the old ones stop working), after a proof of the factor, in one round trip: the codes only if
+ * the proof was spent. `factor` is the user's, read by the caller. */
+export async function renewRecoveryCodes(db: Database, config: Config, factor: TotpFactor | undefined, proof: SecondFactorProof): Promise<string[]> {
   if (factor?.confirmedAt == null) throw new ApiError('TOTP_NOT_ENABLED')
-  if (!(await spendSecondFactor(db, config, userId, proof))) throw new ApiError('SECOND_FACTOR_INVALID')
-  return replaceRecoveryCodes(db, userId)
+  const spending = await proofSpending(db, config, factor, proof)
+  if (!spending) throw new ApiError('SECOND_FACTOR_INVALID')
+  const replacement = await recoveryCodeReplacement(db, factor.userId)
+  const [spent] = await db.batch([spending.write, ...replacement.statements])
+  if (spent.length === 0) throw new ApiError('SECOND_FACTOR_INVALID')
+  return replacement.codes
 }
 
 // The second-step token: an HS256 JWT with its own audience and `typ`, so it can never stand in for an access,

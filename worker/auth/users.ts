@@ -1,9 +1,10 @@
 // User accounts: creating, authenticating, verifying and resetting, and the public shapes of a user.
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql, type SQL } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
+import { insertForUser } from '../db/guarded'
 import { newId } from '../db/ids'
-import { spentTokens, users } from '../db/schema'
+import { spentTokens, totpFactors, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { userValueSchemas } from '../models/resources'
 import { readableValues, withDefaults, type ValueSchemas, type ValuesMap } from '../models/values'
@@ -57,8 +58,28 @@ export function publicShape(user: AccountRecord, schemas: ValueSchemas = userVal
   }
 }
 
+/** An account as a sign-in reads it: with whether it confirmed a TOTP second factor (then the sign-in needs its
+ * second step), in the same read. */
+export type SignInRecord = UserRecord & { hasSecondFactor: boolean }
+
+const secondFactorConfirmed = sql<number>`exists (select 1 from ${totpFactors} where ${totpFactors.userId} = ${users.id} and ${totpFactors.confirmedAt} is not null)`
+
+/** The account `where` names, as a sign-in reads it (a list of at most one, for a batch). */
+export function signInQuery(db: Database, where: SQL | undefined) {
+  return db.select({ user: users, hasSecondFactor: secondFactorConfirmed.as('has_second_factor') }).from(users).where(where).limit(1)
+}
+
+export function toSignInRecord(row: { user: UserRecord; hasSecondFactor: number } | undefined): SignInRecord | undefined {
+  return row && { ...row.user, hasSecondFactor: Boolean(row.hasSecondFactor) }
+}
+
 export async function findUser(db: Database, id: string): Promise<UserRecord | undefined> {
-  return db.query.users.findFirst({ where: eq(users.id, id) })
+  return (await findUserQuery(db, id))[0]
+}
+
+/** The account with this id, as a statement a batch can carry (a list of at most one). */
+export function findUserQuery(db: Database, id: string) {
+  return db.select().from(users).where(eq(users.id, id)).limit(1)
 }
 
 export async function findUserByEmail(db: Database, email: string): Promise<UserRecord | undefined> {
@@ -118,8 +139,8 @@ export function isUniqueViolation(error: unknown): boolean {
 export const emailTaken = () => new ApiError('EMAIL_TAKEN')
 
 /** The user for these credentials, or 401; an unknown email costs the same hash work as a wrong password. */
-export async function authenticate(db: Database, email: string, password: string): Promise<UserRecord> {
-  const user = await findUserByEmail(db, email)
+export async function authenticate(db: Database, email: string, password: string): Promise<SignInRecord> {
+  const user = toSignInRecord((await signInQuery(db, eq(users.email, normalizeEmail(email))))[0])
   if (!user) {
     await spendDummyCheck(password)
     throw invalidCredentials()
@@ -138,12 +159,23 @@ const invalidCredentials = () => new ApiError('INVALID_CREDENTIALS')
 
 /** Records a single-use token as spent; false when it already was. */
 export async function spendToken(db: Database, jti: string, expiresAtSeconds: number): Promise<boolean> {
-  const inserted = await db
-    .insert(spentTokens)
-    .values({ jti, expiresAt: expiresAtSeconds * 1000 })
-    .onConflictDoNothing()
-    .returning({ jti: spentTokens.jti })
-  return inserted.length === 1
+  return (await tokenSpending(db, jti, expiresAtSeconds)).length === 1
+}
+
+/**
+ * The write that records a user's single-use token as spent, for a batch: it answers one row when it did, none when
+ * the token was spent already or, with a condition, when the user is gone or `condition` does not hold (then nothing
+ * is written).
+ */
+export function tokenSpending(db: Database, jti: string, expiresAtSeconds: number, guard?: { userId: string; condition: SQL }) {
+  const row = { jti, expiresAt: expiresAtSeconds * 1000 }
+  const insert = guard ? insertForUser(db, spentTokens, row, guard.userId, guard.condition) : db.insert(spentTokens).values(row)
+  return insert.onConflictDoNothing().returning({ jti: spentTokens.jti })
+}
+
+/** True in a WHERE clause on users while the account still has this security stamp (the token that named it holds). */
+export function stampHolds(securityStamp: string): SQL {
+  return eq(users.securityStamp, securityStamp)
 }
 
 /** Marks the address verified, if it is still the one the verify token was sent to. */
@@ -158,15 +190,11 @@ export async function markEmailVerified(db: Database, userId: string, email: str
 
 /** Sets a new password and a new security stamp: every session and token issued before stops working. */
 export async function replacePassword(db: Database, userId: string, password: string): Promise<void> {
-  await db
-    .update(users)
-    .set({ passwordHash: await hashPassword(password), securityStamp: newSecurityStamp(), updatedAt: Date.now() })
-    .where(eq(users.id, userId))
-  await endAllSessions(db, userId)
+  const passwordHash = await hashPassword(password)
+  await db.batch([db.update(users).set({ passwordHash, securityStamp: newSecurityStamp(), updatedAt: Date.now() }).where(eq(users.id, userId)), ...endAllSessions(db, userId)])
 }
 
 /** Ends every session of the user, access tokens included (a new security stamp). */
 export async function signOutEverywhere(db: Database, userId: string): Promise<void> {
-  await db.update(users).set({ securityStamp: newSecurityStamp() }).where(eq(users.id, userId))
-  await endAllSessions(db, userId)
+  await db.batch([db.update(users).set({ securityStamp: newSecurityStamp() }).where(eq(users.id, userId)), ...endAllSessions(db, userId)])
 }
