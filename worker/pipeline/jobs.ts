@@ -1,7 +1,7 @@
 // Jobs and steps in D1: creating a job with its first step, the caller-scoped lookups, the job's public view
 // with its files in chain order, and the bookkeeping the consumer does as steps finish.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, isNull, lte, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
 import type { ConverterInfo } from '../converters/converter'
@@ -180,17 +180,75 @@ export async function keepWithinShare(db: Database, userId: string, job: JobRow,
  */
 export const YIELD_ABOVE_STEPS = 4
 
-export async function shouldYieldTurn(db: Database, userId: string): Promise<boolean> {
-  const active = await db
-    .select({ userId: jobs.userId, waiting: sql<number>`sum(${jobSteps.status} = 'queued')`, steps: sql<number>`count(*)` })
+/** Each user's active steps (queued or running, of unfinished jobs): how many, how many wait, how many never ran. */
+async function activeStepsByUser(db: Database) {
+  return db
+    .select({
+      userId: jobs.userId,
+      steps: sql<number>`count(*)`,
+      waiting: sql<number>`sum(${jobSteps.status} = 'queued')`,
+      fresh: sql<number>`sum(${jobSteps.status} = 'queued' and ${jobSteps.attempts} = 0)`,
+    })
     .from(jobSteps)
     .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
     .where(and(inArray(jobs.status, ['queued', 'running']), inArray(jobSteps.status, ['queued', 'running'])))
     .groupBy(jobs.userId)
+}
+
+type ActiveSteps = Awaited<ReturnType<typeof activeStepsByUser>>
+
+/** The users a step of `userId` gives way to: others with a step waiting and fewer active steps, when this user has a backlog. */
+function usersAhead(active: ActiveSteps, userId: string): ActiveSteps {
   const mine = active.find((row) => row.userId === userId)?.steps ?? 0
   // A few steps of one user (a chain, a PDF's pages) run as they come; only a backlog takes turns.
-  if (mine <= YIELD_ABOVE_STEPS) return false
-  return active.some((row) => row.userId !== userId && row.waiting > 0 && row.steps < mine)
+  if (mine <= YIELD_ABOVE_STEPS) return []
+  return active.filter((row) => row.userId !== userId && row.waiting > 0 && row.steps < mine)
+}
+
+export async function shouldYieldTurn(db: Database, userId: string): Promise<boolean> {
+  return usersAhead(await activeStepsByUser(db), userId).length > 0
+}
+
+/**
+ * The turn a step of `userId` gives, if it must give one: the step to run in its place, the oldest never-run step of
+ * the waiting user with the fewest active steps (none when the users ahead only have steps waiting to be retried,
+ * whose backoff stands).
+ */
+export async function turnToGive(db: Database, userId: string): Promise<{ step?: StepMessage } | undefined> {
+  const ahead = usersAhead(await activeStepsByUser(db), userId)
+  if (ahead.length === 0) return undefined
+  const lightest = ahead.filter((row) => row.fresh > 0).sort((a, b) => a.steps - b.steps)[0]
+  if (!lightest) return {}
+  const [step] = await db
+    .select({ jobId: jobSteps.jobId, stepId: jobSteps.id })
+    .from(jobSteps)
+    .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
+    .where(and(eq(jobs.userId, lightest.userId), inArray(jobs.status, ['queued', 'running']), eq(jobSteps.status, 'queued'), eq(jobSteps.attempts, 0)))
+    .orderBy(asc(jobSteps.id))
+    .limit(1)
+  return { step }
+}
+
+/** A step's run was handed over by another user's step (runStep's `handedOver`): it counts as the step's first attempt. */
+export const HANDED_OVER = 'handed over'
+
+/**
+ * Marks the step running for one run, answering whether this run has it. Its own message's delivery takes a queued
+ * step, or a running one that an earlier delivery started (that delivery ended without settling it); a turn handed
+ * over takes only a step that never ran, and marks it as its first attempt. So a step's message delivered while a
+ * handed-over turn runs it finds it taken (and comes again); its next delivery takes it over if it is still running.
+ */
+export async function claimStep(db: Database, stepId: string, attempt: number | typeof HANDED_OVER): Promise<boolean> {
+  const isClaimable =
+    attempt === HANDED_OVER
+      ? and(eq(jobSteps.status, 'queued'), eq(jobSteps.attempts, 0))
+      : or(eq(jobSteps.status, 'queued'), and(eq(jobSteps.status, 'running'), lt(jobSteps.attempts, attempt)))
+  const claimed = await db
+    .update(jobSteps)
+    .set({ status: 'running', attempts: attempt === HANDED_OVER ? 1 : attempt, error: null, updatedAt: Date.now() })
+    .where(and(eq(jobSteps.id, stepId), isClaimable))
+    .returning({ id: jobSteps.id })
+  return claimed.length > 0
 }
 
 export async function createJob(
