@@ -173,11 +173,7 @@ export async function keepWithinShare(db: Database, userId: string, job: JobRow,
   throw tooManySteps()
 }
 
-/**
- * Whether a step of `userId` should let another user's waiting step go first: this user has more than
- * YIELD_ABOVE_STEPS steps queued or running, and some other user has a step waiting and fewer of them. The consumer sends such a step to the back of the line, so a
- * user's backlog takes turns with everyone else's first answers instead of standing before them.
- */
+/** Steps a user may have queued or running before their steps take turns with other users' (a chain, a PDF's pages). */
 export const YIELD_ABOVE_STEPS = 4
 
 /** Each user's active steps (queued or running, of unfinished jobs): how many, how many wait, how many never ran. */
@@ -205,19 +201,25 @@ function usersAhead(active: ActiveSteps, userId: string): ActiveSteps {
   return active.filter((row) => row.userId !== userId && row.waiting > 0 && row.steps < mine)
 }
 
+/**
+ * Whether a step of `userId` should let another user's waiting step go first: this user has more than
+ * YIELD_ABOVE_STEPS steps queued or running, and some other user has a step waiting and fewer of them. So a user's
+ * backlog takes turns with everyone else's first answers instead of standing before them.
+ */
 export async function shouldYieldTurn(db: Database, userId: string): Promise<boolean> {
   return usersAhead(await activeStepsByUser(db), userId).length > 0
 }
 
 /**
  * The turn a step of `userId` gives, if it must give one: the step to run in its place, the oldest never-run step of
- * the waiting user with the fewest active steps (none when the users ahead only have steps waiting to be retried,
- * whose backoff stands).
+ * the waiting user with the fewest active steps. Only a user's first answers are run in another's turn (a user with
+ * at most YIELD_ABOVE_STEPS active steps, so never a job that keepWithinShare may still withdraw); steps waiting to be
+ * retried keep their backoff. None of them: the step only goes to the back of the line.
  */
 export async function turnToGive(db: Database, userId: string): Promise<{ step?: StepMessage } | undefined> {
   const ahead = usersAhead(await activeStepsByUser(db), userId)
   if (ahead.length === 0) return undefined
-  const lightest = ahead.filter((row) => row.fresh > 0).sort((a, b) => a.steps - b.steps)[0]
+  const lightest = ahead.filter((row) => row.fresh > 0 && row.steps <= YIELD_ABOVE_STEPS).sort((a, b) => a.steps - b.steps)[0]
   if (!lightest) return {}
   const [step] = await db
     .select({ jobId: jobSteps.jobId, stepId: jobSteps.id })
