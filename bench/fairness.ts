@@ -2,7 +2,9 @@
 // flood against the same requests on an idle service, in the same run (issue 31's goal: within 2×). Through the real
 // API Worker and consumer Worker under `wrangler dev`: the flooder asks for 40 conversions of 3-page PDFs at once
 // (20 are taken, STEPS_MAX_QUEUED_PER_USER; the rest answer 429), then the other user's first preview of a 1-page
-// PDF (its own queue) and their conversion of it to PNG (the conversions queue, behind the flood's steps).
+// PDF (its own queue) and their conversion of it to PNG (the conversions queue, behind the flood's steps). The
+// baseline asks for the same two at once on the idle service, as the flood's round does (they share the machine);
+// each alone is printed too, the baseline of the first figures in docs/tenancy.md.
 import { buildPdf } from '../test/support/pdf.ts'
 import { API_ENTRY, benchLogin, formatRatio, startDevWorker, type DevWorker } from './wrangler-dev.ts'
 
@@ -84,11 +86,15 @@ try {
   await timePreview(worker, other, 'warm')
   await timeConversion(worker, other, 'warm')
   const idle = { preview: [] as number[], conversion: [] as number[] }
+  const alone = { preview: [] as number[], conversion: [] as number[] }
   const busy = { preview: [] as number[], conversion: [] as number[] }
   let shares = ''
   for (let round = 0; round < ROUNDS; round++) {
-    idle.preview.push(await timePreview(worker, other, `idle-${round}`))
-    idle.conversion.push(await timeConversion(worker, other, `idle-${round}`))
+    alone.preview.push(await timePreview(worker, other, `alone-${round}`))
+    alone.conversion.push(await timeConversion(worker, other, `alone-${round}`))
+    const [idlePreview, idleConversion] = await Promise.all([timePreview(worker, other, `idle-${round}`), timeConversion(worker, other, `idle-${round}`)])
+    idle.preview.push(idlePreview)
+    idle.conversion.push(idleConversion)
     const { ids, taken, refused } = await flood(worker, flooder, round)
     shares = `${taken} taken, ${refused} answered 429`
     const [preview, conversion] = await Promise.all([timePreview(worker, other, `busy-${round}`), timeConversion(worker, other, `busy-${round}`)])
@@ -99,6 +105,7 @@ try {
   console.log(`Fairness: one user asks for ${FLOOD} conversions of 3-page PDFs at once (${shares}); another user's requests, median of ${ROUNDS}`)
   console.log(`  ${formatRatio("first preview (1-page PDF, 256 px WebP)", mid(busy.preview) / 1000, 'idle', mid(idle.preview) / 1000, 's')}`)
   console.log(`  ${formatRatio('conversion (1-page PDF → PNG)', mid(busy.conversion) / 1000, 'idle', mid(idle.conversion) / 1000, 's')}`)
+  console.log(`  each alone on the idle service: first preview ${(mid(alone.preview) / 1000).toFixed(2)} s (ratio ${(mid(busy.preview) / mid(alone.preview)).toFixed(2)}), conversion ${(mid(alone.conversion) / 1000).toFixed(2)} s (ratio ${(mid(busy.conversion) / mid(alone.conversion)).toFixed(2)})`)
 } finally {
   await worker.stop()
 }

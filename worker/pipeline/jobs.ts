@@ -1,10 +1,10 @@
 // Jobs and steps in D1: creating a job with its first step, the caller-scoped lookups, the job's public view
 // with its files in chain order, and the bookkeeping the consumer does as steps finish.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, gte, inArray, isNull, lte, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
-import type { ConverterInfo } from '../converters/converter'
+import type { ConverterInfo, PartRange } from '../converters/converter'
 import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
@@ -14,6 +14,7 @@ import { ApiError, type ErrorCode } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
 import { FileResponseSchema, filesOfJob, filesOfJobs, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
 import { signToken } from '../files/signed-url'
+import type { StepMessage } from '../queue'
 
 export type JobRow = typeof jobs.$inferSelect
 export type StepRow = typeof jobSteps.$inferSelect
@@ -193,24 +194,84 @@ export async function keepWithinShare(db: Database, userId: string, job: JobRow,
   throw tooManySteps()
 }
 
-/**
- * Whether a step of `userId` should let another user's waiting step go first: this user has more than
- * YIELD_ABOVE_STEPS steps queued or running, and some other user has a step waiting and fewer of them. The consumer sends such a step to the back of the line, so a
- * user's backlog takes turns with everyone else's first answers instead of standing before them.
- */
+/** Steps a user may have queued or running before their steps take turns with other users' (a chain, a PDF's pages). */
 export const YIELD_ABOVE_STEPS = 4
 
-export async function shouldYieldTurn(db: Database, userId: string): Promise<boolean> {
-  const active = await db
-    .select({ userId: jobs.userId, waiting: sql<number>`sum(${jobSteps.status} = 'queued')`, steps: sql<number>`count(*)` })
+/** Each user's active steps (queued or running, of unfinished jobs): how many, how many wait, how many never ran. */
+async function activeStepsByUser(db: Database) {
+  return db
+    .select({
+      userId: jobs.userId,
+      steps: sql<number>`count(*)`,
+      waiting: sql<number>`sum(${jobSteps.status} = 'queued')`,
+      fresh: sql<number>`sum(${jobSteps.status} = 'queued' and ${jobSteps.attempts} = 0)`,
+    })
     .from(jobSteps)
     .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
     .where(and(inArray(jobs.status, ['queued', 'running']), inArray(jobSteps.status, ['queued', 'running'])))
     .groupBy(jobs.userId)
+}
+
+type ActiveSteps = Awaited<ReturnType<typeof activeStepsByUser>>
+
+/** The users a step of `userId` gives way to: others with a step waiting and fewer active steps, when this user has a backlog. */
+function usersAhead(active: ActiveSteps, userId: string): ActiveSteps {
   const mine = active.find((row) => row.userId === userId)?.steps ?? 0
   // A few steps of one user (a chain, a PDF's pages) run as they come; only a backlog takes turns.
-  if (mine <= YIELD_ABOVE_STEPS) return false
-  return active.some((row) => row.userId !== userId && row.waiting > 0 && row.steps < mine)
+  if (mine <= YIELD_ABOVE_STEPS) return []
+  return active.filter((row) => row.userId !== userId && row.waiting > 0 && row.steps < mine)
+}
+
+/**
+ * Whether a step of `userId` should let another user's waiting step go first: this user has more than
+ * YIELD_ABOVE_STEPS steps queued or running, and some other user has a step waiting and fewer of them. So a user's
+ * backlog takes turns with everyone else's first answers instead of standing before them.
+ */
+export async function shouldYieldTurn(db: Database, userId: string): Promise<boolean> {
+  return usersAhead(await activeStepsByUser(db), userId).length > 0
+}
+
+/**
+ * The turn a step of `userId` gives, if it must give one: the step to run in its place, the oldest never-run step of
+ * the waiting user with the fewest active steps. Only a user's first answers are run in another's turn (a user with
+ * at most YIELD_ABOVE_STEPS active steps, so never a job that keepWithinShare may still withdraw); steps waiting to be
+ * retried keep their backoff. None of them: the step only goes to the back of the line.
+ */
+export async function turnToGive(db: Database, userId: string): Promise<{ step?: StepMessage } | undefined> {
+  const ahead = usersAhead(await activeStepsByUser(db), userId)
+  if (ahead.length === 0) return undefined
+  const lightest = ahead.filter((row) => row.fresh > 0 && row.steps <= YIELD_ABOVE_STEPS).sort((a, b) => a.steps - b.steps)[0]
+  if (!lightest) return {}
+  const [step] = await db
+    .select({ jobId: jobSteps.jobId, stepId: jobSteps.id })
+    .from(jobSteps)
+    .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
+    .where(and(eq(jobs.userId, lightest.userId), inArray(jobs.status, ['queued', 'running']), eq(jobSteps.status, 'queued'), eq(jobSteps.attempts, 0)))
+    .orderBy(asc(jobSteps.id))
+    .limit(1)
+  return { step }
+}
+
+/** A step's run was handed over by another user's step (runStep's `handedOver`): it counts as the step's first attempt. */
+export const HANDED_OVER = 'handed over'
+
+/**
+ * Marks the step running for one run, answering whether this run has it. Its own message's delivery takes a queued
+ * step, or a running one that an earlier delivery started (that delivery ended without settling it); a turn handed
+ * over takes only a step that never ran, and marks it as its first attempt. So a step's message delivered while a
+ * handed-over turn runs it finds it taken (and comes again); its next delivery takes it over if it is still running.
+ */
+export async function claimStep(db: Database, stepId: string, attempt: number | typeof HANDED_OVER): Promise<boolean> {
+  const isClaimable =
+    attempt === HANDED_OVER
+      ? and(eq(jobSteps.status, 'queued'), eq(jobSteps.attempts, 0))
+      : or(eq(jobSteps.status, 'queued'), and(eq(jobSteps.status, 'running'), lt(jobSteps.attempts, attempt)))
+  const claimed = await db
+    .update(jobSteps)
+    .set({ status: 'running', attempts: attempt === HANDED_OVER ? 1 : attempt, error: null, updatedAt: Date.now() })
+    .where(and(eq(jobSteps.id, stepId), isClaimable))
+    .returning({ id: jobSteps.id })
+  return claimed.length > 0
 }
 
 export async function createJob(
@@ -403,3 +464,25 @@ export async function shapeJobView(config: Config, links: FileLinks, job: JobRow
 }
 
 export type { FileResponse }
+
+/** A step's owner and status (the turn it may give), or undefined when it is gone. */
+export async function stepOwnerAndStatus(db: Database, stepId: string): Promise<{ userId: string; status: StepRow['status'] } | undefined> {
+  const [step] = await db
+    .select({ userId: jobs.userId, status: jobSteps.status })
+    .from(jobSteps)
+    .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
+    .where(eq(jobSteps.id, stepId))
+    .limit(1)
+  return step
+}
+
+/**
+ * Ends a step before its part's end, in one batch: the step keeps the outputs made (its part narrowed to them) and
+ * the rest of its part becomes a new step.
+ */
+export async function pauseStepAt(db: Database, stepId: string, made: PartRange, outputIds: string[], rest: StepRow): Promise<void> {
+  await db.batch([
+    db.insert(jobSteps).values(rest).onConflictDoNothing(),
+    db.update(jobSteps).set({ status: 'done', partStart: made.start, partEnd: made.end, outputIds, updatedAt: Date.now() }).where(eq(jobSteps.id, stepId)),
+  ])
+}

@@ -2,7 +2,7 @@
 // at least once: outputs are stored under a unique (step, output index), next steps under a unique (job,
 // source, part), and a finished step is skipped when its message comes again.
 import type { Config } from '../config'
-import { ConversionError, settingsFor, type ConversionContext, type ConversionOutput, type ConverterInfo } from '../converters/converter'
+import { ConversionError, settingsFor, type ConversionContext, type ConversionOutput, type ConverterInfo, type PartRange } from '../converters/converter'
 import { converterForFile, converterToward } from '../converters/registry'
 import type { Database } from '../db/client'
 import type { Engines } from '../engine-workers/engines'
@@ -14,7 +14,24 @@ import { holdQuota } from '../files/quota'
 import { storeFile } from '../files/store'
 import { resourceReader, storedInput } from '../files/input'
 import { openOptions } from './job-secrets'
-import { ensureSteps, failJob, findJob, findStep, finishJobIfDone, jobOwnerId, newStep, shouldYieldTurn, updateJob, updateStep, type JobRow, type StepRow } from './jobs'
+import {
+  claimStep,
+  ensureSteps,
+  failJob,
+  findJob,
+  findStep,
+  finishJobIfDone,
+  HANDED_OVER,
+  newStep,
+  pauseStepAt,
+  shouldYieldTurn,
+  stepOwnerAndStatus,
+  turnToGive,
+  updateJob,
+  updateStep,
+  type JobRow,
+  type StepRow,
+} from './jobs'
 import { notifyJobFinished } from './webhooks'
 import { enqueueSteps, requeueStep, type StepMessage } from '../queue'
 
@@ -57,11 +74,28 @@ async function sourcesOf(db: Database, job: JobRow, step: StepRow, when = ''): P
   return { root, source }
 }
 
+/** The step's message came while another run has the step (a turn handed over): it is delivered again later. */
+export class StepTakenError extends Error {
+  constructor() {
+    super('the step is running in a turn handed over to it')
+  }
+}
+
+export interface RunOptions {
+  /** Run in the turn another user's step gave (not its own message): only a step that never ran is taken. */
+  readonly handedOver?: boolean
+  /**
+   * Between outputs, a first run of a part (a PDF's pages) ends early when its user has a backlog and another user
+   * waits: the step keeps the outputs it made and the rest of its part becomes a new step at the back of the line.
+   */
+  readonly mayPause?: boolean
+}
+
 /**
  * Runs the step. Returns normally when the message is settled (done, skipped, or failed for good); throws a
- * retryable error when the queue should deliver it again.
+ * retryable error when the queue should deliver it again (StepTakenError when another run has it).
  */
-export async function runStep(deps: PipelineDeps, message: StepMessage, attempt: number): Promise<void> {
+export async function runStep(deps: PipelineDeps, message: StepMessage, attempt: number, how: RunOptions = {}): Promise<void> {
   const { db } = deps
   const step = await findStep(db, message.stepId)
   if (!step || step.status === 'done' || step.status === 'split' || step.status === 'failed') return
@@ -74,7 +108,13 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     return
   }
   const { root, source } = found
-  await updateStep(db, step.id, { status: 'running', attempts: attempt, error: null })
+  if (!(await claimStep(db, step.id, how.handedOver ? HANDED_OVER : attempt))) {
+    if (how.handedOver) return
+    if ((await findStep(db, step.id))?.status === 'running') throw new StepTakenError()
+    return
+  }
+  // A first run has stored nothing: it may end between outputs without leaving any beyond its narrowed part.
+  const isFirstRun = step.status === 'queued' && step.attempts === 0
   if (job.status === 'queued') await updateJob(db, job.id, { status: 'running' })
 
   const input = storedInput(deps.bucket, source)
@@ -109,7 +149,15 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     // objects under the same keys), and failStep removes them when the step fails for good.
     const base = await conversionBaseName(db, root)
     const stored: FileRow[] = []
-    for await (const output of converter.convert(input, { ...context, part })) stored.push(await storeOutput(deps, job, step, source, base, output))
+    const mayPause = how.mayPause && isFirstRun && converter.plan !== undefined
+    let rest: PartRange | undefined
+    for await (const output of converter.convert(input, { ...context, part })) {
+      stored.push(await storeOutput(deps, job, step, source, base, output))
+      if (mayPause && part && output.index + 1 < part.end && (await shouldYieldTurn(db, job.userId))) {
+        rest = { start: output.index + 1, end: part.end }
+        break
+      }
+    }
     // The source may have been deleted or replaced while the converter ran, too early for the delete or the
     // replace to see these outputs: they belong to content that is gone.
     const after = await sourcesOf(db, job, step, ' during the conversion')
@@ -122,6 +170,10 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
       return next ? [newStep(job.id, file, next)] : []
     })
     const queued = await ensureSteps(db, following)
+    if (part && rest) {
+      await pauseStep(deps, step, stored, { start: part.start, end: rest.start }, newStep(job.id, source, converter, Date.now(), rest), queued)
+      return
+    }
     await updateStep(db, step.id, { status: 'done', outputIds: stored.map((file) => file.id) })
     await enqueueSteps(deps.queue, queued)
     if (await finishJobIfDone(db, job.id)) deps.waitUntil(notifyJobFinished(deps, job.id))
@@ -133,6 +185,17 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     await updateStep(db, step.id, { status: 'queued', error: describeRetry(error) })
     throw error
   }
+}
+
+/**
+ * Ends a step before its part's end: in one batch it keeps the outputs made (its part narrowed to them) and the
+ * rest of the part becomes a new step, which goes to the back of the line.
+ */
+async function pauseStep(deps: PipelineDeps, step: StepRow, stored: FileRow[], made: PartRange, rest: StepRow, following: StepRow[]): Promise<void> {
+  const { db } = deps
+  await pauseStepAt(db, step.id, made, stored.map((file) => file.id), rest)
+  await enqueueSteps(deps.queue, following)
+  await requeueStep(deps.queue, { jobId: rest.jobId, stepId: rest.id }, YIELD_DELAY_SECONDS)
 }
 
 function describeRetry(error: unknown): string {
@@ -183,26 +246,47 @@ export function retryDelaySeconds(attempt: number): number {
 
 /** How long a step that let another user go first waits before it is delivered again. */
 const YIELD_DELAY_SECONDS = 1
+/** How long a step's message waits when a handed-over turn runs the step; its next delivery takes over a run that died. */
+const TAKEN_RETRY_SECONDS = 30
 
 /**
- * A step whose user has more steps in line than another user who is waiting goes to the back of the line: sent
- * again as a new message (its attempts are not spent) and this one acknowledged. Answers whether it did.
+ * A step whose user has more steps in line than another user who is waiting gives its turn: it is sent again as a
+ * new message after YIELD_DELAY_SECONDS (its attempts are not spent) and this one acknowledged, and the waiting
+ * user's oldest step that never ran is run now in its place, so that user's first answer does not wait for the
+ * messages in line before its own. A step already started (its delivery ended without settling it) never yields.
+ * Answers whether it gave its turn.
  */
-async function yieldedTurn(deps: PipelineDeps, message: Message<StepMessage>): Promise<boolean> {
-  const userId = await jobOwnerId(deps.db, message.body.jobId)
-  if (!userId || !(await shouldYieldTurn(deps.db, userId))) return false
+async function gaveTurn(deps: PipelineDeps, message: Message<StepMessage>): Promise<boolean> {
+  const step = await stepOwnerAndStatus(deps.db, message.body.stepId)
+  if (step?.status !== 'queued') return false
+  const turn = await turnToGive(deps.db, step.userId)
+  if (!turn) return false
   await requeueStep(deps.queue, message.body, YIELD_DELAY_SECONDS)
   message.ack()
+  if (turn.step) await runHandedOver(deps, turn.step)
   return true
+}
+
+/** Runs a step in a turn given to it. Its failures are its own message's to retry: logged here, never thrown. */
+async function runHandedOver(deps: PipelineDeps, step: StepMessage): Promise<void> {
+  try {
+    await runStep(deps, step, 1, { handedOver: true })
+  } catch (error) {
+    console.warn(JSON.stringify({ level: 'warn', job: step.jobId, step: step.stepId, handedOver: true, error: describeError(error) }))
+  }
 }
 
 export async function consumeConversions(messages: readonly Message<StepMessage>[], deps: PipelineDeps): Promise<void> {
   for (const message of messages) {
     try {
-      if (await yieldedTurn(deps, message)) continue
-      await runStep(deps, message.body, message.attempts)
+      if (await gaveTurn(deps, message)) continue
+      await runStep(deps, message.body, message.attempts, { mayPause: true })
       message.ack()
     } catch (error) {
+      if (error instanceof StepTakenError) {
+        message.retry({ delaySeconds: TAKEN_RETRY_SECONDS })
+        continue
+      }
       console.warn(JSON.stringify({ level: 'warn', job: message.body.jobId, step: message.body.stepId, attempt: message.attempts, error: describeError(error) }))
       message.retry({ delaySeconds: retryDelaySeconds(message.attempts) })
     }
