@@ -11,8 +11,9 @@ import { converterNamed, registerConverter } from '../../worker/converters/regis
 import { openDatabase } from '../../worker/db/client'
 import { localEngines } from '../../worker/engine-workers/local'
 import { findOwnedFile } from '../../worker/files/records'
-import { consumeConversions, type PipelineDeps } from '../../worker/pipeline/consumer'
-import { claimStep, createJob, HANDED_OVER, type StepMessage } from '../../worker/pipeline/jobs'
+import { consumeConversions, type PipelineDeps } from '../../worker/pipeline/step-runner'
+import { claimStep, createJob, HANDED_OVER } from '../../worker/pipeline/jobs'
+import type { StepMessage } from '../../worker/queue'
 import { callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
@@ -78,7 +79,7 @@ function recordingDeps(): PipelineDeps & { sent: Array<{ body: StepMessage; dela
 async function unsentJob(deps: PipelineDeps, user: TestUser, name: string, content: string): Promise<StepMessage> {
   const file = await uploaded(user, name, content)
   const { job, step } = await createJob(deps.db, await findOwnedFile(deps.db, user.id, file._id), turns, {})
-  return { jobId: job.id, stepId: step!.id }
+  return { kind: 'step', jobId: job.id, stepId: step!.id }
 }
 
 async function consume(deps: PipelineDeps, ...deliveries: Delivery[]): Promise<void> {
@@ -151,7 +152,7 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
       { status: 'done', part: { start: 0, end: 1 }, outputs: [paused.files[0]._id] },
       { status: 'queued', part: { start: 1, end: 4 }, attempts: 0 },
     ])
-    expect(deps.sent).toEqual([{ body: { jobId: flood[0]!.jobId, stepId: paused.steps[1]._id }, delaySeconds: 1 }])
+    expect(deps.sent).toEqual([{ body: { kind: 'step', jobId: flood[0]!.jobId, stepId: paused.steps[1]._id }, delaySeconds: 1 }])
     expect(ran).toEqual([{ jobId: flood[0]!.jobId, index: 0 }])
 
     // The flood's next message gives its turn to the other user's step.

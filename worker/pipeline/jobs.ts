@@ -249,7 +249,7 @@ export async function turnToGive(db: Database, userId: string): Promise<{ step?:
     .where(and(eq(jobs.userId, lightest.userId), inArray(jobs.status, ['queued', 'running']), eq(jobSteps.status, 'queued'), eq(jobSteps.attempts, 0)))
     .orderBy(asc(jobSteps.id))
     .limit(1)
-  return { step }
+  return { step: step && { kind: 'step', ...step } }
 }
 
 /** A step's run was handed over by another user's step (runStep's `handedOver`): it counts as the step's first attempt. */

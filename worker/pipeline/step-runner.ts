@@ -195,7 +195,7 @@ async function pauseStep(deps: PipelineDeps, step: StepRow, stored: FileRow[], m
   const { db } = deps
   await pauseStepAt(db, step.id, made, stored.map((file) => file.id), rest)
   await enqueueSteps(deps.queue, following)
-  await requeueStep(deps.queue, { jobId: rest.jobId, stepId: rest.id }, YIELD_DELAY_SECONDS)
+  await requeueStep(deps.queue, { kind: 'step', jobId: rest.jobId, stepId: rest.id }, YIELD_DELAY_SECONDS)
 }
 
 function describeRetry(error: unknown): string {
