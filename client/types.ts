@@ -140,6 +140,8 @@ export interface ConversionTargets {
   to: string | null
   /** Every reachable target, nearest first. */
   targets: string[]
-  /** Why a converter refuses this kind of input, when one does. */
+  /** Why a converter refuses this kind of input, or why its default target cannot be made here. */
   reason?: string
+  /** Targets that cannot be made here, each with what to set (a provider that is not configured). */
+  unavailable?: Record<string, string>
 }

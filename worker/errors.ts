@@ -83,6 +83,7 @@ export const ERRORS = {
   CONVERTER_MISCONFIGURED: { status: 502, message: 'the conversion service is misconfigured' },
   OAUTH_PROVIDER_UNAVAILABLE: { status: 502, message: 'the sign-in provider could not be reached' },
   CONVERTER_UNAVAILABLE: { status: 503, message: 'the conversion service is unavailable; try again later' },
+  CONVERTER_NOT_CONFIGURED: { status: 503, message: 'this conversion needs a provider that is not configured here' },
   CONVERTER_TIMEOUT: { status: 504, message: 'the conversion service did not answer in time' },
 } as const satisfies Record<string, ErrorEntry>
 

@@ -9,7 +9,7 @@ import { jobs, users } from '../db/schema'
 import { verifyToken, type Owner } from '../files/signed-url'
 import { eq } from 'drizzle-orm'
 import { officeJobOptions, OfficeOptionsSchema } from '../converters/catalog/office-to-pdf'
-import { converterFor, reachableTargets, refusalFor } from '../converters/registry'
+import { converterFor, reachableTargets, refusalFor, unavailableTargets } from '../converters/registry'
 import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
@@ -37,7 +37,14 @@ export const ConvertInfo = z
     accepted: z.boolean(),
     to: z.string().nullable().openapi({ example: '.pdf', description: 'what the default chain makes first' }),
     targets: z.array(z.string()).openapi({ example: ['.pdf', '.png', '.txt'], description: 'every extension a chain reaches from this one, for `to` in POST /files/:id/convert' }),
-    reason: z.string().optional().openapi({ description: 'why a converter refuses this kind of input (e.g. .wma audio), when one does' }),
+    reason: z.string().optional().openapi({ description: 'why a converter refuses this kind of input (e.g. .wma audio), or why its default target cannot be made here' }),
+    unavailable: z
+      .record(z.string(), z.string())
+      .optional()
+      .openapi({
+        description: 'targets that cannot be made here, each with what to set (a provider that is not configured); absent when every target can be made',
+        example: { '.txt': 'audio → text needs Workers AI (the AI binding, which runs only when deployed) or TRANSCRIBE_URL; set TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)' },
+      }),
   })
   .openapi('ConvertInfo')
 
@@ -47,7 +54,7 @@ const convertInfo = route({
   summary: 'What a file of this extension is converted to',
   middleware: [auth] as const,
   request: { params: z.object({ extension: z.string().min(1).max(20).openapi({ example: 'docx' }) }) },
-  responses: { 200: jsonResponse(ConvertInfo, 'accepted: false and to: null when nothing converts it') },
+  responses: { 200: jsonResponse(ConvertInfo, 'accepted: false and to: null when nothing converts it; accepted: false with `reason` and `unavailable` when its converter is not configured here') },
 })
 
 const ConvertBody = z
@@ -82,7 +89,7 @@ const convert = route({
     415: errorResponse('No converter accepts this file, or the converter of its extension does not read the type sniffed from its bytes', 'UNSUPPORTED_FORMAT'),
     422: errorResponse('A step failed for good (the message names the step and the reason), or no chain reaches `to` (images to .txt: OCR is not supported)'),
     429: errorResponse('20 of your conversion steps are queued or running already (Retry-After)'),
-    503: errorResponse('A step kept failing for transient reasons'),
+    503: errorResponse('The conversion needs a provider that is not configured here (CONVERTER_NOT_CONFIGURED: the message names the setting), or a step kept failing for transient reasons'),
   },
 })
 
@@ -136,7 +143,7 @@ const fileJobs = route({
 
 /** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
 const links = (c: Context<AppEnv>) => ({ origin: requestOrigin(c.var.config, c.req.raw), securityStamp: c.var.user.securityStamp })
-const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERSIONS })
+const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERSIONS, ai: c.env.AI })
 
 async function withSecret<V>(c: Context<AppEnv>, job: JobRow, view: V) {
   return job.callbackUrl ? { ...view, webhook_secret: await webhookSecret(c.var.config, job.id) } : view
@@ -166,11 +173,14 @@ export function pipelineRoutes() {
   const app = newRouter()
 
   return app
-    .openapi(convertInfo, (c) => {
+    .openapi(convertInfo, async (c) => {
       const extension = `.${c.req.valid('param').extension.replace(/^\./, '').toLowerCase()}`
       const converter = converterFor(extension)
-      const reason = converter ? undefined : refusalFor(extension)
-      return c.json({ extension, accepted: converter !== undefined, to: converter?.to ?? null, targets: reachableTargets(extension), ...(reason ? { reason } : {}) }, 200)
+      const unavailable = await unavailableTargets(extension, c.var.config, c.env.AI)
+      const notHere = converter && unavailable[converter.to]
+      const reason = converter ? notHere : refusalFor(extension)
+      const body = { extension, accepted: converter !== undefined && !notHere, to: converter?.to ?? null, targets: reachableTargets(extension) }
+      return c.json({ ...body, ...(reason ? { reason } : {}), ...(Object.keys(unavailable).length > 0 ? { unavailable } : {}) }, 200)
     })
     .openapi(convert, async (c) => {
       const file = await callerFile(c, c.req.valid('param').id)
