@@ -108,6 +108,12 @@ export interface ConverterInfo<K extends keyof Config = keyof Config> {
    */
   readonly unreachable?: Readonly<Record<string, string>>
   /**
+   * Optional: true when one output per source content is enough (a LibreOffice or Chromium run on the sidecar): a
+   * step finds the output an earlier job's step of this converter made from the same content with the same options
+   * and takes it instead of converting again, or waits while such a step is converting. For converters of one output.
+   */
+  readonly reusable?: boolean
+  /**
    * Optional: why the converter cannot run here, naming the setting to change (a provider that is not configured),
    * or undefined when it can. The API Worker asks before it starts a job (503 CONVERTER_NOT_CONFIGURED) and
    * GET /convert/:extension reports it; it sees the converter's own settings and the bindings, never an engine.

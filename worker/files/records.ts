@@ -1,7 +1,7 @@
 // File records in D1: ownership in every WHERE clause (someone else's file is simply not found), listing with
 // cursor pagination, the public shape of a record, and deleting a file with everything converted from it.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, isNull, like, lt, sql, type SQL } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, like, lt, or, sql, type SQL } from 'drizzle-orm'
 import type { BatchItem } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
@@ -80,9 +80,17 @@ export async function findFileOf(db: Database, userId: string, id: string): Prom
   return db.query.files.findFirst({ where: and(eq(files.id, id), eq(files.userId, userId)) })
 }
 
-/** The files a conversion job made. */
+/**
+ * The files of the jobs `jobIds` (a parenthesised list, or a select of job ids, which drizzle parenthesises) made, or their steps took from an earlier job (a reusable
+ * converter's output, an Office document's PDF): a step's `output_ids` names both.
+ */
+export function madeOrReusedBy(jobIds: SQL): SQL {
+  return or(inArray(files.jobId, jobIds), sql`${files.id} IN (SELECT value FROM job_steps, json_each(job_steps.output_ids) WHERE job_steps.job_id IN ${jobIds})`)!
+}
+
+/** The files a conversion job made, and those its steps took from an earlier job. */
 export function filesOfJob(db: Database, userId: string, jobId: string) {
-  return db.query.files.findMany({ where: and(eq(files.jobId, jobId), eq(files.userId, userId)) })
+  return db.query.files.findMany({ where: and(madeOrReusedBy(sql`(${jobId})`), eq(files.userId, userId)) })
 }
 
 /** The caller's file, as a query a route can batch with others (ownedFile turns its rows into the row or a 404). */

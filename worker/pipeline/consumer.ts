@@ -4,7 +4,7 @@
 import { eq } from 'drizzle-orm'
 import type { Config } from '../config'
 import { ConversionError, resourceReader, settingsFor, type ConversionContext, type ConversionOutput, type ConverterInfo } from '../converters/converter'
-import { converterForFile, converterToward } from '../converters/registry'
+import { converterForFile, converterNamed, converterToward } from '../converters/registry'
 import type { Database } from '../db/client'
 import type { Engines } from '../engine-workers/engines'
 import { jobs, jobSteps } from '../db/schema'
@@ -15,7 +15,7 @@ import { holdQuota } from '../files/quota'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
 import { openOptions } from './job-secrets'
-import { ensureSteps, failJob, finishJobIfDone, newStep, shouldYieldTurn, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
+import { earlierOutput, ensureSteps, failJob, finishJobIfDone, newStep, shouldYieldTurn, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
 import { outputName } from './naming'
 import { notifyJobFinished } from './webhooks'
 import { enqueueSteps, requeueStep } from '../queue'
@@ -59,6 +59,17 @@ async function sourcesOf(db: Database, job: JobRow, step: StepRow, when = ''): P
   return { root, source }
 }
 
+/** Seconds a step waits, sent to the back of the line, while another job converts the same content (reusable). */
+const WAIT_FOR_PEER_SECONDS = 3
+
+/**
+ * Thrown before a step of a `reusable` converter starts while another job's step converts the same content: the
+ * consumer sends its message again later (no attempt spent), when that step's output can be taken instead.
+ */
+class WaitingForPeer extends Error {
+  override readonly name = 'WaitingForPeer'
+}
+
 /**
  * Runs the step. Returns normally when the message is settled (done, skipped, or failed for good); throws a
  * retryable error when the queue should deliver it again.
@@ -76,6 +87,15 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     return
   }
   const { root, source } = found
+  // One LibreOffice run per document content: a preview's PDF and a conversion's are the same file.
+  if (converterNamed(step.converter)?.reusable && step.partStart < 0) {
+    const earlier = await earlierOutput(db, job, step)
+    if (earlier.file) {
+      await finishStep(deps, job, step, [earlier.file])
+      return
+    }
+    if (earlier.converting) throw new WaitingForPeer(`another job is running ${step.converter} on the same content`)
+  }
   await updateStep(db, step.id, { status: 'running', attempts: attempt, error: null })
   if (job.status === 'queued') await updateJob(db, job.id, { status: 'running' })
 
@@ -119,14 +139,7 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
       await failStep(deps, job, step, new ConversionError(after.reason), source)
       return
     }
-    const following = stored.flatMap((file) => {
-      const next = nextConverter(file, job.target)
-      return next ? [newStep(job.id, file, next)] : []
-    })
-    const queued = await ensureSteps(db, following)
-    await updateStep(db, step.id, { status: 'done', outputIds: stored.map((file) => file.id) })
-    await enqueueSteps(deps.queue, queued)
-    if (await finishJobIfDone(db, job.id)) deps.waitUntil(notifyJobFinished(deps, job.id))
+    await finishStep(deps, job, step, stored)
   } catch (error) {
     if (error instanceof ConversionError && !error.retryable) {
       await failStep(deps, job, step, error, source)
@@ -135,6 +148,18 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     await updateStep(db, step.id, { status: 'queued', error: describeRetry(error) })
     throw error
   }
+}
+
+/** The step is done with these outputs (made now, or an earlier job's): the chain goes on from each. */
+async function finishStep(deps: PipelineDeps, job: JobRow, step: StepRow, outputs: FileRow[]): Promise<void> {
+  const following = outputs.flatMap((file) => {
+    const next = nextConverter(file, job.target)
+    return next ? [newStep(job.id, file, next)] : []
+  })
+  const queued = await ensureSteps(deps.db, following)
+  await updateStep(deps.db, step.id, { status: 'done', outputIds: outputs.map((file) => file.id) })
+  await enqueueSteps(deps.queue, queued)
+  if (await finishJobIfDone(deps.db, job.id)) deps.waitUntil(notifyJobFinished(deps, job.id))
 }
 
 function describeRetry(error: unknown): string {
@@ -205,6 +230,15 @@ export async function consumeConversions(messages: readonly Message<StepMessage>
       await runStep(deps, message.body, message.attempts)
       message.ack()
     } catch (error) {
+      if (error instanceof WaitingForPeer) {
+        try {
+          await requeueStep(deps.queue, message.body, WAIT_FOR_PEER_SECONDS)
+          message.ack()
+        } catch {
+          message.retry({ delaySeconds: WAIT_FOR_PEER_SECONDS })
+        }
+        continue
+      }
       console.warn(JSON.stringify({ level: 'warn', job: message.body.jobId, step: message.body.stepId, attempt: message.attempts, error: describeError(error) }))
       message.retry({ delaySeconds: retryDelaySeconds(message.attempts) })
     }

@@ -248,15 +248,12 @@ export function pipelineRoutes() {
       const id = c.req.valid('param').id
       const [file, list, steps, made] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id), ...fileJobsQueries(c.var.db, callerId(c), id)])
       ownedFile(file)
-      const views = list.map((job) =>
-        shapeJobView(
-          c.var.config,
-          links(c),
-          job,
-          steps.filter((step) => step.jobId === job.id),
-          made.filter((row) => row.jobId === job.id),
-        ),
-      )
+      const views = list.map((job) => {
+        const own = steps.filter((step) => step.jobId === job.id)
+        // Its files: those it made, and those a step took from an earlier job (a document's PDF).
+        const outputs = new Set(own.flatMap((step) => step.outputIds))
+        return shapeJobView(c.var.config, links(c), job, own, made.filter((row) => row.jobId === job.id || outputs.has(row.id)))
+      })
       return c.json(await Promise.all(views), 200)
     })
 }
