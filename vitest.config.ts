@@ -42,7 +42,7 @@ const UNIT = [
   'test/queue.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
-const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-template-invoice.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/converters/pdf-to-text.test.ts']
+const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-template-invoice.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/previews/office-once.test.ts', 'test/converters/pdf-to-text.test.ts']
 const NODE = ['test/sidecar/**/*.test.ts', 'test/bench/**/*.test.ts', 'test/config/**/*.test.ts', 'test/docs/guides.test.ts', 'test/db/schema.test.ts']
 /** End-to-end files: the real Worker under `wrangler dev`, one for all of them (test/setup/dev-worker.ts). */
 const E2E = ['test/e2e/**/*.test.ts']

@@ -7,7 +7,7 @@ import { EdgefloorError, type ErrorCode } from './errors.ts'
 import { readEvents } from './events.ts'
 import { memoryTokenStore, type TokenStore, type Tokens } from './tokens.ts'
 import { uploadWithTus, type Http, type ResumableOptions } from './tus.ts'
-import type { ConversionTargets, FileRecord, FileWithChildren, Job, LoginResult, RegisterResult, Session, SessionInfo, User } from './types.ts'
+import type { AccountChanges, AccountUpdate, ConversionTargets, FileRecord, FileWithChildren, Job, LoginResult, RegisterResult, Session, SessionInfo, User } from './types.ts'
 
 export { ERROR_CODES, EdgefloorError, isEdgefloorError, type ErrorCode } from './errors.ts'
 export { memoryTokenStore, webStorageTokenStore, type KeyValueStorage, type TokenStore, type Tokens } from './tokens.ts'
@@ -179,6 +179,26 @@ export class EdgefloorClient {
 
   async sessions(): Promise<SessionInfo[]> {
     return this.#json('GET', '/auth/sessions')
+  }
+
+  /**
+   * Changes the signed-in user's own fields (PUT /auth/user). An email or password change needs `current_password`
+   * (an account without a password: a sign-in in the last 5 minutes). A new password ends every session: the
+   * answer's new session for this device is kept in the store.
+   */
+  async updateAccount(changes: AccountChanges): Promise<AccountUpdate> {
+    const update = await this.#json<AccountUpdate>('PUT', '/auth/user', { json: changes })
+    if (update.session) this.#keep(update.session)
+    return update
+  }
+
+  /**
+   * Deletes the signed-in user's account with everything it owns (DELETE /auth/user), confirmed by the password
+   * (an account without one: a sign-in in the last 5 minutes, and no password given); then empties the store.
+   */
+  async deleteAccount(confirmation: { current_password?: string } = {}): Promise<void> {
+    await this.#json('DELETE', '/auth/user', { json: confirmation })
+    this.tokens.set(undefined)
   }
 
   // Files

@@ -100,6 +100,28 @@ export interface RegisterResult {
   message: string
 }
 
+/** What `PUT /auth/user` changes: name, custom fields with `u`, and (confirmed by `current_password`) email or password. */
+export interface AccountChanges {
+  name?: string
+  /** A new address: unverified until its owner follows the link mailed to it. */
+  email?: string
+  /** A new password: every session ends, and the answer carries a new one for this device. */
+  password?: string
+  /** Confirms an email or password change; an account without a password confirms with a recent sign-in instead. */
+  current_password?: string
+  [field: string]: unknown
+}
+
+/** What `PUT /auth/user` answers. */
+export interface AccountUpdate {
+  user: User
+  message: string
+  /** Present when the email changed: whether the verification email to the new address went. */
+  email_sent?: boolean
+  /** Present when the password changed: the new session of this device (the client keeps it). */
+  session?: Session
+}
+
 /** One live session (`GET /auth/sessions`). */
 export interface SessionInfo {
   _id: string
@@ -118,6 +140,8 @@ export interface ConversionTargets {
   to: string | null
   /** Every reachable target, nearest first. */
   targets: string[]
-  /** Why a converter refuses this kind of input, when one does. */
+  /** Why a converter refuses this kind of input, or why its default target cannot be made here. */
   reason?: string
+  /** Targets that cannot be made here, each with what to set (a provider that is not configured). */
+  unavailable?: Record<string, string>
 }

@@ -72,7 +72,7 @@ export function createApp(options: AppOptions = {}) {
   // stay out of the type, which they would otherwise widen to "any path".
   const accounts = app
     .openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
-    .route('/', accountRoutes(options.resources?.models.Users?.values))
+    .route('/', accountRoutes(options.resources?.models.Users?.values, resourceRouteList))
     .route('/', apiKeyRoutes())
     .route('/', totpRoutes())
     .route('/', oidcRoutes(options.resources?.models.Users?.values))

@@ -38,6 +38,8 @@ export const ERRORS = {
   EMAIL_NOT_VERIFIED: { status: 403, message: 'email address not verified' },
   FORBIDDEN: { status: 403, message: 'not allowed' },
   INSUFFICIENT_SCOPE: { status: 403, message: "the API key's scopes do not allow this request" },
+  CONFIRMATION_REQUIRED: { status: 403, message: 'confirm with current_password (an account without a password: sign in again first)' },
+  CURRENT_PASSWORD_INCORRECT: { status: 403, message: 'the current password is wrong' },
   NOT_FOUND: { status: 404, message: 'not found' },
   USER_NOT_FOUND: { status: 404, message: 'user not found' },
   RECORD_NOT_FOUND: { status: 404, message: 'record not found' },
@@ -81,6 +83,7 @@ export const ERRORS = {
   CONVERTER_MISCONFIGURED: { status: 502, message: 'the conversion service is misconfigured' },
   OAUTH_PROVIDER_UNAVAILABLE: { status: 502, message: 'the sign-in provider could not be reached' },
   CONVERTER_UNAVAILABLE: { status: 503, message: 'the conversion service is unavailable; try again later' },
+  CONVERTER_NOT_CONFIGURED: { status: 503, message: 'this conversion needs a provider that is not configured here' },
   CONVERTER_TIMEOUT: { status: 504, message: 'the conversion service did not answer in time' },
 } as const satisfies Record<string, ErrorEntry>
 

@@ -130,6 +130,17 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   'GET /auth/user': async ({ alice }) => ['GET', '/auth/user', { token: alice.token }],
   'GET /user': async ({ alice }) => ['GET', '/user', { token: alice.token }],
+  'PUT /auth/user': async ({ alice }) => ['PUT', '/auth/user', { token: alice.token, json: { name: 'Alice Again' } }],
+  'PUT /user': async ({ alice }) => ['PUT', '/user', { token: alice.token, json: { name: 'Alice Again' } }],
+  'DELETE /auth/user': async () => {
+    const doomed = await signUp()
+    await uploaded(doomed, 'notes.txt', 'goes with the account')
+    return ['DELETE', '/auth/user', { token: doomed.token, json: { current_password: doomed.password } }]
+  },
+  'DELETE /user': async () => {
+    const doomed = await signUp()
+    return ['DELETE', '/user', { token: doomed.token, json: { current_password: doomed.password } }]
+  },
   'POST /auth/refresh': async ({ alice }) => ['POST', '/auth/refresh', { json: { refresh_token: (await freshLogin(alice)).refresh_token } }],
   'POST /auth/logout': async ({ alice }) => ['POST', '/auth/logout', { token: (await freshLogin(alice)).token }],
   'GET /auth/sessions': async ({ alice }) => ['GET', '/auth/sessions', { token: alice.token }],

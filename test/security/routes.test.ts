@@ -168,6 +168,10 @@ function validRequest(operation: Operation): { json?: unknown; body?: BodyInit; 
   if (operation.key === 'PUT /files/uploads/{uploadId}/{part}') return { body: new Uint8Array(16), headers: { 'content-type': 'application/octet-stream', 'content-length': '16' } }
   if (operation.key === 'PUT /files/{id}') return { json: { name: 'renamed.txt' } }
   if (operation.key === 'PUT /users/{id}') return { json: { name: 'Renamed' } }
+  // The caller's own account (no id: another user's token only reaches its own): a change that needs confirmation,
+  // with the password every test user signs up with, so that only the token can refuse it.
+  if (operation.key === 'PUT /auth/user' || operation.key === 'PUT /user') return { json: { name: 'Renamed', email: `renamed-${crypto.randomUUID()}@example.com`, current_password: 'a long enough password' } }
+  if (operation.key === 'DELETE /auth/user' || operation.key === 'DELETE /user') return { json: { current_password: 'a long enough password' } }
   if (operation.key === 'POST /files/{id}/convert') return { json: {} }
   if (operation.key === 'POST /auth/oauth/{provider}/link') return { json: { redirect_url: 'https://app.example.com/signed-in' } }
   if (operation.method === 'POST' || operation.method === 'PUT' || operation.method === 'PATCH') return { json: {} }

@@ -7,6 +7,8 @@
 //   before any answer (as a sidecar that is down), until POST /reachable?marker=<text>. The marker is in the
 //   document the test uploads, so the fault holds from the job's first attempt (its id is not known before).
 // - GET /refused?marker=<text>: the Gotenberg-Trace (job id) of each request dropped for that marker.
+// - GET /runs?trace=<job id>,<job id>…: how many LibreOffice conversions (POST /forms/libreoffice/convert) those
+//   jobs asked the sidecar for: the count of runs a test holds to one per document content.
 // A second front serves the same sidecar over HTTPS (test/setup/loopback-tls.ts) and only with credentials, as a
 // sidecar published through Cloudflare Tunnel behind Access, or behind basic auth, is reached (docs/gotenberg.md).
 import { timingSafeEqual } from 'node:crypto'
@@ -69,11 +71,13 @@ function forward(sidecarUrl: string, request: IncomingMessage, body: Buffer, res
 export default async function setup(project: TestProject) {
   const sidecar = await startSidecar({ ...optionsFromEnv({}), port: 0, processes: 1, queueSize: 32 })
   const unreachable = new Map<string, string[]>()
+  const libreOfficeRuns = new Map<string, number>()
 
   const front = createServer(async (request, response) => {
     const body = await readBody(request)
     const text = body.toString('latin1')
     const trace = String(request.headers['gotenberg-trace'] ?? '')
+    if (request.method === 'POST' && request.url?.startsWith('/forms/libreoffice/convert')) libreOfficeRuns.set(trace, (libreOfficeRuns.get(trace) ?? 0) + 1)
     for (const [marker, refused] of unreachable) {
       if (text.includes(marker)) {
         refused.push(trace)
@@ -107,6 +111,10 @@ export default async function setup(project: TestProject) {
     const marker = url.searchParams.get('marker') ?? ''
     if (url.pathname === '/kill-office') return void response.end(await killOffice(url.searchParams.get('trace')))
     if (url.pathname === '/refused') return void response.end(JSON.stringify(unreachable.get(marker) ?? []))
+    if (url.pathname === '/runs') {
+      const traces = (url.searchParams.get('trace') ?? '').split(',').filter(Boolean)
+      return void response.end(String(traces.reduce((sum, trace) => sum + (libreOfficeRuns.get(trace) ?? 0), 0)))
+    }
     if (!marker) return void response.writeHead(400).end('no marker')
     if (url.pathname === '/unreachable') unreachable.set(marker, unreachable.get(marker) ?? [])
     else if (url.pathname === '/reachable') unreachable.delete(marker)

@@ -139,6 +139,11 @@ export function callerStamp(c: Context<AppEnv>): string {
   return c.var.pendingClaims?.stm ?? c.var.user.securityStamp
 }
 
+/** The session of the caller's access token: from the verified token while the session check waits (API keys have none: ''). */
+export function callerSessionId(c: Context<AppEnv>): string {
+  return c.var.pendingClaims?.sid ?? c.var.sessionId
+}
+
 /**
  * The route's reads in one D1 round trip with the session check still owed (requireAuth `sharesRoundTrip`): a
  * refused token throws its 401 before any result is seen, and the caller is on c.var.user after it.

@@ -293,12 +293,11 @@ export async function accountForIdentity(db: Database, config: Config, usersMode
     return existing
   }
   if (!config.AUTH_REGISTRATION_ENABLED) throw new ApiError('REGISTRATION_DISABLED')
-  // The account has no password anyone knows: a random one, hashed like any other; its user may set one through
-  // the password reset email.
-  const password = oauth.generateRandomCodeVerifier()
+  // The account has no password: its user may set one through the password reset email, or PUT /auth/user after a
+  // fresh sign-in (docs/accounts.md, Self-service).
   const user = await createUser(db, usersModel, {
     email: normalizeEmail(identity.email),
-    password,
+    password: null,
     name: identity.name?.slice(0, 200).replace(/[\p{Cc}\u2028\u2029]/gu, ''),
     values: {},
     role: config.AUTH_DEFAULT_ROLE,

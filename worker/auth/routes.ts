@@ -2,16 +2,20 @@
 // Layout A (/auth/...) is canonical; Layout B paths (/register, /login, /user/...) are registered from the same
 // definitions, so both validate and answer identically. Register takes the Users model the app was made with.
 import { z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi'
+import type { BatchItem } from 'drizzle-orm/batch'
 import type { Context } from 'hono'
 import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
 import { iso } from '../db/times'
 import { ApiError } from '../errors'
+import type { CompiledRoute } from '../rules/compile'
 import { models } from '../models/resources'
+import { accountDeletionReads, deleteAccount, type AccountDeletionRead } from '../rules/store'
 import { buildValueSchemas, displayName, type ValueSchemas, type ValuesMap } from '../models/values'
 import { deliverAccountEmail } from './delivery'
-import { authorizedBatch, callerId, requireAuth } from './middleware'
+import { authorizedBatch, callerId, callerSessionId, requireAuth } from './middleware'
 import { clearLoginGuard, clientAddress, enforceRateLimit, mayMailReset, withLoginLockout } from './rate-limit'
-import { deviceLabel, endSession, endSessionOf, findRefreshToken, listSessions, rotateRefreshToken, startSession, type ClientFacts } from './sessions'
+import { confirmAccountHolder } from './self-service'
+import { deviceLabel, endAllSessions, endSession, endSessionOf, findRefreshToken, listSessions, rotateRefreshToken, sessionStartQuery, startSession, type ClientFacts } from './sessions'
 import { issueToken, readToken } from './tokens'
 import { requireSecondStep } from './totp'
 import {
@@ -29,6 +33,8 @@ import {
   spendToken,
   stampHolds,
   tokenSpending,
+  updateAccount,
+  userQuery,
   type UserRecord,
 } from './users'
 
@@ -293,6 +299,123 @@ function currentUserEndpoint(schemas: ValueSchemas) {
   )
 }
 
+const CurrentPassword = z
+  .string()
+  .min(1)
+  .max(1024)
+  .openapi({ description: "the account's password, confirming the change (an account without one confirms with a sign-in in the last 5 minutes instead)", example: 'correct horse battery' })
+
+/**
+ * The caller's account row (with its password hash) and their session's start, in the session check's round trip,
+ * plus `more` reads; then the change confirmed when `confirm` says so (the attempts counted per account: a stolen
+ * token cannot guess the password at leisure).
+ */
+async function callerAccount<const Q extends readonly BatchItem<'sqlite'>[]>(c: Ctx, confirm: { needed: boolean; currentPassword?: string | undefined }, more: Q) {
+  const userId = callerId(c)
+  const [[user], [session], ...rest] = await authorizedBatch(c, [userQuery(c.var.db, userId), sessionStartQuery(c.var.db, userId, callerSessionId(c)), ...more])
+  if (!user) throw new ApiError('USER_NOT_FOUND')
+  if (confirm.needed) {
+    await limitAccountAttempts(c, 'confirm', user.id)
+    await confirmAccountHolder(user, session?.createdAt, confirm.currentPassword)
+  }
+  return { user, rest }
+}
+
+function updateSelfEndpoint(schemas: ValueSchemas) {
+  const body = z
+    .strictObject({
+      name: displayName(200).optional(),
+      email: Email.optional().openapi({ description: 'a new address: unverified until its owner follows the link mailed to it (needs confirmation)' }),
+      password: Password.optional().openapi({ description: 'a new password: every session ends, and a new one for this device is answered (needs confirmation)' }),
+      current_password: CurrentPassword.optional(),
+      ...schemas.update.shape,
+    })
+    .openapi('UpdateAccountRequest', { example: { email: 'ada@example.org', current_password: 'correct horse battery' } })
+  return endpoint(
+    secured({
+      method: 'put',
+      path: '/auth/user',
+      summary: "Change the caller's own name, custom fields (u), email or password; the email and the password need confirmation",
+      middleware: [requireAuth({ sharesRoundTrip: true })] as const,
+      request: { body: jsonBody(body) },
+      responses: {
+        200: jsonResponse(
+          z.object({
+            user: PublicUser,
+            message: z.string(),
+            email_sent: z.boolean().optional().describe('present when the email changed: whether the verification email to the new address went'),
+            session: Session.optional().describe('present when the password changed: every session ended, this is the new one for this device'),
+          }),
+          'Changed',
+        ),
+        403: errorResponse('An email or password change without confirmation (CONFIRMATION_REQUIRED), a wrong current_password, or an API key'),
+        404: errorResponse('The user no longer exists'),
+        409: errorResponse('The email is taken'),
+        429: errorResponse('Too many confirmation attempts'),
+      },
+    }),
+    async (c) => {
+      const { current_password: currentPassword, name, email, password, ...values } = c.req.valid('json')
+      if (name === undefined && email === undefined && password === undefined && Object.keys(values).length === 0) {
+        const fields = ['name', 'email', 'password', ...Object.keys(schemas.update.shape)]
+        throw new ApiError('VALIDATION_FAILED', { message: `invalid request: nothing to change; send one of ${fields.join(', ')}` })
+      }
+      const needed = email !== undefined || password !== undefined || currentPassword !== undefined
+      const { user } = await callerAccount(c, { needed, currentPassword }, [])
+      const changed = await updateAccount(c.var.db, c.var.config, user, { name, email, password, values })
+      let session: Awaited<ReturnType<typeof openSession>> | undefined
+      if (password !== undefined) {
+        // As a reset: every session and token ends (the new security stamp ends the access tokens); this device goes on.
+        await endAllSessions(c.var.db, user.id)
+        await clearLoginGuard(c.env.RATE_LIMITER, normalizeEmail(changed.user.email))
+        session = await openSession(c, changed.user)
+      }
+      const notes = [changed.emailSent === undefined ? '' : changed.emailSent ? '; a verification email was sent to the new address' : '; the verification email could not be sent', session ? '; every other session was signed out' : '']
+      return c.json(
+        {
+          user: publicShape(changed.user, schemas),
+          message: `account updated${notes.join('')}`,
+          ...(changed.emailSent === undefined ? {} : { email_sent: changed.emailSent }),
+          ...(session ? { session } : {}),
+        },
+        200,
+      )
+    },
+    [{ path: '/user' }],
+  )
+}
+
+function deleteSelfEndpoint(children: readonly CompiledRoute[]) {
+  return endpoint(
+    secured({
+      method: 'delete',
+      path: '/auth/user',
+      summary: "Delete the caller's own account with everything it owns (confirmed by current_password); every session and API key ends",
+      middleware: [requireAuth({ sharesRoundTrip: true })] as const,
+      request: {
+        body: {
+          required: false,
+          description: 'An account without a password sends no body: a sign-in in the last 5 minutes confirms it',
+          content: { 'application/json': { schema: z.strictObject({ current_password: CurrentPassword.optional() }).openapi('DeleteAccountRequest', { example: { current_password: 'correct horse battery' } }) } },
+        },
+      },
+      responses: {
+        200: jsonResponse(Message, 'Deleted'),
+        403: errorResponse('No confirmation (CONFIRMATION_REQUIRED), a wrong current_password, or an API key'),
+        404: errorResponse('The user no longer exists'),
+        429: errorResponse('Too many confirmation attempts'),
+      },
+    }),
+    async (c) => {
+      const body = c.req.header('content-type')?.includes('json') ? c.req.valid('json') : {}
+      const { user, rest } = await callerAccount(c, { needed: true, currentPassword: body.current_password }, accountDeletionReads(c.var.db, callerId(c)))
+      await deleteAccount({ db: c.var.db, bucket: c.env.BUCKET }, user.id, children, rest as unknown as AccountDeletionRead)
+      return c.json({ message: 'account deleted with its files; every session and API key ended' }, 200)
+    },
+    [{ path: '/user' }],
+  )
+}
+
 const refresh = endpoint(
   route({
     method: 'post',
@@ -382,13 +505,18 @@ function mountAliases<R extends RouteConfig>(app: ReturnType<typeof newRouter>, 
   }
 }
 
-/** The account routes for the app's Users model, chained so that their types reach the typed client; then the
- * Layout B aliases. */
-export function accountRoutes(usersModel: ValuesMap = models.Users.values) {
+/**
+ * The account routes for the app's Users model, chained so that their types reach the typed client; then the
+ * Layout B aliases. `resourceRoutes` are the app's compiled resource routes: a deleted account takes the records of
+ * its relation routes (/users/posts) with it, as DELETE /users/:id does.
+ */
+export function accountRoutes(usersModel: ValuesMap = models.Users.values, resourceRoutes: readonly CompiledRoute[] = []) {
   const schemas = buildValueSchemas(usersModel)
   const register = registerEndpoint(usersModel, schemas)
   const verify = verifyEndpoint(schemas)
   const currentUser = currentUserEndpoint(schemas)
+  const updateSelf = updateSelfEndpoint(schemas)
+  const deleteSelf = deleteSelfEndpoint(resourceRoutes.filter((route) => route.parent?.model === 'Users'))
   const app = newRouter()
     .openapi(register.route, register.handler)
     .openapi(login.route, login.handler)
@@ -397,6 +525,8 @@ export function accountRoutes(usersModel: ValuesMap = models.Users.values) {
     .openapi(forgot.route, forgot.handler)
     .openapi(reset.route, reset.handler)
     .openapi(currentUser.route, currentUser.handler)
+    .openapi(updateSelf.route, updateSelf.handler)
+    .openapi(deleteSelf.route, deleteSelf.handler)
     .openapi(refresh.route, refresh.handler)
     .openapi(logout.route, logout.handler)
     .openapi(sessionsList.route, sessionsList.handler)
@@ -408,5 +538,7 @@ export function accountRoutes(usersModel: ValuesMap = models.Users.values) {
   mountAliases(app, forgot)
   mountAliases(app, reset)
   mountAliases(app, currentUser)
+  mountAliases(app, updateSelf)
+  mountAliases(app, deleteSelf)
   return app
 }

@@ -75,6 +75,15 @@ export async function findRefreshToken(db: Database, token: string): Promise<Sto
   return found
 }
 
+/** When a live session of the user began (its sign-in), as a query a route can batch with others. */
+export function sessionStartQuery(db: Database, userId: string, sessionId: string) {
+  return db
+    .select({ createdAt: sessions.createdAt })
+    .from(sessions)
+    .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId), isNull(sessions.revokedAt)))
+    .limit(1)
+}
+
 /** Exchanges a refresh token for the next one of its session (and reads its account); reuse ends the session. */
 export async function rotateRefreshToken(
   db: Database,

@@ -8,6 +8,7 @@ import { spentTokens, totpFactors, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { userValueSchemas } from '../models/resources'
 import { readableValues, withDefaults, type ValueSchemas, type ValuesMap } from '../models/values'
+import { deliverAccountEmail } from './delivery'
 import { hashPassword, spendDummyCheck, verifyPassword } from './passwords'
 import { endAllSessions } from './sessions'
 
@@ -82,6 +83,11 @@ export function findUserQuery(db: Database, id: string) {
   return db.select().from(users).where(eq(users.id, id)).limit(1)
 }
 
+/** The account with its password hash, as a query a route can batch with others. */
+export function userQuery(db: Database, id: string) {
+  return db.select().from(users).where(eq(users.id, id)).limit(1)
+}
+
 export async function findUserByEmail(db: Database, email: string): Promise<UserRecord | undefined> {
   return db.query.users.findFirst({ where: eq(users.email, normalizeEmail(email)) })
 }
@@ -98,9 +104,22 @@ export async function registerUser(db: Database, config: Config, values: ValuesM
   return createUser(db, values, { ...input, role: config.AUTH_DEFAULT_ROLE, emailVerified: false })
 }
 
-export interface NewUser extends Registration {
+export interface NewUser extends Omit<Registration, 'password'> {
+  /** null: an account with no password (signed up through a sign-in provider); it may set one later. */
+  password: string | null
   role: string
   emailVerified: boolean
+}
+
+/**
+ * The stored hash of an account without a password: no hash format starts with `!` (as Django marks an unusable
+ * password), so no password verifies against it.
+ */
+const NO_PASSWORD = '!'
+
+/** Whether the account has a password (not one made through a sign-in provider that never set one). */
+export function hasPassword(user: Pick<UserRecord, 'passwordHash'>): boolean {
+  return !user.passwordHash.startsWith(NO_PASSWORD)
 }
 
 /**
@@ -114,7 +133,7 @@ export async function createUser(db: Database, values: ValuesMap, input: NewUser
   const record = {
     id: newId(now),
     email,
-    passwordHash: await hashPassword(input.password),
+    passwordHash: input.password === null ? NO_PASSWORD : await hashPassword(input.password),
     name: input.name?.trim() ?? '',
     role: input.role,
     emailVerified: input.emailVerified,
@@ -141,7 +160,8 @@ export const emailTaken = () => new ApiError('EMAIL_TAKEN')
 /** The user for these credentials, or 401; an unknown email costs the same hash work as a wrong password. */
 export async function authenticate(db: Database, email: string, password: string): Promise<SignInRecord> {
   const user = toSignInRecord((await signInQuery(db, eq(users.email, normalizeEmail(email))))[0])
-  if (!user) {
+  // An account without a password costs the same work too: the answer does not tell it apart.
+  if (!user || !hasPassword(user)) {
     await spendDummyCheck(password)
     throw invalidCredentials()
   }
@@ -186,6 +206,46 @@ export async function markEmailVerified(db: Database, userId: string, email: str
     .where(and(eq(users.id, userId), eq(users.email, email)))
     .returning()
   return updated
+}
+
+export interface AccountChanges {
+  name?: string | undefined
+  email?: string | undefined
+  role?: string | undefined
+  emailVerified?: boolean | undefined
+  /** Custom fields of the Users model, merged into the stored ones. */
+  values?: Record<string, unknown> | undefined
+  password?: string | undefined
+}
+
+/**
+ * Writes the changes in one statement and answers the stored account (404 when it is gone, 409 when the address is
+ * taken). A new address is unverified until its owner follows the link mailed to it, unless `emailVerified` says
+ * otherwise; `emailSent` tells whether that mail went. A new password comes with a new security stamp: every token
+ * issued before it stops working (the caller ends the sessions).
+ */
+export async function updateAccount(db: Database, config: Config, current: UserRecord, input: AccountChanges): Promise<{ user: UserRecord; emailSent?: boolean }> {
+  const changes: Partial<typeof users.$inferInsert> = { updatedAt: Date.now() }
+  if (input.name !== undefined) changes.name = input.name.trim()
+  if (input.role !== undefined) changes.role = input.role
+  if (input.email !== undefined) changes.email = normalizeEmail(input.email)
+  const emailChanged = changes.email !== undefined && changes.email !== current.email
+  if (emailChanged) changes.emailVerified = false
+  if (input.emailVerified !== undefined) changes.emailVerified = input.emailVerified
+  if (input.values && Object.keys(input.values).length > 0) changes.values = { ...current.values, ...input.values }
+  if (input.password !== undefined) {
+    changes.passwordHash = await hashPassword(input.password)
+    changes.securityStamp = newSecurityStamp()
+  }
+  let updated: UserRecord | undefined
+  try {
+    ;[updated] = await db.update(users).set(changes).where(eq(users.id, current.id)).returning()
+  } catch (error) {
+    throw isUniqueViolation(error) ? emailTaken() : error
+  }
+  if (!updated) throw new ApiError('USER_NOT_FOUND')
+  if (!emailChanged || updated.emailVerified) return { user: updated }
+  return { user: updated, emailSent: await deliverAccountEmail(config, 'emailVerification', updated) }
 }
 
 /** Sets a new password and a new security stamp: every session and token issued before stops working. */

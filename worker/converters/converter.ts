@@ -107,6 +107,18 @@ export interface ConverterInfo<K extends keyof Config = keyof Config> {
    * (lower-case, with the dot: { '.txt': 'reading text in images (OCR) is not supported' }).
    */
   readonly unreachable?: Readonly<Record<string, string>>
+  /**
+   * Optional: true when one output per source content is enough (a LibreOffice or Chromium run on the sidecar): a
+   * step finds the output an earlier job's step of this converter made from the same content with the same options
+   * and takes it instead of converting again, or waits while such a step is converting. For converters of one output.
+   */
+  readonly reusable?: boolean
+  /**
+   * Optional: why the converter cannot run here, naming the setting to change (a provider that is not configured),
+   * or undefined when it can. The API Worker asks before it starts a job (503 CONVERTER_NOT_CONFIGURED) and
+   * GET /convert/:extension reports it; it sees the converter's own settings and the bindings, never an engine.
+   */
+  unavailable?(settings: Pick<Config, K>, bindings: { readonly ai?: Ai | undefined }): Promise<string | undefined>
 }
 
 /** A converter: its info and the work, which only the consumer Worker bundles (worker/converters/runnable.ts). */

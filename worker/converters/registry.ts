@@ -8,7 +8,8 @@ import { imageToPngInfo } from './catalog/image-to-png'
 import { officeToPdfInfo } from './catalog/office-to-pdf'
 import { pdfToPngInfo, pdfToTextInfo } from './catalog/pdf'
 import { textToPngInfo } from './catalog/text-to-png'
-import { acceptsWithExtension, type ConverterInfo } from './converter'
+import type { Config } from '../config'
+import { acceptsWithExtension, settingsFor, type ConverterInfo } from './converter'
 
 /** Every converter of the service; each converter adds its info here with one line. */
 const CONVERTERS: readonly ConverterInfo[] = [officeToPdfInfo, htmlToPdfInfo, pdfToPngInfo, pdfToTextInfo, imageToPngInfo, textToPngInfo, audioToTextInfo]
@@ -144,23 +145,55 @@ export function converterToward(file: { readonly name: string; readonly extensio
   return { refusal: `no chain of converters turns ${file.extension || 'this file'} into ${wanted}`, status: 422 }
 }
 
-/** Every extension some chain reaches from a lower-case extension with its dot, nearest first. */
-export function reachableTargets(extension: string): string[] {
+/** The chains from a lower-case extension with its dot, leaving out `skipped` converters: the extensions they reach
+ * (nearest first) and the converters they run. */
+function walkChains(extension: string, skipped: ReadonlySet<ConverterInfo> = new Set()): { targets: string[]; converters: Set<ConverterInfo> } {
   const start = extension.toLowerCase()
-  const reached: string[] = []
+  const targets: string[] = []
+  const used = new Set<ConverterInfo>()
   let frontier = [start]
   while (frontier.length > 0) {
     const next: string[] = []
     for (const at of frontier) {
       for (const converter of stepsFrom(at)) {
-        if (converter.to === start || reached.includes(converter.to)) continue
-        reached.push(converter.to)
+        if (skipped.has(converter)) continue
+        used.add(converter)
+        if (converter.to === start || targets.includes(converter.to)) continue
+        targets.push(converter.to)
         next.push(converter.to)
       }
     }
     frontier = next
   }
-  return reached
+  return { targets, converters: used }
+}
+
+/** Every extension some chain reaches from a lower-case extension with its dot, nearest first. */
+export function reachableTargets(extension: string): string[] {
+  return walkChains(extension).targets
+}
+
+/** Why the converter cannot run here (a provider that is not configured), naming what to set; undefined when it can. */
+export async function unavailableReason(converter: ConverterInfo, config: Config, ai: Ai | undefined): Promise<string | undefined> {
+  return converter.unavailable?.(settingsFor(converter, config), { ai })
+}
+
+/**
+ * The targets of an extension that cannot be made here, each with the reason: every chain to them runs a converter
+ * that is not configured (audio → text with no transcription provider). Empty when every target can be made; only
+ * converters with a condition are asked, and only those a chain from the extension runs.
+ */
+export async function unavailableTargets(extension: string, config: Config, ai: Ai | undefined): Promise<Record<string, string>> {
+  const { targets, converters } = walkChains(extension)
+  const reasons = new Map<ConverterInfo, string>()
+  for (const converter of converters) {
+    const reason = await unavailableReason(converter, config, ai)
+    if (reason) reasons.set(converter, reason)
+  }
+  if (reasons.size === 0) return {}
+  const stillReached = new Set(walkChains(extension, new Set(reasons.keys())).targets)
+  const reason = [...new Set(reasons.values())].join('; ')
+  return Object.fromEntries(targets.filter((target) => !stillReached.has(target)).map((target) => [target, reason]))
 }
 
 /** A converter by its name, as stored on a job step. */

@@ -1,7 +1,7 @@
 // File records in D1: ownership in every WHERE clause (someone else's file is simply not found), listing with
 // cursor pagination, the public shape of a record, and deleting a file with everything converted from it.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, isNull, like, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, like, lt, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm'
 import type { BatchItem } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
@@ -80,14 +80,22 @@ export async function findFileOf(db: Database, userId: string, id: string): Prom
   return db.query.files.findFirst({ where: and(eq(files.id, id), eq(files.userId, userId)) })
 }
 
-/** The files a conversion job made. */
-export function filesOfJob(db: Database, userId: string, jobId: string) {
-  return db.query.files.findMany({ where: and(eq(files.jobId, jobId), eq(files.userId, userId)) })
+/**
+ * The files of the jobs `jobIds` (a parenthesised list, or a select of job ids, which drizzle parenthesises) made, or their steps took from an earlier job (a reusable
+ * converter's output, an Office document's PDF): a step's `output_ids` names both.
+ */
+export function madeOrReusedBy(jobIds: SQL): SQL {
+  return or(inArray(files.jobId, jobIds), sql`${files.id} IN (SELECT value FROM job_steps, json_each(job_steps.output_ids) WHERE job_steps.job_id IN ${jobIds})`)!
 }
 
-/** The files the jobs of `jobIds` (a subquery of the caller's jobs) made, as a query a route can batch with others. */
+/** The files a conversion job made, and those its steps took from an earlier job. */
+export function filesOfJob(db: Database, userId: string, jobId: string) {
+  return db.query.files.findMany({ where: and(madeOrReusedBy(sql`(${jobId})`), eq(files.userId, userId)) })
+}
+
+/** The files the jobs of `jobIds` (a subquery of the caller's jobs) made or took, as a query a route can batch with others. */
 export function filesOfJobs(db: Database, userId: string, jobIds: SQLWrapper) {
-  return db.query.files.findMany({ where: and(eq(files.userId, userId), inArray(files.jobId, jobIds)) })
+  return db.query.files.findMany({ where: and(eq(files.userId, userId), madeOrReusedBy(sql`${jobIds}`)) })
 }
 
 /** The caller's file, as a query a route can batch with others (ownedFile turns its rows into the row or a 404). */
@@ -243,16 +251,23 @@ export async function deleteStepOutputs(db: Database, bucket: R2Bucket, stepId: 
   }
 }
 
+const previewsOfUser = (userId: string) => sql`${previews.fileId} IN (SELECT id FROM files WHERE user_id = ${userId})`
+
+/** What an account deletion reads first, for one batch: the keys of the user's files and of their previews. */
+export function userObjectKeysQueries(db: Database, userId: string) {
+  return [db.select({ key: files.key }).from(files).where(eq(files.userId, userId)), db.select({ key: previews.key }).from(previews).where(previewsOfUser(userId))] as const
+}
+
+export type UserObjectKeys = [fileKeys: Array<{ key: string }>, previewKeys: Array<{ key: string }>]
+
 /**
  * A user's account deletion: every file record goes in the same D1 batch as `alongside` (the user row, their
- * records), then the bytes.
+ * records), then the bytes. `read` is what userObjectKeysQueries answered, when the caller batched it already.
  */
-export async function deleteUserFiles(db: Database, bucket: R2Bucket, userId: string, alongside: readonly BatchItem<'sqlite'>[]): Promise<void> {
-  const keys = (await db.select({ key: files.key }).from(files).where(eq(files.userId, userId))).map((row) => row.key)
-  const ofUser = sql`${previews.fileId} IN (SELECT id FROM files WHERE user_id = ${userId})`
-  const previewKeys = (await db.select({ key: previews.key }).from(previews).where(ofUser)).map((row) => row.key)
-  await db.batch([db.delete(previews).where(ofUser), db.delete(files).where(eq(files.userId, userId)), ...alongside])
-  await deleteObjects(db, bucket, [...keys, ...previewKeys])
+export async function deleteUserFiles(db: Database, bucket: R2Bucket, userId: string, alongside: readonly BatchItem<'sqlite'>[], read?: UserObjectKeys): Promise<void> {
+  const [fileKeys, previewKeys] = read ?? (await db.batch(userObjectKeysQueries(db, userId)))
+  await db.batch([db.delete(previews).where(previewsOfUser(userId)), db.delete(files).where(eq(files.userId, userId)), ...alongside])
+  await deleteObjects(db, bucket, [...fileKeys, ...previewKeys].map((row) => row.key))
 }
 
 /**

@@ -361,10 +361,15 @@ export async function sweepExpiredUploads(deps: Pick<UploadDeps, 'db' | 'bucket'
   return expired.length
 }
 
-/** Before a user is deleted: every upload of theirs aborted, so no R2 multipart upload outlives them. */
-export async function abortUserUploads(deps: Pick<UploadDeps, 'db' | 'bucket'>, userId: string): Promise<void> {
-  const owned = await deps.db.query.uploads.findMany({ where: eq(uploads.userId, userId) })
-  for (const upload of owned) await abortUpload(deps, upload)
+/** A user's unfinished uploads, as a query an account deletion batches with its other reads. */
+export function userUploadsQuery(db: Database, userId: string) {
+  return db.query.uploads.findMany({ where: eq(uploads.userId, userId) })
+}
+
+/** Before a user is deleted: every upload of theirs aborted, so no R2 multipart upload outlives them. `owned` is
+ * what userUploadsQuery answered, when the caller read it already. */
+export async function abortUserUploads(deps: Pick<UploadDeps, 'db' | 'bucket'>, userId: string, owned?: UploadRow[]): Promise<void> {
+  for (const upload of owned ?? (await userUploadsQuery(deps.db, userId))) await abortUpload(deps, upload)
 }
 
 export { ttlMs as uploadTtlMs }

@@ -1,14 +1,14 @@
 // Jobs and steps in D1: creating a job with its first step, the caller-scoped lookups, the job's public view
 // with its files in chain order, and the bookkeeping the consumer does as steps finish.
 import { z } from '@hono/zod-openapi'
-import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, sql } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
 import type { ConverterInfo, PartRange } from '../converters/converter'
 import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
-import { jobs, jobSteps, users } from '../db/schema'
+import { files, jobs, jobSteps, users } from '../db/schema'
 import { iso } from '../db/times'
 import { ApiError, type ErrorCode } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
@@ -346,6 +346,45 @@ export async function ensureSteps(db: Database, steps: StepRow[]): Promise<StepR
   const stored = await db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, steps[0]!.jobId) })
   const wanted = new Set(steps.map((step) => `${step.sourceFileId}:${step.partStart}`))
   return stored.filter((step) => wanted.has(`${step.sourceFileId}:${step.partStart}`) && step.status === 'queued')
+}
+
+/** A step converting this long ago without a word since is taken as lost: others stop waiting for it. */
+const PEER_STEP_STALE_MS = 10 * 60 * 1000
+
+/**
+ * For a step of a `reusable` converter: the file another job's step of the same converter made from the same source
+ * content (its key) with the same options, if one is done; else whether such a step is converting now (then this
+ * one waits for it rather than converting the same document a second time). One round trip.
+ */
+export async function earlierOutput(db: Database, job: JobRow, step: StepRow): Promise<{ file?: FileRow; converting: boolean }> {
+  if (!step.sourceKey) return { converting: false }
+  const peers = and(
+    eq(jobSteps.converter, step.converter),
+    eq(jobSteps.sourceFileId, step.sourceFileId),
+    eq(jobSteps.sourceKey, step.sourceKey),
+    ne(jobSteps.jobId, job.id),
+    eq(jobs.userId, job.userId),
+    eq(jobs.options, job.options),
+  )
+  // An output's origin key is `<step id>:<index>`: it names the step that made it.
+  const madeBy = sql`substr(${files.originKey}, 1, instr(${files.originKey}, ':') - 1)`
+  const [done, running] = await db.batch([
+    db
+      .select({ file: files })
+      .from(files)
+      .innerJoin(jobSteps, eq(jobSteps.id, madeBy))
+      .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
+      .where(and(eq(files.parentId, step.sourceFileId), eq(files.userId, job.userId), eq(jobSteps.status, 'done'), peers))
+      .orderBy(desc(files.id))
+      .limit(1),
+    db
+      .select({ id: jobSteps.id })
+      .from(jobSteps)
+      .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
+      .where(and(eq(jobSteps.status, 'running'), gt(jobSteps.updatedAt, Date.now() - PEER_STEP_STALE_MS), peers))
+      .limit(1),
+  ])
+  return { file: done[0]?.file, converting: running.length > 0 }
 }
 
 export async function updateStep(db: Database, id: string, changes: Partial<StepRow>): Promise<void> {

@@ -7,7 +7,7 @@ import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type Ap
 import { authorizedBatch, callerId, deferBearer, requireAuth } from '../auth/middleware'
 import { verifyToken, type Owner } from '../files/signed-url'
 import { officeJobOptions, OfficeOptionsSchema } from '../converters/catalog/office-to-pdf'
-import { converterFor, reachableTargets, refusalFor } from '../converters/registry'
+import { converterFor, reachableTargets, refusalFor, unavailableTargets } from '../converters/registry'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import { FileResponseSchema, ownedFile, ownedFileQuery, toFileResponse } from '../files/records'
@@ -33,7 +33,14 @@ export const ConvertInfo = z
     accepted: z.boolean(),
     to: z.string().nullable().openapi({ example: '.pdf', description: 'what the default chain makes first' }),
     targets: z.array(z.string()).openapi({ example: ['.pdf', '.png', '.txt'], description: 'every extension a chain reaches from this one, for `to` in POST /files/:id/convert' }),
-    reason: z.string().optional().openapi({ description: 'why a converter refuses this kind of input (e.g. .wma audio), when one does' }),
+    reason: z.string().optional().openapi({ description: 'why a converter refuses this kind of input (e.g. .wma audio), or why its default target cannot be made here' }),
+    unavailable: z
+      .record(z.string(), z.string())
+      .optional()
+      .openapi({
+        description: 'targets that cannot be made here, each with what to set (a provider that is not configured); absent when every target can be made',
+        example: { '.txt': 'audio → text needs Workers AI (the AI binding, which runs only when deployed) or TRANSCRIBE_URL; set TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)' },
+      }),
   })
   .openapi('ConvertInfo')
 
@@ -43,7 +50,7 @@ const convertInfo = route({
   summary: 'What a file of this extension is converted to',
   middleware: [auth] as const,
   request: { params: z.object({ extension: z.string().min(1).max(20).openapi({ example: 'docx' }) }) },
-  responses: { 200: jsonResponse(ConvertInfo, 'accepted: false and to: null when nothing converts it') },
+  responses: { 200: jsonResponse(ConvertInfo, 'accepted: false and to: null when nothing converts it; accepted: false with `reason` and `unavailable` when its converter is not configured here') },
 })
 
 const ConvertBody = z
@@ -78,7 +85,7 @@ const convert = route({
     415: errorResponse('No converter accepts this file, or the converter of its extension does not read the type sniffed from its bytes', 'UNSUPPORTED_FORMAT'),
     422: errorResponse('A step failed for good (the message names the step and the reason), or no chain reaches `to` (images to .txt: OCR is not supported)'),
     429: errorResponse('20 of your conversion steps are queued or running already (Retry-After)'),
-    503: errorResponse('A step kept failing for transient reasons'),
+    503: errorResponse('The conversion needs a provider that is not configured here (CONVERTER_NOT_CONFIGURED: the message names the setting), or a step kept failing for transient reasons'),
   },
 })
 
@@ -132,7 +139,7 @@ const fileJobs = route({
 
 /** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
 const links = (c: Context<AppEnv>) => ({ origin: requestOrigin(c.var.config, c.req.raw), securityStamp: c.var.user.securityStamp })
-const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERSIONS })
+const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERSIONS, ai: c.env.AI })
 
 async function withSecret<V>(c: Context<AppEnv>, job: JobRow, view: V) {
   return job.callbackUrl ? { ...view, webhook_secret: await webhookSecret(c.var.config, job.id) } : view
@@ -162,11 +169,14 @@ export function pipelineRoutes() {
   const app = newRouter()
 
   return app
-    .openapi(convertInfo, (c) => {
+    .openapi(convertInfo, async (c) => {
       const extension = `.${c.req.valid('param').extension.replace(/^\./, '').toLowerCase()}`
       const converter = converterFor(extension)
-      const reason = converter ? undefined : refusalFor(extension)
-      return c.json({ extension, accepted: converter !== undefined, to: converter?.to ?? null, targets: reachableTargets(extension), ...(reason ? { reason } : {}) }, 200)
+      const unavailable = await unavailableTargets(extension, c.var.config, c.env.AI)
+      const notHere = converter && unavailable[converter.to]
+      const reason = converter ? notHere : refusalFor(extension)
+      const body = { extension, accepted: converter !== undefined && !notHere, to: converter?.to ?? null, targets: reachableTargets(extension) }
+      return c.json({ ...body, ...(reason ? { reason } : {}), ...(Object.keys(unavailable).length > 0 ? { unavailable } : {}) }, 200)
     })
     .openapi(convert, async (c) => {
       const file = await callerFile(c, c.req.valid('param').id)
@@ -234,15 +244,12 @@ export function pipelineRoutes() {
       const id = c.req.valid('param').id
       const [file, list, steps, made] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id), ...fileJobsQueries(c.var.db, callerId(c), id)])
       ownedFile(file)
-      const views = list.map((job) =>
-        shapeJobView(
-          c.var.config,
-          links(c),
-          job,
-          steps.filter((step) => step.jobId === job.id),
-          made.filter((row) => row.jobId === job.id),
-        ),
-      )
+      const views = list.map((job) => {
+        const own = steps.filter((step) => step.jobId === job.id)
+        // Its files: those it made, and those a step took from an earlier job (a document's PDF).
+        const outputs = new Set(own.flatMap((step) => step.outputIds))
+        return shapeJobView(c.var.config, links(c), job, own, made.filter((row) => row.jobId === job.id || outputs.has(row.id)))
+      })
       return c.json(await Promise.all(views), 200)
     })
 }

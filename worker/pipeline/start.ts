@@ -3,7 +3,7 @@
 import type { Context } from 'hono'
 import type { AppEnv } from '../api'
 import type { Config } from '../config'
-import { converterForFile, converterToward } from '../converters/registry'
+import { converterForFile, converterToward, unavailableReason } from '../converters/registry'
 import type { Database } from '../db/client'
 import { ApiError } from '../errors'
 import type { FileRow } from '../files/records'
@@ -17,13 +17,18 @@ import { enqueueSteps, type StepMessage } from '../queue'
  * chain starts by itself (in the background: the upload answers at once, the job is listed at GET /files/:id/jobs).
  */
 export async function autoConvert(c: Context<AppEnv>, row: FileRow): Promise<void> {
-  if (!c.var.config.FILES_AUTO_CONVERT || !converterForFile(row).converter) return
+  const { converter } = converterForFile(row)
+  if (!c.var.config.FILES_AUTO_CONVERT || !converter) return
+  // A job that could only fail (audio with no transcription provider) is not started: POST /files/:id/convert
+  // answers 503 saying what to set.
+  if (await unavailableReason(converter, c.var.config, c.env.AI)) return
   // Not bounded by STEPS_MAX_QUEUED_PER_USER: the upload is stored already, and a 429 would read as a failed upload.
-  await startJob({ db: c.var.db, queue: c.env.CONVERSIONS }, c.var.config, row, { bounded: false })
+  await startJob({ db: c.var.db, queue: c.env.CONVERSIONS, ai: c.env.AI }, c.var.config, row, { bounded: false })
 }
 
 export async function startJob(
-  deps: { db: Database; queue: Queue<StepMessage> },
+  /** `ai`: the AI binding, which decides whether audio → text can run here (converters' `unavailable`). */
+  deps: { db: Database; queue: Queue<StepMessage>; ai?: Ai | undefined },
   config: Config,
   file: FileRow,
   request: { options?: Record<string, string | number | boolean>; callbackUrl?: string; target?: string; bounded?: boolean } = {},
@@ -31,6 +36,8 @@ export async function startJob(
   const choice = request.target ? converterToward(file, request.target) : converterForFile(file)
   if (!choice.converter) throw new ApiError(choice.status === 415 ? 'UNSUPPORTED_FORMAT' : 'NOT_CONVERTIBLE', { message: choice.refusal })
   const { converter } = choice
+  const unavailable = await unavailableReason(converter, config, deps.ai)
+  if (unavailable) throw new ApiError('CONVERTER_NOT_CONFIGURED', { message: unavailable, details: { converter: converter.name } })
   const callbackUrl = request.callbackUrl ? await checkCallbackUrl(config, request.callbackUrl) : undefined
   if (request.bounded !== false) await checkQueuedSteps(deps.db, file.userId)
   const options = await sealOptions(config, file.userId, request.options)

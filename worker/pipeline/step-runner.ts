@@ -3,7 +3,7 @@
 // source, part), and a finished step is skipped when its message comes again.
 import type { Config } from '../config'
 import { ConversionError, settingsFor, type ConversionContext, type ConversionOutput, type ConverterInfo, type PartRange } from '../converters/converter'
-import { converterForFile, converterToward } from '../converters/registry'
+import { converterForFile, converterNamed, converterToward } from '../converters/registry'
 import type { Database } from '../db/client'
 import type { Engines } from '../engine-workers/engines'
 import { ApiError, describeError } from '../errors'
@@ -16,6 +16,7 @@ import { resourceReader, storedInput } from '../files/input'
 import { openOptions } from './job-secrets'
 import {
   claimStep,
+  earlierOutput,
   ensureSteps,
   failJob,
   findJob,
@@ -91,6 +92,17 @@ export interface RunOptions {
   readonly mayPause?: boolean
 }
 
+/** Seconds a step waits, sent to the back of the line, while another job converts the same content (reusable). */
+const WAIT_FOR_PEER_SECONDS = 3
+
+/**
+ * Thrown before a step of a `reusable` converter starts while another job's step converts the same content: the
+ * consumer sends its message again later (no attempt spent), when that step's output can be taken instead.
+ */
+class WaitingForPeer extends Error {
+  override readonly name = 'WaitingForPeer'
+}
+
 /**
  * Runs the step. Returns normally when the message is settled (done, skipped, or failed for good); throws a
  * retryable error when the queue should deliver it again (StepTakenError when another run has it).
@@ -108,6 +120,15 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     return
   }
   const { root, source } = found
+  // One LibreOffice run per document content: a preview's PDF and a conversion's are the same file.
+  if (converterNamed(step.converter)?.reusable && step.partStart < 0) {
+    const earlier = await earlierOutput(db, job, step)
+    if (earlier.file) {
+      await finishStep(deps, job, step, [earlier.file])
+      return
+    }
+    if (earlier.converting) throw new WaitingForPeer(`another job is running ${step.converter} on the same content`)
+  }
   if (!(await claimStep(db, step.id, how.handedOver ? HANDED_OVER : attempt))) {
     if (how.handedOver) return
     if ((await findStep(db, step.id))?.status === 'running') throw new StepTakenError()
@@ -165,18 +186,11 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
       await failStep(deps, job, step, new ConversionError(after.reason), source)
       return
     }
-    const following = stored.flatMap((file) => {
-      const next = nextConverter(file, job.target)
-      return next ? [newStep(job.id, file, next)] : []
-    })
-    const queued = await ensureSteps(db, following)
     if (part && rest) {
-      await pauseStep(deps, step, stored, { start: part.start, end: rest.start }, newStep(job.id, source, converter, Date.now(), rest), queued)
+      await pauseStep(deps, job, step, stored, { start: part.start, end: rest.start }, newStep(job.id, source, converter, Date.now(), rest))
       return
     }
-    await updateStep(db, step.id, { status: 'done', outputIds: stored.map((file) => file.id) })
-    await enqueueSteps(deps.queue, queued)
-    if (await finishJobIfDone(db, job.id)) deps.waitUntil(notifyJobFinished(deps, job.id))
+    await finishStep(deps, job, step, stored)
   } catch (error) {
     if (error instanceof ConversionError && !error.retryable) {
       await failStep(deps, job, step, error, source)
@@ -187,15 +201,31 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
   }
 }
 
+/** The steps that go on from these outputs toward the job's target. */
+function followingSteps(job: JobRow, outputs: FileRow[]): StepRow[] {
+  return outputs.flatMap((file) => {
+    const next = nextConverter(file, job.target)
+    return next ? [newStep(job.id, file, next)] : []
+  })
+}
+
 /**
  * Ends a step before its part's end: in one batch it keeps the outputs made (its part narrowed to them) and the
  * rest of the part becomes a new step, which goes to the back of the line.
  */
-async function pauseStep(deps: PipelineDeps, step: StepRow, stored: FileRow[], made: PartRange, rest: StepRow, following: StepRow[]): Promise<void> {
-  const { db } = deps
-  await pauseStepAt(db, step.id, made, stored.map((file) => file.id), rest)
-  await enqueueSteps(deps.queue, following)
+async function pauseStep(deps: PipelineDeps, job: JobRow, step: StepRow, stored: FileRow[], made: PartRange, rest: StepRow): Promise<void> {
+  const queued = await ensureSteps(deps.db, followingSteps(job, stored))
+  await pauseStepAt(deps.db, step.id, made, stored.map((file) => file.id), rest)
+  await enqueueSteps(deps.queue, queued)
   await requeueStep(deps.queue, { kind: 'step', jobId: rest.jobId, stepId: rest.id }, YIELD_DELAY_SECONDS)
+}
+
+/** The step is done with these outputs (made now, or an earlier job's): the chain goes on from each. */
+async function finishStep(deps: PipelineDeps, job: JobRow, step: StepRow, outputs: FileRow[]): Promise<void> {
+  const queued = await ensureSteps(deps.db, followingSteps(job, outputs))
+  await updateStep(deps.db, step.id, { status: 'done', outputIds: outputs.map((file) => file.id) })
+  await enqueueSteps(deps.queue, queued)
+  if (await finishJobIfDone(deps.db, job.id)) deps.waitUntil(notifyJobFinished(deps, job.id))
 }
 
 function describeRetry(error: unknown): string {
@@ -285,6 +315,15 @@ export async function consumeConversions(messages: readonly Message<StepMessage>
     } catch (error) {
       if (error instanceof StepTakenError) {
         message.retry({ delaySeconds: TAKEN_RETRY_SECONDS })
+        continue
+      }
+      if (error instanceof WaitingForPeer) {
+        try {
+          await requeueStep(deps.queue, message.body, WAIT_FOR_PEER_SECONDS)
+          message.ack()
+        } catch {
+          message.retry({ delaySeconds: WAIT_FOR_PEER_SECONDS })
+        }
         continue
       }
       console.warn(JSON.stringify({ level: 'warn', job: message.body.jobId, step: message.body.stepId, attempt: message.attempts, error: describeError(error) }))

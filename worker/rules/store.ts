@@ -2,16 +2,15 @@
 // documents) for custom models. Both answer in the shape rules see (wire names, `_id`), so routes and rules
 // never care which one they talk to.
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm'
-import { deliverAccountEmail } from '../auth/delivery'
-import { createUser, emailTaken, findUser, isUniqueViolation, normalizeEmail, type UserRecord } from '../auth/users'
+import { createUser, findUser, updateAccount, type UserRecord } from '../auth/users'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { records, users } from '../db/schema'
 import { iso } from '../db/times'
-import { deleteUserFiles } from '../files/records'
+import { deleteUserFiles, userObjectKeysQueries, type UserObjectKeys } from '../files/records'
 import { ApiError } from '../errors'
-import { abortUserUploads } from '../files/resumable'
+import { abortUserUploads, userUploadsQuery, type UploadRow } from '../files/resumable'
 import type { ResourceFields, Scalar } from './evaluate'
 import { jsonPath, type FieldAccess, type FieldResolver } from './to-where'
 import type { CompiledRoute } from './compile'
@@ -122,38 +121,52 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
     async update(id, fields) {
       const current = await findUser(db, id)
       if (!current) throw new ApiError('USER_NOT_FOUND')
-      const changes: Partial<typeof users.$inferInsert> = { updatedAt: Date.now() }
-      if (typeof fields.name === 'string') changes.name = fields.name.trim()
-      if (typeof fields.role === 'string') changes.role = fields.role
-      if (typeof fields.email === 'string') changes.email = normalizeEmail(fields.email)
-      // A new address is unverified until its owner follows the link sent to it (an admin may say otherwise).
-      const emailChanged = changes.email !== undefined && changes.email !== current.email
-      if (emailChanged) changes.emailVerified = false
-      if (typeof fields.email_verified === 'boolean') changes.emailVerified = fields.email_verified
+      const text = (value: unknown) => (typeof value === 'string' ? value : undefined)
       const custom = customFields.filter((name) => fields[name] !== undefined)
-      if (custom.length > 0) changes.values = { ...current.values, ...Object.fromEntries(custom.map((name) => [name, fields[name]])) }
-      try {
-        const [updated] = await db.update(users).set(changes).where(eq(users.id, id)).returning()
-        if (emailChanged && !updated!.emailVerified) await deliverAccountEmail(deps.config, 'emailVerification', updated!)
-        return userFields(updated!)
-      } catch (error) {
-        throw isUniqueViolation(error) ? emailTaken() : error
-      }
+      // A new address is unverified until its owner follows the link sent to it (an admin may say otherwise).
+      const { user } = await updateAccount(db, deps.config, current, {
+        name: text(fields.name),
+        role: text(fields.role),
+        email: text(fields.email),
+        emailVerified: typeof fields.email_verified === 'boolean' ? fields.email_verified : undefined,
+        values: Object.fromEntries(custom.map((name) => [name, fields[name]])),
+      })
+      return userFields(user)
     },
     async remove(id) {
-      // Records first (one batch: all or nothing), bytes after (the files module records what fails to go).
-      const owned = children.map((child) =>
-        db.delete(records).where(and(eq(records.model, child.model), equalsCondition(recordResolver(child.parent!.foreignKey), id))),
-      )
-      // Their unfinished uploads first: the cascade would drop the rows but leave the R2 multipart uploads.
-      await abortUserUploads({ db, bucket: deps.bucket }, id)
-      await deleteUserFiles(db, deps.bucket, id, [db.delete(users).where(eq(users.id, id)), ...owned])
+      await deleteAccount(deps, id, children)
     },
     present(record) {
       const readable = [...BUILT_IN_USER_FIELDS, ...route.schemas.readable]
       return Object.fromEntries(readable.filter((name) => name in record).map((name) => [name, record[name]]))
     },
   }
+}
+
+/** What deleting an account reads first, for one batch (DELETE /auth/user adds its session check to it). */
+export function accountDeletionReads(db: Database, userId: string) {
+  return [userUploadsQuery(db, userId), ...userObjectKeysQueries(db, userId)] as const
+}
+
+/** What accountDeletionReads answers. */
+export type AccountDeletionRead = [uploads: UploadRow[], ...keys: UserObjectKeys]
+
+/**
+ * Deletes the account and everything it owns: its unfinished uploads (aborted in R2), then its files, their
+ * previews, the user row and the records of `children` (relation routes under /users whose records belong to a
+ * user) in one D1 batch (all or nothing), then the stored bytes. Sessions, refresh tokens, API keys, second
+ * factors, passkeys and jobs go with the user row (their foreign keys cascade). `read` is what
+ * accountDeletionReads answered, when the caller batched it already.
+ */
+export async function deleteAccount(deps: Pick<StoreDeps, 'db' | 'bucket'>, userId: string, children: readonly CompiledRoute[], read?: AccountDeletionRead): Promise<void> {
+  const { db } = deps
+  const [uploads, fileKeys, previewKeys] = read ?? ((await db.batch(accountDeletionReads(db, userId))) as AccountDeletionRead)
+  const owned = children.map((child) =>
+    db.delete(records).where(and(eq(records.model, child.model), equalsCondition(recordResolver(child.parent!.foreignKey), userId))),
+  )
+  // The uploads first: the cascade would drop their rows but leave the R2 multipart uploads.
+  await abortUserUploads(deps, userId, uploads)
+  await deleteUserFiles(db, deps.bucket, userId, [db.delete(users).where(eq(users.id, userId)), ...owned], [fileKeys, previewKeys])
 }
 
 // ---- Custom models ---------------------------------------------------------------------------------------

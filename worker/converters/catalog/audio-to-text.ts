@@ -1,6 +1,6 @@
 // Audio → transcript (worker/converters/audio-to-text.ts): what it reads and what it refuses, with the reasons.
 import type { AudioContainer } from '../../engines/audio/container'
-import { TRANSCRIBE_SETTINGS } from '../../engines/transcribe/settings'
+import { TRANSCRIBE_SETTINGS, transcriptionUnavailable } from '../../engines/transcribe/settings'
 import { describeConverter } from '../converter'
 
 /**
@@ -40,4 +40,6 @@ export const audioToTextInfo = describeConverter({
   accepts: ['audio/mpeg', 'audio/wav', 'audio/mp4', 'video/mp4', 'audio/ogg', 'audio/flac', 'video/webm'],
   refuses: REFUSED,
   to: '.txt',
+  // On the default local set-up neither provider runs: Workers AI has no local mode and TRANSCRIBE_URL is empty.
+  unavailable: (settings, { ai }) => transcriptionUnavailable(settings, ai),
 })

@@ -7,4 +7,6 @@ export const htmlToPdfInfo = describeConverter({
   settings: ['GOTENBERG_URL', 'GOTENBERG_USERNAME', 'GOTENBERG_PASSWORD', 'GOTENBERG_ACCESS_CLIENT_ID', 'GOTENBERG_ACCESS_CLIENT_SECRET', 'GOTENBERG_TIMEOUT_MS', 'OFFICE_MAX_BYTES'],
   from: ['.html', '.htm', '.md'],
   to: '.pdf',
+  // A preview draws from this PDF and a conversion continues from it: one Chromium run per content.
+  reusable: true,
 })

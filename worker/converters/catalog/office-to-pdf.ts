@@ -30,6 +30,8 @@ export const officeToPdfInfo = describeConverter({
   from: ['.doc', '.docx', '.docm', '.dotx', '.odt', '.ott', '.rtf', '.xls', '.xlsx', '.xlsm', '.ods', '.csv', '.ppt', '.pptx', '.pps', '.ppsx', '.odp', '.odg'],
   accepts: OFFICE_TYPES,
   to: '.pdf',
+  // A preview draws from this PDF and a conversion continues from it: one LibreOffice run per document content.
+  reusable: true,
 })
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false'])])

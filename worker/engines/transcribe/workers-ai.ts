@@ -1,6 +1,7 @@
 // Workers AI Whisper through the AI binding. whisper-large-v3-turbo takes base64 audio and answers segments;
 // @cf/openai/whisper and whisper-tiny-en take a byte array and answer words: both become a Transcript.
 import { type AudioForTranscription, type Transcriber, type Transcript, TranscriptionError, type TranscriptSegment } from './transcript'
+import { LOCAL_MODE } from './settings'
 
 type TurboOutput = {
   text: string
@@ -8,8 +9,6 @@ type TurboOutput = {
   segments?: Array<{ start?: number; end?: number; text?: string }>
 }
 type WordsOutput = { text: string; words?: Array<{ word?: string; start?: number; end?: number }> }
-
-const LOCAL_MODE = /run remotely|remote resource|not supported in local/i
 
 /** Words into caption-sized segments: a new one after a sentence end or every ~8 seconds. */
 function segmentsFromWords(words: NonNullable<WordsOutput['words']>): TranscriptSegment[] {
