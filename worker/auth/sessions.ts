@@ -128,6 +128,11 @@ export async function endAllSessions(db: Database, userId: string): Promise<void
 
 /** The user's live sessions, most recently used first: not ended, and used within the refresh-token lifetime. */
 export async function listSessions(db: Database, config: Config, userId: string): Promise<SessionRow[]> {
+  return liveSessionsQuery(db, config, userId)
+}
+
+/** listSessions as a query, for a batch (an admin's view of a user's sessions: worker/admin/routes.ts). */
+export function liveSessionsQuery(db: Database, config: Config, userId: string) {
   const since = Date.now() - config.AUTH_REFRESH_TTL * 1000
   return db.query.sessions.findMany({
     where: and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.lastUsedAt, since)),
