@@ -32,6 +32,8 @@ export interface DevWorker {
 
 export interface LaunchedDevWorker {
   url: string
+  /** The local state (D1, R2, queues) it persists to: `wrangler d1 execute --local --persist-to <state>` reaches it. */
+  state: string
   /** Resolves with the running Worker once it answers; rejects, everything stopped, when it cannot start. */
   ready: Promise<DevWorker>
   stop(): Promise<void>
@@ -105,11 +107,11 @@ export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, st
     await stop()
     throw error
   })
-  return { url, ready, stop }
+  return { url, state, ready, stop }
 }
 
 /** Runs a command to its end without blocking the event loop; answers its status and standard error. */
-function finished(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }, started: (child: ChildProcess) => void): Promise<{ status: number | null; stderr: string }> {
+export function finished(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }, started: (child: ChildProcess) => void = () => {}): Promise<{ status: number | null; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
     started(child)

@@ -18,6 +18,8 @@ import { launchWorker, PASSKEY_ORIGIN } from '../e2e/dev-worker.ts'
 declare module 'vitest' {
   export interface ProvidedContext {
     devWorkerUrl: string
+    /** Its local state, for a test that must write D1 as no route may (the first admin). */
+    devWorkerState: string
     devSidecarUrl: string
   }
 }
@@ -40,6 +42,7 @@ export default async function setup(project: TestProject) {
   worker.ready.catch((error) => console.error(`e2e: the Worker under wrangler dev did not start: ${error}`))
   sidecar.catch((error) => console.error(`e2e: the sidecar did not start: ${error}`))
   project.provide('devWorkerUrl', worker.url)
+  project.provide('devWorkerState', worker.state)
   project.provide('devSidecarUrl', sidecarUrl)
   return async () => {
     await Promise.allSettled([worker.stop(), sidecar.then((running) => running.close())])
