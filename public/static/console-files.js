@@ -61,8 +61,11 @@ uppy.on('upload-success', async (file, response) => {
     if (!id) return await loadFiles()
     const { body: record } = await api('GET', `/files/${encodeURIComponent(id)}`)
     say($('#upload-message'), `Uploaded ${record.name} (${formatBytes(record.size)})`)
-    $('#files').prepend(fileItem(record))
+    const item = fileItem(record)
+    $('#files').prepend(item)
     $('#files-empty').hidden = true
+    // A deployment that converts uploads by itself (autoConvert) has a job to show already.
+    await showTree(record, item)
   } catch (error) {
     say($('#upload-message'), error.message, true)
   }

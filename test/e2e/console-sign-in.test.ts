@@ -2,11 +2,12 @@
 // otpauth:// URI it shows, recovery codes shown once, a login's second step with a code and with a recovery code,
 // turning the factor off; and a passkey registered on the account screen with Chromium's virtual authenticator,
 // then signing in with it and removing it. The page is at PASSKEY_ORIGIN, routed to the Worker, since WebAuthn
-// refuses an IP address as relying party id (WebAuthn Level 3 §5.1.3).
+// refuses an IP address as relying party id (WebAuthn Level 3 §5.1.3). And a sign-in provider (a real OpenID
+// Provider on loopback) linked through its sign-in, used to sign in, and unlinked.
 import { createHmac } from 'node:crypto'
 import type { Page } from 'playwright-core'
 import { describe, expect, inject, it } from 'vitest'
-import { browserForFile, CONSOLE_PASSWORD, registerInConsole } from './chromium.ts'
+import { browserForFile, CONSOLE_PASSWORD, openPage, registerInConsole } from './chromium.ts'
 import { PASSKEY_ORIGIN, uniqueEmail } from './dev-worker.ts'
 
 const WAIT_MS = 60_000
@@ -175,6 +176,57 @@ describe('the console: passkeys', () => {
     await page.click('#passkey-sign-in')
     await expect.poll(() => page.getAttribute('#auth-message', 'class'), { timeout: WAIT_MS }).toContain('error')
     expect(await page.textContent('#who')).toBe('')
+    expect(scriptErrors(errors)).toEqual([])
+    await page.unrouteAll({ behavior: 'ignoreErrors' })
+    await page.close()
+  })
+})
+
+describe('the console: sign-in providers', () => {
+  // The run's Worker offers one provider, `loopback`: a real OpenID Provider (oidc-provider) on loopback whose login
+  // signs in the account the test names for the request's state (test/setup/oauth-providers.ts).
+  const oidcUrl = inject('devOidcProviderUrl')
+
+  /** Answers the provider's login, for each authorization request the page makes, with `account`. */
+  async function signInAtProvider(page: Page, account: { sub: string; email: string }) {
+    await page.route(
+      (url) => url.origin === oidcUrl && url.pathname === '/auth',
+      async (route) => {
+        const state = new URL(route.request().url()).searchParams.get('state')
+        await fetch(`${oidcUrl}/test/login`, { method: 'POST', body: JSON.stringify({ state, account: { ...account, email_verified: true, name: 'Provider User' } }) })
+        await route.continue()
+      },
+    )
+  }
+
+  it('links a provider through its sign-in, signs in with it (the one-time code exchanged), and unlinks it', async () => {
+    const { page, errors } = await openPage(browser(), `${worker.url}/console`)
+    const email = uniqueEmail('console-provider')
+    await registerInConsole(page, email)
+    const account = { sub: crypto.randomUUID(), email: uniqueEmail('elsewhere') }
+    await signInAtProvider(page, account)
+
+    await openAccount(page)
+    await page.click('#link-providers button[data-action=link]')
+    // Through the provider and back: /console?linked=loopback, which the page reads and takes out of the address.
+    await expect.poll(() => page.textContent('#identity-message'), { timeout: WAIT_MS }).toBe('Linked loopback: it signs in to this account now.')
+    expect(new URL(page.url()).search).toBe('')
+    await expect.poll(() => page.locator('#identities li').count()).toBe(1)
+    expect(await page.textContent('#identities li span')).toMatch(new RegExp(`^Loopback OP · ${account.email} · linked .+ · last used .+$`))
+    await page.screenshot({ path: `${SHOTS}/providers.png`, fullPage: true })
+
+    await signOut(page)
+    const button = page.locator('#providers a[data-provider=loopback]')
+    expect(await button.textContent()).toBe('Sign in with Loopback OP')
+    await button.click()
+    // Back with ?code=, exchanged at POST /auth/oauth/exchange: the session of the linked account, no token in a URL.
+    await expect.poll(() => page.textContent('#who'), { timeout: WAIT_MS }).toBe(email)
+    expect(new URL(page.url()).search).toBe('')
+
+    await openAccount(page)
+    await page.click('#identities li button[data-action=unlink]')
+    await expect.poll(() => page.locator('#identities li').count()).toBe(0)
+    expect(await page.textContent('#identity-message')).toBe('Loopback OP no longer signs in to this account.')
     expect(scriptErrors(errors)).toEqual([])
     await page.unrouteAll({ behavior: 'ignoreErrors' })
     await page.close()

@@ -29,11 +29,13 @@ export const PDF_MAX_PAGES = { api: '1', consumer: '1000' }
  * Nothing listens there: the test's browser routes it to the Worker (test/e2e/passkeys.test.ts). */
 export const PASSKEY_ORIGIN = 'http://localhost:8790'
 
-export async function launchWorker(vars: Record<string, string> = {}): Promise<LaunchedDevWorker> {
+export async function launchWorker(vars: Record<string, string> = {}, { port, secrets }: { port?: number; secrets?: Record<string, string> } = {}): Promise<LaunchedDevWorker> {
   mkdirSync(artifactsDir, { recursive: true })
   return launchDevWorker(API_ENTRY, { AUTH_RATE_LIMIT_PER_MINUTE: '0', TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.api, PDF_MAX_PAGES: PDF_MAX_PAGES.api, ...vars }, undefined, {
     startTimeoutMs: START_MS,
     consumerVars: { TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.consumer, PDF_MAX_PAGES: PDF_MAX_PAGES.consumer },
+    port,
+    secrets,
   })
 }
 
