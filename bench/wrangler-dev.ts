@@ -48,6 +48,11 @@ export interface LaunchOptions {
   startTimeoutMs?: number
   /** Settings only the consumer Worker gets (after `vars`, which both get). */
   consumerVars?: Record<string, string>
+  /** The loopback port to serve on (default: a free one), for settings that must name the Worker's own URL. */
+  port?: number
+  /** Optional secrets (not [vars]): wrangler dev reads from the env file only [vars] and required secrets, so these
+   * go on its command line (`--var NAME:value`). */
+  secrets?: Record<string, string>
 }
 
 /** Starts `entry` (default: the real Worker) with the project's wrangler.toml and fresh migrated state, kept under
@@ -59,7 +64,7 @@ export async function startDevWorker(entry = API_ENTRY, vars: Record<string, str
 
 /** As startDevWorker, but answers the Worker's URL at once (its port is chosen first) and its start as `ready`, so a
  * caller can do other work meanwhile. Nothing here blocks the event loop (a test run's main process calls it). */
-export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), { startTimeoutMs = 180_000, consumerVars = {} }: LaunchOptions = {}): Promise<LaunchedDevWorker> {
+export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), { startTimeoutMs = 180_000, consumerVars = {}, port: chosenPort, secrets = {} }: LaunchOptions = {}): Promise<LaunchedDevWorker> {
   mkdirSync(stateParent, { recursive: true }) // a fresh clone has no .tmp/ before its first test run
   const state = mkdtempSync(join(stateParent, 'bench-state-'))
   const envFile = join(state, 'bench.env')
@@ -68,7 +73,7 @@ export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, st
   // The consumer Worker shares the state (--persist-to reaches the whole workerd) and the migrations applied below.
   const configs = entry === API_ENTRY ? ['-c', 'wrangler.toml', '-c', writeLocalConsumerConfig(join(state, 'consumer'), { ...settings, ...consumerVars }), ...engineConfigArgs()] : [entry]
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' }
-  const port = await freePort()
+  const port = chosenPort ?? (await freePort())
   const url = `http://127.0.0.1:${port}`
   let group: ProcessGroup | undefined
   let migration: ChildProcess | undefined
@@ -87,7 +92,7 @@ export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, st
     if (isStopped) throw new Error('the worker was stopped before it started')
     const started = spawnGroup(
       'wrangler',
-      ['dev', ...configs, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--env-file', envFile, '--show-interactive-dev-session=false', '--log-level', 'warn'],
+      ['dev', ...configs, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--env-file', envFile, ...Object.entries(secrets).flatMap(([name, value]) => ['--var', `${name}:${value}`]), '--show-interactive-dev-session=false', '--log-level', 'warn'],
       { cwd: root, env },
     )
     group = started
@@ -111,7 +116,7 @@ export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, st
 }
 
 /** Runs a command to its end without blocking the event loop; answers its status and standard error. */
-function finished(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }, started: (child: ChildProcess) => void): Promise<{ status: number | null; stderr: string }> {
+export function finished(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }, started: (child: ChildProcess) => void = () => {}): Promise<{ status: number | null; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
     started(child)

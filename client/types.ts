@@ -54,6 +54,8 @@ export interface Job {
   file_id: string
   status: JobStatus
   error: string | null
+  /** A failed job: the error code its conversion answers (`CONVERSION_FAILED`, `CONVERTER_TIMEOUT`, …). */
+  error_code: string | null
   /** The extension the chain ends at, when the request named one. */
   to: string | null
   options: Record<string, string | number | boolean>

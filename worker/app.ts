@@ -1,6 +1,7 @@
 // The Hono app: middleware order, route mounting and the error handler.
 import { bodyLimit } from 'hono/body-limit'
 import { newRouter } from './api'
+import { adminRoutes } from './admin/routes'
 import { apiKeyRoutes } from './auth/api-key-routes'
 import { oidcRoutes } from './auth/oidc-routes'
 import { passkeyRoutes } from './auth/passkey-routes'
@@ -78,6 +79,7 @@ export function createApp(options: AppOptions = {}) {
     .route('/', oidcRoutes(options.resources?.models.Users?.values))
     .route('/', passkeyRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
+  app.route('/', adminRoutes())
   const routes = accounts.route('/', tusRoutes(autoConvert)).route('/', fileRoutes(autoConvert)).route('/', previewRoutes()).route('/', pipelineRoutes())
 
   mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })

@@ -194,6 +194,12 @@ const SCENARIOS: Record<string, Scenario> = {
     return ['POST', `/jobs/${failed.body.job}/retry`, { token: alice.token }]
   },
   'GET /files/:id/jobs': async ({ alice, fileId }) => ['GET', `/files/${fileId}/jobs`, { token: alice.token }],
+  'GET /files/:id/tree': async ({ alice, fileId }) => ['GET', `/files/${fileId}/tree`, { token: alice.token }],
+  'GET /admin/users': async ({ admin }) => ['GET', '/admin/users?q=example', { token: admin.token }],
+  'GET /admin/users/:id/files': async ({ admin, alice }) => ['GET', `/admin/users/${alice.id}/files`, { token: admin.token }],
+  'GET /admin/users/:id/jobs': async ({ admin, alice }) => ['GET', `/admin/users/${alice.id}/jobs`, { token: admin.token }],
+  'GET /admin/users/:id/sessions': async ({ admin, alice }) => ['GET', `/admin/users/${alice.id}/sessions`, { token: admin.token }],
+  'DELETE /admin/users/:id/sessions/:sessionId': async ({ admin, alice }) => ['DELETE', `/admin/users/${alice.id}/sessions/${await newSessionId(alice)}`, { token: admin.token }],
   'GET /openapi.json': async () => ['GET', '/openapi.json'],
   'GET /docs': async () => ['GET', '/docs'],
   'GET /console': async () => ['GET', '/console'],

@@ -34,11 +34,17 @@ describe('GET /console', () => {
   })
 
   it('keeps the access token in sessionStorage; localStorage holds only tus upload URLs, which it only removes', async () => {
-    const script = await (await call('GET', '/static/console.js')).text()
-    expect(script).toContain('sessionStorage.setItem(TOKEN_KEY, body.token)')
+    const modules = ['console.js', 'console-api.js', 'console-files.js', 'console-sign-in.js', 'console-account.js', 'console-admin.js']
+    const scripts = await Promise.all(modules.map(async (name) => (await call('GET', `/static/${name}`)).text()))
+    const [entry, session] = scripts
+    // Every module the entry imports, directly or through another, is in this list.
+    const imported = new Set(scripts.flatMap((script) => [...script.matchAll(/from '\.\/([a-z-]+\.js)'/g)].map((match) => match[1])))
+    expect([...imported].filter((name) => name !== 'uppy.js' && !modules.includes(name!))).toEqual([])
+    expect(entry).toContain("from './console-api.js'")
+    expect(session).toContain('sessionStorage.setItem(TOKEN_KEY, session.token)')
     // tus-js-client (inside Uppy) writes its "tus::" upload URLs there to resume after a reload; the console itself
     // only removes them (on success and on sign-out) and never writes anything else.
-    expect(script.match(/localStorage\.\w+/g)).toEqual(['localStorage.removeItem'])
+    expect(scripts.flatMap((script) => script.match(/localStorage\.\w+/g) ?? [])).toEqual(['localStorage.removeItem'])
   })
 })
 
@@ -47,7 +53,8 @@ describe('GET /static/:file', () => {
     ['reference.js', 'javascript', "url: '/openapi.json'"],
     ['reference.css', 'text/css', '.bar'],
     ['pages.css', 'text/css', '.file'],
-    ['console.js', 'javascript', "from './uppy.js'"],
+    ['console.js', 'javascript', "from './console-files.js'"],
+    ['console-files.js', 'javascript', "from './uppy.js'"],
   ])('serves %s as %s', async (file, type, excerpt) => {
     const response = await call('GET', `/static/${file}`)
     expect(response.status).toBe(200)

@@ -1,7 +1,7 @@
 // Headless Chromium for the end-to-end tests of the pages (`playwright-core` driving the Debian `chromium` that
 // .ci/install-system.sh installs): one browser per test file, a page that records every script error.
 import { type Browser, chromium, type Page } from 'playwright-core'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, beforeAll, expect } from 'vitest'
 import { START_MS, waitForServers } from './dev-worker.ts'
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
@@ -34,4 +34,16 @@ export function browserForFile(workerUrl: string): () => Browser {
     await browser?.close()
   })
   return () => browser!
+}
+
+/** The password the console tests' accounts use. */
+export const CONSOLE_PASSWORD = 'a long enough password'
+
+/** Creates an account on the console's sign-in screen and waits until the page says who is signed in. */
+export async function registerInConsole(page: Page, email: string): Promise<void> {
+  await page.waitForSelector('#auth-panel:not([hidden])', { timeout: 60_000 })
+  await page.fill('#auth-form input[name=email]', email)
+  await page.fill('#auth-form input[name=password]', CONSOLE_PASSWORD)
+  await page.click('#auth-form button[value=register]')
+  await expect.poll(() => page.textContent('#who'), { timeout: 60_000 }).toBe(email)
 }

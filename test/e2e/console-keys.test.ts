@@ -1,4 +1,4 @@
-// The console's API keys screen in headless Chromium against the real Worker (wrangler dev): create a files:read
+// The console's API keys screen (on the account screen) in headless Chromium against the real Worker (wrangler dev): create a files:read
 // key, see it once, list it, use it from a server (GET /files), revoke it with its button, see it refused.
 import { describe, expect, inject, it } from 'vitest'
 import { browserForFile, openPage } from './chromium.ts'
@@ -15,6 +15,8 @@ describe('the console: API keys', () => {
     await page.fill('#auth-form input[name=password]', 'a long enough password')
     await page.click('#auth-form button[value=register]')
     await page.waitForSelector('#files-panel:not([hidden])', { timeout: WAIT_MS })
+    await page.click('#tabs a[data-screen=account]')
+    await page.waitForSelector('#account-panel:not([hidden])', { timeout: WAIT_MS })
 
     await page.fill('#key-form input[name=name]', 'nightly export')
     await page.click('#key-form button[type=submit]')

@@ -129,6 +129,24 @@ describe('/console in Chromium', () => {
     await page.close()
   })
 
+  it("lists a failed job with its error code and message, and its failed step, after a reload", async () => {
+    const { page, errors } = await openPage('/console')
+    await signUp(page)
+    // A JPEG's first bytes and then nothing a decoder can read: a job that starts and fails.
+    const broken = Buffer.from([0xff, 0xd8, 0xff, 0xe0, ...Buffer.from('not the rest of a JPEG')])
+    const item = await pickFile(page, { name: 'broken.jpg', mimeType: 'image/jpeg', buffer: broken })
+    await item.locator('[data-action=convert]').click()
+    await item.locator('.job-status.failed').first().waitFor({ timeout: WAIT_MS })
+    await page.reload()
+    const failed = item.locator('.jobs-list li.job-entry[data-status=failed]')
+    await failed.waitFor({ state: 'attached', timeout: WAIT_MS })
+    expect(await failed.locator('.job-state').textContent()).toMatch(/^failed: [A-Z_]+ · .+/)
+    expect(await failed.locator('.job-steps li.failed').count()).toBe(1)
+    expect(await item.locator('.outputs figure.output').count()).toBe(0)
+    expect(errors.filter((error) => !/the server responded with a status of 4\d\d/.test(error))).toEqual([])
+    await page.close()
+  })
+
   it('converts the JPEG and shows the PNG thumbnail', async () => {
     const { page, errors } = await openPage('/console')
     await signUp(page)
@@ -176,7 +194,9 @@ describe('/console converting an Office document in Chromium', () => {
     expect(Number(await progress.getAttribute('data-events'))).toBeGreaterThanOrEqual(1)
     expect(await progress.evaluate((element) => (element as unknown as { value: number }).value)).toBe(1)
 
-    const pdf = item.locator('figure.output[data-extension=".pdf"]')
+    // The PDF the pages were rendered from, the one with outputs of its own (the tree shows every PDF made from the
+    // upload: one a preview asked for before the conversion reused it would be a second, without pages).
+    const pdf = item.locator('li:has(> ul.tree) > figure.output[data-extension=".pdf"]')
     const pages = item.locator('figure.output[data-extension=".png"]')
     await expect.poll(() => pages.count(), { timeout: WAIT_MS }).toBe(1)
     expect(await pdf.locator('figcaption').textContent()).toContain('.pdf')
@@ -193,8 +213,18 @@ describe('/console converting an Office document in Chromium', () => {
     // After a reload the PDF is found among the upload's children and its page among the PDF's.
     await page.reload()
     await item.waitFor({ timeout: WAIT_MS })
-    await loadedSizes(item.locator('figure.output[data-extension=".pdf"]'))
-    expect(await item.locator('figure.output[data-extension=".pdf"] img.thumbnail').getAttribute('data-source')).toBe(firstPageId)
+    await loadedSizes(pdf)
+    expect(await pdf.locator('img.thumbnail').getAttribute('data-source')).toBe(firstPageId)
+    // The whole tree (GET /files/:id/tree), not only the upload's children: the page is still there, under its PDF.
+    const nestedPages = item.locator('ul.tree[data-depth="2"] figure.output[data-extension=".png"]')
+    await expect.poll(() => nestedPages.count()).toBe(1)
+    expect(await nestedPages.first().getAttribute('data-id')).toBe(firstPageId)
+    // And the jobs that made it, from the API: the conversion's, done, with its steps.
+    const done = item.locator('.jobs-list li.job-entry[data-status=done]')
+    expect(await done.count()).toBeGreaterThanOrEqual(1)
+    expect(await done.first().locator('.job-steps li').count()).toBeGreaterThanOrEqual(2)
+    await item.locator('.jobs summary').click()
+    await page.screenshot({ path: '/tmp/console-shots/console-docx-tree.png', fullPage: true })
     expect(errors).toEqual([])
     await page.close()
   })

@@ -3,7 +3,7 @@
 // Worker (wrangler.toml) and the consumer Worker (wrangler.consumer.toml) in one `wrangler dev`.
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { API_ENTRY, launchDevWorker, type LaunchedDevWorker, root } from '../../bench/wrangler-dev.ts'
+import { API_ENTRY, finished, launchDevWorker, type LaunchedDevWorker, root } from '../../bench/wrangler-dev.ts'
 import { until } from '../support/until.ts'
 
 export const artifactsDir = join(root, '.tmp', 'artifacts')
@@ -29,11 +29,13 @@ export const PDF_MAX_PAGES = { api: '1', consumer: '1000' }
  * Nothing listens there: the test's browser routes it to the Worker (test/e2e/passkeys.test.ts). */
 export const PASSKEY_ORIGIN = 'http://localhost:8790'
 
-export async function launchWorker(vars: Record<string, string> = {}): Promise<LaunchedDevWorker> {
+export async function launchWorker(vars: Record<string, string> = {}, { port, secrets }: { port?: number; secrets?: Record<string, string> } = {}): Promise<LaunchedDevWorker> {
   mkdirSync(artifactsDir, { recursive: true })
   return launchDevWorker(API_ENTRY, { AUTH_RATE_LIMIT_PER_MINUTE: '0', TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.api, PDF_MAX_PAGES: PDF_MAX_PAGES.api, ...vars }, undefined, {
     startTimeoutMs: START_MS,
     consumerVars: { TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.consumer, PDF_MAX_PAGES: PDF_MAX_PAGES.consumer },
+    port,
+    secrets,
   })
 }
 
@@ -50,6 +52,16 @@ export async function waitForServers(workerUrl: string, sidecarUrl?: string): Pr
 /** A 160×120 baseline JPEG (2 KiB) made once by Chromium's canvas encoder. */
 export function photoJpeg(): Uint8Array {
   return new Uint8Array(readFileSync(join(root, 'test', 'fixtures', 'docs', 'photo.jpg')))
+}
+
+/**
+ * Makes an account an admin in the running Worker's local D1, as an operator does for the first admin (no route may):
+ * `wrangler d1 execute` on the state the Worker persists to.
+ */
+export async function grantAdmin(state: string, email: string): Promise<void> {
+  if (!/^[a-z0-9.@_-]+$/i.test(email)) throw new Error(`not a test address: ${email}`)
+  const { status, stderr } = await finished('wrangler', ['d1', 'execute', 'DB', '--local', '--persist-to', state, '--command', `UPDATE users SET role = 'admin' WHERE email = '${email}'`], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } })
+  if (status !== 0) throw new Error(`wrangler d1 execute failed: ${stderr}`)
 }
 
 export function uniqueEmail(prefix: string): string {

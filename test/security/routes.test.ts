@@ -146,11 +146,12 @@ function withRealIds(path: string, owned: Owned): string {
     if (name === 'uploadId') return owned.uploadId
     // Not a resource: the sign-in provider a link starts with.
     if (name === 'provider') return 'loopback'
+    if (name === 'sessionId') return owned.sessionId
     if (name !== 'id') throw new Error(`${path}: no real id for {${name}}: teach the matrix this kind of resource`)
     if (path.startsWith('/files/tus/')) return owned.tusId
     if (path.startsWith('/files/')) return owned.fileId
     if (path.startsWith('/jobs/')) return owned.jobId
-    if (path.startsWith('/users/')) return owned.user.id
+    if (path.startsWith('/users/') || path.startsWith('/admin/users/')) return owned.user.id
     if (path.startsWith('/auth/sessions/')) return owned.sessionId
     if (path.startsWith('/auth/api-keys/')) return owned.apiKeyId
     if (path.startsWith('/auth/identities/')) return owned.identityId

@@ -44,7 +44,8 @@ async function listen(server: Server): Promise<string> {
 
 const json = (response: ServerResponse, status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
 
-async function startOidcProvider(): Promise<{ server: Server; url: string }> {
+/** The OpenID Provider, its one client allowed back at `/auth/oauth/loopback/callback` of each origin given. */
+export async function startOidcProvider(workerOrigins: readonly string[] = [WORKER_ORIGIN]): Promise<{ server: Server; url: string }> {
   const accounts = new Map<string, Account>()
   /** The account to sign in, by the state of the authorization request (test files run two at a time). */
   const loginsByState = new Map<string, string>()
@@ -56,7 +57,7 @@ async function startOidcProvider(): Promise<{ server: Server; url: string }> {
       {
         client_id: OIDC_CLIENT.id,
         client_secret: OIDC_CLIENT.secret,
-        redirect_uris: [`${WORKER_ORIGIN}/auth/oauth/loopback/callback`],
+        redirect_uris: workerOrigins.map((origin) => `${origin}/auth/oauth/loopback/callback`),
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',

@@ -38,6 +38,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, ApiKeyScope>> = {
   'GET /files/:id/download': 'files:read',
   'GET /files/:id/preview': 'files:read',
   'GET /files/:id/jobs': 'files:read',
+  'GET /files/:id/tree': 'files:read',
   'GET /jobs/:id': 'files:read',
   'GET /jobs/:id/events': 'files:read',
   'POST /files': 'files:write',

@@ -64,7 +64,7 @@ export const Session = z
     expires_in: z.number().int().describe('access token lifetime in seconds'),
   })
   .openapi('Session')
-const SessionView = z
+export const SessionView = z
   .object({
     _id: z.string(),
     device: z.string().describe('the User-Agent of the login or last refresh'),

@@ -52,14 +52,29 @@ export interface FileLinks {
 export async function toFileResponse(row: FileRow, config: Config, links: FileLinks): Promise<FileResponse> {
   const token = await signFileToken(config, row.id, { id: row.userId, securityStamp: links.securityStamp })
   const { origin } = links
+  const { _id, name, extension, content_type, size, ...rest } = toFileMetadata(row)
+  return {
+    _id,
+    name,
+    extension,
+    content_type,
+    size,
+    url: `${origin}/files/${row.id}/download?token=${token}`,
+    preview_url: previewKind(row) ? `${origin}/files/${row.id}/preview?token=${token}` : null,
+    ...rest,
+  }
+}
+
+export const FileMetadataSchema = FileResponseSchema.omit({ url: true, preview_url: true }).openapi('FileMetadata')
+
+/** The record without its signed links: what an admin sees of another user's file (worker/admin/routes.ts). */
+export function toFileMetadata(row: FileRow): z.infer<typeof FileMetadataSchema> {
   return {
     _id: row.id,
     name: row.name,
     extension: row.extension,
     content_type: row.contentType,
     size: row.size,
-    url: `${origin}/files/${row.id}/download?token=${token}`,
-    preview_url: previewKind(row) ? `${origin}/files/${row.id}/preview?token=${token}` : null,
     parent_file: row.parentId,
     hash: row.hash,
     prefix: row.prefix,
@@ -159,6 +174,24 @@ export function childrenOf(db: Database, userId: string, parentId: string) {
     where: and(eq(files.userId, userId), eq(files.parentId, parentId)),
     orderBy: [files.partIndex, files.id],
   })
+}
+
+/** The ids of the file and of every file converted from it, at any depth (the caller's only), as a subquery. */
+export function treeIds(userId: string, rootId: string): SQL {
+  return sql`${treeOf(userId, rootId)} SELECT id FROM tree`
+}
+
+/**
+ * The file and every file converted from it, at any depth, in the order they were made (a step's outputs by
+ * position), at most `limit` rows: one query (a recursive CTE), for one batch.
+ */
+export function treeQuery(db: Database, userId: string, rootId: string, limit: number) {
+  return db
+    .select()
+    .from(files)
+    .where(and(eq(files.userId, userId), sql`${files.id} IN (${treeIds(userId, rootId)})`))
+    .orderBy(files.createdAt, files.partIndex, files.id)
+    .limit(limit)
 }
 
 /** `tree(id)`: the ids of the file and of every file converted from it, at any depth (the caller's only). */

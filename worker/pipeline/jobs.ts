@@ -1,7 +1,7 @@
 // Jobs and steps in D1: creating a job with its first step, the caller-scoped lookups, the job's public view
 // with its files in chain order, and the bookkeeping the consumer does as steps finish.
 import { z } from '@hono/zod-openapi'
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, sql, type SQLWrapper } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
 import type { ConverterInfo, PartRange } from '../converters/converter'
@@ -12,7 +12,7 @@ import { files, jobs, jobSteps, users } from '../db/schema'
 import { iso } from '../db/times'
 import { ApiError, type ErrorCode } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
-import { FileResponseSchema, filesOfJob, filesOfJobs, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
+import { FileResponseSchema, filesOfJob, filesOfJobs, toFileResponse, treeIds, type FileLinks, type FileResponse, type FileRow } from '../files/records'
 import { signToken } from '../files/signed-url'
 import type { StepMessage } from '../queue'
 
@@ -43,6 +43,7 @@ export const JobSchema = z
     file_id: z.string(),
     status: z.enum(['queued', 'running', 'done', 'failed']),
     error: z.string().nullable(),
+    error_code: z.string().nullable().openapi({ description: 'a failed job: the code of the error table its conversion answers (CONVERSION_FAILED, CONVERTER_TIMEOUT, …)', example: 'CONVERSION_FAILED' }),
     to: z.string().nullable().openapi({ description: 'the extension the chain ends at, when the request named one (`to`)' }),
     options: JobOptionsSchema,
     steps: z.array(StepSchema),
@@ -136,6 +137,39 @@ export function fileJobsQueries(db: Database, userId: string, fileId: string) {
     jobsOfFile(db, userId, fileId),
     db.query.jobSteps.findMany({ where: inArray(jobSteps.jobId, ids), orderBy: [jobSteps.createdAt, jobSteps.id] }),
     filesOfJobs(db, userId, ids),
+  ] as const
+}
+
+/**
+ * The queries of the jobs of a file and of every file converted from it (the caller's, newest first, at most
+ * JOBS_OF_FILE_MAX) and their steps, for one batch (GET /files/:id/tree).
+ */
+export function treeJobsQueries(db: Database, userId: string, rootId: string) {
+  const ids = db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.userId, userId), sql`${jobs.fileId} IN (${treeIds(userId, rootId)})`))
+    .orderBy(desc(jobs.id))
+    .limit(JOBS_OF_FILE_MAX)
+  return jobsWithSteps(db, ids)
+}
+
+/** The queries of a user's jobs, newest first (a page before `before`), and their steps, for one batch. */
+export function userJobsQueries(db: Database, userId: string, limit: number, before?: string) {
+  const ids = db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.userId, userId), before ? lt(jobs.id, before) : undefined))
+    .orderBy(desc(jobs.id))
+    .limit(limit)
+  return jobsWithSteps(db, ids)
+}
+
+/** The jobs a subquery selects (newest first) and their steps, for one batch. */
+function jobsWithSteps(db: Database, ids: SQLWrapper) {
+  return [
+    db.select().from(jobs).where(inArray(jobs.id, ids)).orderBy(desc(jobs.id)),
+    db.query.jobSteps.findMany({ where: inArray(jobSteps.jobId, ids), orderBy: [jobSteps.createdAt, jobSteps.id] }),
   ] as const
 }
 
@@ -477,11 +511,27 @@ export async function jobView(db: Database, config: Config, links: FileLinks, jo
 /** The view of a job from its rows (jobViewQueries or fileJobsQueries): the files it made are put in chain order. */
 export async function shapeJobView(config: Config, links: FileLinks, job: JobRow, steps: StepRow[], madeFiles: FileRow[]): Promise<JobView> {
   const made = inChainOrder(job, madeFiles)
+  const { created_at, updated_at, finished_at, ...summary } = toJobSummary(job, steps)
+  return {
+    ...summary,
+    files: await Promise.all(made.map((file) => toFileResponse(file, config, links))),
+    created_at,
+    updated_at,
+    finished_at,
+    events_url: `${links.origin}/jobs/${job.id}/events?token=${await signToken(config, 'job events', job.id, { id: job.userId, securityStamp: links.securityStamp }, EVENTS_URL_TTL_SECONDS)}`,
+  }
+}
+
+export const JobSummarySchema = JobSchema.omit({ files: true, events_url: true }).openapi('JobSummary')
+
+/** A job without its files and signed events link: what an admin sees of another user's job (worker/admin/routes.ts). */
+export function toJobSummary(job: JobRow, steps: StepRow[]): z.infer<typeof JobSummarySchema> {
   return {
     _id: job.id,
     file_id: job.fileId,
     status: job.status,
     error: job.error,
+    error_code: job.status === 'failed' ? conversionErrorCode(job.errorStatus, job.error) : null,
     to: job.target,
     options: publicOptions(job.options),
     steps: steps.map((step) => ({
@@ -494,11 +544,9 @@ export async function shapeJobView(config: Config, links: FileLinks, job: JobRow
       error: step.error,
       outputs: step.outputIds,
     })),
-    files: await Promise.all(made.map((file) => toFileResponse(file, config, links))),
     created_at: iso(job.createdAt),
     updated_at: iso(job.updatedAt),
     finished_at: job.finishedAt === null ? null : iso(job.finishedAt),
-    events_url: `${links.origin}/jobs/${job.id}/events?token=${await signToken(config, 'job events', job.id, { id: job.userId, securityStamp: links.securityStamp }, EVENTS_URL_TTL_SECONDS)}`,
   }
 }
 

@@ -10,10 +10,10 @@ import { officeJobOptions, OfficeOptionsSchema } from '../converters/catalog/off
 import { converterFor, reachableTargets, refusalFor, unavailableTargets } from '../converters/registry'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
-import { FileResponseSchema, ownedFile, ownedFileQuery, toFileResponse } from '../files/records'
+import { FileResponseSchema, ownedFile, ownedFileQuery, toFileResponse, treeQuery, type FileRow } from '../files/records'
 import { callerFile } from '../files/routes'
 import { startJob, waitForJob } from './start'
-import { checkQueuedSteps, conversionErrorCode, fileJobsQueries, findJobWithOwnerStamp, findOwnedJob, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, type JobRow } from './jobs'
+import { checkQueuedSteps, conversionErrorCode, fileJobsQueries, findJobWithOwnerStamp, findOwnedJob, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, treeJobsQueries, type JobRow, type StepRow } from './jobs'
 import { checkCallbackUrl, webhookSecret } from './webhooks'
 import { enqueueSteps } from '../queue'
 
@@ -137,6 +137,26 @@ const fileJobs = route({
   responses: { 200: jsonResponse(z.array(JobSchema), 'The jobs'), 404: errorResponse('File not found') },
 })
 
+/** Files of one tree the answer carries at most: a 1000-page PDF's pages, with their PDF and its upload. */
+export const TREE_FILES_MAX = 1002
+
+const FileTree = z
+  .object({
+    files: z.array(FileResponseSchema).openapi({ description: 'the file first, then every file converted from it at any depth, in the order they were made; `parent_file` links them' }),
+    jobs: z.array(JobSchema).openapi({ description: 'the jobs of any file of the tree, newest first (at most 100)' }),
+    truncated: z.boolean().openapi({ description: `true when the tree has more than ${TREE_FILES_MAX} files: the first ${TREE_FILES_MAX} are listed` }),
+  })
+  .openapi('FileTree')
+
+const fileTreeRoute = route({
+  method: 'get',
+  path: '/files/{id}/tree',
+  summary: 'A file\'s whole conversion tree (every descendant through parent_file, e.g. DOCX → PDF → PNG pages) and the jobs of its files',
+  middleware: [authSharing] as const,
+  request: { params: z.object({ id: Id }) },
+  responses: { 200: jsonResponse(FileTree, 'The tree'), 404: errorResponse('File not found') },
+})
+
 /** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
 const links = (c: Context<AppEnv>) => ({ origin: requestOrigin(c.var.config, c.req.raw), securityStamp: c.var.user.securityStamp })
 const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERSIONS, ai: c.env.AI })
@@ -144,6 +164,19 @@ const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERS
 async function withSecret<V>(c: Context<AppEnv>, job: JobRow, view: V) {
   return job.callbackUrl ? { ...view, webhook_secret: await webhookSecret(c.var.config, job.id) } : view
 }
+
+/**
+ * The views of jobs read in one batch with their steps and files: each job takes those it made and those a step of it
+ * took from an earlier job (a document's PDF).
+ */
+const jobViews = (c: Context<AppEnv>, list: JobRow[], steps: StepRow[], made: FileRow[]) =>
+  Promise.all(
+    list.map((job) => {
+      const own = steps.filter((step) => step.jobId === job.id)
+      const outputs = new Set(own.flatMap((step) => step.outputIds))
+      return shapeJobView(c.var.config, links(c), job, own, made.filter((row) => row.jobId === job.id || outputs.has(row.id)))
+    }),
+  )
 
 const viewWithSecret = async (c: Context<AppEnv>, job: JobRow) => withSecret(c, job, await jobView(c.var.db, c.var.config, links(c), job))
 
@@ -240,16 +273,20 @@ export function pipelineRoutes() {
       c.header('location', `/jobs/${job.id}`)
       return c.json(await jobView(c.var.db, c.var.config, links(c), { ...job, status: 'running', error: null }), 202)
     })
+    .openapi(fileTreeRoute, async (c) => {
+      const id = c.req.valid('param').id
+      const db = c.var.db
+      const [root, tree, list, steps] = await authorizedBatch(c, [ownedFileQuery(db, callerId(c), id), treeQuery(db, callerId(c), id, TREE_FILES_MAX + 1), ...treeJobsQueries(db, callerId(c), id)])
+      const file = ownedFile(root)
+      // The file first whatever the clock said: its outputs can share its millisecond.
+      const shown = [file, ...tree.filter((row) => row.id !== file.id)].slice(0, TREE_FILES_MAX)
+      const files = shown.map((row) => toFileResponse(row, c.var.config, links(c)))
+      return c.json({ files: await Promise.all(files), jobs: await jobViews(c, list, steps, tree), truncated: tree.length > TREE_FILES_MAX }, 200)
+    })
     .openapi(fileJobs, async (c) => {
       const id = c.req.valid('param').id
       const [file, list, steps, made] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id), ...fileJobsQueries(c.var.db, callerId(c), id)])
       ownedFile(file)
-      const views = list.map((job) => {
-        const own = steps.filter((step) => step.jobId === job.id)
-        // Its files: those it made, and those a step took from an earlier job (a document's PDF).
-        const outputs = new Set(own.flatMap((step) => step.outputIds))
-        return shapeJobView(c.var.config, links(c), job, own, made.filter((row) => row.jobId === job.id || outputs.has(row.id)))
-      })
-      return c.json(await Promise.all(views), 200)
+      return c.json(await jobViews(c, list, steps, made), 200)
     })
 }
