@@ -72,7 +72,7 @@ async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
   } else {
     return Response.json({ message: 'not found' }, { status: 404 })
   }
-  const { result, peakWasmBytes } = await measureStep(async () => {
+  const { result, peakWasmBytes, wasmMemoryBytes } = await measureStep(async () => {
     try {
       return { ...(await step()), status: 200 }
     } catch (error) {
@@ -80,7 +80,7 @@ async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
       return { outputs: 0, bytes: 0, status: error.status, message: error.message }
     }
   })
-  return Response.json({ ...result, peakWasmBytes })
+  return Response.json({ ...result, peakWasmBytes, wasmMemoryBytes })
 }
 
 export default {
