@@ -7,7 +7,7 @@
 import type { ImageRows } from '../engines/image/decode'
 import type { ImageLimits } from '../engines/image/limits'
 import { ImageRefusedError, measureImage, openImage, withImageRows } from '../engines/image/open'
-import { fitWithin } from '../engines/image/resize'
+import { type DrawBox, fitWithin } from '../engines/image/resize'
 import { encodePng, encodePngBytes, encodePngRows, pngBytes, reducedRowChannels } from '../engines/png/encode'
 import { imageToPngInfo } from './catalog/image-to-png'
 import { ConversionError, defineConverter } from './converter'
@@ -15,10 +15,10 @@ import { ConversionError, defineConverter } from './converter'
 /**
  * The image decoded through the engine's one entry (the structure it will decode measured and checked against
  * the limits before anything is allocated), its refusals as ConversionErrors: image → PNG and previews (which pass
- * `atLeast`, the size they draw, so that a JPEG is decoded straight to it).
+ * the box they draw in, so that the image is decoded no larger than it needs and drawn into it).
  */
-export function openImageInput(name: string, bytes: Uint8Array, limits: ImageLimits, atLeast?: Parameters<typeof openImage>[2]): ReturnType<typeof openImage> {
-  return refusedAs(name, () => openImage(bytes, limits, atLeast))
+export function openImageInput(name: string, bytes: Uint8Array, limits: ImageLimits, box?: DrawBox): ReturnType<typeof openImage> {
+  return refusedAs(name, () => openImage(bytes, limits, box))
 }
 
 async function refusedAs<T>(name: string, open: () => T | Promise<T>): Promise<T> {

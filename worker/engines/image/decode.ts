@@ -21,7 +21,8 @@ import { decodeBmp } from './bmp'
 import { decodeGifFirstFrame } from './gif'
 import { readImageHeader } from './header'
 import { decodeJpeg } from './jpeg'
-import { decodePngRows } from './png'
+import { decodePngDrawn, decodePngRows } from './png'
+import { type DrawBox, drawInto, drawnSize } from './resize'
 import { checkImageLimits, type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
 import { decodeTiffFirstPage } from './tiff'
 
@@ -160,4 +161,17 @@ export async function decodeImageRows(bytes: Uint8Array, limits: ImageLimits): P
   if (header?.format !== 'jpeg' && header?.format !== 'png') return undefined
   checkImageLimits(header, limits)
   return header.format === 'jpeg' ? decodeJpeg(bytes, 'rgb') : await decodePngRows(bytes)
+}
+
+/**
+ * The image drawn into a preview's box (drawInto), after the checks of decodeImage, decoded no larger than it
+ * needs: a common PNG a band of rows at a time straight into the drawing (png.ts's decodePngDrawn: its rows never
+ * whole), a JPEG at the smallest DCT scale that covers the drawing, the others whole and then drawn.
+ */
+export async function decodeImageDrawn(bytes: Uint8Array, limits: ImageLimits, box: DrawBox): Promise<RawImage> {
+  const header = readImageHeader(bytes)
+  if (!header) throw new ImageStructureError('the bytes are not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image')
+  checkImageLimits(header, limits)
+  const drawn = header.format === 'png' ? await decodePngDrawn(bytes, box) : undefined
+  return drawn ?? drawInto(await decodeImage(bytes, limits, drawnSize(header, box)), box)
 }
