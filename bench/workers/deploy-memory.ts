@@ -28,8 +28,15 @@ function stepInput(name: string, bytes: Uint8Array, contentType: string): Conver
   }
 }
 
+/** A stream's length, read a chunk at a time as the pipeline's R2 upload reads it: never held whole. */
+async function streamedBytes(stream: ReadableStream<Uint8Array>): Promise<number> {
+  let bytes = 0
+  for await (const chunk of stream) bytes += chunk.byteLength
+  return bytes
+}
+
 /**
- * The outputs, part after part, each read whole and dropped before the next (the pipeline stores each one), up to
+ * The outputs, part after part, each read and dropped before the next (the pipeline stores each one), up to
  * `maxOutputs`: a step's pages are made one at a time, so the first ones show its memory.
  */
 async function convertAll(converter: Converter, input: ConversionInput, env: ConsumerEnv, maxOutputs: number): Promise<{ outputs: number; bytes: number }> {
@@ -40,7 +47,7 @@ async function convertAll(converter: Converter, input: ConversionInput, env: Con
   for (const part of plan?.parts ?? [undefined]) {
     for await (const output of converter.convert(input, { ...context, part })) {
       outputs++
-      bytes += output.body instanceof Uint8Array ? output.body.byteLength : (await new Response(output.body).arrayBuffer()).byteLength
+      bytes += output.body instanceof Uint8Array ? output.body.byteLength : await streamedBytes(output.body)
       if (outputs >= maxOutputs) return { outputs, bytes }
     }
   }
@@ -71,7 +78,7 @@ async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
   } else {
     return Response.json({ message: 'not found' }, { status: 404 })
   }
-  const { result, peakWasmBytes } = await measureStep(async () => {
+  const { result, peakWasmBytes, wasmMemoryBytes } = await measureStep(async () => {
     try {
       return { ...(await step()), status: 200 }
     } catch (error) {
@@ -79,7 +86,7 @@ async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
       return { outputs: 0, bytes: 0, status: error.status, message: error.message }
     }
   })
-  return Response.json({ ...result, peakWasmBytes })
+  return Response.json({ ...result, peakWasmBytes, wasmMemoryBytes })
 }
 
 export default {

@@ -40,14 +40,15 @@ export function liveWasmBytes(): number {
 
 /**
  * Runs a step and answers its peak WASM bytes: the memories alive when it began plus every one it made, each at its
- * size when the step ends (a memory never shrinks), as if none had been collected during the step.
+ * size when the step ends (a memory never shrinks), as if none had been collected during the step; and each one's.
  */
-export async function measureStep<T>(step: () => Promise<T>): Promise<{ result: T; peakWasmBytes: number }> {
+export async function measureStep<T>(step: () => Promise<T>): Promise<{ result: T; peakWasmBytes: number; wasmMemoryBytes: number[] }> {
   ;(globalThis as { gc?: () => void }).gc?.()
   held = memories.map((ref) => ref.deref()).filter((memory) => memory !== undefined)
   try {
     const result = await step()
-    return { result, peakWasmBytes: held.reduce((sum, memory) => sum + memory.buffer.byteLength, 0) }
+    const wasmMemoryBytes = held.map((memory) => memory.buffer.byteLength)
+    return { result, peakWasmBytes: wasmMemoryBytes.reduce((sum, bytes) => sum + bytes, 0), wasmMemoryBytes }
   } finally {
     held = []
   }

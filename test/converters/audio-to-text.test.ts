@@ -203,7 +203,7 @@ describe('TRANSCRIBE_PROVIDER=auto', () => {
     const { ai, calls } = turboAi()
     const name = unique('deployed.wav')
     const outputs = await convertAll(audioToText, inputFromBytes(name, speechWav), testContext({ ai, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
-    expect(calls).toEqual([{ model: TURBO, size: splitAudio(speechWav, 'wav', OPENAI_CHUNK_BYTES)[0]!.bytes.byteLength }])
+    expect(calls).toEqual([{ model: TURBO, size: concatBytes(...splitAudio(speechWav, 'wav', OPENAI_CHUNK_BYTES)[0]!.parts).byteLength }])
     expect(await text(outputs[0]!)).toBe('part 1.\n')
     expect(await standInRequests(name)).toEqual([])
   })
@@ -212,7 +212,7 @@ describe('TRANSCRIBE_PROVIDER=auto', () => {
     const name = unique('local.wav')
     const outputs = await convertAll(audioToText, inputFromBytes(name, speechWav), testContext({ ai: env.AI, settings: { TRANSCRIBE_PROVIDER: 'auto' } }))
     expect(await text(outputs[0]!)).toBe('The quick brown fox. Jumps over the lazy dog.\n')
-    expect(await standInRequests(name)).toMatchObject([{ file: { name, size: splitAudio(speechWav, 'wav', OPENAI_CHUNK_BYTES)[0]!.bytes.byteLength } }])
+    expect(await standInRequests(name)).toMatchObject([{ file: { name, size: concatBytes(...splitAudio(speechWav, 'wav', OPENAI_CHUNK_BYTES)[0]!.parts).byteLength } }])
   })
 
   it('asks a binding that only runs remotely once, then goes straight to TRANSCRIBE_URL', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { AudioFormatError, probeAudio, splitAudio } from '../../worker/engines/audio/split'
+import { concatBytes } from '../support/bytes'
 import { speechMp3, speechWav } from '../fixtures/audio/speech'
 
 describe('audio probing and splitting', () => {
@@ -18,8 +19,8 @@ describe('audio probing and splitting', () => {
     let expectedStart = 0
     for (const chunk of chunks) {
       expect(chunk.startSeconds).toBeCloseTo(expectedStart, 6)
-      expect(probeAudio(chunk.bytes, 'wav').durationSeconds).toBeCloseTo(chunk.durationSeconds, 6)
-      expect(chunk.bytes.byteLength).toBeLessThanOrEqual(10_000)
+      expect(probeAudio(concatBytes(...chunk.parts), 'wav').durationSeconds).toBeCloseTo(chunk.durationSeconds, 6)
+      expect(concatBytes(...chunk.parts).byteLength).toBeLessThanOrEqual(10_000)
       expectedStart += chunk.durationSeconds
     }
     expect(expectedStart).toBeCloseTo(probeAudio(speechWav, 'wav').durationSeconds, 6)
@@ -31,8 +32,8 @@ describe('audio probing and splitting', () => {
     const total = chunks.reduce((sum, chunk) => sum + chunk.durationSeconds, 0)
     expect(total).toBeCloseTo(probeAudio(speechMp3, 'mp3').durationSeconds, 6)
     for (const chunk of chunks) {
-      expect([chunk.bytes[0], chunk.bytes[1]! & 0xe0]).toEqual([0xff, 0xe0])
-      expect(probeAudio(chunk.bytes, 'mp3').durationSeconds).toBeCloseTo(chunk.durationSeconds, 6)
+      expect([concatBytes(...chunk.parts)[0], concatBytes(...chunk.parts)[1]! & 0xe0]).toEqual([0xff, 0xe0])
+      expect(probeAudio(concatBytes(...chunk.parts), 'mp3').durationSeconds).toBeCloseTo(chunk.durationSeconds, 6)
     }
   })
 

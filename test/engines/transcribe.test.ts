@@ -42,7 +42,7 @@ function standInAi(answer: (model: string, input: any) => unknown) {
   return { ai, calls }
 }
 
-const audio = { bytes: new Uint8Array([1, 2, 3, 250]), filename: 'clip.mp3', contentType: 'audio/mpeg' }
+const audio = { parts: [new Uint8Array([1, 2]), new Uint8Array([3, 250])], filename: 'clip.mp3', contentType: 'audio/mpeg' }
 
 describe('workers-ai transcriber', () => {
   it('sends base64 to whisper-large-v3-turbo and keeps its segments and language', async () => {

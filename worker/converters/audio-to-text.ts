@@ -91,13 +91,13 @@ async function* transcribeAudio(input: ConversionInput, ctx: ConversionContext<N
     if (bytes.byteLength > chunkBytes) {
       throw new ConversionError(`${input.extension} audio over ${chunkBytes} bytes (one call to the transcription service) cannot be split here: convert it to MP3 or WAV`, { status: 422 })
     }
-    chunks = [{ bytes, startSeconds: 0, durationSeconds: 0 }]
+    chunks = [{ parts: [bytes], startSeconds: 0, durationSeconds: 0 }]
   }
   const contentType = AUDIO_FORMATS[input.extension]?.contentType ?? input.contentType
   const parts = await inParallel(chunks, PARALLEL_CALLS, async (chunk) => ({
     startSeconds: chunk.startSeconds,
     transcript: await transcriber.transcribe(
-      { bytes: chunk.bytes, filename: input.name, contentType, durationSeconds: chunk.durationSeconds || undefined },
+      { parts: chunk.parts, filename: input.name, contentType, durationSeconds: chunk.durationSeconds || undefined },
       ctx.signal,
     ),
   }))

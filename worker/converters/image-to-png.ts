@@ -7,18 +7,18 @@
 import type { ImageRows } from '../engines/image/decode'
 import type { ImageLimits } from '../engines/image/limits'
 import { ImageRefusedError, measureImage, openImage, withImageRows } from '../engines/image/open'
-import { fitWithin } from '../engines/image/resize'
-import { encodePng, encodePngBytes, encodePngRows, pngBytes, reducedRowChannels } from '../engines/png/encode'
+import { type DrawBox, fitWithin } from '../engines/image/resize'
+import { encodePng, encodePngRows, type PngChunks, pngChunks, reducedRowChannels } from '../engines/png/encode'
 import { imageToPngInfo } from './catalog/image-to-png'
 import { ConversionError, defineConverter } from './converter'
 
 /**
  * The image decoded through the engine's one entry (the structure it will decode measured and checked against
  * the limits before anything is allocated), its refusals as ConversionErrors: image → PNG and previews (which pass
- * `atLeast`, the size they draw, so that a JPEG is decoded straight to it).
+ * the box they draw in, so that the image is decoded no larger than it needs and drawn into it).
  */
-export function openImageInput(name: string, bytes: Uint8Array, limits: ImageLimits, atLeast?: Parameters<typeof openImage>[2]): ReturnType<typeof openImage> {
-  return refusedAs(name, () => openImage(bytes, limits, atLeast))
+export function openImageInput(name: string, bytes: Uint8Array, limits: ImageLimits, box?: DrawBox): ReturnType<typeof openImage> {
+  return refusedAs(name, () => openImage(bytes, limits, box))
 }
 
 async function refusedAs<T>(name: string, open: () => T | Promise<T>): Promise<T> {
@@ -30,9 +30,12 @@ async function refusedAs<T>(name: string, open: () => T | Promise<T>): Promise<T
   }
 }
 
-/** The PNG of rows in a decoder's heap, with the fewest channels their pixels allow. */
-function encodeRows({ width, height, channels, rows }: ImageRows): Promise<Uint8Array> {
-  return pngBytes(encodePngRows({ width, height, channels, outputChannels: reducedRowChannels(width, channels, rows) }, [rows]))
+/**
+ * The PNG of rows in a decoder's heap, with the fewest channels their pixels allow, read to its end (the rows are
+ * freed after) and kept in its chunks: the output is never joined into a second copy.
+ */
+function encodeRows({ width, height, channels, rows }: ImageRows): Promise<PngChunks> {
+  return pngChunks(encodePngRows({ width, height, channels, outputChannels: reducedRowChannels(width, channels, rows) }, [rows]))
 }
 
 export const imageToPng = defineConverter({
@@ -50,7 +53,7 @@ export const imageToPng = defineConverter({
         // A PNG that would not get smaller makes no output (see above).
         if (header.format === 'png' && png.byteLength >= input.size) return
         const metadata = { width: pixels.width, height: pixels.height, source_format: header.format }
-        yield { index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata, body: png }
+        yield { index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata, body: png.stream() }
         return
       }
     }
@@ -59,8 +62,8 @@ export const imageToPng = defineConverter({
     const metadata = { width: image.width, height: image.height, source_format: header.format }
     const output = { index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata }
     if (header.format === 'png' && image === decoded) {
-      const png = await encodePngBytes(image)
-      if (png.byteLength < input.size) yield { ...output, body: png }
+      const png = await pngChunks(encodePng(image))
+      if (png.byteLength < input.size) yield { ...output, body: png.stream() }
       return
     }
     yield { ...output, body: encodePng(image) }

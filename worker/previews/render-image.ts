@@ -3,7 +3,6 @@
 import type { Config } from '../config'
 import type { ConversionInput } from '../converters/converter'
 import { openImageInput } from '../converters/image-to-png'
-import { coverInto, fitInto } from '../engines/image/resize'
 import type { RawImage } from '../engines/png/encode'
 import { onlyFirstPage } from './pages'
 import type { PreviewParams } from './params'
@@ -12,15 +11,11 @@ export async function imagePixels(input: ConversionInput, params: PreviewParams,
   onlyFirstPage(params, 'an image')
   // The decoders need the whole file: IMAGE_MAX_BYTES bounds it.
   const bytes = await input.bytes(config.IMAGE_MAX_BYTES)
-  // Decoded straight to the size drawn where the format allows (a JPEG by DCT scaling: a 12 MP photo at 1/8 for a
-  // thumbnail), never to the full-size pixels and a copy of them.
-  const { image } = await openImageInput(input.name, bytes, { maxPixels: config.IMAGE_MAX_PIXELS, maxSide: config.IMAGE_MAX_SIDE }, (header) => drawnSize(header, params))
-  return params.fit === 'cover' ? coverInto(image, params.width, params.height) : fitInto(image, params.width, params.height)
+  // Decoded no larger than drawn where the format allows (a JPEG by DCT scaling: a 12 MP photo at 1/8 for a
+  // thumbnail; a PNG a band of rows at a time into the drawing), never to the full-size pixels and a copy of them.
+  const { image } = await openImageInput(input.name, bytes, { maxPixels: config.IMAGE_MAX_PIXELS, maxSide: config.IMAGE_MAX_SIDE }, params)
+  return image
 }
 
 /** The size of the whole image as the preview draws it: fitted in the box (contain) or filling it (cover), never enlarged. */
-export function drawnSize(image: { width: number; height: number }, params: PreviewParams): { width: number; height: number } {
-  const ratios = [params.width / image.width, params.height / image.height]
-  const scale = Math.min(1, params.fit === 'cover' ? Math.max(...ratios) : Math.min(...ratios))
-  return { width: Math.ceil(image.width * scale), height: Math.ceil(image.height * scale) }
-}
+export { drawnSize } from '../engines/image/resize'

@@ -9,7 +9,11 @@ export interface AudioInfo {
 }
 
 export interface AudioChunk {
-  readonly bytes: Uint8Array
+  /**
+   * The chunk's file, in parts to send one after another: views of the whole file's bytes (a WAV chunk's data
+   * behind a header of its own, an MP3 chunk's frames), so that splitting copies no audio.
+   */
+  readonly parts: readonly Uint8Array[]
   readonly startSeconds: number
   readonly durationSeconds: number
 }
@@ -76,18 +80,18 @@ function wavLayout(bytes: Uint8Array): WavLayout {
   throw new AudioFormatError('the WAV file has no data chunk')
 }
 
-function wavFile(fmt: Uint8Array, data: Uint8Array): Uint8Array {
-  const out = new Uint8Array(20 + fmt.length + 8 + data.length)
-  const view = new DataView(out.buffer)
-  out.set([0x52, 0x49, 0x46, 0x46]) // RIFF
-  view.setUint32(4, out.length - 8, true)
-  out.set([0x57, 0x41, 0x56, 0x45, 0x66, 0x6d, 0x74, 0x20], 8) // WAVEfmt_
+/** A WAV file of `data` (a view, not copied): its header, then the data itself. */
+function wavFile(fmt: Uint8Array, data: Uint8Array): Uint8Array[] {
+  const header = new Uint8Array(20 + fmt.length + 8)
+  const view = new DataView(header.buffer)
+  header.set([0x52, 0x49, 0x46, 0x46]) // RIFF
+  view.setUint32(4, header.length + data.length - 8, true)
+  header.set([0x57, 0x41, 0x56, 0x45, 0x66, 0x6d, 0x74, 0x20], 8) // WAVEfmt_
   view.setUint32(16, fmt.length, true)
-  out.set(fmt, 20)
-  out.set([0x64, 0x61, 0x74, 0x61], 20 + fmt.length) // data
+  header.set(fmt, 20)
+  header.set([0x64, 0x61, 0x74, 0x61], 20 + fmt.length) // data
   view.setUint32(24 + fmt.length, data.length, true)
-  out.set(data, 28 + fmt.length)
-  return out
+  return [header, data]
 }
 
 // ---- MP3 --------------------------------------------------------------------------------------------------
@@ -165,7 +169,7 @@ export function splitAudio(bytes: Uint8Array, format: 'wav' | 'mp3', maxBytes: n
     for (let start = 0; start < layout.dataSize; start += step) {
       const size = Math.min(step, layout.dataSize - start)
       const data = bytes.subarray(layout.dataOffset + start, layout.dataOffset + start + size)
-      chunks.push({ bytes: wavFile(layout.fmt, data), startSeconds: start / layout.byteRate, durationSeconds: size / layout.byteRate })
+      chunks.push({ parts: wavFile(layout.fmt, data), startSeconds: start / layout.byteRate, durationSeconds: size / layout.byteRate })
     }
     return chunks
   }
@@ -179,7 +183,7 @@ export function splitAudio(bytes: Uint8Array, format: 'wav' | 'mp3', maxBytes: n
     if (!frame || (size > maxBytes && i > first)) {
       const last = frames[i - 1]!
       const duration = frames.slice(first, i).reduce((sum, f) => sum + f.seconds, 0)
-      chunks.push({ bytes: bytes.subarray(frames[first]!.offset, last.offset + last.length), startSeconds: start, durationSeconds: duration })
+      chunks.push({ parts: [bytes.subarray(frames[first]!.offset, last.offset + last.length)], startSeconds: start, durationSeconds: duration })
       start += duration
       first = i
     }

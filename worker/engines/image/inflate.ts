@@ -56,7 +56,22 @@ export async function inflateInto(pieces: readonly Uint8Array[], format: 'deflat
     // a millisecond to make and tear down and a turn of the event loop a piece, and a TIFF may have 20,000 such strips.
     return inflateSmall(pieces, format, target)
   }
-  return inflateInPieces(pieces, format, target)
+  return inflateInPieces(pieces, format, target.length, (chunk, at) => target.set(chunk, at))
+}
+
+/**
+ * Inflates `pieces` into `sink`, which takes each piece of output as it comes (a view valid during the call, at
+ * `at` bytes from the start) and at most `maxBytes` in all: for a reader that keeps only a band of the output (a
+ * PNG's rows downscaled as they come) instead of a target for the whole of it.
+ */
+export async function inflateToSink(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', maxBytes: number, sink: (chunk: Uint8Array, at: number) => void): Promise<Inflated> {
+  if (maxBytes <= ONE_CALL_BYTES) {
+    const target = new Uint8Array(maxBytes)
+    const inflated = await inflateInto(pieces, format, target)
+    sink(target.subarray(0, inflated.length), 0)
+    return inflated
+  }
+  return inflateInPieces(pieces, format, maxBytes, sink)
 }
 
 /**
@@ -148,7 +163,7 @@ class PieceReader {
   }
 }
 
-async function inflateInPieces(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', target: Uint8Array): Promise<Inflated> {
+async function inflateInPieces(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', maxBytes: number, sink: (chunk: Uint8Array, at: number) => void): Promise<Inflated> {
   const stream = new DecompressionStream(format)
   const writer = stream.writable.getWriter()
   const reader = stream.readable.getReader()
@@ -168,8 +183,8 @@ async function inflateInPieces(pieces: readonly Uint8Array[], format: 'deflate' 
         isWaiting = false
         if (done) return
         made += value.length
-        const taken = Math.min(value.length, target.length - length)
-        target.set(value.subarray(0, taken), length)
+        const taken = Math.min(value.length, maxBytes - length)
+        if (taken > 0) sink(value.subarray(0, taken), length)
         length += taken
         if (taken < value.length) {
           isCut = true

@@ -2,10 +2,11 @@
 // then decodeImage (or decodeImageRows), which checks every area it would allocate against the limits; each
 // refusal says why.
 import type { RawImage } from '../png/encode'
-import { decodeImage, decodeImageRows, type ImageRows } from './decode'
+import { decodeImage, decodeImageDrawn, decodeImageRows, type ImageRows } from './decode'
 import { readImageHeader, type ImageHeader } from './header'
 import { MAX_JPEG_SCANS, readJpegStructure } from './jpeg-end'
 import { type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
+import type { DrawBox } from './resize'
 
 /** The image is refused before or while decoding; `status` is the HTTP status its client gets (415 or 422). */
 export class ImageRefusedError extends Error {
@@ -38,12 +39,12 @@ export function measureImage(bytes: Uint8Array): ImageHeader {
 }
 
 /**
- * Measures, then decodes (first frame or page) to RGBA; `atLeast(header)`, when given, is the size the caller will
- * scale the image to, which a JPEG is decoded straight to (decodeImage).
+ * Measures, then decodes (first frame or page) to RGBA; with `box` (a preview's), drawn into it, decoded no larger
+ * than it needs (decodeImageDrawn).
  */
-export async function openImage(bytes: Uint8Array, limits: ImageLimits, atLeast?: (header: ImageHeader) => { width: number; height: number }): Promise<{ header: ImageHeader; image: RawImage }> {
+export async function openImage(bytes: Uint8Array, limits: ImageLimits, box?: DrawBox): Promise<{ header: ImageHeader; image: RawImage }> {
   const header = measureImage(bytes)
-  return { header, image: await refusing(header, () => decodeImage(bytes, limits, atLeast?.(header))) }
+  return { header, image: await refusing(header, () => (box ? decodeImageDrawn(bytes, limits, box) : decodeImage(bytes, limits))) }
 }
 
 /**

@@ -285,24 +285,43 @@ export async function encodePngBytes(image: RawImage, options: EncodeOptions = {
   return pngBytes(encodePng(image, options))
 }
 
+/** A PNG read to its end and kept as the encoder's chunks: its length known, its bytes never joined (a copy). */
+export interface PngChunks {
+  readonly byteLength: number
+  /** The chunks as a stream (once), each let go as it is read. */
+  stream(): ReadableStream<Uint8Array>
+}
+
 /**
- * The whole PNG stream as bytes. Read here rather than by a Response, which would not keep the stream's error
- * as thrown (a PngChannelsError must reach the caller as itself).
+ * The whole PNG stream read, kept in its chunks. Read here rather than by a Response, which would not keep the
+ * stream's error as thrown (a PngChannelsError must reach the caller as itself).
  */
-export async function pngBytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = []
-  let length = 0
+export async function pngChunks(stream: ReadableStream<Uint8Array>): Promise<PngChunks> {
+  const chunks: (Uint8Array | undefined)[] = []
+  let byteLength = 0
   for await (const chunk of stream) {
     chunks.push(chunk)
-    length += chunk.byteLength
+    byteLength += chunk.byteLength
   }
-  const out = new Uint8Array(length)
-  let at = 0
-  for (const chunk of chunks) {
-    out.set(chunk, at)
-    at += chunk.byteLength
+  let next = 0
+  return {
+    byteLength,
+    stream: () =>
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const chunk = chunks[next]
+          if (!chunk) return controller.close()
+          chunks[next++] = undefined
+          controller.enqueue(chunk)
+        },
+      }),
   }
-  return out
+}
+
+/** The whole PNG stream as one array of bytes (pngChunks, joined). */
+export async function pngBytes(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const png = await pngChunks(stream)
+  return new Uint8Array(await new Response(png.stream()).arrayBuffer())
 }
 
 /** The IHDR facts of a PNG, without decoding it (undefined when the bytes are not a PNG). */

@@ -34,16 +34,13 @@ export function openAiTranscriber(options: { url: string; apiKey?: string; model
     name: `openai-compatible ${endpoint}`,
     maxChunkBytes: options.chunkBytes ?? OPENAI_CHUNK_BYTES,
     async transcribe(audio: AudioForTranscription, signal?: AbortSignal) {
-      const form = new FormData()
-      form.append('file', new File([audio.bytes], audio.filename, { type: audio.contentType }))
-      form.append('model', options.model)
-      form.append('response_format', 'verbose_json')
+      const form = multipartForm({ model: options.model, response_format: 'verbose_json' }, { name: audio.filename, type: audio.contentType, parts: audio.parts })
       let response: Response
       try {
         response = await fetch(endpoint, {
           method: 'POST',
-          body: form,
-          headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
+          body: form.body,
+          headers: { 'content-type': form.contentType, ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
           signal: signal ?? AbortSignal.timeout(options.timeoutMs ?? 600_000),
         })
       } catch (error) {
@@ -67,4 +64,32 @@ export function openAiTranscriber(options: { url: string; apiKey?: string; model
       }
     },
   }
+}
+
+/** A name or filename in a multipart/form-data header, as the HTML standard encodes it: `"`, CR and LF escaped. */
+const quoted = (value: string) => `"${value.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}"`
+
+/**
+ * A multipart/form-data body (RFC 7578) of the file and the fields, streamed from the file's parts as they are (no
+ * copy of the audio: FormData and File would copy a chunk of up to 24 MiB twice) through a FixedLengthStream, so the
+ * request has a Content-Length as FormData's would.
+ */
+function multipartForm(fields: Record<string, string>, file: { name: string; type: string; parts: readonly Uint8Array[] }): { body: ReadableStream<Uint8Array>; contentType: string } {
+  const boundary = `edgefloor-${crypto.randomUUID()}`
+  const encoder = new TextEncoder()
+  const pieces = [
+    encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=${quoted(file.name)}\r\nContent-Type: ${file.type}\r\n\r\n`),
+    ...file.parts,
+    encoder.encode(`\r\n${Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`).join('')}--${boundary}--\r\n`),
+  ]
+  const stream = new FixedLengthStream(pieces.reduce((sum, piece) => sum + piece.byteLength, 0))
+  const writer = stream.writable.getWriter()
+  // A request that fails (the server unreachable) cancels the stream: the writes then fail, and that is all.
+  writer.closed.catch(() => undefined)
+  // Written as the request reads them: not awaited here, or the first write would wait for a reader that never comes.
+  void (async () => {
+    for (const piece of pieces) await writer.write(piece)
+    await writer.close()
+  })().catch((error) => writer.abort(error).catch(() => undefined))
+  return { body: stream.readable, contentType: `multipart/form-data; boundary=${boundary}` }
 }

@@ -32,7 +32,8 @@ export interface Transcript {
 }
 
 export interface AudioForTranscription {
-  readonly bytes: Uint8Array
+  /** The file in parts, sent one after another (a chunk's header and a view of the whole file's data). */
+  readonly parts: readonly Uint8Array[]
   readonly filename: string
   readonly contentType: string
   /** Seconds, when known: a provider without timestamps then spans its text over them. */

@@ -57,7 +57,9 @@ export function workersAiTranscriber(ai: Ai | undefined, model: string, chunkByt
     maxChunkBytes: chunkBytes ?? workersAiChunkBytes(model),
     async transcribe(audio: AudioForTranscription) {
       if (!ai) throw unavailable()
-      const input = takesBase64(model) ? { audio: audio.bytes.toBase64() } : { audio: [...audio.bytes] }
+      // Its chunks are small (workersAiChunkBytes): joined into one array for the JSON.
+      const bytes = new Uint8Array(await new Blob([...audio.parts]).arrayBuffer())
+      const input = takesBase64(model) ? { audio: bytes.toBase64() } : { audio: [...bytes] }
       let output: unknown
       try {
         output = await (ai.run as (model: string, input: unknown) => Promise<unknown>)(model, input)
