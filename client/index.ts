@@ -290,7 +290,7 @@ export class EdgefloorClient {
     // Nothing to convert (a .txt asked for .txt) or done within the request: the records, and the job at Location.
     const location = response.headers.get('location')
     if (location) return this.#json('GET', new URL(location, this.baseUrl).pathname)
-    return { _id: '', file_id: fileId, status: 'done', error: null, to: options.to ?? null, options: {}, steps: [], files: answer, created_at: '', updated_at: '', finished_at: null, events_url: '' }
+    return { _id: '', file_id: fileId, status: 'done', error: null, error_code: null, to: options.to ?? null, options: {}, steps: [], files: answer, created_at: '', updated_at: '', finished_at: null, events_url: '' }
   }
 
   async job(jobId: string): Promise<Job> {
