@@ -1,6 +1,7 @@
 // The API's records as they travel on the wire (snake_case, as the Basefloor contract names them). Written out
 // here so that the package's types stand alone; test/client/types.test.ts holds them equal to the Worker's own
 // response schemas, so they cannot drift.
+import type { ErrorCode } from './errors'
 
 /** A file record (`GET /files/:id`). */
 export interface FileRecord {
@@ -54,8 +55,8 @@ export interface Job {
   file_id: string
   status: JobStatus
   error: string | null
-  /** A failed job: the error code its conversion answers (`CONVERSION_FAILED`, `CONVERTER_TIMEOUT`, …). */
-  error_code: string | null
+  /** The code of the failure (the error table), chosen by the converter that failed; null unless failed. */
+  error_code: ErrorCode | null
   /** The extension the chain ends at, when the request named one. */
   to: string | null
   options: Record<string, string | number | boolean>

@@ -53,9 +53,9 @@ export function messagesByKind(messages: readonly Message<unknown>[]): MessagesB
       sorted.unreadable.push(message)
       continue
     }
-    const read = { id: message.id, timestamp: message.timestamp, attempts: message.attempts, body, ack: () => message.ack(), retry: (options?: QueueRetryOptions) => message.retry(options) }
-    if (read.body.kind === 'step') sorted.step.push({ ...read, body: read.body })
-    else sorted.preview.push({ ...read, body: read.body })
+    const delivered = { id: message.id, timestamp: message.timestamp, attempts: message.attempts, ack: () => message.ack(), retry: (options?: QueueRetryOptions) => message.retry(options) }
+    if (body.kind === 'step') sorted.step.push({ ...delivered, body })
+    else sorted.preview.push({ ...delivered, body })
   }
   return sorted
 }

@@ -4,6 +4,7 @@
 import { encode as encodeSquooshPng } from '@jsquash/png/codec/pkg/squoosh_png.js'
 import { Hono } from 'hono'
 import { loadConfig } from '../../worker/config'
+import { ERRORS } from '../../worker/errors'
 import { ConversionError, settingsFor, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from '../../worker/converters/converter'
 import { runnableConverter } from '../../worker/converters/runnable'
 import { decodeImage } from '../../worker/engines/image/decode'
@@ -97,7 +98,7 @@ bench.post('/__bench/convert/:converter', async (c) => {
     }
   } catch (error) {
     // A refused input answers as the API would (its 4xx and reason), without the dev server's error page.
-    if (error instanceof ConversionError) return c.json({ message: error.message }, error.status as 422)
+    if (error instanceof ConversionError) return c.json({ message: error.message, code: error.code }, ERRORS[error.code].status)
     throw error
   }
   // Engines keep one instance per isolate and memory never shrinks: the largest heap so far is the peak.

@@ -13,6 +13,7 @@ import type { PreviewKindDrawn } from '../../worker/engine-workers/protocol'
 import type { PreviewParams } from '../../worker/previews/params'
 import type { PreviewKind } from '../../worker/files/preview-kind'
 import { checkPreviewPage } from '../../worker/previews/pages'
+import { ERRORS } from '../../worker/errors'
 
 function stepInput(name: string, bytes: Uint8Array, contentType: string): ConversionInput {
   return {
@@ -22,7 +23,7 @@ function stepInput(name: string, bytes: Uint8Array, contentType: string): Conver
     size: bytes.byteLength,
     stream: () => new Blob([bytes]).stream(),
     bytes: async (maxBytes) => {
-      if (bytes.byteLength > maxBytes) throw new ConversionError(`"${name}" is larger than ${maxBytes} bytes`, { status: 413 })
+      if (bytes.byteLength > maxBytes) throw new ConversionError(`"${name}" is larger than ${maxBytes} bytes`, { code: 'FILE_TOO_LARGE' })
       return bytes
     },
   }
@@ -83,7 +84,7 @@ async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
       return { ...(await step()), status: 200 }
     } catch (error) {
       if (!(error instanceof ConversionError)) throw error
-      return { outputs: 0, bytes: 0, status: error.status, message: error.message }
+      return { outputs: 0, bytes: 0, status: ERRORS[error.code].status, message: error.message }
     }
   })
   return Response.json({ ...result, peakWasmBytes, wasmMemoryBytes })

@@ -102,7 +102,7 @@ describe('audio-to-text', () => {
   it('refuses a format it cannot split when it is too long for one call', async () => {
     const big = new Uint8Array(OPENAI_CHUNK_BYTES + 1)
     big.set([0, 0, 0, 0x20, ...new TextEncoder().encode('ftypM4A ')]) // an MP4 audio head
-    await expect(convertAll(audioToText, inputFromBytes('long.m4a', big), testContext())).rejects.toMatchObject({ status: 422, message: expect.stringContaining('convert it to MP3 or WAV') })
+    await expect(convertAll(audioToText, inputFromBytes('long.m4a', big), testContext())).rejects.toMatchObject({ code: 'CONVERSION_FAILED', message: expect.stringContaining('convert it to MP3 or WAV') })
   })
 
   it('refuses a broken WAV with a reason', async () => {
@@ -117,7 +117,7 @@ describe('audio-to-text', () => {
     const explicit = await convertAll(audioToText, inputFromBytes('speech.wav', speechWav), testContext({ ai: local, settings: { TRANSCRIBE_PROVIDER: 'workers-ai' } })).catch((error) => error)
     // The job says only that no service is configured; the settings to change are in the cause, for the log.
     const unconfigured = 'no transcription service is configured, or it is misconfigured'
-    expect(explicit).toMatchObject({ retryable: false, status: 502, message: unconfigured })
+    expect(explicit).toMatchObject({ retryable: false, code: 'CONVERTER_MISCONFIGURED', message: unconfigured })
     expect(explicit.cause.message).toContain('TRANSCRIBE_PROVIDER=openai and TRANSCRIBE_URL')
     const noUrl = await convertAll(audioToText, inputFromBytes('speech.wav', speechWav), testContext({ settings: { TRANSCRIBE_PROVIDER: 'openai', TRANSCRIBE_URL: undefined } })).catch((error) => error)
     expect(noUrl.message).toBe(unconfigured)
@@ -193,7 +193,7 @@ describe('chunk sizes', () => {
   it('refuses audio over AUDIO_MAX_BYTES with 413 before reading it', async () => {
     const { ai, calls } = turboAi()
     const failure = await convertAll(audioToText, inputFromBytes('speech.wav', speechWav), testContext({ ai, settings: { AUDIO_MAX_BYTES: 1000 } })).catch((error) => error)
-    expect(failure).toMatchObject({ status: 413, retryable: false })
+    expect(failure).toMatchObject({ code: 'FILE_TOO_LARGE', retryable: false })
     expect(calls).toEqual([])
   })
 })
@@ -275,7 +275,7 @@ describe('inputs refused before the model is called', () => {
   ])('%s (%s) → 422 with the reason', async (name, _why, bytes, reason) => {
     const { ai, calls } = turboAi()
     const failure = await convertAll(audioToText, inputFromBytes(name, bytes), testContext({ ai })).catch((error) => error)
-    expect(failure).toMatchObject({ status: 422, retryable: false, message: expect.stringMatching(reason) })
+    expect(failure).toMatchObject({ code: 'CONVERSION_FAILED', retryable: false, message: expect.stringMatching(reason) })
     expect(calls).toEqual([])
   })
 
@@ -289,7 +289,7 @@ describe('inputs refused before the model is called', () => {
   ])('%s whose bytes are something else → 422', async (name, bytes, message) => {
     const { ai, calls } = turboAi()
     const failure = await convertAll(audioToText, inputFromBytes(name, bytes), testContext({ ai })).catch((error) => error)
-    expect(failure).toMatchObject({ status: 422, retryable: false, message })
+    expect(failure).toMatchObject({ code: 'CONVERSION_FAILED', retryable: false, message })
     expect(calls).toEqual([])
   })
 

@@ -42,20 +42,20 @@ describe('office-to-pdf', () => {
     // A whole zip, but not an office package: the sidecar hands it to LibreOffice, which cannot open it.
     const notAPackage = zip([{ name: 'notes/a.txt', bytes: new TextEncoder().encode('not really a docx') }])
     const failure = await convertAll(officeToPdf, inputFromBytes('broken.docx', notAPackage), testContext()).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, code: 'CONVERSION_FAILED' })
     expect(failure.message).toMatch(/^the document was refused: /)
   })
 
   it('refuses a zip cut short before the sidecar: LibreOffice would go on to other import filters (plain text)', async () => {
     const cut = officeDocument('hello.docx').subarray(0, 300)
     const failure = await convertAll(officeToPdf, inputFromBytes('cut.docx', cut), testContext({ settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false, code: 'CONVERSION_FAILED' })
     expect(failure.message).toBe('"cut.docx" is not an office document LibreOffice should open: its content is a truncated or damaged zip (its end of central directory record is missing)')
   })
 
   it('treats an unreachable Gotenberg as transient, for the queue to retry', async () => {
     const failure = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), testContext({ settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })).catch((error) => error)
-    expect(failure).toMatchObject({ retryable: true, status: 503, message: 'the document converter cannot be reached' })
+    expect(failure).toMatchObject({ retryable: true, code: 'CONVERTER_UNAVAILABLE', message: 'the document converter cannot be reached' })
     expect(failure.cause.message).toMatch(/^Gotenberg at http:\/\/127\.0\.0\.1:9 cannot be reached/)
   })
 
@@ -68,7 +68,7 @@ describe('office-to-pdf', () => {
 
   it('opens a password-protected document with the password option, and fails it permanently without', async () => {
     const failure = await convertAll(officeToPdf, inputFromBytes('secret.odt', officeDocument('secret.odt')), testContext()).catch((error) => error)
-    expect(failure).toMatchObject({ retryable: false, status: 422 })
+    expect(failure).toMatchObject({ retryable: false, code: 'CONVERSION_FAILED' })
     expect(failure.message).toContain('a password may be required')
     const [pdf] = await convertAll(officeToPdf, inputFromBytes('secret.odt', officeDocument('secret.odt')), testContext({ options: { password: 's3cret' } }))
     expect(startsWithPdf(await outputBytes(pdf!))).toBe(true)

@@ -75,7 +75,7 @@ describe('pdf-to-png', () => {
 
   it('refuses a PDF over PDF_MAX_BYTES before reading it, with 413', async () => {
     const failure = await pdfToPng.plan!(inputFromBytes('big.pdf', threePages), testContext({ settings: { PDF_MAX_BYTES: 1000 } })).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'ConversionError', status: 413, retryable: false })
+    expect(failure).toMatchObject({ name: 'ConversionError', code: 'FILE_TOO_LARGE', retryable: false })
     expect(failure.message).toBe(`"big.pdf" is ${threePages.byteLength} bytes; PDF pages are rendered from PDFs of at most 1000 bytes`)
   })
 

@@ -130,7 +130,7 @@ describe('text-to-png', () => {
   })
 
   it('refuses a text over TEXT_MAX_BYTES before reading it', async () => {
-    await expect(convertAll(textToPng, inputFromBytes('big.txt', encode('abcdef')), testContext({ settings: { TEXT_MAX_BYTES: 3 } }))).rejects.toMatchObject({ status: 413 })
+    await expect(convertAll(textToPng, inputFromBytes('big.txt', encode('abcdef')), testContext({ settings: { TEXT_MAX_BYTES: 3 } }))).rejects.toMatchObject({ code: 'FILE_TOO_LARGE' })
   })
 })
 

@@ -12,9 +12,13 @@ import * as schema from '../../worker/db/schema.ts'
 
 const migrationsFolder = new URL('../../migrations/', import.meta.url)
 
-function migratedDatabase(): DatabaseSync {
+/** A fresh database with the migrations applied in order; `before(name)` runs just before that migration. */
+function migratedDatabase(before?: { name: string; run: (db: DatabaseSync) => void }): DatabaseSync {
   const db = new DatabaseSync(':memory:')
-  for (const name of readdirSync(migrationsFolder).filter((file) => file.endsWith('.sql')).sort()) db.exec(readFileSync(new URL(name, migrationsFolder), 'utf8'))
+  for (const name of readdirSync(migrationsFolder).filter((file) => file.endsWith('.sql')).sort()) {
+    if (name === before?.name) before.run(db)
+    db.exec(readFileSync(new URL(name, migrationsFolder), 'utf8'))
+  }
   return db
 }
 
@@ -183,4 +187,29 @@ describe('worker/db/schema.ts against migrations/', () => {
       expect({ ...ours, foreignKeys: ours.foreignKeys.sort(byColumns) }).toEqual({ ...theirs, foreignKeys: theirs.foreignKeys.sort(byColumns) })
     })
   }
+})
+
+describe('migrations/0017_error_codes.sql', () => {
+  it('gives the jobs failed before it the code their status and message meant, and leaves no table behind', () => {
+    const db = migratedDatabase({
+      name: '0017_error_codes.sql',
+      run: (db) =>
+        db.exec(`
+          INSERT INTO users (id, email, password_hash, role, security_stamp, created_at, updated_at) VALUES ('u', 'a@example.com', 'h', 'user', 's', 0, 0);
+          INSERT INTO jobs (id, user_id, file_id, status, error, error_status, created_at, updated_at) VALUES
+            ('j1', 'u', 'f', 'failed', 'x failed: storage quota exceeded: 1 of 2 bytes used', 413, 0, 0),
+            ('j2', 'u', 'f', 'failed', 'x is 9 bytes; this conversion takes at most 8', 413, 0, 0),
+            ('j3', 'u', 'f', 'failed', 'gave up after 6 attempts', 503, 0, 0),
+            ('j4', 'u', 'f', 'failed', 'the input is corrupt', 422, 0, 0),
+            ('j5', 'u', 'f', 'done', NULL, NULL, 0, 0);`),
+    })
+    expect(db.prepare('SELECT id, error_code FROM jobs ORDER BY id').all().map((row) => ({ ...row }))).toEqual([
+      { id: 'j1', error_code: 'QUOTA_EXCEEDED' },
+      { id: 'j2', error_code: 'FILE_TOO_LARGE' },
+      { id: 'j3', error_code: 'CONVERTER_UNAVAILABLE' },
+      { id: 'j4', error_code: 'CONVERSION_FAILED' },
+      { id: 'j5', error_code: null },
+    ])
+    expect(tables.length).toBe((db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").get() as { n: number }).n)
+  })
 })

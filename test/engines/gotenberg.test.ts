@@ -114,7 +114,7 @@ describe('Gotenberg client: wired by the office converter', () => {
     const ctx = testContext({ jobId: trace('ok'), settings: { GOTENBERG_URL: standIn() }, options: { userPassword: 'secret' } })
     const [output] = await convertAll(officeToPdf, inputFromBytes('Report.docx', DOCX.bytes), ctx)
     const failure = await outputBytes(output!).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'ConversionError', status: 502, retryable: false })
+    expect(failure).toMatchObject({ name: 'ConversionError', code: 'CONVERTER_MISCONFIGURED', retryable: false })
     expect(failure.message).toContain('unencrypted PDF')
   })
 
@@ -129,7 +129,7 @@ describe('Gotenberg client: wired by the office converter', () => {
     expect(credentials(request?.authorization)).toBe('edgefloor:pässwörd')
     const late = await convertAll(officeToPdf, inputFromBytes('Report.docx', DOCX.bytes), testContext({ jobId: trace('hang'), settings: { ...settings, GOTENBERG_TIMEOUT_MS: 200 } })).catch((error) => error)
     // The job's public reason names no URL or setting; the engine's message, in the cause, goes to the log.
-    expect(late).toMatchObject({ name: 'ConversionError', retryable: true, status: 504, message: 'the document converter did not answer in time' })
+    expect(late).toMatchObject({ name: 'ConversionError', retryable: true, code: 'CONVERTER_TIMEOUT', message: 'the document converter did not answer in time' })
     expect(late.cause).toMatchObject({ kind: 'timeout', message: expect.stringMatching(/did not answer within 200 ms$/) })
   })
 })

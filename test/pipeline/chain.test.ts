@@ -101,6 +101,18 @@ describe('POST /files/:id/convert', () => {
     expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body.files).toEqual([])
   })
 
+  it('answers the code the converter failed with, on the request and in the job', async () => {
+    const source = await uploaded(user, 'odd.trefuse', 'xyz')
+    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(res.status).toBe(415)
+    expect(res.body).toMatchObject({ message: 'test-refusing on "odd.trefuse" failed: the input is of a kind this engine cannot read', code: 'UNSUPPORTED_FORMAT' })
+    const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
+    expect(job.body).toMatchObject({ status: 'failed', error_code: 'UNSUPPORTED_FORMAT', steps: [{ status: 'failed' }] })
+    const broken = await uploaded(user, 'plain.tbroken', 'xyz')
+    const failed = await callJson('POST', `/files/${broken._id}/convert`, { token: user.token })
+    expect((await callJson('GET', `/jobs/${failed.body.job}`, { token: user.token })).body).toMatchObject({ status: 'failed', error_code: 'CONVERSION_FAILED' })
+  })
+
   it('retries a transient failure with backoff until it works', async () => {
     const source = await uploaded(user, 'busy.tflaky', 'x')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })

@@ -19,7 +19,7 @@ describe('preview limits', () => {
       }
     })()
     expect(refused).toBeInstanceOf(ConversionError)
-    expect(refused).toMatchObject({ status: 422 })
+    expect(refused).toMatchObject({ code: 'CONVERSION_FAILED' })
     expect((refused as Error).message).toContain('ask for w and h of at most 1024, or format=webp')
   })
 

@@ -445,7 +445,7 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const lateRow = (await findFileOf(db, user.id, late._id))!
     const lateKey = `p/${user.id}/${late._id}/${lateRow.hash}/64x64-contain-p1.png`
     expect(await queuePreview(db, lateRow, lateKey)).toBe(true)
-    expect(await failPreview(db, lateRow, lateKey, { message: 'the preview could not be drawn: ask again later', status: 503 })).toBe(true)
+    expect(await failPreview(db, lateRow, lateKey, { message: 'the preview could not be drawn: ask again later', code: 'CONVERTER_UNAVAILABLE' })).toBe(true)
     expect(await storePreview(deps, lateRow, lateKey, new Uint8Array([1, 2, 3]), 'image/png')).toBe(false)
     expect(await env.BUCKET.head(lateKey)).toBeNull()
     expect(await findPreview(db, lateRow, lateKey)).toMatchObject({ status: 'failed', size: 0 })

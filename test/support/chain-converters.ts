@@ -60,6 +60,17 @@ const broken: Converter = {
   },
 }
 
+/** Fails with a code of its own choosing, as an engine that knows the input is of a kind it cannot read does. */
+const refusing: Converter = {
+  name: 'test-refusing',
+  from: ['.trefuse'],
+  to: '.tnever',
+  // biome-ignore lint/correctness/useYield: fails before its first output
+  async *convert() {
+    throw new ConversionError('the input is of a kind this engine cannot read', { code: 'UNSUPPORTED_FORMAT' })
+  },
+}
+
 const flaky: Converter = {
   name: 'test-flaky',
   from: ['.tflaky'],
@@ -164,5 +175,5 @@ const nosy = defineConverter({
 })
 
 export function registerChainConverters(): void {
-  for (const converter of [splitter, upper, fanOut, broken, flaky, stubborn, gated, held, partway, nosy] as Converter[]) if (!converterNamed(converter.name)) registerConverter(converter)
+  for (const converter of [splitter, upper, fanOut, broken, refusing, flaky, stubborn, gated, held, partway, nosy] as Converter[]) if (!converterNamed(converter.name)) registerConverter(converter)
 }

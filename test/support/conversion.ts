@@ -12,7 +12,7 @@ export function inputFromBytes(name: string, bytes: Uint8Array, contentType = 'a
     size: bytes.byteLength,
     stream: () => new Blob([bytes]).stream(),
     bytes: async (maxBytes) => {
-      if (bytes.byteLength > maxBytes) throw new ConversionError(`file is larger than ${maxBytes} bytes`, { status: 413 })
+      if (bytes.byteLength > maxBytes) throw new ConversionError(`file is larger than ${maxBytes} bytes`, { code: 'FILE_TOO_LARGE' })
       return bytes
     },
   }

@@ -22,14 +22,14 @@ function checkContainer(input: ConversionInput, bytes: Uint8Array): void {
   const found = audioContainer(bytes.subarray(0, 16))
   if (expected && found !== expected.container) {
     const what = found ? `its bytes are ${found.toUpperCase()} audio: rename it` : 'its first bytes are not an audio signature'
-    throw new ConversionError(`"${input.name}" is not ${expected.label} audio (${what})`, { status: 422 })
+    throw new ConversionError(`"${input.name}" is not ${expected.label} audio (${what})`, { code: 'CONVERSION_FAILED' })
   }
   if (!found) return
   try {
     checkAudioStructure(bytes, found)
   } catch (error) {
     if (!(error instanceof AudioFormatError)) throw error
-    throw new ConversionError(`the ${expected?.label ?? found.toUpperCase()} file cannot be read: ${error.message}`, { status: 422, cause: error })
+    throw new ConversionError(`the ${expected?.label ?? found.toUpperCase()} file cannot be read: ${error.message}`, { code: 'CONVERSION_FAILED', cause: error })
   }
 }
 
@@ -60,11 +60,11 @@ export const audioToText = defineConverter({
 /** The provider's failure as the job tells it: its complaint about the audio, else what kind of trouble it had;
  * server addresses and setting names stay in the cause, for the log. */
 function toConversionError(error: TranscriptionError): ConversionError {
-  const options = { retryable: error.retryable, status: error.status, cause: error }
-  if (error.retryable) return new ConversionError('the transcription service is unavailable', options)
-  if (error.status === 502) return new ConversionError('no transcription service is configured, or it is misconfigured', options)
-  if (error.status === 413) return new ConversionError('the audio is too large for the transcription service', options)
-  return new ConversionError(`the transcription service refused the audio${error.reason ? `: ${error.reason}` : ''}`, options)
+  const options = { retryable: error.retryable, cause: error }
+  if (error.retryable) return new ConversionError('the transcription service is unavailable', { ...options, code: error.status === 502 ? 'CONVERTER_MISCONFIGURED' : 'CONVERTER_UNAVAILABLE' })
+  if (error.status === 502) return new ConversionError('no transcription service is configured, or it is misconfigured', { ...options, code: 'CONVERTER_MISCONFIGURED' })
+  if (error.status === 413) return new ConversionError('the audio is too large for the transcription service', { ...options, code: 'FILE_TOO_LARGE' })
+  return new ConversionError(`the transcription service refused the audio${error.reason ? `: ${error.reason}` : ''}`, { ...options, code: 'CONVERSION_FAILED' })
 }
 
 async function* transcribeAudio(input: ConversionInput, ctx: ConversionContext<NonNullable<typeof audioToTextInfo.settings>[number]>): AsyncGenerator<ConversionOutput> {
@@ -84,12 +84,12 @@ async function* transcribeAudio(input: ConversionInput, ctx: ConversionContext<N
       }
       chunks = splitAudio(bytes, format, chunkBytes)
     } catch (error) {
-      if (error instanceof AudioFormatError) throw new ConversionError(`the ${format.toUpperCase()} file cannot be read: ${error.message}`, { status: 422 })
+      if (error instanceof AudioFormatError) throw new ConversionError(`the ${format.toUpperCase()} file cannot be read: ${error.message}`, { code: 'CONVERSION_FAILED' })
       throw error
     }
   } else {
     if (bytes.byteLength > chunkBytes) {
-      throw new ConversionError(`${input.extension} audio over ${chunkBytes} bytes (one call to the transcription service) cannot be split here: convert it to MP3 or WAV`, { status: 422 })
+      throw new ConversionError(`${input.extension} audio over ${chunkBytes} bytes (one call to the transcription service) cannot be split here: convert it to MP3 or WAV`, { code: 'CONVERSION_FAILED' })
     }
     chunks = [{ parts: [bytes], startSeconds: 0, durationSeconds: 0 }]
   }

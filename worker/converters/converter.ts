@@ -2,6 +2,7 @@
 // files; it knows nothing of HTTP, queues or D1 (the pipeline does), only its input, its own settings (the keys
 // it lists in `settings`, never the whole config with its secrets) and engines.
 import type { Config } from '../config'
+import type { ErrorCode } from '../errors'
 
 /** The source file of a conversion step. The bytes come from storage on demand. */
 export interface ConversionInput {
@@ -153,22 +154,25 @@ export function acceptsWithExtension(converter: ConverterInfo, contentType: stri
   return converter.accepts === undefined || converter.accepts.includes(contentType)
 }
 
+/** The codes of worker/errors.ts a conversion fails with. */
+export type ConversionErrorCode = Extract<
+  ErrorCode,
+  'CONVERSION_FAILED' | 'FILE_TOO_LARGE' | 'QUOTA_EXCEEDED' | 'UNSUPPORTED_FORMAT' | 'CONVERTER_MISCONFIGURED' | 'CONVERTER_UNAVAILABLE' | 'CONVERTER_TIMEOUT'
+>
+
 /**
  * A failed conversion. `retryable` alone decides what the queue does: true for transient causes (a sidecar
  * that is down, a 5xx, a rate limit), false for the input's own faults (corrupt, encrypted, too large).
- * `status` is the HTTP status the API answers with when the failure reaches a client (422 by default).
+ * `code` is the error table's (worker/errors.ts): the job stores it and the API answers it with `message`.
  */
 export class ConversionError extends Error {
   override readonly name = 'ConversionError'
   readonly retryable: boolean
-  readonly status: 400 | 413 | 415 | 422 | 502 | 503 | 504
+  readonly code: ConversionErrorCode
 
-  constructor(
-    message: string,
-    options: { retryable?: boolean; status?: ConversionError['status']; cause?: unknown } = {},
-  ) {
+  constructor(message: string, options: { retryable?: boolean; code?: ConversionErrorCode; cause?: unknown } = {}) {
     super(message, { cause: options.cause })
     this.retryable = options.retryable ?? false
-    this.status = options.status ?? (this.retryable ? 503 : 422)
+    this.code = options.code ?? (this.retryable ? 'CONVERTER_UNAVAILABLE' : 'CONVERSION_FAILED')
   }
 }

@@ -54,7 +54,7 @@ function requireEncryption(body: ReadableStream<Uint8Array>): ReadableStream<Uin
       },
       flush(controller) {
         if (!new TextDecoder('latin1').decode(tail).includes('/Encrypt')) {
-          controller.error(new ConversionError('the document converter answered an unencrypted PDF although userPassword asked for encryption', { status: 502 }))
+          controller.error(new ConversionError('the document converter answered an unencrypted PDF although userPassword asked for encryption', { code: 'CONVERTER_MISCONFIGURED' }))
         }
       },
     }),
@@ -99,14 +99,14 @@ export const officeToPdf = defineConverter({
 export function toConversionError(error: GotenbergError): ConversionError {
   switch (error.kind) {
     case 'document':
-      return new ConversionError(`the document was refused: ${error.reason}`, { status: error.status === 400 ? 422 : (error.status as 413 | 415), cause: error })
+      return new ConversionError(`the document was refused: ${error.reason}`, { code: error.status === 413 ? 'FILE_TOO_LARGE' : error.status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED', cause: error })
     case 'credentials':
-      return new ConversionError('the document converter is misconfigured', { retryable: true, status: 502, cause: error })
+      return new ConversionError('the document converter is misconfigured', { retryable: true, code: 'CONVERTER_MISCONFIGURED', cause: error })
     case 'timeout':
-      return new ConversionError('the document converter did not answer in time', { retryable: true, status: 504, cause: error })
+      return new ConversionError('the document converter did not answer in time', { retryable: true, code: 'CONVERTER_TIMEOUT', cause: error })
     case 'unreachable':
-      return new ConversionError('the document converter cannot be reached', { retryable: true, status: 503, cause: error })
+      return new ConversionError('the document converter cannot be reached', { retryable: true, code: 'CONVERTER_UNAVAILABLE', cause: error })
     default:
-      return new ConversionError(`the document converter failed (${error.status})`, { retryable: true, status: 503, cause: error })
+      return new ConversionError(`the document converter failed (${error.status})`, { retryable: true, code: 'CONVERTER_UNAVAILABLE', cause: error })
   }
 }

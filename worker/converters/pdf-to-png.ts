@@ -26,7 +26,7 @@ function passwordOf(ctx: PdfContext): string | undefined {
 export async function* fromInput<T>(input: ConversionInput, ctx: PdfContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
   // PDFium reads from memory: the file is streamed into its heap, and PDF_MAX_BYTES bounds that one copy.
   const maxBytes = ctx.settings.PDF_MAX_BYTES
-  if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes`, { status: 413 })
+  if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes`, { code: 'FILE_TOO_LARGE' })
   try {
     const { PDF_MAX_IMAGE_PIXELS, PDF_MAX_PAGE_PIXELS, IMAGE_MAX_SIDE } = ctx.settings
     // A stream decodes to at most as many bytes as the largest PDF taken; all of them to a page's RGBA bitmap a page.

@@ -73,7 +73,7 @@ export const textToPng = defineConverter({
   ...textToPngInfo,
   async *convert(input, ctx) {
     const maxBytes = ctx.settings.TEXT_MAX_BYTES
-    if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; text pages are drawn from texts of at most ${maxBytes} bytes (TEXT_MAX_BYTES)`, { status: 413 })
+    if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; text pages are drawn from texts of at most ${maxBytes} bytes (TEXT_MAX_BYTES)`, { code: 'FILE_TOO_LARGE' })
     const { style, geometry } = pageStyle(ctx.settings.PDF_DPI)
     let pages: string[][]
     try {

@@ -2,6 +2,7 @@
 // Times are epoch milliseconds; ids are 24 hex characters, time-ordered (see ids.ts).
 import { sql } from 'drizzle-orm'
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import type { ErrorCode } from '../errors'
 
 export const users = sqliteTable(
   'users',
@@ -255,9 +256,12 @@ export const previews = sqliteTable(
     size: integer('size').notNull(),
     status: text('status', { enum: ['queued', 'ready', 'failed'] }).notNull().default('ready'),
     error: text('error'),
+    /** Written for the Workers of the deploy before error_code (migrations/0017_error_codes.sql); read by none. */
     errorStatus: integer('error_status'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull().default(0),
+    /** The failure's code (worker/errors.ts), as its conversion answers it. */
+    errorCode: text('error_code').$type<ErrorCode>(),
   },
   (table) => [
     primaryKey({ columns: [table.fileId, table.key] }),
@@ -300,12 +304,15 @@ export const jobs = sqliteTable(
     /** The extension the client asked the chain to end at (`to: ".txt"`); null for the default chain. */
     target: text('target'),
     error: text('error'),
+    /** Written for the Workers of the deploy before error_code (migrations/0017_error_codes.sql); read by none. */
     errorStatus: integer('error_status'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     finishedAt: integer('finished_at'),
     /** The R2 key the file had when the job started: its content version (a replace writes a new key). */
     sourceKey: text('source_key'),
+    /** The failure's code (worker/errors.ts), chosen by the converter that failed; the API answers it. */
+    errorCode: text('error_code').$type<ErrorCode>(),
   },
   (table) => [
     index('jobs_user').on(table.userId, table.id),

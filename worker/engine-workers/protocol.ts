@@ -1,15 +1,16 @@
 // What the consumer Worker and an engine Worker say to each other over a service binding (Workers RPC). Each engine
 // Worker bundles one family of engines (PDFium, the image codecs, the text renderer), so each starts with only its
 // own WebAssembly and converts in an isolate (and a 128 MB heap) of its own. Errors cross as data: RPC keeps an
-// error's message but not its class or fields, and a ConversionError's status and retry flag decide a job.
+// error's message but not its class or fields, and a ConversionError's code and retry flag decide a job.
 import type { Config } from '../config'
-import { ConversionError, type ConversionOutput, type ConversionPlan, type PartRange, type ResourceReader } from '../converters/converter'
+import { ConversionError, type ConversionErrorCode, type ConversionOutput, type ConversionPlan, type PartRange, type ResourceReader } from '../converters/converter'
 import type { PreviewParams } from '../previews/params'
 
 export interface WireError {
   readonly message: string
   readonly retryable: boolean
-  readonly status: ConversionError['status']
+  /** Absent from an engine Worker of the deploy before codes: the retry flag then chooses the default code. */
+  readonly code?: ConversionErrorCode
 }
 
 export type WireResult<T> = { readonly value: T; readonly error?: undefined } | { readonly error: WireError }
@@ -17,11 +18,11 @@ export type WireResult<T> = { readonly value: T; readonly error?: undefined } | 
 /** A ConversionError as data; any other error is not the input's fault and is thrown on (the step is retried). */
 export function toWireError(error: unknown): WireError {
   if (!(error instanceof ConversionError)) throw error
-  return { message: error.message, retryable: error.retryable, status: error.status }
+  return { message: error.message, retryable: error.retryable, code: error.code }
 }
 
 export function fromWire<T>(result: WireResult<T>): T {
-  if (result.error) throw new ConversionError(result.error.message, { retryable: result.error.retryable, status: result.error.status })
+  if (result.error) throw new ConversionError(result.error.message, { retryable: result.error.retryable, code: result.error.code })
   return result.value
 }
 

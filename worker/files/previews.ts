@@ -6,6 +6,7 @@ import { and, eq, lt, or, sql } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { previews } from '../db/schema'
+import { ERRORS, type ErrorCode } from '../errors'
 import type { FileRow } from './records'
 import { deleteObjects, forgetPendingDelete, writeObject } from './objects'
 import { holdQuota } from './quota'
@@ -56,7 +57,7 @@ export async function queuedPreviews(db: Database, userId: string): Promise<numb
 export async function requeuePreview(db: Database, seen: PreviewRow, now = Date.now()): Promise<boolean> {
   const rows = await db
     .update(previews)
-    .set({ status: 'queued', error: null, errorStatus: null, size: 0, updatedAt: now })
+    .set({ status: 'queued', error: null, errorCode: null, errorStatus: null, size: 0, updatedAt: now })
     .where(and(eq(previews.fileId, seen.fileId), eq(previews.key, seen.key), eq(previews.status, seen.status), eq(previews.updatedAt, seen.updatedAt)))
     .returning({ key: previews.key })
   return rows.length > 0
@@ -67,11 +68,11 @@ export async function unqueuePreview(db: Database, file: Pick<FileRow, 'id'>, ke
   await db.delete(previews).where(and(eq(previews.fileId, file.id), eq(previews.key, key), eq(previews.status, 'queued')))
 }
 
-/** A queued drawing's failure, with the status its conversion answers; false when the row is gone or settled. */
-export async function failPreview(db: Database, file: Pick<FileRow, 'id'>, key: string, reason: { message: string; status: number }): Promise<boolean> {
+/** A queued drawing's failure, with the code its conversion answers; false when the row is gone or settled. */
+export async function failPreview(db: Database, file: Pick<FileRow, 'id'>, key: string, reason: { message: string; code: ErrorCode }): Promise<boolean> {
   const rows = await db
     .update(previews)
-    .set({ status: 'failed', error: reason.message, errorStatus: reason.status, updatedAt: Date.now() })
+    .set({ status: 'failed', error: reason.message, errorCode: reason.code, errorStatus: ERRORS[reason.code].status, updatedAt: Date.now() })
     .where(and(eq(previews.fileId, file.id), eq(previews.key, key), eq(previews.status, 'queued')))
     .returning({ key: previews.key })
   return rows.length > 0
@@ -92,7 +93,7 @@ export async function storePreview(deps: { db: Database; bucket: R2Bucket; confi
     const [updated] = await deps.db.batch([
       deps.db
         .update(previews)
-        .set({ status: 'ready', size: bytes.byteLength, error: null, errorStatus: null, updatedAt: Date.now() })
+        .set({ status: 'ready', size: bytes.byteLength, error: null, errorCode: null, errorStatus: null, updatedAt: Date.now() })
         .where(and(eq(previews.fileId, file.id), eq(previews.key, key), eq(previews.status, 'queued'), currentContent(file)))
         .returning({ key: previews.key }),
       // The bytes count through the row from here, in the same transaction.

@@ -4,13 +4,13 @@ import { z } from '@hono/zod-openapi'
 import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, sql, type SQLWrapper } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
-import type { ConverterInfo, PartRange } from '../converters/converter'
+import type { ConversionErrorCode, ConverterInfo, PartRange } from '../converters/converter'
 import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { files, jobs, jobSteps, users } from '../db/schema'
 import { iso } from '../db/times'
-import { ApiError, type ErrorCode } from '../errors'
+import { ApiError, ERROR_CODES, ERRORS } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
 import { FileResponseSchema, filesOfJob, filesOfJobs, toFileResponse, treeIds, type FileLinks, type FileResponse, type FileRow } from '../files/records'
 import { signToken } from '../files/signed-url'
@@ -43,7 +43,7 @@ export const JobSchema = z
     file_id: z.string(),
     status: z.enum(['queued', 'running', 'done', 'failed']),
     error: z.string().nullable(),
-    error_code: z.string().nullable().openapi({ description: 'a failed job: the code of the error table its conversion answers (CONVERSION_FAILED, CONVERTER_TIMEOUT, …)', example: 'CONVERSION_FAILED' }),
+    error_code: z.enum(ERROR_CODES).nullable().openapi({ description: 'the code of the failure (the error table), chosen by the converter that failed' }),
     to: z.string().nullable().openapi({ description: 'the extension the chain ends at, when the request named one (`to`)' }),
     options: JobOptionsSchema,
     steps: z.array(StepSchema),
@@ -68,19 +68,9 @@ const withoutSecrets = sql`json_remove(${jobs.options}, ${sql.join(
 
 export const jobNotFound = () => new ApiError('JOB_NOT_FOUND')
 
-const CONVERSION_ERROR_CODES: Record<number, ErrorCode> = {
-  413: 'FILE_TOO_LARGE',
-  415: 'UNSUPPORTED_FORMAT',
-  502: 'CONVERTER_MISCONFIGURED',
-  503: 'CONVERTER_UNAVAILABLE',
-  504: 'CONVERTER_TIMEOUT',
-}
-
-/** The error code a failed job answers with, from the status its ConversionError chose. */
-export function conversionErrorCode(status: number | null, error?: string | null): ErrorCode {
-  // A 413 is the input's size, or an output that would pass the owner's quota (the consumer's own message).
-  if (status === 413 && error?.includes(': storage quota exceeded')) return 'QUOTA_EXCEEDED'
-  return CONVERSION_ERROR_CODES[status ?? 422] ?? 'CONVERSION_FAILED'
+/** A failed job as the API answers it: the code its converter failed with, and the reason. */
+export function jobFailure(job: JobRow): ApiError {
+  return new ApiError(job.errorCode ?? 'CONVERSION_FAILED', { message: job.error ?? undefined, details: { job: job.id } })
 }
 
 /** A job by id alone, for the consumer and the webhooks: a queue message or a finished step names it. */
@@ -328,6 +318,7 @@ export async function createJob(
       target: request.target ?? null,
       error: null,
       errorStatus: null,
+      errorCode: null,
       createdAt: now,
       updatedAt: now,
       finishedAt: null,
@@ -433,11 +424,11 @@ export async function updateJob(db: Database, id: string, changes: Partial<JobRo
  * Marks the job failed with the step's reason; the files made before stay. Answers whether this call failed it
  * (a job already failed or done is left as it is), so its job.failed event is sent once.
  */
-export async function failJob(db: Database, job: JobRow, message: string, status: number): Promise<boolean> {
+export async function failJob(db: Database, job: JobRow, message: string, code: ConversionErrorCode): Promise<boolean> {
   const now = Date.now()
   const failed = await db
     .update(jobs)
-    .set({ status: 'failed', error: message, errorStatus: status, options: withoutSecrets, updatedAt: now, finishedAt: now })
+    .set({ status: 'failed', error: message, errorCode: code, errorStatus: ERRORS[code].status, options: withoutSecrets, updatedAt: now, finishedAt: now })
     .where(and(eq(jobs.id, job.id), inArray(jobs.status, ['queued', 'running'])))
     .returning({ id: jobs.id })
   return failed.length > 0
@@ -455,7 +446,7 @@ export async function reopenFailedJob(db: Database, job: JobRow): Promise<StepRo
   try {
     await db.batch([
       db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: now }).where(isUnfinished),
-      db.update(jobs).set({ status: 'running', error: null, errorStatus: null, finishedAt: null, updatedAt: now }).where(eq(jobs.id, job.id)),
+      db.update(jobs).set({ status: 'running', error: null, errorCode: null, errorStatus: null, finishedAt: null, updatedAt: now }).where(eq(jobs.id, job.id)),
     ])
   } catch (error) {
     if (isUniqueViolation(error)) throw new ApiError('JOB_ALREADY_RUNNING', { cause: error })
@@ -531,7 +522,7 @@ export function toJobSummary(job: JobRow, steps: StepRow[]): z.infer<typeof JobS
     file_id: job.fileId,
     status: job.status,
     error: job.error,
-    error_code: job.status === 'failed' ? conversionErrorCode(job.errorStatus, job.error) : null,
+    error_code: job.status === 'failed' ? (job.errorCode ?? 'CONVERSION_FAILED') : null,
     to: job.target,
     options: publicOptions(job.options),
     steps: steps.map((step) => ({

@@ -13,7 +13,7 @@ import { requestOrigin } from '../origin'
 import { FileResponseSchema, ownedFile, ownedFileQuery, toFileResponse, treeQuery, type FileRow } from '../files/records'
 import { callerFile } from '../files/routes'
 import { startJob, waitForJob } from './start'
-import { checkQueuedSteps, conversionErrorCode, fileJobsQueries, findJobWithOwnerStamp, findOwnedJob, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, treeJobsQueries, type JobRow, type StepRow } from './jobs'
+import { checkQueuedSteps, fileJobsQueries, findJobWithOwnerStamp, findOwnedJob, jobFailure, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, treeJobsQueries, type JobRow, type StepRow } from './jobs'
 import { checkCallbackUrl, webhookSecret } from './webhooks'
 import { enqueueSteps } from '../queue'
 
@@ -230,7 +230,7 @@ export function pipelineRoutes() {
         return c.json(await Promise.all(made.map((row) => toFileResponse(row, c.var.config, links(c)))), 200)
       }
       if (settled.status === 'failed') {
-        throw new ApiError(conversionErrorCode(settled.errorStatus, settled.error), { message: settled.error ?? undefined, details: { job: settled.id } })
+        throw jobFailure(settled)
       }
       c.header('location', `/jobs/${settled.id}`)
       if (respondAsync) c.header('preference-applied', 'respond-async')

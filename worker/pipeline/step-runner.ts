@@ -253,7 +253,7 @@ async function storeOutput(deps: PipelineDeps, job: JobRow, step: StepRow, sourc
       quota: await holdQuota(deps.db, deps.config.FILES_QUOTA_BYTES, job.userId, { bytes: 0 }),
     })
   } catch (error) {
-    if (error instanceof ApiError && error.status === 413) throw new ConversionError(error.message, { status: 413, cause: error })
+    if (error instanceof ApiError && (error.code === 'QUOTA_EXCEEDED' || error.code === 'FILE_TOO_LARGE')) throw new ConversionError(error.message, { code: error.code, cause: error })
     throw error
   }
 }
@@ -266,7 +266,7 @@ async function failStep(deps: PipelineDeps, job: JobRow, step: StepRow, error: C
   await deleteStepOutputs(deps.db, deps.bucket, step.id, source && objectKey(job.userId, `${step.id}-`, source.prefix))
   await updateStep(deps.db, step.id, { status: 'failed', error: error.message })
   // Several steps of a job can fail (parts run in parallel, a message redelivered): the job fails, and says so, once.
-  if (await failJob(deps.db, job, reason, error.status)) deps.waitUntil(notifyJobFinished(deps, job.id))
+  if (await failJob(deps.db, job, reason, error.code)) deps.waitUntil(notifyJobFinished(deps, job.id))
 }
 
 /** Retry delays grow with the attempt: 2, 4, 8, 16 … seconds, at most 5 minutes. */
@@ -342,7 +342,7 @@ export async function consumeDeadLetters(messages: readonly Message<StepMessage>
       const source = await findFileOf(deps.db, job.userId, step.sourceFileId)
       // The step counts its deliveries; the dead-letter message's own count starts again at 1.
       const attempts = Math.max(step.attempts, message.attempts)
-      await failStep(deps, job, step, new ConversionError(`gave up after ${attempts} attempts: ${last}`, { status: 503 }), source)
+      await failStep(deps, job, step, new ConversionError(`gave up after ${attempts} attempts: ${last}`, { code: 'CONVERTER_UNAVAILABLE' }), source)
     }
     message.ack()
   }

@@ -5,10 +5,10 @@
 import type { Config } from '../config'
 import { ConversionError } from '../converters/converter'
 import type { Database } from '../db/client'
-import { ApiError } from '../errors'
+import { ApiError, ERRORS } from '../errors'
 import { findPreview, type PreviewRow, previewKey, queuedPreviews, queuePreview, requeuePreview, unqueuePreview } from '../files/previews'
 import { findConvertedPdf, type FileRow } from '../files/records'
-import { conversionErrorCode, latestJobOfContent, type JobRow } from '../pipeline/jobs'
+import { jobFailure, latestJobOfContent, type JobRow } from '../pipeline/jobs'
 import { startJob } from '../pipeline/start'
 import { enqueuePreview, type PreviewMessage, type StepMessage } from '../queue'
 import { previewKind } from '../files/preview-kind'
@@ -54,14 +54,13 @@ function tooManyQueued(): ApiError {
   })
 }
 
-/** A settled failure as its conversion answers it: same status, code and reason (the quota's own code for 413). */
-function previewFailed(row: Pick<PreviewRow, 'error' | 'errorStatus'>): ApiError {
-  const quota = row.errorStatus === 413 && row.error?.startsWith('storage quota exceeded')
-  return new ApiError(quota ? 'QUOTA_EXCEEDED' : conversionErrorCode(row.errorStatus), { message: row.error ?? undefined })
+/** A settled failure as its conversion answers it: the same code and reason. */
+function previewFailed(row: Pick<PreviewRow, 'error' | 'errorCode'>): ApiError {
+  return new ApiError(row.errorCode ?? 'CONVERSION_FAILED', { message: row.error ?? undefined })
 }
 
 /** Failures that may not happen again (the quota, an engine unavailable) are drawn again when next asked for. */
-const mayPassNow = (row: PreviewRow) => row.errorStatus === 413 ? row.error?.startsWith('storage quota exceeded') === true : (row.errorStatus ?? 500) >= 500
+const mayPassNow = (row: PreviewRow) => row.errorCode === 'QUOTA_EXCEEDED' || ERRORS[row.errorCode ?? 'INTERNAL_ERROR'].status >= 500
 
 /** Whether the row's drawing should be queued again: a failure that may pass or has expired, or a lost message. */
 function drawAgain(row: PreviewRow, config: Config, now: number): boolean {
@@ -74,7 +73,7 @@ async function pdfJob(deps: PreviewDeps, file: FileRow): Promise<JobRow> {
   const latest = await latestJobOfContent(deps.db, file)
   if (latest && (latest.status === 'queued' || latest.status === 'running')) return latest
   if (latest?.status === 'failed') {
-    throw new ApiError(conversionErrorCode(latest.errorStatus), { message: latest.error ?? undefined, details: { job: latest.id } })
+    throw jobFailure(latest)
   }
   return startJob({ db: deps.db, queue: deps.queue }, deps.config, file, { target: '.pdf' })
 }
@@ -116,7 +115,7 @@ export async function makePreview(deps: PreviewDeps, file: FileRow, params: Prev
     try {
       checkPreviewPage(kind, params)
     } catch (error) {
-      if (error instanceof ConversionError) throw previewFailed({ error: error.message, errorStatus: error.status })
+      if (error instanceof ConversionError) throw previewFailed({ error: error.message, errorCode: error.code })
       throw error
     }
     if (kind === 'office' && !(await findConvertedPdf(deps.db, file))) return { ready: false, job: await pdfJob(deps, file) }
