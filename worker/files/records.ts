@@ -1,7 +1,7 @@
 // File records in D1: ownership in every WHERE clause (someone else's file is simply not found), listing with
 // cursor pagination, the public shape of a record, and deleting a file with everything converted from it.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, isNull, like, lt, sql, type SQL } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, like, lt, sql, type SQL, type SQLWrapper } from 'drizzle-orm'
 import type { BatchItem } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
@@ -81,7 +81,7 @@ export async function findFileOf(db: Database, userId: string, id: string): Prom
 }
 
 /** The files a conversion job made. */
-export function filesOfJob(db: Database, userId: string, jobId: string) {
+export function filesOfJob(db: Database, userId: string | SQLWrapper, jobId: string) {
   return db.query.files.findMany({ where: and(eq(files.jobId, jobId), eq(files.userId, userId)) })
 }
 

@@ -1,7 +1,7 @@
 // Jobs and steps in D1: creating a job with its first step, the caller-scoped lookups, the job's public view
 // with its files in chain order, and the bookkeeping the consumer does as steps finish.
 import { z } from '@hono/zod-openapi'
-import { and, desc, eq, inArray, isNull, lte, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, isNull, lte, sql, type SQLWrapper } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
 import type { ConverterInfo } from '../converters/converter'
@@ -100,7 +100,7 @@ export function jobsOfFile(db: Database, userId: string, fileId: string) {
 }
 
 /** The queries of a job's view: the job (the caller's), its steps and the files it made, for one batch. */
-export function jobViewQueries(db: Database, userId: string, id: string) {
+export function jobViewQueries(db: Database, userId: string | SQLWrapper, id: string) {
   return [
     db.select().from(jobs).where(and(eq(jobs.id, id), eq(jobs.userId, userId))).limit(1),
     db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, id), orderBy: [jobSteps.createdAt, jobSteps.id] }),
