@@ -5,7 +5,7 @@ import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, Id } fr
 import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { plainText } from '../models/values'
-import { API_KEY_SCOPES, createApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from './api-keys'
+import { API_KEY_SCOPES, createApiKey, heldApiKeysQuery, listApiKeys, revokeApiKey, type ApiKeyRow } from './api-keys'
 import { authorizedBatch, callerId, callerStamp, requireAuth } from './middleware'
 
 const tags = ['API keys']
@@ -50,7 +50,7 @@ const createRoute = securedRoute(tags, {
   method: 'post',
   path: '/auth/api-keys',
   summary: 'Make an API key for a server (the key is answered once, stored only hashed)',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { body: jsonBody(CreateApiKey) },
   responses: {
     201: jsonResponse(ApiKeyView.extend({ key: z.string().describe('send as `Authorization: Bearer <key>`; never shown again') }), 'The key'),
@@ -85,7 +85,8 @@ export function apiKeyRoutes() {
         const message = 'must be in the future and within 10 years'
         throw new ApiError('VALIDATION_FAILED', { message: `invalid request: expires_at: ${message}`, details: { issues: [{ path: 'expires_at', message, code: 'custom' }] } })
       }
-      const { row, key } = await createApiKey(c.var.db, c.var.user, { name, scopes, expiresAt })
+      const [[counted]] = await authorizedBatch(c, [heldApiKeysQuery(c.var.db, callerId(c))])
+      const { row, key } = await createApiKey(c.var.db, c.var.user, { name, scopes, expiresAt }, counted?.held ?? 0)
       return c.json({ ...apiKeyView(row), key }, 201)
     })
     .openapi(listRoute, async (c) => {

@@ -9,7 +9,7 @@
 // route that never calls it is checked after it answers, its answer replaced by the 401. An API key (efk_…) is
 // checked at once, with its scopes held to the route (auth/api-keys.ts): it has no session to share a round trip with.
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
-import { and, eq, getTableColumns, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { routePath } from 'hono/route'
@@ -131,6 +131,14 @@ export async function deferBearer(c: Context<AppEnv>, options: { missingTokenMes
 /** The caller's user id: from the verified token while the session check waits for the route's first batch. */
 export function callerId(c: Context<AppEnv>): string {
   return c.var.pendingClaims?.sub ?? c.var.user.id
+}
+
+/** True in a WHERE clause while the session check still owed would pass (the token's session live, the account's
+ * stamp the token's): it guards a write that goes in the check's own batch, so a refused token writes nothing. */
+export function callerIsLive(c: Context<AppEnv>): SQL {
+  const claims = c.var.pendingClaims
+  if (!claims) return sql`1 = 1`
+  return sql`exists (select 1 from ${sessions} join ${users} on ${users.id} = ${sessions.userId} where ${sessions.id} = ${claims.sid} and ${users.id} = ${claims.sub} and ${users.securityStamp} = ${claims.stm} and ${sessions.revokedAt} is null)`
 }
 
 /** The caller's security stamp: the verified token's while its session check is owed (the check passes only when the

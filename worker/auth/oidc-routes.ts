@@ -10,14 +10,13 @@ import { models } from '../models/resources'
 import type { ValuesMap } from '../models/values'
 import { authorizedBatch, callerId, requireAuth } from './middleware'
 import {
-  accountForIdentity,
   allowedRedirect,
   findProvider,
   finishAuthorization,
-  issueExchangeCode,
   listIdentities,
   listProviders,
   redeemExchangeCode,
+  signInWithIdentity,
   startAuthorization,
   takeAuthorization,
   unlinkIdentity,
@@ -155,8 +154,7 @@ async function handleCallback(c: Context<AppEnv>, usersModel: ValuesMap) {
   const origin = new URL(c.req.url).origin
   try {
     const identity = await finishAuthorization(provider, started, parameters, state!, origin)
-    const user = await accountForIdentity(c.var.db, c.var.config, usersModel, provider, identity, started.linkUserId)
-    const code = await issueExchangeCode(c.var.db, user.id)
+    const { code } = await signInWithIdentity(c.var.db, c.var.config, usersModel, provider, identity, started.linkUserId)
     return c.redirect(withParameters(started.redirectUrl, started.linkUserId ? { linked: provider.id } : { code }), 302)
   } catch (error) {
     if (!(error instanceof ApiError)) throw error

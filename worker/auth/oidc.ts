@@ -3,10 +3,11 @@
 // (issuer, audience, expiry, nonce, and its signature from the provider's JWKS). The identity it yields signs in the
 // account it is linked to, links to an account only when both addresses are verified, or makes a new account. The
 // app receives a one-time code, never a token in a URL. Owns oauth_states, oauth_exchanges and oauth_identities.
-import { and, asc, eq, lt } from 'drizzle-orm'
+import { and, asc, eq, lt, sql, type SQLWrapper } from 'drizzle-orm'
 import * as oauth from 'oauth4webapi'
 import type { Config, OAuthProviderSettings } from '../config'
 import type { Database } from '../db/client'
+import { insertForUser } from '../db/guarded'
 import { newId } from '../db/ids'
 import { oauthExchanges, oauthIdentities, oauthStates, users } from '../db/schema'
 import { ApiError } from '../errors'
@@ -259,25 +260,33 @@ async function plainProfile(provider: OAuthProvider, accessToken: string): Promi
 export type OAuthIdentityRow = typeof oauthIdentities.$inferSelect
 
 /**
- * The account this identity signs in to: the one it is linked to; else the signed-in account that asked to link it;
- * else the account with its address, linked only when the provider says the address is verified and the account
- * has verified it too; else a new account (AUTH_DEFAULT_ROLE), verified when the provider says so.
+ * The account this identity signs in to, and a one-time code for the app to exchange for its session: the account
+ * it is linked to; else the signed-in account that asked to link it; else the account with its address, linked only
+ * when the provider says the address is verified and the account has verified it too; else a new account
+ * (AUTH_DEFAULT_ROLE), verified when the provider says so.
+ *
+ * A returning identity (linked already) is one round trip: the account read, its last use and the code written
+ * only if it is linked (to the account that asked to link it, when one did).
  */
-export async function accountForIdentity(db: Database, config: Config, usersModel: ValuesMap, provider: OAuthProvider, identity: ProviderIdentity, linkUserId: string | null): Promise<UserRecord> {
-  const [linked] = await db
-    .select({ user: users })
-    .from(oauthIdentities)
-    .innerJoin(users, eq(users.id, oauthIdentities.userId))
-    .where(and(eq(oauthIdentities.provider, provider.id), eq(oauthIdentities.subject, identity.subject)))
-    .limit(1)
+export async function signInWithIdentity(db: Database, config: Config, usersModel: ValuesMap, provider: OAuthProvider, identity: ProviderIdentity, linkUserId: string | null): Promise<{ user: UserRecord; code: string }> {
+  const ofIdentity = and(eq(oauthIdentities.provider, provider.id), eq(oauthIdentities.subject, identity.subject))
+  const ofLinkedIdentity = linkUserId ? and(ofIdentity, eq(oauthIdentities.userId, linkUserId)) : ofIdentity
+  const exchange = await exchangeCodeWrites(db, db.select({ userId: oauthIdentities.userId }).from(oauthIdentities).where(ofLinkedIdentity))
+  const [[linked]] = await db.batch([
+    db.select().from(users).where(eq(users.id, db.select({ userId: oauthIdentities.userId }).from(oauthIdentities).where(ofIdentity))).limit(1),
+    db.update(oauthIdentities).set({ lastUsedAt: Date.now() }).where(ofLinkedIdentity),
+    ...exchange.statements,
+  ])
   if (linked) {
-    if (linkUserId && linked.user.id !== linkUserId) throw new ApiError('OAUTH_IDENTITY_TAKEN')
-    await db
-      .update(oauthIdentities)
-      .set({ lastUsedAt: Date.now() })
-      .where(and(eq(oauthIdentities.provider, provider.id), eq(oauthIdentities.subject, identity.subject)))
-    return linked.user
+    if (linkUserId && linked.id !== linkUserId) throw new ApiError('OAUTH_IDENTITY_TAKEN')
+    return { user: linked, code: exchange.code }
   }
+  const user = await accountForNewIdentity(db, config, usersModel, provider, identity, linkUserId)
+  return { user, code: await issueExchangeCode(db, user.id) }
+}
+
+/** The account an identity linked to none signs in to (signInWithIdentity). */
+async function accountForNewIdentity(db: Database, config: Config, usersModel: ValuesMap, provider: OAuthProvider, identity: ProviderIdentity, linkUserId: string | null): Promise<UserRecord> {
   if (linkUserId) {
     const user = await db.query.users.findFirst({ where: eq(users.id, linkUserId) })
     if (!user) throw new ApiError('USER_NOT_FOUND')
@@ -322,14 +331,23 @@ function newOneTimeCode(): string {
 }
 
 /** A one-time code for the app to exchange for the account's session within a minute. */
-export async function issueExchangeCode(db: Database, userId: string): Promise<string> {
+async function issueExchangeCode(db: Database, userId: string): Promise<string> {
+  const exchange = await exchangeCodeWrites(db, userId)
+  await db.batch(exchange.statements)
+  return exchange.code
+}
+
+/** The writes that store a one-time code for the account (`userId`, or a subquery naming it: nothing is stored when it
+ * names none), for a batch; and the code. */
+async function exchangeCodeWrites(db: Database, userId: string | SQLWrapper) {
   const code = newOneTimeCode()
   const now = Date.now()
-  await db.batch([
+  const row = { codeHash: await sha256Hex(code), userId: '', expiresAt: now + EXCHANGE_TTL_MS }
+  const statements = [
     db.delete(oauthExchanges).where(lt(oauthExchanges.expiresAt, now)),
-    db.insert(oauthExchanges).values({ codeHash: await sha256Hex(code), userId, expiresAt: now + EXCHANGE_TTL_MS }),
-  ])
-  return code
+    typeof userId === 'string' ? db.insert(oauthExchanges).values({ ...row, userId }) : insertForUser(db, oauthExchanges, { ...row, userId: sql`${users.id}` as unknown as string }, userId, sql`1 = 1`),
+  ] as const
+  return { code, statements }
 }
 
 /** The account a one-time code was issued for, spending it, in one round trip; 401 when unknown, spent or expired,

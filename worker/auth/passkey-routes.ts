@@ -7,8 +7,8 @@ import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, secure
 import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { plainText } from '../models/values'
-import { authorizedBatch, callerId, requireAuth } from './middleware'
-import { authenticatePasskey, authenticationOptions, listPasskeys, registerPasskey, registrationOptions, removePasskey, type PasskeyRow } from './passkeys'
+import { authorizedBatch, callerId, callerIsLive, requireAuth } from './middleware'
+import { authenticatePasskey, authenticationOptions, challengeTaking, listPasskeys, registerPasskey, registrationOptions, removePasskey, type PasskeyRow } from './passkeys'
 import { clientAddress, enforceRateLimit } from './rate-limit'
 import { clientOf, LoginUser, Session, sessionAnswer } from './routes'
 import { sessionStart } from './sessions'
@@ -39,7 +39,7 @@ const registerOptionsRoute = securedRoute(tags, {
   method: 'post',
   path: '/auth/passkeys/register/options',
   summary: 'Options for registering a passkey (navigator.credentials.create)',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   responses: { 200: jsonResponse(Options, 'The creation options'), 403: errorResponse('An API key cannot register passkeys'), 409: errorResponse('Too many passkeys') },
 })
 
@@ -47,7 +47,7 @@ const registerRoute = securedRoute(tags, {
   method: 'post',
   path: '/auth/passkeys/register',
   summary: "Register the passkey the authenticator made for the options' challenge",
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { body: jsonBody(z.strictObject({ credential: RegistrationCredential, name: plainText(100).optional() })) },
   responses: { 201: jsonResponse(PasskeyView, 'Registered'), 401: errorResponse('The answer did not verify (PASSKEY_INVALID)'), 403: errorResponse('An API key cannot register passkeys') },
 })
@@ -88,11 +88,17 @@ const removeRoute = securedRoute(tags, {
 
 export function passkeyRoutes() {
   return newRouter()
-    .openapi(registerOptionsRoute, async (c) => c.json(await registrationOptions(c.var.db, c.var.config, c.var.user), 200))
+    .openapi(registerOptionsRoute, async (c) => {
+      const [existing] = await authorizedBatch(c, [listPasskeys(c.var.db, callerId(c))])
+      return c.json(await registrationOptions(c.var.db, c.var.config, c.var.user, existing), 200)
+    })
     .openapi(registerRoute, async (c) => {
       const { credential, name } = c.req.valid('json')
-      const row = await registerPasskey(c.var.db, c.var.config, c.var.user.id, credential as RegistrationResponseJSON, name?.trim() || 'passkey')
-      return c.json(passkeyView(row), 201)
+      // The challenge is taken in the session check's round trip, only if the check passes.
+      const taking = await challengeTaking(c.var.db, credential as RegistrationResponseJSON, callerIsLive(c))
+      const [[row]] = await authorizedBatch(c, [taking.write])
+      const passkey = await registerPasskey(c.var.db, c.var.config, c.var.user.id, credential as RegistrationResponseJSON, name?.trim() || 'passkey', { challenge: taking.challenge, row })
+      return c.json(passkeyView(passkey), 201)
     })
     .openapi(loginOptionsRoute, async (c) => {
       await enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [`passkey-options:ip:${clientAddress(c.var.config, c.req.raw.headers)}`])

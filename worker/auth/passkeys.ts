@@ -2,7 +2,7 @@
 // account), signing in with one (discoverable credentials: no email typed), listing and removing them. Every
 // challenge is stored (as SHA-256) for one use and five minutes. Owns passkeys and passkey_challenges.
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
-import { and, asc, eq, lt } from 'drizzle-orm'
+import { and, asc, eq, lt, type SQL } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
@@ -37,21 +37,18 @@ async function storeChallenge(db: Database, challenge: string, purpose: 'registe
   ])
 }
 
-/** Takes a stored challenge once: true when it was given out for this purpose (and user) and has not expired. */
-function takeChallenge(db: Database, purpose: 'register' | 'login', userId: string | null) {
-  return async (challenge: string): Promise<boolean> => {
-    const [taken] = await db.delete(passkeyChallenges).where(eq(passkeyChallenges.challengeHash, await sha256Hex(challenge))).returning()
-    return taken !== undefined && taken.purpose === purpose && taken.userId === userId && taken.expiresAt > Date.now()
-  }
+/** Whether a taken challenge was given out for this purpose (and user) and has not expired. */
+function isChallengeFor(taken: typeof passkeyChallenges.$inferSelect | undefined, purpose: 'register' | 'login', userId: string | null): boolean {
+  return taken !== undefined && taken.purpose === purpose && taken.userId === userId && taken.expiresAt > Date.now()
 }
 
 export function listPasskeys(db: Database, userId: string) {
   return db.query.passkeys.findMany({ where: eq(passkeys.userId, userId), orderBy: asc(passkeys.id), limit: MAX_PASSKEYS_PER_USER })
 }
 
-/** The options for navigator.credentials.create(): a discoverable credential, the user's passkeys excluded. */
-export async function registrationOptions(db: Database, config: Config, user: { id: string; email: string; name: string }) {
-  const existing = await listPasskeys(db, user.id)
+/** The options for navigator.credentials.create(): a discoverable credential, the user's passkeys (`existing`, read
+ * by the caller) excluded. */
+export async function registrationOptions(db: Database, config: Config, user: { id: string; email: string; name: string }, existing: PasskeyRow[]) {
   if (existing.length >= MAX_PASSKEYS_PER_USER) throw new ApiError('PASSKEY_LIMIT_REACHED', { details: { max_passkeys: MAX_PASSKEYS_PER_USER } })
   const rp = relyingParty(config)
   const { generateRegistrationOptions } = await webauthn()
@@ -69,13 +66,24 @@ export async function registrationOptions(db: Database, config: Config, user: { 
   return options
 }
 
-/** Verifies the authenticator's answer to a registration challenge of this user and stores the passkey. */
-export async function registerPasskey(db: Database, config: Config, userId: string, response: RegistrationResponseJSON, name: string): Promise<PasskeyRow> {
+/** The write that takes the stored challenge an answer names, once, for a batch (one row when it did); `condition`
+ * guards it (the caller's session, in the check's own batch). */
+export async function challengeTaking(db: Database, response: { response: { clientDataJSON: string } }, condition?: SQL) {
+  const challenge = challengeOf(response)
+  return { challenge, write: db.delete(passkeyChallenges).where(and(eq(passkeyChallenges.challengeHash, await sha256Hex(challenge)), condition)).returning() }
+}
+
+/** Verifies the authenticator's answer to a registration challenge of this user and stores the passkey. `taken` is
+ * the challenge the answer names, taken by the caller (challengeTaking). */
+export async function registerPasskey(db: Database, config: Config, userId: string, response: RegistrationResponseJSON, name: string, taken: { challenge: string; row: typeof passkeyChallenges.$inferSelect | undefined }): Promise<PasskeyRow> {
   const rp = relyingParty(config)
   const { verifyRegistrationResponse } = await webauthn()
+  const isTaken = isChallengeFor(taken.row, 'register', userId)
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
   try {
-    verification = await verifyRegistrationResponse({ response, expectedChallenge: takeChallenge(db, 'register', userId), expectedOrigin: rp.origins, expectedRPID: rp.id, requireUserVerification: false })
+    // The challenge was taken already: the one the answer names, which is the one checked here.
+    const expectedChallenge = async (answered: string) => answered === taken.challenge && isTaken
+    verification = await verifyRegistrationResponse({ response, expectedChallenge, expectedOrigin: rp.origins, expectedRPID: rp.id, requireUserVerification: false })
   } catch (error) {
     throw new ApiError('PASSKEY_INVALID', { cause: error })
   }
@@ -116,16 +124,16 @@ export async function authenticationOptions(db: Database, config: Config) {
  * names is spent in one round trip: any answer spends it, an unknown credential's too, so a probe cannot reuse one.
  */
 export async function authenticatePasskey(db: Database, config: Config, response: AuthenticationResponseJSON) {
-  const challenge = challengeOf(response)
+  const taking = await challengeTaking(db, response)
   // Apart, not joined: in a batch D1 answers rows as objects, where the user's `id` would overwrite the passkey's.
   const [[passkey], [user], [taken]] = await db.batch([
     db.select().from(passkeys).where(eq(passkeys.credentialId, response.id)).limit(1),
     db.select().from(users).where(eq(users.id, db.select({ userId: passkeys.userId }).from(passkeys).where(eq(passkeys.credentialId, response.id)))).limit(1),
-    db.delete(passkeyChallenges).where(eq(passkeyChallenges.challengeHash, await sha256Hex(challenge))).returning(),
+    taking.write,
   ])
   if (!passkey || !user) throw new ApiError('PASSKEY_INVALID')
   const found = { passkey, user }
-  const isChallengeTaken = taken !== undefined && taken.purpose === 'login' && taken.userId === null && taken.expiresAt > Date.now()
+  const isChallengeTaken = isChallengeFor(taken, 'login', null)
   const rp = relyingParty(config)
   const { verifyAuthenticationResponse } = await webauthn()
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
@@ -133,7 +141,7 @@ export async function authenticatePasskey(db: Database, config: Config, response
     verification = await verifyAuthenticationResponse({
       response,
       // The challenge was taken above: the one the answer names, which is the one checked here.
-      expectedChallenge: async (answered: string) => answered === challenge && isChallengeTaken,
+      expectedChallenge: async (answered: string) => answered === taking.challenge && isChallengeTaken,
       expectedOrigin: rp.origins,
       expectedRPID: rp.id,
       credential: { id: found.passkey.credentialId, publicKey: Uint8Array.fromBase64(found.passkey.publicKey, { alphabet: 'base64url' }), counter: found.passkey.counter, transports: found.passkey.transports },
@@ -148,7 +156,7 @@ export async function authenticatePasskey(db: Database, config: Config, response
 }
 
 /** The challenge an answer signed, read from its client data; '' when unreadable. */
-function challengeOf(response: AuthenticationResponseJSON): string {
+function challengeOf(response: { response: { clientDataJSON: string } }): string {
   try {
     const clientData = JSON.parse(new TextDecoder().decode(Uint8Array.fromBase64(response.response.clientDataJSON, { alphabet: 'base64url' }))) as { challenge?: unknown }
     return typeof clientData.challenge === 'string' ? clientData.challenge : ''

@@ -2,7 +2,7 @@
 // runs its statements in order in one transaction (D1's batch: "statements are executed sequentially,
 // non-concurrently"), and SQLite's changes() is the number of rows the previous INSERT, UPDATE or DELETE changed: a
 // statement guarded by it runs only when the one before it changed a row, whatever ran concurrently.
-import { and, eq, getTableColumns, is, SQL, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, is, SQL, type SQLWrapper, sql } from 'drizzle-orm'
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core'
 import type { Database } from './client'
 import { users } from './schema'
@@ -12,10 +12,11 @@ export const previousChanged: SQL = sql`changes() > 0`
 
 /**
  * INSERT of one row of a user's that happens only while the user exists and `condition` holds (by default: the
- * batch's previous write changed a row): `insert … select <the row> from users where id = ? and <condition>`.
+ * batch's previous write changed a row): `insert … select <the row> from users where id = ? and <condition>`
+ * (`userId` may be a subquery).
  * (drizzle batches no raw statement with parameters, so the row is selected from the user's.)
  */
-export function insertForUser<T extends SQLiteTable>(db: Database, table: T, row: T['$inferInsert'], userId: string, condition: SQL = previousChanged) {
+export function insertForUser<T extends SQLiteTable>(db: Database, table: T, row: T['$inferInsert'], userId: string | SQLWrapper, condition: SQL = previousChanged) {
   const values = row as Record<string, unknown>
   // drizzle's insert … select takes every column, in the table's order: a column not given gets its default, or null.
   const fields = Object.fromEntries(

@@ -89,9 +89,23 @@ export async function jobOwnerId(db: Database, id: string): Promise<string | und
 }
 
 /** A job with its owner's security stamp (a signed events_url is checked against it), in one query. */
-export async function findJobWithOwnerStamp(db: Database, id: string): Promise<{ job: JobRow; securityStamp: string } | undefined> {
-  const [found] = await db.select({ job: jobs, securityStamp: users.securityStamp }).from(jobs).innerJoin(users, eq(users.id, jobs.userId)).where(eq(jobs.id, id)).limit(1)
-  return found
+/**
+ * A job by id with its owner's security stamp and the rows of its view, in one round trip (a signed events URL: the
+ * owner is not known before). The view's rows are the owner's.
+ */
+export async function jobViewWithOwnerStamp(db: Database, id: string) {
+  const [, steps, made] = jobViewQueries(db, db.select({ userId: jobs.userId }).from(jobs).where(eq(jobs.id, id)), id)
+  const [[found], stepRows, madeRows] = await db.batch([
+    // Apart, not joined: in a batch D1 answers rows as objects, where the user's `id` would overwrite the job's.
+    db
+      .select({ job: jobs, securityStamp: sql<string>`(select ${users.securityStamp} from ${users} where ${users.id} = ${jobs.userId})`.as('owner_stamp') })
+      .from(jobs)
+      .where(eq(jobs.id, id))
+      .limit(1),
+    steps,
+    made,
+  ])
+  return { found, steps: stepRows, made: madeRows }
 }
 
 /** The newest job on a file's current content (a replace updates the record; older jobs converted the old bytes). */
@@ -112,7 +126,7 @@ export function jobsOfFile(db: Database, userId: string, fileId: string) {
 }
 
 /** The queries of a job's view: the job (the caller's), its steps and the files it made, for one batch. */
-export function jobViewQueries(db: Database, userId: string, id: string) {
+export function jobViewQueries(db: Database, userId: string | SQLWrapper, id: string) {
   return [
     db.select().from(jobs).where(and(eq(jobs.id, id), eq(jobs.userId, userId))).limit(1),
     db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, id), orderBy: [jobSteps.createdAt, jobSteps.id] }),

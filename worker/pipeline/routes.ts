@@ -13,7 +13,7 @@ import { requestOrigin } from '../origin'
 import { FileResponseSchema, ownedFile, ownedFileQuery, toFileResponse, treeQuery, type FileRow } from '../files/records'
 import { callerFile } from '../files/routes'
 import { startJob, waitForJob } from './start'
-import { checkQueuedSteps, fileJobsQueries, findJobWithOwnerStamp, findOwnedJob, jobFailure, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, treeJobsQueries, type JobRow, type StepRow } from './jobs'
+import { checkQueuedSteps, fileJobsQueries, jobViewWithOwnerStamp, findOwnedJob, jobFailure, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, treeJobsQueries, type JobRow, type StepRow } from './jobs'
 import { checkCallbackUrl, webhookSecret } from './webhooks'
 import { enqueueSteps } from '../queue'
 
@@ -185,17 +185,17 @@ const viewWithSecret = async (c: Context<AppEnv>, job: JobRow) => withSecret(c, 
  * the bearer token. A signed token that fails for any reason (another job's, expired, signed before a password reset)
  * answers the same 401.
  */
-async function eventsCaller(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<{ job: JobRow; owner: Owner }> {
+async function eventsCaller(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<{ job: JobRow; owner: Owner; steps: StepRow[]; made: FileRow[] }> {
   if (signed !== undefined && c.req.header('authorization') === undefined) {
-    const found = await findJobWithOwnerStamp(c.var.db, id)
+    const { found, steps: stepRows, made: madeRows } = await jobViewWithOwnerStamp(c.var.db, id)
     const owner = found && { id: found.job.userId, securityStamp: found.securityStamp }
     if (!found || !owner || !(await verifyToken(c.var.config, 'job events', signed, id, owner))) throw new ApiError('EVENTS_LINK_INVALID')
-    return { job: found.job, owner }
+    return { job: found.job, owner, steps: stepRows, made: madeRows }
   }
   await deferBearer(c, { missingTokenMessage: "missing bearer token or the job's signed events_url" })
-  const [[job]] = await authorizedBatch(c, [jobViewQueries(c.var.db, callerId(c), id)[0]])
+  const [[job], steps, made] = await authorizedBatch(c, jobViewQueries(c.var.db, callerId(c), id))
   if (!job) throw jobNotFound()
-  return { job, owner: c.var.user }
+  return { job, owner: c.var.user, steps, made }
 }
 
 export function pipelineRoutes() {
@@ -242,15 +242,18 @@ export function pipelineRoutes() {
       return c.json(await withSecret(c, job, await shapeJobView(c.var.config, links(c), job, steps, made)), 200)
     })
     .openapi(jobEvents, async (c) => {
-      const { job: first, owner } = await eventsCaller(c, c.req.valid('param').id, c.req.valid('query').token)
+      const { job: first, owner, ...firstRows } = await eventsCaller(c, c.req.valid('param').id, c.req.valid('query').token)
       const ownerLinks = { origin: requestOrigin(c.var.config, c.req.raw), securityStamp: owner.securityStamp }
       return streamSSE(c, async (stream) => {
         let last = ''
         let job: JobRow | undefined = first
+        // The first view's rows were read with the job (one round trip before the stream opens).
+        let rows: { steps: StepRow[]; made: FileRow[] } | undefined = firstRows
         let pauseMs = EVENTS_POLL_MS.first
         const deadline = Date.now() + 10 * 60_000
         while (job && Date.now() < deadline && !stream.aborted) {
-          const view = await jobView(c.var.db, c.var.config, ownerLinks, job)
+          const view = rows ? await shapeJobView(c.var.config, ownerLinks, job, rows.steps, rows.made) : await jobView(c.var.db, c.var.config, ownerLinks, job)
+          rows = undefined
           // Compared without the signed URLs (download, preview, events): their expiry moves every second, the job does not.
           const { events_url: _events, ...unsigned } = view
           const state = JSON.stringify({ ...unsigned, files: view.files.map(({ url: _signed, preview_url: _previewSigned, ...file }) => file) })
