@@ -16,7 +16,7 @@ import { holdQuota } from '../files/quota'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
 import { openOptions } from './job-secrets'
-import { claimStep, ensureSteps, failJob, finishJobIfDone, HANDED_OVER, newStep, shouldYieldTurn, turnToGive, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
+import { claimStep, ensureSteps, failJob, finishJobIfDone, HANDED_OVER, newStep, queuedSteps, shouldYieldTurn, turnToGive, updateJob, updateStep, YIELD_ABOVE_STEPS, type JobRow, type StepMessage, type StepRow } from './jobs'
 import { outputName } from './naming'
 import { notifyJobFinished } from './webhooks'
 import { enqueueSteps, requeueStep } from '../queue'
@@ -136,7 +136,8 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     // objects under the same keys), and failStep removes them when the step fails for good.
     const base = await conversionBaseName(db, root)
     const stored: FileRow[] = []
-    const mayPause = how.mayPause && isFirstRun && converter.plan !== undefined
+    // Looked at after each output only while the user has a backlog (one query a step for everyone else).
+    const mayPause = how.mayPause && isFirstRun && part !== undefined && converter.plan !== undefined && (await queuedSteps(db, job.userId)) > YIELD_ABOVE_STEPS
     let rest: PartRange | undefined
     for await (const output of converter.convert(input, { ...context, part })) {
       stored.push(await storeOutput(deps, job, step, source, base, output))
