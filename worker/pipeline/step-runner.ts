@@ -25,11 +25,13 @@ import {
   HANDED_OVER,
   newStep,
   pauseStepAt,
+  queuedSteps,
   shouldYieldTurn,
   stepOwnerAndStatus,
   turnToGive,
   updateJob,
   updateStep,
+  YIELD_ABOVE_STEPS,
   type JobRow,
   type StepRow,
 } from './jobs'
@@ -170,7 +172,8 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     // objects under the same keys), and failStep removes them when the step fails for good.
     const base = await conversionBaseName(db, root)
     const stored: FileRow[] = []
-    const mayPause = how.mayPause && isFirstRun && converter.plan !== undefined
+    // Looked at after each output only while the user has a backlog (one query a step for everyone else).
+    const mayPause = how.mayPause && isFirstRun && part !== undefined && converter.plan !== undefined && (await queuedSteps(db, job.userId)) > YIELD_ABOVE_STEPS
     let rest: PartRange | undefined
     for await (const output of converter.convert(input, { ...context, part })) {
       stored.push(await storeOutput(deps, job, step, source, base, output))
