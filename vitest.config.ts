@@ -8,6 +8,8 @@
 // - `e2e`: the real Worker under `wrangler dev` (one for every file), the sidecar, Chromium and real clients.
 // Integration projects wait for queues and LibreOffice on a machine that may be busy: their deadlines are sized
 // for that (never vitest's 5 s default), and every poll fails loudly at its deadline (test/support/until.ts).
+// Sets SSL_CERT_FILE before any workerd starts, so workerd trusts the tests' loopback HTTPS servers.
+import './test/setup/loopback-tls.ts'
 import { cloudflareTest, readD1Migrations } from '@cloudflare/vitest-plugin'
 import { fileURLToPath } from 'node:url'
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config'
@@ -35,12 +37,13 @@ const UNIT = [
   'test/converters/text-fallback-fonts.test.ts',
   'test/docs/error-table.test.ts',
   'test/imports.test.ts',
+  'test/folder-order.test.ts',
   'test/files/multipart.test.ts',
   'test/queue.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
 const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-template-invoice.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/previews/office-once.test.ts', 'test/converters/pdf-to-text.test.ts']
-const NODE = ['test/sidecar/**/*.test.ts', 'test/bench/**/*.test.ts', 'test/config/**/*.test.ts', 'test/docs/guides.test.ts']
+const NODE = ['test/sidecar/**/*.test.ts', 'test/bench/**/*.test.ts', 'test/config/**/*.test.ts', 'test/docs/guides.test.ts', 'test/db/schema.test.ts']
 /** End-to-end files: the real Worker under `wrangler dev`, one for all of them (test/setup/dev-worker.ts). */
 const E2E = ['test/e2e/**/*.test.ts']
 
@@ -95,6 +98,9 @@ function workerdProject(name: string, test: TestProjectInlineConfiguration['test
         remoteBindings: false,
         miniflare: {
           queueConsumers: consumerWorkerQueues(),
+          // The consumer Worker's Container class, bound under a name of its own: the pipeline here converts through
+          // GOTENBERG_URL, and a test converts through the class (with no container, as wrangler dev runs it).
+          durableObjects: { SIDECAR_CONTAINER: { className: 'GotenbergContainer', useSQLite: true } },
           bindings: {
             JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
             // A quota so large no test reaches it by uploading, finite so a test can bring one user near it (a

@@ -6,7 +6,7 @@ packages=(
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno bubblewrap
   fonts-dejavu fonts-crosextra-carlito fonts-crosextra-caladea
   poppler-utils espeak-ng ffmpeg chromium mupdf-tools
-  qpdf libimage-exiftool-perl zip unzip stress-ng
+  qpdf libimage-exiftool-perl zip unzip stress-ng openssl
 )
 # One dpkg query for every package (a check, ~0.1 s): the installed ones print their name.
 installed=" $(dpkg-query -W -f='${Status} ${Package}\n' "${packages[@]}" 2>/dev/null | awk '/^install ok installed /{printf "%s ", $NF}' || true)"

@@ -1,5 +1,6 @@
 // The consumer Worker's config as `wrangler dev` runs it beside the API Worker (`-c wrangler.toml -c <this>`):
 // wrangler.consumer.toml less its Workers AI binding, in a folder of its own with the run's settings as .dev.vars.
+// Its [dev] section disables containers: the sidecar's Durable Object forwards to GOTENBERG_URL, so no Docker is needed.
 // Wrangler 4.156 gives `--local` and `--env-file` to the first config only: a second config's AI binding (which has
 // no local simulator) starts a remote proxy session that fails without a Cloudflare account and stops `wrangler
 // dev`, and the second Worker reads its secrets from the .dev.vars beside its config, never from `--env-file`.
@@ -17,6 +18,11 @@ export function writeLocalConsumerConfig(dir: string, settings: Record<string, s
     .replace(/^\[ai\]\nbinding = "AI"\n/m, '')
     // Paths in a config are relative to its folder: the entry is named from the repository.
     .replace(/^main = "(.*)"$/m, (_line, main: string) => `main = ${JSON.stringify(join(root, main))}`)
+    // So is an [alias] target (wrangler resolves it from the config's folder).
+    .replace(/^("[^"\n]+") = "(\.\/[^"]+)"$/gm, (_line, from: string, to: string) => `${from} = ${JSON.stringify(join(root, to))}`)
+    // The sidecar's image, a Dockerfile and its build context ([[containers]]): not built while [dev] disables
+    // containers, but wrangler resolves the paths all the same.
+    .replace(/^(image|image_build_context) = "(\..*)"$/gm, (_line, key: string, path: string) => `${key} = ${JSON.stringify(join(root, path))}`)
   if (/^\[ai\]/m.test(local) || !local.includes(`main = ${JSON.stringify(join(root, 'worker/consumer.ts'))}`)) {
     throw new Error('wrangler.consumer.toml changed shape: .ci/local-consumer.ts no longer finds its [ai] binding or main')
   }

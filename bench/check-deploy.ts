@@ -45,10 +45,13 @@ interface Bundle {
   readonly d1: readonly string[]
 }
 
-/** `wrangler deploy --dry-run` of a config (its `main`, or `entry` in its place) into a folder of its own. */
+/**
+ * `wrangler deploy --dry-run` of a config (its `main`, or `entry` in its place) into a folder of its own. Even a dry
+ * run builds a [[containers]] image with Docker; `--containers-rollout=none` bundles the Worker without it.
+ */
 function build(name: string, config: string, entry?: string): Bundle {
   const dir = join(scratch, name)
-  const args = [WRANGLER, 'deploy', '--dry-run', '--outdir', dir, '-c', config, ...(entry ? [entry] : [])]
+  const args = [WRANGLER, 'deploy', '--dry-run', '--containers-rollout=none', '--outdir', dir, '-c', config, ...(entry ? [entry] : [])]
   const built = spawnSync(process.execPath, args, { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' }, encoding: 'utf8' })
   if (built.status !== 0) throw new Error(`wrangler could not build ${name}:\n${built.stdout}\n${built.stderr}`)
   const read = unstable_readConfig({ config: join(root, config) })
@@ -444,7 +447,9 @@ async function measureMemory(secrets: Record<string, string>, honoPeakBytes: num
 mkdirSync(scratch, { recursive: true })
 try {
   const secrets = { JWT_SECRET: 'check-deploy-secret-at-least-32-characters' }
-  const hono = build('hono-minimal', 'wrangler.consumer.toml', 'bench/workers/hono-minimal.ts')
+  // Built with an engine Worker's config (the consumer's compatibility date, flags and minify, no binding): wrangler
+  // refuses the consumer's config for an entry that does not export its Durable Object class (GotenbergContainer).
+  const hono = build('hono-minimal', 'wrangler.engine-text.toml', 'bench/workers/hono-minimal.ts')
   const workers = [
     { bundle: build('api', 'wrangler.toml'), bound: API_STARTUP_RATIO },
     { bundle: build('consumer', 'wrangler.consumer.toml', 'bench/workers/consumer-fetch.ts'), bound: OTHER_STARTUP_RATIO },

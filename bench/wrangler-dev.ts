@@ -32,6 +32,8 @@ export interface DevWorker {
 
 export interface LaunchedDevWorker {
   url: string
+  /** Its local state (`--persist-to`): D1, R2, queues and Durable Objects, removed when it stops. */
+  state: string
   /** Resolves with the running Worker once it answers; rejects, everything stopped, when it cannot start. */
   ready: Promise<DevWorker>
   stop(): Promise<void>
@@ -105,7 +107,7 @@ export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, st
     await stop()
     throw error
   })
-  return { url, ready, stop }
+  return { url, state, ready, stop }
 }
 
 /** Runs a command to its end without blocking the event loop; answers its status and standard error. */

@@ -1,22 +1,6 @@
 // A minimal ZIP writer for Gotenberg's answer to a request with several documents (stored entries: PDFs are
 // compressed already), and deflated entries on request (the tests build documents with it).
-import { deflateRawSync } from 'node:zlib'
-
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256)
-  for (let n = 0; n < 256; n++) {
-    let c = n
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-    table[n] = c >>> 0
-  }
-  return table
-})()
-
-function crc32(bytes: Uint8Array): number {
-  let crc = 0xffffffff
-  for (let i = 0; i < bytes.length; i++) crc = CRC_TABLE[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8)
-  return (crc ^ 0xffffffff) >>> 0
-}
+import { crc32, deflateRawSync } from 'node:zlib'
 
 export function zip(entries: ReadonlyArray<{ name: string; bytes: Uint8Array; deflate?: boolean }>): Uint8Array {
   const encoder = new TextEncoder()

@@ -10,6 +10,8 @@ declare global {
       AUTH_OAUTH_PROVIDERS?: string
       OIDC_PROVIDER_URL: string
       OAUTH_STAND_IN_URL: string
+      /** The consumer's GotenbergContainer class (vitest.config.ts), which has no container here. */
+      SIDECAR_CONTAINER: DurableObjectNamespace
     }
   }
 }

@@ -1,24 +1,9 @@
-/// <reference types="vite/client" />
 // Dependencies point one way (STYLE.md §1): no module of the Worker imports, at run time, one that imports it
 // back. The email module had such a cycle through the account mail templates, files one through the pipeline's
-// hooks; this reads every worker/ source (Vite's raw glob) and fails naming the cycle if one comes back.
-// `import type` is left out: it is erased before the Worker runs.
+// hooks; this reads every worker/ source and fails naming the cycle if one comes back. `import type` is left out:
+// it is erased before the Worker runs. The order of folders is test/folder-order.test.ts.
 import { describe, expect, it } from 'vitest'
-
-const sources: Record<string, string> = Object.fromEntries(
-  Object.entries(import.meta.glob<string>('../worker/**/*.ts', { query: '?raw', import: 'default', eager: true })).map(([path, source]) => [path.replace(/^\.\.\//, ''), source]),
-)
-
-/** The worker/ files a source imports at run time (relative specifiers only; packages cannot cycle back). */
-function runtimeImports(path: string, source: string): string[] {
-  const found: string[] = []
-  for (const match of source.matchAll(/^\s*(?:import|export)\s+(?!type\b)(?:[^'";]*?\sfrom\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm)) {
-    const url = new URL(match[1]!, `file:///${path}`).pathname.slice(1)
-    const target = [url, `${url}.ts`, url.replace(/\.js$/, '.ts'), `${url}/index.ts`].find((candidate) => candidate in sources)
-    if (target) found.push(target)
-  }
-  return found
-}
+import { importGraph } from './support/import-graph'
 
 /** Every cycle, each as the chain of files from its first to itself again. */
 function cycles(graph: Map<string, string[]>): string[][] {
@@ -40,7 +25,7 @@ function cycles(graph: Map<string, string[]>): string[][] {
 }
 
 describe('the import graph of worker/', () => {
-  const graph = new Map(Object.entries(sources).map(([path, source]) => [path, runtimeImports(path, source)]))
+  const graph = importGraph()
 
   it('reads the whole Worker, the email module and its users among it', () => {
     expect(graph.size).toBeGreaterThan(50)

@@ -5,8 +5,10 @@ import type { TokenClaims } from './auth/tokens'
 import type { AccountRecord, AuthUser } from './auth/users'
 import type { Config } from './config'
 import type { Database } from './db/client'
+import { ID_PATTERN } from './db/ids'
 import { errorExamples } from './docs/document'
 import { ApiError, ERROR_CODES, type ErrorCode } from './errors'
+import { TrieRouter } from 'hono/router/trie-router'
 
 export interface AppEnv {
   Bindings: Env
@@ -26,6 +28,10 @@ export interface AppEnv {
 
 export function newRouter() {
   return new OpenAPIHono<AppEnv>({
+    // Hono's default SmartRouter builds a RegExpRouter from every route at the first request, which refuses this app's
+    // paths (`/auth/oauth/:provider/link` beside `/auth/oauth/exchange`) and falls back to the TrieRouter: the failed
+    // build was paid at every cold start. The TrieRouter is the router the app already ran on.
+    router: new TrieRouter(),
     defaultHook: (result) => {
       if (result.success) return
       const issues = result.error.issues.map((issue) => ({
@@ -69,6 +75,9 @@ export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
 export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
   return { description, content: { 'application/json': { schema } } }
 }
+
+/** A record id in a path or body (worker/db/ids.ts). */
+export const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 
 export const bearerSecurity = [{ bearer: [] }]
 

@@ -12,7 +12,7 @@ import { openDatabase } from './db/client'
 import { d1Session } from './db/replicas'
 import { ApiError, toErrorResponse } from './errors'
 import { compileResources } from './rules/compile'
-import { resources, type ResourceConfig } from './rules/resources'
+import { resources, type ResourceConfig } from './models/resources'
 import { resourceRoutes } from './rules/routes'
 import { fileRoutes } from './files/routes'
 import { tusRoutes } from './files/tus-routes'
@@ -28,7 +28,7 @@ const JSON_BODY_MAX_BYTES = 1024 * 1024
 const defaultRoutes = compileResources(resources)
 
 export interface AppOptions {
-  /** The models and resource routes (worker/rules/resources.ts); tests pass their own. */
+  /** The models and resource routes (worker/models/resources.ts); tests pass their own. */
   resources?: ResourceConfig
 }
 

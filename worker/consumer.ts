@@ -5,10 +5,9 @@
 import { loadConfig } from './config'
 import { openDatabase } from './db/client'
 import { type EngineBindings, type Engines, remoteEngines } from './engine-workers/engines'
-import { consumeConversions, consumeDeadLetters, type PipelineDeps } from './pipeline/consumer'
-import type { StepMessage } from './pipeline/jobs'
+import { consumeConversions, consumeDeadLetters, type PipelineDeps } from './pipeline/step-runner'
 import { consumePreviews, previewDeadLetters } from './previews/draw'
-import { isPreviewMessage, type PreviewMessage } from './queue'
+import { messagesByKind, type QueueMessage } from './queue'
 import { runSweeps } from './sweeps'
 
 /** The bindings wrangler.consumer.toml gives: the API's, less the static files and the rate limiter, the engine
@@ -41,20 +40,21 @@ export function consumerHandlers<E extends Omit<ConsumerEnv, keyof EngineBinding
       await runSweeps({ db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) })
     },
     // Conversion steps and preview drawings (worker/previews/draw.ts) come on queues of their own and share the dead
-    // letter queue; each batch is told apart by shape (a drawing sent before the queues were split still arrives here).
+    // letter queue: every batch is dispatched by each message's kind (a drawing sent before the queues were split
+    // still arrives on the conversions' queue).
     async queue(batch, env, ctx) {
       const deps = pipelineDeps(env, ctx, enginesOf(env))
-      const previews = batch.messages.filter((message): message is Message<PreviewMessage> => isPreviewMessage(message.body))
-      const steps = batch.messages.filter((message): message is Message<StepMessage> => !isPreviewMessage(message.body))
-      if (batch.queue.endsWith('-dlq')) {
-        await previewDeadLetters(previews, deps)
-        await consumeDeadLetters(steps, deps)
-      } else {
-        await consumePreviews(previews, deps)
-        await consumeConversions(steps, deps)
+      const { step, preview, unreadable } = messagesByKind(batch.messages)
+      const run = batch.queue.endsWith('-dlq') ? { step: consumeDeadLetters, preview: previewDeadLetters } : { step: consumeConversions, preview: consumePreviews }
+      await run.preview(preview, deps)
+      await run.step(step, deps)
+      // No version of the producer sent these: a retry cannot make them readable.
+      for (const message of unreadable) {
+        console.warn(JSON.stringify({ level: 'warn', queue: batch.queue, message: message.id, error: 'unreadable queue message' }))
+        message.ack()
       }
     },
-  } satisfies ExportedHandler<E, StepMessage | PreviewMessage>
+  } satisfies ExportedHandler<E, QueueMessage>
 }
 
 export default consumerHandlers<ConsumerEnv>(remoteEngines)

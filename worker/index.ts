@@ -1,13 +1,12 @@
 // The API Worker (wrangler.toml): HTTP through the Hono app; it only produces conversion steps and preview drawings,
 // which the consumer Worker (worker/consumer.ts, wrangler.consumer.toml) runs. The Durable Object is exported for its binding.
 import { createApp } from './app'
-import type { StepMessage } from './pipeline/jobs'
-import type { PreviewMessage } from './queue'
+import type { QueueMessage } from './queue'
 
 const app = createApp()
 
 export default {
   fetch: app.fetch,
-} satisfies ExportedHandler<Env, StepMessage | PreviewMessage>
+} satisfies ExportedHandler<Env, QueueMessage>
 
 export { RateLimiter } from './auth/rate-limit'

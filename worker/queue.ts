@@ -1,15 +1,63 @@
-// The one producer of the conversions' and the previews' queues: every message is sent through here, in batches Cloudflare Queues
-// accepts (at most 100 messages and 256 KB a sendBatch call; documented limits of Queues).
-import type { StepMessage, StepRow } from './pipeline/jobs'
+// The queue messages and their one producer: every message of the conversions' and the previews' queues is a
+// QueueMessage, sent through here in batches Cloudflare Queues accepts (at most 100 messages and 256 KB a sendBatch
+// call; documented limits of Queues), and told apart by its `kind`.
+import type { StepRow } from './pipeline/jobs'
 import type { PreviewParams } from './previews/params'
 
-/** A queue message asking for one preview (the conversion steps' messages have no `preview`). */
+/** Run one step of a job (worker/pipeline/step-runner.ts). */
+export interface StepMessage {
+  readonly kind: 'step'
+  readonly jobId: string
+  readonly stepId: string
+}
+
+/** Draw one preview (worker/previews/draw.ts). */
 export interface PreviewMessage {
+  readonly kind: 'preview'
   readonly preview: { readonly fileId: string; readonly userId: string; readonly key: string; readonly params: PreviewParams }
 }
 
-export function isPreviewMessage(body: unknown): body is PreviewMessage {
-  return typeof body === 'object' && body !== null && 'preview' in body
+export type QueueMessage = StepMessage | PreviewMessage
+
+/** A batch's messages by kind; `unreadable` holds bodies no version of this producer sent. */
+export interface MessagesByKind {
+  readonly step: Message<StepMessage>[]
+  readonly preview: Message<PreviewMessage>[]
+  readonly unreadable: Message<unknown>[]
+}
+
+const isText = (value: unknown): value is string => typeof value === 'string'
+
+/**
+ * The message a body carries. Bodies sent before messages had a `kind` (`{ jobId, stepId }`, `{ preview }`) may
+ * still be queued while a deploy rolls out, and still run.
+ */
+export function readQueueMessage(body: unknown): QueueMessage | undefined {
+  if (typeof body !== 'object' || body === null) return undefined
+  const fields = body as Record<string, unknown>
+  const kind = fields.kind ?? ('preview' in fields ? 'preview' : 'step')
+  if (kind === 'step' && isText(fields.jobId) && isText(fields.stepId)) return { kind, jobId: fields.jobId, stepId: fields.stepId }
+  const preview = fields.preview as Record<string, unknown> | undefined
+  if (kind === 'preview' && typeof preview === 'object' && preview !== null && isText(preview.fileId) && isText(preview.userId) && isText(preview.key) && typeof preview.params === 'object') {
+    return { kind, preview: preview as PreviewMessage['preview'] }
+  }
+  return undefined
+}
+
+/** The batch's messages sorted by kind, each carrying its body as read (acknowledging or retrying the delivered message). */
+export function messagesByKind(messages: readonly Message<unknown>[]): MessagesByKind {
+  const sorted: MessagesByKind = { step: [], preview: [], unreadable: [] }
+  for (const message of messages) {
+    const body = readQueueMessage(message.body)
+    if (!body) {
+      sorted.unreadable.push(message)
+      continue
+    }
+    const read = { id: message.id, timestamp: message.timestamp, attempts: message.attempts, body, ack: () => message.ack(), retry: (options?: QueueRetryOptions) => message.retry(options) }
+    if (read.body.kind === 'step') sorted.step.push({ ...read, body: read.body })
+    else sorted.preview.push({ ...read, body: read.body })
+  }
+  return sorted
 }
 
 /** Queues' sendBatch limits: messages a call and bytes a call (the sum of the messages' bodies). */
@@ -37,16 +85,16 @@ export async function sendInBatches<Body>(queue: Queue<Body>, bodies: readonly B
 export function enqueueSteps(queue: Queue<StepMessage>, steps: readonly StepRow[]): Promise<void> {
   return sendInBatches(
     queue,
-    steps.map((step) => ({ jobId: step.jobId, stepId: step.id })),
+    steps.map((step): StepMessage => ({ kind: 'step', jobId: step.jobId, stepId: step.id })),
   )
 }
 
 /** A drawing of one preview, on the previews' own queue. */
 export async function enqueuePreview(queue: Queue<PreviewMessage>, preview: PreviewMessage['preview']): Promise<void> {
-  await queue.send({ preview })
+  await queue.send({ kind: 'preview', preview })
 }
 
 /** A step sent again after `delaySeconds` (a turn given to another user); its delivery attempts start anew. */
 export async function requeueStep(queue: Queue<StepMessage>, step: StepMessage, delaySeconds: number): Promise<void> {
-  await queue.send(step, { delaySeconds })
+  await queue.send({ kind: 'step', jobId: step.jobId, stepId: step.stepId }, { delaySeconds })
 }

@@ -6,7 +6,7 @@ import { retryPendingDeletes } from './files/objects'
 import { sweepPreviewRows } from './files/previews'
 import { sweepExpiredReservations } from './files/quota'
 import { sweepExpiredUploads } from './files/resumable'
-import type { PipelineDeps } from './pipeline/consumer'
+import type { PipelineDeps } from './pipeline/step-runner'
 
 export type SweepDeps = Pick<PipelineDeps, 'db' | 'bucket' | 'config'>
 

@@ -5,14 +5,13 @@
 import { measureStep, liveWasmBytes } from './wasm-memories'
 import { loadConfig } from '../../worker/config'
 import consumer, { type ConsumerEnv } from '../../worker/consumer'
-import type { StepMessage } from '../../worker/pipeline/jobs'
-import type { PreviewMessage } from '../../worker/queue'
+import type { QueueMessage } from '../../worker/queue'
 import { ConversionError, settingsFor, type ConversionInput, type Converter } from '../../worker/converters/converter'
 import { runnableConverter } from '../../worker/converters/runnable'
 import { localEngines } from '../../worker/engine-workers/local'
 import type { PreviewKindDrawn } from '../../worker/engine-workers/protocol'
 import type { PreviewParams } from '../../worker/previews/params'
-import type { PreviewKind } from '../../worker/previews/kind'
+import type { PreviewKind } from '../../worker/files/preview-kind'
 import { checkPreviewPage } from '../../worker/previews/pages'
 
 function stepInput(name: string, bytes: Uint8Array, contentType: string): ConversionInput {
@@ -89,4 +88,7 @@ export default {
     if (request.method === 'GET') return Response.json({ liveWasmBytes: liveWasmBytes(), canCollect: typeof (globalThis as { gc?: unknown }).gc === 'function' })
     return runStep(request, env)
   },
-} satisfies ExportedHandler<ConsumerEnv, StepMessage | PreviewMessage>
+} satisfies ExportedHandler<ConsumerEnv, QueueMessage>
+
+// The consumer's Durable Object class (the sidecar's Container), which its config binds: part of its bundle.
+export { GotenbergContainer } from '../../worker/consumer'

@@ -2,9 +2,9 @@
 // no API isolate runs a conversion; wrangler.consumer.toml runs the queue and the sweeps with the same settings and
 // the same D1, R2, queue and AI. The settings are kept in two files and compared here rather than generated at build:
 // both stay plain wrangler configs that `wrangler deploy -c` and `wrangler dev -c` read as they are.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { unstable_readConfig } from 'wrangler'
 import { writeLocalConsumerConfig } from '../../.ci/local-consumer.ts'
@@ -42,7 +42,31 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
     ])
     expect(consumer.triggers.crons).toEqual(['*/15 * * * *'])
     expect(consumer.assets).toBeUndefined()
-    expect(consumer.durable_objects.bindings).toEqual([])
+  })
+
+  // Cloudflare's Containers configuration (https://developers.cloudflare.com/containers/configuration/wrangler/):
+  // "a Container definition, a Durable Object binding, and a Durable Object class export", the class created by a
+  // new_sqlite_classes migration; instance types per https://developers.cloudflare.com/containers/platform/limits/.
+  it('runs the sidecar as a Container: its image, a 4 GiB instance, its Durable Object binding and migration, none locally', async () => {
+    expect(consumer.containers).toEqual([
+      {
+        class_name: 'GotenbergContainer',
+        image: join(root, 'sidecar/Dockerfile'),
+        // The Dockerfile copies package.json from the repository's root.
+        image_build_context: resolve(root),
+        instance_type: 'standard-1',
+        max_instances: 1,
+        name: 'edgefloor-consumer-gotenbergcontainer',
+      },
+    ])
+    expect(consumer.durable_objects.bindings).toEqual([{ name: 'GOTENBERG_CONTAINER', class_name: 'GotenbergContainer' }])
+    expect(consumer.migrations).toEqual([{ tag: 'gotenberg-container-v1', new_sqlite_classes: ['GotenbergContainer'] }])
+    expect(consumer.dev.enable_containers).toBe(false)
+    // The class the binding names is the one the consumer Worker exports.
+    const source = readFileSync(join(root, 'worker/consumer.ts'), 'utf8')
+    expect(source).toContain("export { GotenbergContainer } from './engines/gotenberg-container'")
+    // The API Worker has no container: it converts nothing.
+    expect(api.containers ?? []).toEqual([])
   })
 
   it('has the same [vars] as wrangler.toml, name for name and value for value', () => {
@@ -60,6 +84,7 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
     expect(consumer.compatibility_date).toBe(api.compatibility_date)
     expect(consumer.compatibility_flags).toEqual(api.compatibility_flags)
     expect(consumer.rules).toEqual(api.rules)
+    expect(consumer.alias).toEqual(api.alias)
   })
 
   it('runs locally as itself less the AI binding, with the run\'s settings beside it (.ci/local-consumer.ts)', () => {
@@ -68,7 +93,9 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
       const local = read(writeLocalConsumerConfig(dir, { JWT_SECRET: 'a-secret-long-enough-for-the-schema-check' }))
       expect(local.ai).toBeUndefined()
       expect(local.main).toBe(consumer.main)
-      expect({ ...local, ai: consumer.ai, configPath: undefined, userConfigPath: undefined }).toEqual({ ...consumer, configPath: undefined, userConfigPath: undefined })
+      // Its [alias] names the same files from the repository (a config's relative paths start at its folder).
+      expect(local.alias).toEqual(Object.fromEntries(Object.entries(consumer.alias ?? {}).map(([from, to]) => [from, join(root, String(to))])))
+      expect({ ...local, ai: consumer.ai, alias: consumer.alias, configPath: undefined, userConfigPath: undefined }).toEqual({ ...consumer, configPath: undefined, userConfigPath: undefined })
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

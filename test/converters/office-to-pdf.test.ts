@@ -1,6 +1,8 @@
 // Office → PDF through the Worker's Gotenberg client against the real sidecar (LibreOffice), and on through the
 // pipeline to PNG pages.
-import { describe, expect, it } from 'vitest'
+import { env } from 'cloudflare:test'
+import { describe, expect, inject, it } from 'vitest'
+import { loadConfig } from '../../worker/config'
 import { zip } from '../../sidecar/zip'
 import { officeToPdf } from '../../worker/converters/office-to-pdf'
 import { decodeImage } from '../../worker/engines/image/decode'
@@ -98,6 +100,9 @@ describe('Office → PDF → PNG pages through the pipeline', () => {
     ['Memo.doc', officeDocument('hello.doc'), 1],
     ['Budget.xls', officeDocument('data.xls'), 1],
     ['Deck.ppt', officeDocument('slides.ppt'), 2],
+    // HTML and Markdown through Gotenberg's Chromium routes (worker/converters/html-to-pdf.ts).
+    ['Release notes.html', new TextEncoder().encode('<!doctype html><h1 style="break-after: page">Release notes</h1><p>Second page</p>'), 2],
+    ['Read me.md', new TextEncoder().encode('# Read me\n\n| Item | Qty |\n| --- | --- |\n| Widget | 2 |\n'), 1],
   ])('%s becomes a PDF and its pages as rendered PNGs, each the child of the file it came from', async (name, bytes, pages) => {
     const user = await signUp()
     const source = await uploaded(user, name, bytes)
@@ -207,6 +212,22 @@ describe('office-to-pdf through the sidecar Container', () => {
     expect(seen.requests.map((request) => new URL(request.url).pathname)).toEqual(['/forms/libreoffice/convert', '/forms/libreoffice/convert'])
   })
 
+  it('converts through the GotenbergContainer class itself, which without a container (wrangler dev) forwards to GOTENBERG_URL', async () => {
+    // The class the consumer Worker exports and wrangler.consumer.toml binds, as `wrangler dev` runs it with
+    // [dev] enable_containers = false: no ctx.container, so its stand-in's port is the sidecar at the Worker's
+    // GOTENBERG_URL. The converter's own GOTENBERG_URL names a closed port: the documents go through the object.
+    const stub = env.SIDECAR_CONTAINER.getByName('sidecar')
+    const ctx = testContext({ gotenberg: stub, settings: { GOTENBERG_URL: 'http://127.0.0.1:9' } })
+    const [office] = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), ctx)
+    expect(startsWithPdf(await outputBytes(office!))).toBe(true)
+    const { htmlToPdf } = await import('../../worker/converters/html-to-pdf')
+    const [notes] = await convertAll(htmlToPdf, inputFromBytes('notes.md', new TextEncoder().encode('# Notes\n\nThrough the Container class.\n')), ctx)
+    expect(startsWithPdf(await outputBytes(notes!))).toBe(true)
+    // The sidecar's refusal comes back through the object as the document's fault, not the converter's.
+    const refused = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), { ...ctx, options: { pdfa: 'PDF/A-9' } }).catch((error) => error)
+    expect(refused).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
+  })
+
   it('sends the Cloudflare Access service token with every request', async () => {
     const headers: Headers[] = []
     const sidecar = testContext().settings.GOTENBERG_URL
@@ -222,6 +243,40 @@ describe('office-to-pdf through the sidecar Container', () => {
     expect(headers[0]!.get('cf-access-client-id')).toBe('edgefloor.access')
     expect(headers[0]!.get('cf-access-client-secret')).toBe('token-secret')
     expect(headers[0]!.get('gotenberg-trace')).toBe('test-job')
+  })
+})
+
+// Path 2 of docs/gotenberg.md: a self-hosted sidecar over HTTPS with credentials. The front (test/setup/sidecar.ts)
+// presents a certificate for 127.0.0.1 signed by the run's own authority, which workerd trusts through
+// SSL_CERT_FILE (test/setup/loopback-tls.ts), as a Worker on Cloudflare trusts a public one; it admits basic
+// auth or a Cloudflare Access service token and answers 401 or 403 otherwise.
+describe('office-to-pdf through an HTTPS GOTENBERG_URL with credentials', () => {
+  const https = inject('sidecarHttps')
+  /** The settings as loadConfig validates them from the Worker's vars and secrets. */
+  const settingsWith = (more: Record<string, string>) => loadConfig({ ...env, GOTENBERG_URL: https.url, ...more })
+
+  it('converts with basic auth (a UTF-8 password) and with an Access service token', async () => {
+    expect(https.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/)
+    for (const settings of [
+      settingsWith({ GOTENBERG_USERNAME: https.username, GOTENBERG_PASSWORD: https.password }),
+      settingsWith({ GOTENBERG_ACCESS_CLIENT_ID: https.accessClientId, GOTENBERG_ACCESS_CLIENT_SECRET: https.accessClientSecret }),
+    ]) {
+      const [pdf] = await convertAll(officeToPdf, inputFromBytes('hello.odt', officeDocument('hello.odt')), testContext({ settings }))
+      expect(startsWithPdf(await outputBytes(pdf!))).toBe(true)
+    }
+    const { htmlToPdf } = await import('../../worker/converters/html-to-pdf')
+    const settings = settingsWith({ GOTENBERG_USERNAME: https.username, GOTENBERG_PASSWORD: https.password })
+    const [page] = await convertAll(htmlToPdf, inputFromBytes('page.html', new TextEncoder().encode('<h1>Over TLS</h1>')), testContext({ settings }))
+    expect(startsWithPdf(await outputBytes(page!))).toBe(true)
+  })
+
+  it.each([
+    ['a wrong password', { GOTENBERG_USERNAME: 'edgefloor', GOTENBERG_PASSWORD: 'not the password' }, 401],
+    ['a wrong Access secret', { GOTENBERG_ACCESS_CLIENT_ID: 'edgefloor-test.access', GOTENBERG_ACCESS_CLIENT_SECRET: 'not the secret' }, 403],
+  ])('reports %s as a misconfigured converter, retried, the status in the cause only', async (_case, credentials, status) => {
+    const failure = await convertAll(officeToPdf, inputFromBytes('hello.odt', officeDocument('hello.odt')), testContext({ settings: settingsWith(credentials) })).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: true, status: 502, message: 'the document converter is misconfigured' })
+    expect(failure.cause).toMatchObject({ kind: 'credentials', status })
   })
 })
 

@@ -3,10 +3,12 @@
 // of both configs: each Worker is given its own TRANSCRIBE_MODEL (test/e2e/dev-worker.ts), and the whisper stand-in
 // records the fields of every transcription request, so the request itself tells which Worker made it; each is given
 // its own PDF_MAX_PAGES too, which only the drawing of a PDF page reads.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { EdgefloorClient } from '../../client/index.ts'
 import { threePages } from '../fixtures/pdf/pdfs.ts'
-import { PDF_MAX_PAGES, START_MS, TRANSCRIBE_MODELS, uniqueEmail, waitForServers } from './dev-worker.ts'
+import { PDF_MAX_PAGES, pngSize, START_MS, TRANSCRIBE_MODELS, uniqueEmail, waitForServers } from './dev-worker.ts'
 
 const worker = { url: inject('devWorkerUrl') }
 const provided = { whisperUrl: inject('whisperUrl'), speechMp3: inject('speechMp3') }
@@ -52,6 +54,36 @@ describe('the consumer Worker under wrangler dev', () => {
     expect(answer.headers.get('content-type')).toBe('image/png')
     const png = new Uint8Array(await answer.arrayBuffer())
     expect(new DataView(png.buffer).getUint32(20)).toBe(64) // IHDR height: an A4 page fitted to the 64 px box
+  })
+
+  // Issue 34: wrangler.consumer.toml binds the sidecar's Container (GOTENBERG_CONTAINER) and its [dev] section runs
+  // no container, so under wrangler dev the consumer converts through the GotenbergContainer object, whose stand-in
+  // forwards to GOTENBERG_URL (this run's sidecar): no Docker. An .html and a .md upload go through Chromium's routes.
+  it('converts a DOCX, an HTML page and a Markdown file through the sidecar\'s Container object into PDFs and PNG pages', async () => {
+    await waitForServers(worker.url, inject('devSidecarUrl'))
+    const client = new EdgefloorClient(worker.url)
+    const email = uniqueEmail('container')
+    await client.register({ email, password: 'a long enough password' })
+    await client.login({ email, password: 'a long enough password' })
+    const uploads = [
+      { name: 'Letter.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', bytes: new Uint8Array(readFileSync(join(inject('officeDocumentsDir'), 'hello.docx'))) },
+      { name: 'Page.html', type: 'text/html', bytes: new TextEncoder().encode('<!doctype html><h1>An HTML page</h1>') },
+      { name: 'Notes.md', type: 'text/markdown', bytes: new TextEncoder().encode('# Notes\n\n- one\n- two\n') },
+    ]
+    for (const { name, type, bytes } of uploads) {
+      const upload = await client.upload(bytes, { name, type })
+      const made = await client.convert(upload._id)
+      const base = name.replace(/\.[^.]+$/, '')
+      expect(made.map((file) => [file.name, file.content_type])).toEqual([
+        [`${base} (1 of 1)`, 'application/pdf'],
+        [`${base} (1 of 1)`, 'image/png'],
+      ])
+      expect(new TextDecoder().decode((await client.downloadBytes(made[0]!._id)).subarray(0, 5))).toBe('%PDF-')
+      expect(pngSize(await client.downloadBytes(made[1]!._id)).width).toBeGreaterThan(0)
+    }
+    // The object named "sidecar" ran: its storage is in the run's state, under the consumer's class.
+    const objects = readdirSync(join(inject('devWorkerState'), 'v3/do/edgefloor-consumer-GotenbergContainer'))
+    expect(objects.filter((file) => /^[0-9a-f]{64}\.sqlite$/.test(file))).toHaveLength(1)
   })
 
   // Issue 29: each engine family runs in an engine Worker of its own (wrangler.engine-*.toml), which the consumer

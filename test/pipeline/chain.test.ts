@@ -163,24 +163,40 @@ describe('redelivery', () => {
     expect(done.status).toBe(200)
     const job = await callJson('GET', `/jobs/${done.body[0].job_id}`, { token: user.token })
     // Deliver every step's message again, three times, as at-least-once delivery may.
-    const { runStep } = await import('../../worker/pipeline/consumer')
+    const { runStep } = await import('../../worker/pipeline/step-runner')
     const { openDatabase } = await import('../../worker/db/client')
     const { loadConfig } = await import('../../worker/config')
     const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), engines: localEngines, waitUntil: () => {} }
     for (let round = 0; round < 3; round++) {
-      for (const step of job.body.steps) await runStep(deps, { jobId: job.body._id, stepId: step._id }, 1)
+      for (const step of job.body.steps) await runStep(deps, { kind: 'step', jobId: job.body._id, stepId: step._id }, 1)
     }
     // And as if the steps had never finished: reset them and run again.
     await env.DB.prepare("UPDATE job_steps SET status = 'queued' WHERE job_id = ?").bind(job.body._id).run()
     await env.DB.prepare("UPDATE jobs SET status = 'running' WHERE id = ?").bind(job.body._id).run()
     for (let round = 0; round < 3; round++) {
-      for (const step of job.body.steps) await runStep(deps, { jobId: job.body._id, stepId: step._id }, 2)
+      for (const step of job.body.steps) await runStep(deps, { kind: 'step', jobId: job.body._id, stepId: step._id }, 2)
     }
     const rows = await env.DB.prepare('SELECT count(*) AS n FROM files WHERE job_id = ?').bind(job.body._id).first('n')
     expect(rows).toBe(4)
     const objects = await env.BUCKET.list({ prefix: `u/${user.id}/` })
     const keys = await env.DB.prepare('SELECT key FROM files WHERE user_id = ?').bind(user.id).all<{ key: string }>()
     expect(objects.objects.map((object) => object.key).sort()).toEqual(keys.results.map((row) => row.key).sort())
+  })
+
+  it('runs a step message of the shape sent before messages had a kind (queued while a deploy rolls out)', async () => {
+    const source = await uploaded(user, 'deploy.tpart', 'abc')
+    const done = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
+    expect(done.status).toBe(200)
+    const jobId = done.body[0].job_id
+    const [step] = (await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body.steps
+    // As if its message had been sent by the Worker before this one and not yet delivered.
+    await env.DB.prepare('DELETE FROM files WHERE job_id = ?').bind(jobId).run()
+    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step._id).run()
+    await env.DB.prepare("UPDATE jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(jobId).run()
+    await env.CONVERSIONS.send({ jobId, stepId: step._id })
+    const job = await pollJob(jobId, user)
+    expect(job).toMatchObject({ status: 'done', steps: [{ status: 'done' }] })
+    expect(job.files.map((file: { name: string }) => file.name)).toEqual(['deploy (1 of 1)'])
   })
 
   it('a step the real queue delivers three times overwrites its objects under deterministic keys', async () => {
@@ -195,7 +211,7 @@ describe('redelivery', () => {
     await env.DB.prepare('DELETE FROM files WHERE job_id = ?').bind(jobId).run()
     await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step._id).run()
     await env.DB.prepare("UPDATE jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(jobId).run()
-    for (let delivery = 0; delivery < 3; delivery++) await env.CONVERSIONS.send({ jobId, stepId: step._id })
+    for (let delivery = 0; delivery < 3; delivery++) await env.CONVERSIONS.send({ kind: 'step', jobId, stepId: step._id })
     const job = await pollJob(jobId, user)
     expect(job.status).toBe('done')
     expect(job.files.map((file: { name: string }) => file.name)).toEqual(['thrice (1 of 1)'])

@@ -8,8 +8,9 @@ import { ConversionError, type Converter } from '../../worker/converters/convert
 import { converterNamed, registerConverter } from '../../worker/converters/registry'
 import { openDatabase } from '../../worker/db/client'
 import { newId } from '../../worker/db/ids'
-import { consumeDeadLetters, runStep, type PipelineDeps } from '../../worker/pipeline/consumer'
-import { createJob, type StepMessage } from '../../worker/pipeline/jobs'
+import { consumeDeadLetters, runStep, type PipelineDeps } from '../../worker/pipeline/step-runner'
+import { createJob } from '../../worker/pipeline/jobs'
+import type { StepMessage } from '../../worker/queue'
 import { findOwnedFile } from '../../worker/files/records'
 import { threePages } from '../fixtures/pdf/pdfs'
 import { call, callJson, callWithSettings } from '../support/api'
@@ -174,7 +175,7 @@ describe('each event once', { timeout: 120_000 }, () => {
     // was, and no second job.failed goes out.
     const job = await callJson('GET', `/jobs/${jobId}`, { token: user.token })
     const deps = pipelineDeps()
-    await consumeDeadLetters(deadLetterBatch({ jobId, stepId: job.body.steps[0]._id }, 1).messages, deps)
+    await consumeDeadLetters(deadLetterBatch({ kind: 'step', jobId, stepId: job.body.steps[0]._id }, 1).messages, deps)
     await Promise.all(deps.background)
     const sent = await deliveries(path)
     expect(sent).toHaveLength(1)
@@ -185,7 +186,7 @@ describe('each event once', { timeout: 120_000 }, () => {
     // Made without a queue message, so only this test delivers it.
     const busy = await uploaded(user, 'six.tallbusy', 'x')
     const created = await createJob(deps.db, await findOwnedFile(deps.db, user.id, busy._id), alwaysBusy, {})
-    const message = { jobId: created.job.id, stepId: created.step!.id }
+    const message: StepMessage = { kind: 'step', jobId: created.job.id, stepId: created.step!.id }
     for (let attempt = 1; attempt <= 6; attempt++) await expect(runStep(deps, message, attempt)).rejects.toThrow('the engine is busy')
     await consumeDeadLetters(deadLetterBatch(message, 1).messages, deps)
     expect((await callJson('GET', `/jobs/${message.jobId}`, { token: user.token })).body.error).toBe(

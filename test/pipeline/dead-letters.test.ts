@@ -4,8 +4,8 @@ import { env } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../worker/config'
 import { openDatabase } from '../../worker/db/client'
-import { consumeDeadLetters, runStep } from '../../worker/pipeline/consumer'
-import type { StepMessage } from '../../worker/pipeline/jobs'
+import { consumeDeadLetters, runStep } from '../../worker/pipeline/step-runner'
+import type { StepMessage } from '../../worker/queue'
 import { callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { registerChainConverters } from '../support/chain-converters'
@@ -39,7 +39,7 @@ describe('dead letters', () => {
     // Let the real queue deliver it once (it fails and is retried later).
     await pollJob(jobId, user, (job) => (job.steps[0]?.attempts ?? 0) >= 1)
     const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), engines: localEngines, waitUntil: () => {} }
-    const { batch, acked } = deadLetterBatch({ jobId, stepId }, 6)
+    const { batch, acked } = deadLetterBatch({ kind: 'step', jobId, stepId }, 6)
     await consumeDeadLetters(batch.messages, deps)
     expect(acked).toEqual(['m1'])
     const job = await callJson('GET', `/jobs/${jobId}`, { token: user.token })
@@ -49,7 +49,7 @@ describe('dead letters', () => {
       steps: [{ status: 'failed' }],
     })
     // A late redelivery of the step is skipped: the job stays failed, nothing is created.
-    await runStep(deps, { jobId, stepId }, 7)
+    await runStep(deps, { kind: 'step', jobId, stepId }, 7)
     expect((await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body).toMatchObject({ status: 'failed', files: [] })
   })
 })

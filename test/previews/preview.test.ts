@@ -410,7 +410,7 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const key = `p/${user.id}/${file._id}/${file.hash}/64x64-contain-p1.png`
     expect(await queuePreview(db, row, key)).toBe(true)
     const acked: string[] = []
-    const message = { body: { preview: { fileId: file._id, userId: user.id, key, params: pngParams } }, attempts: 1, ack: () => acked.push(key) } as unknown as Message<PreviewMessage>
+    const message = { body: { kind: 'preview', preview: { fileId: file._id, userId: user.id, key, params: pngParams } }, attempts: 1, ack: () => acked.push(key) } as unknown as Message<PreviewMessage>
     await previewDeadLetters([message], drawDeps())
     expect(acked).toEqual([key])
     expect(await previewRows(file._id)).toMatchObject([{ key, status: 'failed', error: 'the preview could not be drawn: ask again later', error_status: 503 }])

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compileResources, ResourceConfigError } from '../../worker/rules/compile'
-import { models, resources, resourcesWithPosts, usersRoute, type RouteDefinition } from '../../worker/rules/resources'
+import { models, resources, resourcesWithPosts, usersRoute, type RouteDefinition } from '../../worker/models/resources'
 
 const withRoute = (route: RouteDefinition, extraModels = {}) => ({
   models: { ...models, Notes: { values: { text: ['String', 'cru'] as const } }, ...extraModels },

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { callWithResources } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { grantRole } from '../support/roles'
-import { models, resourcesWithPosts, usersRoute, type ResourceConfig } from '../../worker/rules/resources'
+import { models, resourcesWithPosts, usersRoute, type ResourceConfig } from '../../worker/models/resources'
 
 const api = (method: string, path: string, user: TestUser, json?: unknown) => callWithResources(resourcesWithPosts, method, path, { token: user.token, json })
 

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { callJson, callWithResources } from '../support/api'
 import { signUp, uniqueEmail, type TestUser } from '../support/accounts'
 import { grantRole } from '../support/roles'
-import { usersRoute, type ResourceConfig } from '../../worker/rules/resources'
+import { usersRoute, type ResourceConfig } from '../../worker/models/resources'
 
 let admin: TestUser
 let alice: TestUser

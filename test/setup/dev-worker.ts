@@ -19,6 +19,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     devWorkerUrl: string
     devSidecarUrl: string
+    devWorkerState: string
   }
 }
 
@@ -41,6 +42,7 @@ export default async function setup(project: TestProject) {
   sidecar.catch((error) => console.error(`e2e: the sidecar did not start: ${error}`))
   project.provide('devWorkerUrl', worker.url)
   project.provide('devSidecarUrl', sidecarUrl)
+  project.provide('devWorkerState', worker.state)
   return async () => {
     await Promise.allSettled([worker.stop(), sidecar.then((running) => running.close())])
   }

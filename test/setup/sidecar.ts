@@ -9,16 +9,30 @@
 // - GET /refused?marker=<text>: the Gotenberg-Trace (job id) of each request dropped for that marker.
 // - GET /runs?trace=<job id>,<job id>…: how many LibreOffice conversions (POST /forms/libreoffice/convert) those
 //   jobs asked the sidecar for: the count of runs a test holds to one per document content.
+// A second front serves the same sidecar over HTTPS (test/setup/loopback-tls.ts) and only with credentials, as a
+// sidecar published through Cloudflare Tunnel behind Access, or behind basic auth, is reached (docs/gotenberg.md).
+import { timingSafeEqual } from 'node:crypto'
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import type { TestProject } from 'vitest/node'
 import { optionsFromEnv, startSidecar } from '../../sidecar/server'
 import { signalOffice, until } from '../support/office-pool'
+import { loopbackTls } from './loopback-tls'
+
+/** What the HTTPS front admits: basic auth, or a Cloudflare Access service token (its two headers). */
+interface HttpsCredentials {
+  username: string
+  password: string
+  accessClientId: string
+  accessClientSecret: string
+}
 
 declare module 'vitest' {
   export interface ProvidedContext {
     sidecarUrl: string
     sidecarControlUrl: string
+    sidecarHttps: HttpsCredentials & { url: string }
   }
 }
 
@@ -28,9 +42,30 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
-const listen = async (server: ReturnType<typeof createServer>) => {
+const listen = async (server: ReturnType<typeof createServer>, scheme = 'http') => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+const same = (given: string | undefined, expected: string) => given !== undefined && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected))
+
+/** Whether a request carries the credentials: basic auth (RFC 7617, UTF-8) or both Access headers. */
+function isAdmitted(request: IncomingMessage, credentials: HttpsCredentials): boolean {
+  const basic = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`
+  if (same(request.headers.authorization, basic)) return true
+  const id = request.headers['cf-access-client-id']
+  const secret = request.headers['cf-access-client-secret']
+  return typeof id === 'string' && typeof secret === 'string' && same(id, credentials.accessClientId) && same(secret, credentials.accessClientSecret)
+}
+
+/** Forwards a request to the sidecar, its answer back as it comes. */
+function forward(sidecarUrl: string, request: IncomingMessage, body: Buffer, response: ServerResponse): void {
+  const upstream = httpRequest(new URL(request.url ?? '/', sidecarUrl), { method: request.method, headers: request.headers }, (answer) => {
+    response.writeHead(answer.statusCode ?? 502, answer.headers)
+    answer.pipe(response)
+  })
+  upstream.on('error', () => response.socket?.destroy())
+  upstream.end(body)
 }
 
 export default async function setup(project: TestProject) {
@@ -50,12 +85,15 @@ export default async function setup(project: TestProject) {
         return
       }
     }
-    const upstream = httpRequest(new URL(request.url ?? '/', sidecar.url), { method: request.method, headers: request.headers }, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers)
-      answer.pipe(response)
-    })
-    upstream.on('error', () => response.socket?.destroy())
-    upstream.end(body)
+    forward(sidecar.url, request, body, response)
+  })
+
+  const credentials: HttpsCredentials = { username: 'edgefloor', password: 'pässword over TLS', accessClientId: 'edgefloor-test.access', accessClientSecret: crypto.randomUUID() }
+  const httpsFront = createHttpsServer(loopbackTls, async (request, response) => {
+    const body = await readBody(request)
+    // Cloudflare Access answers a missing or wrong service token with 403; Gotenberg's basic auth with 401.
+    if (!isAdmitted(request, credentials)) return void response.writeHead(request.headers['cf-access-client-id'] ? 403 : 401, { 'content-type': 'text/plain' }).end('Unauthorized')
+    forward(sidecar.url, request, body, response)
   })
 
   async function killOffice(trace: string | null): Promise<string> {
@@ -89,7 +127,9 @@ export default async function setup(project: TestProject) {
   })
   project.provide('sidecarUrl', await listen(front))
   project.provide('sidecarControlUrl', await listen(control))
+  project.provide('sidecarHttps', { url: await listen(httpsFront, 'https'), ...credentials })
   return async () => {
+    httpsFront.close()
     control.close()
     front.close()
     await sidecar.close()

@@ -4,13 +4,13 @@
 import { consumerHandlers } from '../../worker/consumer'
 import { localEngines } from '../../worker/engine-workers/local'
 import api from '../../worker/index'
-import type { StepMessage } from '../../worker/pipeline/jobs'
-import type { PreviewMessage } from '../../worker/queue'
+import type { QueueMessage } from '../../worker/queue'
 
 // The engines run in this isolate too (deployed, each family is an engine Worker behind a service binding: the e2e
 // tests run those under wrangler dev).
 const consumer = consumerHandlers(() => localEngines)
 
-export default { ...api, ...consumer } satisfies ExportedHandler<Env, StepMessage | PreviewMessage>
+export default { ...api, ...consumer } satisfies ExportedHandler<Env, QueueMessage>
 
 export { RateLimiter } from '../../worker/index'
+export { GotenbergContainer } from '../../worker/consumer'

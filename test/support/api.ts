@@ -1,6 +1,6 @@
 // Drives the Worker through its own fetch handler in workerd, as a client would.
 import { exports } from 'cloudflare:workers'
-import type { ResourceConfig } from '../../worker/rules/resources'
+import type { ResourceConfig } from '../../worker/models/resources'
 
 export const BASE = 'http://edgefloor.test'
 

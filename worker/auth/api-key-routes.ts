@@ -1,12 +1,12 @@
 // API key endpoints: make a key (answered once), list the caller's keys, revoke one. Only a signed-in user (a
 // session's access token) reaches them: an API key is refused here by its scopes (auth/api-keys.ts).
 import { z } from '@hono/zod-openapi'
-import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute } from '../api'
-import { ID_PATTERN } from '../db/ids'
+import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, Id } from '../api'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
-import { plainText } from '../rules/values'
+import { plainText } from '../models/values'
 import { API_KEY_SCOPES, createApiKey, listApiKeys, revokeApiKey, type ApiKeyRow } from './api-keys'
-import { requireAuth } from './middleware'
+import { authorizedBatch, callerId, callerStamp, requireAuth } from './middleware'
 
 const tags = ['API keys']
 
@@ -33,7 +33,6 @@ const CreateApiKey = z
   })
   .openapi('CreateApiKeyRequest')
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
 function apiKeyView(row: ApiKeyRow) {
   return {
@@ -64,7 +63,7 @@ const listRoute = securedRoute(tags, {
   method: 'get',
   path: '/auth/api-keys',
   summary: "The caller's API keys that still work, newest first",
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   responses: { 200: jsonResponse(z.array(ApiKeyView), 'The keys'), 403: errorResponse('An API key cannot list keys') },
 })
 
@@ -73,7 +72,7 @@ const revokeRoute = securedRoute(tags, {
   path: '/auth/api-keys/{id}',
   summary: 'Revoke an API key: its next request is refused',
   middleware: [requireAuth()] as const,
-  request: { params: z.object({ id: z.string().regex(ID_PATTERN) }) },
+  request: { params: z.object({ id: Id }) },
   responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Revoked'), 403: errorResponse('An API key cannot revoke keys'), 404: errorResponse('Not a key of yours') },
 })
 
@@ -89,7 +88,10 @@ export function apiKeyRoutes() {
       const { row, key } = await createApiKey(c.var.db, c.var.user, { name, scopes, expiresAt })
       return c.json({ ...apiKeyView(row), key }, 201)
     })
-    .openapi(listRoute, async (c) => c.json((await listApiKeys(c.var.db, c.var.user.id, c.var.user.securityStamp)).map(apiKeyView), 200))
+    .openapi(listRoute, async (c) => {
+      const [rows] = await authorizedBatch(c, [listApiKeys(c.var.db, callerId(c), callerStamp(c))])
+      return c.json(rows.map(apiKeyView), 200)
+    })
     .openapi(revokeRoute, async (c) => {
       if (!(await revokeApiKey(c.var.db, c.var.user.id, c.req.valid('param').id))) throw new ApiError('API_KEY_NOT_FOUND')
       return c.json({ message: 'API key revoked' }, 200)

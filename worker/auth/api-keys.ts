@@ -72,7 +72,7 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect
 
 function newApiKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32))
-  return API_KEY_PREFIX + btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+  return API_KEY_PREFIX + bytes.toBase64({ alphabet: 'base64url', omitPadding: true })
 }
 
 export interface NewApiKey {
@@ -105,7 +105,7 @@ export async function createApiKey(db: Database, user: { id: string; securitySta
 }
 
 /** The user's keys that still work (not expired, made under the current security stamp), newest first. */
-export async function listApiKeys(db: Database, userId: string, securityStamp: string): Promise<ApiKeyRow[]> {
+export function listApiKeys(db: Database, userId: string, securityStamp: string) {
   return db
     .select()
     .from(apiKeys)

@@ -138,6 +138,12 @@ export function callerSessionId(c: Context<AppEnv>): string {
   return c.var.pendingClaims?.sid ?? c.var.sessionId
 }
 
+/** The caller's security stamp: the verified token's while its session check is owed (the check passes only when the
+ * account's stamp is still that one). */
+export function callerStamp(c: Context<AppEnv>): string {
+  return c.var.pendingClaims?.stm ?? c.var.user.securityStamp
+}
+
 /**
  * The route's reads in one D1 round trip with the session check still owed (requireAuth `sharesRoundTrip`): a
  * refused token throws its 401 before any result is seen, and the caller is on c.var.user after it.

@@ -3,12 +3,12 @@
 // for a session, and the caller's linked providers.
 import { z } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { ID_PATTERN } from '../db/ids'
+import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
-import { models } from '../rules/resources'
-import type { ValuesMap } from '../rules/values'
-import { requireAuth } from './middleware'
+import { models } from '../models/resources'
+import type { ValuesMap } from '../models/values'
+import { authorizedBatch, callerId, requireAuth } from './middleware'
 import {
   accountForIdentity,
   allowedRedirect,
@@ -103,7 +103,7 @@ const identitiesRoute = securedRoute(tags, {
   method: 'get',
   path: '/auth/identities',
   summary: "The providers linked to the caller's account",
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   responses: { 200: jsonResponse(z.array(IdentityView), 'The linked providers'), 403: errorResponse('An API key cannot list them') },
 })
 
@@ -112,7 +112,7 @@ const unlinkRoute = securedRoute(tags, {
   path: '/auth/identities/{id}',
   summary: 'Unlink a provider: it no longer signs in to this account',
   middleware: [requireAuth()] as const,
-  request: { params: z.object({ id: z.string().regex(ID_PATTERN) }) },
+  request: { params: z.object({ id: Id }) },
   responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Unlinked'), 403: errorResponse('An API key cannot unlink'), 404: errorResponse('Not a linked provider of yours') },
 })
 
@@ -195,8 +195,7 @@ export function oidcRoutes(usersModel: ValuesMap = models.Users.values) {
     .openapi(callbackRoute, (c) => handleCallback(c, usersModel))
     .openapi(formCallbackRoute, (c) => handleCallback(c, usersModel))
     .openapi(identitiesRoute, async (c) => {
-      const iso = (ms: number) => new Date(ms).toISOString()
-      const rows = await listIdentities(c.var.db, c.var.user.id)
+      const [rows] = await authorizedBatch(c, [listIdentities(c.var.db, callerId(c))])
       return c.json(rows.map((row) => ({ _id: row.id, provider: row.provider, email: row.email, created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt) })), 200)
     })
     .openapi(unlinkRoute, async (c) => {

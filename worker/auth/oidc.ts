@@ -10,7 +10,7 @@ import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { oauthExchanges, oauthIdentities, oauthStates, users } from '../db/schema'
 import { ApiError } from '../errors'
-import type { ValuesMap } from '../rules/values'
+import type { ValuesMap } from '../models/values'
 import { sha256Hex } from './sessions'
 import { createUser, findUserByEmail, normalizeEmail, type UserRecord } from './users'
 
@@ -339,7 +339,7 @@ export async function redeemExchangeCode(db: Database, code: string): Promise<st
   return taken.userId
 }
 
-export async function listIdentities(db: Database, userId: string): Promise<OAuthIdentityRow[]> {
+export function listIdentities(db: Database, userId: string) {
   return db.query.oauthIdentities.findMany({ where: eq(oauthIdentities.userId, userId), orderBy: asc(oauthIdentities.id), limit: 100 })
 }
 

@@ -3,11 +3,11 @@
 // startRegistration / startAuthentication or navigator.credentials with the JSON helpers.
 import { z } from '@hono/zod-openapi'
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
-import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute } from '../api'
-import { ID_PATTERN } from '../db/ids'
+import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, Id } from '../api'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
-import { plainText } from '../rules/values'
-import { requireAuth } from './middleware'
+import { plainText } from '../models/values'
+import { authorizedBatch, callerId, requireAuth } from './middleware'
 import { authenticatePasskey, authenticationOptions, listPasskeys, registerPasskey, registrationOptions, removePasskey, type PasskeyRow } from './passkeys'
 import { clientAddress, enforceRateLimit } from './rate-limit'
 import { LoginUser, openSession, Session } from './routes'
@@ -32,7 +32,6 @@ const PasskeyView = z
   .object({ _id: z.string(), name: z.string(), device_type: z.string(), backed_up: z.boolean(), created_at: z.string(), last_used_at: z.string().nullable() })
   .openapi('Passkey')
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 const passkeyView = (row: PasskeyRow) => ({ _id: row.id, name: row.name, device_type: row.deviceType, backed_up: row.backedUp, created_at: iso(row.createdAt)!, last_used_at: iso(row.lastUsedAt) })
 
 const registerOptionsRoute = securedRoute(tags, {
@@ -73,7 +72,7 @@ const listRoute = securedRoute(tags, {
   method: 'get',
   path: '/auth/passkeys',
   summary: "The caller's passkeys",
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   responses: { 200: jsonResponse(z.array(PasskeyView), 'The passkeys'), 403: errorResponse('An API key cannot list passkeys') },
 })
 
@@ -82,7 +81,7 @@ const removeRoute = securedRoute(tags, {
   path: '/auth/passkeys/{id}',
   summary: 'Remove a passkey: it no longer signs in',
   middleware: [requireAuth()] as const,
-  request: { params: z.object({ id: z.string().regex(ID_PATTERN) }) },
+  request: { params: z.object({ id: Id }) },
   responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Removed'), 403: errorResponse('An API key cannot remove passkeys'), 404: errorResponse('Not a passkey of yours') },
 })
 
@@ -104,7 +103,10 @@ export function passkeyRoutes() {
       if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) throw new ApiError('EMAIL_NOT_VERIFIED')
       return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
     })
-    .openapi(listRoute, async (c) => c.json((await listPasskeys(c.var.db, c.var.user.id)).map(passkeyView), 200))
+    .openapi(listRoute, async (c) => {
+      const [rows] = await authorizedBatch(c, [listPasskeys(c.var.db, callerId(c))])
+      return c.json(rows.map(passkeyView), 200)
+    })
     .openapi(removeRoute, async (c) => {
       if (!(await removePasskey(c.var.db, c.var.user.id, c.req.valid('param').id))) throw new ApiError('PASSKEY_NOT_FOUND')
       return c.json({ message: 'the passkey was removed' }, 200)

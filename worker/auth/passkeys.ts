@@ -29,8 +29,6 @@ export function relyingParty(config: Config): { id: string; name: string; origin
   return { id, name: id, origins }
 }
 
-const toBase64Url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
-const fromBase64Url = (text: string) => Uint8Array.from(atob(text.replaceAll('-', '+').replaceAll('_', '/')), (char) => char.charCodeAt(0))
 
 async function storeChallenge(db: Database, challenge: string, purpose: 'register' | 'login', userId: string | null): Promise<void> {
   const now = Date.now()
@@ -48,7 +46,7 @@ function takeChallenge(db: Database, purpose: 'register' | 'login', userId: stri
   }
 }
 
-export async function listPasskeys(db: Database, userId: string): Promise<PasskeyRow[]> {
+export function listPasskeys(db: Database, userId: string) {
   return db.query.passkeys.findMany({ where: eq(passkeys.userId, userId), orderBy: asc(passkeys.id), limit: MAX_PASSKEYS_PER_USER })
 }
 
@@ -91,7 +89,7 @@ export async function registerPasskey(db: Database, config: Config, userId: stri
       id: newId(now),
       userId,
       credentialId: credential.id,
-      publicKey: toBase64Url(credential.publicKey),
+      publicKey: credential.publicKey.toBase64({ alphabet: 'base64url', omitPadding: true }),
       counter: credential.counter,
       transports: credential.transports ?? [],
       deviceType: credentialDeviceType,
@@ -130,7 +128,7 @@ export async function authenticatePasskey(db: Database, config: Config, response
       expectedChallenge: takeChallenge(db, 'login', null),
       expectedOrigin: rp.origins,
       expectedRPID: rp.id,
-      credential: { id: found.passkey.credentialId, publicKey: fromBase64Url(found.passkey.publicKey), counter: found.passkey.counter, transports: found.passkey.transports },
+      credential: { id: found.passkey.credentialId, publicKey: Uint8Array.fromBase64(found.passkey.publicKey, { alphabet: 'base64url' }), counter: found.passkey.counter, transports: found.passkey.transports },
       requireUserVerification: false,
     })
   } catch (error) {
@@ -147,7 +145,7 @@ export async function authenticatePasskey(db: Database, config: Config, response
 /** The challenge an answer signed, read from its client data; '' when unreadable. */
 function challengeOf(response: AuthenticationResponseJSON): string {
   try {
-    const clientData = JSON.parse(new TextDecoder().decode(fromBase64Url(response.response.clientDataJSON))) as { challenge?: unknown }
+    const clientData = JSON.parse(new TextDecoder().decode(Uint8Array.fromBase64(response.response.clientDataJSON, { alphabet: 'base64url' }))) as { challenge?: unknown }
     return typeof clientData.challenge === 'string' ? clientData.challenge : ''
   } catch {
     return ''

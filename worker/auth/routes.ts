@@ -4,13 +4,13 @@
 import { z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi'
 import type { BatchItem } from 'drizzle-orm/batch'
 import type { Context } from 'hono'
-import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
-import { ID_PATTERN } from '../db/ids'
+import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import type { CompiledRoute } from '../rules/compile'
-import { models } from '../rules/resources'
+import { models } from '../models/resources'
 import { accountDeletionReads, deleteAccount, type AccountDeletionRead } from '../rules/store'
-import { buildValueSchemas, displayName, type ValueSchemas, type ValuesMap } from '../rules/values'
+import { buildValueSchemas, displayName, type ValueSchemas, type ValuesMap } from '../models/values'
 import { deliverAccountEmail } from './delivery'
 import { authorizedBatch, callerId, callerSessionId, requireAuth } from './middleware'
 import { clearLoginGuard, clientAddress, enforceRateLimit, mayMailReset, withLoginLockout } from './rate-limit'
@@ -463,12 +463,11 @@ const sessionsList = endpoint(
     method: 'get',
     path: '/auth/sessions',
     summary: "The caller's live sessions, most recently used first, the current one marked",
-    middleware: [requireAuth()] as const,
+    middleware: [requireAuth({ sharesRoundTrip: true })] as const,
     responses: { 200: jsonResponse(z.array(SessionView), 'The sessions') },
   }),
   async (c) => {
-    const rows = await listSessions(c.var.db, c.var.config, c.var.user.id)
-    const iso = (ms: number) => new Date(ms).toISOString()
+    const [rows] = await authorizedBatch(c, [listSessions(c.var.db, c.var.config, callerId(c))])
     return c.json(
       rows.map((row) => ({ _id: row.id, device: row.device, address: row.address, created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt), current: row.id === c.var.sessionId })),
       200,
@@ -482,7 +481,7 @@ const sessionEnd = endpoint(
     path: '/auth/sessions/{id}',
     summary: 'End one of your sessions: its refresh token and its access tokens stop working at once',
     middleware: [requireAuth()] as const,
-    request: { params: z.object({ id: z.string().regex(ID_PATTERN) }) },
+    request: { params: z.object({ id: Id }) },
     responses: { 200: jsonResponse(Message, 'Ended'), 404: errorResponse('Not a live session of yours') },
   }),
   async (c) => {

@@ -13,12 +13,12 @@ export type SessionRow = typeof sessions.$inferSelect
 
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('')
+  return new Uint8Array(digest).toHex()
 }
 
 function newOpaqueToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32))
-  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
+  return bytes.toBase64({ alphabet: 'base64url', omitPadding: true })
 }
 
 /** What a session remembers of the client that opened it: shown in GET /auth/sessions, never trusted. */
@@ -136,7 +136,7 @@ export async function endAllSessions(db: Database, userId: string): Promise<void
 }
 
 /** The user's live sessions, most recently used first: not ended, and used within the refresh-token lifetime. */
-export async function listSessions(db: Database, config: Config, userId: string): Promise<SessionRow[]> {
+export function listSessions(db: Database, config: Config, userId: string) {
   const since = Date.now() - config.AUTH_REFRESH_TTL * 1000
   return db.query.sessions.findMany({
     where: and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.lastUsedAt, since)),

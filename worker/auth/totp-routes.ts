@@ -3,10 +3,11 @@
 // Every endpoint that checks a code counts the attempt against the account (limitSecondFactorAttempts).
 import { z } from '@hono/zod-openapi'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, describeRoute } from '../api'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
-import { requireAuth } from './middleware'
+import { authorizedBatch, callerId, requireAuth } from './middleware'
 import { LoginUser, openSession, Session } from './routes'
-import { limitSecondFactorAttempts, readSecondStepToken, removeTotpFactor, renewRecoveryCodes, startTotpEnrolment, confirmTotpEnrolment, spendSecondFactor, totpStatus } from './totp'
+import { limitSecondFactorAttempts, readSecondStepToken, removeTotpFactor, renewRecoveryCodes, startTotpEnrolment, confirmTotpEnrolment, spendSecondFactor, totpStatus, totpStatusQueries } from './totp'
 import { findUser, loginShape, spendToken } from './users'
 
 const tags = ['Second factor']
@@ -30,6 +31,7 @@ const proofErrors = {
 }
 
 const statusRoute = secured({
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   method: 'get',
   path: '/auth/totp',
   summary: "The caller's TOTP second factor: enabled, pending confirmation, recovery codes left",
@@ -99,12 +101,12 @@ const loginStepRoute = describeRoute({
   },
 })
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
 export function totpRoutes() {
   return newRouter()
     .openapi(statusRoute, async (c) => {
-      const status = await totpStatus(c.var.db, c.var.user.id)
+      const [[factor], [counted]] = await authorizedBatch(c, totpStatusQueries(c.var.db, callerId(c)))
+      const status = totpStatus(factor, counted?.left ?? 0)
       return c.json({ enabled: status.enabled, pending: status.pending, confirmed_at: iso(status.confirmedAt), recovery_codes_left: status.recoveryCodesLeft }, 200)
     })
     .openapi(enrolRoute, async (c) => {

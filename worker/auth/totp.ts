@@ -2,7 +2,7 @@
 // code once, and the short-lived token that carries a login from its password step to its second step. The secret
 // is stored encrypted (AES-GCM, key derived from JWT_SECRET by HKDF), so a copy of the database alone cannot mint
 // codes (worker/sealing.ts); recovery codes only as SHA-256.
-import { and, eq, isNull, lt } from 'drizzle-orm'
+import { and, count, eq, isNull, lt } from 'drizzle-orm'
 import { errors, jwtVerify, SignJWT } from 'jose'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
@@ -28,7 +28,13 @@ const openSecret = (config: Config, userId: string, sealed: string) => openSeale
 export type TotpFactor = typeof totpFactors.$inferSelect
 
 export async function findTotpFactor(db: Database, userId: string): Promise<TotpFactor | undefined> {
-  return db.query.totpFactors.findFirst({ where: eq(totpFactors.userId, userId) })
+  return (await totpFactorQuery(db, userId))[0]
+}
+
+/** The user's factor as a statement a batch can carry: a list of at most one (a relational findFirst fails in a
+ * D1 batch when nothing matches). */
+export function totpFactorQuery(db: Database, userId: string) {
+  return db.select().from(totpFactors).where(eq(totpFactors.userId, userId)).limit(1)
 }
 
 /**
@@ -129,10 +135,13 @@ export async function spendSecondFactor(db: Database, config: Config, userId: st
   return spent.length === 1
 }
 
-/** The factor's state for GET /auth/totp. */
-export async function totpStatus(db: Database, userId: string): Promise<{ enabled: boolean; pending: boolean; confirmedAt: number | null; recoveryCodesLeft: number }> {
-  const factor = await findTotpFactor(db, userId)
-  const left = await db.$count(recoveryCodes, and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt)))
+/** The reads of GET /auth/totp, for one batch: the factor and the recovery codes left. */
+export function totpStatusQueries(db: Database, userId: string) {
+  return [totpFactorQuery(db, userId), db.select({ left: count() }).from(recoveryCodes).where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt)))] as const
+}
+
+/** The factor's state for GET /auth/totp, from its reads. */
+export function totpStatus(factor: TotpFactor | undefined, left: number): { enabled: boolean; pending: boolean; confirmedAt: number | null; recoveryCodesLeft: number } {
   return { enabled: factor?.confirmedAt != null, pending: factor !== undefined && factor.confirmedAt == null, confirmedAt: factor?.confirmedAt ?? null, recoveryCodesLeft: left }
 }
 

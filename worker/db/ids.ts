@@ -2,7 +2,7 @@
 // time in milliseconds, so ids sort by creation and serve as pagination cursors.
 export function newId(now = Date.now()): string {
   const random = crypto.getRandomValues(new Uint8Array(6))
-  return now.toString(16).padStart(12, '0') + [...random].map((b) => b.toString(16).padStart(2, '0')).join('')
+  return now.toString(16).padStart(12, '0') + random.toHex()
 }
 
 export const ID_PATTERN = /^[0-9a-f]{24}$/

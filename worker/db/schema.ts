@@ -268,7 +268,7 @@ export const previews = sqliteTable(
 )
 
 /**
- * Records of the custom models declared in worker/rules/resources.ts: one table for all of them, the fields as
+ * Records of the custom models declared in worker/models/resources.ts: one table for all of them, the fields as
  * a JSON document validated by the model's `values` schemas, so adding a model needs no migration. Fields that
  * rules filter on get expression indexes on json_extract (created by the rules store).
  */
@@ -281,7 +281,7 @@ export const records = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (table) => [index('records_model').on(table.model, table.id)],
+  (table) => [index('records_model').on(table.model, table.id), index('records_user_id').on(table.model, sql`json_extract(data, '$.user_id')`)],
 )
 
 /** A conversion job: the chain started from one file by POST /files/:id/convert (or an auto-convert upload). */
@@ -310,9 +310,9 @@ export const jobs = sqliteTable(
   (table) => [
     index('jobs_user').on(table.userId, table.id),
     index('jobs_file').on(table.fileId, table.id),
-    // One conversion per content and options at a time (`options` is stored with its keys sorted).
+    // One conversion per content, options and target at a time (`options` is stored with its keys sorted).
     uniqueIndex('jobs_active_unique')
-      .on(table.fileId, table.sourceKey, table.options)
+      .on(table.fileId, table.sourceKey, table.options, sql`COALESCE(target, '')`)
       .where(sql`status IN ('queued', 'running')`),
   ],
 )

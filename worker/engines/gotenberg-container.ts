@@ -4,6 +4,10 @@
 // to the container's port, so GOTENBERG_URL stays a loopback URL naming nothing public. The container starts on the
 // first request (LibreOffice and Chromium warm up inside it before /health answers 200) and sleeps after
 // SLEEP_AFTER_MS without one; requests meanwhile wait for its port, within the conversion's own timeout.
+// Where the object has no container (`wrangler dev` with containers disabled, the default here: no Docker is needed
+// to develop), a stand-in with the Container's shape forwards the same requests to GOTENBERG_URL, the local sidecar.
+// It uses workerd's Durable Object Container API (ctx.container), which Cloudflare recommends for new applications
+// (https://developers.cloudflare.com/containers/api/), rather than the @cloudflare/containers helper class.
 import { DurableObject } from 'cloudflare:workers'
 
 /** The port the sidecar listens on inside the container (SIDECAR_PORT). */
@@ -24,7 +28,28 @@ const SIDECAR_ENV = {
 }
 
 /** What of workerd's Container the forwarding uses (a test stands in for it: workerd builds no DurableObjectState). */
-export type SidecarContainer = Pick<Container, 'running' | 'start' | 'setInactivityTimeout' | 'getTcpPort'>
+export interface SidecarContainer extends Pick<Container, 'running' | 'start' | 'setInactivityTimeout'> {
+  getTcpPort(port: number): { fetch(request: Request): Promise<Response> }
+}
+
+/**
+ * The Container's stand-in where there is none: always running, its port the sidecar at `gotenbergUrl` (a request
+ * keeps its path, query, headers and body). Locally that is the sidecar `npm start` runs; on Cloudflare an object of
+ * this class always has its container, and GOTENBERG_URL's validation (worker/config.ts) still holds.
+ */
+export function sidecarAt(gotenbergUrl: string): SidecarContainer {
+  return {
+    running: true,
+    start: () => {},
+    setInactivityTimeout: async () => {},
+    getTcpPort: () => ({
+      fetch: (request) => {
+        const url = new URL(request.url)
+        return fetch(new Request(new URL(url.pathname + url.search, gotenbergUrl), request))
+      },
+    }),
+  }
+}
 
 /** Starts the container when it is not running, then hands the request to the sidecar's port once it listens. */
 export async function forwardToSidecar(container: SidecarContainer, request: Request): Promise<Response> {
@@ -48,10 +73,12 @@ export async function forwardToSidecar(container: SidecarContainer, request: Req
   }
 }
 
-export class GotenbergContainer extends DurableObject {
+export class GotenbergContainer extends DurableObject<{ GOTENBERG_URL: string }> {
   override async fetch(request: Request): Promise<Response> {
     const container = this.ctx.container
-    if (!container) return new Response('Service Unavailable: this Durable Object has no container', { status: 503 })
+    // No container: straight to the stand-in's port, never waiting for a start. A refused connection throws to the
+    // converter, which reports "cannot be reached" at once, as it does without the binding.
+    if (!container) return sidecarAt(this.env.GOTENBERG_URL).getTcpPort(SIDECAR_PORT).fetch(request)
     return forwardToSidecar(container, request)
   }
 }

@@ -3,7 +3,7 @@
 // Container binding's stub when one is given, over the network otherwise. Gotenberg's statuses become
 // GotenbergErrors whose `kind` says whose fault: 'document' (400/413/415, permanent), 'credentials' (401/403),
 // 'unreachable', 'timeout' and 'server' (429/5xx, transient). Their messages name the URL: for the log only.
-import { toBase64 } from './base64'
+import { Buffer } from 'node:buffer'
 
 export type GotenbergFailure = 'document' | 'credentials' | 'unreachable' | 'timeout' | 'server'
 
@@ -75,10 +75,10 @@ export interface OfficeOptions {
   readonly extra?: Readonly<Record<string, string>>
 }
 
-/** RFC 7617 with charset UTF-8: btoa alone throws on characters outside Latin-1. */
+/** RFC 7617 with charset UTF-8: btoa alone throws on characters outside Latin-1. node:buffer, not
+ * Uint8Array.prototype.toBase64: the sidecar's tests run this client on Node 22, which lacks it. */
 function basicAuthorization(username: string, password: string): string {
-  const bytes = new TextEncoder().encode(`${username}:${password}`)
-  return `Basic ${toBase64(bytes)}`
+  return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`
 }
 
 export async function convertOfficeToPdf(

@@ -6,8 +6,9 @@ import type { BatchItem } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { files, previews } from '../db/schema'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
-import { previewKind } from '../previews/kind'
+import { previewKind } from './preview-kind'
 import { deleteObjects } from './objects'
 import { signFileToken } from './signed-url'
 
@@ -40,7 +41,6 @@ export const FileResponseSchema = z
 
 export type FileResponse = z.infer<typeof FileResponseSchema>
 
-const iso = (ms: number) => new Date(ms).toISOString()
 
 /** What a file's `url` is made of: the API's origin and the owner's security stamp (which the signature covers). */
 export interface FileLinks {

@@ -13,7 +13,7 @@ import { ApiError } from '../errors'
 import { objectKey } from './keys'
 import type { FileRow } from './records'
 import { SNIFF_BYTES, sniffContentType } from './sniff'
-import { fileRow, hex } from './store'
+import { fileRow } from './store'
 import { commitQuota, holdQuota, releaseQuota } from './quota'
 import { cleanPrefix, extensionOf, safeFileName } from './upload'
 
@@ -252,7 +252,7 @@ async function digestOf(bucket: R2Bucket, key: string): Promise<string> {
   if (!object) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`the completed upload ${key} is missing from R2`) })
   const digest = new crypto.DigestStream('SHA-256')
   await object.body.pipeTo(digest)
-  return hex(await digest.digest)
+  return new Uint8Array(await digest.digest).toHex()
 }
 
 /** Checks the parts against R2's rule once more before R2 is asked to join them. */

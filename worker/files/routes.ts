@@ -3,9 +3,8 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
-import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
+import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
 import { authorizedBatch, callerId, deferBearer, requireAuth } from '../auth/middleware'
-import { ID_PATTERN } from '../db/ids'
 import { files, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
@@ -17,7 +16,6 @@ import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
 import { abortUpload, completeUpload, DEFAULT_PART_BYTES, listParts, MAX_PARTS, MIN_PART_BYTES, ownedUpload, ownedUploadQuery, raceOutcome, startUpload, uploadNotFound, uploadPart, type PartRow, type UploadRow } from './resumable'
 
 const tags = ['Files']
-const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 const IdParams = z.object({ id: Id })
 const FileWithChildren = FileResponseSchema.extend({ files: z.array(FileResponseSchema) }).openapi('FileWithChildren')
 const PAGE_MAX = 200

@@ -21,11 +21,11 @@ function signingKey(config: Config, purpose: SignedPurpose): Promise<CryptoKey> 
   return key
 }
 
-const base64url = (bytes: ArrayBuffer) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+const base64url = (bytes: ArrayBuffer) => new Uint8Array(bytes).toBase64({ alphabet: 'base64url', omitPadding: true })
 
 function fromBase64url(text: string): Uint8Array | undefined {
   try {
-    return Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (char) => char.charCodeAt(0))
+    return Uint8Array.fromBase64(text, { alphabet: 'base64url' })
   } catch {
     return undefined
   }

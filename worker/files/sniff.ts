@@ -1,5 +1,6 @@
 // The content type of stored bytes, from their magic numbers: a client's declared type is a hint, never
 // trusted over the bytes. Text formats without magic fall back to the extension.
+import { hasAscii } from '../magic'
 
 /** Bytes enough for every signature below. */
 export const SNIFF_BYTES = 4100
@@ -32,8 +33,6 @@ const BY_EXTENSION: Record<string, string> = {
   ...OLE_OFFICE,
 }
 
-const ascii = (bytes: Uint8Array, offset: number, text: string) =>
-  bytes.length >= offset + text.length && [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
 
 const startsWith = (bytes: Uint8Array, signature: readonly number[], offset = 0) =>
   bytes.length >= offset + signature.length && signature.every((byte, i) => bytes[offset + i] === byte)
@@ -42,23 +41,23 @@ function sniffMagic(head: Uint8Array, extension: string): string | undefined {
   if (startsWith(head, [0x25, 0x50, 0x44, 0x46, 0x2d])) return 'application/pdf'
   if (startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png'
   if (startsWith(head, [0xff, 0xd8, 0xff])) return 'image/jpeg'
-  if (ascii(head, 0, 'GIF87a') || ascii(head, 0, 'GIF89a')) return 'image/gif'
-  if (ascii(head, 0, 'RIFF') && ascii(head, 8, 'WEBP')) return 'image/webp'
-  if (ascii(head, 0, 'RIFF') && ascii(head, 8, 'WAVE')) return 'audio/wav'
-  if (ascii(head, 0, 'BM') && head.length > 14) return 'image/bmp'
+  if (hasAscii(head, 0, 'GIF87a') || hasAscii(head, 0, 'GIF89a')) return 'image/gif'
+  if (hasAscii(head, 0, 'RIFF') && hasAscii(head, 8, 'WEBP')) return 'image/webp'
+  if (hasAscii(head, 0, 'RIFF') && hasAscii(head, 8, 'WAVE')) return 'audio/wav'
+  if (hasAscii(head, 0, 'BM') && head.length > 14) return 'image/bmp'
   if (startsWith(head, [0x49, 0x49, 0x2a, 0x00]) || startsWith(head, [0x4d, 0x4d, 0x00, 0x2a])) return 'image/tiff'
-  if (ascii(head, 4, 'ftyp')) {
+  if (hasAscii(head, 4, 'ftyp')) {
     const brand = String.fromCharCode(...head.subarray(8, 12))
     if (brand === 'avif' || brand === 'avis') return 'image/avif'
     if (brand.startsWith('M4A')) return 'audio/mp4'
     if (brand.startsWith('heic') || brand === 'mif1') return 'image/heic'
     return 'video/mp4'
   }
-  if (ascii(head, 0, 'ID3') || (head[0] === 0xff && head.length > 1 && (head[1]! & 0xe0) === 0xe0)) return 'audio/mpeg'
-  if (ascii(head, 0, 'OggS')) return 'audio/ogg'
-  if (ascii(head, 0, 'fLaC')) return 'audio/flac'
+  if (hasAscii(head, 0, 'ID3') || (head[0] === 0xff && head.length > 1 && (head[1]! & 0xe0) === 0xe0)) return 'audio/mpeg'
+  if (hasAscii(head, 0, 'OggS')) return 'audio/ogg'
+  if (hasAscii(head, 0, 'fLaC')) return 'audio/flac'
   if (startsWith(head, [0x1a, 0x45, 0xdf, 0xa3])) return 'video/webm'
-  if (ascii(head, 0, '{\\rtf')) return 'application/rtf'
+  if (hasAscii(head, 0, '{\\rtf')) return 'application/rtf'
   if (startsWith(head, [0x50, 0x4b, 0x03, 0x04])) return ZIP_OFFICE[extension] ?? 'application/zip'
   if (startsWith(head, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])) return OLE_OFFICE[extension] ?? 'application/x-ole-storage'
   return undefined

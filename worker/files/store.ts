@@ -54,8 +54,6 @@ export interface Written {
   hash: string
 }
 
-export const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
-
 /**
  * The source's bytes, counted and hashed as they are read: `next()` answers the next view (undefined at the end)
  * or throws 413/400 when the bytes pass the limits or the declared size. The hashing (workerd's native
@@ -89,7 +87,7 @@ function meteredReader(source: BlockSource, limits: { size?: number; maxBytes?: 
     source.cancel(reason).catch(() => {})
     hashing.abort(reason).catch(() => {})
   }
-  return { next, cancel, result: async (): Promise<Written> => ({ size, hash: hex(await digest.digest) }) }
+  return { next, cancel, result: async (): Promise<Written> => ({ size, hash: new Uint8Array(await digest.digest).toHex() }) }
 }
 
 const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message: `the file is larger than ${maxBytes} bytes`, details: { max_bytes: maxBytes } })
@@ -187,7 +185,7 @@ async function writeObject(deps: StoreDeps, key: string, file: NewFile): Promise
   if (file.body instanceof Uint8Array) {
     if (file.maxBytes !== undefined && file.body.byteLength > file.maxBytes) throw tooLarge(file.maxBytes)
     await file.quota?.ensure(file.body.byteLength)
-    const hash = hex(await crypto.subtle.digest('SHA-256', file.body))
+    const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', file.body)).toHex()
     await deps.bucket.put(key, file.body, { httpMetadata: { contentType: file.contentType } })
     return { size: file.body.byteLength, hash }
   }

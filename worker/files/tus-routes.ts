@@ -4,9 +4,8 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
-import { describeRoute, errorResponse, newRouter, securedRoute, type AppEnv } from '../api'
+import { describeRoute, errorResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
 import { requireAuth } from '../auth/middleware'
-import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import type { FileRow } from './records'
@@ -26,7 +25,7 @@ import {
 
 const tags = ['tus']
 const OFFSET_STREAM = 'application/offset+octet-stream'
-const IdParams = z.object({ id: z.string().regex(ID_PATTERN, 'must be a 24-character hex id') })
+const IdParams = z.object({ id: Id })
 
 /** Tus-Resumable on every answer (tus: "MUST be included in every request and response except for OPTIONS requests"), errors too. */
 const tusResumable = createMiddleware<AppEnv>(async (c, next) => {

@@ -10,7 +10,6 @@ import { ApiError } from '../errors'
 import type { FileRow } from './records'
 import { completeUpload, explainFailure, MAX_PARTS, raceOutcome, renewUploadQuota, type UploadDeps, type UploadRow, uploadNotFound, uploadTtlMs } from './resumable'
 import { readRequestBody } from './blocks'
-import { hex } from './store'
 import { parseModified } from './upload'
 
 export const TUS_VERSION = '1.0.0'
@@ -43,7 +42,7 @@ export function parseUploadMetadata(header: string | undefined): Record<string, 
     const [key, value = '', extra] = pair.trim().split(' ')
     if (!key || extra !== undefined || key in metadata) throw invalid('Upload-Metadata must be unique "key base64value" pairs separated by commas')
     try {
-      metadata[key] = decoder.decode(Uint8Array.from(atob(value), (char) => char.charCodeAt(0)))
+      metadata[key] = decoder.decode(Uint8Array.fromBase64(value))
     } catch {
       throw invalid(`Upload-Metadata "${key}" is not Base64-encoded UTF-8`)
     }
@@ -265,7 +264,7 @@ async function storeBytes(deps: UploadDeps, upload: UploadRow, body: ReadableStr
   if (checksum && request.checksum) {
     // tus: "the uploaded chunk MUST be discarded, and the upload and its offset MUST NOT be updated". An
     // interrupted body cannot match its checksum either.
-    const actual = btoa(String.fromCharCode(...new Uint8Array(await checksum.digest)))
+    const actual = new Uint8Array(await checksum.digest).toBase64()
     if (interrupted || actual !== request.checksum.expected) {
       throw new ApiError('CHECKSUM_MISMATCH', { message: 'the bytes do not match Upload-Checksum; nothing of them was kept' })
     }
@@ -313,6 +312,6 @@ async function storeBytes(deps: UploadDeps, upload: UploadRow, body: ReadableStr
     await renewUploadQuota(deps, updated).catch(() => {})
     return { upload: updated, interrupted }
   }
-  const file = await completeUpload(deps, updated, whole ? hex(await whole.digest) : undefined)
+  const file = await completeUpload(deps, updated, whole ? new Uint8Array(await whole.digest).toHex() : undefined)
   return { upload: { ...updated, fileId: file.id }, file, interrupted }
 }

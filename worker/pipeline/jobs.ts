@@ -9,6 +9,7 @@ import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { files, jobs, jobSteps } from '../db/schema'
+import { iso } from '../db/times'
 import { ApiError, type ErrorCode } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
 import { FileResponseSchema, filesOfJob, madeOrReusedBy, toFileResponse, type FileLinks, type FileResponse, type FileRow } from '../files/records'
@@ -16,12 +17,6 @@ import { signToken } from '../files/signed-url'
 
 export type JobRow = typeof jobs.$inferSelect
 export type StepRow = typeof jobSteps.$inferSelect
-
-/** What a queue message carries: the step to run. */
-export interface StepMessage {
-  readonly jobId: string
-  readonly stepId: string
-}
 
 /** How long a job's events_url opens its stream: long enough to open it, short enough that a leaked one soon ends. */
 export const EVENTS_URL_TTL_SECONDS = 600
@@ -62,7 +57,6 @@ export const JobSchema = z
 
 export type JobView = z.infer<typeof JobSchema>
 
-const iso = (ms: number) => new Date(ms).toISOString()
 
 /** The job's options with its secrets (SECRET_OPTIONS) removed, in SQL: wiped as the job ends. */
 const withoutSecrets = sql`json_remove(${jobs.options}, ${sql.join(

@@ -3,14 +3,13 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
-import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
+import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
 import { authorizedBatch, callerId, deferBearer, requireAuth } from '../auth/middleware'
 import { jobs, users } from '../db/schema'
 import { verifyToken, type Owner } from '../files/signed-url'
 import { eq } from 'drizzle-orm'
 import { officeJobOptions, OfficeOptionsSchema } from '../converters/catalog/office-to-pdf'
 import { converterFor, reachableTargets, refusalFor, unavailableTargets } from '../converters/registry'
-import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import { FileResponseSchema, ownedFile, ownedFileQuery, toFileResponse } from '../files/records'
@@ -24,7 +23,6 @@ import { enqueueSteps } from '../queue'
 const EVENTS_POLL_MS = { first: 500, most: 5000 }
 
 const tags = ['Conversion']
-const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 const auth = requireAuth()
 /** For routes whose first reads share the session check's round trip (authorizedBatch). */
 const authSharing = requireAuth({ sharesRoundTrip: true })

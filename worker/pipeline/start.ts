@@ -9,10 +9,10 @@ import type { Database } from '../db/client'
 import { jobs } from '../db/schema'
 import { ApiError } from '../errors'
 import type { FileRow } from '../files/records'
-import { checkQueuedSteps, createJob, jobNotFound, keepWithinShare, type JobRow, type StepMessage } from './jobs'
+import { checkQueuedSteps, createJob, jobNotFound, keepWithinShare, type JobRow } from './jobs'
 import { sealOptions } from './job-secrets'
 import { checkCallbackUrl } from './webhooks'
-import { enqueueSteps } from '../queue'
+import { enqueueSteps, type StepMessage } from '../queue'
 
 /**
  * What follows a stored upload (wired by the app into the file routes): with FILES_AUTO_CONVERT its conversion

@@ -9,11 +9,10 @@ import { ApiError } from '../errors'
 import { addressLiteral, isLocalName, specialUseRange } from '../../sidecar/addresses.ts'
 
 const encoder = new TextEncoder()
-const hex = (buffer: ArrayBuffer) => [...new Uint8Array(buffer)].map((byte) => byte.toString(16).padStart(2, '0')).join('')
 
 async function hmac(key: string, message: string): Promise<string> {
   const cryptoKey = await crypto.subtle.importKey('raw', encoder.encode(key), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
-  return hex(await crypto.subtle.sign('HMAC', cryptoKey, encoder.encode(message)))
+  return new Uint8Array(await crypto.subtle.sign('HMAC', cryptoKey, encoder.encode(message))).toHex()
 }
 
 /** The per-job signing secret: derived, never stored, so it cannot leak from the database. */

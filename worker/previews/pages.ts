@@ -1,7 +1,7 @@
 // Which previews may be drawn: images and texts have only their first page, AVIF has a smaller box. Free of the request schemas (zod), so the
 // engine Workers that draw previews bundle none of them.
 import { ConversionError } from '../converters/converter'
-import type { PreviewKind } from './kind'
+import type { PreviewKind } from '../files/preview-kind'
 import type { PreviewParams } from './params'
 
 export function onlyFirstPage(params: PreviewParams, what: string): void {

@@ -1,7 +1,6 @@
 // GET /files/:id/preview: parse the parameters, make (or find) the preview, answer it with its validators.
 import { z } from '@hono/zod-openapi'
-import { errorResponse, newRouter, securedRoute } from '../api'
-import { ID_PATTERN } from '../db/ids'
+import { errorResponse, newRouter, securedRoute, Id } from '../api'
 import { evaluatePreconditions } from '../files/download'
 import { downloadOwner } from '../files/routes'
 import { ApiError } from '../errors'
@@ -19,7 +18,7 @@ const preview = securedRoute(['Files'], {
     'Made once per content and parameters, then served from storage (counted in the quota). The consumer Worker draws it: the first request waits for the drawing up to PREVIEW_WAIT_MS, then (or at once with `Prefer: respond-async`) answers 202 with Retry-After and Location. An Office document is previewed from its PDF: while the chain makes it, 202 with Retry-After and the job.',
   security: [{ bearer: [] }, { signedUrl: [] }],
   request: {
-    params: z.object({ id: z.string().regex(ID_PATTERN, 'must be a 24-character hex id') }),
+    params: z.object({ id: Id }),
     query: PreviewQuery,
     headers: z.object({
       accept: z.string().optional().openapi({ description: 'WebP when it allows image/webp (or no Accept), else PNG; `format` overrides' }),

@@ -3,8 +3,8 @@
 // message naming the route and the operation.
 import { resourceFields } from './evaluate'
 import { parseOperand, parseRule, RuleSyntaxError, type Operand, type Rule } from './parse'
-import type { OperationDefinition, ResourceConfig, RouteDefinition } from './resources'
-import { buildValueSchemas, validateValuesMap, type ValueSchemas, type ValuesMap } from './values'
+import type { OperationDefinition, ResourceConfig, RouteDefinition } from '../models/resources'
+import { buildValueSchemas, validateValuesMap, type ValueSchemas, type ValuesMap } from '../models/values'
 
 export const OPERATIONS = ['_create', '_read', '_readAll', '_update', '_delete'] as const
 export type Operation = (typeof OPERATIONS)[number]

@@ -3,17 +3,15 @@
 // with the zod schemas that validate it, so /openapi.json lists every model's routes and fields.
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
-import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
+import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
 import { requireAuth } from '../auth/middleware'
-import { ID_PATTERN } from '../db/ids'
 import { ApiError } from '../errors'
 import { resourceFields, type Scalar } from './evaluate'
 import type { CompiledRoute } from './compile'
 import { checkCreate, checkPrivileged, listCondition, loadPermitted, withInjected } from './guard'
 import { recordsStore, usersStore, type ModelStore } from './store'
-import { displayName, parseFilterValue, readableShape, withDefaults } from './values'
+import { displayName, parseFilterValue, readableShape, withDefaults } from '../models/values'
 
-const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 const Email = z.email().max(254)
 const Password = z.string().min(8, 'must be at least 8 characters').max(1024)
 const PAGE_MAX = 100

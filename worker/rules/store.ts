@@ -7,6 +7,7 @@ import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { records, users } from '../db/schema'
+import { iso } from '../db/times'
 import { deleteUserFiles, userObjectKeysQueries, type UserObjectKeys } from '../files/records'
 import { ApiError } from '../errors'
 import { abortUserUploads, userUploadsQuery, type UploadRow } from '../files/resumable'
@@ -42,7 +43,6 @@ export interface ModelStore {
   present(record: ResourceFields): Record<string, unknown>
 }
 
-const iso = (ms: number) => new Date(ms).toISOString()
 
 function equalsCondition(access: FieldAccess, value: Scalar): SQL {
   if (access.kind === 'column') return sql`${access.column} = ${typeof value === 'boolean' ? Number(value) : value}`

@@ -1,9 +1,9 @@
 // Which audio container a file's first bytes are: the magic numbers of the formats the transcription providers
 // take, so a file that is not what its name says is refused before any provider is called.
+import { hasAscii } from '../../magic'
 
 export type AudioContainer = 'mp3' | 'wav' | 'flac' | 'ogg' | 'mp4' | 'webm'
 
-const ascii = (bytes: Uint8Array, offset: number, text: string) => [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
 
 /** An MPEG audio frame header: 11 sync bits, a defined version and layer, a usable bitrate and sample rate. */
 function isMpegFrame(bytes: Uint8Array): boolean {
@@ -16,11 +16,11 @@ function isMpegFrame(bytes: Uint8Array): boolean {
 }
 
 export function audioContainer(head: Uint8Array): AudioContainer | undefined {
-  if (ascii(head, 0, 'ID3') || isMpegFrame(head)) return 'mp3'
-  if (ascii(head, 0, 'RIFF') && ascii(head, 8, 'WAVE')) return 'wav'
-  if (ascii(head, 0, 'fLaC')) return 'flac'
-  if (ascii(head, 0, 'OggS')) return 'ogg'
-  if (ascii(head, 4, 'ftyp')) return 'mp4'
+  if (hasAscii(head, 0, 'ID3') || isMpegFrame(head)) return 'mp3'
+  if (hasAscii(head, 0, 'RIFF') && hasAscii(head, 8, 'WAVE')) return 'wav'
+  if (hasAscii(head, 0, 'fLaC')) return 'flac'
+  if (hasAscii(head, 0, 'OggS')) return 'ogg'
+  if (hasAscii(head, 4, 'ftyp')) return 'mp4'
   if (head[0] === 0x1a && head[1] === 0x45 && head[2] === 0xdf && head[3] === 0xa3) return 'webm'
   return undefined
 }

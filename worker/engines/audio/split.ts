@@ -1,6 +1,7 @@
 // Reading WAV and MP3 just enough to know their duration and to cut them into pieces at sample (WAV) or frame
 // (MP3) boundaries, each a valid file with its start time, so long audio can be transcribed in parallel chunks
 // and the timestamps joined back.
+import { hasAscii } from '../../magic'
 
 export interface AudioInfo {
   readonly format: 'wav' | 'mp3'
@@ -15,7 +16,6 @@ export interface AudioChunk {
 
 export class AudioFormatError extends Error {}
 
-const ascii = (bytes: Uint8Array, offset: number, text: string) => [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
 
 /** Sample rates outside these are not recordings any provider decodes (telephony is 8 kHz, studio 384 kHz). */
 export const MIN_SAMPLE_RATE = 1000
@@ -43,13 +43,13 @@ interface WavLayout {
 
 function wavLayout(bytes: Uint8Array): WavLayout {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (!ascii(bytes, 0, 'RIFF') || !ascii(bytes, 8, 'WAVE')) throw new AudioFormatError('not a WAV file')
+  if (!hasAscii(bytes, 0, 'RIFF') || !hasAscii(bytes, 8, 'WAVE')) throw new AudioFormatError('not a WAV file')
   let offset = 12
   let fmt: Uint8Array | undefined
   while (offset + 8 <= bytes.length) {
     const size = view.getUint32(offset + 4, true)
-    if (ascii(bytes, offset, 'fmt ')) fmt = bytes.subarray(offset + 8, offset + 8 + size)
-    if (ascii(bytes, offset, 'data')) {
+    if (hasAscii(bytes, offset, 'fmt ')) fmt = bytes.subarray(offset + 8, offset + 8 + size)
+    if (hasAscii(bytes, offset, 'data')) {
       if (!fmt || fmt.length < 16) throw new AudioFormatError('the WAV file has no format chunk before its data')
       const format = new DataView(fmt.buffer, fmt.byteOffset, fmt.byteLength)
       const channels = format.getUint16(2, true)
@@ -120,7 +120,7 @@ function mp3Frame(bytes: Uint8Array, offset: number): Mp3Frame | undefined {
 
 function mp3Frames(bytes: Uint8Array): Mp3Frame[] {
   let offset = 0
-  if (ascii(bytes, 0, 'ID3') && bytes.length > 10) {
+  if (hasAscii(bytes, 0, 'ID3') && bytes.length > 10) {
     offset = 10 + (((bytes[6]! & 0x7f) << 21) | ((bytes[7]! & 0x7f) << 14) | ((bytes[8]! & 0x7f) << 7) | (bytes[9]! & 0x7f))
   }
   const frames: Mp3Frame[] = []

@@ -5,6 +5,7 @@
 // tiles), PNG's IHDR, the JPEG frame's SOF, BMP's header.
 import { type Extent, ImageStructureError } from './limits'
 import { readTiffFirstIfd } from './tiff'
+import { hasAscii } from '../../magic'
 
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'bmp' | 'tiff' | 'avif'
 
@@ -19,7 +20,6 @@ export interface ImageHeader {
   readonly bytesPerPixel?: number
 }
 
-const ascii = (bytes: Uint8Array, offset: number, text: string) => offset >= 0 && offset + text.length <= bytes.length && [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
 
 function jpegSize(bytes: Uint8Array, view: DataView): Extent | undefined {
   let offset = 2
@@ -320,20 +320,20 @@ export function readImageHeader(bytes: Uint8Array): ImageHeader | undefined {
   if (bytes.length < 16) return undefined
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const plain = (format: ImageFormat, size: Extent | undefined): ImageHeader | undefined => size && { format, ...size, extents: [size] }
-  if (bytes[0] === 0x89 && ascii(bytes, 1, 'PNG') && ascii(bytes, 12, 'IHDR') && bytes.length >= 24) {
+  if (bytes[0] === 0x89 && hasAscii(bytes, 1, 'PNG') && hasAscii(bytes, 12, 'IHDR') && bytes.length >= 24) {
     return plain('png', { width: view.getUint32(16), height: view.getUint32(20) })
   }
   if (bytes[0] === 0xff && bytes[1] === 0xd8) return plain('jpeg', jpegSize(bytes, view))
-  if (ascii(bytes, 0, 'RIFF') && ascii(bytes, 8, 'WEBP')) {
+  if (hasAscii(bytes, 0, 'RIFF') && hasAscii(bytes, 8, 'WEBP')) {
     const extents = webpExtents(bytes, view)
     return extents.length > 0 ? { format: 'webp', ...extents[0]!, extents } : undefined
   }
-  if (ascii(bytes, 0, 'GIF8')) return { format: 'gif', ...gifHeader(bytes, view) }
-  if ((ascii(bytes, 0, 'II') && bytes[2] === 42 && bytes[3] === 0) || (ascii(bytes, 0, 'MM') && bytes[2] === 0 && bytes[3] === 42)) {
+  if (hasAscii(bytes, 0, 'GIF8')) return { format: 'gif', ...gifHeader(bytes, view) }
+  if ((hasAscii(bytes, 0, 'II') && bytes[2] === 42 && bytes[3] === 0) || (hasAscii(bytes, 0, 'MM') && bytes[2] === 0 && bytes[3] === 42)) {
     const ifd = readTiffFirstIfd(bytes)
     return { format: 'tiff', width: ifd.width, height: ifd.height, extents: [ifd, ...(ifd.tile ? [ifd.tile] : [])], bytesPerPixel: ifd.bitsPerPixel / 8 }
   }
-  if (ascii(bytes, 4, 'ftyp') && (ascii(bytes, 8, 'avif') || ascii(bytes, 8, 'avis'))) return { format: 'avif', ...avifHeader(bytes, view) }
-  if (ascii(bytes, 0, 'BM') && bytes.length >= 26) return plain('bmp', { width: Math.abs(view.getInt32(18, true)), height: Math.abs(view.getInt32(22, true)) })
+  if (hasAscii(bytes, 4, 'ftyp') && (hasAscii(bytes, 8, 'avif') || hasAscii(bytes, 8, 'avis'))) return { format: 'avif', ...avifHeader(bytes, view) }
+  if (hasAscii(bytes, 0, 'BM') && bytes.length >= 26) return plain('bmp', { width: Math.abs(view.getInt32(18, true)), height: Math.abs(view.getInt32(22, true)) })
   return undefined
 }

@@ -3,7 +3,7 @@
 // compressed as they are produced, so the encoded file never sits whole in memory. Colour and alpha are reduced
 // when the pixels allow: grayscale when no pixel has colour, no alpha channel when every pixel is opaque.
 
-import { constants as zlibConstants, createDeflate } from 'node:zlib'
+import { crc32, constants as zlibConstants, createDeflate } from 'node:zlib'
 import { workTurns } from '../event-loop'
 import { rowFilter } from './filter'
 
@@ -50,22 +50,6 @@ const BYTES_PER_TURN = 512 * 1024
 /** Pixel bytes read for the colour and alpha analysis between two turns (~1 ms of JavaScript on an idle core). */
 const SCAN_BYTES_PER_TURN = 256 * 1024
 
-const CRC_TABLE = (() => {
-  const table = new Uint32Array(256)
-  for (let n = 0; n < 256; n++) {
-    let c = n
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-    table[n] = c >>> 0
-  }
-  return table
-})()
-
-function crc32(parts: Uint8Array[]): number {
-  let crc = 0xffffffff
-  for (const part of parts) for (let i = 0; i < part.length; i++) crc = CRC_TABLE[(crc ^ part[i]!) & 0xff]! ^ (crc >>> 8)
-  return (crc ^ 0xffffffff) >>> 0
-}
-
 function chunk(type: string, data: Uint8Array): Uint8Array {
   const out = new Uint8Array(12 + data.length)
   const view = new DataView(out.buffer)
@@ -73,7 +57,7 @@ function chunk(type: string, data: Uint8Array): Uint8Array {
   const typeBytes = new TextEncoder().encode(type)
   out.set(typeBytes, 4)
   out.set(data, 8)
-  view.setUint32(8 + data.length, crc32([typeBytes, data]))
+  view.setUint32(8 + data.length, crc32(data, crc32(typeBytes)))
   return out
 }
 

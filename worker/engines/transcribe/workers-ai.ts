@@ -1,7 +1,6 @@
 // Workers AI Whisper through the AI binding. whisper-large-v3-turbo takes base64 audio and answers segments;
 // @cf/openai/whisper and whisper-tiny-en take a byte array and answer words: both become a Transcript.
 import { type AudioForTranscription, type Transcriber, type Transcript, TranscriptionError, type TranscriptSegment } from './transcript'
-import { toBase64 } from '../base64'
 import { LOCAL_MODE } from './settings'
 
 type TurboOutput = {
@@ -58,7 +57,7 @@ export function workersAiTranscriber(ai: Ai | undefined, model: string, chunkByt
     maxChunkBytes: chunkBytes ?? workersAiChunkBytes(model),
     async transcribe(audio: AudioForTranscription) {
       if (!ai) throw unavailable()
-      const input = takesBase64(model) ? { audio: toBase64(audio.bytes) } : { audio: [...audio.bytes] }
+      const input = takesBase64(model) ? { audio: audio.bytes.toBase64() } : { audio: [...audio.bytes] }
       let output: unknown
       try {
         output = await (ai.run as (model: string, input: unknown) => Promise<unknown>)(model, input)

@@ -1,4 +1,4 @@
-// The queue consumer: runs one step of a job per message. Every effect is idempotent, because Queues deliver
+// The step runner: runs one step of a job per queue message. Every effect is idempotent, because Queues deliver
 // at least once: outputs are stored under a unique (step, output index), next steps under a unique (job,
 // source, part), and a finished step is skipped when its message comes again.
 import { eq } from 'drizzle-orm'
@@ -15,10 +15,10 @@ import { holdQuota } from '../files/quota'
 import { storeFile } from '../files/store'
 import { storedInput } from './input'
 import { openOptions } from './job-secrets'
-import { earlierOutput, ensureSteps, failJob, finishJobIfDone, newStep, shouldYieldTurn, updateJob, updateStep, type JobRow, type StepMessage, type StepRow } from './jobs'
+import { earlierOutput, ensureSteps, failJob, finishJobIfDone, newStep, shouldYieldTurn, updateJob, updateStep, type JobRow, type StepRow } from './jobs'
 import { outputName } from './naming'
 import { notifyJobFinished } from './webhooks'
-import { enqueueSteps, requeueStep } from '../queue'
+import { enqueueSteps, requeueStep, type StepMessage } from '../queue'
 
 export interface PipelineDeps {
   readonly db: Database

@@ -1,5 +1,5 @@
 // Which kind of preview a stored file gets, from its sniffed type and the converter its extension goes to.
-// A leaf: the files module asks it whether a record carries a preview_url.
+// In files/ because a file record answers it (its preview_url); previews ask it what to draw.
 import { converterForFile } from '../converters/registry'
 
 export type PreviewKind = 'image' | 'pdf' | 'office' | 'text'
