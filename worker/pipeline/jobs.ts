@@ -420,7 +420,7 @@ export async function earlierOutput(db: Database, job: JobRow, step: StepRow): P
       .select({ id: jobSteps.id })
       .from(jobSteps)
       .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
-      .where(and(eq(jobSteps.status, 'running'), gt(jobSteps.updatedAt, Date.now() - PEER_STEP_STALE_MS), peers))
+      .where(and(eq(jobSteps.status, 'running'), inArray(jobs.status, ['queued', 'running']), gt(jobSteps.updatedAt, Date.now() - PEER_STEP_STALE_MS), peers))
       .limit(1),
   ])
   return { file: done[0]?.file, converting: running.length > 0 }
