@@ -3,7 +3,7 @@
 // through the provider, unlink) and API keys (create with scopes, shown once; revoke). Each section reads its state
 // from the API when the screen opens.
 
-import { $, api, button, element, formatTime, say } from './console-api.js'
+import { $, api, button, element, formatTime, say, turns } from './console-api.js'
 import { consoleUrl, creationOptions, credentialJson } from './console-sign-in.js'
 
 export async function loadAccount() {
@@ -19,8 +19,12 @@ export function clearAccount() {
 
 const totpMessage = () => $('#totp-message')
 
+const totpTurn = turns()
+
 async function loadTotp() {
+  const isCurrent = totpTurn()
   const { body: status } = await api('GET', '/auth/totp')
+  if (!isCurrent()) return
   const state = $('#totp-state')
   state.dataset.enabled = String(status.enabled)
   $('#totp-start').hidden = status.enabled
@@ -96,8 +100,12 @@ function showRecoveryCodes(codes) {
 
 const passkeyMessage = () => $('#passkey-message')
 
+const passkeysTurn = turns()
+
 async function loadPasskeys() {
+  const isCurrent = passkeysTurn()
   const { body: passkeys } = await api('GET', '/auth/passkeys')
+  if (!isCurrent()) return
   $('#passkeys').replaceChildren(
     ...passkeys.map((passkey) => {
       const used = passkey.last_used_at ? `last used ${formatTime(passkey.last_used_at)}` : 'never used'
@@ -136,8 +144,12 @@ $('#passkey-form').addEventListener('submit', async (event) => {
 
 const identityMessage = () => $('#identity-message')
 
+const identitiesTurn = turns()
+
 async function loadIdentities() {
+  const isCurrent = identitiesTurn()
   const [{ body: identities }, { body: providers }] = await Promise.all([api('GET', '/auth/identities'), api('GET', '/auth/oauth')])
+  if (!isCurrent()) return
   const names = new Map(providers.map((provider) => [provider.id, provider.name]))
   $('#identities').replaceChildren(
     ...identities.map((identity) => {
@@ -180,8 +192,12 @@ export function showLinkResult({ linked, error }) {
 
 // --- API keys ----------------------------------------------------------------------------------------
 
+const keysTurn = turns()
+
 async function loadKeys() {
+  const isCurrent = keysTurn()
   const { body: keys } = await api('GET', '/auth/api-keys')
+  if (!isCurrent()) return
   $('#keys').replaceChildren(
     ...keys.map((key) => {
       const used = key.last_used_at ? `last used ${formatTime(key.last_used_at)}` : 'never used'

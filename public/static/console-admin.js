@@ -3,7 +3,7 @@
 // rules-based PUT and DELETE /users/:id), and one user's files, jobs and sessions (GET /admin/users/:id/…), ending
 // a session. The user opened is in the address (#admin/<id>), so a reload shows the same user.
 
-import { $, api, button, element, formatBytes, formatTime, say } from './console-api.js'
+import { $, api, button, element, formatBytes, formatTime, say, turns } from './console-api.js'
 
 const ROLES = ['user', 'admin']
 const message = () => $('#admin-message')
@@ -26,10 +26,15 @@ $('#admin-search').addEventListener('submit', async (event) => {
   await search(new FormData(event.currentTarget).get('q'))
 })
 
+const searchTurn = turns()
+const userTurn = turns()
+
 async function search(q) {
+  const isCurrent = searchTurn()
   try {
     const query = q?.trim() ? `?q=${encodeURIComponent(q.trim())}` : ''
     const { body: users } = await api('GET', `/admin/users${query}`)
+    if (!isCurrent()) return
     $('#admin-users').replaceChildren(...users.map(userRow))
     $('#admin-users-empty').hidden = users.length > 0
     say(message(), '')
@@ -87,6 +92,7 @@ function userRow(user) {
 // --- one user -------------------------------------------------------------------------------------------
 
 async function openUser(id) {
+  const isCurrent = userTurn()
   const panel = $('#admin-user')
   panel.dataset.id = id
   try {
@@ -96,6 +102,7 @@ async function openUser(id) {
       api('GET', `/admin/users/${id}/jobs`),
       api('GET', `/admin/users/${id}/sessions`),
     ])
+    if (!isCurrent()) return
     $('#admin-user-title').textContent = `${user.email} (${user.role}${user.email_verified ? ', verified' : ''})`
     showFiles(files)
     showJobs(jobs)

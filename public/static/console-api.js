@@ -31,6 +31,18 @@ export function whenSessionEnds(callback) {
   onSessionEnded = callback
 }
 
+/**
+ * For a screen's loader: each call takes a turn, and `isCurrent()` says whether a later call has started since. A
+ * slower, older answer (the screen's first load) must not overwrite a newer one (the list after a create).
+ */
+export function turns() {
+  let last = 0
+  return () => {
+    const mine = ++last
+    return () => mine === last
+  }
+}
+
 /** An error answer of the API: its message, code, status and whole body. */
 export class ApiFailure extends Error {
   constructor(status, body) {

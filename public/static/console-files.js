@@ -5,7 +5,7 @@
 // as thumbnails and .txt outputs as text, download, delete. What the tree shows is the API's answer, never the
 // page's memory, so a reload shows the same.
 
-import { $, api, element, formatBytes, formatTime, say, token } from './console-api.js'
+import { $, api, element, formatBytes, formatTime, say, token, turns } from './console-api.js'
 import { Dashboard, Tus, Uppy } from './uppy.js'
 
 const POLL_INTERVAL_MS = 400
@@ -96,8 +96,12 @@ export function discardFiles() {
 
 // --- files ---------------------------------------------------------------------------------------------
 
+const filesTurn = turns()
+
 export async function loadFiles() {
+  const isCurrent = filesTurn()
   const { body: files } = await api('GET', '/files?root=true')
+  if (!isCurrent()) return
   const roots = files.filter((file) => !file.parent_file)
   const items = roots.map(fileItem)
   $('#files').replaceChildren(...items)
@@ -284,7 +288,10 @@ function stepItem(step) {
 
 /** Reads the upload's whole tree and its jobs from the API and shows them in its list item. */
 export async function showTree(record, item) {
+  // Per item, the latest read wins: the list's first read may answer after a conversion's.
+  const turn = (item.treeTurn = (item.treeTurn ?? 0) + 1)
   const { body: tree } = await api('GET', `/files/${record._id}/tree`)
+  if (item.treeTurn !== turn) return
   const byParent = new Map()
   for (const file of tree.files.slice(1)) {
     if (!byParent.has(file.parent_file)) byParent.set(file.parent_file, [])

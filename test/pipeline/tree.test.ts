@@ -1,10 +1,12 @@
 // GET /files/:id/tree: a file's whole conversion tree (every descendant through parent_file, not only the direct
 // children) and the jobs of its files, each with its state, steps and error code, in one answer read from D1.
+import { env } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
 import { registerChainConverters } from '../support/chain-converters'
+import { TREE_FILES_MAX } from '../../worker/pipeline/routes'
 
 let user: TestUser
 
@@ -61,6 +63,24 @@ describe('GET /files/:id/tree', () => {
     expect(tree.body.jobs).toHaveLength(1)
     expect(tree.body.jobs[0]).toMatchObject({ status: 'failed', error_code: failed.body.code, error: expect.stringContaining('corrupt at byte 3') })
     expect(tree.body.jobs[0].steps).toMatchObject([{ converter: 'test-broken', status: 'failed', error: expect.stringContaining('corrupt at byte 3') }])
+  })
+
+  it('answers at most TREE_FILES_MAX files, the file first, and says the tree was cut', async () => {
+    const source = await uploaded(user, 'book.pdf', '%PDF-1.4 not really')
+    // 1100 pages of a PDF as records (no bytes: the tree reads records only), made in one statement.
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 1099)
+       INSERT INTO files (id, user_id, parent_id, name, extension, content_type, size, hash, key, part_index, part_total, created_at, updated_at)
+       SELECT substr(?1, 1, 12) || printf('%012x', i), ?2, ?1, 'book (' || (i + 1) || ' of 1100)', '.png', 'image/png', 1, 'h', 'k/' || ?1 || '/' || i, i, 1100, 0, 0 FROM n`,
+    )
+      .bind(source._id, user.id)
+      .run()
+    const tree = await callJson('GET', `/files/${source._id}/tree`, { token: user.token })
+    expect(tree.status).toBe(200)
+    expect(tree.body.truncated).toBe(true)
+    expect(tree.body.files).toHaveLength(TREE_FILES_MAX)
+    // Made before its pages by the clock's say (created_at 0 here), the file is still first.
+    expect(tree.body.files[0]._id).toBe(source._id)
   })
 
   it("answers another user's file as if it did not exist", async () => {
