@@ -29,7 +29,7 @@ const noise = (length: number, seed = 1) => {
 interface TiffSpec {
   width: number
   height: number
-  samples: 1 | 3
+  samples: 1 | 3 | 4
   bits: 8 | 16
   /** 1 none, 5 LZW, 8 Deflate, 32773 PackBits. */
   compression: 1 | 5 | 8 | 32773
@@ -111,9 +111,11 @@ function tiffOf(spec: TiffSpec): Uint8Array {
     [257, 4, [height]],
     [258, 3, Array(samples).fill(bits)],
     [259, 3, [compression]],
-    [262, 3, [samples === 3 ? 2 : 1]],
+    [262, 3, [samples >= 3 ? 2 : 1]],
     [277, 3, [samples]],
   ]
+  // A fourth sample is unassociated alpha.
+  if (samples === 4) entries.push([338, 3, [2]])
   const offsets = new Array<number>(blocks.length).fill(0)
   if (spec.tile) entries.push([322, 4, [spec.tile]], [323, 4, [spec.tile]], [324, 4, offsets], [325, 4, blocks.map((b) => b.length)])
   else entries.push([273, 4, offsets], [278, 4, [spec.rowsPerStrip ?? height]], [279, 4, blocks.map((b) => b.length)])
@@ -173,6 +175,9 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
     ['Deflate 16-bit big-endian gray, 5 rows a strip', { width: 37, height: 29, samples: 1, bits: 16, compression: 8, bigEndian: true, rowsPerStrip: 5 }],
     ['PackBits RGB, 4 rows a strip', { width: 37, height: 29, samples: 3, bits: 8, compression: 32773, rowsPerStrip: 4 }],
     ['LZW gray, 3 rows a strip', { width: 37, height: 29, samples: 1, bits: 8, compression: 5, rowsPerStrip: 3 }],
+    // 4 bytes a pixel: converted to RGBA in place, band by band.
+    ['Deflate RGBA, 5 rows a strip', { width: 37, height: 29, samples: 4, bits: 8, compression: 8, rowsPerStrip: 5 }],
+    ['uncompressed RGBA over two bands', { width: 1024, height: 300, samples: 4, bits: 8, compression: 1, rowsPerStrip: 64 }],
   ])('gives UTIF\'s own pixels for %s', async (_kind, spec) => {
     const bytes = tiffOf(spec)
     const decoded = await decodeImage(bytes, TEST_IMAGE_LIMITS)

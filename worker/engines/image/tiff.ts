@@ -209,7 +209,9 @@ async function decodeRaster(img: Ifd, data: Uint8Array, turn: (units: number) =>
 async function toRgbaInBands(img: Ifd, raster: Uint8Array, turn: (units: number) => Promise<void> | undefined): Promise<Uint8Array> {
   const { width, height } = img
   const rowBytes = height > 0 ? raster.length / height : 0
-  const rgba = new Uint8Array(width * height * 4)
+  // A raster of 4 bytes a pixel (8-bit RGBA, the largest) is converted in place, band by band: each band is read
+  // whole before its RGBA is written over it, and the 46 MiB of a second 12 MP picture are never made.
+  const rgba = rowBytes === width * 4 ? raster : new Uint8Array(width * height * 4)
   const band = Math.max(1, Math.floor(WORK_BYTES_PER_TURN / (width * 4)))
   for (let row = 0; row < height; row += band) {
     const rows = Math.min(band, height - row)
