@@ -5,6 +5,7 @@ import { env } from 'cloudflare:test'
 import { inspectRoutes } from 'hono/dev'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
+import { sha256Hex } from '../support/bytes'
 import { MAX_API_KEYS_PER_USER, ROUTE_SCOPES } from '../../worker/auth/api-keys'
 import { call, callJson } from '../support/api'
 import { signUp, tokenIn, waitForEmail, type TestUser } from '../support/accounts'
@@ -14,10 +15,6 @@ async function makeKey(user: TestUser, scopes: string[], extra: Record<string, u
   const res = await callJson('POST', '/auth/api-keys', { token: user.token, json: { name: 'server', scopes, ...extra } })
   expect(res.status).toBe(201)
   return res.body as { _id: string; key: string; prefix: string; scopes: string[]; last_used_at: string | null }
-}
-
-async function sha256Hex(text: string) {
-  return [...new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)))].map((b) => b.toString(16).padStart(2, '0')).join('')
 }
 
 const upload = (token: string) => call('POST', '/files', { token, body: multipartBody('from-a-key.txt', 'hello'), headers: { 'x-edgefloor-name': 'from-a-key.txt' } })

@@ -25,7 +25,7 @@ async function received(jobId: string): Promise<RecordedGotenbergRequest[]> {
 
 /** The user:password a Basic authorization carries, read as UTF-8 (throws on bytes that are not UTF-8). */
 function credentials(authorization = ''): string {
-  const bytes = Uint8Array.from(atob(authorization.replace(/^Basic /, '')), (char) => char.charCodeAt(0))
+  const bytes = Uint8Array.fromBase64(authorization.replace(/^Basic /, ''))
   return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
 }
 

@@ -18,7 +18,7 @@ import { turnsDuring } from '../support/turns'
 
 const KINDS: EncryptionKind[] = ['rc4-40', 'rc4-128', 'rc4-128-v4', 'aes-128', 'aes-128-clear-metadata', 'aes-256-r5', 'aes-256']
 
-const pdf = (name: string) => Uint8Array.from(atob(inject('encryptedPdfs')[name]!), (char) => char.charCodeAt(0))
+const pdf = (name: string) => Uint8Array.fromBase64(inject('encryptedPdfs')[name]!)
 
 const BUDGET = { maxStreamBytes: 2 ** 30, maxTotalBytes: 2 ** 30 }
 

@@ -10,7 +10,7 @@ import { grantRole } from '../support/roles'
 
 const MiB = 1024 * 1024
 const TUS = { 'tus-resumable': '1.0.0' }
-const b64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)))
+const b64 = (text: string) => new TextEncoder().encode(text).toBase64()
 
 /** A request body the test feeds: `send` enqueues bytes, `end` closes it; the request waits for what is not sent. */
 function heldBody() {

@@ -3,10 +3,9 @@ import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { call, callJson, callWithSettings, type CallOptions } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
+import { sha256Hex } from '../support/bytes'
 
 const MiB = 1024 * 1024
-const sha256 = async (bytes: Uint8Array) =>
-  [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('')
 
 const partRequest = (user: TestUser, bytes: Uint8Array): CallOptions => ({
   token: user.token,
@@ -46,7 +45,7 @@ describe('resumable uploads', { timeout: 120_000 }, () => {
     whole.set(first)
     whole.set(second, first.length)
     expect(done.status).toBe(201)
-    expect(done.body).toMatchObject({ name: 'big video.pdf', extension: '.pdf', content_type: 'application/pdf', size: whole.length, hash: await sha256(whole), prefix: `media/${user.id}` })
+    expect(done.body).toMatchObject({ name: 'big video.pdf', extension: '.pdf', content_type: 'application/pdf', size: whole.length, hash: await sha256Hex(whole), prefix: `media/${user.id}` })
     const download = await call('GET', `/files/${done.body._id}/download`, { token: user.token })
     expect(new Uint8Array(await download.arrayBuffer())).toEqual(whole)
     expect((await callJson('GET', `/files/uploads/${id}`, { token: user.token })).status).toBe(404)

@@ -3,10 +3,9 @@ import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { BASE, call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
+import { sha256Hex } from '../support/bytes'
 import { downloadBytes, multipartBody, PDF_HEAD, PNG_HEAD, uploaded, uploadFile } from '../support/files'
 
-const sha256 = async (bytes: Uint8Array) =>
-  [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('')
 
 async function storedState(user: TestUser) {
   const objects = await env.BUCKET.list({ prefix: `u/${user.id}/` })
@@ -25,7 +24,7 @@ describe('POST /files', () => {
       extension: '.txt',
       content_type: 'text/plain',
       size: bytes.length,
-      hash: await sha256(bytes),
+      hash: await sha256Hex(bytes),
       parent_file: null,
       file_modified_at: '2023-11-14T22:13:20.000Z',
     })
@@ -147,7 +146,7 @@ describe('POST /files', () => {
     for (let i = 0; i < bytes.length; i += 4096) bytes[i] = (i / 4096) & 0xff
     const res = await uploadFile(user, 'big.bin', bytes, { 'x-edgefloor-size': String(bytes.length) })
     expect(res.status).toBe(201)
-    expect(res.body).toMatchObject({ size: bytes.length, hash: await sha256(bytes) })
+    expect(res.body).toMatchObject({ size: bytes.length, hash: await sha256Hex(bytes) })
     const stored = await env.BUCKET.head((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects[0]!.key)
     expect(stored!.size).toBe(bytes.length)
   }, 120_000)
@@ -156,7 +155,7 @@ describe('POST /files', () => {
     const user = await signUp()
     const bytes = new Uint8Array(9 * 1024 * 1024 + 7).map((_, i) => i % 251)
     const res = await uploadFile(user, 'parts.bin', bytes)
-    expect(res).toMatchObject({ status: 201, body: { size: bytes.length, hash: await sha256(bytes) } })
+    expect(res).toMatchObject({ status: 201, body: { size: bytes.length, hash: await sha256Hex(bytes) } })
   })
 })
 
@@ -192,9 +191,9 @@ describe('POST /files with the raw body (any Content-Type but multipart: the fas
       headers: { 'content-type': 'application/octet-stream', 'x-edgefloor-name': encodeURIComponent('Report ü.pdf'), 'x-edgefloor-size': String(bytes.length) },
     })
     expect(res.status).toBe(201)
-    expect(res.body).toMatchObject({ name: 'Report ü.pdf', extension: '.pdf', content_type: 'application/pdf', size: bytes.length, hash: await sha256(bytes) })
+    expect(res.body).toMatchObject({ name: 'Report ü.pdf', extension: '.pdf', content_type: 'application/pdf', size: bytes.length, hash: await sha256Hex(bytes) })
     const stored = await env.BUCKET.get((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects[0]!.key)
-    expect(await sha256(new Uint8Array(await stored!.arrayBuffer()))).toBe(await sha256(bytes))
+    expect(await sha256Hex(new Uint8Array(await stored!.arrayBuffer()))).toBe(await sha256Hex(bytes))
   })
 
   it("takes the name from Content-Disposition's filename (RFC 6266), the type from the bytes over the declared one", async () => {
@@ -297,7 +296,7 @@ describe('POST /files reads the body into two reused 512 KiB blocks (worker/file
   it('stores every byte of a 24 MiB body, raw and multipart, with a declared size and without: no block is read over before R2 and the hash have taken it', async () => {
     const user = await signUp()
     const bytes = noise(24 * 1024 * 1024 + 12_345)
-    const expected = await sha256(bytes)
+    const expected = await sha256Hex(bytes)
     // The path under test: a request body that a BYOB reader can fill (one made in JavaScript falls back to its own chunks).
     new Request(BASE, { method: 'POST', body: bytes }).body!.getReader({ mode: 'byob' }).releaseLock()
     const uploads = {
@@ -310,7 +309,7 @@ describe('POST /files reads the body into two reused 512 KiB blocks (worker/file
       const record = (await res.json()) as { _id: string; size: number; hash: string }
       expect({ status: res.status, size: record.size, hash: record.hash }, kind).toEqual({ status: 201, size: bytes.length, hash: expected })
       const stored = await downloadBytes(`/files/${record._id}/download`, { token: user.token })
-      expect(await sha256(stored.bytes), kind).toBe(expected)
+      expect(await sha256Hex(stored.bytes), kind).toBe(expected)
       expect(indexOfDifference(stored.bytes, bytes), kind).toBe(-1)
     }
   }, 300_000)

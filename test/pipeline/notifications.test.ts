@@ -125,7 +125,7 @@ describe('webhooks', () => {
   async function signatureOf(secret: string, message: string) {
     const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
     const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(message)))
-    return `sha256=${[...mac].map((byte) => byte.toString(16).padStart(2, '0')).join('')}`
+    return `sha256=${mac.toHex()}`
   }
 
   it('refuses an http callback_url unless WEBHOOK_ALLOW_HTTP is set', async () => {
