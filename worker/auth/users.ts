@@ -124,11 +124,11 @@ export function hasPassword(user: Pick<UserRecord, 'passwordHash'>): boolean {
 
 /**
  * Inserts an account (registration, or an admin through /users); a taken email answers 409. `values` is the
- * Users model of the caller's configuration, whose defaults fill the custom fields not given.
+ * Users model of the caller's configuration, whose defaults fill the custom fields not given. The unique index on
+ * the address decides, in the insert's own round trip (no read before it).
  */
 export async function createUser(db: Database, values: ValuesMap, input: NewUser): Promise<UserRecord> {
   const email = normalizeEmail(input.email)
-  if (await findUserByEmail(db, email)) throw emailTaken()
   const now = Date.now()
   const record = {
     id: newId(now),

@@ -26,21 +26,14 @@ export function listCondition(route: CompiledRoute, store: ModelStore, user: Aut
 }
 
 /**
- * The record addressed by the URL, once the caller passed `operation`'s rule for it. `parentId` (relation
- * routes) must match the record's foreign key, else the record is not found under that parent.
+ * The record addressed by the URL (read already, in the session check's round trip), once the caller passed
+ * `operation`'s rule for it. `parentId` (relation routes) must match the record's foreign key, else the record is not
+ * found under that parent.
  */
-export async function loadPermitted(
-  route: CompiledRoute,
-  store: ModelStore,
-  name: Exclude<Operation, '_create' | '_readAll'>,
-  user: AuthUser,
-  id: string,
-  parentId?: string,
-): Promise<ResourceFields> {
+export function permitted(route: CompiledRoute, name: Exclude<Operation, '_create' | '_readAll'>, user: AuthUser, record: ResourceFields | undefined, parentId?: string): ResourceFields {
   const operation = route.operations[name]
   const rule = specialise(operation.rule, user)
   if (rule.kind === 'const' && !rule.value) throw forbidden(operation)
-  const record = await store.find(id)
   if (!record || (route.parent && record[route.parent.foreignKey] !== parentId)) throw notFound(route)
   if (evaluate(rule, user, record)) return record
   const mayRead = name !== '_read' && evaluate(route.operations._read.rule, user, record)

@@ -4,11 +4,11 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
-import { requireAuth } from '../auth/middleware'
+import { authorizedBatch, requireAuth } from '../auth/middleware'
 import { ApiError } from '../errors'
 import { resourceFields, type Scalar } from './evaluate'
 import type { CompiledRoute } from './compile'
-import { checkCreate, checkPrivileged, listCondition, loadPermitted, withInjected } from './guard'
+import { checkCreate, checkPrivileged, listCondition, permitted, withInjected } from './guard'
 import { recordsStore, usersStore, type ModelStore } from './store'
 import { displayName, parseFilterValue, readableShape, withDefaults } from '../models/values'
 
@@ -78,10 +78,11 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
   const parentParams = route.parent ? { id: Id.openapi({ description: `the ${route.parent.model} record's _id` }) } : {}
   const itemParams = z.object({ ...parentParams, [route.itemParam]: Id })
   const collectionParams = z.object(parentParams)
-  const describe = (config: Omit<RouteConfig, 'responses' | 'security' | 'middleware' | 'tags'> & { responses: RouteConfig['responses'] }) =>
+  // A route that reads its record first shares the session check's round trip with that read (authorizedBatch).
+  const describe = (config: Omit<RouteConfig, 'responses' | 'security' | 'middleware' | 'tags'> & { responses: RouteConfig['responses'] }, options: { sharesRoundTrip?: boolean } = {}) =>
     securedRoute([route.model], {
       ...config,
-      middleware: [requireAuth()] as const,
+      middleware: [requireAuth(options)] as const,
       responses: { ...config.responses, 403: errorResponse('A rule refused the operation: `{ message, rule }`') },
     })
   // The schemas are built from config at start-up, so handlers see loosely typed contexts; the validation
@@ -91,6 +92,12 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
   const validated = (c: Context<AppEnv>, target: 'json' | 'query') =>
     (c.req.valid as unknown as (target: string) => Record<string, unknown>)(target)
   const ruleText = (name: keyof CompiledRoute['operations']) => `Allowed by rule: \`${route.operations[name].source}\``
+  /** The record the URL names, read in the session check's round trip, once the caller passed `name`'s rule for it. */
+  const readPermitted = async (c: Context<AppEnv>, store: ModelStore, name: 'read' | 'update' | 'delete', id: string) => {
+    const find = store.findQuery(id)
+    const [rows] = await authorizedBatch(c, [find.query])
+    return permitted(route, `_${name}`, c.var.user, find.found(rows), parentOf(c))
+  }
   const parentOf = (c: Context<AppEnv>) => (route.parent ? c.req.param('id') : undefined)
 
   const listQuery = z.object({
@@ -152,10 +159,10 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
       description: ruleText('_read'),
       request: { params: itemParams },
       responses: { 200: jsonResponse(Record, 'The record'), 404: errorResponse('No such record (or not yours to see)') },
-    }),
+    }, { sharesRoundTrip: true }),
     async (c) => {
       const store = storeFor(c)
-      const record = await loadPermitted(route, store, '_read', c.var.user, c.req.param(route.itemParam)!, parentOf(c))
+      const record = await readPermitted(c, store, 'read', c.req.param(route.itemParam)!)
       return c.json(store.present(record), 200)
     },
   )
@@ -168,14 +175,14 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
       description: `${ruleText('_update')}.${route.isUsers ? ` Setting role, email or email_verified also needs \`${route.privileged.source}\`.` : ''}`,
       request: { params: itemParams, body: jsonBody(bodies.update) },
       responses: { 200: jsonResponse(Record, 'The updated record'), 404: errorResponse('No such record (or not yours to see)'), 409: errorResponse('The email is taken') },
-    }),
+    }, { sharesRoundTrip: true }),
     async (c) => {
       const store = storeFor(c)
       const id = c.req.param(route.itemParam)!
-      const record = await loadPermitted(route, store, '_update', c.var.user, id, parentOf(c))
+      const record = await readPermitted(c, store, 'update', id)
       const body = validated(c, 'json')
       checkPrivileged(route, c.var.user, body, record, 'update')
-      const updated = await store.update(id, withInjected(route.operations._update, c.var.user, body, record))
+      const updated = await store.update(id, withInjected(route.operations._update, c.var.user, body, record), record)
       return c.json(store.present(updated), 200)
     },
   )
@@ -188,11 +195,11 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
       description: `${ruleText('_delete')}.${route.isUsers ? ' Deletes the account with its files (records, then stored bytes) and its related records.' : ''}`,
       request: { params: itemParams },
       responses: { 204: { description: 'Deleted' }, 404: errorResponse('No such record (or not yours to see)') },
-    }),
+    }, { sharesRoundTrip: true }),
     async (c) => {
       const store = storeFor(c)
       const id = c.req.param(route.itemParam)!
-      await loadPermitted(route, store, '_delete', c.var.user, id, parentOf(c))
+      await readPermitted(c, store, 'delete', id)
       await store.remove(id)
       return c.body(null, 204)
     },

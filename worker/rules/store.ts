@@ -2,7 +2,9 @@
 // documents) for custom models. Both answer in the shape rules see (wire names, `_id`), so routes and rules
 // never care which one they talk to.
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm'
-import { createUser, findUser, updateAccount, type UserRecord } from '../auth/users'
+import type { BatchItem } from 'drizzle-orm/batch'
+import { deliverAccountEmail } from '../auth/delivery'
+import { createUser, emailTaken, findUser, findUserQuery, isUniqueViolation, normalizeEmail, updateAccount, type UserRecord } from '../auth/users'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
@@ -35,9 +37,13 @@ export interface ListQuery {
 export interface ModelStore {
   readonly resolve: FieldResolver
   find(id: string): Promise<ResourceFields | undefined>
+  /** The read of one record as a statement a batch can carry (the session check's round trip), and what turns its
+   * rows into the record. */
+  findQuery(id: string): { query: BatchItem<'sqlite'>; found(rows: unknown): ResourceFields | undefined }
   list(query: ListQuery): Promise<ResourceFields[]>
   insert(fields: Record<string, unknown>): Promise<ResourceFields>
-  update(id: string, fields: Record<string, unknown>): Promise<ResourceFields>
+  /** `current`: the record as find or findQuery answered it this request, so that it is not read again. */
+  update(id: string, fields: Record<string, unknown>, current?: ResourceFields): Promise<ResourceFields>
   remove(id: string): Promise<void>
   /** What a client may read of a record: `_id`, the readable fields and the timestamps. */
   present(record: ResourceFields): Record<string, unknown>
@@ -90,12 +96,22 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
   const resolve: FieldResolver = (field) =>
     USER_COLUMNS[field] ?? { kind: 'json', document: sql`${users.values}`, path: field }
   const customFields = Object.keys(route.values)
+  // The rows behind the records this store answered, for an update that follows its own read.
+  const rowsOf = new WeakMap<ResourceFields, UserRecord>()
+  const fieldsOf = (user: UserRecord) => {
+    const fields = userFields(user)
+    rowsOf.set(fields, user)
+    return fields
+  }
 
   return {
     resolve,
     async find(id) {
       const user = await findUser(db, id)
-      return user && userFields(user)
+      return user && fieldsOf(user)
+    },
+    findQuery(id) {
+      return { query: findUserQuery(db, id), found: (rows) => (rows as UserRecord[])[0] && fieldsOf((rows as UserRecord[])[0]!) }
     },
     async list(query) {
       const rows = await db
@@ -118,8 +134,8 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
       })
       return userFields(user)
     },
-    async update(id, fields) {
-      const current = await findUser(db, id)
+    async update(id, fields, known) {
+      const current = (known && rowsOf.get(known)) ?? (await findUser(db, id))
       if (!current) throw new ApiError('USER_NOT_FOUND')
       const text = (value: unknown) => (typeof value === 'string' ? value : undefined)
       const custom = customFields.filter((name) => fields[name] !== undefined)
@@ -176,7 +192,9 @@ function recordResolver(field: string): FieldAccess {
   return { kind: 'json', document: sql`${records.data}`, path: field }
 }
 
-function recordFields(row: typeof records.$inferSelect): ResourceFields {
+type RecordRow = typeof records.$inferSelect
+
+function recordFields(row: RecordRow): ResourceFields {
   return { ...row.data, _id: row.id, created_at: iso(row.createdAt), updated_at: iso(row.updatedAt) }
 }
 
@@ -203,11 +221,21 @@ async function ensureIndexes(d1: D1Database, route: CompiledRoute, fields: reado
 export function recordsStore(deps: StoreDeps, route: CompiledRoute, indexedFields: readonly string[]): ModelStore {
   const { db } = deps
   const ofModel = eq(records.model, route.model)
+  const rowsOf = new WeakMap<ResourceFields, RecordRow>()
+  const fieldsOf = (row: RecordRow) => {
+    const fields = recordFields(row)
+    rowsOf.set(fields, row)
+    return fields
+  }
+  const findQuery = (id: string) => db.select().from(records).where(and(ofModel, eq(records.id, id))).limit(1)
   return {
     resolve: recordResolver,
     async find(id) {
-      const row = await db.query.records.findFirst({ where: and(ofModel, eq(records.id, id)) })
-      return row && recordFields(row)
+      const [row] = await findQuery(id)
+      return row && fieldsOf(row)
+    },
+    findQuery(id) {
+      return { query: findQuery(id), found: (rows) => (rows as RecordRow[])[0] && fieldsOf((rows as RecordRow[])[0]!) }
     },
     async list(query) {
       await ensureIndexes(deps.d1, route, indexedFields)
@@ -224,8 +252,8 @@ export function recordsStore(deps: StoreDeps, route: CompiledRoute, indexedField
       const [row] = await db.insert(records).values({ id: newId(now), model: route.model, data: fields, createdAt: now, updatedAt: now }).returning()
       return recordFields(row!)
     },
-    async update(id, fields) {
-      const current = await db.query.records.findFirst({ where: and(ofModel, eq(records.id, id)) })
+    async update(id, fields, known) {
+      const current = (known && rowsOf.get(known)) ?? (await findQuery(id))[0]
       if (!current) throw new ApiError('RECORD_NOT_FOUND', { message: `${route.model} record not found` })
       const [row] = await db
         .update(records)
