@@ -12,7 +12,7 @@ import { openDatabase } from '../../worker/db/client'
 import { localEngines } from '../../worker/engine-workers/local'
 import { findOwnedFile } from '../../worker/files/records'
 import { consumeConversions, type PipelineDeps } from '../../worker/pipeline/step-runner'
-import { claimStep, createJob, HANDED_OVER } from '../../worker/pipeline/jobs'
+import { claimStep, createJob, HANDED_OVER, turnToGive } from '../../worker/pipeline/jobs'
 import type { StepMessage } from '../../worker/queue'
 import { callJson } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
@@ -169,6 +169,26 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     // The rest of the flood runs whole (no one waits).
     await consume(deps, ...flood.slice(1).map((body) => delivery(body)))
     expect((await jobOf(flooder, flood[5]!.jobId)).body.steps).toMatchObject([{ status: 'done', part: null }])
+  })
+
+  it('hands turns only to first answers: never to a user with a backlog of their own, nor to a step waiting to be retried', async () => {
+    const deps = recordingDeps()
+    const flooder = await signUp()
+    const backlogged = await signUp()
+    const retrying = await signUp()
+    const flood: StepMessage[] = []
+    for (let i = 0; i < 8; i++) flood.push(await unsentJob(deps, flooder, `big-${i}.tturn`, 'b'))
+    const theirs: StepMessage[] = []
+    for (let i = 0; i < 5; i++) theirs.push(await unsentJob(deps, backlogged, `mid-${i}.tturn`, 'm'))
+    const failedOnce = await unsentJob(deps, retrying, 'again.tturn', 'r')
+    await env.DB.prepare("UPDATE job_steps SET attempts = 1, error = 'retrying: the engine is busy' WHERE id = ?").bind(failedOnce.stepId).run()
+    // The flooder gives way (both have fewer steps, one waits), but neither step is run in its turn.
+    const turn = await turnToGive(deps.db, flooder.id)
+    expect(turn).toBeDefined()
+    expect([failedOnce.stepId, ...theirs.map((step) => step.stepId)]).not.toContain(turn?.step?.stepId)
+    // Settled here, lightest first (no one gives way), so that no later test finds them waiting.
+    await consume(deps, ...[failedOnce, ...theirs, ...flood].map((body) => delivery(body, 2)))
+    for (const [user, step] of [[backlogged, theirs[4]!], [retrying, failedOnce], [flooder, flood[7]!]] as const) expect((await jobOf(user, step.jobId)).body.status).toBe('done')
   })
 
   it("retries a step's message while a handed-over turn runs the step, and takes it over on the next delivery", async () => {

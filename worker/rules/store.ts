@@ -3,8 +3,7 @@
 // never care which one they talk to.
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm'
 import type { BatchItem } from 'drizzle-orm/batch'
-import { deliverAccountEmail } from '../auth/delivery'
-import { createUser, emailTaken, findUser, findUserQuery, isUniqueViolation, normalizeEmail, updateAccount, type UserRecord } from '../auth/users'
+import { createUser, findUser, findUserQuery, updateAccount, type UserRecord } from '../auth/users'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
