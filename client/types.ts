@@ -1,7 +1,7 @@
 // The API's records as they travel on the wire (snake_case, as the Basefloor contract names them). Written out
 // here so that the package's types stand alone; test/client/types.test.ts holds them equal to the Worker's own
 // response schemas, so they cannot drift.
-import type { ErrorCode } from './errors'
+import type { ErrorCode } from './errors.ts'
 
 /** A file record (`GET /files/:id`). */
 export interface FileRecord {

@@ -225,7 +225,7 @@ describe('office-to-pdf through the sidecar Container', () => {
     expect(startsWithPdf(await outputBytes(notes!))).toBe(true)
     // The sidecar's refusal comes back through the object as the document's fault, not the converter's.
     const refused = await convertAll(officeToPdf, inputFromBytes('hello.docx', officeDocument('hello.docx')), { ...ctx, options: { pdfa: 'PDF/A-9' } }).catch((error) => error)
-    expect(refused).toMatchObject({ name: 'ConversionError', retryable: false, status: 422 })
+    expect(refused).toMatchObject({ name: 'ConversionError', retryable: false, code: 'CONVERSION_FAILED' })
   })
 
   it('sends the Cloudflare Access service token with every request', async () => {
@@ -275,7 +275,7 @@ describe('office-to-pdf through an HTTPS GOTENBERG_URL with credentials', () => 
     ['a wrong Access secret', { GOTENBERG_ACCESS_CLIENT_ID: 'edgefloor-test.access', GOTENBERG_ACCESS_CLIENT_SECRET: 'not the secret' }, 403],
   ])('reports %s as a misconfigured converter, retried, the status in the cause only', async (_case, credentials, status) => {
     const failure = await convertAll(officeToPdf, inputFromBytes('hello.odt', officeDocument('hello.odt')), testContext({ settings: settingsWith(credentials) })).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'ConversionError', retryable: true, status: 502, message: 'the document converter is misconfigured' })
+    expect(failure).toMatchObject({ name: 'ConversionError', retryable: true, code: 'CONVERTER_MISCONFIGURED', message: 'the document converter is misconfigured' })
     expect(failure.cause).toMatchObject({ kind: 'credentials', status })
   })
 })

@@ -113,6 +113,20 @@ export function filesOfJobs(db: Database, userId: string, jobIds: SQLWrapper) {
   return db.query.files.findMany({ where: and(eq(files.userId, userId), madeOrReusedBy(sql`${jobIds}`)) })
 }
 
+/**
+ * The newest of the user's files made from `parentId` by one of the steps `stepIds` selects, as a query a batch can
+ * carry. An output's origin key is `<step id>:<index>`: it names the step that made it.
+ */
+export function newestOutputOfSteps(db: Database, userId: string, parentId: string, stepIds: SQLWrapper) {
+  const madeBy = sql`substr(${files.originKey}, 1, instr(${files.originKey}, ':') - 1)`
+  return db
+    .select()
+    .from(files)
+    .where(and(eq(files.parentId, parentId), eq(files.userId, userId), sql`${madeBy} IN ${stepIds}`))
+    .orderBy(desc(files.id))
+    .limit(1)
+}
+
 /** The caller's file, as a query a route can batch with others (ownedFile turns its rows into the row or a 404). */
 export function ownedFileQuery(db: Database, userId: string, id: string) {
   return db.select().from(files).where(and(eq(files.id, id), eq(files.userId, userId))).limit(1)

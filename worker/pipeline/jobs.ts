@@ -8,11 +8,11 @@ import type { ConversionErrorCode, ConverterInfo, PartRange } from '../converter
 import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
-import { files, jobs, jobSteps, users } from '../db/schema'
+import { jobs, jobSteps, users } from '../db/schema'
 import { iso } from '../db/times'
 import { ApiError, ERROR_CODES, ERRORS } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
-import { FileResponseSchema, filesOfJob, filesOfJobs, toFileResponse, treeIds, type FileLinks, type FileResponse, type FileRow } from '../files/records'
+import { FileResponseSchema, filesOfJob, filesOfJobs, newestOutputOfSteps, toFileResponse, treeIds, type FileLinks, type FileResponse, type FileRow } from '../files/records'
 import { signToken } from '../files/signed-url'
 import type { StepMessage } from '../queue'
 
@@ -405,25 +405,17 @@ export async function earlierOutput(db: Database, job: JobRow, step: StepRow): P
     eq(jobs.userId, job.userId),
     eq(jobs.options, job.options),
   )
-  // An output's origin key is `<step id>:<index>`: it names the step that made it.
-  const madeBy = sql`substr(${files.originKey}, 1, instr(${files.originKey}, ':') - 1)`
+  const doneSteps = db.select({ id: jobSteps.id }).from(jobSteps).innerJoin(jobs, eq(jobs.id, jobSteps.jobId)).where(and(eq(jobSteps.status, 'done'), peers))
   const [done, running] = await db.batch([
-    db
-      .select({ file: files })
-      .from(files)
-      .innerJoin(jobSteps, eq(jobSteps.id, madeBy))
-      .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
-      .where(and(eq(files.parentId, step.sourceFileId), eq(files.userId, job.userId), eq(jobSteps.status, 'done'), peers))
-      .orderBy(desc(files.id))
-      .limit(1),
+    newestOutputOfSteps(db, job.userId, step.sourceFileId, doneSteps),
     db
       .select({ id: jobSteps.id })
       .from(jobSteps)
       .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
-      .where(and(eq(jobSteps.status, 'running'), inArray(jobs.status, ['queued', 'running']), gt(jobSteps.updatedAt, Date.now() - PEER_STEP_STALE_MS), peers))
+      .where(and(eq(jobSteps.status, 'running'), gt(jobSteps.updatedAt, Date.now() - PEER_STEP_STALE_MS), peers))
       .limit(1),
   ])
-  return { file: done[0]?.file, converting: running.length > 0 }
+  return { file: done[0], converting: running.length > 0 }
 }
 
 export async function updateStep(db: Database, id: string, changes: Partial<StepRow>): Promise<void> {
