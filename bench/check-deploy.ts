@@ -180,7 +180,7 @@ interface Running {
 }
 
 /** Starts workerd on the bundle and waits for its first answer to GET / (which must be a 2xx). */
-async function startWorkerd(bundle: Bundle, extra: Record<string, string> = {}, v8Flags: readonly string[] = []): Promise<Running> {
+async function startWorkerd(bundle: Bundle, extra: Record<string, string> = {}, v8Flags: readonly string[] = [], attempt = 1): Promise<Running> {
   const port = await freePort()
   const config = writeWorkerdConfig(bundle, port, extra, v8Flags)
   const log = join(bundle.dir, `workerd-${port}.log`)
@@ -210,6 +210,9 @@ async function startWorkerd(bundle: Bundle, extra: Record<string, string> = {}, 
     }
   } catch (error) {
     await group.stop()
+    // workerd gone when its answer came: another server (other people's run on this machine) took the free port
+    // first, and the answer was its. A new port, up to twice more.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) return startWorkerd(bundle, extra, v8Flags, attempt + 1)
     throw new Error(`${(error as Error).message}\nworkerd's log:\n${readFileSync(log, 'utf8').slice(-3000)}`, { cause: error })
   }
 }

@@ -93,7 +93,7 @@ async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
 export default {
   ...consumer,
   async fetch(request, env) {
-    if (request.method === 'GET') return Response.json({ liveWasmBytes: liveWasmBytes(), canCollect: typeof (globalThis as { gc?: unknown }).gc === 'function' })
+    if (request.method === 'GET') return Response.json({ liveWasmBytes: await liveWasmBytes(), canCollect: typeof (globalThis as { gc?: unknown }).gc === 'function' })
     return runStep(request, env)
   },
 } satisfies ExportedHandler<ConsumerEnv, QueueMessage>
