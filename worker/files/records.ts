@@ -269,12 +269,16 @@ export async function deleteStepOutputs(db: Database, bucket: R2Bucket, stepId: 
  * A user's account deletion: every file record goes in the same D1 batch as `alongside` (the user row, their
  * records), then the bytes.
  */
-export async function deleteUserFiles(db: Database, bucket: R2Bucket, userId: string, alongside: readonly BatchItem<'sqlite'>[]): Promise<void> {
-  const keys = (await db.select({ key: files.key }).from(files).where(eq(files.userId, userId))).map((row) => row.key)
+export async function deleteUserFiles<T extends BatchItem<'sqlite'>>(db: Database, bucket: R2Bucket, userId: string, alongside: readonly T[]): Promise<unknown[]> {
   const ofUser = sql`${previews.fileId} IN (SELECT id FROM files WHERE user_id = ${userId})`
-  const previewKeys = (await db.select({ key: previews.key }).from(previews).where(ofUser)).map((row) => row.key)
-  await db.batch([db.delete(previews).where(ofUser), db.delete(files).where(eq(files.userId, userId)), ...alongside])
-  await deleteObjects(db, bucket, [...keys, ...previewKeys])
+  // One round trip: the rows go and answer their keys (the previews first: their keys are not derived from the files').
+  const [previewKeys, keys, ...results] = await db.batch([
+    db.delete(previews).where(ofUser).returning({ key: previews.key }),
+    db.delete(files).where(eq(files.userId, userId)).returning({ key: files.key }),
+    ...alongside,
+  ])
+  await deleteObjects(db, bucket, [...keys, ...previewKeys].map((row) => row.key))
+  return results
 }
 
 /**

@@ -11,7 +11,7 @@ import { newId } from '../db/ids'
 import { records, users } from '../db/schema'
 import { deleteUserFiles } from '../files/records'
 import { ApiError } from '../errors'
-import { abortUserUploads } from '../files/resumable'
+import { userUploadsRemoval, type UploadRow } from '../files/resumable'
 import type { ResourceFields, Scalar } from './evaluate'
 import { jsonPath, type FieldAccess, type FieldResolver } from './to-where'
 import type { CompiledRoute } from './compile'
@@ -160,9 +160,11 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
       const owned = children.map((child) =>
         db.delete(records).where(and(eq(records.model, child.model), equalsCondition(recordResolver(child.parent!.foreignKey), id))),
       )
-      // Their unfinished uploads first: the cascade would drop the rows but leave the R2 multipart uploads.
-      await abortUserUploads({ db, bucket: deps.bucket }, id)
-      await deleteUserFiles(db, deps.bucket, id, [db.delete(users).where(eq(users.id, id)), ...owned])
+      // Their unfinished uploads' rows go in the same batch and answer what to abort at R2: the cascade would drop
+      // the rows but leave the R2 multipart uploads.
+      const uploadsRemoval = userUploadsRemoval(db, id)
+      const [removedUploads] = await deleteUserFiles(db, deps.bucket, id, [uploadsRemoval.statement, db.delete(users).where(eq(users.id, id)), ...owned])
+      await uploadsRemoval.abortRemoved(deps.bucket, removedUploads as UploadRow[])
     },
     present(record) {
       const readable = [...BUILT_IN_USER_FIELDS, ...route.schemas.readable]
