@@ -9,7 +9,7 @@ import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import type { CompiledRoute } from '../rules/compile'
 import { models } from '../models/resources'
-import { accountDeletionReads, deleteAccount, type AccountDeletionRead } from '../rules/store'
+import { deleteAccount } from '../rules/store'
 import { buildValueSchemas, displayName, type ValueSchemas, type ValuesMap } from '../models/values'
 import { deliverAccountEmail } from './delivery'
 import { authorizedBatch, callerId, callerSessionId, requireAuth } from './middleware'
@@ -408,8 +408,8 @@ function deleteSelfEndpoint(children: readonly CompiledRoute[]) {
     }),
     async (c) => {
       const body = c.req.header('content-type')?.includes('json') ? c.req.valid('json') : {}
-      const { user, rest } = await callerAccount(c, { needed: true, currentPassword: body.current_password }, accountDeletionReads(c.var.db, callerId(c)))
-      await deleteAccount({ db: c.var.db, bucket: c.env.BUCKET }, user.id, children, rest as unknown as AccountDeletionRead)
+      const { user } = await callerAccount(c, { needed: true, currentPassword: body.current_password }, [])
+      await deleteAccount({ db: c.var.db, bucket: c.env.BUCKET }, user.id, children)
       return c.json({ message: 'account deleted with its files; every session and API key ended' }, 200)
     },
     [{ path: '/user' }],

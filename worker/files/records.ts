@@ -298,23 +298,20 @@ export async function deleteStepOutputs(db: Database, bucket: R2Bucket, stepId: 
   }
 }
 
-const previewsOfUser = (userId: string) => sql`${previews.fileId} IN (SELECT id FROM files WHERE user_id = ${userId})`
-
-/** What an account deletion reads first, for one batch: the keys of the user's files and of their previews. */
-export function userObjectKeysQueries(db: Database, userId: string) {
-  return [db.select({ key: files.key }).from(files).where(eq(files.userId, userId)), db.select({ key: previews.key }).from(previews).where(previewsOfUser(userId))] as const
-}
-
-export type UserObjectKeys = [fileKeys: Array<{ key: string }>, previewKeys: Array<{ key: string }>]
-
 /**
  * A user's account deletion: every file record goes in the same D1 batch as `alongside` (the user row, their
- * records), then the bytes. `read` is what userObjectKeysQueries answered, when the caller batched it already.
+ * records), then the bytes. Answers what the statements of `alongside` answered.
  */
-export async function deleteUserFiles(db: Database, bucket: R2Bucket, userId: string, alongside: readonly BatchItem<'sqlite'>[], read?: UserObjectKeys): Promise<void> {
-  const [fileKeys, previewKeys] = read ?? (await db.batch(userObjectKeysQueries(db, userId)))
-  await db.batch([db.delete(previews).where(previewsOfUser(userId)), db.delete(files).where(eq(files.userId, userId)), ...alongside])
-  await deleteObjects(db, bucket, [...fileKeys, ...previewKeys].map((row) => row.key))
+export async function deleteUserFiles<T extends BatchItem<'sqlite'>>(db: Database, bucket: R2Bucket, userId: string, alongside: readonly T[]): Promise<unknown[]> {
+  const ofUser = sql`${previews.fileId} IN (SELECT id FROM files WHERE user_id = ${userId})`
+  // One round trip: the rows go and answer their keys (the previews first: their keys are not derived from the files').
+  const [previewKeys, keys, ...results] = await db.batch([
+    db.delete(previews).where(ofUser).returning({ key: previews.key }),
+    db.delete(files).where(eq(files.userId, userId)).returning({ key: files.key }),
+    ...alongside,
+  ])
+  await deleteObjects(db, bucket, [...keys, ...previewKeys].map((row) => row.key))
+  return results
 }
 
 /**

@@ -361,15 +361,26 @@ export async function sweepExpiredUploads(deps: Pick<UploadDeps, 'db' | 'bucket'
   return expired.length
 }
 
-/** A user's unfinished uploads, as a query an account deletion batches with its other reads. */
-export function userUploadsQuery(db: Database, userId: string) {
-  return db.query.uploads.findMany({ where: eq(uploads.userId, userId) })
-}
-
-/** Before a user is deleted: every upload of theirs aborted, so no R2 multipart upload outlives them. `owned` is
- * what userUploadsQuery answered, when the caller read it already. */
-export async function abortUserUploads(deps: Pick<UploadDeps, 'db' | 'bucket'>, userId: string, owned?: UploadRow[]): Promise<void> {
-  for (const upload of owned ?? (await userUploadsQuery(deps.db, userId))) await abortUpload(deps, upload)
+/**
+ * When a user is deleted: the delete of their uploads' rows, for the batch that deletes the account (their quota
+ * reservations go with it, by cascade), and what aborts the R2 side of the rows it answers, after that batch: so no R2
+ * multipart upload outlives them.
+ */
+export function userUploadsRemoval(db: Database, userId: string) {
+  return {
+    statement: db.delete(uploads).where(eq(uploads.userId, userId)).returning(),
+    async abortRemoved(bucket: R2Bucket, removed: UploadRow[]): Promise<void> {
+      for (const upload of removed) {
+        if (!upload.fileId) {
+          await bucket
+            .resumeMultipartUpload(upload.key, upload.r2UploadId)
+            .abort()
+            .catch(() => {})
+        }
+        if (upload.tailKey) await bucket.delete(upload.tailKey)
+      }
+    },
+  }
 }
 
 export { ttlMs as uploadTtlMs }

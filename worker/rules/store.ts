@@ -9,9 +9,9 @@ import type { Database } from '../db/client'
 import { newId } from '../db/ids'
 import { records, users } from '../db/schema'
 import { iso } from '../db/times'
-import { deleteUserFiles, userObjectKeysQueries, type UserObjectKeys } from '../files/records'
+import { deleteUserFiles } from '../files/records'
 import { ApiError } from '../errors'
-import { abortUserUploads, userUploadsQuery, type UploadRow } from '../files/resumable'
+import { userUploadsRemoval, type UploadRow } from '../files/resumable'
 import type { ResourceFields, Scalar } from './evaluate'
 import { jsonPath, type FieldAccess, type FieldResolver } from './to-where'
 import type { CompiledRoute } from './compile'
@@ -159,29 +159,21 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
 }
 
 /** What deleting an account reads first, for one batch (DELETE /auth/user adds its session check to it). */
-export function accountDeletionReads(db: Database, userId: string) {
-  return [userUploadsQuery(db, userId), ...userObjectKeysQueries(db, userId)] as const
-}
-
-/** What accountDeletionReads answers. */
-export type AccountDeletionRead = [uploads: UploadRow[], ...keys: UserObjectKeys]
-
 /**
- * Deletes the account and everything it owns: its unfinished uploads (aborted in R2), then its files, their
- * previews, the user row and the records of `children` (relation routes under /users whose records belong to a
- * user) in one D1 batch (all or nothing), then the stored bytes. Sessions, refresh tokens, API keys, second
- * factors, passkeys and jobs go with the user row (their foreign keys cascade). `read` is what
- * accountDeletionReads answered, when the caller batched it already.
+ * Deletes the account and everything it owns in one D1 batch (all or nothing): its unfinished uploads, its files,
+ * their previews, the user row and the records of `children` (relation routes under /users whose records belong to
+ * a user); then the stored bytes, and the R2 side of the uploads the batch removed (the cascade would drop their
+ * rows but leave the R2 multipart uploads). Sessions, refresh tokens, API keys, second factors, passkeys and jobs go
+ * with the user row (their foreign keys cascade).
  */
-export async function deleteAccount(deps: Pick<StoreDeps, 'db' | 'bucket'>, userId: string, children: readonly CompiledRoute[], read?: AccountDeletionRead): Promise<void> {
+export async function deleteAccount(deps: Pick<StoreDeps, 'db' | 'bucket'>, userId: string, children: readonly CompiledRoute[]): Promise<void> {
   const { db } = deps
-  const [uploads, fileKeys, previewKeys] = read ?? ((await db.batch(accountDeletionReads(db, userId))) as AccountDeletionRead)
   const owned = children.map((child) =>
     db.delete(records).where(and(eq(records.model, child.model), equalsCondition(recordResolver(child.parent!.foreignKey), userId))),
   )
-  // The uploads first: the cascade would drop their rows but leave the R2 multipart uploads.
-  await abortUserUploads(deps, userId, uploads)
-  await deleteUserFiles(db, deps.bucket, userId, [db.delete(users).where(eq(users.id, userId)), ...owned], [fileKeys, previewKeys])
+  const uploadsRemoval = userUploadsRemoval(db, userId)
+  const [removedUploads] = await deleteUserFiles(db, deps.bucket, userId, [uploadsRemoval.statement, db.delete(users).where(eq(users.id, userId)), ...owned])
+  await uploadsRemoval.abortRemoved(deps.bucket, removedUploads as UploadRow[])
 }
 
 // ---- Custom models ---------------------------------------------------------------------------------------
