@@ -37,7 +37,6 @@ async function search(q) {
     if (!isCurrent()) return
     $('#admin-users').replaceChildren(...users.map(userRow))
     $('#admin-users-empty').hidden = users.length > 0
-    say(message(), '')
   } catch (error) {
     say(message(), error.message, true)
   }
