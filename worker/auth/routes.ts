@@ -366,7 +366,7 @@ function updateSelfEndpoint(schemas: ValueSchemas) {
       let session: Awaited<ReturnType<typeof openSession>> | undefined
       if (password !== undefined) {
         // As a reset: every session and token ends (the new security stamp ends the access tokens); this device goes on.
-        await c.var.db.batch(endAllSessions(c.var.db, user.id))
+        await endAllSessions(c.var.db, user.id)
         await clearLoginGuard(c.env.RATE_LIMITER, normalizeEmail(changed.user.email))
         session = await openSession(c, changed.user)
       }

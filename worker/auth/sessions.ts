@@ -143,8 +143,12 @@ export async function endSessionOf(db: Database, userId: string, token: string):
   return found ? endSession(db, userId, found.familyId) : false
 }
 
+export async function endAllSessions(db: Database, userId: string): Promise<void> {
+  await db.batch(allSessionsEnding(db, userId))
+}
+
 /** The writes that end every session of the user, for the batch of the write that ends them (a new security stamp). */
-export function endAllSessions(db: Database, userId: string) {
+export function allSessionsEnding(db: Database, userId: string) {
   const now = Date.now()
   return [
     db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt))),

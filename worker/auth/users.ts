@@ -10,7 +10,7 @@ import { userValueSchemas } from '../models/resources'
 import { readableValues, withDefaults, type ValueSchemas, type ValuesMap } from '../models/values'
 import { deliverAccountEmail } from './delivery'
 import { hashPassword, spendDummyCheck, verifyPassword } from './passwords'
-import { endAllSessions } from './sessions'
+import { allSessionsEnding } from './sessions'
 
 export type UserRecord = typeof users.$inferSelect
 /** A user row without its password hash: what the per-request auth check reads. */
@@ -251,10 +251,10 @@ export async function updateAccount(db: Database, config: Config, current: UserR
 /** Sets a new password and a new security stamp: every session and token issued before stops working. */
 export async function replacePassword(db: Database, userId: string, password: string): Promise<void> {
   const passwordHash = await hashPassword(password)
-  await db.batch([db.update(users).set({ passwordHash, securityStamp: newSecurityStamp(), updatedAt: Date.now() }).where(eq(users.id, userId)), ...endAllSessions(db, userId)])
+  await db.batch([db.update(users).set({ passwordHash, securityStamp: newSecurityStamp(), updatedAt: Date.now() }).where(eq(users.id, userId)), ...allSessionsEnding(db, userId)])
 }
 
 /** Ends every session of the user, access tokens included (a new security stamp). */
 export async function signOutEverywhere(db: Database, userId: string): Promise<void> {
-  await db.batch([db.update(users).set({ securityStamp: newSecurityStamp() }).where(eq(users.id, userId)), ...endAllSessions(db, userId)])
+  await db.batch([db.update(users).set({ securityStamp: newSecurityStamp() }).where(eq(users.id, userId)), ...allSessionsEnding(db, userId)])
 }

@@ -4,7 +4,7 @@
 // last one must be the same size"); local R2 does not check that, so this module does. Completing joins the
 // parts into a normal file record whose hash and type are read back from the stored bytes; aborting, expiring or
 // deleting the user leaves nothing behind.
-import { and, asc, eq, lte, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, lte, sql, type SQL } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
@@ -276,6 +276,11 @@ function checkJoinable(upload: UploadRow, parts: readonly PartRow[]) {
  */
 export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownHash?: string): Promise<FileRow> {
   const parts = await listParts(deps.db, upload)
+  // No parts at all: an abort may have removed the upload, its parts with it, since this request read it (404).
+  if (parts.length === 0 && upload.length !== 0) {
+    const raced = await raceOutcome(deps, upload)
+    if (raced) throw raced
+  }
   const size = upload.length === 0 && parts.length === 0 ? 0 : checkJoinable(upload, parts)
   checkResumableTotal(deps.config, size)
   // The reservation covers the size already (a parts upload without a declared size grew it part by part).
@@ -341,6 +346,21 @@ export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownH
 export async function abortUpload(deps: Pick<UploadDeps, 'db' | 'bucket'>, upload: UploadRow): Promise<boolean> {
   const [removed] = await deps.db.delete(uploads).where(eq(uploads.id, upload.id)).returning()
   if (!removed) return false
+  await finishAbort(deps, removed)
+  return true
+}
+
+/**
+ * The user's upload read and, when it is theirs and unexpired, removed, in one batch with the session check
+ * (`condition`: callerIsLive), so that an abort's D1 work before R2 is one round trip; finishAbort does the rest.
+ */
+export function uploadRemovalQueries(db: Database, userId: string, id: string, condition: SQL, now: number) {
+  return [ownedUploadQuery(db, userId, id), db.delete(uploads).where(and(eq(uploads.id, id), eq(uploads.userId, userId), gt(uploads.expiresAt, now), condition)).returning()] as const
+}
+
+/** After an upload's row was removed: its R2 side aborted, then its quota released. After, not with the row: a
+ * completion racing the abort may have made the reservation again (test/files/races.test.ts). */
+export async function finishAbort(deps: Pick<UploadDeps, 'db' | 'bucket'>, removed: UploadRow): Promise<void> {
   if (!removed.fileId) {
     await deps.bucket
       .resumeMultipartUpload(removed.key, removed.r2UploadId)
@@ -348,8 +368,7 @@ export async function abortUpload(deps: Pick<UploadDeps, 'db' | 'bucket'>, uploa
       .catch(() => {})
   }
   if (removed.tailKey) await deps.bucket.delete(removed.tailKey)
-  await releaseQuota(deps.db, upload.id)
-  return true
+  await releaseQuota(deps.db, removed.id)
 }
 
 const SWEEP_BATCH = 100

@@ -4,7 +4,7 @@ import { z, type RouteConfig } from '@hono/zod-openapi'
 import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
-import { authorizedBatch, callerId, deferBearer, requireAuth } from '../auth/middleware'
+import { authorizedBatch, callerId, callerIsLive, deferBearer, requireAuth } from '../auth/middleware'
 import { files, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
@@ -13,7 +13,7 @@ import { childrenOf, deleteFileTree, filesPage, renameFile, fileTree, FileRespon
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
-import { abortUpload, completeUpload, DEFAULT_PART_BYTES, listParts, MAX_PARTS, MIN_PART_BYTES, ownedUpload, ownedUploadQuery, raceOutcome, startUpload, uploadNotFound, uploadPart, type PartRow, type UploadRow } from './resumable'
+import { completeUpload, finishAbort, uploadRemovalQueries, DEFAULT_PART_BYTES, listParts, MAX_PARTS, MIN_PART_BYTES, ownedUpload, ownedUploadQuery, raceOutcome, startUpload, uploadNotFound, uploadPart, type PartRow, type UploadRow } from './resumable'
 
 const tags = ['Files']
 const IdParams = z.object({ id: Id })
@@ -334,6 +334,18 @@ export async function callerUpload(c: Context<AppEnv>, id: string): Promise<Uplo
   return ownedUpload(rows)
 }
 
+/** Aborts the caller's unfinished upload: read and removed in the session check's round trip (the removal guarded
+ * by the check), its R2 side and its quota after. 404 when it is not theirs, 409 or 404 when another request
+ * completed or aborted it first. */
+export async function abortCallerUpload(c: Context<AppEnv>, id: string): Promise<void> {
+  const now = Date.now()
+  const deps = { db: c.var.db, bucket: c.env.BUCKET }
+  const [rows, [removed]] = await authorizedBatch(c, uploadRemovalQueries(c.var.db, callerId(c), id, callerIsLive(c), now))
+  const upload = ownedUpload(rows, now)
+  if (!removed) throw (await raceOutcome(deps, upload)) ?? uploadNotFound()
+  await finishAbort(deps, removed)
+}
+
 /** What follows a stored upload; the app wires it (auto-conversion), so files never import the pipeline. */
 export type AfterUpload = (c: Context<AppEnv>, row: FileRow) => Promise<void>
 
@@ -377,9 +389,7 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
       return c.json(await shape(c, row), 201)
     })
     .openapi(abortRoute, async (c) => {
-      const upload = await callerUpload(c, c.req.valid('param').uploadId)
-      // Another request completed or aborted it first: 409 or 404.
-      if (!(await abortUpload(uploadDeps(c), upload))) throw (await raceOutcome(uploadDeps(c), upload)) ?? uploadNotFound()
+      await abortCallerUpload(c, c.req.valid('param').uploadId)
       return c.json({ message: 'upload aborted' }, 200)
     })
     .openapi(upload, async (c) => {

@@ -9,8 +9,8 @@ import { requireAuth } from '../auth/middleware'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import type { FileRow } from './records'
-import { callerUpload, type AfterUpload } from './routes'
-import { abortUpload, raceOutcome, startUpload, type UploadRow, uploadNotFound } from './resumable'
+import { abortCallerUpload, callerUpload, type AfterUpload } from './routes'
+import { startUpload, type UploadRow } from './resumable'
 import {
   appendToUpload,
   byteCount,
@@ -209,8 +209,8 @@ async function appendBytes(c: Context<AppEnv>, upload: UploadRow, offset: number
   return c.body(null, 204, uploadHeaders(result.upload, result.file))
 }
 
-async function terminateUpload(c: Context<AppEnv>, upload: UploadRow) {
-  if (!(await abortUpload(deps(c), upload))) throw (await raceOutcome(deps(c), upload)) ?? uploadNotFound()
+async function terminateUpload(c: Context<AppEnv>, id: string) {
+  await abortCallerUpload(c, id)
   return c.body(null, 204)
 }
 
@@ -262,12 +262,12 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
       const upload = await callerUpload(c, c.req.valid('param').id)
       return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'), afterUpload)
     })
-    .openapi(terminate, async (c) => terminateUpload(c, await callerUpload(c, c.req.valid('param').id)))
+    .openapi(terminate, async (c) => terminateUpload(c, c.req.valid('param').id))
     .openapi(override, async (c) => {
       const method = c.req.header('x-http-method-override')?.toUpperCase()
       if (method !== 'PATCH' && method !== 'DELETE') throw new ApiError('METHOD_NOT_ALLOWED', { message: 'POST on an upload URL needs X-HTTP-Method-Override: PATCH or DELETE' })
+      if (method === 'DELETE') return terminateUpload(c, c.req.valid('param').id)
       const upload = await callerUpload(c, c.req.valid('param').id)
-      if (method === 'DELETE') return terminateUpload(c, upload)
       return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'), afterUpload)
     })
   const { middleware: _handled, ...headOperation } = head
