@@ -42,8 +42,21 @@ const UNIT = [
   'test/queue.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
-const OFFICE = ['test/converters/office-to-pdf.test.ts', 'test/converters/office-template-invoice.test.ts', 'test/converters/office-recovery.test.ts', 'test/previews/preview.test.ts', 'test/previews/office-once.test.ts', 'test/converters/pdf-to-text.test.ts']
-const NODE = ['test/sidecar/**/*.test.ts', 'test/bench/**/*.test.ts', 'test/config/**/*.test.ts', 'test/docs/guides.test.ts', 'test/db/schema.test.ts']
+const OFFICE = [
+  'test/converters/office-to-pdf.test.ts',
+  'test/converters/office-template-invoice.test.ts',
+  'test/converters/office-recovery.test.ts',
+  'test/previews/preview.test.ts',
+  'test/previews/office-once.test.ts',
+  'test/converters/pdf-to-text.test.ts',
+]
+const NODE = [
+  'test/sidecar/**/*.test.ts',
+  'test/bench/**/*.test.ts',
+  'test/config/**/*.test.ts',
+  'test/docs/guides.test.ts',
+  'test/db/schema.test.ts',
+]
 /** End-to-end files: the real Worker under `wrangler dev`, one for all of them (test/setup/dev-worker.ts). */
 const E2E = ['test/e2e/**/*.test.ts']
 
@@ -83,13 +96,23 @@ function consumerWorkerQueues() {
   return Object.fromEntries(
     (queues.consumers ?? []).map((consumer: QueueConsumer) => [
       consumer.queue,
-      { maxBatchSize: consumer.max_batch_size, maxBatchTimeout: consumer.max_batch_timeout, maxRetries: consumer.max_retries, retryDelay: consumer.retry_delay, deadLetterQueue: consumer.dead_letter_queue },
+      {
+        maxBatchSize: consumer.max_batch_size,
+        maxBatchTimeout: consumer.max_batch_timeout,
+        maxRetries: consumer.max_retries,
+        retryDelay: consumer.retry_delay,
+        deadLetterQueue: consumer.dead_letter_queue,
+      },
     ]),
   )
 }
 
 /** A workerd project; `bindings` adds the URLs its global setups provided. */
-function workerdProject(name: string, test: TestProjectInlineConfiguration['test'], bindings: (inject: Inject) => Record<string, string> = () => ({})): TestProjectInlineConfiguration {
+function workerdProject(
+  name: string,
+  test: TestProjectInlineConfiguration['test'],
+  bindings: (inject: Inject) => Record<string, string> = () => ({}),
+): TestProjectInlineConfiguration {
   return {
     plugins: [
       cloudflareTest(async ({ inject }) => ({
@@ -145,14 +168,25 @@ export default defineConfig({
     projects: [
       // One workerd for every unit file (isolate: false): they share no state, and a fresh runtime per file cost
       // ~5 s each.
-      workerdProject('unit', { include: UNIT, setupFiles: ['test/setup/apply-migrations.ts'], isolate: false, sequence: { groupOrder: 0 }, ...LOADED }),
+      workerdProject('unit', {
+        include: UNIT,
+        setupFiles: ['test/setup/apply-migrations.ts'],
+        isolate: false,
+        sequence: { groupOrder: 0 },
+        ...LOADED,
+      }),
       workerdProject(
         'worker',
         {
           include: ['test/**/*.test.ts'],
           exclude: [...UNIT, ...OFFICE, ...NODE, ...E2E],
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: [...STAND_INS, 'test/setup/gotenberg-stand-in.ts', 'test/setup/encrypted-pdfs.ts', 'test/setup/oauth-providers.ts'],
+          globalSetup: [
+            ...STAND_INS,
+            'test/setup/gotenberg-stand-in.ts',
+            'test/setup/encrypted-pdfs.ts',
+            'test/setup/oauth-providers.ts',
+          ],
           // One workerd runs the files one after another (isolate: false): starting a runtime and importing the
           // Worker for each file took ~11 s of every file on an idle machine, ~80 s under load. The files share
           // D1, R2 and the queue as clients of one deployment do: each works with its own users (and a random
@@ -176,7 +210,13 @@ export default defineConfig({
         {
           include: OFFICE,
           setupFiles: ['test/setup/apply-migrations.ts'],
-          globalSetup: [...STAND_INS, 'test/setup/office-documents.ts', 'test/setup/pdf-texts.ts', 'test/setup/sidecar.ts', 'test/setup/pdf-inspector.ts'],
+          globalSetup: [
+            ...STAND_INS,
+            'test/setup/office-documents.ts',
+            'test/setup/pdf-texts.ts',
+            'test/setup/sidecar.ts',
+            'test/setup/pdf-inspector.ts',
+          ],
           // One workerd for the Office files too (each works with its own users): a runtime per file cost ~6 s idle.
           isolate: false,
           sequence: { groupOrder: 1 },

@@ -31,7 +31,14 @@ export interface ConsoleBundle {
 
 /** Writes uppy.js and uppy.css into `outDir` (public/static by default) and answers their paths. */
 export async function buildConsoleBundle(outDir = join(root, 'public', 'static')): Promise<ConsoleBundle> {
-  const common = { bundle: true, minify: true, legalComments: 'eof', logLevel: 'warning', absWorkingDir: root, write: false } as const
+  const common = {
+    bundle: true,
+    minify: true,
+    legalComments: 'eof',
+    logLevel: 'warning',
+    absWorkingDir: root,
+    write: false,
+  } as const
   const [script, style] = await Promise.all([
     build({
       ...common,
@@ -42,7 +49,11 @@ export async function buildConsoleBundle(outDir = join(root, 'public', 'static')
       define: { 'process.env.NODE_ENV': '"production"' },
       outfile: join(outDir, 'uppy.js'),
     }),
-    build({ ...common, stdin: { contents: STYLES, resolveDir: root, sourcefile: 'uppy-entry.css', loader: 'css' }, outfile: join(outDir, 'uppy.css') }),
+    build({
+      ...common,
+      stdin: { contents: STYLES, resolveDir: root, sourcefile: 'uppy-entry.css', loader: 'css' },
+      outfile: join(outDir, 'uppy.css'),
+    }),
   ])
   mkdirSync(outDir, { recursive: true })
   return {
@@ -55,9 +66,18 @@ export async function buildConsoleBundle(outDir = join(root, 'public', 'static')
 /** Swagger UI as its package builds it (a script defining `SwaggerUIBundle`), less the source map it names but that is not served. */
 function copySwaggerUi(outDir: string): { script: string; style: string } {
   const dist = join(root, 'node_modules', 'swagger-ui-dist')
-  const script = readFileSync(join(dist, 'swagger-ui-bundle.js'), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n')
-  const style = readFileSync(join(dist, 'swagger-ui.css'), 'utf8').replace(/\n*\/\*# sourceMappingURL=[^*]+\*\/\s*$/, '\n')
-  return { script: replaceIfChanged(join(outDir, 'swagger-ui.js'), Buffer.from(script)), style: replaceIfChanged(join(outDir, 'swagger-ui.css'), Buffer.from(style)) }
+  const script = readFileSync(join(dist, 'swagger-ui-bundle.js'), 'utf8').replace(
+    /\n\/\/# sourceMappingURL=\S+\s*$/,
+    '\n',
+  )
+  const style = readFileSync(join(dist, 'swagger-ui.css'), 'utf8').replace(
+    /\n*\/\*# sourceMappingURL=[^*]+\*\/\s*$/,
+    '\n',
+  )
+  return {
+    script: replaceIfChanged(join(outDir, 'swagger-ui.js'), Buffer.from(script)),
+    style: replaceIfChanged(join(outDir, 'swagger-ui.css'), Buffer.from(style)),
+  }
 }
 
 function replaceIfChanged(path: string, bytes: Uint8Array): string {

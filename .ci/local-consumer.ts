@@ -19,12 +19,20 @@ export function writeLocalConsumerConfig(dir: string, settings: Record<string, s
     // Paths in a config are relative to its folder: the entry is named from the repository.
     .replace(/^main = "(.*)"$/m, (_line, main: string) => `main = ${JSON.stringify(join(root, main))}`)
     // So is an [alias] target (wrangler resolves it from the config's folder).
-    .replace(/^("[^"\n]+") = "(\.\/[^"]+)"$/gm, (_line, from: string, to: string) => `${from} = ${JSON.stringify(join(root, to))}`)
+    .replace(
+      /^("[^"\n]+") = "(\.\/[^"]+)"$/gm,
+      (_line, from: string, to: string) => `${from} = ${JSON.stringify(join(root, to))}`,
+    )
     // The sidecar's image, a Dockerfile and its build context ([[containers]]): not built while [dev] disables
     // containers, but wrangler resolves the paths all the same.
-    .replace(/^(image|image_build_context) = "(\..*)"$/gm, (_line, key: string, path: string) => `${key} = ${JSON.stringify(join(root, path))}`)
+    .replace(
+      /^(image|image_build_context) = "(\..*)"$/gm,
+      (_line, key: string, path: string) => `${key} = ${JSON.stringify(join(root, path))}`,
+    )
   if (/^\[ai\]/m.test(local) || !local.includes(`main = ${JSON.stringify(join(root, 'worker/consumer.ts'))}`)) {
-    throw new Error('wrangler.consumer.toml changed shape: .ci/local-consumer.ts no longer finds its [ai] binding or main')
+    throw new Error(
+      'wrangler.consumer.toml changed shape: .ci/local-consumer.ts no longer finds its [ai] binding or main',
+    )
   }
   mkdirSync(dir, { recursive: true })
   const path = join(dir, 'wrangler.consumer.toml')

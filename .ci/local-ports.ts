@@ -18,7 +18,8 @@ export function localPorts(env: Record<string, string | undefined>): LocalPorts 
   const sidecarPort = portFrom(env, 'SIDECAR_PORT', DEFAULT_SIDECAR_PORT)
   const settings: Record<string, string> = {}
   if (apiPort !== DEFAULT_API_PORT && !env.APP_URL) settings.APP_URL = `http://127.0.0.1:${apiPort}`
-  if (sidecarPort !== DEFAULT_SIDECAR_PORT && !env.GOTENBERG_URL) settings.GOTENBERG_URL = `http://127.0.0.1:${sidecarPort}`
+  if (sidecarPort !== DEFAULT_SIDECAR_PORT && !env.GOTENBERG_URL)
+    settings.GOTENBERG_URL = `http://127.0.0.1:${sidecarPort}`
   return { apiPort, sidecarPort, settings }
 }
 
@@ -26,6 +27,7 @@ function portFrom(env: Record<string, string | undefined>, name: string, fallbac
   const text = env[name]?.trim()
   if (!text) return fallback
   const port = Number(text)
-  if (!/^\d+$/.test(text) || port < 1 || port > 65535) throw new Error(`invalid ${name}: "${text}" is not a TCP port (1 to 65535)`)
+  if (!/^\d+$/.test(text) || port < 1 || port > 65535)
+    throw new Error(`invalid ${name}: "${text}" is not a TCP port (1 to 65535)`)
   return port
 }

@@ -52,7 +52,9 @@ function wranglerVars(): Record<string, string> {
 /** Settings given in this process's environment, for every name the config schema knows. */
 function environmentOverrides(): Record<string, string> {
   const names = Object.keys(configSchema.shape)
-  return Object.fromEntries(names.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]!]))
+  return Object.fromEntries(
+    names.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]!]),
+  )
 }
 
 function validateSettings(settings: Record<string, string>): void {
@@ -115,7 +117,13 @@ validateSettings({ ...wranglerVars(), ...secrets, ...overrides })
 // Overrides reach wrangler through an env file (not --var: secrets would show in the process list).
 mkdirSync(join(root, '.wrangler'), { recursive: true })
 const overridesFile = join(root, '.wrangler/start-overrides.env')
-writeFileSync(overridesFile, Object.entries(overrides).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join('\n') + '\n', { mode: 0o600 })
+writeFileSync(
+  overridesFile,
+  Object.entries(overrides)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join('\n') + '\n',
+  { mode: 0o600 },
+)
 chmodSync(overridesFile, 0o600)
 if (Object.keys(overrides).length > 0) say(`settings from the environment: ${Object.keys(overrides).join(', ')}`)
 
@@ -128,7 +136,11 @@ run('wrangler', ['d1', 'migrations', 'apply', 'DB', '--local'])
 const sidecarEntry = join(root, 'sidecar/server.ts')
 if (hasLibreOffice && existsSync(sidecarEntry)) {
   say(`starting the sidecar on http://127.0.0.1:${sidecarPort}`)
-  serve('sidecar', process.execPath, [sidecarEntry], { ...process.env, SIDECAR_HOST: '127.0.0.1', SIDECAR_PORT: String(sidecarPort) })
+  serve('sidecar', process.execPath, [sidecarEntry], {
+    ...process.env,
+    SIDECAR_HOST: '127.0.0.1',
+    SIDECAR_PORT: String(sidecarPort),
+  })
 }
 
 say(`starting the API Worker on http://127.0.0.1:${apiPort}, and the consumer and engine Workers beside it`)

@@ -7,7 +7,12 @@ const [resultsPath = '.tmp/test-results.json', exitStatus = '0'] = process.argv.
 if (!existsSync(resultsPath)) {
   console.log(`0 passed, ${exitStatus === '0' ? 0 : 1} failed`)
 } else {
-  const results = JSON.parse(readFileSync(resultsPath, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number }
+  const results = JSON.parse(readFileSync(resultsPath, 'utf8')) as {
+    numPassedTests: number
+    numFailedTests: number
+    numPendingTests: number
+    numTodoTests: number
+  }
   const failed = results.numFailedTests + (results.numFailedTests === 0 && exitStatus !== '0' ? 1 : 0)
   const skipped = results.numPendingTests + results.numTodoTests
   console.log(`${results.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`)

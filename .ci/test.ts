@@ -24,7 +24,13 @@ interface Finished {
 }
 
 /** Runs a command from the repository's root; `quiet` keeps its output for later instead of printing it. */
-function run(name: string, command: string, args: string[], quiet: boolean, env: NodeJS.ProcessEnv = process.env): Promise<Finished> {
+function run(
+  name: string,
+  command: string,
+  args: string[],
+  quiet: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Finished> {
   const started = performance.now()
   const child = spawn(command, args, { cwd: root, env, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit' })
   running.add(child)
@@ -33,7 +39,8 @@ function run(name: string, command: string, args: string[], quiet: boolean, env:
   child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk))
   child.stderr?.on('data', (chunk: Buffer) => chunks.push(chunk))
   return new Promise((resolve) => {
-    const finish = (status: number) => resolve({ name, status, seconds: (performance.now() - started) / 1000, output: Buffer.concat(chunks).toString() })
+    const finish = (status: number) =>
+      resolve({ name, status, seconds: (performance.now() - started) / 1000, output: Buffer.concat(chunks).toString() })
     child.on('error', (error) => {
       chunks.push(Buffer.from(String(error)))
       finish(1)
@@ -53,11 +60,20 @@ process.on('SIGTERM', () => {
 
 // check:deploy (bench/check-deploy.ts, `npm run check:deploy`) is not run here yet: the API Worker's startup and
 // three previews' memory still pass its bounds (docs/platform-limits.md), and a red check would hold back every change.
-const checks = [run('typecheck', 'nice', ['-n', '10', bin('tsc'), '--noEmit'], true), run('lint', 'nice', ['-n', '10', bin('biome'), 'lint'], true)]
+const checks = [
+  run('typecheck', 'nice', ['-n', '10', bin('tsc'), '--noEmit'], true),
+  run('lint and format', 'nice', ['-n', '10', bin('biome'), 'check'], true),
+]
 const suite = await run(
   'vitest',
   bin('vitest'),
-  ['run', '--reporter=default', '--reporter=json', '--outputFile.json=.tmp/test-results.json', ...process.argv.slice(2)],
+  [
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    '--outputFile.json=.tmp/test-results.json',
+    ...process.argv.slice(2),
+  ],
   false,
   { ...process.env, EDGEFLOOR_PROCESS_GROUPS: groups },
 )

@@ -13,11 +13,15 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS_PER_RUN = Number(process.env.BENCH_SECONDS ?? 4)
 
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-const load = () => loadavg().map((value) => value.toFixed(1)).join(' ')
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ')
 
 async function requestsPerSecond(url: string, headers: Record<string, string>): Promise<number> {
   const result = await autocannon({ url, headers, connections: 8, duration: SECONDS_PER_RUN })
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
   return result.requests.average
 }
 
@@ -27,11 +31,17 @@ try {
   const json = { 'content-type': 'application/json' }
   const body = JSON.stringify({ email: `bench-keys-${Date.now()}@example.com`, password: 'a benchmark password' })
   await fetch(`${worker.url}/auth/register`, { method: 'POST', headers: json, body })
-  const { token } = (await (await fetch(`${worker.url}/auth/login`, { method: 'POST', headers: json, body })).json()) as { token: string }
+  const { token } = (await (
+    await fetch(`${worker.url}/auth/login`, { method: 'POST', headers: json, body })
+  ).json()) as { token: string }
   const form = new FormData()
   form.append('file', new File(['hello'], 'bench.txt'))
   await fetch(`${worker.url}/files`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form })
-  const made = await fetch(`${worker.url}/auth/api-keys`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: JSON.stringify({ name: 'bench', scopes: ['files:read'] }) })
+  const made = await fetch(`${worker.url}/auth/api-keys`, {
+    method: 'POST',
+    headers: { ...json, authorization: `Bearer ${token}` },
+    body: JSON.stringify({ name: 'bench', scopes: ['files:read'] }),
+  })
   const { key } = (await made.json()) as { key: string }
 
   const url = `${worker.url}/files`
@@ -50,7 +60,9 @@ try {
     ratios.push(ours / baseline)
   }
   console.log(`GET /files, ${ROUNDS} alternating rounds of ${SECONDS_PER_RUN} s, 8 connections; medians:`)
-  console.log(`  API key ${median(keys).toFixed(1)} req/s · access token ${median(tokens).toFixed(1)} req/s · ratio ${median(ratios).toFixed(2)}`)
+  console.log(
+    `  API key ${median(keys).toFixed(1)} req/s · access token ${median(tokens).toFixed(1)} req/s · ratio ${median(ratios).toFixed(2)}`,
+  )
   console.log(`  ratio per round: ${ratios.map((ratio) => ratio.toFixed(2)).join(' ')}`)
   console.log(`load average at end: ${load()}`)
 } finally {

@@ -33,11 +33,15 @@ function median(values: readonly number[]): number {
 
 async function requestsPerSecond(url: string, headers: Record<string, string> = {}): Promise<number> {
   const result = await autocannon({ url, headers, connections: 8, duration: SECONDS_PER_RUN })
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
   return result.requests.average
 }
 
-const load = () => loadavg().map((value) => value.toFixed(1)).join(' ')
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ')
 
 /** An account logged in on `worker`: the Authorization header of its access token. */
 async function logIn(worker: DevWorker): Promise<Record<string, string>> {
@@ -45,25 +49,43 @@ async function logIn(worker: DevWorker): Promise<Record<string, string>> {
   const json = { 'content-type': 'application/json' }
   const body = JSON.stringify({ email, password: 'a benchmark password' })
   await fetch(`${worker.url}/auth/register`, { method: 'POST', headers: json, body })
-  const login = (await (await fetch(`${worker.url}/auth/login`, { method: 'POST', headers: json, body })).json()) as { token: string }
+  const login = (await (await fetch(`${worker.url}/auth/login`, { method: 'POST', headers: json, body })).json()) as {
+    token: string
+  }
   return { authorization: `Bearer ${login.token}` }
 }
 
 const tmpfs = existsSync('/dev/shm') ? '/dev/shm' : undefined
-const setups = [...(tmpfs ? [{ label: 'D1 state on tmpfs', parent: tmpfs }] : []), { label: 'D1 state on disk', parent: undefined }]
+const setups = [
+  ...(tmpfs ? [{ label: 'D1 state on tmpfs', parent: tmpfs }] : []),
+  { label: 'D1 state on disk', parent: undefined },
+]
 const workers: { label: string; worker: DevWorker }[] = []
 try {
   // One after the other: two `wrangler dev` starting at once contend for the same local sockets.
-  for (const setup of setups) workers.push({ label: setup.label, worker: await startDevWorker('bench/workers/auth.ts', {}, setup.parent) })
+  for (const setup of setups)
+    workers.push({ label: setup.label, worker: await startDevWorker('bench/workers/auth.ts', {}, setup.parent) })
   const { worker } = workers[0]!
   console.log(`load average at start: ${load()}`)
 
   await latencyMs(`${worker.url}/__bench/hash`, 5) // warm-up: WASM instantiation
   const empty = await latencyMs(`${worker.url}/__bench/empty`, 50)
   const hash = await latencyMs(`${worker.url}/__bench/hash`, 30)
-  console.log(`argon2id (m=19 MiB, t=2, p=1) in workerd: ${(hash - empty).toFixed(1)} ms per hash (median route ${hash.toFixed(1)} ms − empty ${empty.toFixed(1)} ms)`)
+  console.log(
+    `argon2id (m=19 MiB, t=2, p=1) in workerd: ${(hash - empty).toFixed(1)} ms per hash (median route ${hash.toFixed(1)} ms − empty ${empty.toFixed(1)} ms)`,
+  )
 
-  const runs = await Promise.all(workers.map(async ({ label, worker }) => ({ label, worker, auth: await logIn(worker), ours: [] as number[], baseline: [] as number[], status: [] as number[], ratios: [] as number[] })))
+  const runs = await Promise.all(
+    workers.map(async ({ label, worker }) => ({
+      label,
+      worker,
+      auth: await logIn(worker),
+      ours: [] as number[],
+      baseline: [] as number[],
+      status: [] as number[],
+      ratios: [] as number[],
+    })),
+  )
   for (const run of runs) await requestsPerSecond(`${run.worker.url}/auth/user`, run.auth) // warm-up: both paths compiled, both statements prepared
   for (let round = 0; round < ROUNDS; round++) {
     for (const run of runs) {
@@ -76,12 +98,18 @@ try {
       run.ratios.push(ours / baseline)
     }
   }
-  console.log(`GET /auth/user (JWT verify + one D1 read of account and session), ${ROUNDS} alternating rounds of ${SECONDS_PER_RUN} s, 8 connections; medians:`)
+  console.log(
+    `GET /auth/user (JWT verify + one D1 read of account and session), ${ROUNDS} alternating rounds of ${SECONDS_PER_RUN} s, 8 connections; medians:`,
+  )
   for (const run of runs) {
     const ours = median(run.ours).toFixed(1)
     const baseline = median(run.baseline).toFixed(1)
-    console.log(`  ${run.label}: ours ${ours} req/s · empty Hono route ${baseline} req/s · ratio ${median(run.ratios).toFixed(2)}`)
-    console.log(`    ratio per round: ${run.ratios.map((ratio) => ratio.toFixed(2)).join(' ')}; the app's GET / (same middleware, no auth) ${median(run.status).toFixed(1)} req/s`)
+    console.log(
+      `  ${run.label}: ours ${ours} req/s · empty Hono route ${baseline} req/s · ratio ${median(run.ratios).toFixed(2)}`,
+    )
+    console.log(
+      `    ratio per round: ${run.ratios.map((ratio) => ratio.toFixed(2)).join(' ')}; the app's GET / (same middleware, no auth) ${median(run.status).toFixed(1)} req/s`,
+    )
   }
   console.log(`load average at end: ${load()}`)
 } finally {

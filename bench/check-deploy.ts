@@ -54,11 +54,30 @@ interface Bundle {
  */
 function build(name: string, config: string, entry?: string): Bundle {
   const dir = join(scratch, name)
-  const args = [WRANGLER, 'deploy', '--dry-run', '--containers-rollout=none', '--outdir', dir, '-c', config, ...(entry ? [entry] : [])]
-  const built = spawnSync(process.execPath, args, { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' }, encoding: 'utf8' })
+  const args = [
+    WRANGLER,
+    'deploy',
+    '--dry-run',
+    '--containers-rollout=none',
+    '--outdir',
+    dir,
+    '-c',
+    config,
+    ...(entry ? [entry] : []),
+  ]
+  const built = spawnSync(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+    encoding: 'utf8',
+  })
   if (built.status !== 0) throw new Error(`wrangler could not build ${name}:\n${built.stdout}\n${built.stderr}`)
   const read = unstable_readConfig({ config: join(root, config) })
-  const vars = Object.fromEntries(Object.entries(read.vars ?? {}).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]))
+  const vars = Object.fromEntries(
+    Object.entries(read.vars ?? {}).map(([key, value]) => [
+      key,
+      typeof value === 'string' ? value : JSON.stringify(value),
+    ]),
+  )
   const d1 = read.d1_databases.map((binding: { binding: string }) => binding.binding)
   const stubs = [
     ...read.r2_buckets.map((binding: { binding: string }) => binding.binding),
@@ -67,14 +86,23 @@ function build(name: string, config: string, entry?: string): Bundle {
     ...(read.ai ? [read.ai.binding] : []),
     ...(read.assets?.binding ? [read.assets.binding] : []),
   ]
-  return { name, dir, compatibilityDate: read.compatibility_date!, compatibilityFlags: read.compatibility_flags ?? [], vars, stubs, d1 }
+  return {
+    name,
+    dir,
+    compatibilityDate: read.compatibility_date!,
+    compatibilityFlags: read.compatibility_flags ?? [],
+    vars,
+    stubs,
+    d1,
+  }
 }
 
 /** The minimal Hono Worker with `other`'s modules beside it, never imported (their names prefixed `unused-`). */
 function compiledBeside(hono: Bundle, other: Bundle): Bundle {
   const dir = join(scratch, `${other.name}-compiled`)
   cpSync(hono.dir, dir, { recursive: true })
-  for (const file of readdirSync(other.dir).filter((name) => moduleKind(name))) cpSync(join(other.dir, file), join(dir, `unused-${file}`))
+  for (const file of readdirSync(other.dir).filter((name) => moduleKind(name)))
+    cpSync(join(other.dir, file), join(dir, `unused-${file}`))
   const entry = readdirSync(hono.dir).find((file) => moduleKind(file) === 'esModule')
   return { ...hono, name: `${other.name}-compiled`, dir, entry }
 }
@@ -102,14 +130,23 @@ function moduleKind(file: string): string | undefined {
  * (drizzle keeps a WeakMap keyed by the D1 binding), and nothing measured here calls them.
  * Outbound fetches may reach loopback (the transcription stand-in).
  */
-function writeWorkerdConfig(bundle: Bundle, port: number, extra: Record<string, string>, v8Flags: readonly string[]): string {
+function writeWorkerdConfig(
+  bundle: Bundle,
+  port: number,
+  extra: Record<string, string>,
+  v8Flags: readonly string[],
+): string {
   const files = readdirSync(bundle.dir).filter((file) => moduleKind(file))
   // The entry (named after its source file) is the one JavaScript module, and workerd takes the first as the main one.
   const rank = (file: string) => (file === bundle.entry ? 0 : moduleKind(file) === 'esModule' ? 1 : 2)
   files.sort((a, b) => rank(a) - rank(b))
-  const modules = files.map((file) => `(name = ${JSON.stringify(file)}, ${moduleKind(file)} = embed ${JSON.stringify(file)})`)
+  const modules = files.map(
+    (file) => `(name = ${JSON.stringify(file)}, ${moduleKind(file)} = embed ${JSON.stringify(file)})`,
+  )
   const bindings = [
-    ...Object.entries({ ...bundle.vars, ...extra }).map(([name, value]) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)})`),
+    ...Object.entries({ ...bundle.vars, ...extra }).map(
+      ([name, value]) => `(name = ${JSON.stringify(name)}, text = ${JSON.stringify(value)})`,
+    ),
     ...bundle.stubs.map((name) => `(name = ${JSON.stringify(name)}, json = "{}")`),
     ...bundle.d1.map((name) => `(name = ${JSON.stringify(name)}, wrapped = (moduleName = "edgefloor-check:d1-stub"))`),
   ]
@@ -180,12 +217,22 @@ interface Running {
 }
 
 /** Starts workerd on the bundle and waits for its first answer to GET / (which must be a 2xx). */
-async function startWorkerd(bundle: Bundle, extra: Record<string, string> = {}, v8Flags: readonly string[] = [], attempt = 1): Promise<Running> {
+async function startWorkerd(
+  bundle: Bundle,
+  extra: Record<string, string> = {},
+  v8Flags: readonly string[] = [],
+  attempt = 1,
+): Promise<Running> {
   const port = await freePort()
   const config = writeWorkerdConfig(bundle, port, extra, v8Flags)
   const log = join(bundle.dir, `workerd-${port}.log`)
   const fd = openSync(log, 'w')
-  const group = spawnGroup(WORKERD, ['serve', config], { cwd: bundle.dir, env: process.env, output: ['ignore', fd], graceSeconds: 2 })
+  const group = spawnGroup(WORKERD, ['serve', config], {
+    cwd: bundle.dir,
+    env: process.env,
+    output: ['ignore', fd],
+    graceSeconds: 2,
+  })
   closeSync(fd)
   let pid: number | undefined
   const url = `http://127.0.0.1:${port}`
@@ -193,7 +240,9 @@ async function startWorkerd(bundle: Bundle, extra: Record<string, string> = {}, 
   try {
     for (;;) {
       // workerd is the watchdog shell's one child (bench/process-group.ts).
-      pid ??= Number(readFileSync(`/proc/${group.pgid}/task/${group.pgid}/children`, 'utf8').trim().split(' ')[0]) || undefined
+      pid ??=
+        Number(readFileSync(`/proc/${group.pgid}/task/${group.pgid}/children`, 'utf8').trim().split(' ')[0]) ||
+        undefined
       if (pid) {
         const answer = await fetch(url).catch(() => undefined)
         if (answer) {
@@ -212,8 +261,11 @@ async function startWorkerd(bundle: Bundle, extra: Record<string, string> = {}, 
     await group.stop()
     // workerd gone when its answer came: another server (other people's run on this machine) took the free port
     // first, and the answer was its. A new port, up to twice more.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) return startWorkerd(bundle, extra, v8Flags, attempt + 1)
-    throw new Error(`${(error as Error).message}\nworkerd's log:\n${readFileSync(log, 'utf8').slice(-3000)}`, { cause: error })
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3)
+      return startWorkerd(bundle, extra, v8Flags, attempt + 1)
+    throw new Error(`${(error as Error).message}\nworkerd's log:\n${readFileSync(log, 'utf8').slice(-3000)}`, {
+      cause: error,
+    })
   }
 }
 
@@ -269,7 +321,13 @@ function bmpOf(rgba: Buffer, width: number, height: number): Uint8Array {
 }
 
 /** A one-page PDF whose page is PDF_MAX_PAGE_PIXELS at PDF_DPI, drawing a JPEG of PDF_MAX_IMAGE_PIXELS over it. */
-function pdfWithImage(jpeg: Uint8Array, imageWidth: number, imageHeight: number, pagePixels: number, dpi: number): Uint8Array {
+function pdfWithImage(
+  jpeg: Uint8Array,
+  imageWidth: number,
+  imageHeight: number,
+  pagePixels: number,
+  dpi: number,
+): Uint8Array {
   // The page's proportions are the image's; its size in points is the largest whose pixels at `dpi` stay inside.
   const pixelsWide = Math.floor(Math.sqrt((pagePixels * imageWidth) / imageHeight))
   const width = Math.floor((pixelsWide * 72) / dpi)
@@ -295,11 +353,18 @@ function pdfWithImage(jpeg: Uint8Array, imageWidth: number, imageHeight: number,
   add('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n')
   object('<< /Type /Catalog /Pages 2 0 R >>')
   object('<< /Type /Pages /Kids [3 0 R] /Count 1 >>')
-  object(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] /Resources << /XObject << /Im0 5 0 R >> >> /Contents 4 0 R >>`)
+  object(
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] /Resources << /XObject << /Im0 5 0 R >> >> /Contents 4 0 R >>`,
+  )
   object(`<< /Length ${content.length} >>`, Buffer.from(content, 'latin1'))
-  object(`<< /Type /XObject /Subtype /Image /Width ${imageWidth} /Height ${imageHeight} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length ${jpeg.byteLength} >>`, jpeg)
+  object(
+    `<< /Type /XObject /Subtype /Image /Width ${imageWidth} /Height ${imageHeight} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length ${jpeg.byteLength} >>`,
+    jpeg,
+  )
   const xref = length
-  add(`xref\n0 ${offsets.length + 1}\n0000000000 65535 f \n${offsets.map((at) => `${String(at).padStart(10, '0')} 00000 n \n`).join('')}`)
+  add(
+    `xref\n0 ${offsets.length + 1}\n0000000000 65535 f \n${offsets.map((at) => `${String(at).padStart(10, '0')} 00000 n \n`).join('')}`,
+  )
   add(`trailer\n<< /Size ${offsets.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`)
   return Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : part)))
 }
@@ -365,8 +430,18 @@ async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
   const pdfImageWidth = Math.floor(Math.sqrt((pdfMaxImage * 4) / 3))
   const pdfOf = (progressive: boolean) =>
     cached(async () => {
-      const image = await sharp(rgba, raw).removeAlpha().resize(pdfImageWidth, Math.floor(pdfMaxImage / pdfImageWidth), { fit: 'fill' }).jpeg({ quality: 90, progressive, chromaSubsampling: '4:4:4' }).toBuffer({ resolveWithObject: true })
-      return pdfWithImage(image.data, image.info.width, image.info.height, setting('PDF_MAX_PAGE_PIXELS'), setting('PDF_DPI'))
+      const image = await sharp(rgba, raw)
+        .removeAlpha()
+        .resize(pdfImageWidth, Math.floor(pdfMaxImage / pdfImageWidth), { fit: 'fill' })
+        .jpeg({ quality: 90, progressive, chromaSubsampling: '4:4:4' })
+        .toBuffer({ resolveWithObject: true })
+      return pdfWithImage(
+        image.data,
+        image.info.width,
+        image.info.height,
+        setting('PDF_MAX_PAGE_PIXELS'),
+        setting('PDF_DPI'),
+      )
     })
   const pdf = pdfOf(false)
   const progressivePdf = pdfOf(true)
@@ -374,27 +449,127 @@ async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
   const side = 2048
   return [
     // Laid out whole, then drawn a page at a time: three pages show the memory, the other 160 only take minutes.
-    { worker: 'text engine', label: `text → PNG pages (${setting('TEXT_MAX_BYTES')} bytes; 3 pages drawn)`, path: '/convert/text-to-png?name=text.txt&outputs=3', input: text },
-    { worker: 'image engine', label: `JPEG ${width}×${height} progressive 4:4:4 → PNG`, path: '/convert/image-to-png?name=photo.jpg', input: jpeg },
-    { worker: 'image engine', label: `JPEG ${width}×${height} progressive 4:2:0 → PNG`, path: '/convert/image-to-png?name=photo.jpg', input: cached(async () => rgb().jpeg({ quality: 90, progressive: true }).toBuffer()) },
-    { worker: 'image engine', label: `JPEG ${width}×${height} baseline 4:4:4 → PNG`, path: '/convert/image-to-png?name=photo.jpg', input: cached(async () => rgb().jpeg({ quality: 90, chromaSubsampling: '4:4:4' }).toBuffer()) },
-    { worker: 'image engine', label: 'its WebP preview, 256 px', path: '/preview/image?name=photo.jpg&format=webp&w=256', input: jpeg },
-    { worker: 'image engine', label: `its PNG preview, ${side} px`, path: `/preview/image?name=photo.jpg&format=png&w=${side}`, input: jpeg },
-    { worker: 'image engine', label: `AVIF preview of a ${width}×${height} WebP, 1024 px (its most)`, path: '/preview/image?name=photo.webp&format=avif&w=1024', input: webp },
-    { worker: 'image engine', label: `WebP preview of a ${width}×${height} RGBA PNG, ${side} px`, path: `/preview/image?name=photo.png&format=webp&w=${side}`, input: png },
-    { worker: 'image engine', label: `PNG ${width}×${height} RGBA → PNG`, path: '/convert/image-to-png?name=photo.png', input: png },
-    { worker: 'image engine', label: `WebP ${width}×${height} → PNG`, path: '/convert/image-to-png?name=photo.webp', input: webp },
-    { worker: 'image engine', label: `AVIF ${width}×${height} → PNG`, path: '/convert/image-to-png?name=photo.avif', input: cached(async () => rgb().avif({ quality: 50, effort: 0 }).toBuffer()) },
-    { worker: 'image engine', label: `GIF ${width}×${height} → PNG`, path: '/convert/image-to-png?name=photo.gif', input: cached(async () => rgb().gif({ effort: 1 }).toBuffer()) },
-    { worker: 'image engine', label: `TIFF ${width}×${height} RGBA → PNG`, path: '/convert/image-to-png?name=photo.tif', input: cached(async () => sharp(rgba, raw).tiff({ compression: 'deflate' }).toBuffer()) },
-    { worker: 'image engine', label: `BMP ${width}×${height} → PNG`, path: '/convert/image-to-png?name=photo.bmp', input: cached(async () => bmpOf(rgba, width, height)) },
-    { worker: 'PDF engine', label: `PDF page at PDF_MAX_PAGE_PIXELS, a ${pdfMaxImage}-pixel JPEG on it → PNG`, path: '/convert/pdf-to-png?name=page.pdf', input: pdf },
-    { worker: 'PDF engine', label: `its WebP preview, 1024 px (2048 passes PDF_MAX_PAGE_PIXELS)`, path: `/preview/pdf?name=page.pdf&format=webp&w=1024`, input: pdf },
+    {
+      worker: 'text engine',
+      label: `text → PNG pages (${setting('TEXT_MAX_BYTES')} bytes; 3 pages drawn)`,
+      path: '/convert/text-to-png?name=text.txt&outputs=3',
+      input: text,
+    },
+    {
+      worker: 'image engine',
+      label: `JPEG ${width}×${height} progressive 4:4:4 → PNG`,
+      path: '/convert/image-to-png?name=photo.jpg',
+      input: jpeg,
+    },
+    {
+      worker: 'image engine',
+      label: `JPEG ${width}×${height} progressive 4:2:0 → PNG`,
+      path: '/convert/image-to-png?name=photo.jpg',
+      input: cached(async () => rgb().jpeg({ quality: 90, progressive: true }).toBuffer()),
+    },
+    {
+      worker: 'image engine',
+      label: `JPEG ${width}×${height} baseline 4:4:4 → PNG`,
+      path: '/convert/image-to-png?name=photo.jpg',
+      input: cached(async () => rgb().jpeg({ quality: 90, chromaSubsampling: '4:4:4' }).toBuffer()),
+    },
+    {
+      worker: 'image engine',
+      label: 'its WebP preview, 256 px',
+      path: '/preview/image?name=photo.jpg&format=webp&w=256',
+      input: jpeg,
+    },
+    {
+      worker: 'image engine',
+      label: `its PNG preview, ${side} px`,
+      path: `/preview/image?name=photo.jpg&format=png&w=${side}`,
+      input: jpeg,
+    },
+    {
+      worker: 'image engine',
+      label: `AVIF preview of a ${width}×${height} WebP, 1024 px (its most)`,
+      path: '/preview/image?name=photo.webp&format=avif&w=1024',
+      input: webp,
+    },
+    {
+      worker: 'image engine',
+      label: `WebP preview of a ${width}×${height} RGBA PNG, ${side} px`,
+      path: `/preview/image?name=photo.png&format=webp&w=${side}`,
+      input: png,
+    },
+    {
+      worker: 'image engine',
+      label: `PNG ${width}×${height} RGBA → PNG`,
+      path: '/convert/image-to-png?name=photo.png',
+      input: png,
+    },
+    {
+      worker: 'image engine',
+      label: `WebP ${width}×${height} → PNG`,
+      path: '/convert/image-to-png?name=photo.webp',
+      input: webp,
+    },
+    {
+      worker: 'image engine',
+      label: `AVIF ${width}×${height} → PNG`,
+      path: '/convert/image-to-png?name=photo.avif',
+      input: cached(async () => rgb().avif({ quality: 50, effort: 0 }).toBuffer()),
+    },
+    {
+      worker: 'image engine',
+      label: `GIF ${width}×${height} → PNG`,
+      path: '/convert/image-to-png?name=photo.gif',
+      input: cached(async () => rgb().gif({ effort: 1 }).toBuffer()),
+    },
+    {
+      worker: 'image engine',
+      label: `TIFF ${width}×${height} RGBA → PNG`,
+      path: '/convert/image-to-png?name=photo.tif',
+      input: cached(async () => sharp(rgba, raw).tiff({ compression: 'deflate' }).toBuffer()),
+    },
+    {
+      worker: 'image engine',
+      label: `BMP ${width}×${height} → PNG`,
+      path: '/convert/image-to-png?name=photo.bmp',
+      input: cached(async () => bmpOf(rgba, width, height)),
+    },
+    {
+      worker: 'PDF engine',
+      label: `PDF page at PDF_MAX_PAGE_PIXELS, a ${pdfMaxImage}-pixel JPEG on it → PNG`,
+      path: '/convert/pdf-to-png?name=page.pdf',
+      input: pdf,
+    },
+    {
+      worker: 'PDF engine',
+      label: `its WebP preview, 1024 px (2048 passes PDF_MAX_PAGE_PIXELS)`,
+      path: `/preview/pdf?name=page.pdf&format=webp&w=1024`,
+      input: pdf,
+    },
     { worker: 'PDF engine', label: 'its text', path: '/convert/pdf-to-text?name=page.pdf', input: pdf },
-    { worker: 'PDF engine', label: 'the same with a progressive 4:4:4 JPEG → PNG', path: '/convert/pdf-to-png?name=page.pdf', input: progressivePdf },
-    { worker: 'text engine', label: 'text preview, 1024 px AVIF (its most)', path: '/preview/text?name=text.txt&format=avif&w=1024', input: text },
-    { worker: 'text engine', label: `text preview, ${side} px WebP`, path: `/preview/text?name=text.txt&format=webp&w=${side}`, input: text },
-    { worker: 'consumer', label: `WAV → text (${setting('AUDIO_MAX_BYTES')} bytes, split for the provider)`, path: '/convert/audio-to-text?name=talk.wav', input: cached(async () => wavOf(setting('AUDIO_MAX_BYTES'))) },
+    {
+      worker: 'PDF engine',
+      label: 'the same with a progressive 4:4:4 JPEG → PNG',
+      path: '/convert/pdf-to-png?name=page.pdf',
+      input: progressivePdf,
+    },
+    {
+      worker: 'text engine',
+      label: 'text preview, 1024 px AVIF (its most)',
+      path: '/preview/text?name=text.txt&format=avif&w=1024',
+      input: text,
+    },
+    {
+      worker: 'text engine',
+      label: `text preview, ${side} px WebP`,
+      path: `/preview/text?name=text.txt&format=webp&w=${side}`,
+      input: text,
+    },
+    {
+      worker: 'consumer',
+      label: `WAV → text (${setting('AUDIO_MAX_BYTES')} bytes, split for the provider)`,
+      path: '/convert/audio-to-text?name=talk.wav',
+      input: cached(async () => wavOf(setting('AUDIO_MAX_BYTES'))),
+    },
   ]
 }
 
@@ -402,7 +577,11 @@ async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
 async function startTranscriber(): Promise<{ url: string; server: Server }> {
   const server = createServer((request, response) => {
     request.resume()
-    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: 'a tone', segments: [] })))
+    request.on('end', () =>
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ text: 'a tone', segments: [] })),
+    )
   })
   const port = await freePort()
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
@@ -412,12 +591,22 @@ async function startTranscriber(): Promise<{ url: string; server: Server }> {
 /** A POST without a deadline (fetch's is 300 s for the headers: a step on a busy machine may take longer). */
 function post(url: string, body: Uint8Array): Promise<{ ok: boolean; status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const sent = request(url, { method: 'POST', headers: { 'content-length': String(body.byteLength) } }, (response) => {
-      const chunks: Buffer[] = []
-      response.on('data', (chunk: Buffer) => chunks.push(chunk))
-      response.on('end', () => resolve({ ok: (response.statusCode ?? 500) < 300, status: response.statusCode ?? 500, text: Buffer.concat(chunks).toString() }))
-      response.on('error', reject)
-    })
+    const sent = request(
+      url,
+      { method: 'POST', headers: { 'content-length': String(body.byteLength) } },
+      (response) => {
+        const chunks: Buffer[] = []
+        response.on('data', (chunk: Buffer) => chunks.push(chunk))
+        response.on('end', () =>
+          resolve({
+            ok: (response.statusCode ?? 500) < 300,
+            status: response.statusCode ?? 500,
+            text: Buffer.concat(chunks).toString(),
+          }),
+        )
+        response.on('error', reject)
+      },
+    )
     sent.on('error', reject)
     sent.end(body)
   })
@@ -439,21 +628,37 @@ const failures: string[] = []
 async function measureMemory(secrets: Record<string, string>, honoPeakBytes: number): Promise<void> {
   const memory = build('consumer-memory', 'wrangler.consumer.toml', 'bench/workers/deploy-memory.ts')
   const transcriber = await startTranscriber()
-  const start = () => startWorkerd(memory, { ...secrets, TRANSCRIBE_PROVIDER: 'openai', TRANSCRIBE_URL: transcriber.url }, ['--expose-gc'])
+  const start = () =>
+    startWorkerd(memory, { ...secrets, TRANSCRIBE_PROVIDER: 'openai', TRANSCRIBE_URL: transcriber.url }, [
+      '--expose-gc',
+    ])
   try {
-    console.log(`\nMemory: each Worker's steps in one isolate of its own, in this order; budget ${mib(ISOLATE_BUDGET_BYTES)} MiB`)
-    console.log(`(WASM: the step's WebAssembly memories at their largest; after: those still alive after a collection; RSS: workerd's`)
-    console.log(`peak resident memory during the step, run in a fresh isolate, above its own after startup, plus the WASM the Worker's`)
+    console.log(
+      `\nMemory: each Worker's steps in one isolate of its own, in this order; budget ${mib(ISOLATE_BUDGET_BYTES)} MiB`,
+    )
+    console.log(
+      `(WASM: the step's WebAssembly memories at their largest; after: those still alive after a collection; RSS: workerd's`,
+    )
+    console.log(
+      `peak resident memory during the step, run in a fresh isolate, above its own after startup, plus the WASM the Worker's`,
+    )
     console.log(`earlier steps left alive)`)
     // CHECK_DEPLOY_STEPS=JPEG runs only the steps whose label has that word, while working on them.
-    const chosen = (await steps(memory.vars)).filter((step) => step.label.includes(process.env.CHECK_DEPLOY_STEPS ?? ''))
+    const chosen = (await steps(memory.vars)).filter((step) =>
+      step.label.includes(process.env.CHECK_DEPLOY_STEPS ?? ''),
+    )
     for (const worker of new Set(chosen.map((step) => step.worker))) {
       const sequence = await start()
       try {
-        console.log(`\nthe ${worker} Worker's isolate (the bundle at rest: ${mib(sequence.startupPeakBytes - honoPeakBytes)} MiB above the minimal Hono Worker's)`)
-        console.log(`${'step'.padEnd(62)}${'answer'.padStart(7)}${'WASM MiB'.padStart(10)}${'after'.padStart(7)}${'RSS MiB'.padStart(9)}`)
+        console.log(
+          `\nthe ${worker} Worker's isolate (the bundle at rest: ${mib(sequence.startupPeakBytes - honoPeakBytes)} MiB above the minimal Hono Worker's)`,
+        )
+        console.log(
+          `${'step'.padEnd(62)}${'answer'.padStart(7)}${'WASM MiB'.padStart(10)}${'after'.padStart(7)}${'RSS MiB'.padStart(9)}`,
+        )
         let carriedBytes = 0
-        for (const step of chosen.filter((step) => step.worker === worker)) carriedBytes = await measureStep(sequence, step, carriedBytes, start)
+        for (const step of chosen.filter((step) => step.worker === worker))
+          carriedBytes = await measureStep(sequence, step, carriedBytes, start)
       } finally {
         await sequence.stop()
       }
@@ -463,10 +668,16 @@ async function measureMemory(secrets: Record<string, string>, honoPeakBytes: num
   }
 }
 
-const liveWasm = async (running: Running) => ((await (await fetch(running.url)).json()) as { liveWasmBytes: number }).liveWasmBytes
+const liveWasm = async (running: Running) =>
+  ((await (await fetch(running.url)).json()) as { liveWasmBytes: number }).liveWasmBytes
 
 /** A step in the Worker's isolate, then in a fresh one; answers the WASM bytes it leaves alive. */
-async function measureStep(sequence: Running, step: Step, carriedBytes: number, start: () => Promise<Running>): Promise<number> {
+async function measureStep(
+  sequence: Running,
+  step: Step,
+  carriedBytes: number,
+  start: () => Promise<Running>,
+): Promise<number> {
   const input = await step.input()
   const response = await post(`${sequence.url}${step.path}`, input)
   const text = response.text
@@ -475,7 +686,14 @@ async function measureStep(sequence: Running, step: Step, carriedBytes: number, 
     console.log(`${step.label.padEnd(62)}${String(response.status).padStart(7)}`)
     return carriedBytes
   }
-  const result = JSON.parse(text) as { status: number; message?: string; outputs: number; bytes: number; peakWasmBytes: number; wasmMemoryBytes: number[] }
+  const result = JSON.parse(text) as {
+    status: number
+    message?: string
+    outputs: number
+    bytes: number
+    peakWasmBytes: number
+    wasmMemoryBytes: number[]
+  }
   // What is left once the step is over, read by a request of its own: a WeakRef read in the step's own job keeps
   // its target alive until that job ends.
   const afterBytes = await liveWasm(sequence)
@@ -489,11 +707,18 @@ async function measureStep(sequence: Running, step: Step, carriedBytes: number, 
   } finally {
     await fresh.stop()
   }
-  console.log(`${step.label.padEnd(62)}${String(result.status).padStart(7)}${mib(result.peakWasmBytes).padStart(10)}${mib(afterBytes).padStart(7)}${mib(rss).padStart(9)}`)
+  console.log(
+    `${step.label.padEnd(62)}${String(result.status).padStart(7)}${mib(result.peakWasmBytes).padStart(10)}${mib(afterBytes).padStart(7)}${mib(rss).padStart(9)}`,
+  )
   if (result.status !== 200) console.log(`  refused: ${result.message}`)
-  if (process.env.CHECK_DEPLOY_DEBUG) console.log(`  WASM memories (MiB): ${result.wasmMemoryBytes.map(mib).join(' ')}; input ${mib(input.byteLength)} MiB, output ${mib(result.bytes)} MiB`)
-  if (result.peakWasmBytes > ISOLATE_BUDGET_BYTES) failures.push(`${step.label}: WebAssembly memories reached ${mib(result.peakWasmBytes)} MiB`)
-  if (rss > ISOLATE_BUDGET_BYTES) failures.push(`${step.label}: workerd's resident memory grew ${mib(rss)} MiB past its own after startup`)
+  if (process.env.CHECK_DEPLOY_DEBUG)
+    console.log(
+      `  WASM memories (MiB): ${result.wasmMemoryBytes.map(mib).join(' ')}; input ${mib(input.byteLength)} MiB, output ${mib(result.bytes)} MiB`,
+    )
+  if (result.peakWasmBytes > ISOLATE_BUDGET_BYTES)
+    failures.push(`${step.label}: WebAssembly memories reached ${mib(result.peakWasmBytes)} MiB`)
+  if (rss > ISOLATE_BUDGET_BYTES)
+    failures.push(`${step.label}: workerd's resident memory grew ${mib(rss)} MiB past its own after startup`)
   return afterBytes
 }
 
@@ -504,27 +729,57 @@ try {
   // refuses the consumer's config for an entry that does not export its Durable Object class (GotenbergContainer).
   const hono = build('hono-minimal', 'wrangler.engine-text.toml', 'bench/workers/hono-minimal.ts')
   // `npm run check:deploy -- --startup-only` (or --memory-only; CHECK_DEPLOY_ONLY=startup|memory) runs one half.
-  const only = process.argv.includes('--startup-only') ? 'startup' : process.argv.includes('--memory-only') ? 'memory' : process.env.CHECK_DEPLOY_ONLY
-  const workers = only === 'memory' ? [] : [
-    { bundle: build('api', 'wrangler.toml'), bound: API_STARTUP_RATIO },
-    { bundle: build('consumer', 'wrangler.consumer.toml', 'bench/workers/consumer-fetch.ts'), bound: OTHER_STARTUP_RATIO },
-    ...['pdf', 'image', 'text'].map((family) => ({ bundle: build(`engine-${family}`, `wrangler.engine-${family}.toml`, `bench/workers/engine-${family}-fetch.ts`), bound: OTHER_STARTUP_RATIO })),
-  ]
+  const only = process.argv.includes('--startup-only')
+    ? 'startup'
+    : process.argv.includes('--memory-only')
+      ? 'memory'
+      : process.env.CHECK_DEPLOY_ONLY
+  const workers =
+    only === 'memory'
+      ? []
+      : [
+          { bundle: build('api', 'wrangler.toml'), bound: API_STARTUP_RATIO },
+          {
+            bundle: build('consumer', 'wrangler.consumer.toml', 'bench/workers/consumer-fetch.ts'),
+            bound: OTHER_STARTUP_RATIO,
+          },
+          ...['pdf', 'image', 'text'].map((family) => ({
+            bundle: build(
+              `engine-${family}`,
+              `wrangler.engine-${family}.toml`,
+              `bench/workers/engine-${family}-fetch.ts`,
+            ),
+            bound: OTHER_STARTUP_RATIO,
+          })),
+        ]
   // References, with no bound: what a ratio is made of. A one-route @hono/zod-openapi Worker (zod and its OpenAPI
   // registry, built as the API Worker is), and the API Worker's modules beside the minimal Hono Worker, never imported:
   // workerd compiles every module of a Worker at startup, so that much of the API Worker's ratio is its bundle's size,
   // whatever runs at startup.
-  const references = only === 'memory' ? [] : [
-    { bundle: build('zod-openapi-minimal', 'wrangler.consumer.toml', 'bench/workers/zod-openapi-minimal.ts'), label: 'one-route zod-openapi Worker' },
-    { bundle: compiledBeside(hono, workers[0]!.bundle), label: 'API bundle, compiled only' },
-  ]
-  const sizes = (bundle: Bundle) => readdirSync(bundle.dir).filter((file) => moduleKind(file)).reduce((sum, file) => sum + readFileSync(join(bundle.dir, file)).byteLength, 0)
+  const references =
+    only === 'memory'
+      ? []
+      : [
+          {
+            bundle: build('zod-openapi-minimal', 'wrangler.consumer.toml', 'bench/workers/zod-openapi-minimal.ts'),
+            label: 'one-route zod-openapi Worker',
+          },
+          { bundle: compiledBeside(hono, workers[0]!.bundle), label: 'API bundle, compiled only' },
+        ]
+  const sizes = (bundle: Bundle) =>
+    readdirSync(bundle.dir)
+      .filter((file) => moduleKind(file))
+      .reduce((sum, file) => sum + readFileSync(join(bundle.dir, file)).byteLength, 0)
 
   // Startup, runs interleaved so that a busy moment of the machine falls on every Worker alike.
   const seconds = new Map<string, number[]>()
   let honoPeakBytes = Number.POSITIVE_INFINITY
   for (let run = 0; run < (only === 'memory' ? 1 : STARTUP_RUNS); run++) {
-    for (const bundle of [hono, ...workers.map((worker) => worker.bundle), ...(only === 'memory' ? [] : references.map((reference) => reference.bundle))]) {
+    for (const bundle of [
+      hono,
+      ...workers.map((worker) => worker.bundle),
+      ...(only === 'memory' ? [] : references.map((reference) => reference.bundle)),
+    ]) {
       const running = await startWorkerd(bundle, secrets)
       await running.stop()
       seconds.set(bundle.name, [...(seconds.get(bundle.name) ?? []), running.startupSeconds])
@@ -532,19 +787,38 @@ try {
     }
   }
   const baseline = median(seconds.get(hono.name)!)
-  if (only !== 'memory') console.log(`\nStartup: workerd's CPU from spawn to the first answer, median of ${STARTUP_RUNS} runs (Cloudflare allows 1 s)`)
-  if (only !== 'memory') console.log(`${'Worker'.padEnd(28)}${'bundle MiB'.padStart(11)}${'CPU ms'.padStart(9)}${'× Hono'.padStart(8)}${'bound'.padStart(7)}`)
-  if (only !== 'memory') console.log(`${'minimal Hono Worker'.padEnd(28)}${mib(sizes(hono)).padStart(11)}${(baseline * 1000).toFixed(0).padStart(9)}${'1.0'.padStart(8)}${''.padStart(7)}`)
+  if (only !== 'memory')
+    console.log(
+      `\nStartup: workerd's CPU from spawn to the first answer, median of ${STARTUP_RUNS} runs (Cloudflare allows 1 s)`,
+    )
+  if (only !== 'memory')
+    console.log(
+      `${'Worker'.padEnd(28)}${'bundle MiB'.padStart(11)}${'CPU ms'.padStart(9)}${'× Hono'.padStart(8)}${'bound'.padStart(7)}`,
+    )
+  if (only !== 'memory')
+    console.log(
+      `${'minimal Hono Worker'.padEnd(28)}${mib(sizes(hono)).padStart(11)}${(baseline * 1000).toFixed(0).padStart(9)}${'1.0'.padStart(8)}${''.padStart(7)}`,
+    )
   for (const { bundle, bound } of workers) {
     const ratio = median(seconds.get(bundle.name)!) / baseline
-    const label = bundle.name === 'api' ? 'API Worker' : bundle.name === 'consumer' ? 'consumer Worker' : `${bundle.name.replace('engine-', '')} engine Worker`
-    console.log(`${label.padEnd(28)}${mib(sizes(bundle)).padStart(11)}${(median(seconds.get(bundle.name)!) * 1000).toFixed(0).padStart(9)}${ratio.toFixed(1).padStart(8)}${`${bound}×`.padStart(7)}`)
-    if (ratio > bound) failures.push(`${label} starts in ${ratio.toFixed(1)}× the minimal Hono Worker's CPU; the bound is ${bound}×`)
+    const label =
+      bundle.name === 'api'
+        ? 'API Worker'
+        : bundle.name === 'consumer'
+          ? 'consumer Worker'
+          : `${bundle.name.replace('engine-', '')} engine Worker`
+    console.log(
+      `${label.padEnd(28)}${mib(sizes(bundle)).padStart(11)}${(median(seconds.get(bundle.name)!) * 1000).toFixed(0).padStart(9)}${ratio.toFixed(1).padStart(8)}${`${bound}×`.padStart(7)}`,
+    )
+    if (ratio > bound)
+      failures.push(`${label} starts in ${ratio.toFixed(1)}× the minimal Hono Worker's CPU; the bound is ${bound}×`)
   }
   if (only !== 'memory') {
     for (const { bundle, label } of references) {
       const ratio = median(seconds.get(bundle.name)!) / baseline
-      console.log(`${label.padEnd(28)}${mib(sizes(bundle)).padStart(11)}${(median(seconds.get(bundle.name)!) * 1000).toFixed(0).padStart(9)}${ratio.toFixed(1).padStart(8)}${'(ref)'.padStart(7)}`)
+      console.log(
+        `${label.padEnd(28)}${mib(sizes(bundle)).padStart(11)}${(median(seconds.get(bundle.name)!) * 1000).toFixed(0).padStart(9)}${ratio.toFixed(1).padStart(8)}${'(ref)'.padStart(7)}`,
+      )
     }
   }
 

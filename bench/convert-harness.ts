@@ -31,7 +31,13 @@ export async function timeConverter(
     start = performance.now()
     return fetch(url, { method: 'POST', body: bytes })
   })
-  const result = (await response.json()) as { outputs: number; bytes: number; peakWasmBytes: number; peakHeldBytes: number; message?: string }
+  const result = (await response.json()) as {
+    outputs: number
+    bytes: number
+    peakWasmBytes: number
+    peakHeldBytes: number
+    message?: string
+  }
   if (!response.ok) throw new Error(`${converter}: ${response.status} ${result.message}`)
   return { ms: performance.now() - start, ...result }
 }
@@ -41,7 +47,11 @@ export async function timeConverter(
  * first outputs, both in one isolate: median time and bytes per image. A Worker of its own: after the timed
  * conversions, the decoded pages pushed the shared one over what wrangler dev's isolate survives.
  */
-export async function comparePngEncoders(converter: string, name: string, bytes: Uint8Array): Promise<Record<'ours' | 'jsquash', { ms: number; bytes: number }>> {
+export async function comparePngEncoders(
+  converter: string,
+  name: string,
+  bytes: Uint8Array,
+): Promise<Record<'ours' | 'jsquash', { ms: number; bytes: number }>> {
   const worker = await startConvertWorker()
   try {
     return await comparePngEncodersIn(worker, converter, name, bytes)
@@ -50,7 +60,12 @@ export async function comparePngEncoders(converter: string, name: string, bytes:
   }
 }
 
-async function comparePngEncodersIn(worker: DevWorker, converter: string, name: string, bytes: Uint8Array): Promise<Record<'ours' | 'jsquash', { ms: number; bytes: number }>> {
+async function comparePngEncodersIn(
+  worker: DevWorker,
+  converter: string,
+  name: string,
+  bytes: Uint8Array,
+): Promise<Record<'ours' | 'jsquash', { ms: number; bytes: number }>> {
   const post = async (path: string, body?: Uint8Array) => {
     const response = await fetch(`${worker.url}${path}`, { method: 'POST', body })
     const result = (await response.json()) as { images: number; bytes: number; message?: string }
@@ -87,7 +102,10 @@ export function timeCommand(command: string, args: string[]): number {
  * Medians of several measurements taken in turn (a, b, c, a, b, c, …), so that a machine getting busier or
  * quieter during the run weighs on each of them alike.
  */
-export async function alternating<K extends string>(times: number, runs: Record<K, () => Promise<number> | number>): Promise<Record<K, number>> {
+export async function alternating<K extends string>(
+  times: number,
+  runs: Record<K, () => Promise<number> | number>,
+): Promise<Record<K, number>> {
   const samples = Object.fromEntries(Object.keys(runs).map((key) => [key, [] as number[]])) as Record<K, number[]>
   for (let i = 0; i < times; i++) for (const key of Object.keys(runs) as K[]) samples[key].push(await runs[key]())
   const medians = {} as Record<K, number>

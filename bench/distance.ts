@@ -47,10 +47,21 @@ try {
   const auth = await benchLogin(worker)
   const json = { ...auth, 'content-type': 'application/json' }
   const upload = async (name: string, body: string) =>
-    (await (await fetch(`${worker!.url}/files`, { method: 'POST', headers: { ...auth, 'x-edgefloor-name': name }, body })).json()) as { _id: string }
+    (await (
+      await fetch(`${worker!.url}/files`, { method: 'POST', headers: { ...auth, 'x-edgefloor-name': name }, body })
+    ).json()) as { _id: string }
   const file = await upload('report.txt', 'a file far from its database\n'.repeat(100))
-  const job = (await (await fetch(`${worker.url}/files/${file._id}/convert`, { method: 'POST', headers: { ...json, prefer: 'respond-async' }, body: '{}' })).json()) as { _id: string }
-  const tus = await fetch(`${worker.url}/files/tus`, { method: 'POST', headers: { ...auth, 'tus-resumable': '1.0.0', 'upload-length': '10' } })
+  const job = (await (
+    await fetch(`${worker.url}/files/${file._id}/convert`, {
+      method: 'POST',
+      headers: { ...json, prefer: 'respond-async' },
+      body: '{}',
+    })
+  ).json()) as { _id: string }
+  const tus = await fetch(`${worker.url}/files/tus`, {
+    method: 'POST',
+    headers: { ...auth, 'tus-resumable': '1.0.0', 'upload-length': '10' },
+  })
   const tusPath = new URL(tus.headers.get('location')!).pathname
   const seeded = await fetch(`${worker.url}/__bench/cache-preview/${file._id}`, { method: 'POST' })
   if (seeded.status !== 204) throw new Error(`seeding the preview cache: ${seeded.status}`)
@@ -70,19 +81,40 @@ try {
     read('GET /jobs/:id', `/jobs/${job._id}`),
     read('HEAD /files/tus/:id', tusPath, 0, { method: 'HEAD', headers: { 'tus-resumable': '1.0.0' } }),
     read('GET /files/:id/download', `/files/${file._id}/download`, 1),
-    read('GET /files/:id/preview (edge cache hit)', `/files/${file._id}/preview?w=64`, 0, { headers: { accept: 'image/webp' } }),
-    { name: 'POST /files (a write)', r2Trips: 1, isRead: false, request: () => ['/files', { method: 'POST', headers: { ...auth, 'x-edgefloor-name': 'small.txt' }, body: 'small' }] },
+    read('GET /files/:id/preview (edge cache hit)', `/files/${file._id}/preview?w=64`, 0, {
+      headers: { accept: 'image/webp' },
+    }),
+    {
+      name: 'POST /files (a write)',
+      r2Trips: 1,
+      isRead: false,
+      request: () => [
+        '/files',
+        { method: 'POST', headers: { ...auth, 'x-edgefloor-name': 'small.txt' }, body: 'small' },
+      ],
+    },
   ]
 
-  console.log(`distance: D1 primary ${PRIMARY_MS} ms, replica ${REPLICA_MS} ms, R2 ${R2_MS} ms away; ${ROUNDS} rounds; load average ${loadavg()[0]!.toFixed(1)}`)
+  console.log(
+    `distance: D1 primary ${PRIMARY_MS} ms, replica ${REPLICA_MS} ms, R2 ${R2_MS} ms away; ${ROUNDS} rounds; load average ${loadavg()[0]!.toFixed(1)}`,
+  )
   // A warm-up of every route and distance: the first request of a kind compiles its code paths.
   for (const route of routes) for (const distance of DISTANCES) await timed(worker, route, distance)
-  const samples = new Map(routes.map((route) => [route.name, new Map(DISTANCES.map((distance) => [distance, [] as number[]]))]))
+  const samples = new Map(
+    routes.map((route) => [route.name, new Map(DISTANCES.map((distance) => [distance, [] as number[]]))]),
+  )
   for (let round = 0; round < ROUNDS; round++) {
-    for (const route of routes) for (const distance of DISTANCES) samples.get(route.name)!.get(distance)!.push(await timed(worker, route, distance))
+    for (const route of routes)
+      for (const distance of DISTANCES)
+        samples
+          .get(route.name)!
+          .get(distance)!
+          .push(await timed(worker, route, distance))
   }
 
-  console.log('| Route | near (compute) | far | far, no replicas | baseline: replica RT + R2 RTs + compute | far / baseline |')
+  console.log(
+    '| Route | near (compute) | far | far, no replicas | baseline: replica RT + R2 RTs + compute | far / baseline |',
+  )
   console.log('|---|---|---|---|---|---|')
   const misses: string[] = []
   for (const route of routes) {
@@ -90,9 +122,15 @@ try {
     const baseline = REPLICA_MS + route.r2Trips * R2_MS + near!
     const ratio = far! / baseline
     if (route.isRead && ratio > GOAL) misses.push(route.name)
-    console.log(`| \`${route.name}\` | ${near!.toFixed(1)} ms | ${far!.toFixed(1)} ms | ${primaryOnly!.toFixed(1)} ms | ${baseline.toFixed(1)} ms | ${ratio.toFixed(2)} |`)
+    console.log(
+      `| \`${route.name}\` | ${near!.toFixed(1)} ms | ${far!.toFixed(1)} ms | ${primaryOnly!.toFixed(1)} ms | ${baseline.toFixed(1)} ms | ${ratio.toFixed(2)} |`,
+    )
   }
-  console.log(misses.length === 0 ? `every read route within ${GOAL}× its baseline` : `over ${GOAL}× its baseline: ${misses.join(', ')}`)
+  console.log(
+    misses.length === 0
+      ? `every read route within ${GOAL}× its baseline`
+      : `over ${GOAL}× its baseline: ${misses.join(', ')}`,
+  )
 } finally {
   await worker?.stop()
 }

@@ -52,7 +52,19 @@ const flat = (path: string) => import(`${engines}${path}?variant=flat`)
 /** A 4000 × 3000 picture (12 MP, IMAGE_MAX_PIXELS) in a format ffmpeg writes, made once. */
 function picture(name: string, args: string[]): Uint8Array {
   const path = join(scratch, name)
-  execFileSync('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'mandelbrot=size=4000x3000', '-frames:v', '1', ...args, path])
+  execFileSync('ffmpeg', [
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'mandelbrot=size=4000x3000',
+    '-frames:v',
+    '1',
+    ...args,
+    path,
+  ])
   return new Uint8Array(readFileSync(path))
 }
 
@@ -67,27 +79,65 @@ interface Case {
 }
 
 const { buildPdf } = await import('../test/support/pdf.ts')
-const pdfSource = (bytes: Uint8Array) => ({ size: bytes.byteLength, stream: () => new Blob([bytes]).stream() as ReadableStream<Uint8Array> })
-const PDF_LIMITS = { maxImagePixels: 40_000_000, maxPagePixels: 2_200_000, maxSide: 16_384, maxStreamBytes: 256 * 2 ** 20, streamBytesPerPage: 64 * 2 ** 20 }
+const pdfSource = (bytes: Uint8Array) => ({
+  size: bytes.byteLength,
+  stream: () => new Blob([bytes]).stream() as ReadableStream<Uint8Array>,
+})
+const PDF_LIMITS = {
+  maxImagePixels: 40_000_000,
+  maxPagePixels: 2_200_000,
+  maxSide: 16_384,
+  maxStreamBytes: 256 * 2 ** 20,
+  streamBytesPerPage: 64 * 2 ** 20,
+}
 
 /** Page 1 of `bytes` at 150 dpi, strip after strip, every row read (as the PNG encoder reads them). */
 async function pdfPage(module: typeof import('../worker/engines/pdfium.ts'), bytes: Uint8Array) {
-  for await (const _ of module.eachFromPdf(pdfSource(bytes), undefined, async function* (pdf) {
-    const render = pdf.renderPage(0, 150 / 72)
-    for (const strip of render.strips) for (let r = 0; r < strip.rows; r++) strip.row(r)
-    yield 1
-  }, PDF_LIMITS));
+  for await (const _ of module.eachFromPdf(
+    pdfSource(bytes),
+    undefined,
+    async function* (pdf) {
+      const render = pdf.renderPage(0, 150 / 72)
+      for (const strip of render.strips) for (let r = 0; r < strip.rows; r++) strip.row(r)
+      yield 1
+    },
+    PDF_LIMITS,
+  ));
 }
 
 function textPdf(): Uint8Array {
-  const lines = Array.from({ length: 60 }, (_, i) => `BT /F1 10 Tf 50 ${800 - i * 12} Td (Line ${i + 1}: the quick brown fox jumps over the lazy dog, 0123456789.) Tj ET`)
+  const lines = Array.from(
+    { length: 60 },
+    (_, i) =>
+      `BT /F1 10 Tf 50 ${800 - i * 12} Td (Line ${i + 1}: the quick brown fox jumps over the lazy dog, 0123456789.) Tj ET`,
+  )
   return buildPdf([{ width: 595, height: 842, helvetica: true, content: lines.join('\n') }])
 }
 
 function photoPdf(): Uint8Array {
   const jpeg = join(scratch, 'page-photo.jpg')
-  execFileSync('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'mandelbrot=size=1600x1200', '-frames:v', '1', '-q:v', '3', jpeg])
-  return buildPdf([{ width: 595, height: 842, content: 'q 595 0 0 446 0 198 cm /Im0 Do Q', jpeg: { bytes: new Uint8Array(readFileSync(jpeg)), width: 1600, height: 1200 } }])
+  execFileSync('ffmpeg', [
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'mandelbrot=size=1600x1200',
+    '-frames:v',
+    '1',
+    '-q:v',
+    '3',
+    jpeg,
+  ])
+  return buildPdf([
+    {
+      width: 595,
+      height: 842,
+      content: 'q 595 0 0 446 0 198 cm /Im0 Do Q',
+      jpeg: { bytes: new Uint8Array(readFileSync(jpeg)), width: 1600, height: 1200 },
+    },
+  ])
 }
 
 const CASES: Case[] = [
@@ -103,8 +153,17 @@ const CASES: Case[] = [
       const style = { widthPx: 1241, heightPx: 1754, marginPx: 90, fontPx: (10 / 72) * 150 }
       const columns = Math.floor((style.widthPx - 2 * style.marginPx) / (style.fontPx * render.ADVANCE_EM))
       const rows = Math.floor((style.heightPx - 2 * style.marginPx - style.fontPx * 0.3) / render.lineHeightPx(style))
-      const lines: string[] = Array.from({ length: rows }, (_, i) => `${i + 1}. The quick brown fox jumps over the lazy dog; `.repeat(4).slice(0, columns))
-      const options = { font: { fontBuffers: [font], loadSystemFonts: false, defaultFontFamily: render.FONT_FAMILY, monospaceFamily: render.FONT_FAMILY } }
+      const lines: string[] = Array.from({ length: rows }, (_, i) =>
+        `${i + 1}. The quick brown fox jumps over the lazy dog; `.repeat(4).slice(0, columns),
+      )
+      const options = {
+        font: {
+          fontBuffers: [font],
+          loadSystemFonts: false,
+          defaultFontFamily: render.FONT_FAMILY,
+          monospaceFamily: render.FONT_FAMILY,
+        },
+      }
       const bands = (module: typeof render) => async () => {
         for await (const band of module.drawPageBands(lines, style)) for (let r = 0; r < band.rows; r++) band.row(r)
       }
@@ -181,7 +240,22 @@ const CASES: Case[] = [
     simple: 'the same filters in JavaScript (filter.ts, the reference the tests compare against)',
     async setup() {
       const path = join(scratch, 'photo-12mp.rgb')
-      execFileSync('ffmpeg', ['-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'mandelbrot=size=4000x3000', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', path])
+      execFileSync('ffmpeg', [
+        '-loglevel',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        'mandelbrot=size=4000x3000',
+        '-frames:v',
+        '1',
+        '-f',
+        'rawvideo',
+        '-pix_fmt',
+        'rgb24',
+        path,
+      ])
       const pixels = new Uint8Array(readFileSync(path))
       const [stride, height] = [4000 * 3, 3000]
       const filter = await ours('png/filter.ts')
@@ -198,7 +272,14 @@ const CASES: Case[] = [
         simple: async () => {
           const candidates = Array.from({ length: 5 }, () => new Uint8Array(stride))
           const out = new Uint8Array(stride + 1)
-          for (let y = 0; y < height; y++) filter.filterRow(pixels.subarray(y * stride, (y + 1) * stride), y ? pixels.subarray((y - 1) * stride, y * stride) : undefined, 3, candidates, out)
+          for (let y = 0; y < height; y++)
+            filter.filterRow(
+              pixels.subarray(y * stride, (y + 1) * stride),
+              y ? pixels.subarray((y - 1) * stride, y * stride) : undefined,
+              3,
+              candidates,
+              out,
+            )
         },
       }
     },
@@ -247,13 +328,22 @@ if (child === '--memory') {
   globalThis.gc?.()
   const before = process.memoryUsage().rss
   const { peakWasmBytes } = await measureStep(() => steps[childVariant as (typeof VARIANTS)[number]]!())
-  console.log(JSON.stringify({ rssMiB: (process.resourceUsage().maxRSS * 1024 - before) / 2 ** 20, wasmMiB: peakWasmBytes / 2 ** 20 }))
+  console.log(
+    JSON.stringify({
+      rssMiB: (process.resourceUsage().maxRSS * 1024 - before) / 2 ** 20,
+      wasmMiB: peakWasmBytes / 2 ** 20,
+    }),
+  )
   process.exit(0)
 }
 
 /** The step's memory in a fresh process: resident growth, and every WASM memory alive at its end (they never shrink). */
 function peak(name: string, variant: string): { rssMiB: number; wasmMiB: number } {
-  const run = spawnSync(process.execPath, [...process.execArgv, '--expose-gc', new URL(import.meta.url).pathname, '--memory', name, variant], { encoding: 'utf8' })
+  const run = spawnSync(
+    process.execPath,
+    [...process.execArgv, '--expose-gc', new URL(import.meta.url).pathname, '--memory', name, variant],
+    { encoding: 'utf8' },
+  )
   if (run.status !== 0) throw new Error(`${name} ${variant}: ${run.stderr}`)
   return JSON.parse(run.stdout.trim().split('\n').at(-1)!)
 }
@@ -267,8 +357,11 @@ for (const bench of CASES) {
   const steps = await bench.setup()
   const present = VARIANTS.filter((variant) => steps[variant])
   for (const variant of present) await steps[variant]!() // warm: WASM compiled, code optimised
-  const runs = Object.fromEntries(present.map((variant) => [variant, [] as Array<{ ms: number; cpu: number; longest: number }>]))
-  for (let round = 0; round < ROUNDS; round++) for (const variant of present) runs[variant]!.push(await timed(steps[variant]!))
+  const runs = Object.fromEntries(
+    present.map((variant) => [variant, [] as Array<{ ms: number; cpu: number; longest: number }>]),
+  )
+  for (let round = 0; round < ROUNDS; round++)
+    for (const variant of present) runs[variant]!.push(await timed(steps[variant]!))
   const baseline = present.at(-1)!
   const ms = (variant: string) => median(runs[variant]!.map((run) => run.ms))
   const cpu = (variant: string) => median(runs[variant]!.map((run) => run.cpu))
@@ -277,7 +370,9 @@ for (const bench of CASES) {
   for (const variant of present) {
     const memory = peak(bench.name, variant)
     const label = variant === 'flat' ? 'ours without turns' : variant === 'simple' ? 'baseline' : 'ours'
-    console.log(`  ${label}: ${ms(variant).toFixed(1)} ms (${(ms(variant) / ms(baseline)).toFixed(2)}× the baseline), CPU ${cpu(variant).toFixed(1)} ms (${(cpu(variant) / cpu(baseline)).toFixed(2)}×), longest stretch without a turn ${longest(variant).toFixed(1)} ms, peak WASM ${memory.wasmMiB.toFixed(1)} MiB, resident +${memory.rssMiB.toFixed(1)} MiB`)
+    console.log(
+      `  ${label}: ${ms(variant).toFixed(1)} ms (${(ms(variant) / ms(baseline)).toFixed(2)}× the baseline), CPU ${cpu(variant).toFixed(1)} ms (${(cpu(variant) / cpu(baseline)).toFixed(2)}×), longest stretch without a turn ${longest(variant).toFixed(1)} ms, peak WASM ${memory.wasmMiB.toFixed(1)} MiB, resident +${memory.rssMiB.toFixed(1)} MiB`,
+    )
   }
   table.push(`${bench.name} | ${(ms('ours') / ms(baseline)).toFixed(2)} | ${(cpu('ours') / cpu(baseline)).toFixed(2)}`)
 }

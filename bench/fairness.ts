@@ -21,7 +21,12 @@ function pdfOf(pages: number, label: string): Uint8Array {
   return buildPdf(Array.from({ length: pages }, (_, n) => page(n + 1)))
 }
 
-async function upload(worker: DevWorker, auth: Record<string, string>, name: string, bytes: Uint8Array): Promise<string> {
+async function upload(
+  worker: DevWorker,
+  auth: Record<string, string>,
+  name: string,
+  bytes: Uint8Array,
+): Promise<string> {
   const form = new FormData()
   form.append('file', new Blob([bytes], { type: 'application/pdf' }), name)
   const res = await fetch(`${worker.url}/files`, { method: 'POST', headers: auth, body: form })
@@ -60,16 +65,34 @@ async function timeConversion(worker: DevWorker, auth: Record<string, string>, r
 
 /** Starts the flood: FLOOD conversions of 3-page PDFs asked at once; answers how many were taken and refused. */
 async function flood(worker: DevWorker, auth: Record<string, string>, round: number) {
-  const ids = await Promise.all(Array.from({ length: FLOOD }, (_, i) => upload(worker, auth, `flood-${round}-${i}.pdf`, pdfOf(3, `flood ${i}`))))
-  const statuses = await Promise.all(ids.map(async (id) => (await fetch(`${worker.url}/files/${id}/convert`, { method: 'POST', headers: { ...auth, prefer: 'respond-async' } })).status))
-  return { ids, taken: statuses.filter((status) => status === 202).length, refused: statuses.filter((status) => status === 429).length }
+  const ids = await Promise.all(
+    Array.from({ length: FLOOD }, (_, i) => upload(worker, auth, `flood-${round}-${i}.pdf`, pdfOf(3, `flood ${i}`))),
+  )
+  const statuses = await Promise.all(
+    ids.map(
+      async (id) =>
+        (
+          await fetch(`${worker.url}/files/${id}/convert`, {
+            method: 'POST',
+            headers: { ...auth, prefer: 'respond-async' },
+          })
+        ).status,
+    ),
+  )
+  return {
+    ids,
+    taken: statuses.filter((status) => status === 202).length,
+    refused: statuses.filter((status) => status === 429).length,
+  }
 }
 
 /** Waits until the flood's jobs have ended (the next round starts from an idle queue). */
 async function drained(worker: DevWorker, auth: Record<string, string>, ids: readonly string[]) {
   for (const id of ids) {
     for (;;) {
-      const jobs = (await (await fetch(`${worker.url}/files/${id}/jobs`, { headers: auth })).json()) as Array<{ status: string }>
+      const jobs = (await (await fetch(`${worker.url}/files/${id}/jobs`, { headers: auth })).json()) as Array<{
+        status: string
+      }>
       if (jobs.every((job) => job.status === 'done' || job.status === 'failed')) break
       await new Promise((resolve) => setTimeout(resolve, 500))
     }
@@ -92,20 +115,34 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     alone.preview.push(await timePreview(worker, other, `alone-${round}`))
     alone.conversion.push(await timeConversion(worker, other, `alone-${round}`))
-    const [idlePreview, idleConversion] = await Promise.all([timePreview(worker, other, `idle-${round}`), timeConversion(worker, other, `idle-${round}`)])
+    const [idlePreview, idleConversion] = await Promise.all([
+      timePreview(worker, other, `idle-${round}`),
+      timeConversion(worker, other, `idle-${round}`),
+    ])
     idle.preview.push(idlePreview)
     idle.conversion.push(idleConversion)
     const { ids, taken, refused } = await flood(worker, flooder, round)
     shares = `${taken} taken, ${refused} answered 429`
-    const [preview, conversion] = await Promise.all([timePreview(worker, other, `busy-${round}`), timeConversion(worker, other, `busy-${round}`)])
+    const [preview, conversion] = await Promise.all([
+      timePreview(worker, other, `busy-${round}`),
+      timeConversion(worker, other, `busy-${round}`),
+    ])
     busy.preview.push(preview)
     busy.conversion.push(conversion)
     await drained(worker, flooder, ids)
   }
-  console.log(`Fairness: one user asks for ${FLOOD} conversions of 3-page PDFs at once (${shares}); another user's requests, median of ${ROUNDS}`)
-  console.log(`  ${formatRatio("first preview (1-page PDF, 256 px WebP)", mid(busy.preview) / 1000, 'idle', mid(idle.preview) / 1000, 's')}`)
-  console.log(`  ${formatRatio('conversion (1-page PDF → PNG)', mid(busy.conversion) / 1000, 'idle', mid(idle.conversion) / 1000, 's')}`)
-  console.log(`  each alone on the idle service: first preview ${(mid(alone.preview) / 1000).toFixed(2)} s (ratio ${(mid(busy.preview) / mid(alone.preview)).toFixed(2)}), conversion ${(mid(alone.conversion) / 1000).toFixed(2)} s (ratio ${(mid(busy.conversion) / mid(alone.conversion)).toFixed(2)})`)
+  console.log(
+    `Fairness: one user asks for ${FLOOD} conversions of 3-page PDFs at once (${shares}); another user's requests, median of ${ROUNDS}`,
+  )
+  console.log(
+    `  ${formatRatio('first preview (1-page PDF, 256 px WebP)', mid(busy.preview) / 1000, 'idle', mid(idle.preview) / 1000, 's')}`,
+  )
+  console.log(
+    `  ${formatRatio('conversion (1-page PDF → PNG)', mid(busy.conversion) / 1000, 'idle', mid(idle.conversion) / 1000, 's')}`,
+  )
+  console.log(
+    `  each alone on the idle service: first preview ${(mid(alone.preview) / 1000).toFixed(2)} s (ratio ${(mid(busy.preview) / mid(alone.preview)).toFixed(2)}), conversion ${(mid(alone.conversion) / 1000).toFixed(2)} s (ratio ${(mid(busy.conversion) / mid(alone.conversion)).toFixed(2)})`,
+  )
 } finally {
   await worker.stop()
 }

@@ -49,13 +49,31 @@ async function upload(worker: DevWorker, auth: Record<string, string>, kind: Kin
       return ''
     }
     case 'ours, raw body':
-      return created(await fetch(`${worker.url}/files`, { method: 'POST', headers: { ...auth, 'content-type': 'application/octet-stream', 'x-edgefloor-name': 'big.bin' }, body }))
+      return created(
+        await fetch(`${worker.url}/files`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/octet-stream', 'x-edgefloor-name': 'big.bin' },
+          body,
+        }),
+      )
     case 'ours, multipart': {
       const form = encodedForms.get(body)!
-      return created(await fetch(`${worker.url}/files`, { method: 'POST', headers: { ...auth, 'x-edgefloor-size': size, 'content-type': form.contentType }, body: form.bytes }))
+      return created(
+        await fetch(`${worker.url}/files`, {
+          method: 'POST',
+          headers: { ...auth, 'x-edgefloor-size': size, 'content-type': form.contentType },
+          body: form.bytes,
+        }),
+      )
     }
     case 'ours, multipart + client FormData':
-      return created(await fetch(`${worker.url}/files`, { method: 'POST', headers: { ...auth, 'x-edgefloor-size': size }, body: formOf(body) }))
+      return created(
+        await fetch(`${worker.url}/files`, {
+          method: 'POST',
+          headers: { ...auth, 'x-edgefloor-size': size },
+          body: formOf(body),
+        }),
+      )
     case 'tus':
       return new Promise((resolve, reject) => {
         const tus = new Upload(Buffer.from(body.buffer, body.byteOffset, body.byteLength), {
@@ -80,8 +98,13 @@ const timed = async (run: () => Promise<unknown>) => {
 
 const warmUp = bytes.subarray(0, MiB)
 for (const body of [bytes, warmUp]) encodedForms.set(body, await encodedForm(body))
-const load = () => loadavg().map((value) => value.toFixed(1)).join(' ')
-console.log(`100 MiB through the Worker (loopback, wrangler dev --local), ${availableParallelism()} cores, load average at start ${load()}`)
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(' ')
+console.log(
+  `100 MiB through the Worker (loopback, wrangler dev --local), ${availableParallelism()} cores, load average at start ${load()}`,
+)
 
 // PARTS=memory (or speed) runs one half alone.
 const PARTS = process.env.PARTS ?? 'speed,memory'
@@ -89,65 +112,70 @@ if (PARTS.includes('speed')) await measureSpeed()
 if (PARTS.includes('memory')) await measureMemory()
 
 async function measureSpeed() {
-// Speed: every kind once per round, in turn, in one workerd.
-const worker = await startConvertWorker()
-const ms = new Map<Kind, number[]>(KINDS.map((kind) => [kind, []]))
-const download = { ours: [] as number[], raw: [] as number[] }
-const clientEncoding: number[] = []
-try {
-  const auth = await benchLogin(worker)
-  let fileId = ''
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const kind of KINDS) {
-      ms.get(kind)!.push(
+  // Speed: every kind once per round, in turn, in one workerd.
+  const worker = await startConvertWorker()
+  const ms = new Map<Kind, number[]>(KINDS.map((kind) => [kind, []]))
+  const download = { ours: [] as number[], raw: [] as number[] }
+  const clientEncoding: number[] = []
+  try {
+    const auth = await benchLogin(worker)
+    let fileId = ''
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const kind of KINDS) {
+        ms.get(kind)!.push(
+          await timed(async () => {
+            const id = await upload(worker, auth, kind, bytes)
+            if (kind === 'ours, raw body') fileId = id
+          }),
+        )
+      }
+      download.raw.push(await timed(async () => (await fetch(`${worker.url}/__bench/raw/big`)).arrayBuffer()))
+      download.ours.push(
         await timed(async () => {
-          const id = await upload(worker, auth, kind, bytes)
-          if (kind === 'ours, raw body') fileId = id
+          const body = await (await fetch(`${worker.url}/files/${fileId}/download`, { headers: auth })).arrayBuffer()
+          if (body.byteLength !== SIZE) throw new Error('short download')
         }),
       )
+      clientEncoding.push(await timed(() => new Response(formOf(bytes)).arrayBuffer()))
+      const times = KINDS.map((kind) => `${kind} ${(ms.get(kind)![round]! / 1000).toFixed(1)} s`).join(' · ')
+      console.log(`  round ${round + 1}: ${times} (load average ${load()})`)
     }
-    download.raw.push(await timed(async () => (await fetch(`${worker.url}/__bench/raw/big`)).arrayBuffer()))
-    download.ours.push(
-      await timed(async () => {
-        const body = await (await fetch(`${worker.url}/files/${fileId}/download`, { headers: auth })).arrayBuffer()
-        if (body.byteLength !== SIZE) throw new Error('short download')
-      }),
-    )
-    clientEncoding.push(await timed(() => new Response(formOf(bytes)).arrayBuffer()))
-    const times = KINDS.map((kind) => `${kind} ${(ms.get(kind)![round]! / 1000).toFixed(1)} s`).join(' · ')
-    console.log(`  round ${round + 1}: ${times} (load average ${load()})`)
+  } finally {
+    worker.stop()
   }
-} finally {
-  worker.stop()
-}
-const medianOf = (runs: number[]) => [...runs].sort((a, b) => a - b)[Math.floor(runs.length / 2)]!
-const mibPerS = (runs: number[]) => SIZE / MiB / (medianOf(runs) / 1000)
-const rawPut = mibPerS(ms.get('raw put')!)
-console.log(`upload throughput, median of ${ROUNDS} alternating rounds (load average now ${load()}):`)
-for (const kind of KINDS.slice(1)) console.log(`  ${formatRatio(kind, mibPerS(ms.get(kind)!), 'raw BUCKET.put', rawPut, 'MiB/s')}`)
-console.log(`  Node's FormData encoding alone (no network): ${mibPerS(clientEncoding).toFixed(2)} MiB/s, median ${(medianOf(clientEncoding) / 1000).toFixed(2)} s`)
-console.log(`  ${formatRatio('download', mibPerS(download.ours), 'raw BUCKET.get', mibPerS(download.raw), 'MiB/s')}`)
+  const medianOf = (runs: number[]) => [...runs].sort((a, b) => a - b)[Math.floor(runs.length / 2)]!
+  const mibPerS = (runs: number[]) => SIZE / MiB / (medianOf(runs) / 1000)
+  const rawPut = mibPerS(ms.get('raw put')!)
+  console.log(`upload throughput, median of ${ROUNDS} alternating rounds (load average now ${load()}):`)
+  for (const kind of KINDS.slice(1))
+    console.log(`  ${formatRatio(kind, mibPerS(ms.get(kind)!), 'raw BUCKET.put', rawPut, 'MiB/s')}`)
+  console.log(
+    `  Node's FormData encoding alone (no network): ${mibPerS(clientEncoding).toFixed(2)} MiB/s, median ${(medianOf(clientEncoding) / 1000).toFixed(2)} s`,
+  )
+  console.log(`  ${formatRatio('download', mibPerS(download.ours), 'raw BUCKET.get', mibPerS(download.raw), 'MiB/s')}`)
 }
 
 async function measureMemory() {
-// Memory: a fresh workerd per kind.
-const growth = new Map<Kind, number>()
-for (const kind of KINDS) {
-  const fresh = await startConvertWorker()
-  try {
-    const auth = await benchLogin(fresh)
-    await upload(fresh, auth, kind, warmUp)
-    const memory = await memoryDuring(workerdPids(fresh.pid), () => upload(fresh, auth, kind, bytes))
-    growth.set(kind, memory.peakMiB - memory.startMiB)
-  } finally {
-    fresh.stop()
+  // Memory: a fresh workerd per kind.
+  const growth = new Map<Kind, number>()
+  for (const kind of KINDS) {
+    const fresh = await startConvertWorker()
+    try {
+      const auth = await benchLogin(fresh)
+      await upload(fresh, auth, kind, warmUp)
+      const memory = await memoryDuring(workerdPids(fresh.pid), () => upload(fresh, auth, kind, bytes))
+      growth.set(kind, memory.peakMiB - memory.startMiB)
+    } finally {
+      fresh.stop()
+    }
   }
-}
-const raw = growth.get('raw put')!
-console.log(`workerd resident memory growth for one 100 MiB upload (fresh workerd each, load average now ${load()}):`)
-console.log(`  raw put +${raw.toFixed(0)} MiB (the local R2 store and workerd's own buffers)`)
-for (const kind of KINDS.slice(1)) {
-  const ours = growth.get(kind)!
-  console.log(`  ${kind} +${ours.toFixed(0)} MiB: ${ours - raw >= 0 ? '+' : ''}${(ours - raw).toFixed(0)} MiB over the raw put`)
-}
+  const raw = growth.get('raw put')!
+  console.log(`workerd resident memory growth for one 100 MiB upload (fresh workerd each, load average now ${load()}):`)
+  console.log(`  raw put +${raw.toFixed(0)} MiB (the local R2 store and workerd's own buffers)`)
+  for (const kind of KINDS.slice(1)) {
+    const ours = growth.get(kind)!
+    console.log(
+      `  ${kind} +${ours.toFixed(0)} MiB: ${ours - raw >= 0 ? '+' : ''}${(ours - raw).toFixed(0)} MiB over the raw put`,
+    )
+  }
 }

@@ -15,7 +15,13 @@ import { encryptWithQpdf } from '../test/support/qpdf.ts'
 import { startConvertWorker } from './convert-harness.ts'
 import { API_ENTRY, type DevWorker, memoryDuring, startDevWorker, workerdPids } from './wrangler-dev.ts'
 
-const CONVERTERS: Record<string, string> = { '.pdf': 'pdf-to-png', '.txt': 'text-to-png', '.csv': 'office-to-pdf', '.mp3': 'audio-to-text', '.wav': 'audio-to-text' }
+const CONVERTERS: Record<string, string> = {
+  '.pdf': 'pdf-to-png',
+  '.txt': 'text-to-png',
+  '.csv': 'office-to-pdf',
+  '.mp3': 'audio-to-text',
+  '.wav': 'audio-to-text',
+}
 const converterOf = (name: string) => CONVERTERS[name.slice(name.lastIndexOf('.'))] ?? 'image-to-png'
 /** Rounds of the responsiveness part, and `GET /` samples taken while converting in each. */
 const ROUNDS = 5
@@ -44,10 +50,14 @@ function quantile(values: readonly number[], q: number): number {
 const median = (values: readonly number[]) => quantile(values, 0.5)
 const load = () => loadavg()[0]!.toFixed(1)
 /** The case's file (an encrypted case encrypted by qpdf, as the tests have it). */
-const caseBytes = async (hostile: HostileCase) => (hostile.encryption ? encryptWithQpdf(await hostile.bytes(), hostile.encryption) : hostile.bytes())
+const caseBytes = async (hostile: HostileCase) =>
+  hostile.encryption ? encryptWithQpdf(await hostile.bytes(), hostile.encryption) : hostile.bytes()
 
 function convert(url: string, hostile: HostileCase, bytes: Uint8Array) {
-  return fetch(`${url}/__bench/convert/${converterOf(hostile.name)}?name=${encodeURIComponent(hostile.name)}`, { method: 'POST', body: bytes }).then(async (res) => ({
+  return fetch(`${url}/__bench/convert/${converterOf(hostile.name)}?name=${encodeURIComponent(hostile.name)}`, {
+    method: 'POST',
+    body: bytes,
+  }).then(async (res) => ({
     status: res.status,
     body: (await res.json().catch(() => ({}))) as { outputs?: number; message?: string },
   }))
@@ -57,7 +67,13 @@ function convert(url: string, hostile: HostileCase, bytes: Uint8Array) {
  * `GET /` latencies asked one after another while the case converts, again and again until `samples` were taken:
  * only requests sent while a conversion was in flight count (the gap between two conversions is idle).
  */
-async function latenciesWhileConverting(url: string, hostile: HostileCase, bytes: Uint8Array, samples: number, askedUrl = url): Promise<number[]> {
+async function latenciesWhileConverting(
+  url: string,
+  hostile: HostileCase,
+  bytes: Uint8Array,
+  samples: number,
+  askedUrl = url,
+): Promise<number[]> {
   const during: number[] = []
   let converting = true
   let stop = false
@@ -81,7 +97,11 @@ async function latenciesWhileConverting(url: string, hostile: HostileCase, bytes
 }
 
 /** Per converter: `GET /` on `asked`, idle and while `converting` runs the worst case, in alternating rounds. */
-async function compareLatencies(converting: DevWorker, worst: ReadonlyMap<string, { hostile: HostileCase }>, asked: DevWorker): Promise<void> {
+async function compareLatencies(
+  converting: DevWorker,
+  worst: ReadonlyMap<string, { hostile: HostileCase }>,
+  asked: DevWorker,
+): Promise<void> {
   console.log('converter | worst case | idle median / p95 ms | converting median / p95 ms | ratio median | ratio p95')
   for (const [converter, { hostile }] of worst) {
     const bytes = await caseBytes(hostile)
@@ -89,9 +109,16 @@ async function compareLatencies(converting: DevWorker, worst: ReadonlyMap<string
     const duringRounds: number[] = []
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < SAMPLES_PER_ROUND; i++) idleRounds.push(await latencyMs(asked.url))
-      duringRounds.push(...(await latenciesWhileConverting(converting.url, hostile, bytes, SAMPLES_PER_ROUND, asked.url)))
+      duringRounds.push(
+        ...(await latenciesWhileConverting(converting.url, hostile, bytes, SAMPLES_PER_ROUND, asked.url)),
+      )
     }
-    const [idleMedian, idleP95, duringMedian, duringP95] = [median(idleRounds), quantile(idleRounds, 0.95), median(duringRounds), quantile(duringRounds, 0.95)]
+    const [idleMedian, idleP95, duringMedian, duringP95] = [
+      median(idleRounds),
+      quantile(idleRounds, 0.95),
+      median(duringRounds),
+      quantile(duringRounds, 0.95),
+    ]
     console.log(
       `${converter} | ${hostile.name} | ${idleMedian.toFixed(1)} / ${idleP95.toFixed(1)} | ${duringMedian.toFixed(1)} / ${duringP95.toFixed(1)} | ${(duringMedian / idleMedian).toFixed(2)}× | ${(duringP95 / idleP95).toFixed(2)}×`,
     )
@@ -129,15 +156,21 @@ try {
     const outcome = result.status === 200 ? `done, ${result.body.outputs} outputs` : `failed (${result.status})`
     const med = median(during)
     const max = Math.max(0, ...during)
-    console.log(`${hostile.name} | ${converter} | ${outcome} | ${cpu.toFixed(2)} | ${(peakMiB - startMiB).toFixed(1)} | ${med.toFixed(1)} (${(med / idleMs).toFixed(1)}×) | ${max.toFixed(0)} (${(max / idleMs).toFixed(1)}×)`)
+    console.log(
+      `${hostile.name} | ${converter} | ${outcome} | ${cpu.toFixed(2)} | ${(peakMiB - startMiB).toFixed(1)} | ${med.toFixed(1)} (${(med / idleMs).toFixed(1)}×) | ${max.toFixed(0)} (${(max / idleMs).toFixed(1)}×)`,
+    )
   }
 
-  console.log(`\nGET / while each converter's worst case runs in the same isolate, against idle, ${ROUNDS} alternating rounds (load average ${load()})`)
+  console.log(
+    `\nGET / while each converter's worst case runs in the same isolate, against idle, ${ROUNDS} alternating rounds (load average ${load()})`,
+  )
   await compareLatencies(worker, worst, worker)
   const api = await startDevWorker(API_ENTRY)
   try {
     for (let i = 0; i < 5; i++) await latencyMs(api.url) // warm
-    console.log(`\nAs deployed: GET / on the API Worker (its own workerd) while the consumer's worst cases run in another (load average ${load()})`)
+    console.log(
+      `\nAs deployed: GET / on the API Worker (its own workerd) while the consumer's worst cases run in another (load average ${load()})`,
+    )
     await compareLatencies(worker, worst, api)
   } finally {
     api.stop()

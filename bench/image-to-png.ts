@@ -22,8 +22,13 @@ const cases = [
 
 /** sharp-server.ts in a child process: its URL, and how to stop it. */
 async function startSharpServer(): Promise<{ url: string; stop(): void }> {
-  const child = spawn(process.execPath, [new URL('./sharp-server.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] })
-  const [port] = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next().then(({ value }) => [Number(value)])
+  const child = spawn(process.execPath, [new URL('./sharp-server.ts', import.meta.url).pathname], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const [port] = await createInterface({ input: child.stdout! })
+    [Symbol.asyncIterator]()
+    .next()
+    .then(({ value }) => [Number(value)])
   if (!port) throw new Error('the sharp server did not start')
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() }
 }
@@ -61,12 +66,15 @@ try {
     console.log(`  ${formatRatio('time', ours, 'sharp served by Node', sharpServed, 'ms')}`)
     console.log(`  ${formatRatio('time', ours, 'sharp in this process', sharpHere, 'ms')}`)
     console.log(`  the bare round trip to workerd (POST the bytes, JSON answer): ${request.toFixed(2)} ms`)
-    if (first.outputs > 0) console.log(`  ${formatRatio('PNG size', first.bytes / 1024, 'sharp', sharpBytes / 1024, 'KiB')}`)
+    if (first.outputs > 0)
+      console.log(`  ${formatRatio('PNG size', first.bytes / 1024, 'sharp', sharpBytes / 1024, 'KiB')}`)
     else console.log('  our PNG would not be smaller than the input: no output (the chain ends)')
     const { width, height } = await sharp(bytes).metadata()
     // JPEGs and the common PNGs are encoded from the rows in the decoder's heap; before 2026-11-24 every image was
     // also copied out of it as RGBA (width × height × 4 bytes), as the other formats still are.
-    console.log(`  largest WASM heap so far: ${(first.peakWasmBytes / 2 ** 20).toFixed(0)} MiB; no RGBA copy outside it (was ${((width! * height! * 4) / 2 ** 20).toFixed(0)} MiB)`)
+    console.log(
+      `  largest WASM heap so far: ${(first.peakWasmBytes / 2 ** 20).toFixed(0)} MiB; no RGBA copy outside it (was ${((width! * height! * 4) / 2 ** 20).toFixed(0)} MiB)`,
+    )
     console.log(`  workerd resident memory (whole process): ${workerdRssMiB(worker.pid).toFixed(0)} MiB`)
   }
 } finally {

@@ -59,9 +59,11 @@ class UnoDriver {
 
 /** Hands `names` to the drivers at once, each converting its share one document at a time. */
 const convertShared = (drivers: UnoDriver[], names: string[]) =>
-  Promise.all(drivers.map(async (driver, worker) => {
-    for (let i = worker; i < names.length; i += drivers.length) await driver.convert(names[i]!)
-  }))
+  Promise.all(
+    drivers.map(async (driver, worker) => {
+      for (let i = worker; i < names.length; i += drivers.length) await driver.convert(names[i]!)
+    }),
+  )
 
 /** Documents per second of `run`, which converts `count` documents. */
 async function perSecond(count: number, run: () => Promise<unknown>): Promise<number> {
@@ -71,7 +73,11 @@ async function perSecond(count: number, run: () => Promise<unknown>): Promise<nu
 }
 
 /** Runs `ours` and `baseline` `rounds` times, alternating which goes first; the median of each. */
-async function alternate(rounds: number, ours: () => Promise<number>, baseline: () => Promise<number>): Promise<[number, number]> {
+async function alternate(
+  rounds: number,
+  ours: () => Promise<number>,
+  baseline: () => Promise<number>,
+): Promise<[number, number]> {
   const a: number[] = []
   const b: number[] = []
   for (let round = 0; round < rounds; round++) {
@@ -100,7 +106,19 @@ const profile = scratch('bench-soffice-profile-')
 const out = scratch('bench-soffice-out-')
 const convertDirectly = (name: string) => {
   const start = performance.now()
-  execFileSync('soffice', [`-env:UserInstallation=${pathToFileURL(profile).href}`, '--headless', '--convert-to', 'pdf', '--outdir', out, fixturePath(name)], { stdio: 'ignore' })
+  execFileSync(
+    'soffice',
+    [
+      `-env:UserInstallation=${pathToFileURL(profile).href}`,
+      '--headless',
+      '--convert-to',
+      'pdf',
+      '--outdir',
+      out,
+      fixturePath(name),
+    ],
+    { stdio: 'ignore' },
+  )
   return performance.now() - start
 }
 const ratio = (ours: number, baseline: number) => (ours / baseline).toFixed(2)
@@ -132,18 +150,35 @@ try {
     },
   )
   const coldDirect = convertDirectly('hello.docx')
-  console.log(`first conversion after start-up (hello.docx): ours ${coldOurs.toFixed(0)} ms · warm-started UNO ${coldUno.toFixed(0)} ms · ratio ${ratio(coldOurs, coldUno)} · soffice --convert-to (start, convert, quit) ${coldDirect.toFixed(0)} ms · ratio ${ratio(coldOurs, coldDirect)}`)
-  console.log(`  start-up until ready (last round): ours ${startup.ours.toFixed(0)} ms (LibreOffice started and warmed up) · UNO ${startup.uno.toFixed(0)} ms (connected, not warmed)`)
+  console.log(
+    `first conversion after start-up (hello.docx): ours ${coldOurs.toFixed(0)} ms · warm-started UNO ${coldUno.toFixed(0)} ms · ratio ${ratio(coldOurs, coldUno)} · soffice --convert-to (start, convert, quit) ${coldDirect.toFixed(0)} ms · ratio ${ratio(coldOurs, coldDirect)}`,
+  )
+  console.log(
+    `  start-up until ready (last round): ours ${startup.ours.toFixed(0)} ms (LibreOffice started and warmed up) · UNO ${startup.uno.toFixed(0)} ms (connected, not warmed)`,
+  )
   startup = { ours: 0, uno: 0 }
 
   // Warm conversions: the same document through the sidecar and over raw UNO, alternating.
-  const sidecar = await startSidecar({ ...optionsFromEnv({}), log: () => {}, port: 0, processes: 1, queueSize: 64, restartAfter: 1_000_000 })
+  const sidecar = await startSidecar({
+    ...optionsFromEnv({}),
+    log: () => {},
+    port: 0,
+    processes: 1,
+    queueSize: 64,
+    restartAfter: 1_000_000,
+  })
   closing.push(() => sidecar.close())
   for (const name of fixtures) {
     await convertViaSidecar(sidecar.url, name)
     await uno!.convert(name)
-    const [ours, overUno] = await alternate(7, () => convertViaSidecar(sidecar.url, name), () => uno!.convert(name))
-    console.log(`${name} warm: ours ${ours.toFixed(1)} ms · warm UNO ${overUno.toFixed(1)} ms · ratio ${ratio(ours, overUno)}`)
+    const [ours, overUno] = await alternate(
+      7,
+      () => convertViaSidecar(sidecar.url, name),
+      () => uno!.convert(name),
+    )
+    console.log(
+      `${name} warm: ours ${ours.toFixed(1)} ms · warm UNO ${overUno.toFixed(1)} ms · ratio ${ratio(ours, overUno)}`,
+    )
   }
   await uno!.stop()
 
@@ -151,18 +186,34 @@ try {
   // never recycled, 20 simultaneous documents a batch, batches alternating between the two sidecars.
   const count = 20
   const batch = Array.from({ length: count }, (_, i) => fixtures[i % fixtures.length]!)
-  const recycled = await startSidecar({ ...optionsFromEnv({}), log: () => {}, port: 0, processes: 1, queueSize: 64, restartAfter: 10 })
+  const recycled = await startSidecar({
+    ...optionsFromEnv({}),
+    log: () => {},
+    port: 0,
+    processes: 1,
+    queueSize: 64,
+    restartAfter: 10,
+  })
   closing.push(() => recycled.close())
-  const convertBatch = (url: string) => perSecond(count, () => Promise.all(batch.map((name) => convertViaSidecar(url, name))))
+  const convertBatch = (url: string) =>
+    perSecond(count, () => Promise.all(batch.map((name) => convertViaSidecar(url, name))))
   await convertViaSidecar(recycled.url, 'hello.docx')
-  const [withRecycling, withoutRecycling] = await alternate(5, () => convertBatch(recycled.url), () => convertBatch(sidecar.url))
+  const [withRecycling, withoutRecycling] = await alternate(
+    5,
+    () => convertBatch(recycled.url),
+    () => convertBatch(sidecar.url),
+  )
   console.log(`throughput, ${count} simultaneous documents, 1 LibreOffice process (documents/s):`)
-  console.log(`  recycling every 10 conversions ${withRecycling.toFixed(2)} · never recycling ${withoutRecycling.toFixed(2)} · ratio ${ratio(withRecycling, withoutRecycling)}`)
+  console.log(
+    `  recycling every 10 conversions ${withRecycling.toFixed(2)} · never recycling ${withoutRecycling.toFixed(2)} · ratio ${ratio(withRecycling, withoutRecycling)}`,
+  )
   const drivers = [await UnoDriver.start()]
   await drivers[0]!.convert('hello.docx')
   const overUno = await perSecond(count, () => convertShared(drivers, batch))
   await drivers[0]!.stop()
-  console.log(`  never recycling ${withoutRecycling.toFixed(2)} · warm UNO one after another ${overUno.toFixed(2)} · ratio ${ratio(withoutRecycling, overUno)}`)
+  console.log(
+    `  never recycling ${withoutRecycling.toFixed(2)} · warm UNO one after another ${overUno.toFixed(2)} · ratio ${ratio(withoutRecycling, overUno)}`,
+  )
 } finally {
   for (const close of closing) await close()
   for (const folder of folders) rmSync(folder, { recursive: true, force: true })

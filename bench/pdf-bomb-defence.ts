@@ -63,22 +63,48 @@ function timed<T>(call: () => T): T {
     longestMs = Math.max(longestMs, cpuMs() - start)
   }
 }
-const short = (error: unknown) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, 90)
+const short = (error: unknown) =>
+  (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, 90)
 
 /** The pre-scan as eachFromPdf runs it (structure streams, then the rest with the page count's budget). */
 function preScan(bytes: Uint8Array, pages: number): string {
   const streams = findPdfStreams(bytes)
   const decryptions = finish(findPdfDecryptions(bytes, undefined))
   const budget = { maxStreamBytes: PDF_MAX_BYTES, maxTotalBytes: PDF_MAX_BYTES }
-  const structure = finish(measurePdfStreams(() => bytes, streams.filter((s) => s.isStructure), budget, 0, decryptions))
+  const structure = finish(
+    measurePdfStreams(
+      () => bytes,
+      streams.filter((s) => s.isStructure),
+      budget,
+      0,
+      decryptions,
+    ),
+  )
   const maxTotalBytes = Math.max(PDF_MAX_BYTES, pages * PDF_MAX_PAGE_PIXELS * 4)
-  const total = finish(measurePdfStreams(() => bytes, streams.filter((s) => !s.isStructure), { maxStreamBytes: PDF_MAX_BYTES, maxTotalBytes }, structure, decryptions))
+  const total = finish(
+    measurePdfStreams(
+      () => bytes,
+      streams.filter((s) => !s.isStructure),
+      { maxStreamBytes: PDF_MAX_BYTES, maxTotalBytes },
+      structure,
+      decryptions,
+    ),
+  )
   return `measured ${streams.length} streams, ${(total / MiB).toFixed(1)} MiB`
 }
 
 /** PDFium's C API as pdfium.ts drives it, and the one-call render this bench uses. */
 type Pdfium = PdfiumModule & {
-  _FPDF_RenderPageBitmap(bitmap: number, page: number, x: number, y: number, width: number, height: number, rotate: number, flags: number): void
+  _FPDF_RenderPageBitmap(
+    bitmap: number,
+    page: number,
+    x: number,
+    y: number,
+    width: number,
+    height: number,
+    rotate: number,
+    flags: number,
+  ): void
 }
 
 /** A fresh PDFium whose heap never grows past the cap (an abort leaves an instance unusable: one per case). */
@@ -87,7 +113,7 @@ async function cappedPdfium(): Promise<Pdfium> {
     instantiateWasm: (imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance) => void) => {
       const env = imports.env as Record<string, (size: number) => number | boolean>
       const grow = env.emscripten_resize_heap!
-      env.emscripten_resize_heap = (size) => ((size >>> 0) > CAP_BYTES ? false : grow(size))
+      env.emscripten_resize_heap = (size) => (size >>> 0 > CAP_BYTES ? false : grow(size))
       const instance = new WebAssembly.Instance(wasm, imports)
       done(instance)
       return instance.exports
@@ -108,7 +134,11 @@ function renderAll(pdfium: Pdfium, bytes: Uint8Array): string {
     const page = timed(() => pdfium._FPDF_LoadPage(document, index))
     if (!page) continue
     const [points, pointsHigh] = [pdfium._FPDF_GetPageWidth(page), pdfium._FPDF_GetPageHeight(page)]
-    const scale = Math.min(DPI / 72, Math.sqrt(PDF_MAX_PAGE_PIXELS / Math.max(1, points * pointsHigh)), 20_000 / Math.max(1, points, pointsHigh))
+    const scale = Math.min(
+      DPI / 72,
+      Math.sqrt(PDF_MAX_PAGE_PIXELS / Math.max(1, points * pointsHigh)),
+      20_000 / Math.max(1, points, pointsHigh),
+    )
     const [width, height] = [Math.max(1, Math.floor(points * scale)), Math.max(1, Math.floor(pointsHigh * scale))]
     const bitmap = pdfium._FPDFBitmap_CreateEx(width, height, 4, 0, 0)
     if (bitmap) {
@@ -146,10 +176,12 @@ function measured(run: () => string, failed: string): { outcome: string; ms: num
 }
 
 type Case = { name: string; bytes: () => Promise<Uint8Array> }
-const pdfCases: Case[] = corpus.HOSTILE_CASES.filter((c) => c.name.endsWith('.pdf') && c.expect !== 'refused').map((c) => ({
-  name: c.name,
-  bytes: async () => (c.encryption ? encryptWithQpdf(await c.bytes(), c.encryption) : c.bytes()),
-}))
+const pdfCases: Case[] = corpus.HOSTILE_CASES.filter((c) => c.name.endsWith('.pdf') && c.expect !== 'refused').map(
+  (c) => ({
+    name: c.name,
+    bytes: async () => (c.encryption ? encryptWithQpdf(await c.bytes(), c.encryption) : c.bytes()),
+  }),
+)
 // Issue 29's cases again at half their size: the ratio of the two says linear (2×) or quadratic (4×).
 const halves: Case[] = [
   { name: 'shared-params.pdf at half', bytes: async () => corpus.pdfSharedIndirectParams(3000, 175_000) },
@@ -157,14 +189,28 @@ const halves: Case[] = [
   { name: 'runlength-to-end.pdf at half', bytes: async () => corpus.pdfRunLengthToEnd(500) },
 ]
 
-console.log(`PDFium's heap capped at ${CAP_BYTES / MiB} MiB; pre-scan budget: PDF_MAX_BYTES ${PDF_MAX_BYTES / MiB} MiB a stream, ${(PDF_MAX_PAGE_PIXELS * 4) / MiB} MiB a page`)
-console.log('case | KB | pre-scan CPU ms | longest slice ms | pre-scan outcome | PDFium capped CPU ms | longest call ms | PDFium heap MiB | PDFium outcome')
+console.log(
+  `PDFium's heap capped at ${CAP_BYTES / MiB} MiB; pre-scan budget: PDF_MAX_BYTES ${PDF_MAX_BYTES / MiB} MiB a stream, ${(PDF_MAX_PAGE_PIXELS * 4) / MiB} MiB a page`,
+)
+console.log(
+  'case | KB | pre-scan CPU ms | longest slice ms | pre-scan outcome | PDFium capped CPU ms | longest call ms | PDFium heap MiB | PDFium outcome',
+)
 for (const hostile of [...pdfCases, ...halves]) {
   const bytes = await hostile.bytes()
   const pages = await pageCount(bytes)
   const scan = measured(() => preScan(bytes, pages), 'refused')
   const pdfium = await cappedPdfium()
   const render = measured(() => renderAll(pdfium, bytes), 'aborted')
-  const row = [hostile.name, (bytes.length / 1024).toFixed(0), scan.ms.toFixed(0), scan.longestMs.toFixed(1), scan.outcome, render.ms.toFixed(0), render.longestMs.toFixed(1), (pdfium.HEAPU8.length / MiB).toFixed(0), render.outcome]
+  const row = [
+    hostile.name,
+    (bytes.length / 1024).toFixed(0),
+    scan.ms.toFixed(0),
+    scan.longestMs.toFixed(1),
+    scan.outcome,
+    render.ms.toFixed(0),
+    render.longestMs.toFixed(1),
+    (pdfium.HEAPU8.length / MiB).toFixed(0),
+    render.outcome,
+  ]
   console.log(row.join(' | '))
 }

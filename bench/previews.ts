@@ -15,7 +15,10 @@ const PAGES = 24
 
 async function timePreview(worker: DevWorker, kind: string, name: string, bytes: Uint8Array, format: string) {
   const start = performance.now()
-  const response = await fetch(`${worker.url}/__bench/preview/${kind}?name=${encodeURIComponent(name)}&w=${SIDE}&format=${format}`, { method: 'POST', body: bytes })
+  const response = await fetch(
+    `${worker.url}/__bench/preview/${kind}?name=${encodeURIComponent(name)}&w=${SIDE}&format=${format}`,
+    { method: 'POST', body: bytes },
+  )
   const result = (await response.json()) as { width: number; height: number; bytes: number; message?: string }
   if (!response.ok) throw new Error(`preview ${kind}: ${response.status} ${result.message}`)
   return { ms: performance.now() - start, ...result }
@@ -28,7 +31,10 @@ const images = [
 ]
 
 const text = Array.from({ length: PAGES }, (_, page) =>
-  Array.from({ length: 45 }, (_, line) => `Page ${page + 1}, line ${line + 1}: the quick brown fox jumps over the lazy dog, 0123456789.`).join('\n'),
+  Array.from(
+    { length: 45 },
+    (_, line) => `Page ${page + 1}, line ${line + 1}: the quick brown fox jumps over the lazy dog, 0123456789.`,
+  ).join('\n'),
 ).join('\f')
 const textPath = join(scratch, 'bench.txt')
 writeFileSync(textPath, text)
@@ -48,7 +54,8 @@ try {
     let sharpBytes = 0
     const baseline = await median(3, async () => {
       const start = performance.now()
-      sharpBytes = (await sharp(bytes).resize(SIDE, SIDE, { fit: 'inside' }).webp({ quality: 80 }).toBuffer()).byteLength
+      sharpBytes = (await sharp(bytes).resize(SIDE, SIDE, { fit: 'inside' }).webp({ quality: 80 }).toBuffer())
+        .byteLength
       return performance.now() - start
     })
     console.log(`image ${image.name} (${bytes.byteLength} bytes) → WebP ${first.width}×${first.height}`)
@@ -58,7 +65,19 @@ try {
 
   const first = await timePreview(worker, 'pdf', 'bench.pdf', pdf, 'png')
   const ours = await median(3, async () => (await timePreview(worker, 'pdf', 'bench.pdf', pdf, 'png')).ms)
-  const baseline = await median(3, () => timeCommand('pdftoppm', ['-f', '1', '-l', '1', '-scale-to', String(SIDE), '-png', pdfPath, join(scratch, 'preview')]))
+  const baseline = await median(3, () =>
+    timeCommand('pdftoppm', [
+      '-f',
+      '1',
+      '-l',
+      '1',
+      '-scale-to',
+      String(SIDE),
+      '-png',
+      pdfPath,
+      join(scratch, 'preview'),
+    ]),
+  )
   console.log(`PDF page 1 of ${PAGES} (${pdf.byteLength} bytes) → PNG ${first.width}×${first.height}`)
   console.log(`  ${formatRatio('time', ours, 'pdftoppm -scale-to', baseline, 'ms')}`)
   const webp = await median(3, async () => (await timePreview(worker, 'pdf', 'bench.pdf', pdf, 'webp')).ms)
@@ -71,14 +90,21 @@ try {
 
   const extraction = await timeConverter(worker, 'pdf-to-text', 'bench.pdf', pdf)
   const extractionMs = await median(3, async () => (await timeConverter(worker, 'pdf-to-text', 'bench.pdf', pdf)).ms)
-  const pdftotext = await median(3, () => timeCommand('pdftotext', ['-enc', 'UTF-8', pdfPath, join(scratch, 'bench-out.txt')]))
+  const pdftotext = await median(3, () =>
+    timeCommand('pdftotext', ['-enc', 'UTF-8', pdfPath, join(scratch, 'bench-out.txt')]),
+  )
   const popplerBytes = readFileSync(join(scratch, 'bench-out.txt')).byteLength
   console.log(`Text extraction, ${PAGES} pages`)
   console.log(`  ${formatRatio('time', extractionMs, 'pdftotext', pdftotext, 'ms')}`)
   console.log(`  ${formatRatio('text size', extraction.bytes / 1024, 'pdftotext', popplerBytes / 1024, 'KiB')}`)
 
   await timeFirstPreviews(worker, [
-    { kind: 'image', name: 'photo-2mp.jpg', type: 'image/jpeg', bytes: new Uint8Array(readFileSync(join(scratch, 'photo-2mp.jpg'))) },
+    {
+      kind: 'image',
+      name: 'photo-2mp.jpg',
+      type: 'image/jpeg',
+      bytes: new Uint8Array(readFileSync(join(scratch, 'photo-2mp.jpg'))),
+    },
     { kind: 'pdf', name: 'bench.pdf', type: 'application/pdf', bytes: pdf },
     { kind: 'text', name: 'bench.txt', type: 'text/plain', bytes: textBytes },
   ])
@@ -92,18 +118,25 @@ try {
  * place, alternating, 5 of each. The ratio is what drawing outside the API isolate costs the first request: the
  * queue's delivery, D1 writes and polling, and reading the file from R2.
  */
-async function timeFirstPreviews(bench: DevWorker, files: ReadonlyArray<{ kind: string; name: string; type: string; bytes: Uint8Array }>) {
+async function timeFirstPreviews(
+  bench: DevWorker,
+  files: ReadonlyArray<{ kind: string; name: string; type: string; bytes: Uint8Array }>,
+) {
   const api = await startDevWorker(API_ENTRY)
   try {
     const auth = await benchLogin(api)
-    console.log(`A new preview's first answer (${SIDE} px WebP) through the API and the consumer Worker, against drawn in place`)
+    console.log(
+      `A new preview's first answer (${SIDE} px WebP) through the API and the consumer Worker, against drawn in place`,
+    )
     for (const file of files) {
       const queued: number[] = []
       const inPlace: number[] = []
       for (let round = 0; round < 6; round++) {
         const form = new FormData()
         form.append('file', new Blob([file.bytes], { type: file.type }), file.name)
-        const upload = (await (await fetch(`${api.url}/files`, { method: 'POST', headers: auth, body: form })).json()) as { _id: string }
+        const upload = (await (
+          await fetch(`${api.url}/files`, { method: 'POST', headers: auth, body: form })
+        ).json()) as { _id: string }
         const start = performance.now()
         const answer = await fetch(`${api.url}/files/${upload._id}/preview?w=${SIDE}&format=webp`, { headers: auth })
         await answer.arrayBuffer()
@@ -117,7 +150,9 @@ async function timeFirstPreviews(bench: DevWorker, files: ReadonlyArray<{ kind: 
         }
       }
       const mid = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-      console.log(`  ${file.kind} ${file.name}: ${formatRatio('first answer', mid(queued), 'drawn in place', mid(inPlace), 'ms')}`)
+      console.log(
+        `  ${file.kind} ${file.name}: ${formatRatio('first answer', mid(queued), 'drawn in place', mid(inPlace), 'ms')}`,
+      )
     }
   } finally {
     api.stop()

@@ -110,7 +110,11 @@ export function sweepProcessGroups(folder: string): string[] {
     return killed
   }
   for (const name of names) {
-    const { pgid, startTicks: recorded, command } = JSON.parse(readFileSync(join(folder, name), 'utf8')) as { pgid: number; startTicks?: string; command: string }
+    const {
+      pgid,
+      startTicks: recorded,
+      command,
+    } = JSON.parse(readFileSync(join(folder, name), 'utf8')) as { pgid: number; startTicks?: string; command: string }
     const leader = startTicks(pgid)
     if ((leader === undefined || leader === recorded) && isGroupAlive(pgid)) {
       try {

@@ -17,7 +17,9 @@ export async function freePort(): Promise<number> {
     const server = createServer()
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      )
     })
   })
 }
@@ -58,20 +60,48 @@ export interface LaunchOptions {
 /** Starts `entry` (default: the real Worker) with the project's wrangler.toml and fresh migrated state, kept under
  * `stateParent` (default .tmp/ of the repository). Whatever happens to the caller (a start that times out or throws,
  * an interrupted run), wrangler and workerd end with the process that started them. */
-export async function startDevWorker(entry = API_ENTRY, vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), options: LaunchOptions = {}): Promise<DevWorker> {
+export async function startDevWorker(
+  entry = API_ENTRY,
+  vars: Record<string, string> = {},
+  stateParent = join(root, '.tmp'),
+  options: LaunchOptions = {},
+): Promise<DevWorker> {
   return (await launchDevWorker(entry, vars, stateParent, options)).ready
 }
 
 /** As startDevWorker, but answers the Worker's URL at once (its port is chosen first) and its start as `ready`, so a
  * caller can do other work meanwhile. Nothing here blocks the event loop (a test run's main process calls it). */
-export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, string> = {}, stateParent = join(root, '.tmp'), { startTimeoutMs = 180_000, consumerVars = {}, port: chosenPort, secrets = {} }: LaunchOptions = {}): Promise<LaunchedDevWorker> {
+export async function launchDevWorker(
+  entry = API_ENTRY,
+  vars: Record<string, string> = {},
+  stateParent = join(root, '.tmp'),
+  { startTimeoutMs = 180_000, consumerVars = {}, port: chosenPort, secrets = {} }: LaunchOptions = {},
+): Promise<LaunchedDevWorker> {
   mkdirSync(stateParent, { recursive: true }) // a fresh clone has no .tmp/ before its first test run
   const state = mkdtempSync(join(stateParent, 'bench-state-'))
   const envFile = join(state, 'bench.env')
-  const settings = { JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256', AUTH_RATE_LIMIT_PER_MINUTE: '0', ...vars }
-  writeFileSync(envFile, Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n'))
+  const settings = {
+    JWT_SECRET: 'bench-secret-that-is-long-enough-for-hs256',
+    AUTH_RATE_LIMIT_PER_MINUTE: '0',
+    ...vars,
+  }
+  writeFileSync(
+    envFile,
+    Object.entries(settings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n'),
+  )
   // The consumer Worker shares the state (--persist-to reaches the whole workerd) and the migrations applied below.
-  const configs = entry === API_ENTRY ? ['-c', 'wrangler.toml', '-c', writeLocalConsumerConfig(join(state, 'consumer'), { ...settings, ...consumerVars }), ...engineConfigArgs()] : [entry]
+  const configs =
+    entry === API_ENTRY
+      ? [
+          '-c',
+          'wrangler.toml',
+          '-c',
+          writeLocalConsumerConfig(join(state, 'consumer'), { ...settings, ...consumerVars }),
+          ...engineConfigArgs(),
+        ]
+      : [entry]
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' }
   const port = chosenPort ?? (await freePort())
   const url = `http://127.0.0.1:${port}`
@@ -87,12 +117,33 @@ export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, st
     rmSync(state, { recursive: true, force: true })
   }
   const start = async (): Promise<DevWorker> => {
-    const migrate = await finished('wrangler', ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state], { cwd: root, env }, (child) => (migration = child))
+    const migrate = await finished(
+      'wrangler',
+      ['d1', 'migrations', 'apply', 'DB', '--local', '--persist-to', state],
+      { cwd: root, env },
+      (child) => (migration = child),
+    )
     if (migrate.status !== 0) throw new Error(`migrations failed: ${migrate.stderr}`)
     if (isStopped) throw new Error('the worker was stopped before it started')
     const started = spawnGroup(
       'wrangler',
-      ['dev', ...configs, '--local', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', state, '--env-file', envFile, ...Object.entries(secrets).flatMap(([name, value]) => ['--var', `${name}:${value}`]), '--show-interactive-dev-session=false', '--log-level', 'warn'],
+      [
+        'dev',
+        ...configs,
+        '--local',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--persist-to',
+        state,
+        '--env-file',
+        envFile,
+        ...Object.entries(secrets).flatMap(([name, value]) => ['--var', `${name}:${value}`]),
+        '--show-interactive-dev-session=false',
+        '--log-level',
+        'warn',
+      ],
       { cwd: root, env },
     )
     group = started
@@ -106,7 +157,13 @@ export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, st
       } catch {}
       await new Promise((resolve) => setTimeout(resolve, 250))
     }
-    throw new Error(hasExited ? 'the worker stopped before answering' : isStopped ? 'the worker was stopped before it answered' : `the worker did not start within ${startTimeoutMs / 1000} s`)
+    throw new Error(
+      hasExited
+        ? 'the worker stopped before answering'
+        : isStopped
+          ? 'the worker was stopped before it answered'
+          : `the worker did not start within ${startTimeoutMs / 1000} s`,
+    )
   }
   const ready = start().catch(async (error: unknown) => {
     await stop()
@@ -116,7 +173,12 @@ export async function launchDevWorker(entry = API_ENTRY, vars: Record<string, st
 }
 
 /** Runs a command to its end without blocking the event loop; answers its status and standard error. */
-export function finished(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }, started: (child: ChildProcess) => void = () => {}): Promise<{ status: number | null; stderr: string }> {
+export function finished(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+  started: (child: ChildProcess) => void = () => {},
+): Promise<{ status: number | null; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { ...options, stdio: ['ignore', 'ignore', 'pipe'] })
     started(child)
@@ -160,7 +222,11 @@ export interface MemoryDuring<T> {
 }
 
 /** Samples the processes' resident memory every `everyMs` while `run` goes. */
-export async function memoryDuring<T>(pids: readonly number[], run: () => Promise<T>, everyMs = 20): Promise<MemoryDuring<T>> {
+export async function memoryDuring<T>(
+  pids: readonly number[],
+  run: () => Promise<T>,
+  everyMs = 20,
+): Promise<MemoryDuring<T>> {
   const startMiB = rssMiB(pids)
   let peakMiB = startMiB
   const timer = setInterval(() => {
@@ -174,7 +240,13 @@ export async function memoryDuring<T>(pids: readonly number[], run: () => Promis
   }
 }
 
-export function formatRatio(label: string, ours: number, baselineLabel: string, baseline: number, unit: string): string {
+export function formatRatio(
+  label: string,
+  ours: number,
+  baselineLabel: string,
+  baseline: number,
+  unit: string,
+): string {
   return `${label}: ours ${ours.toFixed(2)} ${unit} · ${baselineLabel} ${baseline.toFixed(2)} ${unit} · ratio ${(ours / baseline).toFixed(2)}`
 }
 
@@ -184,7 +256,8 @@ export async function benchLogin(worker: DevWorker): Promise<Record<string, stri
   const email = `bench-${Date.now()}-${Math.random()}@example.com`
   const account = JSON.stringify({ email, password: 'a benchmark password' })
   await fetch(`${worker.url}/auth/register`, { method: 'POST', headers: json, body: account })
-  const { token } = (await (await fetch(`${worker.url}/auth/login`, { method: 'POST', headers: json, body: account })).json()) as { token: string }
+  const { token } = (await (
+    await fetch(`${worker.url}/auth/login`, { method: 'POST', headers: json, body: account })
+  ).json()) as { token: string }
   return { authorization: `Bearer ${token}` }
 }
-

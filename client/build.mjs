@@ -11,9 +11,22 @@ const here = dirname(fileURLToPath(import.meta.url))
 const dist = join(here, 'dist')
 rmSync(dist, { recursive: true, force: true })
 
-await build({ entryPoints: [join(here, 'index.ts')], outfile: join(dist, 'index.js'), bundle: true, format: 'esm', platform: 'neutral', target: 'es2022', legalComments: 'none', logLevel: 'warning' })
+await build({
+  entryPoints: [join(here, 'index.ts')],
+  outfile: join(dist, 'index.js'),
+  bundle: true,
+  format: 'esm',
+  platform: 'neutral',
+  target: 'es2022',
+  legalComments: 'none',
+  logLevel: 'warning',
+})
 
-const config = ts.getParsedCommandLineOfConfigFile(join(here, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (diagnostic) => fail([diagnostic]) })
+const config = ts.getParsedCommandLineOfConfigFile(
+  join(here, 'tsconfig.json'),
+  {},
+  { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (diagnostic) => fail([diagnostic]) },
+)
 const program = ts.createProgram(config.fileNames, config.options)
 const emitted = program.emit(undefined, undefined, undefined, true)
 fail([...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics])
@@ -25,6 +38,12 @@ for (const name of readdirSync(dist).filter((file) => file.endsWith('.d.ts'))) {
 
 function fail(diagnostics) {
   if (diagnostics.length === 0) return
-  console.error(ts.formatDiagnosticsWithColorAndContext(diagnostics, { getCanonicalFileName: (name) => name, getCurrentDirectory: () => here, getNewLine: () => '\n' }))
+  console.error(
+    ts.formatDiagnosticsWithColorAndContext(diagnostics, {
+      getCanonicalFileName: (name) => name,
+      getCurrentDirectory: () => here,
+      getNewLine: () => '\n',
+    }),
+  )
   process.exit(1)
 }

@@ -97,13 +97,16 @@ export class EdgefloorError extends Error {
 
   constructor(status: number, body: unknown, headers?: { get(name: string): string | null }) {
     const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {}
-    super(typeof fields.message === 'string' ? fields.message : typeof body === 'string' && body ? body : `HTTP ${status}`)
+    super(
+      typeof fields.message === 'string' ? fields.message : typeof body === 'string' && body ? body : `HTTP ${status}`,
+    )
     this.status = status
     this.code = typeof fields.code === 'string' && KNOWN_CODES.has(fields.code) ? (fields.code as ErrorCode) : undefined
     this.body = body
     const retryAfter = Number(headers?.get('retry-after') ?? Number.NaN)
     this.retryAfterSeconds = Number.isFinite(retryAfter) ? retryAfter : undefined
-    this.requestId = typeof fields.request_id === 'string' ? fields.request_id : (headers?.get('x-request-id') ?? undefined)
+    this.requestId =
+      typeof fields.request_id === 'string' ? fields.request_id : (headers?.get('x-request-id') ?? undefined)
   }
 }
 

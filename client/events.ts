@@ -25,7 +25,8 @@ export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenera
         const line = buffer.slice(0, newline)
         buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1))
         if (line === '') {
-          if (event.data.length > 0) yield { event: event.event ?? 'message', data: event.data.join('\n'), id: event.id }
+          if (event.data.length > 0)
+            yield { event: event.event ?? 'message', data: event.data.join('\n'), id: event.id }
           event = { data: [] }
         } else if (!line.startsWith(':')) {
           const colon = line.indexOf(':')

@@ -7,7 +7,19 @@ import { EdgefloorError, type ErrorCode } from './errors.ts'
 import { readEvents } from './events.ts'
 import { memoryTokenStore, type TokenStore, type Tokens } from './tokens.ts'
 import { uploadWithTus, type Http, type ResumableOptions } from './tus.ts'
-import type { AccountChanges, AccountUpdate, ConversionTargets, FileRecord, FileWithChildren, Job, LoginResult, RegisterResult, Session, SessionInfo, User } from './types.ts'
+import type {
+  AccountChanges,
+  AccountUpdate,
+  ConversionTargets,
+  FileRecord,
+  FileWithChildren,
+  Job,
+  LoginResult,
+  RegisterResult,
+  Session,
+  SessionInfo,
+  User,
+} from './types.ts'
 
 export { ERROR_CODES, EdgefloorError, isEdgefloorError, type ErrorCode } from './errors.ts'
 export { memoryTokenStore, webStorageTokenStore, type KeyValueStorage, type TokenStore, type Tokens } from './tokens.ts'
@@ -134,7 +146,12 @@ export class EdgefloorClient {
 
   // Accounts
 
-  async register(account: { email: string; password: string; name?: string; [field: string]: unknown }): Promise<RegisterResult> {
+  async register(account: {
+    email: string
+    password: string
+    name?: string
+    [field: string]: unknown
+  }): Promise<RegisterResult> {
     return this.#json('POST', '/auth/register', { json: account })
   }
 
@@ -148,7 +165,8 @@ export class EdgefloorClient {
   /** Exchanges the refresh token for new tokens now (the client also does it by itself when a token expires). */
   async refresh(): Promise<Session> {
     const refreshToken = this.tokens.get()?.refresh_token
-    if (!refreshToken) throw new EdgefloorError(401, { message: 'no refresh token: sign in first', code: 'INVALID_REFRESH_TOKEN' })
+    if (!refreshToken)
+      throw new EdgefloorError(401, { message: 'no refresh token: sign in first', code: 'INVALID_REFRESH_TOKEN' })
     const response = await this.#fetch(`${this.baseUrl}/auth/refresh`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -208,7 +226,10 @@ export class EdgefloorClient {
    * `resumableFromBytes` says so, in chunks that each resume from the server's offset after a failure.
    */
   async upload(content: Blob | ArrayBuffer | Uint8Array | string, options: UploadOptions): Promise<FileRecord> {
-    const blob = content instanceof Blob ? content : new Blob([content as ArrayBuffer], { type: options.type ?? 'application/octet-stream' })
+    const blob =
+      content instanceof Blob
+        ? content
+        : new Blob([content as ArrayBuffer], { type: options.type ?? 'application/octet-stream' })
     const threshold = options.resumableFromBytes ?? DEFAULT_RESUMABLE_FROM_BYTES
     const resumable = threshold === true || (typeof threshold === 'number' && blob.size >= threshold)
     if (resumable) return this.uploadResumable(blob, options)
@@ -231,7 +252,12 @@ export class EdgefloorClient {
     if (options.type || content.type) metadata.filetype = options.type ?? content.type
     if (options.prefix) metadata.prefix = options.prefix
     if (options.modified !== undefined) metadata.modified = String(epochMs(options.modified))
-    const fileId = await uploadWithTus(this.#http, `${this.baseUrl}/files/tus`, { content, metadata }, { ...options.resumable, onProgress: options.onProgress, signal: options.signal })
+    const fileId = await uploadWithTus(
+      this.#http,
+      `${this.baseUrl}/files/tus`,
+      { content, metadata },
+      { ...options.resumable, onProgress: options.onProgress, signal: options.signal },
+    )
     return this.file(fileId)
   }
 
@@ -255,9 +281,16 @@ export class EdgefloorClient {
   }
 
   /** GET /files/:id/download as a streaming Response (`range` like `bytes=0-1023`). */
-  async download(fileId: string, options: { range?: string; attachment?: boolean; signal?: AbortSignal } = {}): Promise<Response> {
+  async download(
+    fileId: string,
+    options: { range?: string; attachment?: boolean; signal?: AbortSignal } = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = options.range ? { range: options.range } : {}
-    const response = await this.#send('GET', `/files/${encodeURIComponent(fileId)}/download${options.attachment ? '?download=1' : ''}`, { headers, signal: options.signal })
+    const response = await this.#send(
+      'GET',
+      `/files/${encodeURIComponent(fileId)}/download${options.attachment ? '?download=1' : ''}`,
+      { headers, signal: options.signal },
+    )
     if (!response.ok) throw await this.#errorOf(response)
     return response
   }
@@ -271,7 +304,11 @@ export class EdgefloorClient {
    * conversion Worker: while the server answers 202 (still drawing, or an Office document's PDF being made) this
    * asks again after its Retry-After, until `deadlineMs` (the drawing goes on on the server).
    */
-  async preview(fileId: string, params: PreviewOptions = {}, options: Pick<FollowOptions, 'deadlineMs' | 'signal'> = {}): Promise<Response> {
+  async preview(
+    fileId: string,
+    params: PreviewOptions = {},
+    options: Pick<FollowOptions, 'deadlineMs' | 'signal'> = {},
+  ): Promise<Response> {
     const query = new URLSearchParams(Object.entries(params).map(([name, value]) => [name, String(value)])).toString()
     const path = `/files/${encodeURIComponent(fileId)}/preview${query ? `?${query}` : ''}`
     const deadlineMs = options.deadlineMs ?? 120_000
@@ -285,7 +322,10 @@ export class EdgefloorClient {
       await response.body?.cancel()
       if (Date.now() > deadline) throw new Error(`the preview of ${fileId} was still being made after ${deadlineMs} ms`)
       const seconds = Number(response.headers.get('retry-after') ?? 3)
-      await sleep(Math.min(Math.max(0, deadline - Date.now()), (Number.isFinite(seconds) ? seconds : 3) * 1000), options.signal)
+      await sleep(
+        Math.min(Math.max(0, deadline - Date.now()), (Number.isFinite(seconds) ? seconds : 3) * 1000),
+        options.signal,
+      )
     }
   }
 
@@ -297,8 +337,15 @@ export class EdgefloorClient {
   }
 
   /** Starts a conversion without waiting (`Prefer: respond-async`) and answers its job. */
-  async startConversion(fileId: string, options: Pick<ConvertOptions, 'to' | 'options' | 'callbackUrl' | 'signal'> = {}): Promise<Job> {
-    const body = { ...(options.to ? { to: options.to } : {}), ...(options.options ? { options: options.options } : {}), ...(options.callbackUrl ? { callback_url: options.callbackUrl } : {}) }
+  async startConversion(
+    fileId: string,
+    options: Pick<ConvertOptions, 'to' | 'options' | 'callbackUrl' | 'signal'> = {},
+  ): Promise<Job> {
+    const body = {
+      ...(options.to ? { to: options.to } : {}),
+      ...(options.options ? { options: options.options } : {}),
+      ...(options.callbackUrl ? { callback_url: options.callbackUrl } : {}),
+    }
     const response = await this.#send('POST', `/files/${encodeURIComponent(fileId)}/convert`, {
       headers: { prefer: 'respond-async' },
       ...(Object.keys(body).length > 0 ? { json: body } : {}),
@@ -310,7 +357,21 @@ export class EdgefloorClient {
     // Nothing to convert (a .txt asked for .txt) or done within the request: the records, and the job at Location.
     const location = response.headers.get('location')
     if (location) return this.#json('GET', new URL(location, this.baseUrl).pathname)
-    return { _id: '', file_id: fileId, status: 'done', error: null, error_code: null, to: options.to ?? null, options: {}, steps: [], files: answer, created_at: '', updated_at: '', finished_at: null, events_url: '' }
+    return {
+      _id: '',
+      file_id: fileId,
+      status: 'done',
+      error: null,
+      error_code: null,
+      to: options.to ?? null,
+      options: {},
+      steps: [],
+      files: answer,
+      created_at: '',
+      updated_at: '',
+      finished_at: null,
+      events_url: '',
+    }
   }
 
   async job(jobId: string): Promise<Job> {
@@ -338,7 +399,10 @@ export class EdgefloorClient {
       return TERMINAL.has(job.status)
     }
     try {
-      const response = await this.#send('GET', `/jobs/${encodeURIComponent(jobId)}/events`, { headers: { accept: 'text/event-stream' }, signal })
+      const response = await this.#send('GET', `/jobs/${encodeURIComponent(jobId)}/events`, {
+        headers: { accept: 'text/event-stream' },
+        signal,
+      })
       if (!response.ok) throw await this.#errorOf(response)
       if (response.body) {
         for await (const event of readEvents(response.body)) {
@@ -350,7 +414,8 @@ export class EdgefloorClient {
       // The stream broke (a proxy cut it, a network change): go on by polling.
     }
     for (;;) {
-      if (Date.now() > deadline) throw new Error(`job ${jobId} still ${last?.status ?? 'unknown'} after ${deadlineMs} ms`)
+      if (Date.now() > deadline)
+        throw new Error(`job ${jobId} still ${last?.status ?? 'unknown'} after ${deadlineMs} ms`)
       if (seen(await this.job(jobId))) return finished(last!)
       await sleep(options.intervalMs ?? 1000, options.signal)
     }
@@ -378,7 +443,11 @@ export class EdgefloorClient {
   }
 
   #keep(session: Session): void {
-    this.tokens.set({ token: session.token, refresh_token: session.refresh_token, expires_at: Date.now() + session.expires_in * 1000 })
+    this.tokens.set({
+      token: session.token,
+      refresh_token: session.refresh_token,
+      expires_at: Date.now() + session.expires_in * 1000,
+    })
   }
 
   #signedOut(): void {
@@ -403,7 +472,8 @@ export class EdgefloorClient {
   async #send(method: string, path: string, init: CallOptions = {}): Promise<Response> {
     const url = /^https?:/.test(path) ? path : `${this.baseUrl}${path}`
     let tokens = this.tokens.get()
-    if (tokens?.refresh_token && tokens.expires_at !== undefined && tokens.expires_at - Date.now() < REFRESH_EARLY_MS) tokens = await this.#refreshOnce()
+    if (tokens?.refresh_token && tokens.expires_at !== undefined && tokens.expires_at - Date.now() < REFRESH_EARLY_MS)
+      tokens = await this.#refreshOnce()
     const response = await this.#fetch(url, requestInit(method, init, tokens))
     if (response.status !== 401 || !tokens?.refresh_token) return response
     const code = (await this.#errorOf(response.clone())).code
@@ -449,7 +519,11 @@ function requestInit(method: string, init: CallOptions, tokens: Tokens | undefin
 /** A failed job becomes the error its conversion answers (the job's message, with the job in the body). */
 function finished(job: Job): Job {
   if (job.status === 'done') return job
-  throw new EdgefloorError(422, { message: job.error ?? 'the conversion failed', code: 'CONVERSION_FAILED' satisfies ErrorCode, job })
+  throw new EdgefloorError(422, {
+    message: job.error ?? 'the conversion failed',
+    code: 'CONVERSION_FAILED' satisfies ErrorCode,
+    job,
+  })
 }
 
 const epochMs = (value: Date | number) => (value instanceof Date ? value.getTime() : value)

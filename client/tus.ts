@@ -6,7 +6,11 @@
 /** How the client talks HTTP: an authenticated request (the token added, refreshed when it expired), and how a
  * failed answer becomes its typed error. */
 export interface Http {
-  send(method: string, url: string, init: { headers?: Record<string, string>; body?: Blob | Uint8Array; signal?: AbortSignal }): Promise<Response>
+  send(
+    method: string,
+    url: string,
+    init: { headers?: Record<string, string>; body?: Blob | Uint8Array; signal?: AbortSignal },
+  ): Promise<Response>
   errorOf(response: Response): Promise<Error>
 }
 
@@ -33,7 +37,12 @@ const TUS = { 'tus-resumable': '1.0.0' }
 const DEFAULT_CHUNK_BYTES = 50 * 1024 * 1024
 
 /** Uploads `file` to the tus endpoint and answers the id of the file record the last PATCH made. */
-export async function uploadWithTus(http: Http, endpoint: string, file: TusFile, options: ResumableOptions = {}): Promise<string> {
+export async function uploadWithTus(
+  http: Http,
+  endpoint: string,
+  file: TusFile,
+  options: ResumableOptions = {},
+): Promise<string> {
   const total = file.content.size
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES
   if (!(chunkBytes >= 1)) throw new RangeError('chunkBytes must be at least 1')
@@ -57,11 +66,19 @@ export async function uploadWithTus(http: Http, endpoint: string, file: TusFile,
       if (response.status >= 500 || response.status === 409) throw new RetryableStatus(response)
       if (!response.ok) throw await http.errorOf(response)
       await response.body?.cancel()
-      state = { offset: Number(response.headers.get('upload-offset') ?? end), fileId: response.headers.get('x-edgefloor-file-id') ?? undefined }
+      state = {
+        offset: Number(response.headers.get('upload-offset') ?? end),
+        fileId: response.headers.get('x-edgefloor-file-id') ?? undefined,
+      }
       failures = 0
     } catch (error) {
       // A lost connection or a server hiccup: the server kept what arrived; ask it where to go on from.
-      if (options.signal?.aborted || failures >= (options.retries ?? 3) || !(error instanceof RetryableStatus || error instanceof TypeError)) throw error instanceof RetryableStatus ? await http.errorOf(error.response) : error
+      if (
+        options.signal?.aborted ||
+        failures >= (options.retries ?? 3) ||
+        !(error instanceof RetryableStatus || error instanceof TypeError)
+      )
+        throw error instanceof RetryableStatus ? await http.errorOf(error.response) : error
       failures += 1
       await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** failures))
       const current = await readOffset(http, url!, options.signal)
@@ -99,11 +116,18 @@ async function createUpload(http: Http, endpoint: string, file: TusFile, signal?
 }
 
 /** HEAD: the server's offset, and the file once complete; undefined when the upload is gone (404, 410). */
-async function readOffset(http: Http, url: string, signal?: AbortSignal): Promise<{ offset: number; fileId?: string } | undefined> {
+async function readOffset(
+  http: Http,
+  url: string,
+  signal?: AbortSignal,
+): Promise<{ offset: number; fileId?: string } | undefined> {
   const response = await http.send('HEAD', url, { headers: TUS, signal })
   if (response.status === 404 || response.status === 410) return undefined
   if (!response.ok) throw await http.errorOf(response)
-  return { offset: Number(response.headers.get('upload-offset') ?? 0), fileId: response.headers.get('x-edgefloor-file-id') ?? undefined }
+  return {
+    offset: Number(response.headers.get('upload-offset') ?? 0),
+    fileId: response.headers.get('x-edgefloor-file-id') ?? undefined,
+  }
 }
 
 class RetryableStatus extends Error {

@@ -13,7 +13,12 @@ const IPV4_COMPATIBLE = { ipv4Compatible: [ipaddr.IPv6.parse('::'), 96] as [ipad
 export function specialUseRange(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'invalid'
   const parsed = ipaddr.parse(address)
-  if (parsed.kind() === 'ipv6' && ipaddr.subnetMatch(parsed, IPV4_COMPATIBLE, 'none') === 'ipv4Compatible' && parsed.range() === 'unicast') return 'ipv4Compatible'
+  if (
+    parsed.kind() === 'ipv6' &&
+    ipaddr.subnetMatch(parsed, IPV4_COMPATIBLE, 'none') === 'ipv4Compatible' &&
+    parsed.range() === 'unicast'
+  )
+    return 'ipv4Compatible'
   const range = parsed.range()
   return range === 'unicast' ? undefined : range
 }

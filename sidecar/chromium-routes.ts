@@ -4,7 +4,16 @@
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { marked } from 'marked'
-import { type ChromiumBrowser, ChromiumPageError, type ChromiumRoute, contentTypeOf, FormReader, PAGE_ORIGIN, type PageJob, readPageSettings } from './chromium.ts'
+import {
+  type ChromiumBrowser,
+  ChromiumPageError,
+  type ChromiumRoute,
+  contentTypeOf,
+  FormReader,
+  PAGE_ORIGIN,
+  type PageJob,
+  readPageSettings,
+} from './chromium.ts'
 import { addDownloads, type DownloadSettings } from './download.ts'
 import { ATTACHMENT_FIELDS, FormError, readRouteSettings } from './gotenberg-form.ts'
 import { UrlRefusedError } from './outbound.ts'
@@ -23,7 +32,8 @@ export interface ChromiumContext {
 }
 
 /** Whether the route's source is there (an option's own 400 comes only for a request that could convert). */
-const hasSource = (source: string, files: Map<string, File>, field: (name: string) => string) => (source === 'url' ? field('url') !== '' : files.has('index.html'))
+const hasSource = (source: string, files: Map<string, File>, field: (name: string) => string) =>
+  source === 'url' ? field('url') !== '' : files.has('index.html')
 
 /** The form's files by name: what the page may load from its own origin. */
 function formFiles(form: FormData): Map<string, File> {
@@ -39,11 +49,14 @@ function formFiles(form: FormData): Map<string, File> {
 async function markdownIndex(index: string, files: Map<string, File>): Promise<string> {
   const calls = [...index.matchAll(/\{\{\s*toHTML\s+"([^"]+)"\s*\}\}/g)]
   const missing = [...new Set(calls.map((call) => call[1]!).filter((name) => !files.has(name)))]
-  if (missing.length > 0) throw new FormError(`Markdown file(s) not found: ${missing.map((name) => `'${name}'`).join('\n')}`)
+  if (missing.length > 0)
+    throw new FormError(`Markdown file(s) not found: ${missing.map((name) => `'${name}'`).join('\n')}`)
   let out = ''
   let cursor = 0
   for (const call of calls) {
-    out += index.slice(cursor, call.index) + (await marked.parse(await files.get(call[1]!)!.text(), { gfm: true, async: true }))
+    out +=
+      index.slice(cursor, call.index) +
+      (await marked.parse(await files.get(call[1]!)!.text(), { gfm: true, async: true }))
     cursor = call.index + call[0].length
   }
   return out + index.slice(cursor)
@@ -52,7 +65,11 @@ async function markdownIndex(index: string, files: Map<string, File>): Promise<s
 const FORMATS = ['png', 'jpeg', 'webp'] as const
 
 /** Runs one Chromium route on a read form. */
-export async function runChromiumRoute(route: ChromiumRoute, form: FormData, context: ChromiumContext): Promise<Answer> {
+export async function runChromiumRoute(
+  route: ChromiumRoute,
+  form: FormData,
+  context: ChromiumContext,
+): Promise<Answer> {
   await addDownloads(form, context.download)
   const [kind, source] = route.split('/') as ['convert' | 'screenshot', 'html' | 'url' | 'markdown']
   const reader = new FormReader(form)
@@ -81,17 +98,27 @@ export async function runChromiumRoute(route: ChromiumRoute, form: FormData, con
       pageRanges: field('nativePageRanges'),
     }
     Object.assign(settings, { omitBackground })
-    if (omitBackground && !print.printBackground && errors.length === 0 && hasSource(source, files, field)) throw new FormError('omitBackground requires printBackground set to true')
+    if (omitBackground && !print.printBackground && errors.length === 0 && hasSource(source, files, field))
+      throw new FormError('omitBackground requires printBackground set to true')
     const header = files.get('header.html')
     const footer = files.get('footer.html')
-    output = { kind: 'pdf', print, header: header ? await header.text() : undefined, footer: footer ? await footer.text() : undefined }
+    output = {
+      kind: 'pdf',
+      print,
+      header: header ? await header.text() : undefined,
+      footer: footer ? await footer.text() : undefined,
+    }
   } else {
     const format = field('format') || 'png'
-    const size = (n: number) => (!Number.isInteger(n) || n < 1 ? 'value is inferior to 1' : n > 16_384 ? 'value is superior to 16384' : undefined)
+    const size = (n: number) =>
+      !Number.isInteger(n) || n < 1 ? 'value is inferior to 1' : n > 16_384 ? 'value is superior to 16384' : undefined
     const width = reader.int('width', 800, size)
     const height = reader.int('height', 600, size)
     const clip = reader.bool('clip', false)
-    if (!(FORMATS as readonly string[]).includes(format)) errors.push(`form field 'format' is invalid (got '${format}', resulting to wrong value, expected either 'png', 'jpeg' or 'webp')`)
+    if (!(FORMATS as readonly string[]).includes(format))
+      errors.push(
+        `form field 'format' is invalid (got '${format}', resulting to wrong value, expected either 'png', 'jpeg' or 'webp')`,
+      )
     const quality = reader.int('quality', 100, (n) => (n < 0 || n > 100 ? 'value is not between 0 and 100' : undefined))
     Object.assign(settings, { omitBackground: reader.bool('omitBackground', false) })
     const optimizeForSpeed = reader.bool('optimizeForSpeed', false)
@@ -102,16 +129,29 @@ export async function runChromiumRoute(route: ChromiumRoute, form: FormData, con
   const pdfSettings = kind === 'convert' ? readPostSettings(form, errors) : undefined
   if (source === 'url' && !field('url')) errors.push("form field 'url' is required")
   if (source !== 'url' && !files.has('index.html')) errors.push("form file 'index.html' is required")
-  if (source === 'markdown' && ![...files.keys()].some((name) => name.toLowerCase().endsWith('.md'))) errors.push('no form file found for extensions: [.md]')
+  if (source === 'markdown' && ![...files.keys()].some((name) => name.toLowerCase().endsWith('.md')))
+    errors.push('no form file found for extensions: [.md]')
   if (errors.length > 0) throw new FormError(`Invalid form data: ${errors.join('\n')}`)
-  if (pdfSettings?.metadata && typeof metadataArguments(pdfSettings.metadata) === 'string') throw new FormError(METADATA_REFUSED)
+  if (pdfSettings?.metadata && typeof metadataArguments(pdfSettings.metadata) === 'string')
+    throw new FormError(METADATA_REFUSED)
 
   const served = new Map<string, { bytes: Uint8Array; type: string }>()
-  for (const [name, file] of files) served.set(name, { bytes: new Uint8Array(await file.arrayBuffer()), type: contentTypeOf(name) })
-  if (source === 'markdown') served.set('index.html', { bytes: new TextEncoder().encode(await markdownIndex(await files.get('index.html')!.text(), files)), type: 'text/html; charset=utf-8' })
+  for (const [name, file] of files)
+    served.set(name, { bytes: new Uint8Array(await file.arrayBuffer()), type: contentTypeOf(name) })
+  if (source === 'markdown')
+    served.set('index.html', {
+      bytes: new TextEncoder().encode(await markdownIndex(await files.get('index.html')!.text(), files)),
+      type: 'text/html; charset=utf-8',
+    })
   const url = source === 'url' ? field('url') : `${PAGE_ORIGIN}/index.html`
-  if (source === 'url' && /^file:/i.test(url)) throw new FormError('file:// URLs are not accepted on this route. Use the /convert/html or /convert/markdown routes to render local HTML')
-  if (source === 'url' && !/^https?:\/\//i.test(url)) throw new FormError(`Invalid form data: form field 'url' is invalid (got '${url}', resulting to the URL must be http or https)`)
+  if (source === 'url' && /^file:/i.test(url))
+    throw new FormError(
+      'file:// URLs are not accepted on this route. Use the /convert/html or /convert/markdown routes to render local HTML',
+    )
+  if (source === 'url' && !/^https?:\/\//i.test(url))
+    throw new FormError(
+      `Invalid form data: form field 'url' is invalid (got '${url}', resulting to the URL must be http or https)`,
+    )
   if (source === 'url') {
     try {
       context.browser.checkUrl(url)
@@ -130,15 +170,20 @@ export async function runChromiumRoute(route: ChromiumRoute, form: FormData, con
     return { body: bytes, type: `image/${format}`, name }
   }
   const settingsAfter = pdfSettings!
-  if (!needsPostProcessing(settingsAfter, form, 1) && !settingsAfter.pdfa && !settingsAfter.pdfua) return answerOf([{ name: 'index.pdf', bytes }], context.outputName, false)
+  if (!needsPostProcessing(settingsAfter, form, 1) && !settingsAfter.pdfa && !settingsAfter.pdfua)
+    return answerOf([{ name: 'index.pdf', bytes }], context.outputName, false)
   const folder = await context.pool.scratch('chromium-')
   try {
     const path = join(folder, 'page.pdf')
     await writeFile(path, bytes)
     // Split parts are named after the output (foo_0.pdf), as Gotenberg names them.
     let outputs: Output[] = [{ path, name: `${context.outputName || crypto.randomUUID()}.pdf` }]
-    outputs = await postProcess(outputs, settingsAfter, form, folder, context.pool, context.timeoutMs, context.trace, { convertFormats: true })
-    const entries = await Promise.all(outputs.map(async (item) => ({ name: item.name, bytes: new Uint8Array(await readFile(item.path)) })))
+    outputs = await postProcess(outputs, settingsAfter, form, folder, context.pool, context.timeoutMs, context.trace, {
+      convertFormats: true,
+    })
+    const entries = await Promise.all(
+      outputs.map(async (item) => ({ name: item.name, bytes: new Uint8Array(await readFile(item.path)) })),
+    )
     return answerOf(entries, context.outputName, settingsAfter.split !== undefined)
   } finally {
     await rm(folder, { recursive: true, force: true })

@@ -22,13 +22,19 @@ interface DownloadEntry {
   field: string
 }
 
-const FIELDS: Readonly<Record<string, string>> = { '': 'files', embedded: 'embeds', watermark: 'watermark', stamp: 'stamp' }
+const FIELDS: Readonly<Record<string, string>> = {
+  '': 'files',
+  embedded: 'embeds',
+  watermark: 'watermark',
+  stamp: 'stamp',
+}
 
 const MAX_DOWNLOADS = 32
 const MAX_REDIRECTS = 5
 
 function readEntries(raw: string): DownloadEntry[] {
-  const invalid = (why: string) => new FormError(`Invalid form data: form field 'downloadFrom' is invalid (got '${raw}', resulting to ${why})`)
+  const invalid = (why: string) =>
+    new FormError(`Invalid form data: form field 'downloadFrom' is invalid (got '${raw}', resulting to ${why})`)
   let parsed: unknown
   try {
     parsed = JSON.parse(raw)
@@ -38,13 +44,22 @@ function readEntries(raw: string): DownloadEntry[] {
   if (!Array.isArray(parsed)) throw invalid('downloadFrom must be a JSON array')
   if (parsed.length > MAX_DOWNLOADS) throw invalid(`more than ${MAX_DOWNLOADS} downloads`)
   return parsed.map((entry) => {
-    if (typeof entry !== 'object' || entry === null || typeof entry.url !== 'string' || entry.url === '') throw invalid("every entry needs a 'url' string")
+    if (typeof entry !== 'object' || entry === null || typeof entry.url !== 'string' || entry.url === '')
+      throw invalid("every entry needs a 'url' string")
     const headers = entry.extraHttpHeaders ?? {}
-    const validHeaders = typeof headers === 'object' && !Array.isArray(headers) && Object.entries(headers).every(([key, value]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) && typeof value === 'string' && !/[\r\n\0]/.test(value))
+    const validHeaders =
+      typeof headers === 'object' &&
+      !Array.isArray(headers) &&
+      Object.entries(headers).every(
+        ([key, value]) =>
+          /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) && typeof value === 'string' && !/[\r\n\0]/.test(value),
+      )
     if (!validHeaders) throw invalid("'extraHttpHeaders' must be an object of header names to string values")
-    if (entry.embedded !== undefined && typeof entry.embedded !== 'boolean') throw invalid("'embedded' must be a boolean")
+    if (entry.embedded !== undefined && typeof entry.embedded !== 'boolean')
+      throw invalid("'embedded' must be a boolean")
     const field = entry.field ?? ''
-    if (typeof field !== 'string' || !(field in FIELDS)) throw invalid("'field' must be 'embedded', 'watermark' or 'stamp'")
+    if (typeof field !== 'string' || !(field in FIELDS))
+      throw invalid("'field' must be 'embedded', 'watermark' or 'stamp'")
     return { url: entry.url, extraHttpHeaders: headers, field: entry.embedded === true ? 'embeds' : FIELDS[field]! }
   })
 }
@@ -55,7 +70,7 @@ function fileName(disposition: string | undefined, url: URL): string {
   const plain = /filename\s*=\s*"?([^";]+)"?/i.exec(disposition ?? '')?.[1]
   let name = ''
   try {
-    name = star ? decodeURIComponent(star) : plain ?? decodeURIComponent(url.pathname.split('/').pop() ?? '')
+    name = star ? decodeURIComponent(star) : (plain ?? decodeURIComponent(url.pathname.split('/').pop() ?? ''))
   } catch {}
   return name.split(/[\\/]/).pop()?.trim() || randomUUID()
 }
@@ -63,7 +78,12 @@ function fileName(disposition: string | undefined, url: URL): string {
 async function download(entry: DownloadEntry, settings: DownloadSettings, budget: { bytes: number }): Promise<File> {
   let url = checkUrl(entry.url, settings.policy)
   for (let hop = 0; ; hop++) {
-    const answer = await sendRequest(url, settings.policy, { method: 'GET', headers: entry.extraHttpHeaders, timeoutMs: settings.timeoutMs, maxBytes: budget.bytes })
+    const answer = await sendRequest(url, settings.policy, {
+      method: 'GET',
+      headers: entry.extraHttpHeaders,
+      timeoutMs: settings.timeoutMs,
+      maxBytes: budget.bytes,
+    })
     const location = answer.headers.location
     if (answer.status >= 300 && answer.status < 400 && location) {
       if (hop >= MAX_REDIRECTS) throw new OutboundError(`'${entry.url}' redirects more than ${MAX_REDIRECTS} times`)
@@ -80,7 +100,10 @@ async function download(entry: DownloadEntry, settings: DownloadSettings, budget
 export async function addDownloads(form: FormData, settings: DownloadSettings): Promise<void> {
   const raw = form.get('downloadFrom')
   if (typeof raw !== 'string' || raw === '') return
-  if (settings.disabled) throw new FormError("Invalid form data: form field 'downloadFrom' is not supported by this server (downloads are disabled: SIDECAR_DOWNLOAD_DISABLE)")
+  if (settings.disabled)
+    throw new FormError(
+      "Invalid form data: form field 'downloadFrom' is not supported by this server (downloads are disabled: SIDECAR_DOWNLOAD_DISABLE)",
+    )
   const entries = readEntries(raw)
   const budget = { bytes: settings.maxBytes }
   for (const entry of entries) {

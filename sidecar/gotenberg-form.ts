@@ -49,25 +49,72 @@ const NUMBER_FIELDS: Record<string, [string, (n: number) => string | undefined]>
   magnification: ['Magnification', (n) => ([0, 1, 2, 3, 4].includes(n) ? undefined : 'value is not 0, 1, 2, 3 or 4')],
   zoom: ['Zoom', (n) => (n < 1 ? 'value is inferior to 1' : undefined)],
   pageLayout: ['PageLayout', (n) => ([0, 1, 2, 3].includes(n) ? undefined : 'value is not 0, 1, 2 or 3')],
-  openBookmarkLevels: ['OpenBookmarkLevels', (n) => (n === -1 || (n >= 1 && n <= 10) ? undefined : 'value is not -1 or between 1 and 10')],
+  openBookmarkLevels: [
+    'OpenBookmarkLevels',
+    (n) => (n === -1 || (n >= 1 && n <= 10) ? undefined : 'value is not -1 or between 1 and 10'),
+  ],
   quality: ['Quality', (n) => (n < 1 ? 'value is inferior to 1' : n > 100 ? 'value is superior to 100' : undefined)],
-  maxImageResolution: ['MaxImageResolution', (n) => ([75, 150, 300, 600, 1200].includes(n) ? undefined : 'value is not 75, 150, 300, 600 or 1200')],
-  nativeWatermarkColor: ['WatermarkColor', (n) => (n < 0 || n > 0xffffff ? 'value is not a RGB color between 0 and 16777215' : undefined)],
+  maxImageResolution: [
+    'MaxImageResolution',
+    (n) => ([75, 150, 300, 600, 1200].includes(n) ? undefined : 'value is not 75, 150, 300, 600 or 1200'),
+  ],
+  nativeWatermarkColor: [
+    'WatermarkColor',
+    (n) => (n < 0 || n > 0xffffff ? 'value is not a RGB color between 0 and 16777215' : undefined),
+  ],
   nativeWatermarkFontHeight: ['WatermarkFontHeight', (n) => (n < 1 ? 'value is inferior to 1' : undefined)],
-  nativeWatermarkRotateAngle: ['WatermarkRotateAngle', (n) => (n < 0 || n > 3600 ? 'value is not between 0 and 3600 (tenths of a degree)' : undefined)],
+  nativeWatermarkRotateAngle: [
+    'WatermarkRotateAngle',
+    (n) => (n < 0 || n > 3600 ? 'value is not between 0 and 3600 (tenths of a degree)' : undefined),
+  ],
 }
 
 /** The export fields in the order Gotenberg reads them (its 400 lists their problems in this order). */
 const EXPORT_FIELD_ORDER = [
-  'exportFormFields', 'allowDuplicateFieldNames', 'exportBookmarks', 'exportBookmarksToPdfDestination', 'exportPlaceholders', 'exportNotes',
-  'exportNotesPages', 'exportOnlyNotesPages', 'exportNotesInMargin', 'convertOooTargetToPdfTarget', 'exportLinksRelativeFsys', 'exportHiddenSlides',
-  'skipEmptyPages', 'addOriginalDocumentAsStream', 'singlePageSheets', 'initialView', 'initialPage', 'magnification', 'zoom', 'pageLayout',
-  'firstPageOnLeft', 'resizeWindowToInitialPage', 'centerWindow', 'openInFullScreenMode', 'displayPDFDocumentTitle', 'hideViewerMenubar',
-  'hideViewerToolbar', 'hideViewerWindowControls', 'useTransitionEffects', 'openBookmarkLevels', 'losslessImageCompression', 'quality',
-  'reduceImageResolution', 'maxImageResolution', 'nativeWatermarkColor', 'nativeWatermarkFontHeight', 'nativeWatermarkRotateAngle',
+  'exportFormFields',
+  'allowDuplicateFieldNames',
+  'exportBookmarks',
+  'exportBookmarksToPdfDestination',
+  'exportPlaceholders',
+  'exportNotes',
+  'exportNotesPages',
+  'exportOnlyNotesPages',
+  'exportNotesInMargin',
+  'convertOooTargetToPdfTarget',
+  'exportLinksRelativeFsys',
+  'exportHiddenSlides',
+  'skipEmptyPages',
+  'addOriginalDocumentAsStream',
+  'singlePageSheets',
+  'initialView',
+  'initialPage',
+  'magnification',
+  'zoom',
+  'pageLayout',
+  'firstPageOnLeft',
+  'resizeWindowToInitialPage',
+  'centerWindow',
+  'openInFullScreenMode',
+  'displayPDFDocumentTitle',
+  'hideViewerMenubar',
+  'hideViewerToolbar',
+  'hideViewerWindowControls',
+  'useTransitionEffects',
+  'openBookmarkLevels',
+  'losslessImageCompression',
+  'quality',
+  'reduceImageResolution',
+  'maxImageResolution',
+  'nativeWatermarkColor',
+  'nativeWatermarkFontHeight',
+  'nativeWatermarkRotateAngle',
 ]
 
-const TEXT_EXPORT_FIELDS = { nativeWatermarkText: 'Watermark', nativeTiledWatermarkText: 'TiledWatermark', nativeWatermarkFontName: 'WatermarkFontName' } as const
+const TEXT_EXPORT_FIELDS = {
+  nativeWatermarkText: 'Watermark',
+  nativeTiledWatermarkText: 'TiledWatermark',
+  nativeWatermarkFontName: 'WatermarkFontName',
+} as const
 
 /** Gotenberg options this server refuses, and why (the table in docs/conversion-and-previews.md says the same). */
 export const REFUSED_FIELDS: Readonly<Record<string, string>> = {
@@ -77,7 +124,9 @@ export const REFUSED_FIELDS: Readonly<Record<string, string>> = {
 /** The form fields that carry files other than the documents to convert. */
 export const ATTACHMENT_FIELDS = ['embeds', 'watermark', 'stamp', 'facturxXml']
 
-export type SplitSettings = { mode: 'intervals'; span: number; unify: boolean } | { mode: 'pages'; span: string; ranges: string; unify: boolean }
+export type SplitSettings =
+  | { mode: 'intervals'; span: number; unify: boolean }
+  | { mode: 'pages'; span: string; ranges: string; unify: boolean }
 
 export interface OverlaySettings {
   readonly source: 'text' | 'image' | 'pdf'
@@ -98,7 +147,14 @@ export interface OverlayStyle {
   readonly scale?: { readonly factor: number; readonly isAbsolute: boolean }
 }
 
-export const PERMISSIONS = ['allowPrinting', 'allowCopying', 'allowModifying', 'allowAnnotating', 'allowFillingForms', 'allowAssembling'] as const
+export const PERMISSIONS = [
+  'allowPrinting',
+  'allowCopying',
+  'allowModifying',
+  'allowAnnotating',
+  'allowFillingForms',
+  'allowAssembling',
+] as const
 export type Permissions = Readonly<Record<(typeof PERMISSIONS)[number], boolean>>
 
 export interface RouteSettings {
@@ -148,7 +204,7 @@ export function qpdfRanges(value: string): string | undefined {
   for (const part of parts) {
     // qpdf's own "z" (the last page) is read too, as Gotenberg hands the expression to its engine.
     const match = /^(\d+|z)?(-)?(\d+|z)?$/.exec(part)
-    if (!match || (!match[1] && !match[3]) || (match[1] === '0' || match[3] === '0')) return undefined
+    if (!match || (!match[1] && !match[3]) || match[1] === '0' || match[3] === '0') return undefined
     if (!match[2]) {
       if (match[3] !== undefined) return undefined
       out.push(match[1]!)
@@ -157,20 +213,43 @@ export function qpdfRanges(value: string): string | undefined {
   return out.join(',')
 }
 
-const NAMED_COLORS: Record<string, string> = { black: '#000000', gray: '#808080', grey: '#808080', red: '#ff0000', green: '#008000', blue: '#0000ff', white: '#ffffff' }
+const NAMED_COLORS: Record<string, string> = {
+  black: '#000000',
+  gray: '#808080',
+  grey: '#808080',
+  red: '#ff0000',
+  green: '#008000',
+  blue: '#0000ff',
+  white: '#ffffff',
+}
 const STANDARD_FONTS = ['Helvetica', 'Helvetica-Bold', 'Times-Roman', 'Times-Bold', 'Courier', 'Courier-Bold']
 
 /** pdfcpu's names for the same options (Gotenberg hands the object to pdfcpu): read as ours. */
-const PDFCPU_KEYS: Readonly<Record<string, string>> = { rot: 'rotation', fillcolor: 'color', fillc: 'color', op: 'opacity', fontsize: 'points', fontname: 'font' }
+const PDFCPU_KEYS: Readonly<Record<string, string>> = {
+  rot: 'rotation',
+  fillcolor: 'color',
+  fillc: 'color',
+  op: 'opacity',
+  fontsize: 'points',
+  fontname: 'font',
+}
 
 function overlayStyle(field: string, raw: string, errors: string[], source: string): OverlayStyle {
-  const style: { -readonly [K in keyof OverlayStyle]: OverlayStyle[K] } = { font: 'Helvetica', points: 48, color: [0.5, 0.5, 0.5], rotation: 45, opacity: 0.5 }
+  const style: { -readonly [K in keyof OverlayStyle]: OverlayStyle[K] } = {
+    font: 'Helvetica',
+    points: 48,
+    color: [0.5, 0.5, 0.5],
+    rotation: 45,
+    opacity: 0.5,
+  }
   if (!raw) return style
   let parsed: unknown
   try {
     parsed = JSON.parse(raw)
   } catch (error) {
-    errors.push(`form field '${field}' is invalid (got '${raw}', resulting to unmarshal options: ${goJsonError(raw) ?? (error as Error).message})`)
+    errors.push(
+      `form field '${field}' is invalid (got '${raw}', resulting to unmarshal options: ${goJsonError(raw) ?? (error as Error).message})`,
+    )
     return style
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
@@ -180,25 +259,48 @@ function overlayStyle(field: string, raw: string, errors: string[], source: stri
   for (const [given, rawValue] of Object.entries(parsed)) {
     const key = PDFCPU_KEYS[given.toLowerCase()] ?? given
     // pdfcpu takes numbers as strings too ("45").
-    const value = typeof rawValue === 'string' && key !== 'font' && key !== 'color' && key !== 'scale' && /^-?\d+(\.\d+)?$/.test(rawValue) ? Number(rawValue) : rawValue
+    const value =
+      typeof rawValue === 'string' &&
+      key !== 'font' &&
+      key !== 'color' &&
+      key !== 'scale' &&
+      /^-?\d+(\.\d+)?$/.test(rawValue)
+        ? Number(rawValue)
+        : rawValue
     const bad = (why: string) => errors.push(`form field '${field}' is invalid (got '${raw}', resulting to ${why})`)
-    const scale = typeof value === 'string' || typeof value === 'number' ? /^(\d+(?:\.\d+)?)(?:\s+(abs|rel))?$/.exec(String(value).trim()) : null
+    const scale =
+      typeof value === 'string' || typeof value === 'number'
+        ? /^(\d+(?:\.\d+)?)(?:\s+(abs|rel))?$/.exec(String(value).trim())
+        : null
     if (key === 'font' && typeof value === 'string' && STANDARD_FONTS.includes(value)) style.font = value
     else if (key === 'font') bad(`font '${value}' is not one of ${STANDARD_FONTS.join(', ')}`)
     else if (key === 'points' && typeof value === 'number' && value > 0 && value <= 500) style.points = value
     else if (key === 'rotation' && typeof value === 'number' && Math.abs(value) <= 360) style.rotation = value
     else if (key === 'opacity' && typeof value === 'number' && value >= 0 && value <= 1) style.opacity = value
-    else if (key === 'color' && typeof value === 'string' && /^#[0-9a-f]{6}$/i.test(NAMED_COLORS[value.toLowerCase()] ?? value)) {
+    else if (
+      key === 'color' &&
+      typeof value === 'string' &&
+      /^#[0-9a-f]{6}$/i.test(NAMED_COLORS[value.toLowerCase()] ?? value)
+    ) {
       const hex = NAMED_COLORS[value.toLowerCase()] ?? value
       style.color = [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16) / 255) as [number, number, number]
-    } else if (key === 'scale' && source === 'text' && scale && Number(scale[1]) > 0 && Number(scale[1]) <= 10) style.scale = { factor: Number(scale[1]), isAbsolute: scale[2] === 'abs' }
-    else bad(`option '${given}' is not supported here (supported: font, points, color, rotation, opacity, scale for text, and pdfcpu's rot, fillcolor, op, fontsize, fontname)`)
+    } else if (key === 'scale' && source === 'text' && scale && Number(scale[1]) > 0 && Number(scale[1]) <= 10)
+      style.scale = { factor: Number(scale[1]), isAbsolute: scale[2] === 'abs' }
+    else
+      bad(
+        `option '${given}' is not supported here (supported: font, points, color, rotation, opacity, scale for text, and pdfcpu's rot, fillcolor, op, fontsize, fontname)`,
+      )
   }
   return style
 }
 
 /** Reads and validates every option of the route; throws FormError with every problem at once. */
-export function readRouteSettings(form: FormData, hasDocuments: boolean, extensions: readonly string[], module: 'libreoffice' | 'pdfengines' = 'libreoffice'): RouteSettings {
+export function readRouteSettings(
+  form: FormData,
+  hasDocuments: boolean,
+  extensions: readonly string[],
+  module: 'libreoffice' | 'pdfengines' = 'libreoffice',
+): RouteSettings {
   const errors: string[] = []
   const field = (name: string) => {
     const value = form.get(name)
@@ -208,7 +310,10 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
     const raw = field(name)
     if (raw === '') return fallback
     const parsed = parseGoBool(raw)
-    if (parsed === undefined) errors.push(`form field '${name}' is invalid (got '${raw}', resulting to strconv.ParseBool: parsing "${raw}": invalid syntax)`)
+    if (parsed === undefined)
+      errors.push(
+        `form field '${name}' is invalid (got '${raw}', resulting to strconv.ParseBool: parsing "${raw}": invalid syntax)`,
+      )
     return parsed ?? fallback
   }
   const int = (name: string, check?: (n: number) => string | undefined) => {
@@ -216,7 +321,9 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
     if (raw === '') return undefined
     const parsed = parseGoInt(raw)
     if (parsed === undefined) {
-      errors.push(`form field '${name}' is invalid (got '${raw}', resulting to strconv.Atoi: parsing "${raw}": invalid syntax)`)
+      errors.push(
+        `form field '${name}' is invalid (got '${raw}', resulting to strconv.Atoi: parsing "${raw}": invalid syntax)`,
+      )
       return undefined
     }
     const problem = check?.(parsed)
@@ -250,10 +357,13 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   if (field('metadata')) {
     try {
       const parsed = JSON.parse(field('metadata'))
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('metadata must be a JSON object')
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new Error('metadata must be a JSON object')
       metadata = parsed
     } catch (error) {
-      errors.push(`form field 'metadata' is invalid (got '${field('metadata')}', resulting to unmarshal metadata: ${goJsonError(field('metadata')) ?? (error as Error).message})`)
+      errors.push(
+        `form field 'metadata' is invalid (got '${field('metadata')}', resulting to unmarshal metadata: ${goJsonError(field('metadata')) ?? (error as Error).message})`,
+      )
     }
   }
 
@@ -261,20 +371,32 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   const splitMode = field('splitMode')
   const splitUnify = bool('splitUnify', false)
   if (splitMode !== '') {
-    if (splitMode !== 'intervals' && splitMode !== 'pages') errors.push(`form field 'splitMode' is invalid (got '${splitMode}', resulting to wrong value, expected either 'intervals' or 'pages')`)
+    if (splitMode !== 'intervals' && splitMode !== 'pages')
+      errors.push(
+        `form field 'splitMode' is invalid (got '${splitMode}', resulting to wrong value, expected either 'intervals' or 'pages')`,
+      )
     else if (splitMode === 'intervals') {
       const span = int('splitSpan', (n) => (n < 1 ? 'value is inferior to 1' : undefined))
       if (span !== undefined) split = { mode: 'intervals', span, unify: splitUnify }
       else if (field('splitSpan') === '') errors.push("form field 'splitSpan' is required")
     } else if (field('splitSpan') === '') errors.push("form field 'splitSpan' is required")
-    else split = { mode: 'pages', span: field('splitSpan'), ranges: qpdfRanges(field('splitSpan')) ?? '', unify: splitUnify }
+    else
+      split = {
+        mode: 'pages',
+        span: field('splitSpan'),
+        ranges: qpdfRanges(field('splitSpan')) ?? '',
+        unify: splitUnify,
+      }
   }
 
   let rotate: RouteSettings['rotate']
   const angle = int('rotateAngle', (n) => ([90, 180, 270].includes(n) ? undefined : 'value is not 90, 180 or 270'))
   if (angle !== undefined) {
     const pages = field('rotatePages') ? qpdfRanges(field('rotatePages')) : undefined
-    if (field('rotatePages') && !pages) errors.push(`form field 'rotatePages' is invalid (got '${field('rotatePages')}', resulting to malformed page ranges)`)
+    if (field('rotatePages') && !pages)
+      errors.push(
+        `form field 'rotatePages' is invalid (got '${field('rotatePages')}', resulting to malformed page ranges)`,
+      )
     rotate = { angle: angle as 90 | 180 | 270, pages }
   } else if (field('rotatePages')) errors.push("form field 'rotateAngle' is required when 'rotatePages' is set")
 
@@ -283,15 +405,21 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
     const expression = field(`${kind}Expression`)
     if (!source && !expression && !field(`${kind}Pages`) && !field(`${kind}Options`)) return undefined
     if (!['text', 'image', 'pdf'].includes(source)) {
-      errors.push(`form field '${kind}Source' is invalid (got '${source}', resulting to wrong value, expected either 'text', 'image' or 'pdf')`)
+      errors.push(
+        `form field '${kind}Source' is invalid (got '${source}', resulting to wrong value, expected either 'text', 'image' or 'pdf')`,
+      )
       return undefined
     }
     // An image or PDF is the file uploaded in the watermark (stamp) field, as Gotenberg's EnsureWatermarkFile takes
     // it; an expression naming a file of the upload picks that one. Never a path on this server.
     let chosen = expression
     if (source !== 'text') {
-      const uploads = [...form.getAll(kind), ...form.getAll('files')].filter((value): value is File => typeof value !== 'string')
-      const named = uploads.find((file) => file.name === expression) ?? form.getAll(kind).find((value): value is File => typeof value !== 'string')
+      const uploads = [...form.getAll(kind), ...form.getAll('files')].filter(
+        (value): value is File => typeof value !== 'string',
+      )
+      const named =
+        uploads.find((file) => file.name === expression) ??
+        form.getAll(kind).find((value): value is File => typeof value !== 'string')
       if (!named) {
         errors.push(`a ${kind} file is required for image or pdf source`)
         return undefined
@@ -303,8 +431,14 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
     }
     const rawPages = field(`${kind}Pages`)
     const pages = rawPages ? qpdfRanges(rawPages) : undefined
-    if (rawPages && !pages) errors.push(`form field '${kind}Pages' is invalid (got '${rawPages}', resulting to malformed page ranges)`)
-    return { source: source as OverlaySettings['source'], expression: chosen, pages, options: overlayStyle(`${kind}Options`, field(`${kind}Options`), errors, source) }
+    if (rawPages && !pages)
+      errors.push(`form field '${kind}Pages' is invalid (got '${rawPages}', resulting to malformed page ranges)`)
+    return {
+      source: source as OverlaySettings['source'],
+      expression: chosen,
+      pages,
+      options: overlayStyle(`${kind}Options`, field(`${kind}Options`), errors, source),
+    }
   }
   const watermark = overlay('watermark')
   const stamp = overlay('stamp')
@@ -312,7 +446,8 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   let variables: Variables | undefined
   if (field('variables')) {
     const parsed = parseVariables(field('variables'))
-    if (typeof parsed === 'string') errors.push(`form field 'variables' is invalid (got '${field('variables')}', resulting to ${parsed})`)
+    if (typeof parsed === 'string')
+      errors.push(`form field 'variables' is invalid (got '${field('variables')}', resulting to ${parsed})`)
     else if (parsed.values.size > 0 || parsed.lists.size > 0) variables = parsed
   }
 
@@ -324,11 +459,23 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   if (field('embedsMetadata')) {
     try {
       const parsed = JSON.parse(field('embedsMetadata'))
-      const valid = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.values(parsed).every((entry) => typeof entry === 'object' && entry !== null && !Array.isArray(entry) && Object.values(entry).every((value) => typeof value === 'string'))
+      const valid =
+        typeof parsed === 'object' &&
+        parsed !== null &&
+        !Array.isArray(parsed) &&
+        Object.values(parsed).every(
+          (entry) =>
+            typeof entry === 'object' &&
+            entry !== null &&
+            !Array.isArray(entry) &&
+            Object.values(entry).every((value) => typeof value === 'string'),
+        )
       if (!valid) throw new Error('embedsMetadata must be an object of file names to objects of strings')
       embedsMetadata = parsed
     } catch (error) {
-      errors.push(`form field 'embedsMetadata' is invalid (got '${field('embedsMetadata')}', resulting to unmarshal embeds metadata: ${goJsonError(field('embedsMetadata')) ?? (error as Error).message})`)
+      errors.push(
+        `form field 'embedsMetadata' is invalid (got '${field('embedsMetadata')}', resulting to unmarshal embeds metadata: ${goJsonError(field('embedsMetadata')) ?? (error as Error).message})`,
+      )
     }
   }
 
@@ -338,7 +485,10 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
     const conformanceLevel = field('facturxConformanceLevel') || 'EN 16931'
     const documentType = field('facturxDocumentType') || 'INVOICE'
     const files = invoices.length === 1 && typeof invoices[0] === 'string' ? 0 : invoices.length
-    const refusal = facturXRefusal({ invoices: files, conformanceLevel, documentType, pdfa: field('pdfa'), userPassword }, (name) => `form field '${name}'`)
+    const refusal = facturXRefusal(
+      { invoices: files, conformanceLevel, documentType, pdfa: field('pdfa'), userPassword },
+      (name) => `form field '${name}'`,
+    )
     if (refusal) errors.push(refusal)
     else facturx = { conformanceLevel, documentType }
   }
@@ -353,12 +503,23 @@ export function readRouteSettings(form: FormData, hasDocuments: boolean, extensi
   const pdfa = field('pdfa')
   if (pdfa && userPassword) throw new FormError('Invalid form data: PDF/A format is incompatible with encryption')
   const embeds = form.getAll('embeds').filter((value) => typeof value !== 'string').length
-  if (pdfa && embeds > 0 && !pdfa.startsWith('PDF/A-3')) throw new FormError(`Invalid form data: PDF format '${pdfa}' does not support embedded files; only PDF/A-3 variants allow attachments`)
-  if (!userPassword && !ownerPassword && Object.values(permissions).includes(false)) throw new FormError("Invalid form data: permission restrictions require a 'userPassword' or 'ownerPassword'")
+  if (pdfa && embeds > 0 && !pdfa.startsWith('PDF/A-3'))
+    throw new FormError(
+      `Invalid form data: PDF format '${pdfa}' does not support embedded files; only PDF/A-3 variants allow attachments`,
+    )
+  if (!userPassword && !ownerPassword && Object.values(permissions).includes(false))
+    throw new FormError("Invalid form data: permission restrictions require a 'userPassword' or 'ownerPassword'")
   if (pdfa && !['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b'].includes(pdfa)) {
-    throw new FormError(module === 'libreoffice' ? `The PDF format '${pdfa}' is not supported. Valid formats include PDF/A-1b, PDF/A-2b, PDF/A-3b, and PDF/UA.` : 'The requested PDF format is not supported, or no PDF engine could apply it. Valid formats include PDF/A-1b, PDF/A-2b, PDF/A-3b, and PDF/UA.')
+    throw new FormError(
+      module === 'libreoffice'
+        ? `The PDF format '${pdfa}' is not supported. Valid formats include PDF/A-1b, PDF/A-2b, PDF/A-3b, and PDF/UA.`
+        : 'The requested PDF format is not supported, or no PDF engine could apply it. Valid formats include PDF/A-1b, PDF/A-2b, PDF/A-3b, and PDF/UA.',
+    )
   }
-  if (split?.mode === 'pages' && !split.ranges) throw new FormError("The requested split mode is not supported, or no PDF engine could process it. Valid modes: 'intervals', 'pages'.")
+  if (split?.mode === 'pages' && !split.ranges)
+    throw new FormError(
+      "The requested split mode is not supported, or no PDF engine could process it. Valid modes: 'intervals', 'pages'.",
+    )
 
   return {
     password: field('password') || undefined,

@@ -97,7 +97,11 @@ export interface DocumentFacts {
 }
 
 /** Refuses a document that expands beyond `maxExpandedBytes`; tells whether it is encrypted. */
-export async function inspectDocument(filename: string, bytes: Uint8Array, maxExpandedBytes: number): Promise<DocumentFacts> {
+export async function inspectDocument(
+  filename: string,
+  bytes: Uint8Array,
+  maxExpandedBytes: number,
+): Promise<DocumentFacts> {
   if (CFB_MAGIC.every((byte, i) => bytes[i] === byte)) {
     // An OOXML name on an OLE compound file is an encrypted OOXML package (EncryptionInfo + EncryptedPackage).
     return { encrypted: OOXML.test(filename) }
@@ -106,19 +110,27 @@ export async function inspectDocument(filename: string, bytes: Uint8Array, maxEx
   if (!entries) {
     // A zip cut short (no end of central directory record): LibreOffice cannot read it as a package, and its type
     // detection goes on to other import filters (LibreOffice 7.4 opened such a .docx as WordPerfect).
-    if (bytes.length >= 4 && new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true) === ZIP_LOCAL) {
-      throw new DocumentRefusedError(`the document '${filename}' is a truncated or damaged zip: its end of central directory record is missing`)
+    if (
+      bytes.length >= 4 &&
+      new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, true) === ZIP_LOCAL
+    ) {
+      throw new DocumentRefusedError(
+        `the document '${filename}' is a truncated or damaged zip: its end of central directory record is missing`,
+      )
     }
     return { encrypted: false }
   }
   const declared = entries.reduce((sum, entry) => sum + entry.size, 0)
-  const refuse = () => new DocumentRefusedError(`the document expands to more than ${mib(maxExpandedBytes)} (SIDECAR_MAX_EXPANDED_BYTES); it looks like a zip bomb`)
+  const refuse = () =>
+    new DocumentRefusedError(
+      `the document expands to more than ${mib(maxExpandedBytes)} (SIDECAR_MAX_EXPANDED_BYTES); it looks like a zip bomb`,
+    )
   if (declared > maxExpandedBytes) throw refuse()
   let budget = maxExpandedBytes
   let encrypted = false
   for (const entry of entries) {
     const data = entryData(bytes, entry)
-    const size = entry.method === 8 ? smallInflatedSize(data) ?? (await inflatedSize(data, budget)) : data.length
+    const size = entry.method === 8 ? (smallInflatedSize(data) ?? (await inflatedSize(data, budget))) : data.length
     budget -= size
     if (budget < 0) throw refuse()
     if (entry.name === 'META-INF/manifest.xml' && size <= 1024 * 1024) {

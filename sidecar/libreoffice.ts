@@ -95,7 +95,14 @@ export class LibreOfficePool {
     const root = sidecarRoot(options.port)
     this.root = root
     this.firstStart = new Promise((resolve) => (this.settleFirstStart = resolve))
-    this.slots = Array.from({ length: options.processes }, (_, index) => ({ index, generation: 0, active: undefined, standby: undefined, isStarting: false, attempt: 0 }))
+    this.slots = Array.from({ length: options.processes }, (_, index) => ({
+      index,
+      generation: 0,
+      active: undefined,
+      standby: undefined,
+      isStarting: false,
+      attempt: 0,
+    }))
     this.prepared = (async () => {
       // What a sidecar killed on this port left behind (job files in unsandboxed mode, merges) goes first.
       await rm(root, { recursive: true, force: true })
@@ -114,13 +121,22 @@ export class LibreOfficePool {
     return {
       queued: this.waiting.length,
       idle: this.idle.length,
-      processes: this.slots.map(({ active: office, standby }) => ({ pid: office?.pid, folder: office?.folder ?? '', alive: office?.alive ?? false, busy: !!office?.alive && !this.idle.includes(office), trace: office && this.traces.get(office), standby: standby?.pid })),
+      processes: this.slots.map(({ active: office, standby }) => ({
+        pid: office?.pid,
+        folder: office?.folder ?? '',
+        alive: office?.alive ?? false,
+        busy: !!office?.alive && !this.idle.includes(office),
+        trace: office && this.traces.get(office),
+        standby: standby?.pid,
+      })),
     }
   }
 
   /** Up when at least one LibreOffice answers; the reason it cannot start otherwise. */
   get health(): { up: boolean; reason?: string } {
-    return this.slots.some((slot) => slot.active?.alive || slot.standby?.alive) ? { up: true } : { up: false, reason: this.startFailure ?? 'LibreOffice is starting' }
+    return this.slots.some((slot) => slot.active?.alive || slot.standby?.alive)
+      ? { up: true }
+      : { up: false, reason: this.startFailure ?? 'LibreOffice is starting' }
   }
 
   /** Resolves once the first LibreOffice answers, or its first start failed (health then says why). */
@@ -140,7 +156,11 @@ export class LibreOfficePool {
     slot.isStarting = true
     const installation = await this.prepared.catch(() => undefined)
     if (!installation) return void (slot.isStarting = false)
-    const office = new OfficeProcess(installation, this.options.sandbox, join(this.root, `office-${slot.index}-${++slot.generation}`))
+    const office = new OfficeProcess(
+      installation,
+      this.options.sandbox,
+      join(this.root, `office-${slot.index}-${++slot.generation}`),
+    )
     this.running.add(office)
     try {
       await office.start()
@@ -196,7 +216,12 @@ export class LibreOfficePool {
     if (this.startFailure && this.idle.length === 0) throw new OfficeUnavailableError(this.startFailure)
     let pdf: Uint8Array | undefined
     await new Promise<void>((resolve, reject) => {
-      this.waiting.push({ run: (office) => this.runOn(office, filename, bytes, options, trace).then((result) => void (pdf = result)).then(resolve, reject) })
+      this.waiting.push({
+        run: (office) =>
+          this.runOn(office, filename, bytes, options, trace)
+            .then((result) => void (pdf = result))
+            .then(resolve, reject),
+      })
       this.pump()
     })
     return pdf!
@@ -222,20 +247,38 @@ export class LibreOfficePool {
     this.pump()
   }
 
-  private async runOn(office: OfficeProcess, filename: string, bytes: Uint8Array, options: PdfOptions, trace: string): Promise<Uint8Array> {
+  private async runOn(
+    office: OfficeProcess,
+    filename: string,
+    bytes: Uint8Array,
+    options: PdfOptions,
+    trace: string,
+  ): Promise<Uint8Array> {
     this.traces.set(office, trace)
     try {
       let timer: NodeJS.Timeout | undefined
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new ConversionTimeoutError(`the conversion took longer than ${this.options.timeoutMs} ms`)), this.options.timeoutMs)
+        timer = setTimeout(
+          () => reject(new ConversionTimeoutError(`the conversion took longer than ${this.options.timeoutMs} ms`)),
+          this.options.timeoutMs,
+        )
       })
-      const request: ConvertRequest = { name: filename, filter_data: filterData(options), password: options.password, landscape: options.landscape, update_indexes: options.updateIndexes }
+      const request: ConvertRequest = {
+        name: filename,
+        filter_data: filterData(options),
+        password: options.password,
+        landscape: options.landscape,
+        update_indexes: options.updateIndexes,
+      }
       const reply = await Promise.race([office.convert(request, bytes), timeout])
         .catch(async (error) => {
           // The stuck LibreOffice is gone before the job ends: released while still alive, it would take the next
           // document and fail it (the kill signal lands at once, but the process is reaped later).
           if (error instanceof ConversionTimeoutError) await office.kill()
-          if (error instanceof OfficeCrashedError) throw new OfficeUnavailableError(`LibreOffice stopped during the conversion and is restarting: ${error.message}`)
+          if (error instanceof OfficeCrashedError)
+            throw new OfficeUnavailableError(
+              `LibreOffice stopped during the conversion and is restarting: ${error.message}`,
+            )
           throw error
         })
         .finally(() => clearTimeout(timer))

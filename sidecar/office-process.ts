@@ -108,8 +108,13 @@ export class OfficeProcess {
     // Unsandboxed, the folder is on the host's disk (in the sidecar's temp root); sandboxed, it is a tmpfs.
     if (this.sandbox === 'none') await mkdir(this.folder, { recursive: true, mode: 0o700 })
     if (this.isCancelled) throw new Error('the sidecar is closing')
-    const [command, ...args] = this.sandbox === 'bwrap' ? sandboxed(this.installation, this.folder, BRIDGE, bridge) : bridge
-    const child = spawn(command!, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env: (this.sandbox === 'bwrap' ? {} : officeEnvironment(this.folder)) as NodeJS.ProcessEnv })
+    const [command, ...args] =
+      this.sandbox === 'bwrap' ? sandboxed(this.installation, this.folder, BRIDGE, bridge) : bridge
+    const child = spawn(command!, args, {
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: (this.sandbox === 'bwrap' ? {} : officeEnvironment(this.folder)) as NodeJS.ProcessEnv,
+    })
     this.child = child
     this.conversions = 0
     this.stderr = ''

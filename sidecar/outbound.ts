@@ -42,12 +42,17 @@ export function checkUrl(raw: string, policy: UrlPolicy): URL {
   } catch {
     throw new UrlRefusedError(`'${raw}' is not a URL`)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UrlRefusedError(`'${raw}' is not an http or https URL`)
-  if (policy.allow && !policy.allow.test(raw)) throw new UrlRefusedError(`'${raw}' does not match the expression from the allowed list`)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UrlRefusedError(`'${raw}' is not an http or https URL`)
+  if (policy.allow && !policy.allow.test(raw))
+    throw new UrlRefusedError(`'${raw}' does not match the expression from the allowed list`)
   if (policy.deny?.test(raw)) throw new UrlRefusedError(`'${raw}' matches the expression from the denied list`)
   const host = bareHost(url.hostname)
   const literal = addressLiteral(host)
-  if (literal && isPrivateAddress(literal) && !policy.privateHosts.includes(host)) throw new UrlRefusedError(`'${raw}' names a special-use address (${specialUseRange(literal)}): only global unicast addresses are reached`)
+  if (literal && isPrivateAddress(literal) && !policy.privateHosts.includes(host))
+    throw new UrlRefusedError(
+      `'${raw}' names a special-use address (${specialUseRange(literal)}): only global unicast addresses are reached`,
+    )
   return url
 }
 
@@ -58,8 +63,16 @@ function guardedLookup(host: string, policy: UrlPolicy): LookupFunction {
       if (error) return callback(error, '', 0)
       const list = addresses as unknown as LookupAddress[]
       const refused = !policy.privateHosts.includes(host) && list.some((entry) => isPrivateAddress(entry.address))
-      if (refused) return callback(new UrlRefusedError(`'${hostname}' resolves to a special-use address: only global unicast addresses are reached`), '', 0)
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
+      if (refused)
+        return callback(
+          new UrlRefusedError(
+            `'${hostname}' resolves to a special-use address: only global unicast addresses are reached`,
+          ),
+          '',
+          0,
+        )
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list)
       callback(null, list[0]!.address, list[0]!.family)
     })
   }
@@ -94,25 +107,44 @@ export function sendRequest(url: URL, policy: UrlPolicy, request: OutboundReques
       const chunks: Buffer[] = []
       let size = 0
       const declared = Number(incoming.headers['content-length'] ?? '0')
-      if (declared > request.maxBytes) return fail(new OutboundError(`the answer from '${url.origin}' is larger than ${request.maxBytes} bytes`))
+      if (declared > request.maxBytes)
+        return fail(new OutboundError(`the answer from '${url.origin}' is larger than ${request.maxBytes} bytes`))
       incoming.on('data', (chunk: Buffer) => {
         size += chunk.length
-        if (size > request.maxBytes) return fail(new OutboundError(`the answer from '${url.origin}' is larger than ${request.maxBytes} bytes`))
+        if (size > request.maxBytes)
+          return fail(new OutboundError(`the answer from '${url.origin}' is larger than ${request.maxBytes} bytes`))
         chunks.push(chunk)
       })
       incoming.on('end', () => {
         clearTimeout(timer)
-        resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, body: new Uint8Array(Buffer.concat(chunks)) })
+        resolve({
+          status: incoming.statusCode ?? 0,
+          headers: incoming.headers,
+          body: new Uint8Array(Buffer.concat(chunks)),
+        })
       })
       incoming.on('error', (error) => fail(error))
     })
     const fail = (error: Error) => {
       clearTimeout(timer)
       outgoing.destroy()
-      reject(error instanceof UrlRefusedError || error instanceof OutboundError ? error : new OutboundError(`'${request.method}' to '${url.origin}' failed: ${error.message}`))
+      reject(
+        error instanceof UrlRefusedError || error instanceof OutboundError
+          ? error
+          : new OutboundError(`'${request.method}' to '${url.origin}' failed: ${error.message}`),
+      )
     }
-    const timer = setTimeout(() => fail(new OutboundError(`'${request.method}' to '${url.origin}' took more than ${request.timeoutMs} ms`)), request.timeoutMs)
-    outgoing.on('error', (error) => fail((error as { cause?: unknown }).cause instanceof UrlRefusedError ? ((error as { cause: UrlRefusedError }).cause) : error))
+    const timer = setTimeout(
+      () => fail(new OutboundError(`'${request.method}' to '${url.origin}' took more than ${request.timeoutMs} ms`)),
+      request.timeoutMs,
+    )
+    outgoing.on('error', (error) =>
+      fail(
+        (error as { cause?: unknown }).cause instanceof UrlRefusedError
+          ? (error as { cause: UrlRefusedError }).cause
+          : error,
+      ),
+    )
     outgoing.end(request.body)
   })
 }

@@ -6,7 +6,19 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { OverlaySettings, RouteSettings } from './gotenberg-form.ts'
 import type { LibreOfficePool } from './libreoffice.ts'
-import { attachFacturX, attachFiles, encryptPdf, flattenPdf, mergePdfs, metadataArguments, overlayPdf, rotatePdf, splitPdf, textLayer, writeMetadata } from './pdf-post.ts'
+import {
+  attachFacturX,
+  attachFiles,
+  encryptPdf,
+  flattenPdf,
+  mergePdfs,
+  metadataArguments,
+  overlayPdf,
+  rotatePdf,
+  splitPdf,
+  textLayer,
+  writeMetadata,
+} from './pdf-post.ts'
 import { zip } from './zip.ts'
 
 /** A file name safe on disk and in a zip, at most 200 bytes, that keeps its extension (Gotenberg's issue 1500). */
@@ -45,9 +57,18 @@ async function eachOutput(outputs: Output[], step: (input: string, output: strin
 }
 
 /** The one-page PDF a watermark or stamp puts on the pages, or undefined for text (made per output). */
-async function overlayLayer(overlay: OverlaySettings, kind: string, form: FormData, folder: string, pool: LibreOfficePool, trace: string): Promise<string | undefined> {
+async function overlayLayer(
+  overlay: OverlaySettings,
+  kind: string,
+  form: FormData,
+  folder: string,
+  pool: LibreOfficePool,
+  trace: string,
+): Promise<string | undefined> {
   if (overlay.source === 'text') return undefined
-  const file = [...form.getAll(kind), ...form.getAll('files')].find((value): value is File => typeof value !== 'string' && value.name === overlay.expression)!
+  const file = [...form.getAll(kind), ...form.getAll('files')].find(
+    (value): value is File => typeof value !== 'string' && value.name === overlay.expression,
+  )!
   const bytes = new Uint8Array(await file.arrayBuffer())
   const path = join(folder, `${kind}-layer.pdf`)
   // An image becomes a page through LibreOffice Draw, as any document does.
@@ -63,10 +84,23 @@ export interface PostSteps {
 
 /** Gotenberg's steps after the conversion, in its order: merge, split, rotate, watermark, stamp, flatten, PDF/A and
  * PDF/UA (PDF engines routes), embeds, metadata, Factur-X, encryption. */
-export async function postProcess(outputs: Output[], settings: RouteSettings, form: FormData, folder: string, pool: LibreOfficePool, timeoutMs: number, trace: string, steps: PostSteps = {}): Promise<Output[]> {
+export async function postProcess(
+  outputs: Output[],
+  settings: RouteSettings,
+  form: FormData,
+  folder: string,
+  pool: LibreOfficePool,
+  timeoutMs: number,
+  trace: string,
+  steps: PostSteps = {},
+): Promise<Output[]> {
   if (settings.merge && outputs.length > 1) {
     const merged = join(folder, 'merged.pdf')
-    await mergePdfs(outputs.map((output) => output.path), merged, timeoutMs)
+    await mergePdfs(
+      outputs.map((output) => output.path),
+      merged,
+      timeoutMs,
+    )
     outputs = [{ path: merged, name: `${randomUUID()}.pdf` }]
   }
   if (settings.split) {
@@ -84,7 +118,10 @@ export async function postProcess(outputs: Output[], settings: RouteSettings, fo
     const { angle, pages } = settings.rotate
     await eachOutput(outputs, (input, output) => rotatePdf(input, output, angle, pages, timeoutMs))
   }
-  for (const [kind, overlay, where] of [['watermark', settings.watermark, 'underlay'], ['stamp', settings.stamp, 'overlay']] as const) {
+  for (const [kind, overlay, where] of [
+    ['watermark', settings.watermark, 'underlay'],
+    ['stamp', settings.stamp, 'overlay'],
+  ] as const) {
     if (!overlay) continue
     const layer = await overlayLayer(overlay, kind, form, folder, pool, trace)
     await eachOutput(outputs, async (input, output) => {
@@ -97,16 +134,20 @@ export async function postProcess(outputs: Output[], settings: RouteSettings, fo
   if (steps.convertFormats && (settings.pdfa || settings.pdfua)) {
     const formats = { pdfa: settings.pdfa, pdfua: settings.pdfua }
     // LibreOffice opens the PDF in Draw and exports it again under the formats, as Gotenberg's LibreOffice engine does.
-    await eachOutput(outputs, async (input, output) => writeFile(output, await pool.convert('document.pdf', new Uint8Array(await readFile(input)), formats, trace)))
+    await eachOutput(outputs, async (input, output) =>
+      writeFile(output, await pool.convert('document.pdf', new Uint8Array(await readFile(input)), formats, trace)),
+    )
   }
   const embeds = form.getAll('embeds').filter((value): value is File => typeof value !== 'string')
   if (embeds.length > 0) {
-    const files = await Promise.all(embeds.map(async (file, i) => {
-      const path = join(folder, `embed-${i}`)
-      await writeFile(path, new Uint8Array(await file.arrayBuffer()))
-      const name = safeName(file.name)
-      return { path, name, ...settings.embedsMetadata?.[file.name] }
-    }))
+    const files = await Promise.all(
+      embeds.map(async (file, i) => {
+        const path = join(folder, `embed-${i}`)
+        await writeFile(path, new Uint8Array(await file.arrayBuffer()))
+        const name = safeName(file.name)
+        return { path, name, ...settings.embedsMetadata?.[file.name] }
+      }),
+    )
     await eachOutput(outputs, (input, output) => attachFiles(input, output, files, folder, timeoutMs))
   }
   if (settings.metadata) {
@@ -121,7 +162,9 @@ export async function postProcess(outputs: Output[], settings: RouteSettings, fo
   }
   if (settings.userPassword || settings.ownerPassword) {
     const { userPassword = '', ownerPassword, permissions } = settings
-    await eachOutput(outputs, (input, output) => encryptPdf(input, output, userPassword, ownerPassword, permissions, folder, timeoutMs))
+    await eachOutput(outputs, (input, output) =>
+      encryptPdf(input, output, userPassword, ownerPassword, permissions, folder, timeoutMs),
+    )
   }
   return outputs
 }
@@ -135,11 +178,19 @@ export interface Answer {
 /** Whether any of Gotenberg's steps after the conversion applies to this request. */
 export function needsPostProcessing(settings: RouteSettings, form: FormData, documents: number): boolean {
   const { merge, split, rotate, watermark, stamp, flatten, metadata, facturx, userPassword, ownerPassword } = settings
-  return (merge && documents > 1) || !!(split || rotate || watermark || stamp || flatten || metadata || facturx || userPassword || ownerPassword) || form.getAll('embeds').some((value) => typeof value !== 'string')
+  return (
+    (merge && documents > 1) ||
+    !!(split || rotate || watermark || stamp || flatten || metadata || facturx || userPassword || ownerPassword) ||
+    form.getAll('embeds').some((value) => typeof value !== 'string')
+  )
 }
 
 /** One PDF, or a zip of several, named as Gotenberg names them. */
-export function answerOf(entries: ReadonlyArray<{ name: string; bytes: Uint8Array }>, given: string, isSplit: boolean): Answer {
+export function answerOf(
+  entries: ReadonlyArray<{ name: string; bytes: Uint8Array }>,
+  given: string,
+  isSplit: boolean,
+): Answer {
   if (entries.length === 1) {
     // A split part keeps its own name when the client gave none, as Gotenberg's split answers do.
     const name = given ? `${safeName(given)}.pdf` : isSplit ? entries[0]!.name : `${randomUUID()}.pdf`
@@ -147,4 +198,3 @@ export function answerOf(entries: ReadonlyArray<{ name: string; bytes: Uint8Arra
   }
   return { body: zip(entries), type: 'application/zip', name: `${safeName(given || randomUUID())}.zip` }
 }
-

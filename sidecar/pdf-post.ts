@@ -23,9 +23,16 @@ export function argumentFolders(args: readonly string[]): string[] {
  * bubblewrap (sidecar/sandbox.ts) with only its arguments' folders, unless SIDECAR_SANDBOX=none (read as server.ts
  * reads it: bwrap when unset).
  */
-function run(command: string, args: readonly string[], timeoutMs: number, okCodes: readonly number[] = [0]): Promise<string> {
+function run(
+  command: string,
+  args: readonly string[],
+  timeoutMs: number,
+  okCodes: readonly number[] = [0],
+): Promise<string> {
   const isSandboxed = process.env.SIDECAR_SANDBOX !== 'none'
-  const [program, ...programArgs] = isSandboxed ? toolSandboxed(argumentFolders(args), [command, ...args]) : [command, ...args]
+  const [program, ...programArgs] = isSandboxed
+    ? toolSandboxed(argumentFolders(args), [command, ...args])
+    : [command, ...args]
   return new Promise((resolve, reject) => {
     const child = spawn(program!, programArgs, { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
@@ -40,7 +47,12 @@ function run(command: string, args: readonly string[], timeoutMs: number, okCode
     child.on('close', (code, signal) => {
       clearTimeout(timer)
       if (code !== null && okCodes.includes(code)) resolve(stdout)
-      else reject(new PostProcessError(`${command} failed (${signal ?? `exit ${code}`}): ${stderr.trim().split('\n').slice(-2).join(' ')}`))
+      else
+        reject(
+          new PostProcessError(
+            `${command} failed (${signal ?? `exit ${code}`}): ${stderr.trim().split('\n').slice(-2).join(' ')}`,
+          ),
+        )
     })
   })
 }
@@ -77,15 +89,23 @@ function expandRanges(ranges: string, count: number): number[] {
 }
 
 /** Splits one PDF as Gotenberg does: `<name>_<i>.pdf` from 0, or one `<name>.pdf` when unified; the paths written. */
-export async function splitPdf(input: string, split: SplitSettings, folder: string, name: string, timeoutMs: number): Promise<string[]> {
+export async function splitPdf(
+  input: string,
+  split: SplitSettings,
+  folder: string,
+  name: string,
+  timeoutMs: number,
+): Promise<string[]> {
   const count = await pageCount(input, timeoutMs)
   let parts: string[]
   if (split.mode === 'intervals') {
     parts = []
-    for (let start = 1; start <= count; start += split.span) parts.push(`${start}-${Math.min(count, start + split.span - 1)}`)
+    for (let start = 1; start <= count; start += split.span)
+      parts.push(`${start}-${Math.min(count, start + split.span - 1)}`)
   } else {
     const pages = expandRanges(split.ranges, count)
-    if (pages.length === 0) throw new PostProcessError(`the page ranges '${split.span}' select no page of a ${count}-page document`)
+    if (pages.length === 0)
+      throw new PostProcessError(`the page ranges '${split.span}' select no page of a ${count}-page document`)
     parts = split.unify ? [pages.join(',')] : pages.map(String)
   }
   if (split.mode === 'intervals' && split.unify) parts = [`1-${count}`]
@@ -98,12 +118,25 @@ export async function splitPdf(input: string, split: SplitSettings, folder: stri
   return outputs
 }
 
-export async function rotatePdf(input: string, output: string, angle: number, pages: string | undefined, timeoutMs: number): Promise<void> {
+export async function rotatePdf(
+  input: string,
+  output: string,
+  angle: number,
+  pages: string | undefined,
+  timeoutMs: number,
+): Promise<void> {
   await qpdf([input, output, `--rotate=+${angle}:${pages ?? '1-z'}`], timeoutMs)
 }
 
 /** Puts the first page of `layer` under (watermark) or over (stamp) the chosen pages. */
-export async function overlayPdf(input: string, output: string, layer: string, where: 'underlay' | 'overlay', pages: string | undefined, timeoutMs: number): Promise<void> {
+export async function overlayPdf(
+  input: string,
+  output: string,
+  layer: string,
+  where: 'underlay' | 'overlay',
+  pages: string | undefined,
+  timeoutMs: number,
+): Promise<void> {
   await qpdf([input, output, `--${where}`, layer, `--to=${pages ?? '1-z'}`, '--from=', '--repeat=1', '--'], timeoutMs)
 }
 
@@ -119,31 +152,68 @@ export interface Attachment {
   readonly relationship?: string
 }
 
-const RELATIONSHIPS = ['Source', 'Data', 'Alternative', 'Supplement', 'EncryptedPayload', 'FormData', 'Schema', 'Unspecified']
+const RELATIONSHIPS = [
+  'Source',
+  'Data',
+  'Alternative',
+  'Supplement',
+  'EncryptedPayload',
+  'FormData',
+  'Schema',
+  'Unspecified',
+]
 
 /** Attaches files; those given a relationship are marked with it and listed in the catalog's /AF, as PDF/A-3 asks. */
-export async function attachFiles(input: string, output: string, files: readonly Attachment[], folder: string, timeoutMs: number): Promise<void> {
+export async function attachFiles(
+  input: string,
+  output: string,
+  files: readonly Attachment[],
+  folder: string,
+  timeoutMs: number,
+): Promise<void> {
   for (const file of files) {
-    if (file.relationship && !RELATIONSHIPS.includes(file.relationship)) throw new PostProcessError(`the relationship '${file.relationship}' of '${file.name}' is not one of ${RELATIONSHIPS.join(', ')}`)
-    if (file.mimeType && !/^[\w.+-]+\/[\w.+-]+$/.test(file.mimeType)) throw new PostProcessError(`the MIME type '${file.mimeType}' of '${file.name}' is not a type/subtype`)
+    if (file.relationship && !RELATIONSHIPS.includes(file.relationship))
+      throw new PostProcessError(
+        `the relationship '${file.relationship}' of '${file.name}' is not one of ${RELATIONSHIPS.join(', ')}`,
+      )
+    if (file.mimeType && !/^[\w.+-]+\/[\w.+-]+$/.test(file.mimeType))
+      throw new PostProcessError(`the MIME type '${file.mimeType}' of '${file.name}' is not a type/subtype`)
   }
   const related = files.filter((file) => file.relationship)
   const attached = related.length > 0 ? join(folder, 'attached.pdf') : output
   const args = [input, attached]
-  for (const file of files) args.push('--add-attachment', file.path, `--key=${file.name}`, `--filename=${file.name}`, ...(file.mimeType ? [`--mimetype=${file.mimeType}`] : []), '--replace', '--')
+  for (const file of files)
+    args.push(
+      '--add-attachment',
+      file.path,
+      `--key=${file.name}`,
+      `--filename=${file.name}`,
+      ...(file.mimeType ? [`--mimetype=${file.mimeType}`] : []),
+      '--replace',
+      '--',
+    )
   await qpdf(args, timeoutMs)
   if (related.length === 0) return
   const { header, objects } = await pdfObjects(attached, timeoutMs)
   const root = (objects.trailer?.value as Record<string, string> | undefined)?.['/Root']
   const catalog = root ? (objects[`obj:${root}`]?.value as Record<string, unknown> | undefined) : undefined
   const namesEntry = catalog?.['/Names']
-  const names = (typeof namesEntry === 'string' ? objects[`obj:${namesEntry}`]?.value : namesEntry) as Record<string, unknown> | undefined
+  const names = (typeof namesEntry === 'string' ? objects[`obj:${namesEntry}`]?.value : namesEntry) as
+    | Record<string, unknown>
+    | undefined
   const update: Record<string, unknown> = {}
-  const af: string[] = [...(((catalog?.['/AF'] as unknown[]) ?? []).filter((ref): ref is string => typeof ref === 'string'))]
+  const af: string[] = [
+    ...((catalog?.['/AF'] as unknown[]) ?? []).filter((ref): ref is string => typeof ref === 'string'),
+  ]
   for (const file of related) {
     const spec = findInNameTree(objects, names?.['/EmbeddedFiles'], file.name)
     if (!spec) continue
-    update[`obj:${spec}`] = { value: { ...(objects[`obj:${spec}`]?.value as Record<string, unknown>), '/AFRelationship': `/${file.relationship}` } }
+    update[`obj:${spec}`] = {
+      value: {
+        ...(objects[`obj:${spec}`]?.value as Record<string, unknown>),
+        '/AFRelationship': `/${file.relationship}`,
+      },
+    }
     if (!af.includes(spec)) af.push(spec)
   }
   if (!root || !catalog) throw new PostProcessError('the PDF has no catalog to list its associated files in')
@@ -160,13 +230,29 @@ export async function declaredPdfAPart(pdf: string, timeoutMs: number): Promise<
 }
 
 /** Tags of exiftool's JSON that describe the file on disk or the tool, not the PDF (Gotenberg's systemTags). */
-const SYSTEM_TAGS = ['SourceFile', 'FileName', 'Directory', 'FileSize', 'FileModifyDate', 'FileAccessDate', 'FileInodeChangeDate', 'FilePermissions', 'ExifToolVersion', 'Error', 'Warning']
+const SYSTEM_TAGS = [
+  'SourceFile',
+  'FileName',
+  'Directory',
+  'FileSize',
+  'FileModifyDate',
+  'FileAccessDate',
+  'FileInodeChangeDate',
+  'FilePermissions',
+  'ExifToolVersion',
+  'Error',
+  'Warning',
+]
 
 /** A PDF's metadata as Gotenberg's metadata/read answers it: exiftool's JSON without the file system's tags. */
 export async function readMetadata(pdf: string, timeoutMs: number): Promise<Record<string, unknown>> {
-  const [entry] = JSON.parse(await run('exiftool', ['-config', '', '-j', '--', pdf], timeoutMs, [0, 1])) as Record<string, unknown>[]
+  const [entry] = JSON.parse(await run('exiftool', ['-config', '', '-j', '--', pdf], timeoutMs, [0, 1])) as Record<
+    string,
+    unknown
+  >[]
   if (!entry) throw new PostProcessError('exiftool returned no metadata')
-  if (typeof entry.Error === 'string' && entry.Error) throw new PostProcessError(`exiftool could not read the PDF: ${entry.Error}`)
+  if (typeof entry.Error === 'string' && entry.Error)
+    throw new PostProcessError(`exiftool could not read the PDF: ${entry.Error}`)
   for (const tag of SYSTEM_TAGS) delete entry[tag]
   return entry
 }
@@ -185,23 +271,54 @@ const QPDF_RESTRICTIONS: Readonly<Record<keyof Permissions, string>> = {
  * qpdf with 256-bit AES; the passwords travel in an argument file (mode 0600), not on a command line `ps` shows.
  * An owner password alone leaves the PDF readable by anyone, with the refused permissions enforced.
  */
-export async function encryptPdf(input: string, output: string, userPassword: string, ownerPassword: string | undefined, permissions: Permissions, folder: string, timeoutMs: number): Promise<void> {
+export async function encryptPdf(
+  input: string,
+  output: string,
+  userPassword: string,
+  ownerPassword: string | undefined,
+  permissions: Permissions,
+  folder: string,
+  timeoutMs: number,
+): Promise<void> {
   const argsFile = join(folder, 'encrypt.args')
-  const restrictions = Object.entries(QPDF_RESTRICTIONS).filter(([name]) => !permissions[name as keyof Permissions]).map(([, flag]) => flag)
+  const restrictions = Object.entries(QPDF_RESTRICTIONS)
+    .filter(([name]) => !permissions[name as keyof Permissions])
+    .map(([, flag]) => flag)
   // Without an owner password anyone could lift the restrictions: the user password then serves as both.
-  await writeFile(argsFile, [input, output, '--encrypt', userPassword, ownerPassword ?? userPassword, '256', ...restrictions, '--'].join('\n'), { mode: 0o600 })
+  await writeFile(
+    argsFile,
+    [input, output, '--encrypt', userPassword, ownerPassword ?? userPassword, '256', ...restrictions, '--'].join('\n'),
+    { mode: 0o600 },
+  )
   await qpdf([`@${argsFile}`], timeoutMs)
 }
 
 /** Gotenberg's answer to metadata it will not write. */
-export const METADATA_REFUSED = 'The requested metadata could not be written; ensure values are valid and free of control characters.'
+export const METADATA_REFUSED =
+  'The requested metadata could not be written; ensure values are valid and free of control characters.'
 
 /**
  * Tags exiftool must never write: writing them renames, moves or links the file on disk, or makes exiftool open the
  * file they name (Geotag reads a GPS track log, and so do Geosync and Geotime with it). Any tag ending in
  * "filename" is refused too (FileName, OriginalFileName, …): a value there is a path to someone.
  */
-const FORBIDDEN_TAGS = ['filename', 'directory', 'hardlink', 'symlink', 'testname', 'filepermissions', 'filemodifydate', 'filecreatedate', 'fileaccessdate', 'fileinodechangedate', 'fileuserid', 'filegroupid', 'geotag', 'geosync', 'geotime']
+const FORBIDDEN_TAGS = [
+  'filename',
+  'directory',
+  'hardlink',
+  'symlink',
+  'testname',
+  'filepermissions',
+  'filemodifydate',
+  'filecreatedate',
+  'fileaccessdate',
+  'fileinodechangedate',
+  'fileuserid',
+  'filegroupid',
+  'geotag',
+  'geosync',
+  'geotime',
+]
 
 /** The exiftool arguments for Gotenberg's metadata object, or the reason a key or value is refused. Tags that would
  * rename, move or link the file, or make exiftool open one, are refused (Gotenberg drops them without a word). */
@@ -210,15 +327,18 @@ export function metadataArguments(metadata: Record<string, unknown>): string[] |
   for (const [key, value] of Object.entries(metadata)) {
     const tag = key.split(':').pop()!.toLowerCase()
     const group = key.includes(':') ? key.split(':')[0]!.toLowerCase() : ''
-    if (FORBIDDEN_TAGS.includes(tag) || tag.endsWith('filename') || group === 'file' || group === 'system') return `the key '${key}' cannot be written`
+    if (FORBIDDEN_TAGS.includes(tag) || tag.endsWith('filename') || group === 'file' || group === 'system')
+      return `the key '${key}' cannot be written`
     if (!/^[A-Za-z][A-Za-z0-9_-]*(:[A-Za-z][A-Za-z0-9_-]*)?$/.test(key)) return `the key '${key}' is not a tag name`
     const values = Array.isArray(value) ? value : [value]
     for (const item of values) {
-      if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean') return `the value of '${key}' is not a string, number, boolean or list of them`
+      if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean')
+        return `the value of '${key}' is not a string, number, boolean or list of them`
       let text = String(item)
       if (/[\r\n\0]/.test(text)) return `the value of '${key}' contains a control character`
       // ISO 8601 dates (Gotenberg's examples) in exiftool's own date syntax.
-      if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/.test(text)) text = text.replace(/^(\d{4})-(\d{2})-(\d{2})T/, '$1:$2:$3 ')
+      if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/.test(text))
+        text = text.replace(/^(\d{4})-(\d{2})-(\d{2})T/, '$1:$2:$3 ')
       args.push(`-${key}${Array.isArray(value) ? '+' : ''}=${text}`)
     }
   }
@@ -232,13 +352,23 @@ export async function writeMetadata(pdf: string, args: readonly string[], timeou
 }
 
 /** A one-page PDF the size of `like`'s first page with `text` centred and turned (Helvetica-family, WinAnsi). */
-export async function textLayer(like: string, output: string, text: string, style: OverlayStyle, timeoutMs: number): Promise<void> {
+export async function textLayer(
+  like: string,
+  output: string,
+  text: string,
+  style: OverlayStyle,
+  timeoutMs: number,
+): Promise<void> {
   const [width, height] = await pageSize(like, timeoutMs)
   // Standard 14 fonts read one byte per character: characters outside Latin-1 become "?".
   const latin1 = [...text].map((char) => (char.charCodeAt(0) < 256 && char.length === 1 ? char : '?')).join('')
   const escaped = latin1.replace(/[\\()]/g, (char) => `\\${char}`).replace(/[\r\n]/g, ' ')
   const averageWidth = style.font.startsWith('Courier') ? 0.6 : 0.55
-  const points = !style.scale ? style.points : style.scale.isAbsolute ? 24 * style.scale.factor : (style.scale.factor * width) / Math.max(1, latin1.length * averageWidth)
+  const points = !style.scale
+    ? style.points
+    : style.scale.isAbsolute
+      ? 24 * style.scale.factor
+      : (style.scale.factor * width) / Math.max(1, latin1.length * averageWidth)
   style = { ...style, points }
   const textWidth = latin1.length * style.points * averageWidth
   const radians = (style.rotation * Math.PI) / 180
@@ -285,7 +415,10 @@ const FX_PROPERTIES: ReadonlyArray<[string, string]> = [
 function facturXmp(xmp: string, settings: FacturXSettings): string {
   const xmlText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;')
   const values = `<rdf:Description rdf:about="" xmlns:fx="${FX_NAMESPACE}"><fx:DocumentType>${xmlText(settings.documentType)}</fx:DocumentType><fx:DocumentFileName>factur-x.xml</fx:DocumentFileName><fx:Version>1.0</fx:Version><fx:ConformanceLevel>${xmlText(settings.conformanceLevel)}</fx:ConformanceLevel></rdf:Description>`
-  const properties = FX_PROPERTIES.map(([name, description]) => `<rdf:li rdf:parseType="Resource"><pdfaProperty:name>${name}</pdfaProperty:name><pdfaProperty:valueType>Text</pdfaProperty:valueType><pdfaProperty:category>external</pdfaProperty:category><pdfaProperty:description>${description}</pdfaProperty:description></rdf:li>`).join('')
+  const properties = FX_PROPERTIES.map(
+    ([name, description]) =>
+      `<rdf:li rdf:parseType="Resource"><pdfaProperty:name>${name}</pdfaProperty:name><pdfaProperty:valueType>Text</pdfaProperty:valueType><pdfaProperty:category>external</pdfaProperty:category><pdfaProperty:description>${description}</pdfaProperty:description></rdf:li>`,
+  ).join('')
   const schema = `<rdf:li rdf:parseType="Resource" xmlns:pdfaSchema="http://www.aiim.org/pdfa/ns/schema#" xmlns:pdfaProperty="http://www.aiim.org/pdfa/ns/property#"><pdfaSchema:schema>Factur-X PDFA Extension Schema</pdfaSchema:schema><pdfaSchema:namespaceURI>${FX_NAMESPACE}</pdfaSchema:namespaceURI><pdfaSchema:prefix>fx</pdfaSchema:prefix><pdfaSchema:property><rdf:Seq>${properties}</rdf:Seq></pdfaSchema:property></rdf:li>`
   // One pdfaExtension:schemas property per packet: join an existing bag rather than declare a second one.
   const bag = /<pdfaExtension:schemas>\s*<rdf:Bag>/.exec(xmp)
@@ -300,8 +433,18 @@ function facturXmp(xmp: string, settings: FacturXSettings): string {
 type QpdfObjects = Record<string, { value?: unknown; stream?: { dict: Record<string, unknown>; data?: string } }>
 
 /** qpdf's JSON (version 2) of a PDF's objects; stream data only for the objects named. */
-async function pdfObjects(pdf: string, timeoutMs: number, withData: readonly string[] = []): Promise<{ header: unknown; objects: QpdfObjects }> {
-  const args = ['--json-output=2', '--json-key=qpdf', `--json-stream-data=${withData.length > 0 ? 'inline' : 'none'}`, ...withData.map((ref) => `--json-object=${ref.replace(/ 0 R$/, '')}`), pdf]
+async function pdfObjects(
+  pdf: string,
+  timeoutMs: number,
+  withData: readonly string[] = [],
+): Promise<{ header: unknown; objects: QpdfObjects }> {
+  const args = [
+    '--json-output=2',
+    '--json-key=qpdf',
+    `--json-stream-data=${withData.length > 0 ? 'inline' : 'none'}`,
+    ...withData.map((ref) => `--json-object=${ref.replace(/ 0 R$/, '')}`),
+    pdf,
+  ]
   const [header, objects] = JSON.parse(await qpdf(args, timeoutMs)).qpdf
   return { header, objects: (objects ?? {}) as QpdfObjects }
 }
@@ -311,7 +454,8 @@ function findInNameTree(objects: QpdfObjects, node: unknown, key: string, depth 
   const dict = (typeof node === 'string' ? objects[`obj:${node}`]?.value : node) as Record<string, unknown> | undefined
   if (!dict || depth > 32) return undefined
   const names = (dict['/Names'] ?? []) as unknown[]
-  for (let i = 0; i + 1 < names.length; i += 2) if (names[i] === `u:${key}` || names[i] === `b:${Buffer.from(key).toString('hex')}`) return names[i + 1] as string
+  for (let i = 0; i + 1 < names.length; i += 2)
+    if (names[i] === `u:${key}` || names[i] === `b:${Buffer.from(key).toString('hex')}`) return names[i + 1] as string
   for (const kid of (dict['/Kids'] ?? []) as unknown[]) {
     const found = findInNameTree(objects, kid, key, depth + 1)
     if (found) return found
@@ -324,22 +468,49 @@ function findInNameTree(objects: QpdfObjects, node: unknown, key: string, depth 
  * specification marked /AFRelationship /Alternative and listed in the catalog's /AF array, and the XMP given the
  * fx: properties with their PDF/A extension schema. qpdf attaches; qpdf's JSON update writes the rest.
  */
-export async function attachFacturX(input: string, output: string, xml: string, settings: FacturXSettings, folder: string, timeoutMs: number): Promise<void> {
+export async function attachFacturX(
+  input: string,
+  output: string,
+  xml: string,
+  settings: FacturXSettings,
+  folder: string,
+  timeoutMs: number,
+): Promise<void> {
   const attached = join(folder, 'facturx-attached.pdf')
   const now = `D:${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}Z`
-  await qpdf([input, '--add-attachment', xml, '--key=factur-x.xml', '--filename=factur-x.xml', '--mimetype=text/xml', '--description=Factur-X invoice', `--creationdate=${now}`, `--moddate=${now}`, '--replace', '--', attached], timeoutMs)
+  await qpdf(
+    [
+      input,
+      '--add-attachment',
+      xml,
+      '--key=factur-x.xml',
+      '--filename=factur-x.xml',
+      '--mimetype=text/xml',
+      '--description=Factur-X invoice',
+      `--creationdate=${now}`,
+      `--moddate=${now}`,
+      '--replace',
+      '--',
+      attached,
+    ],
+    timeoutMs,
+  )
   const { header, objects } = await pdfObjects(attached, timeoutMs)
   const root = (objects.trailer?.value as Record<string, string> | undefined)?.['/Root']
   const catalog = root ? (objects[`obj:${root}`]?.value as Record<string, unknown> | undefined) : undefined
   const namesEntry = catalog?.['/Names']
-  const names = (typeof namesEntry === 'string' ? objects[`obj:${namesEntry}`]?.value : namesEntry) as Record<string, unknown> | undefined
+  const names = (typeof namesEntry === 'string' ? objects[`obj:${namesEntry}`]?.value : namesEntry) as
+    | Record<string, unknown>
+    | undefined
   const tree = names?.['/EmbeddedFiles']
   const fileSpec = findInNameTree(objects, tree, 'factur-x.xml')
   const metadata = catalog?.['/Metadata'] as string | undefined
-  if (!root || !catalog || !fileSpec || !metadata) throw new PostProcessError('Factur-X: the PDF has no XMP metadata or attachment to mark (PDF/A-3b is required)')
+  if (!root || !catalog || !fileSpec || !metadata)
+    throw new PostProcessError('Factur-X: the PDF has no XMP metadata or attachment to mark (PDF/A-3b is required)')
   const xmpObject = (await pdfObjects(attached, timeoutMs, [metadata])).objects[`obj:${metadata}`]
   const xmp = Buffer.from(xmpObject?.stream?.data ?? '', 'base64').toString('utf8')
-  if (!xmp.includes('</rdf:RDF>') || xmpObject?.stream?.dict['/Filter'] !== undefined) throw new PostProcessError('Factur-X: the PDF\'s XMP metadata cannot be read')
+  if (!xmp.includes('</rdf:RDF>') || xmpObject?.stream?.dict['/Filter'] !== undefined)
+    throw new PostProcessError("Factur-X: the PDF's XMP metadata cannot be read")
   const specValue = objects[`obj:${fileSpec}`]?.value as Record<string, unknown>
   const update = {
     qpdf: [
@@ -347,7 +518,12 @@ export async function attachFacturX(input: string, output: string, xml: string, 
       {
         [`obj:${root}`]: { value: { ...catalog, '/AF': [fileSpec] } },
         [`obj:${fileSpec}`]: { value: { ...specValue, '/AFRelationship': '/Alternative' } },
-        [`obj:${metadata}`]: { stream: { dict: { '/Type': '/Metadata', '/Subtype': '/XML' }, data: Buffer.from(facturXmp(xmp, settings)).toString('base64') } },
+        [`obj:${metadata}`]: {
+          stream: {
+            dict: { '/Type': '/Metadata', '/Subtype': '/XML' },
+            data: Buffer.from(facturXmp(xmp, settings)).toString('base64'),
+          },
+        },
       },
     ],
   }

@@ -10,7 +10,20 @@ import type { LibreOfficePool } from './libreoffice.ts'
 import { type Answer, answerOf, type Output, postProcess, safeName, uniqueNames } from './outputs.ts'
 import { declaredPdfAPart, METADATA_REFUSED, metadataArguments, readMetadata } from './pdf-post.ts'
 
-export const PDF_ENGINE_ROUTES = ['merge', 'split', 'flatten', 'convert', 'metadata/read', 'metadata/write', 'encrypt', 'embed', 'rotate', 'watermark', 'stamp', 'factur-x'] as const
+export const PDF_ENGINE_ROUTES = [
+  'merge',
+  'split',
+  'flatten',
+  'convert',
+  'metadata/read',
+  'metadata/write',
+  'encrypt',
+  'embed',
+  'rotate',
+  'watermark',
+  'stamp',
+  'factur-x',
+] as const
 export type PdfEngineRoute = (typeof PDF_ENGINE_ROUTES)[number]
 
 /** The fields a route cannot do without, as Gotenberg's MandatoryCustom words them. */
@@ -34,7 +47,12 @@ export interface PdfEngineContext {
 /** The uploaded PDFs, in file-name order (the order of a merge, as Gotenberg sorts them). */
 function pdfFiles(form: FormData): File[] {
   return [...form.entries()]
-    .filter((entry): entry is [string, File] => typeof entry[1] !== 'string' && !ATTACHMENT_FIELDS.includes(entry[0]) && entry[1].name.toLowerCase().endsWith('.pdf'))
+    .filter(
+      (entry): entry is [string, File] =>
+        typeof entry[1] !== 'string' &&
+        !ATTACHMENT_FIELDS.includes(entry[0]) &&
+        entry[1].name.toLowerCase().endsWith('.pdf'),
+    )
     .map(([, file]) => file)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }
@@ -42,13 +60,20 @@ function pdfFiles(form: FormData): File[] {
 /** Refuses what each route needs and lacks, before anything else is read, in Gotenberg's words. */
 function checkMandatory(route: PdfEngineRoute, form: FormData, settings: () => RouteSettings, hasFiles: boolean): void {
   const missing = (MANDATORY[route] ?? []).filter((name) => typeof form.get(name) !== 'string' || form.get(name) === '')
-  const problems = [...missing.map((name) => `form field '${name}' is required`), ...(hasFiles ? [] : ['no form file found for extensions: [.pdf]'])]
+  const problems = [
+    ...missing.map((name) => `form field '${name}' is required`),
+    ...(hasFiles ? [] : ['no form file found for extensions: [.pdf]']),
+  ]
   if (problems.length > 0) throw new FormError(`Invalid form data: ${problems.join('\n')}`)
   const read = settings()
-  if (route === 'convert' && !read.pdfa && !read.pdfua) throw new FormError("Invalid form data: either 'pdfa' or 'pdfua' form fields must be provided")
-  if (route === 'encrypt' && !read.userPassword && !read.ownerPassword) throw new FormError("Invalid form data: a 'userPassword' or 'ownerPassword' is required")
-  if (route === 'embed' && !form.getAll('embeds').some((value) => typeof value !== 'string')) throw new FormError("Invalid form data: form field 'embeds' is required")
-  if (route === 'factur-x' && !read.facturx) throw new FormError("Invalid form data: form field 'facturxXml' is required")
+  if (route === 'convert' && !read.pdfa && !read.pdfua)
+    throw new FormError("Invalid form data: either 'pdfa' or 'pdfua' form fields must be provided")
+  if (route === 'encrypt' && !read.userPassword && !read.ownerPassword)
+    throw new FormError("Invalid form data: a 'userPassword' or 'ownerPassword' is required")
+  if (route === 'embed' && !form.getAll('embeds').some((value) => typeof value !== 'string'))
+    throw new FormError("Invalid form data: form field 'embeds' is required")
+  if (route === 'factur-x' && !read.facturx)
+    throw new FormError("Invalid form data: form field 'facturxXml' is required")
 }
 
 /** The settings of the route: the shared ones, each route's own step switched on, the others off. */
@@ -64,7 +89,11 @@ function routeSettings(route: PdfEngineRoute, settings: RouteSettings): RouteSet
     case 'metadata/write':
       return only(settings, { metadata: settings.metadata })
     case 'encrypt':
-      return only(settings, { userPassword: settings.userPassword, ownerPassword: settings.ownerPassword, permissions: settings.permissions })
+      return only(settings, {
+        userPassword: settings.userPassword,
+        ownerPassword: settings.ownerPassword,
+        permissions: settings.permissions,
+      })
     case 'embed':
       return only(settings, { embedsMetadata: settings.embedsMetadata })
     case 'rotate':
@@ -82,19 +111,36 @@ function routeSettings(route: PdfEngineRoute, settings: RouteSettings): RouteSet
 }
 
 function only(settings: RouteSettings, kept: Partial<RouteSettings>): RouteSettings {
-  return { landscape: false, pdfua: false, updateIndexes: false, exportFilter: {}, merge: false, flatten: false, permissions: settings.permissions, ...kept }
+  return {
+    landscape: false,
+    pdfua: false,
+    updateIndexes: false,
+    exportFilter: {},
+    merge: false,
+    flatten: false,
+    permissions: settings.permissions,
+    ...kept,
+  }
 }
 
 /** Runs one PDF engines route on a read form: Gotenberg's answer, a PDF, a zip, or metadata as JSON. */
-export async function runPdfEngineRoute(route: PdfEngineRoute, form: FormData, context: PdfEngineContext): Promise<Answer> {
+export async function runPdfEngineRoute(
+  route: PdfEngineRoute,
+  form: FormData,
+  context: PdfEngineContext,
+): Promise<Answer> {
   await addDownloads(form, context.download)
   const files = pdfFiles(form)
   let settings: RouteSettings | undefined
   const read = () => (settings ??= readRouteSettings(form, files.length > 0, ['pdf'], 'pdfengines'))
   checkMandatory(route, form, read, files.length > 0)
   const chosen = routeSettings(route, read())
-  if (route === 'split' && chosen.split?.mode === 'pages' && !chosen.split.ranges) throw new FormError("The requested split mode is not supported, or no PDF engine could process it. Valid modes: 'intervals', 'pages'.")
-  if (route === 'rotate' && !chosen.rotate) throw new FormError("Invalid form data: form field 'rotateAngle' is required")
+  if (route === 'split' && chosen.split?.mode === 'pages' && !chosen.split.ranges)
+    throw new FormError(
+      "The requested split mode is not supported, or no PDF engine could process it. Valid modes: 'intervals', 'pages'.",
+    )
+  if (route === 'rotate' && !chosen.rotate)
+    throw new FormError("Invalid form data: form field 'rotateAngle' is required")
   if (chosen.metadata && typeof metadataArguments(chosen.metadata) === 'string') throw new FormError(METADATA_REFUSED)
   if (route !== 'embed' && route !== 'merge' && route !== 'split') {
     // Embeds belong to the routes that take them; on another they are left out, as Gotenberg leaves them.
@@ -103,19 +149,42 @@ export async function runPdfEngineRoute(route: PdfEngineRoute, form: FormData, c
   const folder = await context.pool.scratch('pdfengines-')
   try {
     const names = uniqueNames(files.map((file) => safeName(file.name)))
-    let outputs: Output[] = await Promise.all(files.map(async (file, i) => {
-      const path = join(folder, `input-${i}.pdf`)
-      await writeFile(path, new Uint8Array(await file.arrayBuffer()))
-      return { path, name: names[i]! }
-    }))
+    let outputs: Output[] = await Promise.all(
+      files.map(async (file, i) => {
+        const path = join(folder, `input-${i}.pdf`)
+        await writeFile(path, new Uint8Array(await file.arrayBuffer()))
+        return { path, name: names[i]! }
+      }),
+    )
     if (route === 'metadata/read') {
-      const entries = await Promise.all(outputs.map(async (output) => [output.name, await readMetadata(output.path, context.timeoutMs)] as const))
-      return { body: new TextEncoder().encode(JSON.stringify(Object.fromEntries(entries))), type: 'application/json', name: '' }
+      const entries = await Promise.all(
+        outputs.map(async (output) => [output.name, await readMetadata(output.path, context.timeoutMs)] as const),
+      )
+      return {
+        body: new TextEncoder().encode(JSON.stringify(Object.fromEntries(entries))),
+        type: 'application/json',
+        name: '',
+      }
     }
     // Factur-X on PDFs that are PDF/A-3 already keeps them as they are, as Gotenberg's detection does.
-    const isPdfA3 = route === 'factur-x' && (await Promise.all(outputs.map((output) => declaredPdfAPart(output.path, context.timeoutMs)))).every((part) => part === 3)
-    outputs = await postProcess(outputs, isPdfA3 ? { ...chosen, pdfa: undefined } : chosen, form, folder, context.pool, context.timeoutMs, context.trace, { convertFormats: true })
-    const entries = await Promise.all(outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })))
+    const isPdfA3 =
+      route === 'factur-x' &&
+      (await Promise.all(outputs.map((output) => declaredPdfAPart(output.path, context.timeoutMs)))).every(
+        (part) => part === 3,
+      )
+    outputs = await postProcess(
+      outputs,
+      isPdfA3 ? { ...chosen, pdfa: undefined } : chosen,
+      form,
+      folder,
+      context.pool,
+      context.timeoutMs,
+      context.trace,
+      { convertFormats: true },
+    )
+    const entries = await Promise.all(
+      outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })),
+    )
     // One PDF keeps its own name (the upload's, or a merge's new one), as Gotenberg names an output path.
     return answerOf(entries, context.outputName, true)
   } finally {

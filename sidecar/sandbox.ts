@@ -21,7 +21,13 @@ export interface Installation {
 }
 
 /** Fonts and font configuration: what LibreOffice lays text out with. */
-const FONTS = ['/usr/share/fonts', '/usr/local/share/fonts', '/usr/share/fontconfig', '/etc/fonts', '/var/cache/fontconfig']
+const FONTS = [
+  '/usr/share/fonts',
+  '/usr/local/share/fonts',
+  '/usr/share/fontconfig',
+  '/etc/fonts',
+  '/var/cache/fontconfig',
+]
 /** The dynamic loader's cache and the C.UTF-8 locale. */
 const SYSTEM = ['/etc/ld.so.cache', '/usr/lib/locale', '/usr/lib64']
 
@@ -60,13 +66,19 @@ async function linkTargets(root: string): Promise<string[]> {
 const PROBE = `import json, sys, sysconfig, uno, unohelper
 print(json.dumps([uno.__file__, unohelper.__file__, sysconfig.get_paths()['stdlib'], sysconfig.get_config_var('MULTIARCH') or '']))`
 
-export async function findInstallation(soffice: string, python: string, path = process.env.PATH ?? ''): Promise<Installation> {
+export async function findInstallation(
+  soffice: string,
+  python: string,
+  path = process.env.PATH ?? '',
+): Promise<Installation> {
   const found = await realpath(await onPath(soffice, path))
   const beside = join(dirname(found), 'soffice.bin')
   const program = found.endsWith('/soffice') && (await exists(beside)) ? beside : found
   const root = dirname(dirname(program))
   const interpreter = await onPath(python, path)
-  const { stdout } = await promisify(execFile)(interpreter, ['-c', PROBE], { env: { PATH: '/usr/bin:/bin' } as unknown as NodeJS.ProcessEnv })
+  const { stdout } = await promisify(execFile)(interpreter, ['-c', PROBE], {
+    env: { PATH: '/usr/bin:/bin' } as unknown as NodeJS.ProcessEnv,
+  })
   const [uno, unohelper, stdlib, multiarch] = JSON.parse(stdout) as [string, string, string, string]
   // Debian's merged /usr: /lib and /lib64 are links into /usr, made inside the sandbox too.
   const libraries = multiarch ? [`/usr/lib/${multiarch}`] : ['/usr/lib']
@@ -104,7 +116,16 @@ export function sandboxed(installation: Installation, folder: string, bridge: st
  * /etc/passwd, a FIFO or a socket of the host finds nothing there.
  */
 export function toolSandboxed(folders: readonly string[], command: readonly string[]): string[] {
-  const args = ['bwrap', '--clearenv', '--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr']
+  const args = [
+    'bwrap',
+    '--clearenv',
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+  ]
   args.push('--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/bin', '/bin')
   args.push('--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache', '--ro-bind-try', '/etc/perl', '/etc/perl')
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp')

@@ -8,13 +8,35 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { ChromiumBrowser, ChromiumPageError, CHROMIUM_ROUTES, ChromiumUnavailableError, type ChromiumRoute } from './chromium.ts'
+import {
+  ChromiumBrowser,
+  ChromiumPageError,
+  CHROMIUM_ROUTES,
+  ChromiumUnavailableError,
+  type ChromiumRoute,
+} from './chromium.ts'
 import { runChromiumRoute } from './chromium-routes.ts'
 import { ATTACHMENT_FIELDS, FormError, readRouteSettings, type RouteSettings } from './gotenberg-form.ts'
 import { DocumentRefusedError, inspectDocument } from './inspect.ts'
-import { ConversionFailedError, ConversionTimeoutError, LibreOfficePool, OfficeUnavailableError, QueueFullError, sidecarRoot, type PdfOptions } from './libreoffice.ts'
+import {
+  ConversionFailedError,
+  ConversionTimeoutError,
+  LibreOfficePool,
+  OfficeUnavailableError,
+  QueueFullError,
+  sidecarRoot,
+  type PdfOptions,
+} from './libreoffice.ts'
 import type { Sandbox } from './office-process.ts'
-import { type Answer, answerOf, needsPostProcessing, type Output, postProcess, safeName, uniqueNames } from './outputs.ts'
+import {
+  type Answer,
+  answerOf,
+  needsPostProcessing,
+  type Output,
+  postProcess,
+  safeName,
+  uniqueNames,
+} from './outputs.ts'
 import { METADATA_REFUSED, metadataArguments, PostProcessError } from './pdf-post.ts'
 import { PDF_ENGINE_ROUTES, type PdfEngineRoute, runPdfEngineRoute } from './pdfengines.ts'
 import { addDownloads, type DownloadSettings } from './download.ts'
@@ -28,15 +50,136 @@ export const GOTENBERG_VERSION = '8.34.0'
 /** The extensions Gotenberg 8.34 hands to LibreOffice (its libreoffice module's list, quoted in its 400). A format
  * the Debian packages here cannot open fails in LibreOffice with a 400, as it does in Gotenberg. */
 export const EXTENSIONS = [
-  '123', '602', 'abw', 'bib', 'bmp', 'cdr', 'cgm', 'cmx', 'csv', 'cwk', 'dbf', 'dif', 'doc', 'docm', 'docx',
-  'dot', 'dotm', 'dotx', 'dxf', 'emf', 'eps', 'epub', 'fodg', 'fodp', 'fods', 'fodt', 'fopd', 'gif', 'htm',
-  'html', 'hwp', 'jpeg', 'jpg', 'key', 'ltx', 'lwp', 'mcw', 'met', 'mml', 'mw', 'numbers', 'odd', 'odg', 'odm',
-  'odp', 'ods', 'odt', 'otg', 'oth', 'otp', 'ots', 'ott', 'pages', 'pbm', 'pcd', 'pct', 'pcx', 'pdb', 'pdf',
-  'pgm', 'png', 'pot', 'potm', 'potx', 'ppm', 'pps', 'ppt', 'pptm', 'pptx', 'psd', 'psw', 'pub', 'pwp', 'pxl',
-  'ras', 'rtf', 'sda', 'sdc', 'sdd', 'sdp', 'sdw', 'sgl', 'slk', 'smf', 'stc', 'std', 'sti', 'stw', 'svg', 'svm',
-  'swf', 'sxc', 'sxd', 'sxg', 'sxi', 'sxm', 'sxw', 'tga', 'tif', 'tiff', 'txt', 'uof', 'uop', 'uos', 'uot',
-  'vdx', 'vor', 'vsd', 'vsdm', 'vsdx', 'wb2', 'wk1', 'wks', 'wmf', 'wpd', 'wpg', 'wps', 'xbm', 'xhtml', 'xls',
-  'xlsb', 'xlsm', 'xlsx', 'xlt', 'xltm', 'xltx', 'xlw', 'xml', 'xpm', 'zabw',
+  '123',
+  '602',
+  'abw',
+  'bib',
+  'bmp',
+  'cdr',
+  'cgm',
+  'cmx',
+  'csv',
+  'cwk',
+  'dbf',
+  'dif',
+  'doc',
+  'docm',
+  'docx',
+  'dot',
+  'dotm',
+  'dotx',
+  'dxf',
+  'emf',
+  'eps',
+  'epub',
+  'fodg',
+  'fodp',
+  'fods',
+  'fodt',
+  'fopd',
+  'gif',
+  'htm',
+  'html',
+  'hwp',
+  'jpeg',
+  'jpg',
+  'key',
+  'ltx',
+  'lwp',
+  'mcw',
+  'met',
+  'mml',
+  'mw',
+  'numbers',
+  'odd',
+  'odg',
+  'odm',
+  'odp',
+  'ods',
+  'odt',
+  'otg',
+  'oth',
+  'otp',
+  'ots',
+  'ott',
+  'pages',
+  'pbm',
+  'pcd',
+  'pct',
+  'pcx',
+  'pdb',
+  'pdf',
+  'pgm',
+  'png',
+  'pot',
+  'potm',
+  'potx',
+  'ppm',
+  'pps',
+  'ppt',
+  'pptm',
+  'pptx',
+  'psd',
+  'psw',
+  'pub',
+  'pwp',
+  'pxl',
+  'ras',
+  'rtf',
+  'sda',
+  'sdc',
+  'sdd',
+  'sdp',
+  'sdw',
+  'sgl',
+  'slk',
+  'smf',
+  'stc',
+  'std',
+  'sti',
+  'stw',
+  'svg',
+  'svm',
+  'swf',
+  'sxc',
+  'sxd',
+  'sxg',
+  'sxi',
+  'sxm',
+  'sxw',
+  'tga',
+  'tif',
+  'tiff',
+  'txt',
+  'uof',
+  'uop',
+  'uos',
+  'uot',
+  'vdx',
+  'vor',
+  'vsd',
+  'vsdm',
+  'vsdx',
+  'wb2',
+  'wk1',
+  'wks',
+  'wmf',
+  'wpd',
+  'wpg',
+  'wps',
+  'xbm',
+  'xhtml',
+  'xls',
+  'xlsb',
+  'xlsm',
+  'xlsx',
+  'xlt',
+  'xltm',
+  'xltx',
+  'xlw',
+  'xml',
+  'xpm',
+  'zabw',
 ]
 
 export interface SidecarOptions {
@@ -62,7 +205,12 @@ export interface SidecarOptions {
   readonly webhook: WebhookSettings
   readonly download: DownloadSettings
   /** Serves Gotenberg's Chromium routes (SIDECAR_CHROMIUM_DISABLE=true turns them off, as CHROMIUM_DISABLE_ROUTES). */
-  readonly chromium: { readonly disabled: boolean; readonly program: string; readonly concurrency: number; readonly policy: UrlPolicy }
+  readonly chromium: {
+    readonly disabled: boolean
+    readonly program: string
+    readonly concurrency: number
+    readonly policy: UrlPolicy
+  }
   /** Serves Gotenberg's PDF engines routes (SIDECAR_PDFENGINES_DISABLE=true turns them off, as PDFENGINES_DISABLE_ROUTES). */
   readonly pdfEnginesDisabled: boolean
 }
@@ -85,8 +233,20 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
     }
   }
   // Hosts, as written in URLs, that webhooks and downloads may reach although they are loopback or private.
-  const privateHosts = (env.SIDECAR_ALLOWED_PRIVATE_HOSTS ?? '').split(',').map((host) => host.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean)
-  const policy = (allow: string, deny: string): UrlPolicy => ({ allow: pattern(allow), deny: pattern(deny), privateHosts })
+  const privateHosts = (env.SIDECAR_ALLOWED_PRIVATE_HOSTS ?? '')
+    .split(',')
+    .map((host) =>
+      host
+        .trim()
+        .toLowerCase()
+        .replace(/^\[|\]$/g, ''),
+    )
+    .filter(Boolean)
+  const policy = (allow: string, deny: string): UrlPolicy => ({
+    allow: pattern(allow),
+    deny: pattern(deny),
+    privateHosts,
+  })
   const maxBytes = number('SIDECAR_MAX_BYTES', 100 * 1024 * 1024)
   return {
     host: env.SIDECAR_HOST || '127.0.0.1',
@@ -118,7 +278,10 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
       program: env.SIDECAR_CHROMIUM || '/usr/lib/chromium/chromium',
       concurrency: Math.max(1, number('SIDECAR_CHROMIUM_PAGES', 2)),
       // SIDECAR_CHROMIUM_DENY_PRIVATE=true: no loopback or private address for pages, even the hosts listed for the rest.
-      policy: { ...policy('SIDECAR_CHROMIUM_ALLOW_LIST', 'SIDECAR_CHROMIUM_DENY_LIST'), ...(env.SIDECAR_CHROMIUM_DENY_PRIVATE === 'true' ? { privateHosts: [] } : {}) },
+      policy: {
+        ...policy('SIDECAR_CHROMIUM_ALLOW_LIST', 'SIDECAR_CHROMIUM_DENY_LIST'),
+        ...(env.SIDECAR_CHROMIUM_DENY_PRIVATE === 'true' ? { privateHosts: [] } : {}),
+      },
     },
     pdfEnginesDisabled: env.SIDECAR_PDFENGINES_DISABLE === 'true',
     download: {
@@ -150,7 +313,12 @@ class HttpError extends Error {
   }
 }
 
-function send(response: ServerResponse, status: number, body: string | Uint8Array, headers: Record<string, string> = {}): void {
+function send(
+  response: ServerResponse,
+  status: number,
+  body: string | Uint8Array,
+  headers: Record<string, string> = {},
+): void {
   const type = typeof body === 'string' ? { 'content-type': 'text/plain; charset=UTF-8' } : {}
   response.writeHead(status, { ...type, ...headers })
   response.end(body)
@@ -158,7 +326,9 @@ function send(response: ServerResponse, status: number, body: string | Uint8Arra
 
 function authorized(request: IncomingMessage, options: SidecarOptions): boolean {
   if (!options.username) return true
-  const expected = Buffer.from(`Basic ${Buffer.from(`${options.username}:${options.password ?? ''}`).toString('base64')}`)
+  const expected = Buffer.from(
+    `Basic ${Buffer.from(`${options.username}:${options.password ?? ''}`).toString('base64')}`,
+  )
   const given = Buffer.from(request.headers.authorization ?? '')
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
@@ -166,11 +336,13 @@ function authorized(request: IncomingMessage, options: SidecarOptions): boolean 
 /** Formats LibreOffice reads that Gotenberg 8.34's list lacks (PowerPoint shows, tab-separated values): accepted too. */
 const MORE_EXTENSIONS = ['ppsx', 'ppsm', 'tsv']
 
-const isConvertible = (name: string) => name.includes('.') && [...EXTENSIONS, ...MORE_EXTENSIONS].includes(name.split('.').pop()!.toLowerCase())
+const isConvertible = (name: string) =>
+  name.includes('.') && [...EXTENSIONS, ...MORE_EXTENSIONS].includes(name.split('.').pop()!.toLowerCase())
 
 /** Refuses what Gotenberg refuses before reading a byte: a body that is not multipart, or has no boundary. */
 function checkMultipart(contentType: string): void {
-  if (!/^multipart\/form-data\s*(;|$)/i.test(contentType)) throw new HttpError(415, "Invalid 'Content-Type' header value: want 'multipart/form-data'")
+  if (!/^multipart\/form-data\s*(;|$)/i.test(contentType))
+    throw new HttpError(415, "Invalid 'Content-Type' header value: want 'multipart/form-data'")
   if (!/;\s*boundary=/i.test(contentType)) throw new HttpError(415, "Invalid 'Content-Type' header value: no boundary")
 }
 
@@ -198,7 +370,8 @@ async function readForm(request: IncomingMessage, options: SidecarOptions): Prom
     } as RequestInit)
     return await webRequest.formData()
   } catch (error) {
-    if (error instanceof HttpError || (error as { cause?: unknown })?.cause instanceof HttpError) throw error instanceof HttpError ? error : ((error as { cause: HttpError }).cause)
+    if (error instanceof HttpError || (error as { cause?: unknown })?.cause instanceof HttpError)
+      throw error instanceof HttpError ? error : (error as { cause: HttpError }).cause
     throw new HttpError(400, "Malformed body: it does not match the 'Content-Type' header boundaries")
   }
 }
@@ -220,17 +393,28 @@ function pdfOptions(settings: RouteSettings): PdfOptions {
 }
 
 /** Gotenberg's words for LibreOffice failures it cannot tell apart (its api.ErrLibreOffice* sentinels). */
-const PASSWORD_REQUIRED = 'LibreOffice failed to process a document: a password may be required, or, if one has been given, it is invalid. In any case, the exact cause is uncertain.'
-const rangesOrPassword = (ranges: string) => `LibreOffice failed to process a document: possible causes include malformed page ranges '${ranges}' (nativePageRanges), or, if a password has been provided, it may not be required. In any case, the exact cause is uncertain.`
+const PASSWORD_REQUIRED =
+  'LibreOffice failed to process a document: a password may be required, or, if one has been given, it is invalid. In any case, the exact cause is uncertain.'
+const rangesOrPassword = (ranges: string) =>
+  `LibreOffice failed to process a document: possible causes include malformed page ranges '${ranges}' (nativePageRanges), or, if a password has been provided, it may not be required. In any case, the exact cause is uncertain.`
 
 /** Inspects one document (zip bomb, encryption), converts it, and words a failure as Gotenberg does. */
-async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: string, bytes: Uint8Array, settings: PdfOptions, trace: string, variables?: Variables): Promise<Uint8Array> {
+async function convertOne(
+  pool: LibreOfficePool,
+  options: SidecarOptions,
+  name: string,
+  bytes: Uint8Array,
+  settings: PdfOptions,
+  trace: string,
+  variables?: Variables,
+): Promise<Uint8Array> {
   const facts = await inspectDocument(name, bytes, options.maxExpandedBytes).catch((error) => {
     throw error instanceof DocumentRefusedError ? new HttpError(400, `Bad Request: ${error.message}`) : error
   })
   if (variables) {
     // After the inspection: the template's zip is known not to be a bomb before it is rewritten.
-    if (facts.encrypted || CFB_MAGIC.every((byte, i) => bytes[i] === byte)) throw new HttpError(400, `Bad Request: variables cannot be applied to the password-protected document '${name}'`)
+    if (facts.encrypted || CFB_MAGIC.every((byte, i) => bytes[i] === byte))
+      throw new HttpError(400, `Bad Request: variables cannot be applied to the password-protected document '${name}'`)
     bytes = applyVariables(name, bytes, variables)
   }
   // Only a legacy binary file (.doc, .xls, .ppt) can hide its encryption from the inspection.
@@ -247,12 +431,21 @@ async function convertOne(pool: LibreOfficePool, options: SidecarOptions, name: 
 }
 
 /** Converts a read form into Gotenberg's answer: one PDF, or a zip of several. */
-async function convertForm(form: FormData, headers: IncomingMessage['headers'], pool: LibreOfficePool, options: SidecarOptions, trace: string): Promise<Answer> {
+async function convertForm(
+  form: FormData,
+  headers: IncomingMessage['headers'],
+  pool: LibreOfficePool,
+  options: SidecarOptions,
+  trace: string,
+): Promise<Answer> {
   await addDownloads(form, options.download)
   // Like Gotenberg, files LibreOffice cannot read are left out, and the documents go in file-name order (the
   // order of a merge and of a zip); files sent as embeds, watermark or stamp are never converted.
   const files = [...form.entries()]
-    .filter((entry): entry is [string, File] => typeof entry[1] !== 'string' && !ATTACHMENT_FIELDS.includes(entry[0]) && isConvertible(entry[1].name))
+    .filter(
+      (entry): entry is [string, File] =>
+        typeof entry[1] !== 'string' && !ATTACHMENT_FIELDS.includes(entry[0]) && isConvertible(entry[1].name),
+    )
     .map(([, file]) => file)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   const settings = readRouteSettings(form, files.length > 0, EXTENSIONS)
@@ -265,10 +458,18 @@ async function convertForm(form: FormData, headers: IncomingMessage['headers'], 
     if (typeof args === 'string') throw new HttpError(400, METADATA_REFUSED)
   }
   const notWord = settings.variables && names.find((name) => !appliesVariables(name))
-  if (notWord) throw new HttpError(400, `The 'variables' form field only applies to Word documents (${VARIABLES_EXTENSIONS.join(', ')}), but '${notWord}' is not one. Remove the 'variables' form field or convert '${notWord}' in a separate request.`)
+  if (notWord)
+    throw new HttpError(
+      400,
+      `The 'variables' form field only applies to Word documents (${VARIABLES_EXTENSIONS.join(', ')}), but '${notWord}' is not one. Remove the 'variables' form field or convert '${notWord}' in a separate request.`,
+    )
   const lo = pdfOptions(settings)
   // Settled, not Promise.all: a failure must not answer while the other documents still convert in their folders.
-  const results = await Promise.allSettled(files.map(async (file, i) => convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), lo, trace, settings.variables)))
+  const results = await Promise.allSettled(
+    files.map(async (file, i) =>
+      convertOne(pool, options, names[i]!, new Uint8Array(await file.arrayBuffer()), lo, trace, settings.variables),
+    ),
+  )
   const failure = results.find((result) => result.status === 'rejected')
   if (failure) throw failure.reason
   const pdfs = results.map((result) => (result as PromiseFulfilledResult<Uint8Array>).value)
@@ -277,16 +478,25 @@ async function convertForm(form: FormData, headers: IncomingMessage['headers'], 
   const gotenberg6Name = form.get('resultFilename')
   const given = header || (typeof gotenberg6Name === 'string' && gotenberg6Name.replace(/\.(pdf|zip)$/i, '')) || ''
   // Nothing to do after LibreOffice (most requests): answered from memory, no folder, no file written and read back.
-  if (!needsPostProcessing(settings, form, pdfs.length)) return answerOf(pdfs.map((bytes, i) => ({ name: zipNames[i]!, bytes })), given, false)
+  if (!needsPostProcessing(settings, form, pdfs.length))
+    return answerOf(
+      pdfs.map((bytes, i) => ({ name: zipNames[i]!, bytes })),
+      given,
+      false,
+    )
   const folder = await pool.scratch('post-')
   try {
-    let outputs: Output[] = await Promise.all(pdfs.map(async (pdf, i) => {
-      const path = join(folder, `document-${i}.pdf`)
-      await writeFile(path, pdf)
-      return { path, name: zipNames[i]! }
-    }))
+    let outputs: Output[] = await Promise.all(
+      pdfs.map(async (pdf, i) => {
+        const path = join(folder, `document-${i}.pdf`)
+        await writeFile(path, pdf)
+        return { path, name: zipNames[i]! }
+      }),
+    )
     outputs = await postProcess(outputs, settings, form, folder, pool, options.timeoutMs, trace)
-    const entries = await Promise.all(outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })))
+    const entries = await Promise.all(
+      outputs.map(async (output) => ({ name: output.name, bytes: new Uint8Array(await readFile(output.path)) })),
+    )
     return answerOf(entries, given, settings.split !== undefined)
   } finally {
     // Removed before answering: a client that has the answer finds nothing of its request left on disk.
@@ -300,23 +510,45 @@ type WebhookJobs = Set<Promise<void>>
 /** What a form route does with its read form. */
 type Produce = (form: FormData) => Promise<Answer>
 
-async function formRoute(request: IncomingMessage, response: ServerResponse, options: SidecarOptions, trace: string, webhookJobs: WebhookJobs, produce: Produce): Promise<void> {
+async function formRoute(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: SidecarOptions,
+  trace: string,
+  webhookJobs: WebhookJobs,
+  produce: Produce,
+): Promise<void> {
   // A webhook's headers are checked before the body is read: a refused URL costs no upload.
   const webhook = readWebhook(request.headers, options.webhook)
   // Each webhook request holds its form and then its result until delivered: as many as the queue takes, no more.
-  if (webhook && webhookJobs.size >= options.queueSize + options.processes) throw new QueueFullError('too many webhook requests in progress')
+  if (webhook && webhookJobs.size >= options.queueSize + options.processes)
+    throw new QueueFullError('too many webhook requests in progress')
   const form = await readForm(request, options)
-  const headersOf = (answer: Answer): Record<string, string> => ({ 'content-type': answer.type, ...(answer.name ? { 'content-disposition': contentDisposition(answer.name) } : {}) })
+  const headersOf = (answer: Answer): Record<string, string> => ({
+    'content-type': answer.type,
+    ...(answer.name ? { 'content-disposition': contentDisposition(answer.name) } : {}),
+  })
   if (!webhook) {
     const answer = await produce(form)
     return send(response, 200, answer.body, headersOf(answer))
   }
   const result = produce(form).then((answer) => {
     // A read route's JSON is an answer, not a file: Gotenberg's webhook middleware refuses it.
-    if (!answer.name) throw new HttpError(400, 'The webhook middleware can only work with multipart/form-data routes that results in output files')
+    if (!answer.name)
+      throw new HttpError(
+        400,
+        'The webhook middleware can only work with multipart/form-data routes that results in output files',
+      )
     return { body: answer.body, type: answer.type, disposition: contentDisposition(answer.name) }
   })
-  const job: Promise<void> = sendToWebhook(webhook, result, errorAnswer, trace, options.webhook, options.log ?? logLine).finally(() => webhookJobs.delete(job))
+  const job: Promise<void> = sendToWebhook(
+    webhook,
+    result,
+    errorAnswer,
+    trace,
+    options.webhook,
+    options.log ?? logLine,
+  ).finally(() => webhookJobs.delete(job))
   webhookJobs.add(job)
   response.writeHead(204).end()
 }
@@ -325,20 +557,29 @@ const logLine = (entry: Record<string, unknown>) => console.log(JSON.stringify(e
 
 /** An error's status and Gotenberg's wording; internals never leave (a 500 says only that). */
 function errorAnswer(error: unknown): [number, string] {
-  if (error instanceof HttpError || error instanceof FormError || error instanceof WebhookHeaderError) return [error.status, error.message]
+  if (error instanceof HttpError || error instanceof FormError || error instanceof WebhookHeaderError)
+    return [error.status, error.message]
   if (error instanceof UrlRefusedError) return [403, `Forbidden: ${error.message}`]
   if (error instanceof OutboundError) return [400, `Bad Request: downloadFrom: ${error.message}`]
-  if (error instanceof PostProcessError || error instanceof ConversionFailedError || error instanceof VariablesError) return [400, `Bad Request: ${error.message}`]
+  if (error instanceof PostProcessError || error instanceof ConversionFailedError || error instanceof VariablesError)
+    return [400, `Bad Request: ${error.message}`]
   if (error instanceof ChromiumPageError) return [error.status, error.message]
   if (error instanceof QueueFullError) return [429, 'Too Many Requests']
-  if (error instanceof ConversionTimeoutError || error instanceof OfficeUnavailableError || error instanceof ChromiumUnavailableError) return [503, `Service Unavailable: ${error.message}`]
+  if (
+    error instanceof ConversionTimeoutError ||
+    error instanceof OfficeUnavailableError ||
+    error instanceof ChromiumUnavailableError
+  )
+    return [503, `Service Unavailable: ${error.message}`]
   return [500, 'Internal Server Error']
 }
 
 /** Content-Disposition with an ASCII fallback and the UTF-8 name (RFC 6266), as a header cannot carry UTF-8. */
 function contentDisposition(name: string): string {
   const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_')
-  return ascii === name ? `attachment; filename="${name}"` : `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`
+  return ascii === name
+    ? `attachment; filename="${name}"`
+    : `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`
 }
 
 /** Gotenberg 6's other paths (gotenberg-js-client's), served by the Gotenberg 8 route each became. */
@@ -362,7 +603,10 @@ function fromGotenberg6(form: FormData, headers: IncomingMessage['headers']): st
     return typeof value === 'string' ? value : ''
   }
   for (const name of ['webhookURL', 'webhookURLTimeout', 'waitTimeout']) {
-    if (form.has(name)) throw new FormError(`Invalid form data: form field '${name}' is not supported by this server (a Gotenberg 6 option: use the Gotenberg-Webhook-* headers, or the server's SIDECAR_TIMEOUT_MS)`)
+    if (form.has(name))
+      throw new FormError(
+        `Invalid form data: form field '${name}' is not supported by this server (a Gotenberg 6 option: use the Gotenberg-Webhook-* headers, or the server's SIDECAR_TIMEOUT_MS)`,
+      )
   }
   take('googleChromeRpccBufferSize')
   const remoteUrl = take('remoteURL')
@@ -371,21 +615,33 @@ function fromGotenberg6(form: FormData, headers: IncomingMessage['headers']): st
   if (ranges) form.set('nativePageRanges', ranges)
   const delay = take('waitDelay')
   if (delay) form.set('waitDelay', /^\d+(\.\d+)?$/.test(delay) ? `${Math.round(Number(delay) * 1000)}ms` : delay)
-  const remoteHeaders = Object.entries(headers).filter(([name]) => name.startsWith('gotenberg-remoteurl-')).map(([name, value]) => [name.slice('gotenberg-remoteurl-'.length), String(value)])
+  const remoteHeaders = Object.entries(headers)
+    .filter(([name]) => name.startsWith('gotenberg-remoteurl-'))
+    .map(([name, value]) => [name.slice('gotenberg-remoteurl-'.length), String(value)])
   if (remoteHeaders.length > 0) form.set('extraHttpHeaders', JSON.stringify(Object.fromEntries(remoteHeaders)))
   return take('resultFilename').replace(/\.(pdf|zip)$/i, '')
 }
 
 /** Gotenberg's answer to GET / (its API has no UI). */
-const ROOT_PAGE = 'Hey, Gotenberg has no UI, it\'s an API. Head to the <a href="https://gotenberg.dev">documentation</a> to learn how to interact with it 🚀'
+const ROOT_PAGE =
+  'Hey, Gotenberg has no UI, it\'s an API. Head to the <a href="https://gotenberg.dev">documentation</a> to learn how to interact with it 🚀'
 
 /** Gotenberg's Prometheus gauges, in its text exposition format (names sorted, as its registry writes them). */
 function metricsText(pool: LibreOfficePool, chromium: ChromiumBrowser): string {
-  const gauge = (name: string, help: string, value: number) => `# HELP gotenberg_${name} ${help}\n# TYPE gotenberg_${name} gauge\ngotenberg_${name} ${value}\n`
+  const gauge = (name: string, help: string, value: number) =>
+    `# HELP gotenberg_${name} ${help}\n# TYPE gotenberg_${name} gauge\ngotenberg_${name} ${value}\n`
   return [
-    gauge('chromium_requests_queue_size', 'Current number of Chromium conversion requests waiting to be treated.', chromium.queued),
+    gauge(
+      'chromium_requests_queue_size',
+      'Current number of Chromium conversion requests waiting to be treated.',
+      chromium.queued,
+    ),
     gauge('chromium_restarts_count', 'Current number of Chromium restarts.', chromium.restarts),
-    gauge('libreoffice_requests_queue_size', 'Current number of LibreOffice conversion requests waiting to be treated.', pool.stats.queued),
+    gauge(
+      'libreoffice_requests_queue_size',
+      'Current number of LibreOffice conversion requests waiting to be treated.',
+      pool.stats.queued,
+    ),
     gauge('libreoffice_restarts_count', 'Current number of LibreOffice restarts.', pool.restarts),
   ].join('')
 }
@@ -412,7 +668,11 @@ export interface RunningSidecar {
 }
 
 /** Starts the HTTP server, on its own LibreOffice pool or on `sharedPool` (left running by close()). */
-export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOfficePool, sharedChromium?: ChromiumBrowser): Promise<RunningSidecar> {
+export async function startSidecar(
+  options: SidecarOptions,
+  sharedPool?: LibreOfficePool,
+  sharedChromium?: ChromiumBrowser,
+): Promise<RunningSidecar> {
   // Its own pool is made once the port is ours: its temp root is named by the port (swept at start), and
   // LibreOffice starts now, so the first conversion finds it warm. Requests wait for it in the queue meanwhile.
   let pool = sharedPool as LibreOfficePool
@@ -427,37 +687,74 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
     const path = fullPath.startsWith(options.rootPath) ? `/${fullPath.slice(options.rootPath.length)}` : ''
     const log = options.log ?? logLine
     if (path !== '/health' || options.healthLogging) {
-      response.once('finish', () => log({ level: 'info', message: 'request handled', method: request.method, path: fullPath, status: response.statusCode, trace, correlation_id: trace }))
+      response.once('finish', () =>
+        log({
+          level: 'info',
+          message: 'request handled',
+          method: request.method,
+          path: fullPath,
+          status: response.statusCode,
+          trace,
+          correlation_id: trace,
+        }),
+      )
     }
     try {
       // Gotenberg's router: an unknown path is 404, a known one asked with another method 405.
       const allowed = ROUTE_METHODS[path]
       const target = GOTENBERG6_ROUTES[path] ?? path
-      const isDisabled = (options.chromium.disabled && target.startsWith('/forms/chromium/')) || (options.pdfEnginesDisabled && target.startsWith('/forms/pdfengines/'))
+      const isDisabled =
+        (options.chromium.disabled && target.startsWith('/forms/chromium/')) ||
+        (options.pdfEnginesDisabled && target.startsWith('/forms/pdfengines/'))
       if (!allowed || isDisabled) return send(response, 404, 'Not Found')
-      if (!allowed.includes(request.method ?? '')) return send(response, 405, 'Method Not Allowed', { allow: allowed.join(', ') })
+      if (!allowed.includes(request.method ?? ''))
+        return send(response, 405, 'Method Not Allowed', { allow: allowed.join(', ') })
       // Health stays open, as in Gotenberg: a load balancer's check carries no credentials.
       if (path === '/health') {
         const timestamp = new Date().toISOString()
-        const entry = ({ up, reason }: { up: boolean; reason?: string }) => ({ status: up ? 'up' : 'down', timestamp, ...(reason ? { error: reason } : {}) })
-        const details = { ...(options.chromium.disabled ? {} : { chromium: entry(chromium.health) }), libreoffice: entry(pool.health) }
+        const entry = ({ up, reason }: { up: boolean; reason?: string }) => ({
+          status: up ? 'up' : 'down',
+          timestamp,
+          ...(reason ? { error: reason } : {}),
+        })
+        const details = {
+          ...(options.chromium.disabled ? {} : { chromium: entry(chromium.health) }),
+          libreoffice: entry(pool.health),
+        }
         const up = Object.values(details).every((detail) => detail.status === 'up')
-        send(response, up ? 200 : 503, request.method === 'HEAD' ? '' : JSON.stringify({ status: up ? 'up' : 'down', details }), { 'content-type': 'application/json; charset=utf-8' })
+        send(
+          response,
+          up ? 200 : 503,
+          request.method === 'HEAD' ? '' : JSON.stringify({ status: up ? 'up' : 'down', details }),
+          { 'content-type': 'application/json; charset=utf-8' },
+        )
         return
       }
-      if (!authorized(request, options)) return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
+      if (!authorized(request, options))
+        return send(response, 401, 'Unauthorized', { 'www-authenticate': 'Basic realm="gotenberg"' })
       if (path === '/version') return send(response, 200, GOTENBERG_VERSION)
       if (path === '/') return send(response, 200, ROOT_PAGE, { 'content-type': 'text/html; charset=UTF-8' })
       if (path === '/favicon.ico') return void response.writeHead(204).end()
-      if (path === '/prometheus/metrics') return send(response, 200, metricsText(pool, chromium), { 'content-type': 'text/plain; version=0.0.4; charset=utf-8; escaping=underscores' })
+      if (path === '/prometheus/metrics')
+        return send(response, 200, metricsText(pool, chromium), {
+          'content-type': 'text/plain; version=0.0.4; charset=utf-8; escaping=underscores',
+        })
       const outputName = request.headers['gotenberg-output-filename']?.toString() ?? ''
       const context = { pool, timeoutMs: options.timeoutMs, download: options.download, trace, outputName, log }
       const route = GOTENBERG6_ROUTES[path] ?? path
       // A Gotenberg 6 path's form is read in Gotenberg 8's names first.
-      const named = (form: FormData) => (route === path ? context : { ...context, outputName: fromGotenberg6(form, request.headers) || outputName })
+      const named = (form: FormData) =>
+        route === path ? context : { ...context, outputName: fromGotenberg6(form, request.headers) || outputName }
       let produce: Produce
-      if (route.startsWith('/forms/pdfengines/')) produce = (form) => runPdfEngineRoute(route.slice('/forms/pdfengines/'.length) as PdfEngineRoute, form, named(form))
-      else if (route.startsWith('/forms/chromium/')) produce = (form) => runChromiumRoute(route.slice('/forms/chromium/'.length) as ChromiumRoute, form, { ...named(form), browser: chromium })
+      if (route.startsWith('/forms/pdfengines/'))
+        produce = (form) =>
+          runPdfEngineRoute(route.slice('/forms/pdfengines/'.length) as PdfEngineRoute, form, named(form))
+      else if (route.startsWith('/forms/chromium/'))
+        produce = (form) =>
+          runChromiumRoute(route.slice('/forms/chromium/'.length) as ChromiumRoute, form, {
+            ...named(form),
+            browser: chromium,
+          })
       // The two LibreOffice paths: Gotenberg 8's, and Gotenberg 6's for older clients.
       else produce = (form) => convertForm(form, request.headers, pool, options, trace)
       await formRoute(request, response, options, trace, webhookJobs, produce)
@@ -477,10 +774,23 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
   const port = typeof address === 'object' && address ? address.port : options.port
   pool ??= new LibreOfficePool({ ...options, port })
   // Its profile (unsandboxed) lives beside LibreOffice's files, under the port's temp root, swept the same way.
-  chromium ??= new ChromiumBrowser({ program: options.chromium.program, sandbox: options.sandbox, timeoutMs: options.timeoutMs, concurrency: options.chromium.concurrency, queueSize: options.queueSize, policy: options.chromium.policy, maxResourceBytes: options.download.maxBytes, profile: `${sidecarRoot(port)}-chromium`, log: options.log ?? logLine })
+  chromium ??= new ChromiumBrowser({
+    program: options.chromium.program,
+    sandbox: options.sandbox,
+    timeoutMs: options.timeoutMs,
+    concurrency: options.chromium.concurrency,
+    queueSize: options.queueSize,
+    policy: options.chromium.policy,
+    maxResourceBytes: options.download.maxBytes,
+    profile: `${sidecarRoot(port)}-chromium`,
+    log: options.log ?? logLine,
+  })
   // Started now, as LibreOffice is, so the first page finds it warm and /health tells whether it runs.
   // Awaited like LibreOffice's first start: /health answers up once the sidecar is started (Gotenberg's readiness).
-  if (!options.chromium.disabled && !sharedChromium) await chromium.start().catch((error) => console.error(JSON.stringify({ level: 'error', message: (error as Error).message })))
+  if (!options.chromium.disabled && !sharedChromium)
+    await chromium
+      .start()
+      .catch((error) => console.error(JSON.stringify({ level: 'error', message: (error as Error).message })))
   await pool.ready()
   return {
     url: `http://${options.host}:${port}`,
@@ -499,7 +809,9 @@ export async function startSidecar(options: SidecarOptions, sharedPool?: LibreOf
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const options = optionsFromEnv()
   const sidecar = await startSidecar(options)
-  console.log(`edgefloor sidecar (Gotenberg ${GOTENBERG_VERSION} API, ${options.processes} LibreOffice worker(s)) on ${sidecar.url}`)
+  console.log(
+    `edgefloor sidecar (Gotenberg ${GOTENBERG_VERSION} API, ${options.processes} LibreOffice worker(s)) on ${sidecar.url}`,
+  )
   const stop = () => sidecar.close().then(() => process.exit(0))
   process.on('SIGTERM', stop)
   process.on('SIGINT', stop)

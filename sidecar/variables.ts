@@ -23,7 +23,8 @@ const TEXT_BOUNDARY = /<w:p[\s/>]|<\/w:p>|<w:(?:br|cr|tab)[\s/>]/
 const TEXT_PART = /^word\/(?:document|header\d*|footer\d*|footnotes|endnotes|comments)\.xml$/
 const ROW_TAG = /<w:tr[\s>]|<\/w:tr>/g
 
-const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
+const escapeXml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
 
 /** A value as the content of a <w:t>: escaped, line breaks and tabs as the run's own break and tab elements. */
 function runText(value: string): string {
@@ -55,7 +56,14 @@ function textGroups(xml: string): TextNode[][] {
 
 /** The placeholder names a fragment uses, placeholders split across runs included. */
 function placeholderNames(xml: string): string[] {
-  return textGroups(xml).flatMap((group) => [...group.map((node) => node.text).join('').matchAll(PLACEHOLDER)].map((match) => match[1]!))
+  return textGroups(xml).flatMap((group) =>
+    [
+      ...group
+        .map((node) => node.text)
+        .join('')
+        .matchAll(PLACEHOLDER),
+    ].map((match) => match[1]!),
+  )
 }
 
 /** Replaces the placeholders that have a value; undefined when none did. */
@@ -131,17 +139,31 @@ function repeatRows(xml: string, lists: Variables['lists']): string | undefined 
     body += xml.slice(cursor, row.end)
     own += xml.slice(cursor, row.end)
     if (!isRow) return body
-    const used = [...new Set(placeholderNames(own).map((name) => name.split('.')).filter((parts) => parts.length > 1 && lists.has(parts[0]!)).map((parts) => parts[0]!))].sort()
+    const used = [
+      ...new Set(
+        placeholderNames(own)
+          .map((name) => name.split('.'))
+          .filter((parts) => parts.length > 1 && lists.has(parts[0]!))
+          .map((parts) => parts[0]!),
+      ),
+    ].sort()
     if (used.length === 0) return body
-    if (used.length > 1) throw new VariablesError(`variables cannot repeat a table row that uses more than one list: '${used.join("', '")}'`)
+    if (used.length > 1)
+      throw new VariablesError(
+        `variables cannot repeat a table row that uses more than one list: '${used.join("', '")}'`,
+      )
     const list = used[0]!
     const elements = lists.get(list)!
     size += body.length * (elements.length - 1)
-    if (size > MAX_PART_BYTES) throw new VariablesError(`variables make the document too large: list '${list}' with ${elements.length} elements`)
+    if (size > MAX_PART_BYTES)
+      throw new VariablesError(`variables make the document too large: list '${list}' with ${elements.length} elements`)
     changed = true
     return elements
       .map((element, i) => {
-        const fields = new Map([[`${list}._index`, String(i + 1)], ...Object.entries(element).map(([field, value]) => [`${list}.${field}`, value] as [string, string])])
+        const fields = new Map([
+          [`${list}._index`, String(i + 1)],
+          ...Object.entries(element).map(([field, value]) => [`${list}.${field}`, value] as [string, string]),
+        ])
         return fillPlaceholders(body, fields) ?? body
       })
       .join('')
@@ -159,7 +181,10 @@ export function applyVariables(name: string, bytes: Uint8Array, variables: Varia
   let changed = false
   const out = entries.map((entry) => {
     const stored = entryData(bytes, entry)
-    if (entry.method !== 0 && entry.method !== 8) throw new VariablesError(`variables cannot be applied to '${name}': its part '${entry.name}' uses an unknown compression`)
+    if (entry.method !== 0 && entry.method !== 8)
+      throw new VariablesError(
+        `variables cannot be applied to '${name}': its part '${entry.name}' uses an unknown compression`,
+      )
     let data: Uint8Array
     try {
       data = entry.method === 8 ? new Uint8Array(inflateRawSync(stored, { maxOutputLength: MAX_PART_BYTES })) : stored

@@ -36,27 +36,43 @@ const METHODS = ['POST', 'PATCH', 'PUT']
 const OWN_HEADERS = ['content-type', 'content-length', 'gotenberg-trace', 'host', 'transfer-encoding', 'connection']
 
 /** The webhook a request asks for, or undefined; refuses a bad or forbidden one before the body is read. */
-export function readWebhook(headers: Readonly<Record<string, string | string[] | undefined>>, settings: WebhookSettings): Webhook | undefined {
+export function readWebhook(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  settings: WebhookSettings,
+): Webhook | undefined {
   const header = (name: string) => {
     const value = headers[name.toLowerCase()]
     return (Array.isArray(value) ? value[0] : value) ?? ''
   }
   const url = header('gotenberg-webhook-url')
   if (!url) return undefined
-  if (settings.disabled) throw new WebhookHeaderError(400, "Invalid 'Gotenberg-Webhook-Url' header: webhooks are disabled on this server (SIDECAR_WEBHOOK_DISABLE)")
+  if (settings.disabled)
+    throw new WebhookHeaderError(
+      400,
+      "Invalid 'Gotenberg-Webhook-Url' header: webhooks are disabled on this server (SIDECAR_WEBHOOK_DISABLE)",
+    )
   const errorUrl = header('gotenberg-webhook-error-url')
-  if (!errorUrl) throw new WebhookHeaderError(400, "Invalid 'Gotenberg-Webhook-Error-Url' header: empty value or header not provided")
+  if (!errorUrl)
+    throw new WebhookHeaderError(
+      400,
+      "Invalid 'Gotenberg-Webhook-Error-Url' header: empty value or header not provided",
+    )
   const forbidden = (name: string, raw: string, policy: UrlPolicy) => {
     try {
       return checkUrl(raw, policy)
     } catch (error) {
-      if (error instanceof UrlRefusedError) throw new WebhookHeaderError(403, `Forbidden: the '${name}' header: ${error.message}`)
+      if (error instanceof UrlRefusedError)
+        throw new WebhookHeaderError(403, `Forbidden: the '${name}' header: ${error.message}`)
       throw error
     }
   }
   const method = (name: string) => {
     const value = header(name).toUpperCase() || 'POST'
-    if (!METHODS.includes(value)) throw new WebhookHeaderError(400, `Invalid '${name}' header value: expected 'POST', 'PATCH' or 'PUT', but got '${value}'`)
+    if (!METHODS.includes(value))
+      throw new WebhookHeaderError(
+        400,
+        `Invalid '${name}' header value: expected 'POST', 'PATCH' or 'PUT', but got '${value}'`,
+      )
     return value
   }
   let extraHeaders: Record<string, string> = {}
@@ -66,11 +82,27 @@ export function readWebhook(headers: Readonly<Record<string, string | string[] |
     try {
       parsed = JSON.parse(extra)
     } catch (error) {
-      throw new WebhookHeaderError(400, `Invalid 'Gotenberg-Webhook-Extra-Http-Headers' header value: ${(error as Error).message}`)
+      throw new WebhookHeaderError(
+        400,
+        `Invalid 'Gotenberg-Webhook-Extra-Http-Headers' header value: ${(error as Error).message}`,
+      )
     }
-    const valid = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) && Object.entries(parsed).every(([key, value]) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) && typeof value === 'string' && !/[\r\n\0]/.test(value))
-    if (!valid) throw new WebhookHeaderError(400, "Invalid 'Gotenberg-Webhook-Extra-Http-Headers' header value: want a JSON object of header names to string values")
-    extraHeaders = Object.fromEntries(Object.entries(parsed as Record<string, string>).filter(([key]) => !OWN_HEADERS.includes(key.toLowerCase())))
+    const valid =
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      !Array.isArray(parsed) &&
+      Object.entries(parsed).every(
+        ([key, value]) =>
+          /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) && typeof value === 'string' && !/[\r\n\0]/.test(value),
+      )
+    if (!valid)
+      throw new WebhookHeaderError(
+        400,
+        "Invalid 'Gotenberg-Webhook-Extra-Http-Headers' header value: want a JSON object of header names to string values",
+      )
+    extraHeaders = Object.fromEntries(
+      Object.entries(parsed as Record<string, string>).filter(([key]) => !OWN_HEADERS.includes(key.toLowerCase())),
+    )
   }
   return {
     url: forbidden('Gotenberg-Webhook-Url', url, settings.policy),
@@ -89,11 +121,24 @@ export interface WebhookResult {
 }
 
 /** One delivery with retries; resolves whether it was accepted (a 2xx or 3xx, as Gotenberg's client counts it). */
-async function deliver(url: URL, method: string, policy: UrlPolicy, headers: Record<string, string>, body: Uint8Array, settings: WebhookSettings): Promise<boolean> {
+async function deliver(
+  url: URL,
+  method: string,
+  policy: UrlPolicy,
+  headers: Record<string, string>,
+  body: Uint8Array,
+  settings: WebhookSettings,
+): Promise<boolean> {
   for (let attempt = 0; ; attempt++) {
     let retryable = true
     try {
-      const answer = await sendRequest(url, policy, { method, headers, body, timeoutMs: settings.timeoutMs, maxBytes: 1024 * 1024 })
+      const answer = await sendRequest(url, policy, {
+        method,
+        headers,
+        body,
+        timeoutMs: settings.timeoutMs,
+        maxBytes: 1024 * 1024,
+      })
       if (answer.status < 400) return true
       retryable = answer.status === 429 || (answer.status >= 500 && answer.status !== 501)
     } catch (error) {
@@ -109,14 +154,29 @@ async function deliver(url: URL, method: string, policy: UrlPolicy, headers: Rec
  * Waits for the conversion and sends its result to the webhook, or its error to the error URL (also when the
  * result could not be delivered). `describe` words an error as the synchronous answer would have.
  */
-export async function sendToWebhook(webhook: Webhook, result: Promise<WebhookResult>, describe: (error: unknown) => [number, string], trace: string, settings: WebhookSettings, log: (entry: Record<string, unknown>) => void): Promise<void> {
+export async function sendToWebhook(
+  webhook: Webhook,
+  result: Promise<WebhookResult>,
+  describe: (error: unknown) => [number, string],
+  trace: string,
+  settings: WebhookSettings,
+  log: (entry: Record<string, unknown>) => void,
+): Promise<void> {
   let failure: unknown
   try {
     const { body, type, disposition } = await result
     const headers = { ...webhook.extraHeaders, 'content-type': type, 'gotenberg-trace': trace }
-    if (!Object.keys(webhook.extraHeaders).some((key) => key.toLowerCase() === 'content-disposition')) Object.assign(headers, { 'content-disposition': disposition })
+    if (!Object.keys(webhook.extraHeaders).some((key) => key.toLowerCase() === 'content-disposition'))
+      Object.assign(headers, { 'content-disposition': disposition })
     if (await deliver(webhook.url, webhook.method, settings.policy, headers, body, settings)) {
-      log({ level: 'info', message: 'request to webhook handled', webhook_url: webhook.url.origin, method: webhook.method, trace, correlation_id: trace })
+      log({
+        level: 'info',
+        message: 'request to webhook handled',
+        webhook_url: webhook.url.origin,
+        method: webhook.method,
+        trace,
+        correlation_id: trace,
+      })
       return
     }
     failure = new Error('the webhook did not accept the result')
@@ -125,6 +185,20 @@ export async function sendToWebhook(webhook: Webhook, result: Promise<WebhookRes
   }
   const [status, message] = describe(failure)
   const body = new TextEncoder().encode(JSON.stringify({ status, message }))
-  const delivered = await deliver(webhook.errorUrl, webhook.errorMethod, settings.errorPolicy, { ...webhook.extraHeaders, 'content-type': 'application/json', 'gotenberg-trace': trace }, body, settings)
-  log({ level: delivered ? 'warn' : 'error', message: delivered ? 'request to webhook with error details handled' : 'send error response to webhook failed', webhook_url: webhook.errorUrl.origin, status, trace, correlation_id: trace })
+  const delivered = await deliver(
+    webhook.errorUrl,
+    webhook.errorMethod,
+    settings.errorPolicy,
+    { ...webhook.extraHeaders, 'content-type': 'application/json', 'gotenberg-trace': trace },
+    body,
+    settings,
+  )
+  log({
+    level: delivered ? 'warn' : 'error',
+    message: delivered ? 'request to webhook with error details handled' : 'send error response to webhook failed',
+    webhook_url: webhook.errorUrl.origin,
+    status,
+    trace,
+    correlation_id: trace,
+  })
 }

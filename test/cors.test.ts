@@ -19,11 +19,22 @@ const routes = [
   ...new Map(
     inspectRoutes(createApp())
       .filter((route) => !route.isMiddleware && route.method !== 'ALL')
-      .map((route) => [`${route.method} ${route.path}`, { method: route.method, path: route.path.replace(/:[A-Za-z_]+(\{[^}]*\})?/g, (name) => (name.startsWith(':part') ? '1' : '0123456789abcdef01234567')) }]),
+      .map((route) => [
+        `${route.method} ${route.path}`,
+        {
+          method: route.method,
+          path: route.path.replace(/:[A-Za-z_]+(\{[^}]*\})?/g, (name) =>
+            name.startsWith(':part') ? '1' : '0123456789abcdef01234567',
+          ),
+        },
+      ]),
   ).values(),
 ]
 
-const preflight = (method: string, headers = 'authorization, content-type, tus-resumable, upload-length, x-d1-bookmark') => ({
+const preflight = (
+  method: string,
+  headers = 'authorization, content-type, tus-resumable, upload-length, x-d1-bookmark',
+) => ({
   headers: { origin: ORIGIN, 'access-control-request-method': method, 'access-control-request-headers': headers },
 })
 
@@ -44,15 +55,29 @@ describe('CORS on every route (default: any origin)', () => {
     expect(await response.text()).toBe('')
   })
 
-  it.each(routes.filter((route) => route.method !== 'OPTIONS'))('lets a script read the answer of $method $path, an error included', async ({ method, path }) => {
-    const response = await call(method, path, { headers: { origin: ORIGIN } })
-    expect(response.headers.get('access-control-allow-origin')).toBe('*')
-    expect(response.headers.get('access-control-expose-headers')).toBe(EXPOSED_HEADERS)
-  })
+  it.each(routes.filter((route) => route.method !== 'OPTIONS'))(
+    'lets a script read the answer of $method $path, an error included',
+    async ({ method, path }) => {
+      const response = await call(method, path, { headers: { origin: ORIGIN } })
+      expect(response.headers.get('access-control-allow-origin')).toBe('*')
+      expect(response.headers.get('access-control-expose-headers')).toBe(EXPOSED_HEADERS)
+    },
+  )
 
   it('exposes what tus, downloads and jobs answer', () => {
     const exposed = EXPOSED_HEADERS.toLowerCase().split(', ')
-    for (const name of ['location', 'upload-offset', 'upload-length', 'tus-resumable', 'tus-version', 'tus-max-size', 'etag', 'content-disposition', 'retry-after', 'x-d1-bookmark']) {
+    for (const name of [
+      'location',
+      'upload-offset',
+      'upload-length',
+      'tus-resumable',
+      'tus-version',
+      'tus-max-size',
+      'etag',
+      'content-disposition',
+      'retry-after',
+      'x-d1-bookmark',
+    ]) {
       expect(exposed).toContain(name)
     }
   })
@@ -87,7 +112,9 @@ describe('CORS_ORIGINS restricts the origins', () => {
   })
 
   it('gives an origin not listed no Access-Control-Allow-Origin, so the browser blocks it', async () => {
-    const answer = await callWithSettings(settings, 'OPTIONS', '/files', { headers: { ...preflight('POST').headers, origin: 'https://evil.example.net' } })
+    const answer = await callWithSettings(settings, 'OPTIONS', '/files', {
+      headers: { ...preflight('POST').headers, origin: 'https://evil.example.net' },
+    })
     expect(answer.status).toBe(204)
     expect(answer.headers.get('access-control-allow-origin')).toBeNull()
     expect(answer.headers.get('access-control-allow-methods')).toBeNull()
@@ -98,6 +125,8 @@ describe('CORS_ORIGINS restricts the origins', () => {
 
   it('refuses a malformed origin at start-up, naming the setting', async () => {
     const { loadConfig } = await import('../worker/config')
-    expect(() => loadConfig({ JWT_SECRET: 'x'.repeat(32), CORS_ORIGINS: 'app.example.com/path' })).toThrow(/CORS_ORIGINS: expected origins like/)
+    expect(() => loadConfig({ JWT_SECRET: 'x'.repeat(32), CORS_ORIGINS: 'app.example.com/path' })).toThrow(
+      /CORS_ORIGINS: expected origins like/,
+    )
   })
 })

@@ -9,7 +9,11 @@ import { BASE } from './support/api'
 
 const SECRET = 'D1_ERROR: no such column: users.password_hash at /srv/edgefloor/worker/db/client.ts:42'
 
-async function fetchFrom(app: { fetch: (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response> }, request: Request, bindings: Env = env) {
+async function fetchFrom(
+  app: { fetch: (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response> },
+  request: Request,
+  bindings: Env = env,
+) {
   const ctx = createExecutionContext()
   const response = await app.fetch(request, bindings, ctx)
   await waitOnExecutionContext(ctx)
@@ -40,7 +44,10 @@ afterEach(() => {
 describe('an unexpected exception in a handler', () => {
   it('answers 500 { message } JSON with the request id, and no message, stack or path of the cause', async () => {
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
-    const response = await fetchFrom(appThrowing(() => new Error(SECRET)), new Request(`${BASE}/failing`, { headers: { 'cf-ray': 'ray-500-test' } }))
+    const response = await fetchFrom(
+      appThrowing(() => new Error(SECRET)),
+      new Request(`${BASE}/failing`, { headers: { 'cf-ray': 'ray-500-test' } }),
+    )
     expect(response.status).toBe(500)
     expect(response.headers.get('content-type')).toContain('application/json')
     expect(response.headers.get('x-request-id')).toBe('ray-500-test')
@@ -61,7 +68,11 @@ describe('an unexpected exception in a handler', () => {
     const response = await fetchFrom(appThrowing(thrown), new Request(`${BASE}/failing`))
     expect(response.status).toBe(500)
     const text = await response.text()
-    expect(JSON.parse(text)).toEqual({ message: 'internal error', code: 'INTERNAL_ERROR', request_id: expect.any(String) })
+    expect(JSON.parse(text)).toEqual({
+      message: 'internal error',
+      code: 'INTERNAL_ERROR',
+      request_id: expect.any(String),
+    })
     expectNoInternals(text)
   })
 
@@ -92,7 +103,11 @@ describe('an unexpected exception in a handler', () => {
     const response = await fetchFrom(createApp(), request, { ...env, DB: failingD1 })
     expect(response.status).toBe(500)
     const text = await response.text()
-    expect(JSON.parse(text)).toEqual({ message: 'internal error', code: 'INTERNAL_ERROR', request_id: expect.any(String) })
+    expect(JSON.parse(text)).toEqual({
+      message: 'internal error',
+      code: 'INTERNAL_ERROR',
+      request_id: expect.any(String),
+    })
     expectNoInternals(text)
   })
 })

@@ -11,7 +11,10 @@ const TIERS: readonly { name: string; files: readonly RegExp[] }[] = [
   // Each deployed Worker's entry and what only an entry runs (the scheduled sweeps, the engine Workers).
   { name: 'entries', files: [/^worker\/(index|consumer|app|sweeps)\.ts$/, /^worker\/engine-workers\//] },
   // HTTP: route files, the OpenAPI document and the route declaration helpers.
-  { name: 'routes', files: [/\/([\w-]+-)?routes\.ts$/, /^worker\/docs\//, /^worker\/(api|allowed-methods|cors|origin)\.ts$/] },
+  {
+    name: 'routes',
+    files: [/\/([\w-]+-)?routes\.ts$/, /^worker\/docs\//, /^worker\/(api|allowed-methods|cors|origin)\.ts$/],
+  },
   { name: 'pipeline/previews', files: [/^worker\/(pipeline|previews)\//, /^worker\/queue\.ts$/] },
   { name: 'files/converters', files: [/^worker\/(files|converters|auth|rules|models|email)\//] },
   { name: 'engines', files: [/^worker\/engines\//] },
@@ -45,7 +48,8 @@ describe('the folder order of worker/', () => {
     const upward: string[] = []
     for (const [file, imports] of graph) {
       for (const target of imports) {
-        if (tierOf(target) < tierOf(file)) upward.push(`${file} (${TIERS[tierOf(file)]?.name}) → ${target} (${TIERS[tierOf(target)]?.name})`)
+        if (tierOf(target) < tierOf(file))
+          upward.push(`${file} (${TIERS[tierOf(file)]?.name}) → ${target} (${TIERS[tierOf(target)]?.name})`)
       }
     }
     expect(upward).toEqual([])
@@ -64,15 +68,17 @@ describe('the folder order of worker/', () => {
     expect(bothWays.map((edge) => `${edge}: ${edges.get(edge)!.join(', ')}`)).toEqual([])
   })
 
-  it('places a folder\'s route files among routes and its other files in the folder\'s tier', () => {
+  it("places a folder's route files among routes and its other files in the folder's tier", () => {
     const tierName = (path: string) => TIERS[tierOf(path)]?.name
-    expect(['worker/files/routes.ts', 'worker/auth/api-key-routes.ts', 'worker/files/records.ts', 'worker/queue.ts', 'worker/db/schema.ts'].map(tierName)).toEqual([
-      'routes',
-      'routes',
-      'files/converters',
-      'pipeline/previews',
-      'db',
-    ])
+    expect(
+      [
+        'worker/files/routes.ts',
+        'worker/auth/api-key-routes.ts',
+        'worker/files/records.ts',
+        'worker/queue.ts',
+        'worker/db/schema.ts',
+      ].map(tierName),
+    ).toEqual(['routes', 'routes', 'files/converters', 'pipeline/previews', 'db'])
   })
 })
 
@@ -93,11 +99,17 @@ describe('owners of tables and of the bucket', () => {
   })
 
   it('reads and writes files and previews only in files/', () => {
-    expect([...importers('files'), ...importers('previews')].filter((path) => !path.startsWith('worker/files/'))).toEqual([])
+    expect(
+      [...importers('files'), ...importers('previews')].filter((path) => !path.startsWith('worker/files/')),
+    ).toEqual([])
   })
 
   it('reaches the bucket only in files/', () => {
-    const calls = Object.entries(sources).filter(([path, source]) => !path.startsWith('worker/files/') && /\b(bucket|BUCKET)\.(get|put|head|list|delete|createMultipartUpload|resumeMultipartUpload)\(/.test(source))
+    const calls = Object.entries(sources).filter(
+      ([path, source]) =>
+        !path.startsWith('worker/files/') &&
+        /\b(bucket|BUCKET)\.(get|put|head|list|delete|createMultipartUpload|resumeMultipartUpload)\(/.test(source),
+    )
     expect(calls.map(([path]) => path)).toEqual([])
   })
 })

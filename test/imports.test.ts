@@ -52,8 +52,15 @@ describe('the import graph of worker/', () => {
         queue.push(next)
       }
     }
-    const engines = [...reached.keys()].filter((path) => path.startsWith('worker/engines/') && path !== 'worker/engines/transcribe/settings.ts')
-    const work = [...reached.keys()].filter((path) => path.startsWith('worker/converters/') && !path.startsWith('worker/converters/catalog/') && !['worker/converters/converter.ts', 'worker/converters/registry.ts'].includes(path))
+    const engines = [...reached.keys()].filter(
+      (path) => path.startsWith('worker/engines/') && path !== 'worker/engines/transcribe/settings.ts',
+    )
+    const work = [...reached.keys()].filter(
+      (path) =>
+        path.startsWith('worker/converters/') &&
+        !path.startsWith('worker/converters/catalog/') &&
+        !['worker/converters/converter.ts', 'worker/converters/registry.ts'].includes(path),
+    )
     expect([...engines, ...work].map((path) => reached.get(path))).toEqual([])
     // The consumer Worker does reach them: the walk above would find them if they were imported.
     expect(graph.get('worker/consumer.ts')).toBeDefined()

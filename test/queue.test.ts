@@ -2,7 +2,13 @@
 // and "256 KB" for the whole batch (developers.cloudflare.com/queues/platform/limits); and the messages it sends,
 // read by kind, those sent before messages had a kind included (still queued while a deploy rolls out).
 import { describe, expect, it } from 'vitest'
-import { messagesByKind, readQueueMessage, SEND_BATCH_MAX_BYTES, SEND_BATCH_MAX_MESSAGES, sendInBatches } from '../worker/queue'
+import {
+  messagesByKind,
+  readQueueMessage,
+  SEND_BATCH_MAX_BYTES,
+  SEND_BATCH_MAX_MESSAGES,
+  sendInBatches,
+} from '../worker/queue'
 
 /** A queue that records each sendBatch call and refuses one past either limit, as the platform does. */
 function recordingQueue() {
@@ -11,7 +17,8 @@ function recordingQueue() {
     async sendBatch(messages: Iterable<MessageSendRequest<unknown>>) {
       const batch = [...messages].map((message) => message.body)
       const bytes = batch.reduce<number>((sum, body) => sum + new TextEncoder().encode(JSON.stringify(body)).length, 0)
-      if (batch.length > SEND_BATCH_MAX_MESSAGES || bytes > SEND_BATCH_MAX_BYTES) throw new Error(`batch of ${batch.length} messages, ${bytes} bytes`)
+      if (batch.length > SEND_BATCH_MAX_MESSAGES || bytes > SEND_BATCH_MAX_BYTES)
+        throw new Error(`batch of ${batch.length} messages, ${bytes} bytes`)
       calls.push(batch)
     },
   } as unknown as Queue<unknown>
@@ -48,8 +55,16 @@ describe('readQueueMessage', () => {
   it.each([
     ['a step', { kind: 'step', jobId: 'j1', stepId: 's1' }, { kind: 'step', jobId: 'j1', stepId: 's1' }],
     ['a step of the shape before kinds', { jobId: 'j1', stepId: 's1' }, { kind: 'step', jobId: 'j1', stepId: 's1' }],
-    ['a drawing', { kind: 'preview', preview: { fileId: 'f1', userId: 'u1', key: 'p/k', params } }, { kind: 'preview', preview: { fileId: 'f1', userId: 'u1', key: 'p/k', params } }],
-    ['a drawing of the shape before kinds', { preview: { fileId: 'f1', userId: 'u1', key: 'p/k', params } }, { kind: 'preview', preview: { fileId: 'f1', userId: 'u1', key: 'p/k', params } }],
+    [
+      'a drawing',
+      { kind: 'preview', preview: { fileId: 'f1', userId: 'u1', key: 'p/k', params } },
+      { kind: 'preview', preview: { fileId: 'f1', userId: 'u1', key: 'p/k', params } },
+    ],
+    [
+      'a drawing of the shape before kinds',
+      { preview: { fileId: 'f1', userId: 'u1', key: 'p/k', params } },
+      { kind: 'preview', preview: { fileId: 'f1', userId: 'u1', key: 'p/k', params } },
+    ],
     ['an unknown kind', { kind: 'sweep', jobId: 'j1', stepId: 's1' }, undefined],
     ['a step without its step', { kind: 'step', jobId: 'j1' }, undefined],
     ['a drawing without its key', { preview: { fileId: 'f1', userId: 'u1', params } }, undefined],
@@ -64,7 +79,14 @@ describe('messagesByKind', () => {
   it('sorts a batch by kind, old shapes with their kind, and acknowledges and retries the delivered messages', () => {
     const done: string[] = []
     const delivered = (id: string, body: unknown) =>
-      ({ id, timestamp: new Date(0), attempts: 2, body, ack: () => done.push(`ack ${id}`), retry: (options?: QueueRetryOptions) => done.push(`retry ${id} ${options?.delaySeconds}`) }) as Message<unknown>
+      ({
+        id,
+        timestamp: new Date(0),
+        attempts: 2,
+        body,
+        ack: () => done.push(`ack ${id}`),
+        retry: (options?: QueueRetryOptions) => done.push(`retry ${id} ${options?.delaySeconds}`),
+      }) as Message<unknown>
     const sorted = messagesByKind([
       delivered('m1', { jobId: 'j1', stepId: 's1' }),
       delivered('m2', { kind: 'preview', preview: { fileId: 'f1', userId: 'u1', key: 'p/k', params } }),
@@ -75,7 +97,9 @@ describe('messagesByKind', () => {
       ['m1', 2, { kind: 'step', jobId: 'j1', stepId: 's1' }],
       ['m3', 2, { kind: 'step', jobId: 'j2', stepId: 's2' }],
     ])
-    expect(sorted.preview.map((message) => [message.id, message.body.kind, message.body.preview.key])).toEqual([['m2', 'preview', 'p/k']])
+    expect(sorted.preview.map((message) => [message.id, message.body.kind, message.body.preview.key])).toEqual([
+      ['m2', 'preview', 'p/k'],
+    ])
     expect(sorted.unreadable.map((message) => message.id)).toEqual(['m4'])
     sorted.step[0]!.ack()
     sorted.preview[0]!.retry({ delaySeconds: 5 })

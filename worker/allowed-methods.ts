@@ -51,7 +51,8 @@ export function methodsByPath(routes: readonly RouteEntry[]): (path: string) => 
   return (path) => {
     patterns ??= build()
     const allowed = new Set<string>()
-    for (const { pattern, methods } of patterns) if (pattern.test(path)) for (const method of methods) allowed.add(method)
+    for (const { pattern, methods } of patterns)
+      if (pattern.test(path)) for (const method of methods) allowed.add(method)
     return [...allowed].sort()
   }
 }

@@ -40,13 +40,20 @@ export function newRouter() {
         code: issue.code,
       }))
       // A refinement may name its own error code (a name's format character: NAME_FORMAT_CHARACTER).
-      const coded = result.error.issues.find((issue) => issue.code === 'custom' && typeof issue.params?.errorCode === 'string')
+      const coded = result.error.issues.find(
+        (issue) => issue.code === 'custom' && typeof issue.params?.errorCode === 'string',
+      )
       if (coded?.code === 'custom') {
         const { errorCode, ...details } = coded.params as { errorCode: ErrorCode }
-        throw new ApiError(errorCode, { message: `${coded.path.join('.')}: ${coded.message}`, details: { ...details, issues } })
+        throw new ApiError(errorCode, {
+          message: `${coded.path.join('.')}: ${coded.message}`,
+          details: { ...details, issues },
+        })
       }
       const first = issues[0]
-      const message = first ? `invalid request: ${first.path ? `${first.path}: ` : ''}${first.message}` : 'invalid request'
+      const message = first
+        ? `invalid request: ${first.path ? `${first.path}: ` : ''}${first.message}`
+        : 'invalid request'
       throw new ApiError('VALIDATION_FAILED', { message, details: { issues } })
     },
   })
@@ -65,7 +72,10 @@ export const ErrorSchema = z
  * without it the document picks the code of that status the description or path names (worker/docs/document.ts).
  */
 export function errorResponse(description: string, code?: ErrorCode) {
-  return { description, content: { 'application/json': { schema: ErrorSchema, ...(code ? { examples: errorExamples(code) } : {}) } } }
+  return {
+    description,
+    content: { 'application/json': { schema: ErrorSchema, ...(code ? { examples: errorExamples(code) } : {}) } },
+  }
 }
 
 export function jsonBody<T extends z.ZodType>(schema: T, description?: string) {
@@ -101,4 +111,9 @@ export const describeRoute = <const R extends RouteConfig>(config: R) =>
 
 /** A route behind the bearer token: tagged, secured, with the 401 answer unless the route words its own. */
 export const securedRoute = <const R extends RouteConfig>(tags: string[], config: R) =>
-  describeRoute({ tags, security: bearerSecurity, ...config, responses: { 401: errorResponse('Missing or invalid token'), ...config.responses } })
+  describeRoute({
+    tags,
+    security: bearerSecurity,
+    ...config,
+    responses: { 401: errorResponse('Missing or invalid token'), ...config.responses },
+  })

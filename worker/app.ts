@@ -51,7 +51,8 @@ export function createApp(options: AppOptions = {}) {
     c.header('x-request-id', requestId)
     // Answers carry accounts, tokens and signed file URLs: no browser or proxy may keep them (login and refresh
     // included), unless a route chose its own caching (downloads, static pages).
-    if (c.res.headers.get('content-type')?.includes('application/json') && !c.res.headers.has('cache-control')) c.header('cache-control', 'no-store')
+    if (c.res.headers.get('content-type')?.includes('application/json') && !c.res.headers.has('cache-control'))
+      c.header('cache-control', 'no-store')
   })
 
   app.use(cors)
@@ -60,7 +61,10 @@ export function createApp(options: AppOptions = {}) {
   const limitJson = bodyLimit({
     maxSize: JSON_BODY_MAX_BYTES,
     onError: () => {
-      throw new ApiError('BODY_TOO_LARGE', { message: `the request body is larger than ${JSON_BODY_MAX_BYTES} bytes`, details: { max_bytes: JSON_BODY_MAX_BYTES } })
+      throw new ApiError('BODY_TOO_LARGE', {
+        message: `the request body is larger than ${JSON_BODY_MAX_BYTES} bytes`,
+        details: { max_bytes: JSON_BODY_MAX_BYTES },
+      })
     },
   })
   app.use(async (c, next) => {
@@ -72,7 +76,9 @@ export function createApp(options: AppOptions = {}) {
   // routes come from runtime configuration (their paths are plain strings), so they are mounted by statement and
   // stay out of the type, which they would otherwise widen to "any path".
   const accounts = app
-    .openapi(serviceStatusRoute, (c) => c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200))
+    .openapi(serviceStatusRoute, (c) =>
+      c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200),
+    )
     .route('/', accountRoutes(options.resources?.models.Users?.values, resourceRouteList))
     .route('/', apiKeyRoutes())
     .route('/', totpRoutes())
@@ -80,15 +86,26 @@ export function createApp(options: AppOptions = {}) {
     .route('/', passkeyRoutes())
   app.route('/', resourceRoutes(resourceRouteList))
   app.route('/', adminRoutes())
-  const routes = accounts.route('/', tusRoutes(autoConvert)).route('/', fileRoutes(autoConvert)).route('/', previewRoutes()).route('/', pipelineRoutes())
+  const routes = accounts
+    .route('/', tusRoutes(autoConvert))
+    .route('/', fileRoutes(autoConvert))
+    .route('/', previewRoutes())
+    .route('/', pipelineRoutes())
 
-  mountDocs(app, { title: 'Edgefloor API', description: 'Accounts, file storage and automatic file conversion at the edge.' })
+  mountDocs(app, {
+    title: 'Edgefloor API',
+    description: 'Accounts, file storage and automatic file conversion at the edge.',
+  })
 
   const allowedMethods = methodsByPath(app.routes)
   app.notFound((c) => {
     const allowed = allowedMethods(c.req.path)
     if (allowed.length === 0) throw new ApiError('NOT_FOUND')
-    throw new ApiError('METHOD_NOT_ALLOWED', { message: `${c.req.method} is not allowed on ${c.req.path}: use ${allowed.join(', ')}`, headers: { allow: allowed.join(', ') }, details: { allow: allowed } })
+    throw new ApiError('METHOD_NOT_ALLOWED', {
+      message: `${c.req.method} is not allowed on ${c.req.path}: use ${allowed.join(', ')}`,
+      headers: { allow: allowed.join(', ') },
+      details: { allow: allowed },
+    })
   })
   app.onError((error, c) => toErrorResponse(error, c.get('requestId') ?? 'unknown'))
   return routes

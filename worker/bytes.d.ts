@@ -7,5 +7,8 @@ interface Uint8Array<TArrayBuffer extends ArrayBufferLike = ArrayBufferLike> {
 
 interface Uint8ArrayConstructor {
   fromHex(text: string): Uint8Array<ArrayBuffer>
-  fromBase64(text: string, options?: { alphabet?: 'base64' | 'base64url'; lastChunkHandling?: 'loose' | 'strict' | 'stop-before-partial' }): Uint8Array<ArrayBuffer>
+  fromBase64(
+    text: string,
+    options?: { alphabet?: 'base64' | 'base64url'; lastChunkHandling?: 'loose' | 'strict' | 'stop-before-partial' },
+  ): Uint8Array<ArrayBuffer>
 }

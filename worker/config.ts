@@ -82,7 +82,8 @@ const oauthProviders = z
     }
     const result = z.array(OAuthProviderSchema).max(20).safeParse(json)
     if (!result.success) {
-      for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: `${issue.path.join('.')}: ${issue.message}` })
+      for (const issue of result.error.issues)
+        ctx.addIssue({ code: 'custom', message: `${issue.path.join('.')}: ${issue.message}` })
       return z.NEVER
     }
     const ids = result.data.map((provider) => provider.id)
@@ -94,133 +95,159 @@ const urlList = z
   .string()
   .default('')
   .transform((value, ctx) => {
-    const urls = value.split(',').map((item) => item.trim()).filter(Boolean)
+    const urls = value
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)
     for (const url of urls) if (!URL.canParse(url)) ctx.addIssue({ code: 'custom', message: `not a URL: ${url}` })
     return urls
   })
 
-export const configSchema = z.object({
-  APP_URL: z.url().default('http://127.0.0.1:8787'),
+export const configSchema = z
+  .object({
+    APP_URL: z.url().default('http://127.0.0.1:8787'),
 
-  // auth
-  JWT_SECRET: z.string().min(32, 'must be at least 32 characters'),
-  JWT_ISSUER: z.string().min(1).default('edgefloor'),
-  JWT_AUDIENCE: z.string().min(1).default('edgefloor'),
-  AUTH_JWT_EXPIRATION_AUTH: duration('7d'),
-  AUTH_JWT_EXPIRATION_VERIFY: duration('24h'),
-  AUTH_JWT_EXPIRATION_RESET: duration('1h'),
-  AUTH_REFRESH_TTL: duration('30d'),
-  AUTH_REGISTRATION_ENABLED: flag(true),
-  AUTH_REQUIRE_EMAIL_VERIFICATION: flag(false),
-  AUTH_DEFAULT_ROLE: z.string().min(1).default('user'),
-  AUTH_RATE_LIMIT_PER_MINUTE: integer(10),
-  AUTH_TRUST_CF_CONNECTING_IP: flag(false),
-  AUTH_OAUTH_PROVIDERS: oauthProviders,
-  AUTH_OAUTH_REDIRECT_URLS: urlList,
-  AUTH_PASSKEY_ORIGINS: urlList,
+    // auth
+    JWT_SECRET: z.string().min(32, 'must be at least 32 characters'),
+    JWT_ISSUER: z.string().min(1).default('edgefloor'),
+    JWT_AUDIENCE: z.string().min(1).default('edgefloor'),
+    AUTH_JWT_EXPIRATION_AUTH: duration('7d'),
+    AUTH_JWT_EXPIRATION_VERIFY: duration('24h'),
+    AUTH_JWT_EXPIRATION_RESET: duration('1h'),
+    AUTH_REFRESH_TTL: duration('30d'),
+    AUTH_REGISTRATION_ENABLED: flag(true),
+    AUTH_REQUIRE_EMAIL_VERIFICATION: flag(false),
+    AUTH_DEFAULT_ROLE: z.string().min(1).default('user'),
+    AUTH_RATE_LIMIT_PER_MINUTE: integer(10),
+    AUTH_TRUST_CF_CONNECTING_IP: flag(false),
+    AUTH_OAUTH_PROVIDERS: oauthProviders,
+    AUTH_OAUTH_REDIRECT_URLS: urlList,
+    AUTH_PASSKEY_ORIGINS: urlList,
 
-  // browsers and proxies
-  /** Origins a browser app may call from (comma-separated `scheme://host[:port]`); empty: any (`*`). */
-  CORS_ORIGINS: z
-    .string()
-    .default('')
-    .transform((value, ctx) => {
-      const origins = value.split(',').map((origin) => origin.trim()).filter(Boolean)
-      for (const origin of origins) {
-        if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
-          ctx.addIssue({ code: 'custom', message: `expected origins like https://app.example.com, got "${origin}"` })
-          return z.NEVER
+    // browsers and proxies
+    /** Origins a browser app may call from (comma-separated `scheme://host[:port]`); empty: any (`*`). */
+    CORS_ORIGINS: z
+      .string()
+      .default('')
+      .transform((value, ctx) => {
+        const origins = value
+          .split(',')
+          .map((origin) => origin.trim())
+          .filter(Boolean)
+        for (const origin of origins) {
+          if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+            ctx.addIssue({ code: 'custom', message: `expected origins like https://app.example.com, got "${origin}"` })
+            return z.NEVER
+          }
         }
-      }
-      return origins
-    }),
-  /** Build the URLs the API answers (tus Location) from X-Forwarded-Host/-Proto or Forwarded: only behind a proxy that sets them. */
-  TRUST_FORWARDED_HOST: flag(false),
+        return origins
+      }),
+    /** Build the URLs the API answers (tus Location) from X-Forwarded-Host/-Proto or Forwarded: only behind a proxy that sets them. */
+    TRUST_FORWARDED_HOST: flag(false),
 
-  // email
-  EMAIL_PROVIDER: z.enum(['console', 'mailchannels']).default('console'),
-  EMAIL_FROM: z.string().min(3).default('Edgefloor <no-reply@edgefloor.local>'),
-  MAILCHANNELS_API_URL: z.url().default('https://api.mailchannels.net/tx/v1/send'),
-  MAILCHANNELS_API_KEY: optionalText,
+    // email
+    EMAIL_PROVIDER: z.enum(['console', 'mailchannels']).default('console'),
+    EMAIL_FROM: z.string().min(3).default('Edgefloor <no-reply@edgefloor.local>'),
+    MAILCHANNELS_API_URL: z.url().default('https://api.mailchannels.net/tx/v1/send'),
+    MAILCHANNELS_API_KEY: optionalText,
 
-  // files
-  // The largest request body Cloudflare passes to a Worker on the zone's plan: 100 MB on Free and Pro, 200 MB on
-  // Business, 500 MB on Enterprise (Workers limits, "Request limits"); read as decimal megabytes, the smaller reading.
-  REQUEST_MAX_BYTES: integer(100_000_000, 1),
-  FILES_MAX_BYTES: integer(95 * MiB, 1),
-  FILES_MAX_RESUMABLE_BYTES: integer(5 * 1024 * MiB, 1),
-  // R2 wants every part but the last to have at least 5 MiB, and none more than 5 GiB; one part is one request.
-  FILES_MAX_PART_BYTES: z.coerce.number().int().min(5 * MiB).max(5 * 1024 * MiB).default(95 * MiB),
-  FILES_URL_TTL: duration('1h'),
-  // An unfinished resumable or tus upload is aborted this long after its last bytes arrived (scheduled sweep).
-  FILES_UPLOAD_TTL: duration('24h'),
-  FILES_QUOTA_BYTES: integer(0),
-  FILES_AUTO_CONVERT: flag(false),
+    // files
+    // The largest request body Cloudflare passes to a Worker on the zone's plan: 100 MB on Free and Pro, 200 MB on
+    // Business, 500 MB on Enterprise (Workers limits, "Request limits"); read as decimal megabytes, the smaller reading.
+    REQUEST_MAX_BYTES: integer(100_000_000, 1),
+    FILES_MAX_BYTES: integer(95 * MiB, 1),
+    FILES_MAX_RESUMABLE_BYTES: integer(5 * 1024 * MiB, 1),
+    // R2 wants every part but the last to have at least 5 MiB, and none more than 5 GiB; one part is one request.
+    FILES_MAX_PART_BYTES: z.coerce
+      .number()
+      .int()
+      .min(5 * MiB)
+      .max(5 * 1024 * MiB)
+      .default(95 * MiB),
+    FILES_URL_TTL: duration('1h'),
+    // An unfinished resumable or tus upload is aborted this long after its last bytes arrived (scheduled sweep).
+    FILES_UPLOAD_TTL: duration('24h'),
+    FILES_QUOTA_BYTES: integer(0),
+    FILES_AUTO_CONVERT: flag(false),
 
-  // conversion pipeline
-  CONVERT_WAIT_MS: integer(60_000),
-  CONVERT_PAGES_PER_STEP: integer(10, 1),
-  // previews: drawn by the consumer Worker; a request waits this long for a new one before answering 202, and a
-  // preview that failed answers its reason for PREVIEW_FAILURE_TTL before it is drawn again
-  PREVIEW_WAIT_MS: integer(10_000),
-  PREVIEW_FAILURE_TTL: duration('1h'),
-  WEBHOOK_ALLOW_HTTP: flag(false),
-  /** Hosts a callback_url may name although they are loopback or private (comma-separated; for tests). */
-  WEBHOOK_ALLOWED_HOSTS: z
-    .string()
-    .default('')
-    .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter(Boolean)),
-  /** The DNS-over-HTTPS JSON endpoint callback_url names are resolved with, to refuse special-use addresses; empty: not resolved. */
-  WEBHOOK_DNS_URL: z.union([z.literal(''), z.url()]).default('https://cloudflare-dns.com/dns-query'),
+    // conversion pipeline
+    CONVERT_WAIT_MS: integer(60_000),
+    CONVERT_PAGES_PER_STEP: integer(10, 1),
+    // previews: drawn by the consumer Worker; a request waits this long for a new one before answering 202, and a
+    // preview that failed answers its reason for PREVIEW_FAILURE_TTL before it is drawn again
+    PREVIEW_WAIT_MS: integer(10_000),
+    PREVIEW_FAILURE_TTL: duration('1h'),
+    WEBHOOK_ALLOW_HTTP: flag(false),
+    /** Hosts a callback_url may name although they are loopback or private (comma-separated; for tests). */
+    WEBHOOK_ALLOWED_HOSTS: z
+      .string()
+      .default('')
+      .transform((value) =>
+        value
+          .split(',')
+          .map((host) => host.trim().toLowerCase())
+          .filter(Boolean),
+      ),
+    /** The DNS-over-HTTPS JSON endpoint callback_url names are resolved with, to refuse special-use addresses; empty: not resolved. */
+    WEBHOOK_DNS_URL: z.union([z.literal(''), z.url()]).default('https://cloudflare-dns.com/dns-query'),
 
-  // image → PNG
-  IMAGE_MAX_BYTES: integer(50 * MiB, 1),
-  IMAGE_MAX_PIXELS: integer(12_000_000, 1),
-  IMAGE_MAX_SIDE: integer(20_000, 1),
-  IMAGE_MAX_DIMENSION: integer(0),
+    // image → PNG
+    IMAGE_MAX_BYTES: integer(50 * MiB, 1),
+    IMAGE_MAX_PIXELS: integer(12_000_000, 1),
+    IMAGE_MAX_SIDE: integer(20_000, 1),
+    IMAGE_MAX_DIMENSION: integer(0),
 
-  // PDF → PNG
-  PDF_DPI: integer(150, 10),
-  PDF_MAX_PAGES: integer(1000, 1),
-  PDF_MAX_PAGE_PIXELS: integer(2_200_000, 1),
-  PDF_MAX_BYTES: integer(24 * MiB, 1),
-  PDF_MAX_IMAGE_PIXELS: integer(12_000_000, 1),
+    // PDF → PNG
+    PDF_DPI: integer(150, 10),
+    PDF_MAX_PAGES: integer(1000, 1),
+    PDF_MAX_PAGE_PIXELS: integer(2_200_000, 1),
+    PDF_MAX_BYTES: integer(24 * MiB, 1),
+    PDF_MAX_IMAGE_PIXELS: integer(12_000_000, 1),
 
-  // text → PNG
-  TEXT_MAX_BYTES: integer(5 * MiB, 1),
-  TEXT_MAX_PAGES: integer(200, 1),
-  TEXT_FONTS_PREFIX: z.string().default('fonts/'),
+    // text → PNG
+    TEXT_MAX_BYTES: integer(5 * MiB, 1),
+    TEXT_MAX_PAGES: integer(200, 1),
+    TEXT_FONTS_PREFIX: z.string().default('fonts/'),
 
-  // Office → PDF (Gotenberg-compatible sidecar)
-  GOTENBERG_URL: z.url().default('http://127.0.0.1:3000'),
-  GOTENBERG_USERNAME: optionalText,
-  GOTENBERG_PASSWORD: optionalText,
-  // A Cloudflare Access service token, for a sidecar behind Cloudflare Tunnel (the secret as a secret).
-  GOTENBERG_ACCESS_CLIENT_ID: optionalText,
-  GOTENBERG_ACCESS_CLIENT_SECRET: optionalText,
-  GOTENBERG_TIMEOUT_MS: integer(120_000, 1),
-  OFFICE_MAX_BYTES: integer(50 * MiB, 1),
+    // Office → PDF (Gotenberg-compatible sidecar)
+    GOTENBERG_URL: z.url().default('http://127.0.0.1:3000'),
+    GOTENBERG_USERNAME: optionalText,
+    GOTENBERG_PASSWORD: optionalText,
+    // A Cloudflare Access service token, for a sidecar behind Cloudflare Tunnel (the secret as a secret).
+    GOTENBERG_ACCESS_CLIENT_ID: optionalText,
+    GOTENBERG_ACCESS_CLIENT_SECRET: optionalText,
+    GOTENBERG_TIMEOUT_MS: integer(120_000, 1),
+    OFFICE_MAX_BYTES: integer(50 * MiB, 1),
 
-  // audio → text
-  TRANSCRIBE_PROVIDER: z.enum(['auto', 'workers-ai', 'openai']).default('auto'),
-  TRANSCRIBE_MODEL: z.string().default('@cf/openai/whisper-large-v3-turbo'),
-  TRANSCRIBE_URL: optionalText,
-  TRANSCRIBE_API_KEY: optionalText,
-  AUDIO_MAX_BYTES: integer(32 * MiB, 1),
-  AUDIO_CHUNK_BYTES: integer(0),
-  AUDIO_MAX_SECONDS: integer(4 * 3600, 1),
-}).superRefine((config, ctx) => {
-  // Limits the platform cannot serve are refused at start-up, not met by a client as the edge's HTML 413.
-  const { REQUEST_MAX_BYTES, FILES_MAX_BYTES, FILES_MAX_PART_BYTES } = config
-  if (FILES_MAX_BYTES + MULTIPART_OVERHEAD_BYTES > REQUEST_MAX_BYTES) {
-    ctx.addIssue({ code: 'custom', path: ['FILES_MAX_BYTES'], message: `${FILES_MAX_BYTES} and ${MULTIPART_OVERHEAD_BYTES} bytes of multipart overhead do not fit one request body (REQUEST_MAX_BYTES ${REQUEST_MAX_BYTES})` })
-  }
-  if (FILES_MAX_PART_BYTES > REQUEST_MAX_BYTES) {
-    ctx.addIssue({ code: 'custom', path: ['FILES_MAX_PART_BYTES'], message: `a part of ${FILES_MAX_PART_BYTES} bytes does not fit one request body (REQUEST_MAX_BYTES ${REQUEST_MAX_BYTES})` })
-  }
-  const problem = gotenbergUrlProblem(config)
-  if (problem) ctx.addIssue({ code: 'custom', path: ['GOTENBERG_URL'], message: problem })
-})
+    // audio → text
+    TRANSCRIBE_PROVIDER: z.enum(['auto', 'workers-ai', 'openai']).default('auto'),
+    TRANSCRIBE_MODEL: z.string().default('@cf/openai/whisper-large-v3-turbo'),
+    TRANSCRIBE_URL: optionalText,
+    TRANSCRIBE_API_KEY: optionalText,
+    AUDIO_MAX_BYTES: integer(32 * MiB, 1),
+    AUDIO_CHUNK_BYTES: integer(0),
+    AUDIO_MAX_SECONDS: integer(4 * 3600, 1),
+  })
+  .superRefine((config, ctx) => {
+    // Limits the platform cannot serve are refused at start-up, not met by a client as the edge's HTML 413.
+    const { REQUEST_MAX_BYTES, FILES_MAX_BYTES, FILES_MAX_PART_BYTES } = config
+    if (FILES_MAX_BYTES + MULTIPART_OVERHEAD_BYTES > REQUEST_MAX_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FILES_MAX_BYTES'],
+        message: `${FILES_MAX_BYTES} and ${MULTIPART_OVERHEAD_BYTES} bytes of multipart overhead do not fit one request body (REQUEST_MAX_BYTES ${REQUEST_MAX_BYTES})`,
+      })
+    }
+    if (FILES_MAX_PART_BYTES > REQUEST_MAX_BYTES) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['FILES_MAX_PART_BYTES'],
+        message: `a part of ${FILES_MAX_PART_BYTES} bytes does not fit one request body (REQUEST_MAX_BYTES ${REQUEST_MAX_BYTES})`,
+      })
+    }
+    const problem = gotenbergUrlProblem(config)
+    if (problem) ctx.addIssue({ code: 'custom', path: ['GOTENBERG_URL'], message: problem })
+  })
 
 export type Config = z.output<typeof configSchema>
 
@@ -235,12 +262,25 @@ export function isLoopbackUrl(url: string): boolean {
  * credentials cross the internet), and with credentials (basic auth or an Access service token, whole) so that no
  * one else converts on it. Loopback stays open: the local sidecar, and a Container reached through its binding.
  */
-function gotenbergUrlProblem(config: { GOTENBERG_URL: string; GOTENBERG_USERNAME?: string; GOTENBERG_ACCESS_CLIENT_ID?: string; GOTENBERG_ACCESS_CLIENT_SECRET?: string }): string | undefined {
-  const { GOTENBERG_URL: url, GOTENBERG_USERNAME: username, GOTENBERG_ACCESS_CLIENT_ID: id, GOTENBERG_ACCESS_CLIENT_SECRET: secret } = config
-  if (!id !== !secret) return 'GOTENBERG_ACCESS_CLIENT_ID and GOTENBERG_ACCESS_CLIENT_SECRET go together: set both, or neither'
+function gotenbergUrlProblem(config: {
+  GOTENBERG_URL: string
+  GOTENBERG_USERNAME?: string
+  GOTENBERG_ACCESS_CLIENT_ID?: string
+  GOTENBERG_ACCESS_CLIENT_SECRET?: string
+}): string | undefined {
+  const {
+    GOTENBERG_URL: url,
+    GOTENBERG_USERNAME: username,
+    GOTENBERG_ACCESS_CLIENT_ID: id,
+    GOTENBERG_ACCESS_CLIENT_SECRET: secret,
+  } = config
+  if (!id !== !secret)
+    return 'GOTENBERG_ACCESS_CLIENT_ID and GOTENBERG_ACCESS_CLIENT_SECRET go together: set both, or neither'
   if (isLoopbackUrl(url)) return undefined
-  if (new URL(url).protocol !== 'https:') return `must be https:// for a sidecar that is not on this machine (got ${new URL(url).origin}): documents and credentials would cross the network in clear`
-  if (!username && !id) return 'a sidecar that is not on this machine needs credentials: GOTENBERG_USERNAME and GOTENBERG_PASSWORD, or GOTENBERG_ACCESS_CLIENT_ID and GOTENBERG_ACCESS_CLIENT_SECRET'
+  if (new URL(url).protocol !== 'https:')
+    return `must be https:// for a sidecar that is not on this machine (got ${new URL(url).origin}): documents and credentials would cross the network in clear`
+  if (!username && !id)
+    return 'a sidecar that is not on this machine needs credentials: GOTENBERG_USERNAME and GOTENBERG_PASSWORD, or GOTENBERG_ACCESS_CLIENT_ID and GOTENBERG_ACCESS_CLIENT_SECRET'
   return undefined
 }
 

@@ -12,14 +12,19 @@ import { runSweeps } from './sweeps'
 
 /** The bindings wrangler.consumer.toml gives: the API's, less the static files and the rate limiter, the engine
  * Workers, and the sidecar Container when it is configured. */
-export type ConsumerEnv = Omit<Env, 'ASSETS' | 'RATE_LIMITER'> & EngineBindings & { GOTENBERG_CONTAINER?: DurableObjectNamespace }
+export type ConsumerEnv = Omit<Env, 'ASSETS' | 'RATE_LIMITER'> &
+  EngineBindings & { GOTENBERG_CONTAINER?: DurableObjectNamespace }
 
 export { GotenbergContainer } from './engines/gotenberg-container'
 
 /** One sidecar container serves every conversion (its SIDECAR_PROCESSES LibreOffices share the load). */
 const sidecarStub = (namespace: DurableObjectNamespace | undefined) => namespace?.get(namespace.idFromName('sidecar'))
 
-function pipelineDeps(env: Omit<ConsumerEnv, keyof EngineBindings>, ctx: ExecutionContext, engines: Engines): PipelineDeps {
+function pipelineDeps(
+  env: Omit<ConsumerEnv, keyof EngineBindings>,
+  ctx: ExecutionContext,
+  engines: Engines,
+): PipelineDeps {
   return {
     engines,
     db: openDatabase(env.DB),
@@ -45,12 +50,16 @@ export function consumerHandlers<E extends Omit<ConsumerEnv, keyof EngineBinding
     async queue(batch, env, ctx) {
       const deps = pipelineDeps(env, ctx, enginesOf(env))
       const { step, preview, unreadable } = messagesByKind(batch.messages)
-      const run = batch.queue.endsWith('-dlq') ? { step: consumeDeadLetters, preview: previewDeadLetters } : { step: consumeConversions, preview: consumePreviews }
+      const run = batch.queue.endsWith('-dlq')
+        ? { step: consumeDeadLetters, preview: previewDeadLetters }
+        : { step: consumeConversions, preview: consumePreviews }
       await run.preview(preview, deps)
       await run.step(step, deps)
       // No version of the producer sent these: a retry cannot make them readable.
       for (const message of unreadable) {
-        console.warn(JSON.stringify({ level: 'warn', queue: batch.queue, message: message.id, error: 'unreadable queue message' }))
+        console.warn(
+          JSON.stringify({ level: 'warn', queue: batch.queue, message: message.id, error: 'unreadable queue message' }),
+        )
         message.ack()
       }
     },

@@ -16,7 +16,10 @@ export const ERRORS = {
   FILE_MISSING: { status: 400, message: 'the request has no file' },
   SIZE_MISMATCH: { status: 400, message: "the file's size does not match the declared size" },
   UPLOAD_INCOMPLETE: { status: 400, message: 'the upload is incomplete' },
-  PART_SIZE_MISMATCH: { status: 400, message: 'every part but the last must have part_bytes bytes, and the last no more' },
+  PART_SIZE_MISMATCH: {
+    status: 400,
+    message: 'every part but the last must have part_bytes bytes, and the last no more',
+  },
   CHECKSUM_UNSUPPORTED: { status: 400, message: 'the checksum algorithm is not supported' },
   NAME_FORMAT_CHARACTER: { status: 400, message: 'the name contains an invisible format character' },
   CALLBACK_URL_REFUSED: { status: 400, message: 'callback_url is not an allowed https URL' },
@@ -30,7 +33,10 @@ export const ERRORS = {
   REFRESH_TOKEN_REUSED: { status: 401, message: 'refresh token reuse detected: the session was revoked' },
   FILE_LINK_INVALID: { status: 401, message: 'the file link is invalid or has expired' },
   EVENTS_LINK_INVALID: { status: 401, message: 'the job events link is invalid or has expired' },
-  SECOND_FACTOR_REQUIRED: { status: 401, message: 'a second factor is required: send a code with second_factor_token to POST /auth/login/totp' },
+  SECOND_FACTOR_REQUIRED: {
+    status: 401,
+    message: 'a second factor is required: send a code with second_factor_token to POST /auth/login/totp',
+  },
   SECOND_FACTOR_INVALID: { status: 401, message: 'the code is wrong, expired or already used' },
   OAUTH_FAILED: { status: 401, message: "the provider's answer could not be verified" },
   PASSKEY_INVALID: { status: 401, message: 'the passkey could not be verified' },
@@ -38,7 +44,10 @@ export const ERRORS = {
   EMAIL_NOT_VERIFIED: { status: 403, message: 'email address not verified' },
   FORBIDDEN: { status: 403, message: 'not allowed' },
   INSUFFICIENT_SCOPE: { status: 403, message: "the API key's scopes do not allow this request" },
-  CONFIRMATION_REQUIRED: { status: 403, message: 'confirm with current_password (an account without a password: sign in again first)' },
+  CONFIRMATION_REQUIRED: {
+    status: 403,
+    message: 'confirm with current_password (an account without a password: sign in again first)',
+  },
   CURRENT_PASSWORD_INCORRECT: { status: 403, message: 'the current password is wrong' },
   NOT_FOUND: { status: 404, message: 'not found' },
   USER_NOT_FOUND: { status: 404, message: 'user not found' },
@@ -56,16 +65,25 @@ export const ERRORS = {
   ALREADY_VERIFIED: { status: 409, message: 'email address already verified' },
   TOTP_ALREADY_ENABLED: { status: 409, message: 'a TOTP second factor is already enabled; remove it first' },
   TOTP_NOT_ENABLED: { status: 409, message: 'no TOTP second factor is enabled' },
-  OAUTH_ACCOUNT_EXISTS: { status: 409, message: 'an account with this email exists; sign in to it and link the provider there' },
+  OAUTH_ACCOUNT_EXISTS: {
+    status: 409,
+    message: 'an account with this email exists; sign in to it and link the provider there',
+  },
   OAUTH_IDENTITY_TAKEN: { status: 409, message: 'this provider account is linked to another account' },
   PASSKEY_LIMIT_REACHED: { status: 409, message: 'too many passkeys; remove one first' },
   API_KEY_LIMIT_REACHED: { status: 409, message: 'too many API keys; revoke one first' },
   JOB_NOT_FAILED: { status: 409, message: 'only a failed job can be retried' },
   JOB_ALREADY_RUNNING: { status: 409, message: 'an equal conversion of this file is queued or running' },
-  FILE_REPLACED_MEANWHILE: { status: 409, message: 'the file was replaced meanwhile by another request; read it again' },
+  FILE_REPLACED_MEANWHILE: {
+    status: 409,
+    message: 'the file was replaced meanwhile by another request; read it again',
+  },
   UPLOAD_OFFSET_MISMATCH: { status: 409, message: "the request's Upload-Offset is not the upload's offset" },
   UPLOAD_COMPLETED: { status: 409, message: 'the upload was completed by another request' },
-  PRECONDITION_FAILED: { status: 412, message: "the file does not match the request's If-Match or If-Unmodified-Since" },
+  PRECONDITION_FAILED: {
+    status: 412,
+    message: "the file does not match the request's If-Match or If-Unmodified-Since",
+  },
   TUS_VERSION_UNSUPPORTED: { status: 412, message: 'this server speaks tus 1.0.0' },
   BODY_TOO_LARGE: { status: 413, message: 'the request body is too large' },
   FILE_TOO_LARGE: { status: 413, message: 'the file is too large' },
@@ -142,10 +160,14 @@ export function toErrorResponse(error: unknown, requestId: string): Response {
     return Response.json({ message: ERRORS[code].message, code }, { status: error.status })
   }
   logError(requestId, error)
-  return Response.json({ message: ERRORS.INTERNAL_ERROR.message, code: 'INTERNAL_ERROR', request_id: requestId }, { status: 500 })
+  return Response.json(
+    { message: ERRORS.INTERNAL_ERROR.message, code: 'INTERNAL_ERROR', request_id: requestId },
+    { status: 500 },
+  )
 }
 
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}${error.cause ? ` (cause: ${describeError(error.cause)})` : ''}`
+  if (error instanceof Error)
+    return `${error.name}: ${error.message}${error.cause ? ` (cause: ${describeError(error.cause)})` : ''}`
   return String(error)
 }

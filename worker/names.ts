@@ -33,5 +33,9 @@ export function formatCharacterMessage(field: string, codePoint: string): string
 /** 400 NAME_FORMAT_CHARACTER for a name with a format character it may not hold. */
 export function checkName(field: string, name: string): void {
   const codePoint = forbiddenFormatCharacter(name)
-  if (codePoint) throw new ApiError('NAME_FORMAT_CHARACTER', { message: formatCharacterMessage(field, codePoint), details: { character: codePoint } })
+  if (codePoint)
+    throw new ApiError('NAME_FORMAT_CHARACTER', {
+      message: formatCharacterMessage(field, codePoint),
+      details: { character: codePoint },
+    })
 }

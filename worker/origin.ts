@@ -10,7 +10,8 @@ const PROTO = /^https?$/i
 /** The last comma-separated value: the one the proxy nearest the Worker added (earlier ones came from its client). */
 const lastValue = (header: string | null) => header?.split(',').at(-1)?.trim() || undefined
 
-const unquote = (value: string) => (value.startsWith('"') && value.endsWith('"') && value.length >= 2 ? value.slice(1, -1).replace(/\\(.)/g, '$1') : value)
+const unquote = (value: string) =>
+  value.startsWith('"') && value.endsWith('"') && value.length >= 2 ? value.slice(1, -1).replace(/\\(.)/g, '$1') : value
 
 /**
  * RFC 7239 section 4: `Forwarded: for=192.0.2.60;proto=http;by=203.0.113.43;host=example.com`, elements separated by

@@ -14,7 +14,12 @@ export interface StepMessage {
 /** Draw one preview (worker/previews/draw.ts). */
 export interface PreviewMessage {
   readonly kind: 'preview'
-  readonly preview: { readonly fileId: string; readonly userId: string; readonly key: string; readonly params: PreviewParams }
+  readonly preview: {
+    readonly fileId: string
+    readonly userId: string
+    readonly key: string
+    readonly params: PreviewParams
+  }
 }
 
 export type QueueMessage = StepMessage | PreviewMessage
@@ -36,9 +41,18 @@ export function readQueueMessage(body: unknown): QueueMessage | undefined {
   if (typeof body !== 'object' || body === null) return undefined
   const fields = body as Record<string, unknown>
   const kind = fields.kind ?? ('preview' in fields ? 'preview' : 'step')
-  if (kind === 'step' && isText(fields.jobId) && isText(fields.stepId)) return { kind, jobId: fields.jobId, stepId: fields.stepId }
+  if (kind === 'step' && isText(fields.jobId) && isText(fields.stepId))
+    return { kind, jobId: fields.jobId, stepId: fields.stepId }
   const preview = fields.preview as Record<string, unknown> | undefined
-  if (kind === 'preview' && typeof preview === 'object' && preview !== null && isText(preview.fileId) && isText(preview.userId) && isText(preview.key) && typeof preview.params === 'object') {
+  if (
+    kind === 'preview' &&
+    typeof preview === 'object' &&
+    preview !== null &&
+    isText(preview.fileId) &&
+    isText(preview.userId) &&
+    isText(preview.key) &&
+    typeof preview.params === 'object'
+  ) {
     return { kind, preview: preview as PreviewMessage['preview'] }
   }
   return undefined
@@ -53,7 +67,13 @@ export function messagesByKind(messages: readonly Message<unknown>[]): MessagesB
       sorted.unreadable.push(message)
       continue
     }
-    const delivered = { id: message.id, timestamp: message.timestamp, attempts: message.attempts, ack: () => message.ack(), retry: (options?: QueueRetryOptions) => message.retry(options) }
+    const delivered = {
+      id: message.id,
+      timestamp: message.timestamp,
+      attempts: message.attempts,
+      ack: () => message.ack(),
+      retry: (options?: QueueRetryOptions) => message.retry(options),
+    }
     if (body.kind === 'step') sorted.step.push({ ...delivered, body })
     else sorted.preview.push({ ...delivered, body })
   }

@@ -29,13 +29,26 @@ function sealingKey(config: Config, purpose: string): Promise<CryptoKey> {
 /** `iv.ciphertext`, both base64. */
 export async function sealBytes(config: Config, purpose: string, ownerId: string, plain: Uint8Array): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12))
-  const cipher = await crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: encoder.encode(ownerId) }, await sealingKey(config, purpose), plain)
+  const cipher = await crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv, additionalData: encoder.encode(ownerId) },
+    await sealingKey(config, purpose),
+    plain,
+  )
   return `${iv.toBase64()}.${new Uint8Array(cipher).toBase64()}`
 }
 
 /** The bytes sealed by sealBytes for this purpose and owner; throws when they do not open. */
-export async function openSealed(config: Config, purpose: string, ownerId: string, sealed: string): Promise<Uint8Array> {
+export async function openSealed(
+  config: Config,
+  purpose: string,
+  ownerId: string,
+  sealed: string,
+): Promise<Uint8Array> {
   const [iv, cipher] = sealed.split('.')
-  const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: Uint8Array.fromBase64(iv ?? ''), additionalData: encoder.encode(ownerId) }, await sealingKey(config, purpose), Uint8Array.fromBase64(cipher ?? ''))
+  const plain = await crypto.subtle.decrypt(
+    { name: 'AES-GCM', iv: Uint8Array.fromBase64(iv ?? ''), additionalData: encoder.encode(ownerId) },
+    await sealingKey(config, purpose),
+    Uint8Array.fromBase64(cipher ?? ''),
+  )
   return new Uint8Array(plain)
 }

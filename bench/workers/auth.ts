@@ -13,7 +13,9 @@ bench.get('/__bench/hash', async (c) => {
 
 export default {
   fetch(request, env, ctx) {
-    return new URL(request.url).pathname.startsWith('/__bench/') ? bench.fetch(request, env, ctx) : worker.fetch(request, env, ctx)
+    return new URL(request.url).pathname.startsWith('/__bench/')
+      ? bench.fetch(request, env, ctx)
+      : worker.fetch(request, env, ctx)
   },
 } satisfies ExportedHandler<Env>
 

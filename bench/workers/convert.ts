@@ -5,7 +5,14 @@ import { encode as encodeSquooshPng } from '@jsquash/png/codec/pkg/squoosh_png.j
 import { Hono } from 'hono'
 import { loadConfig } from '../../worker/config'
 import { ERRORS } from '../../worker/errors'
-import { ConversionError, settingsFor, type ConversionContext, type ConversionInput, type ConversionOutput, type Converter } from '../../worker/converters/converter'
+import {
+  ConversionError,
+  settingsFor,
+  type ConversionContext,
+  type ConversionInput,
+  type ConversionOutput,
+  type Converter,
+} from '../../worker/converters/converter'
 import { runnableConverter } from '../../worker/converters/runnable'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
@@ -38,7 +45,9 @@ WebAssembly.instantiate = (async (source: WebAssembly.Module, imports?: WebAssem
 }) as typeof WebAssembly.instantiate
 
 function wasmBytes(instance: WebAssembly.Instance): number {
-  const memories = Object.values(instance.exports).filter((value): value is WebAssembly.Memory => value instanceof WebAssembly.Memory)
+  const memories = Object.values(instance.exports).filter(
+    (value): value is WebAssembly.Memory => value instanceof WebAssembly.Memory,
+  )
   return memories.reduce((sum, memory) => sum + memory.buffer.byteLength, 0)
 }
 
@@ -56,7 +65,11 @@ function benchInput(name: string, bytes: Uint8Array): ConversionInput {
 }
 
 /** Every output of the converter, part after part, as the pipeline would run them. */
-async function* convertAll(converter: Converter, input: ConversionInput, context: ConversionContext): AsyncGenerator<ConversionOutput> {
+async function* convertAll(
+  converter: Converter,
+  input: ConversionInput,
+  context: ConversionContext,
+): AsyncGenerator<ConversionOutput> {
   for await (const held of convertHeld(converter, input, context, false)) yield* held
 }
 
@@ -65,7 +78,12 @@ async function* convertAll(converter: Converter, input: ConversionInput, context
  * a whole part at a time, as when `convert` answered an array (the pipeline's memory before, for a before/after
  * figure from the same code).
  */
-async function* convertHeld(converter: Converter, input: ConversionInput, context: ConversionContext, holdParts: boolean): AsyncGenerator<ConversionOutput[]> {
+async function* convertHeld(
+  converter: Converter,
+  input: ConversionInput,
+  context: ConversionContext,
+  holdParts: boolean,
+): AsyncGenerator<ConversionOutput[]> {
   const plan = converter.plan ? await converter.plan(input, context) : undefined
   for (const part of plan?.parts ?? [undefined]) {
     const held: ConversionOutput[] = []
@@ -77,7 +95,8 @@ async function* convertHeld(converter: Converter, input: ConversionInput, contex
   }
 }
 
-const bytesOf = async (output: ConversionOutput) => (output.body instanceof Uint8Array ? output.body : new Uint8Array(await new Response(output.body).arrayBuffer()))
+const bytesOf = async (output: ConversionOutput) =>
+  output.body instanceof Uint8Array ? output.body : new Uint8Array(await new Response(output.body).arrayBuffer())
 
 // ?hold=parts holds each part's outputs together (as the pipeline did); peakHeldBytes is the most output bytes
 // alive at once in the consumer.
@@ -89,7 +108,12 @@ bench.post('/__bench/convert/:converter', async (c) => {
   let outputBytes = 0
   let peakHeldBytes = 0
   try {
-    for await (const held of convertHeld(converter, input, { jobId: 'bench', settings: settingsFor(converter, loadConfig(c.env)), options: {} }, c.req.query('hold') === 'parts')) {
+    for await (const held of convertHeld(
+      converter,
+      input,
+      { jobId: 'bench', settings: settingsFor(converter, loadConfig(c.env)), options: {} },
+      c.req.query('hold') === 'parts',
+    )) {
       let heldBytes = 0
       for (const output of held) heldBytes += (await bytesOf(output)).byteLength
       outputs += held.length
@@ -98,7 +122,8 @@ bench.post('/__bench/convert/:converter', async (c) => {
     }
   } catch (error) {
     // A refused input answers as the API would (its 4xx and reason), without the dev server's error page.
-    if (error instanceof ConversionError) return c.json({ message: error.message, code: error.code }, ERRORS[error.code].status)
+    if (error instanceof ConversionError)
+      return c.json({ message: error.message, code: error.code }, ERRORS[error.code].status)
     throw error
   }
   // Engines keep one instance per isolate and memory never shrinks: the largest heap so far is the peak.
@@ -115,7 +140,11 @@ bench.post('/__bench/png-encoders/prepare/:converter', async (c) => {
   if (!converter) return c.json({ message: 'no such converter' }, 404)
   const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
   prepared = []
-  for await (const output of convertAll(converter, input, { jobId: 'bench', settings: settingsFor(converter, loadConfig(c.env)), options: {} })) {
+  for await (const output of convertAll(converter, input, {
+    jobId: 'bench',
+    settings: settingsFor(converter, loadConfig(c.env)),
+    options: {},
+  })) {
     // Also initialises the Squoosh PNG module. A few pages only: 24 decoded A4 pages would be 200 MB.
     if (prepared.length < PREPARED_PAGES) prepared.push(await decodeImage(await bytesOf(output), OUTPUT_LIMITS))
   }
@@ -125,7 +154,10 @@ bench.post('/__bench/png-encoders/encode/:encoder', async (c) => {
   const encoder = c.req.param('encoder')
   let bytes = 0
   for (const image of prepared) {
-    bytes += encoder === 'ours' ? (await encodePngBytes(image)).byteLength : encodeSquooshPng(image.data as Uint8Array, image.width, image.height, 8).byteLength
+    bytes +=
+      encoder === 'ours'
+        ? (await encodePngBytes(image)).byteLength
+        : encodeSquooshPng(image.data as Uint8Array, image.width, image.height, 8).byteLength
   }
   return c.json({ images: prepared.length, bytes })
 })
@@ -148,7 +180,13 @@ bench.post('/__bench/preview/:kind', async (c) => {
   const config = loadConfig(c.env)
   const input = benchInput(c.req.query('name') ?? 'input', new Uint8Array(await c.req.arrayBuffer()))
   const side = Number(c.req.query('w') ?? 256)
-  const params: PreviewParams = { width: side, height: side, fit: 'contain', format: (c.req.query('format') ?? 'webp') as PreviewParams['format'], page: 1 }
+  const params: PreviewParams = {
+    width: side,
+    height: side,
+    fit: 'contain',
+    format: (c.req.query('format') ?? 'webp') as PreviewParams['format'],
+    page: 1,
+  }
   const kind = c.req.param('kind') as PreviewKindDrawn
   const body = await localEngines.renderPreview(kind, input, params, config)
   const { width, height } = readImageHeader(body) ?? { width: 0, height: 0 }
@@ -162,7 +200,9 @@ bench.get('/__bench/raw/:key', async (c) => {
 
 export default {
   fetch(request, env, ctx) {
-    return new URL(request.url).pathname.startsWith('/__bench/') ? bench.fetch(request, env, ctx) : worker.fetch(request, env, ctx)
+    return new URL(request.url).pathname.startsWith('/__bench/')
+      ? bench.fetch(request, env, ctx)
+      : worker.fetch(request, env, ctx)
   },
   // No queue handler: the benches call converters through /__bench, and wrangler.toml consumes no queue.
 } satisfies ExportedHandler<Env, StepMessage>

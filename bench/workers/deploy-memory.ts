@@ -23,7 +23,8 @@ function stepInput(name: string, bytes: Uint8Array, contentType: string): Conver
     size: bytes.byteLength,
     stream: () => new Blob([bytes]).stream(),
     bytes: async (maxBytes) => {
-      if (bytes.byteLength > maxBytes) throw new ConversionError(`"${name}" is larger than ${maxBytes} bytes`, { code: 'FILE_TOO_LARGE' })
+      if (bytes.byteLength > maxBytes)
+        throw new ConversionError(`"${name}" is larger than ${maxBytes} bytes`, { code: 'FILE_TOO_LARGE' })
       return bytes
     },
   }
@@ -40,7 +41,12 @@ async function streamedBytes(stream: ReadableStream<Uint8Array>): Promise<number
  * The outputs, part after part, each read and dropped before the next (the pipeline stores each one), up to
  * `maxOutputs`: a step's pages are made one at a time, so the first ones show its memory.
  */
-async function convertAll(converter: Converter, input: ConversionInput, env: ConsumerEnv, maxOutputs: number): Promise<{ outputs: number; bytes: number }> {
+async function convertAll(
+  converter: Converter,
+  input: ConversionInput,
+  env: ConsumerEnv,
+  maxOutputs: number,
+): Promise<{ outputs: number; bytes: number }> {
   const context = { jobId: 'check-deploy', settings: settingsFor(converter, loadConfig(env)), options: {} }
   const plan = converter.plan ? await converter.plan(input, context) : undefined
   let outputs = 0
@@ -56,17 +62,29 @@ async function convertAll(converter: Converter, input: ConversionInput, env: Con
 }
 
 /** As the API refuses before queueing (checkPreviewPage), then as the consumer draws (previews/draw.ts). */
-async function drawPreview(kind: string, input: ConversionInput, params: PreviewParams, env: ConsumerEnv): Promise<{ outputs: number; bytes: number }> {
+async function drawPreview(
+  kind: string,
+  input: ConversionInput,
+  params: PreviewParams,
+  env: ConsumerEnv,
+): Promise<{ outputs: number; bytes: number }> {
   checkPreviewPage(kind as PreviewKind, params)
   const config = loadConfig(env)
-  return { outputs: 1, bytes: (await localEngines.renderPreview(kind as PreviewKindDrawn, input, params, config)).byteLength }
+  return {
+    outputs: 1,
+    bytes: (await localEngines.renderPreview(kind as PreviewKindDrawn, input, params, config)).byteLength,
+  }
 }
 
 async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
   const url = new URL(request.url)
   const [, route, what] = url.pathname.split('/')
   const name = url.searchParams.get('name') ?? 'input'
-  const input = stepInput(name, new Uint8Array(await request.arrayBuffer()), request.headers.get('content-type') ?? 'application/octet-stream')
+  const input = stepInput(
+    name,
+    new Uint8Array(await request.arrayBuffer()),
+    request.headers.get('content-type') ?? 'application/octet-stream',
+  )
   let step: () => Promise<{ outputs: number; bytes: number }>
   if (route === 'convert') {
     const converter = runnableConverter(what ?? '')
@@ -74,7 +92,13 @@ async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
     step = () => convertAll(converter, input, env, Number(url.searchParams.get('outputs') ?? Number.POSITIVE_INFINITY))
   } else if (route === 'preview') {
     const side = Number(url.searchParams.get('w') ?? 2048)
-    const params: PreviewParams = { width: side, height: side, fit: url.searchParams.get('fit') === 'cover' ? 'cover' : 'contain', format: (url.searchParams.get('format') ?? 'webp') as PreviewParams['format'], page: 1 }
+    const params: PreviewParams = {
+      width: side,
+      height: side,
+      fit: url.searchParams.get('fit') === 'cover' ? 'cover' : 'contain',
+      format: (url.searchParams.get('format') ?? 'webp') as PreviewParams['format'],
+      page: 1,
+    }
     step = () => drawPreview(what ?? '', input, params, env)
   } else {
     return Response.json({ message: 'not found' }, { status: 404 })
@@ -93,7 +117,11 @@ async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
 export default {
   ...consumer,
   async fetch(request, env) {
-    if (request.method === 'GET') return Response.json({ liveWasmBytes: await liveWasmBytes(), canCollect: typeof (globalThis as { gc?: unknown }).gc === 'function' })
+    if (request.method === 'GET')
+      return Response.json({
+        liveWasmBytes: await liveWasmBytes(),
+        canCollect: typeof (globalThis as { gc?: unknown }).gc === 'function',
+      })
     return runStep(request, env)
   },
 } satisfies ExportedHandler<ConsumerEnv, QueueMessage>

@@ -30,7 +30,8 @@ type Where = 'primary' | 'replica'
 function delayedTarget(inner: D1Database | D1DatabaseSession, delays: Delays, reads: Where, firstAtPrimary = false) {
   let isFirst = firstAtPrimary
   const trip = async <T>(queries: string[], run: () => Promise<T>) => {
-    const atPrimary = !delays.hasReplicas || reads === 'primary' || isFirst || queries.some((query) => WRITE.test(query))
+    const atPrimary =
+      !delays.hasReplicas || reads === 'primary' || isFirst || queries.some((query) => WRITE.test(query))
     isFirst = false
     await wait(atPrimary ? delays.primaryMs : delays.replicaMs)
     return run()
@@ -43,7 +44,8 @@ function delayedTarget(inner: D1Database | D1DatabaseSession, delays: Delays, re
       first: (column?: string) => trip([query], () => (column === undefined ? real.first() : real.first(column))),
       all: () => trip([query], () => real.all()),
       run: () => trip([query], () => real.run()),
-      raw: (options?: { columnNames?: boolean }) => trip([query], () => (options?.columnNames ? real.raw({ columnNames: true }) : real.raw())),
+      raw: (options?: { columnNames?: boolean }) =>
+        trip([query], () => (options?.columnNames ? real.raw({ columnNames: true }) : real.raw())),
     }) as unknown as D1PreparedStatement
   type Wrapped = { real: D1PreparedStatement; query: string }
   return {
@@ -67,7 +69,10 @@ function delayedD1(binding: D1Database, delays: Delays): D1Database {
     // trip); its writes to the primary.
     withSession: (constraint?: string) => {
       const session = binding.withSession(constraint)
-      return { ...delayedTarget(session, delays, 'replica', constraint === 'first-primary'), getBookmark: () => session.getBookmark() }
+      return {
+        ...delayedTarget(session, delays, 'replica', constraint === 'first-primary'),
+        getBookmark: () => session.getBookmark(),
+      }
     },
   } as unknown as D1Database
 }
@@ -97,7 +102,12 @@ function envFor(env: Env, distance: Distance, delaysHeader: string): Env {
   if (!delayed) {
     const far = distance !== 'near'
     const [primaryMs = 150, replicaMs = 10, r2Ms = 40] = delaysHeader.split(',').map(Number)
-    const delays: Delays = { primaryMs: far ? primaryMs : 0, replicaMs: far ? replicaMs : 0, r2Ms: far ? r2Ms : 0, hasReplicas: distance === 'far' }
+    const delays: Delays = {
+      primaryMs: far ? primaryMs : 0,
+      replicaMs: far ? replicaMs : 0,
+      r2Ms: far ? r2Ms : 0,
+      hasReplicas: distance === 'far',
+    }
     delayed = { ...env, DB: delayedD1(env.DB, delays), BUCKET: delayedR2(env.BUCKET, delays.r2Ms) }
     byDistance.set(key, delayed)
   }
@@ -112,8 +122,20 @@ async function cachePreview(env: Env, fileId: string): Promise<Response> {
     .bind(fileId)
     .first<{ user_id: string; hash: string; extension: string; content_type: string }>()
   if (!file) return new Response(null, { status: 404 })
-  const key = previewCacheKey({ userId: file.user_id, hash: file.hash, extension: file.extension, contentType: file.content_type }, previewParams(PreviewQuery.parse({ w: '64' }), 'image/webp'))
-  await caches.default.put(key, new Response(WEBP, { headers: { 'content-type': 'image/webp', 'content-length': String(WEBP.length), 'cache-control': 'public, max-age=31536000, immutable' } }))
+  const key = previewCacheKey(
+    { userId: file.user_id, hash: file.hash, extension: file.extension, contentType: file.content_type },
+    previewParams(PreviewQuery.parse({ w: '64' }), 'image/webp'),
+  )
+  await caches.default.put(
+    key,
+    new Response(WEBP, {
+      headers: {
+        'content-type': 'image/webp',
+        'content-length': String(WEBP.length),
+        'cache-control': 'public, max-age=31536000, immutable',
+      },
+    }),
+  )
   return new Response(null, { status: 204 })
 }
 

@@ -7,7 +7,9 @@ let held: WebAssembly.Memory[] = []
 
 /** A module's memory is one of its exports (most builds) or one of its imports (`env.memory`). */
 function record(instance: WebAssembly.Instance, imports: WebAssembly.Imports | undefined): void {
-  const imported = Object.values(imports ?? {}).flatMap((namespace) => Object.values(namespace as Record<string, unknown>))
+  const imported = Object.values(imports ?? {}).flatMap((namespace) =>
+    Object.values(namespace as Record<string, unknown>),
+  )
   for (const value of [...Object.values(instance.exports), ...imported]) {
     if (!(value instanceof WebAssembly.Memory) || held.includes(value)) continue
     memories.push(new WeakRef(value))
@@ -53,7 +55,9 @@ export async function liveWasmBytes(): Promise<number> {
  * Runs a step and answers its peak WASM bytes: the memories alive when it began plus every one it made, each at its
  * size when the step ends (a memory never shrinks), as if none had been collected during the step; and each one's.
  */
-export async function measureStep<T>(step: () => Promise<T>): Promise<{ result: T; peakWasmBytes: number; wasmMemoryBytes: number[] }> {
+export async function measureStep<T>(
+  step: () => Promise<T>,
+): Promise<{ result: T; peakWasmBytes: number; wasmMemoryBytes: number[] }> {
   await collect()
   held = memories.map((ref) => ref.deref()).filter((memory) => memory !== undefined)
   try {

@@ -6,7 +6,9 @@ const app = new OpenAPIHono()
 const status = createRoute({
   method: 'get',
   path: '/',
-  responses: { 200: { description: 'ok', content: { 'application/json': { schema: z.object({ status: z.literal('ok') }) } } } },
+  responses: {
+    200: { description: 'ok', content: { 'application/json': { schema: z.object({ status: z.literal('ok') }) } } },
+  },
 })
 app.openapi(status, (c) => c.json({ status: 'ok' as const }, 200))
 

@@ -38,7 +38,12 @@ describe('the admin routes refuse everyone but admins', () => {
   })
 
   it("refuses an admin's API key: keys never reach admin routes", async () => {
-    const key = (await callJson('POST', '/auth/api-keys', { token: admin.token, json: { name: 'admin key', scopes: ['files:read', 'files:write', 'convert'] } })).body.key
+    const key = (
+      await callJson('POST', '/auth/api-keys', {
+        token: admin.token,
+        json: { name: 'admin key', scopes: ['files:read', 'files:write', 'convert'] },
+      })
+    ).body.key
     for (const [method, path] of ADMIN_PATHS()) {
       const res = await callJson(method!, path!, { token: key })
       expect(res.status, `${method} ${path}`).toBe(403)
@@ -49,16 +54,32 @@ describe('the admin routes refuse everyone but admins', () => {
 
 describe('GET /admin/users', () => {
   it('finds users by part of the email or the name, case-insensitive, with % and _ taken literally', async () => {
-    const byEmail = await callJson('GET', `/admin/users?q=${encodeURIComponent(alice.email.slice(0, 14).toUpperCase())}`, { token: admin.token })
+    const byEmail = await callJson(
+      'GET',
+      `/admin/users?q=${encodeURIComponent(alice.email.slice(0, 14).toUpperCase())}`,
+      { token: admin.token },
+    )
     expect(byEmail.status).toBe(200)
-    expect(byEmail.body).toEqual([{ _id: alice.id, email: alice.email, name: 'Alice 50% Liddell', role: 'user', email_verified: false, created_at: expect.any(String), updated_at: expect.any(String) }])
+    expect(byEmail.body).toEqual([
+      {
+        _id: alice.id,
+        email: alice.email,
+        name: 'Alice 50% Liddell',
+        role: 'user',
+        email_verified: false,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      },
+    ])
     const byName = await callJson('GET', `/admin/users?q=${encodeURIComponent('50% lidd')}`, { token: admin.token })
     expect(byName.body.map((user: { _id: string }) => user._id)).toEqual([alice.id])
     // As wildcards "_x" would match the "ex" of every example.com address, and "0%l" every name with a 0 and an l.
     const underscore = await callJson('GET', `/admin/users?q=${encodeURIComponent('_x')}`, { token: admin.token })
     expect(underscore.body.length).toBeGreaterThan(0)
     expect(underscore.body.every((user: { email: string }) => user.email.includes('_x'))).toBe(true)
-    expect((await callJson('GET', `/admin/users?q=${encodeURIComponent('0%l')}`, { token: admin.token })).body).toEqual([])
+    expect((await callJson('GET', `/admin/users?q=${encodeURIComponent('0%l')}`, { token: admin.token })).body).toEqual(
+      [],
+    )
   })
 
   it('pages newest first through the Link header', async () => {
@@ -98,10 +119,19 @@ describe("a user's files, jobs and sessions", () => {
     expect(failed.status).toBe(422)
     const jobs = await callJson('GET', `/admin/users/${alice.id}/jobs`, { token: admin.token })
     expect(jobs.status).toBe(200)
-    expect(jobs.body[0]).toMatchObject({ file_id: broken._id, status: 'failed', error_code: failed.body.code, steps: [{ converter: 'test-broken', status: 'failed' }] })
+    expect(jobs.body[0]).toMatchObject({
+      file_id: broken._id,
+      status: 'failed',
+      error_code: failed.body.code,
+      steps: [{ converter: 'test-broken', status: 'failed' }],
+    })
     expect(jobs.body[0]).not.toHaveProperty('events_url')
     expect(jobs.body[0]).not.toHaveProperty('files')
-    expect(jobs.body.some((job: { status: string; error_code: string | null }) => job.status === 'done' && job.error_code === null)).toBe(true)
+    expect(
+      jobs.body.some(
+        (job: { status: string; error_code: string | null }) => job.status === 'done' && job.error_code === null,
+      ),
+    ).toBe(true)
   })
 
   it("lists Alice's sessions and ends one: its token stops working at once", async () => {
@@ -109,7 +139,13 @@ describe("a user's files, jobs and sessions", () => {
     const sessions = await callJson('GET', `/admin/users/${alice.id}/sessions`, { token: admin.token })
     expect(sessions.status).toBe(200)
     expect(sessions.body.length).toBeGreaterThanOrEqual(2)
-    expect(sessions.body[0]).toEqual({ _id: expect.any(String), device: expect.any(String), address: expect.any(String), created_at: expect.any(String), last_used_at: expect.any(String) })
+    expect(sessions.body[0]).toEqual({
+      _id: expect.any(String),
+      device: expect.any(String),
+      address: expect.any(String),
+      created_at: expect.any(String),
+      last_used_at: expect.any(String),
+    })
     const own = await callJson('GET', '/auth/sessions', { token: second.body.token })
     const current = own.body.find((session: { current: boolean }) => session.current)._id
     expect(sessions.body.map((session: { _id: string }) => session._id)).toContain(current)
@@ -119,9 +155,14 @@ describe("a user's files, jobs and sessions", () => {
     expect((await call('GET', '/auth/user', { token: second.body.token })).status).toBe(401)
     expect((await call('GET', '/auth/user', { token: alice.token })).status).toBe(200)
     // Again, or under another user's id: not a live session of that user.
-    expect((await callJson('DELETE', `/admin/users/${alice.id}/sessions/${current}`, { token: admin.token })).body.code).toBe('SESSION_NOT_FOUND')
+    expect(
+      (await callJson('DELETE', `/admin/users/${alice.id}/sessions/${current}`, { token: admin.token })).body.code,
+    ).toBe('SESSION_NOT_FOUND')
     const alicesOther = (await callJson('GET', `/admin/users/${alice.id}/sessions`, { token: admin.token })).body[0]._id
-    expect((await callJson('DELETE', `/admin/users/${mallory.id}/sessions/${alicesOther}`, { token: admin.token })).body.code).toBe('SESSION_NOT_FOUND')
+    expect(
+      (await callJson('DELETE', `/admin/users/${mallory.id}/sessions/${alicesOther}`, { token: admin.token })).body
+        .code,
+    ).toBe('SESSION_NOT_FOUND')
   })
 
   it('answers 404 USER_NOT_FOUND for a user who does not exist', async () => {

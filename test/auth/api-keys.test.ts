@@ -12,12 +12,20 @@ import { signUp, tokenIn, waitForEmail, type TestUser } from '../support/account
 import { multipartBody, uploaded } from '../support/files'
 
 async function makeKey(user: TestUser, scopes: string[], extra: Record<string, unknown> = {}) {
-  const res = await callJson('POST', '/auth/api-keys', { token: user.token, json: { name: 'server', scopes, ...extra } })
+  const res = await callJson('POST', '/auth/api-keys', {
+    token: user.token,
+    json: { name: 'server', scopes, ...extra },
+  })
   expect(res.status).toBe(201)
   return res.body as { _id: string; key: string; prefix: string; scopes: string[]; last_used_at: string | null }
 }
 
-const upload = (token: string) => call('POST', '/files', { token, body: multipartBody('from-a-key.txt', 'hello'), headers: { 'x-edgefloor-name': 'from-a-key.txt' } })
+const upload = (token: string) =>
+  call('POST', '/files', {
+    token,
+    body: multipartBody('from-a-key.txt', 'hello'),
+    headers: { 'x-edgefloor-name': 'from-a-key.txt' },
+  })
 
 describe('API keys', () => {
   it('answers the key once, with a recognisable prefix, and stores only its SHA-256', async () => {
@@ -25,12 +33,24 @@ describe('API keys', () => {
     const made = await makeKey(user, ['files:read', 'convert'], {})
     expect(made.key).toMatch(/^efk_[A-Za-z0-9_-]{43}$/)
     expect(made).toMatchObject({ prefix: made.key.slice(0, 12), scopes: ['convert', 'files:read'], last_used_at: null })
-    const row = await env.DB.prepare('select * from api_keys where id = ?').bind(made._id).first<Record<string, unknown>>()
+    const row = await env.DB.prepare('select * from api_keys where id = ?')
+      .bind(made._id)
+      .first<Record<string, unknown>>()
     expect(row?.key_hash).toBe(await sha256Hex(made.key))
     expect(JSON.stringify(row)).not.toContain(made.key)
     const list = await callJson('GET', '/auth/api-keys', { token: user.token })
     expect(list.status).toBe(200)
-    expect(list.body).toEqual([{ _id: made._id, name: 'server', prefix: made.prefix, scopes: ['convert', 'files:read'], created_at: expect.any(String), expires_at: null, last_used_at: null }])
+    expect(list.body).toEqual([
+      {
+        _id: made._id,
+        name: 'server',
+        prefix: made.prefix,
+        scopes: ['convert', 'files:read'],
+        created_at: expect.any(String),
+        expires_at: null,
+        last_used_at: null,
+      },
+    ])
     expect(JSON.stringify(list.body)).not.toContain(made.key)
   })
 
@@ -49,7 +69,11 @@ describe('API keys', () => {
     const refused = await upload(key)
     expect(refused.status).toBe(403)
     expect(refused.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="files:write"')
-    expect(await refused.json()).toEqual({ message: 'this API key lacks the scope files:write', code: 'INSUFFICIENT_SCOPE', scope: 'files:write' })
+    expect(await refused.json()).toEqual({
+      message: 'this API key lacks the scope files:write',
+      code: 'INSUFFICIENT_SCOPE',
+      scope: 'files:write',
+    })
     expect((await callJson('GET', '/files', { token: user.token })).body.length ?? 0).toBeGreaterThan(0)
 
     for (const [method, path, json] of [
@@ -62,17 +86,25 @@ describe('API keys', () => {
     ] as const) {
       const res = await callJson(method, path, { token: key, json })
       expect(res.status, `${method} ${path}`).toBe(403)
-      expect(res.body).toEqual({ message: 'API keys cannot be used on this route; sign in as the user', code: 'INSUFFICIENT_SCOPE' })
+      expect(res.body).toEqual({
+        message: 'API keys cannot be used on this route; sign in as the user',
+        code: 'INSUFFICIENT_SCOPE',
+      })
     }
     expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body).toHaveLength(1)
 
-    expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body[0].last_used_at).toEqual(expect.any(String))
+    expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body[0].last_used_at).toEqual(
+      expect.any(String),
+    )
     const revoked = await callJson('DELETE', `/auth/api-keys/${_id}`, { token: user.token })
     expect(revoked).toMatchObject({ status: 200, body: { message: 'API key revoked' } })
     const after = await callJson('GET', '/files', { token: key })
     expect(after).toMatchObject({ status: 401, body: { code: 'TOKEN_INVALID' } })
     expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body).toEqual([])
-    expect((await callJson('DELETE', `/auth/api-keys/${_id}`, { token: user.token })).body).toEqual({ message: 'no API key with this id', code: 'API_KEY_NOT_FOUND' })
+    expect((await callJson('DELETE', `/auth/api-keys/${_id}`, { token: user.token })).body).toEqual({
+      message: 'no API key with this id',
+      code: 'API_KEY_NOT_FOUND',
+    })
   })
 
   it('with files:write uploads, and with convert converts; each only its own', async () => {
@@ -85,7 +117,11 @@ describe('API keys', () => {
     const converter = await makeKey(user, ['convert'])
     const info = await callJson('GET', '/convert/txt', { token: converter.key })
     expect(info).toMatchObject({ status: 200, body: { extension: '.txt' } })
-    const job = await call('POST', `/files/${fileId}/convert`, { token: converter.key, json: {}, headers: { prefer: 'respond-async' } })
+    const job = await call('POST', `/files/${fileId}/convert`, {
+      token: converter.key,
+      json: {},
+      headers: { prefer: 'respond-async' },
+    })
     expect(job.status).toBe(202)
     expect((await call('DELETE', `/files/${fileId}`, { token: converter.key })).status).toBe(403)
   })
@@ -94,14 +130,22 @@ describe('API keys', () => {
     const user = await signUp()
     const { key } = await makeKey(user, ['files:read'])
     await callJson('POST', '/auth/forgot', { json: { email: user.email } })
-    const reset = await callJson('POST', '/auth/reset', { json: { token: tokenIn(await waitForEmail(user.email, 2)), password: 'a brand new password' } })
+    const reset = await callJson('POST', '/auth/reset', {
+      json: { token: tokenIn(await waitForEmail(user.email, 2)), password: 'a brand new password' },
+    })
     expect(reset.status).toBe(200)
-    expect(await callJson('GET', '/files', { token: key })).toMatchObject({ status: 401, body: { code: 'TOKEN_REVOKED' } })
+    expect(await callJson('GET', '/files', { token: key })).toMatchObject({
+      status: 401,
+      body: { code: 'TOKEN_REVOKED' },
+    })
 
     const other = await signUp()
     const second = await makeKey(other, ['files:read'])
     expect((await call('POST', '/auth/logout', { token: other.token, json: { all: true } })).status).toBe(200)
-    expect(await callJson('GET', '/files', { token: second.key })).toMatchObject({ status: 401, body: { code: 'TOKEN_REVOKED' } })
+    expect(await callJson('GET', '/files', { token: second.key })).toMatchObject({
+      status: 401,
+      body: { code: 'TOKEN_REVOKED' },
+    })
 
     const third = await signUp()
     const doomed = await makeKey(third, ['files:read'])
@@ -112,12 +156,26 @@ describe('API keys', () => {
 
   it('ends at its expiry, and refuses an expiry in the past', async () => {
     const user = await signUp()
-    const past = await callJson('POST', '/auth/api-keys', { token: user.token, json: { name: 'late', scopes: ['files:read'], expires_at: '2020-01-01T00:00:00Z' } })
-    expect(past).toMatchObject({ status: 400, body: { code: 'VALIDATION_FAILED', message: 'invalid request: expires_at: must be in the future and within 10 years' } })
+    const past = await callJson('POST', '/auth/api-keys', {
+      token: user.token,
+      json: { name: 'late', scopes: ['files:read'], expires_at: '2020-01-01T00:00:00Z' },
+    })
+    expect(past).toMatchObject({
+      status: 400,
+      body: {
+        code: 'VALIDATION_FAILED',
+        message: 'invalid request: expires_at: must be in the future and within 10 years',
+      },
+    })
     const soon = await makeKey(user, ['files:read'], { expires_at: new Date(Date.now() + 3_600_000).toISOString() })
     expect((await call('GET', '/files', { token: soon.key })).status).toBe(200)
-    await env.DB.prepare('update api_keys set expires_at = ? where id = ?').bind(Date.now() - 1, soon._id).run()
-    expect(await callJson('GET', '/files', { token: soon.key })).toMatchObject({ status: 401, body: { code: 'TOKEN_INVALID' } })
+    await env.DB.prepare('update api_keys set expires_at = ? where id = ?')
+      .bind(Date.now() - 1, soon._id)
+      .run()
+    expect(await callJson('GET', '/files', { token: soon.key })).toMatchObject({
+      status: 401,
+      body: { code: 'TOKEN_INVALID' },
+    })
     expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body).toEqual([])
   })
 
@@ -144,19 +202,27 @@ describe('API keys', () => {
       expect(res.body.code).toBe('VALIDATION_FAILED')
     }
     const inserts = Array.from({ length: MAX_API_KEYS_PER_USER }, (_, i) =>
-      env.DB.prepare("insert into api_keys (id, user_id, name, prefix, key_hash, scopes, security_stamp, created_at) select ?, id, 'filler', 'efk_filler00', ?, '[\"files:read\"]', security_stamp, 0 from users where id = ?").bind(
-        `${user.id.slice(0, 12)}${i.toString(16).padStart(12, '0')}`,
-        `${user.id}-${i}`,
-        user.id,
-      ),
+      env.DB.prepare(
+        "insert into api_keys (id, user_id, name, prefix, key_hash, scopes, security_stamp, created_at) select ?, id, 'filler', 'efk_filler00', ?, '[\"files:read\"]', security_stamp, 0 from users where id = ?",
+      ).bind(`${user.id.slice(0, 12)}${i.toString(16).padStart(12, '0')}`, `${user.id}-${i}`, user.id),
     )
     await env.DB.batch(inserts)
-    const over = await callJson('POST', '/auth/api-keys', { token: user.token, json: { name: 'one more', scopes: ['files:read'] } })
-    expect(over).toMatchObject({ status: 409, body: { code: 'API_KEY_LIMIT_REACHED', max_keys: MAX_API_KEYS_PER_USER } })
+    const over = await callJson('POST', '/auth/api-keys', {
+      token: user.token,
+      json: { name: 'one more', scopes: ['files:read'] },
+    })
+    expect(over).toMatchObject({
+      status: 409,
+      body: { code: 'API_KEY_LIMIT_REACHED', max_keys: MAX_API_KEYS_PER_USER },
+    })
   })
 
   it('names only mounted routes in its scope table', () => {
-    const mounted = new Set(inspectRoutes(createApp()).filter((route) => !route.isMiddleware).map((route) => `${route.method} ${route.path}`))
+    const mounted = new Set(
+      inspectRoutes(createApp())
+        .filter((route) => !route.isMiddleware)
+        .map((route) => `${route.method} ${route.path}`),
+    )
     expect(Object.keys(ROUTE_SCOPES).filter((route) => !mounted.has(route))).toEqual([])
   })
 })

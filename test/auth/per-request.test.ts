@@ -86,7 +86,8 @@ describe('the per-request cost of an authenticated route (issue 23)', () => {
     const [header, payload, signature] = user.token.split('.')
     const tampered = `${header}.${payload}.${signature!.slice(0, -2)}${signature!.endsWith('AA') ? 'BB' : 'AA'}`
     run.length = 0
-    for (const token of [tampered, 'not-a-jwt', `${header}.${payload}.`]) expect((await getUser(token)).status).toBe(401)
+    for (const token of [tampered, 'not-a-jwt', `${header}.${payload}.`])
+      expect((await getUser(token)).status).toBe(401)
     expect(run).toEqual([])
   })
 })

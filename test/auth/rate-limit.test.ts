@@ -8,8 +8,14 @@ describe('rate limits', () => {
     const { statuses, limited } = await inOneWindow(async () => {
       const ip = randomIp()
       const statuses: number[] = []
-      for (let i = 0; i < 10; i++) statuses.push((await call('POST', '/auth/login', { ip, json: { email: uniqueEmail(), password: 'whatever' } })).status)
-      return { statuses, limited: await callJson('POST', '/auth/login', { ip, json: { email: uniqueEmail(), password: 'whatever' } }) }
+      for (let i = 0; i < 10; i++)
+        statuses.push(
+          (await call('POST', '/auth/login', { ip, json: { email: uniqueEmail(), password: 'whatever' } })).status,
+        )
+      return {
+        statuses,
+        limited: await callJson('POST', '/auth/login', { ip, json: { email: uniqueEmail(), password: 'whatever' } }),
+      }
     })
     expect(statuses.every((status) => status === 401)).toBe(true)
     expect(limited.status).toBe(429)
@@ -24,8 +30,13 @@ describe('rate limits', () => {
       const user = await signUp()
       const ip = randomIp()
       const results: number[] = []
-      for (let i = 0; i < 10; i++) results.push((await call('POST', '/auth/login', { ip, json: { email: user.email, password: 'wrong password' } })).status)
-      results.push((await call('POST', '/auth/login', { ip, json: { email: user.email, password: user.password } })).status)
+      for (let i = 0; i < 10; i++)
+        results.push(
+          (await call('POST', '/auth/login', { ip, json: { email: user.email, password: 'wrong password' } })).status,
+        )
+      results.push(
+        (await call('POST', '/auth/login', { ip, json: { email: user.email, password: user.password } })).status,
+      )
       results.push((await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status)
       return results
     })
@@ -37,10 +48,13 @@ describe('rate limits', () => {
       const user = await signUp()
       const attackers = Array.from({ length: 40 }, randomIp)
       const failures = new Set<number>()
-      for (const ip of attackers) failures.add((await call('POST', '/auth/login', { ip, json: { email: user.email, password: 'guess' } })).status)
+      for (const ip of attackers)
+        failures.add((await call('POST', '/auth/login', { ip, json: { email: user.email, password: 'guess' } })).status)
       // Over the per-email ceiling (3 × 10 a minute), an address that already failed for this email gets no second
       // try, while the owner, from an address of their own, logs in.
-      const again = (await call('POST', '/auth/login', { ip: attackers[0], json: { email: user.email, password: 'another guess' } })).status
+      const again = (
+        await call('POST', '/auth/login', { ip: attackers[0], json: { email: user.email, password: 'another guess' } })
+      ).status
       const owner = (await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status
       return [...failures, again, owner]
     })
@@ -66,7 +80,10 @@ describe('rate limits', () => {
   it('is off when AUTH_RATE_LIMIT_PER_MINUTE is 0', async () => {
     const ip = randomIp()
     for (let i = 0; i < 12; i++) {
-      const res = await callWithSettings({ AUTH_RATE_LIMIT_PER_MINUTE: '0' }, 'POST', '/auth/forgot', { ip, json: { email: uniqueEmail() } })
+      const res = await callWithSettings({ AUTH_RATE_LIMIT_PER_MINUTE: '0' }, 'POST', '/auth/forgot', {
+        ip,
+        json: { email: uniqueEmail() },
+      })
       expect(res.status).toBe(200)
     }
   })
@@ -74,7 +91,9 @@ describe('rate limits', () => {
   it('keeps the reset-mail cap (one per address every 5 minutes) when AUTH_RATE_LIMIT_PER_MINUTE is 0: 12 requests, 1 email', async () => {
     const user = await signUp()
     for (let i = 0; i < 12; i++) {
-      const res = await callWithSettings({ AUTH_RATE_LIMIT_PER_MINUTE: '0' }, 'POST', '/auth/forgot', { json: { email: user.email } })
+      const res = await callWithSettings({ AUTH_RATE_LIMIT_PER_MINUTE: '0' }, 'POST', '/auth/forgot', {
+        json: { email: user.email },
+      })
       expect(res.status).toBe(200)
     }
     // callWithSettings waits for the Worker's waitUntil work, the email's delivery included.
@@ -98,23 +117,39 @@ describe('per-account guessing bounded whatever the addresses (N = 3 here: an ho
     expect(resets).toHaveLength(1)
 
     // Ten more guesses at once, each from a new address: one turn at a time for the whole account.
-    const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => login({ email: user.email, password: `burst ${i}` })))
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => login({ email: user.email, password: `burst ${i}` })),
+    )
     const statuses = burst.map((res) => res.status)
     expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(2)
     expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(8)
     const refused = burst.find((res) => res.status === 429)!
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
-    expect(await refused.json()).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringContaining('POST /auth/forgot') })
+    expect(await refused.json()).toMatchObject({
+      code: 'RATE_LIMITED',
+      message: expect.stringContaining('POST /auth/forgot'),
+    })
 
     // The owner's way in, whatever the guesser does: the emailed link sets a new password, and it signs in at once.
-    const reset = await callJson('POST', '/auth/reset', { json: { token: tokenIn(resets[0]!), password: 'a brand new password' } })
+    const reset = await callJson('POST', '/auth/reset', {
+      json: { token: tokenIn(resets[0]!), password: 'a brand new password' },
+    })
     expect(reset.status).toBe(200)
     expect((await login({ email: user.email, password: 'a brand new password' })).status).toBe(200)
   })
 
   it('the turns grow apart: 1 s, then 2 s after N more failures past the ceiling', async () => {
     const { guardedDelayMs, GUARDED_MAX_DELAY_MS } = await import('../../worker/auth/rate-limit')
-    expect([0, 2, 3, 5, 6, 9, 30, 1000].map((excess) => guardedDelayMs(excess, 3))).toEqual([1000, 1000, 2000, 2000, 4000, 8000, 300_000, GUARDED_MAX_DELAY_MS])
+    expect([0, 2, 3, 5, 6, 9, 30, 1000].map((excess) => guardedDelayMs(excess, 3))).toEqual([
+      1000,
+      1000,
+      2000,
+      2000,
+      4000,
+      8000,
+      300_000,
+      GUARDED_MAX_DELAY_MS,
+    ])
   })
 })
 
@@ -130,9 +165,10 @@ async function inOneWindow<T>(attempts: () => Promise<T>): Promise<T> {
 
 describe('per-account rate limits on token endpoints (3 a minute here, each attempt from a new address)', () => {
   const limited = { AUTH_RATE_LIMIT_PER_MINUTE: '3' }
-  const post = async (path: string, options: { json?: unknown; token?: string }) => (await callWithSettings(limited, 'POST', path, options)).status
+  const post = async (path: string, options: { json?: unknown; token?: string }) =>
+    (await callWithSettings(limited, 'POST', path, options)).status
 
-  it('limits verify per account: the attempts with one account\'s token count together', async () => {
+  it("limits verify per account: the attempts with one account's token count together", async () => {
     const statuses = await inOneWindow(async () => {
       const user = await signUp()
       const token = tokenIn(await waitForEmail(user.email))

@@ -5,9 +5,14 @@ import { emailsTo, signUp, tokenIn, uniqueEmail, waitForEmail } from '../support
 describe('register', () => {
   it('creates the account with the public fields, the default role and custom defaults', async () => {
     const email = uniqueEmail('ada')
-    const res = await callJson('POST', '/auth/register', { json: { email, password: 'correct horse battery', name: 'Ada' } })
+    const res = await callJson('POST', '/auth/register', {
+      json: { email, password: 'correct horse battery', name: 'Ada' },
+    })
     expect(res.status).toBe(201)
-    expect(res.body).toMatchObject({ email_sent: true, message: expect.stringContaining('verification email was sent') })
+    expect(res.body).toMatchObject({
+      email_sent: true,
+      message: expect.stringContaining('verification email was sent'),
+    })
     expect(res.body.user).toEqual({
       _id: expect.stringMatching(/^[0-9a-f]{24}$/),
       email,
@@ -23,7 +28,9 @@ describe('register', () => {
 
   it('lower-cases the email and refuses a duplicate with 409', async () => {
     const email = uniqueEmail('dup')
-    expect((await call('POST', '/auth/register', { json: { email: email.toUpperCase(), password: 'password-1' } })).status).toBe(201)
+    expect(
+      (await call('POST', '/auth/register', { json: { email: email.toUpperCase(), password: 'password-1' } })).status,
+    ).toBe(201)
     const again = await callJson('POST', '/auth/register', { json: { email, password: 'password-2' } })
     expect(again.status).toBe(409)
     expect(again.body).toEqual({ message: 'an account with this email already exists', code: 'EMAIL_TAKEN' })
@@ -47,7 +54,9 @@ describe('register', () => {
   it('accepts a password of 200 bytes and does not truncate it', async () => {
     const password = 'é'.repeat(100)
     const user = await signUp({ password })
-    const truncated = await call('POST', '/auth/login', { json: { email: user.email, password: password.slice(0, 36) } })
+    const truncated = await call('POST', '/auth/login', {
+      json: { email: user.email, password: password.slice(0, 36) },
+    })
     expect(truncated.status).toBe(401)
   })
 
@@ -68,18 +77,26 @@ describe('register', () => {
     const email = uniqueEmail('x+bounce')
     const res = await callJson('POST', '/auth/register', { json: { email, password: 'long enough' } })
     expect(res.status).toBe(201)
-    expect(res.body).toMatchObject({ email_sent: false, message: 'account created, but the verification email could not be sent' })
+    expect(res.body).toMatchObject({
+      email_sent: false,
+      message: 'account created, but the verification email could not be sent',
+    })
     expect((await call('POST', '/auth/login', { json: { email, password: 'long enough' } })).status).toBe(200)
   })
 
   it('answers 413 for a JSON body over 1 MiB', async () => {
-    const res = await callJson('POST', '/auth/register', { json: { email: uniqueEmail(), password: 'x'.repeat(1024 * 1024 + 10) } })
+    const res = await callJson('POST', '/auth/register', {
+      json: { email: uniqueEmail(), password: 'x'.repeat(1024 * 1024 + 10) },
+    })
     expect(res.status).toBe(413)
     expect(res.body.message).toContain('larger than')
   })
 
   it('answers 400 for malformed JSON', async () => {
-    const res = await callJson('POST', '/auth/register', { body: '{"email":', headers: { 'content-type': 'application/json' } })
+    const res = await callJson('POST', '/auth/register', {
+      body: '{"email":',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(res.status).toBe(400)
     expect(res.body.message).toEqual(expect.any(String))
   })
@@ -99,7 +116,9 @@ describe('login', () => {
   it('answers 401 alike for a wrong password and an unknown email', async () => {
     const user = await signUp()
     const wrong = await callJson('POST', '/auth/login', { json: { email: user.email, password: 'wrong password' } })
-    const unknown = await callJson('POST', '/auth/login', { json: { email: uniqueEmail(), password: 'wrong password' } })
+    const unknown = await callJson('POST', '/auth/login', {
+      json: { email: uniqueEmail(), password: 'wrong password' },
+    })
     expect(wrong.status).toBe(401)
     expect(unknown.status).toBe(401)
     expect(wrong.body).toEqual(unknown.body)
@@ -113,7 +132,13 @@ describe('current user', () => {
     for (const path of ['/auth/user', '/user']) {
       const res = await callJson('GET', path, { token: user.token })
       expect(res.status).toBe(200)
-      expect(res.body).toMatchObject({ _id: user.id, email: user.email, name: 'Lin', role: 'user', email_verified: false })
+      expect(res.body).toMatchObject({
+        _id: user.id,
+        email: user.email,
+        name: 'Lin',
+        role: 'user',
+        email_verified: false,
+      })
       expect(res.body).not.toHaveProperty('password_hash')
     }
   })
@@ -153,7 +178,9 @@ describe('custom user fields (Users values map)', () => {
   })
 
   it('refuses a custom field of the wrong type', async () => {
-    const res = await callJson('POST', '/auth/register', { json: { email: uniqueEmail(), password: 'long enough', preferences: 'dark' } })
+    const res = await callJson('POST', '/auth/register', {
+      json: { email: uniqueEmail(), password: 'long enough', preferences: 'dark' },
+    })
     expect(res.status).toBe(400)
     expect(res.body.message).toContain('preferences')
   })
@@ -162,7 +189,9 @@ describe('custom user fields (Users values map)', () => {
 describe('Layout B aliases (/register, /login, /user/reset/password)', () => {
   it('registers at /register and logs in at /login exactly as Layout A does', async () => {
     const email = uniqueEmail('layout-b')
-    const registered = await callJson('POST', '/register', { json: { email, password: 'layout b password', name: 'Bea' } })
+    const registered = await callJson('POST', '/register', {
+      json: { email, password: 'layout b password', name: 'Bea' },
+    })
     expect(registered.status).toBe(201)
     expect(registered.body.user).toMatchObject({ email, name: 'Bea', role: 'user', email_verified: false })
     expect(JSON.stringify(registered.body)).not.toContain('password')
@@ -178,7 +207,9 @@ describe('Layout B aliases (/register, /login, /user/reset/password)', () => {
 
   it('validates and refuses at the aliases with the same errors', async () => {
     const taken = await signUp()
-    expect(await callJson('POST', '/register', { json: { email: taken.email, password: 'another password' } })).toMatchObject({
+    expect(
+      await callJson('POST', '/register', { json: { email: taken.email, password: 'another password' } }),
+    ).toMatchObject({
       status: 409,
       body: { message: 'an account with this email already exists', code: 'EMAIL_TAKEN' },
     })
@@ -186,7 +217,10 @@ describe('Layout B aliases (/register, /login, /user/reset/password)', () => {
     expect(invalid.status).toBe(400)
     expect(invalid.body.message).toContain('email')
     const wrong = await callJson('POST', '/login', { json: { email: taken.email, password: 'wrong password' } })
-    expect(wrong).toMatchObject({ status: 401, body: { message: 'invalid email or password', code: 'INVALID_CREDENTIALS' } })
+    expect(wrong).toMatchObject({
+      status: 401,
+      body: { message: 'invalid email or password', code: 'INVALID_CREDENTIALS' },
+    })
   })
 
   it('requests a reset with POST /user/reset/password and sets the password with PUT', async () => {
@@ -195,7 +229,9 @@ describe('Layout B aliases (/register, /login, /user/reset/password)', () => {
     const token = tokenIn(await waitForEmail(user.email, 2))
     const reset = await callJson('PUT', '/user/reset/password', { json: { token, password: 'a brand new password' } })
     expect(reset.status).toBe(200)
-    expect((await call('POST', '/login', { json: { email: user.email, password: 'a brand new password' } })).status).toBe(200)
+    expect(
+      (await call('POST', '/login', { json: { email: user.email, password: 'a brand new password' } })).status,
+    ).toBe(200)
     expect((await call('POST', '/login', { json: { email: user.email, password: user.password } })).status).toBe(401)
   })
 })

@@ -9,9 +9,13 @@ import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, tokenIn, uniqueEmail, waitForEmail } from '../support/accounts'
 
 const secret = new TextEncoder().encode(env.JWT_SECRET)
-const base64url = (value: object) => btoa(JSON.stringify(value)).replaceAll('=', '').replaceAll('+', '-').replaceAll('/', '_')
+const base64url = (value: object) =>
+  btoa(JSON.stringify(value)).replaceAll('=', '').replaceAll('+', '-').replaceAll('/', '_')
 
-async function forge(claims: Record<string, unknown>, options: { expiresIn?: string | number; issuer?: string; audience?: string } = {}) {
+async function forge(
+  claims: Record<string, unknown>,
+  options: { expiresIn?: string | number; issuer?: string; audience?: string } = {},
+) {
   return new SignJWT(claims)
     .setProtectedHeader({ alg: 'HS256' })
     .setIssuer(options.issuer ?? 'edgefloor')
@@ -24,11 +28,15 @@ async function forge(claims: Record<string, unknown>, options: { expiresIn?: str
 
 /** The live session of a user's token, which a forged access token must name (`sid`) to be accepted. */
 async function sessionOf(userId: string): Promise<string> {
-  return (await env.DB.prepare('select id from sessions where user_id = ? and revoked_at is null').bind(userId).first('id')) as string
+  return (await env.DB.prepare('select id from sessions where user_id = ? and revoked_at is null')
+    .bind(userId)
+    .first('id')) as string
 }
 
 async function stampOf(userId: string): Promise<string> {
-  return (await env.DB.prepare('select security_stamp from users where id = ?').bind(userId).first('security_stamp')) as string
+  return (await env.DB.prepare('select security_stamp from users where id = ?')
+    .bind(userId)
+    .first('security_stamp')) as string
 }
 
 describe('access tokens', () => {
@@ -46,7 +54,9 @@ describe('access tokens', () => {
   it('refuses an access token used as a verify or reset token', async () => {
     const user = await signUp()
     expect((await call('POST', '/auth/verify', { json: { token: user.token } })).status).toBe(401)
-    expect((await call('POST', '/auth/reset', { json: { token: user.token, password: 'new password!' } })).status).toBe(401)
+    expect((await call('POST', '/auth/reset', { json: { token: user.token, password: 'new password!' } })).status).toBe(
+      401,
+    )
   })
 
   it.each([
@@ -55,7 +65,10 @@ describe('access tokens', () => {
     ['foreign audience', { audience: 'someone-else' }],
   ])('refuses an %s token', async (_, options) => {
     const user = await signUp()
-    const token = await forge({ sub: user.id, typ: 'auth', stm: await stampOf(user.id), sid: await sessionOf(user.id) }, options)
+    const token = await forge(
+      { sub: user.id, typ: 'auth', stm: await stampOf(user.id), sid: await sessionOf(user.id) },
+      options,
+    )
     expect((await call('GET', '/auth/user', { token })).status).toBe(401)
   })
 
@@ -70,8 +83,18 @@ describe('access tokens', () => {
     const [header, , signature] = user.token.split('.')
     const tampered = `${header}.${base64url({ sub: user.id, typ: 'auth', role: 'admin' })}.${signature}`
     expect((await call('GET', '/auth/user', { token: tampered })).status).toBe(401)
-    const other = await new SignJWT({ sub: user.id, typ: 'auth', stm: await stampOf(user.id), sid: await sessionOf(user.id) })
-      .setProtectedHeader({ alg: 'HS256' }).setIssuer('edgefloor').setAudience('edgefloor').setJti('x').setIssuedAt().setExpirationTime('1h')
+    const other = await new SignJWT({
+      sub: user.id,
+      typ: 'auth',
+      stm: await stampOf(user.id),
+      sid: await sessionOf(user.id),
+    })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer('edgefloor')
+      .setAudience('edgefloor')
+      .setJti('x')
+      .setIssuedAt()
+      .setExpirationTime('1h')
       .sign(new TextEncoder().encode('another-secret-that-is-long-enough-too'))
     expect((await call('GET', '/auth/user', { token: other })).status).toBe(401)
   })
@@ -79,7 +102,17 @@ describe('access tokens', () => {
   it('refuses alg "none" and other algorithms', async () => {
     const user = await signUp()
     const now = Math.floor(Date.now() / 1000)
-    const payload = { sub: user.id, typ: 'auth', stm: await stampOf(user.id), sid: await sessionOf(user.id), iss: 'edgefloor', aud: 'edgefloor', iat: now, exp: now + 3600, jti: 'x' }
+    const payload = {
+      sub: user.id,
+      typ: 'auth',
+      stm: await stampOf(user.id),
+      sid: await sessionOf(user.id),
+      iss: 'edgefloor',
+      aud: 'edgefloor',
+      iat: now,
+      exp: now + 3600,
+      jti: 'x',
+    }
     for (const alg of ['none', 'HS512', 'RS256']) {
       const token = `${base64url({ alg, typ: 'JWT' })}.${base64url(payload)}.`
       expect((await call('GET', '/auth/user', { token })).status).toBe(401)
@@ -89,7 +122,10 @@ describe('access tokens', () => {
   it('answers 404 on the current user when the account was deleted, 401 elsewhere', async () => {
     const user = await signUp()
     await env.DB.prepare('delete from users where id = ?').bind(user.id).run()
-    expect(await callJson('GET', '/auth/user', { token: user.token })).toMatchObject({ status: 404, body: { message: 'user not found' } })
+    expect(await callJson('GET', '/auth/user', { token: user.token })).toMatchObject({
+      status: 404,
+      body: { message: 'user not found' },
+    })
     expect((await call('POST', '/auth/verify/resend', { token: user.token })).status).toBe(401)
   })
 })
@@ -132,21 +168,28 @@ describe('logout', () => {
   it('revokes the presented refresh token only', async () => {
     const user = await signUp()
     const other = await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })
-    const res = await callJson('POST', '/auth/logout', { token: user.token, json: { refresh_token: user.refreshToken } })
+    const res = await callJson('POST', '/auth/logout', {
+      token: user.token,
+      json: { refresh_token: user.refreshToken },
+    })
     expect(res).toMatchObject({ status: 200, body: { message: 'signed out' } })
     expect((await call('POST', '/auth/refresh', { json: { refresh_token: user.refreshToken } })).status).toBe(401)
-    expect((await call('POST', '/auth/refresh', { json: { refresh_token: other.body.refresh_token } })).status).toBe(200)
+    expect((await call('POST', '/auth/refresh', { json: { refresh_token: other.body.refresh_token } })).status).toBe(
+      200,
+    )
   })
 
   it('signs out everywhere with { all: true }, access tokens included', async () => {
     const user = await signUp()
     const other = await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })
     expect((await call('POST', '/auth/logout', { token: user.token, json: { all: true } })).status).toBe(200)
-    expect((await call('POST', '/auth/refresh', { json: { refresh_token: other.body.refresh_token } })).status).toBe(401)
+    expect((await call('POST', '/auth/refresh', { json: { refresh_token: other.body.refresh_token } })).status).toBe(
+      401,
+    )
     expect((await call('GET', '/auth/user', { token: other.body.token })).status).toBe(401)
   })
 
-  it('cannot revoke another user\'s session', async () => {
+  it("cannot revoke another user's session", async () => {
     const alice = await signUp()
     const bob = await signUp()
     await call('POST', '/auth/logout', { token: bob.token, json: { refresh_token: alice.refreshToken } })
@@ -161,11 +204,15 @@ describe('imported Basefloor users', () => {
     const id = newId()
     await env.DB.prepare(
       "insert into users (id, email, password_hash, name, role, security_stamp, created_at, updated_at) values (?, ?, ?, 'Old', 'user', 'stamp', 0, 0)",
-    ).bind(id, email, hash).run()
+    )
+      .bind(id, email, hash)
+      .run()
     expect((await call('POST', '/auth/login', { json: { email, password: 'wrong password' } })).status).toBe(401)
     const res = await callJson('POST', '/auth/login', { json: { email, password: 'legacy password' } })
     expect(res).toMatchObject({ status: 200, body: { user: { _id: id, email } } })
-    const stored = (await env.DB.prepare('select password_hash from users where id = ?').bind(id).first('password_hash')) as string
+    const stored = (await env.DB.prepare('select password_hash from users where id = ?')
+      .bind(id)
+      .first('password_hash')) as string
     expect(stored).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
     expect((await call('POST', '/auth/login', { json: { email, password: 'legacy password' } })).status).toBe(200)
   })
@@ -183,25 +230,43 @@ describe('token lifetimes follow the configuration', () => {
     expect(lifetimeOf(tokenIn(await waitForEmail(user.email, 1)))).toBe(24 * 3600)
     await call('POST', '/auth/forgot', { json: { email: user.email } })
     expect(lifetimeOf(tokenIn(await waitForEmail(user.email, 2)))).toBe(3600)
-    const refresh = await env.DB.prepare('select expires_at - created_at as ttl from refresh_tokens where user_id = ?').bind(user.id).first('ttl')
+    const refresh = await env.DB.prepare('select expires_at - created_at as ttl from refresh_tokens where user_id = ?')
+      .bind(user.id)
+      .first('ttl')
     expect(refresh).toBe(30 * 24 * 3600 * 1000)
   })
 
   it('honours AUTH_JWT_EXPIRATION_* and AUTH_REFRESH_TTL when they are changed', async () => {
-    const settings = { AUTH_JWT_EXPIRATION_AUTH: '15m', AUTH_JWT_EXPIRATION_VERIFY: '2h', AUTH_JWT_EXPIRATION_RESET: '10m', AUTH_REFRESH_TTL: '2d' }
+    const settings = {
+      AUTH_JWT_EXPIRATION_AUTH: '15m',
+      AUTH_JWT_EXPIRATION_VERIFY: '2h',
+      AUTH_JWT_EXPIRATION_RESET: '10m',
+      AUTH_REFRESH_TTL: '2d',
+    }
     const email = uniqueEmail('lifetimes')
     const password = 'lifetime password'
     expect((await callWithSettings(settings, 'POST', '/auth/register', { json: { email, password } })).status).toBe(201)
     expect(lifetimeOf(tokenIn(await waitForEmail(email, 1)))).toBe(2 * 3600)
 
     const login = await callWithSettings(settings, 'POST', '/auth/login', { json: { email, password } })
-    const session = (await login.json()) as { token: string; refresh_token: string; expires_in: number; user: { _id: string } }
+    const session = (await login.json()) as {
+      token: string
+      refresh_token: string
+      expires_in: number
+      user: { _id: string }
+    }
     expect(lifetimeOf(session.token)).toBe(15 * 60)
     expect(session.expires_in).toBe(15 * 60)
-    const refreshTtl = await env.DB.prepare('select expires_at - created_at as ttl from refresh_tokens where user_id = ?').bind(session.user._id).first('ttl')
+    const refreshTtl = await env.DB.prepare(
+      'select expires_at - created_at as ttl from refresh_tokens where user_id = ?',
+    )
+      .bind(session.user._id)
+      .first('ttl')
     expect(refreshTtl).toBe(2 * 24 * 3600 * 1000)
 
-    const refreshed = await callWithSettings(settings, 'POST', '/auth/refresh', { json: { refresh_token: session.refresh_token } })
+    const refreshed = await callWithSettings(settings, 'POST', '/auth/refresh', {
+      json: { refresh_token: session.refresh_token },
+    })
     const rotated = (await refreshed.json()) as { token: string; expires_in: number }
     expect(lifetimeOf(rotated.token)).toBe(15 * 60)
     expect(rotated.expires_in).toBe(15 * 60)
@@ -217,10 +282,13 @@ describe('argon2id parameters raised after a hash was stored', () => {
     const id = newId()
     await env.DB.prepare(
       "insert into users (id, email, password_hash, name, role, security_stamp, created_at, updated_at) values (?, ?, ?, 'Old', 'user', 'stamp', 0, 0)",
-    ).bind(id, email, hash).run()
+    )
+      .bind(id, email, hash)
+      .run()
     return { id, email }
   }
-  const storedHash = async (id: string) => (await env.DB.prepare('select password_hash from users where id = ?').bind(id).first('password_hash')) as string
+  const storedHash = async (id: string) =>
+    (await env.DB.prepare('select password_hash from users where id = ?').bind(id).first('password_hash')) as string
 
   it.each([
     ['less memory', { memoryCost: 4096, timeCost: 2, parallelism: 1 }],
@@ -247,7 +315,9 @@ describe('argon2id parameters raised after a hash was stored', () => {
   it('leaves a hash with the current parameters as it is', async () => {
     const user = await signUp()
     const before = await storedHash(user.id)
-    expect((await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status).toBe(200)
+    expect((await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status).toBe(
+      200,
+    )
     expect(await storedHash(user.id)).toBe(before)
   })
 })

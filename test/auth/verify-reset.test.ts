@@ -10,7 +10,10 @@ describe('email verification', () => {
       const token = tokenIn(await waitForEmail(user.email))
       const res = await callJson('POST', path, { json: { token } })
       expect(res.status).toBe(200)
-      expect(res.body).toMatchObject({ message: 'email address verified', user: { _id: user.id, email_verified: true } })
+      expect(res.body).toMatchObject({
+        message: 'email address verified',
+        user: { _id: user.id, email_verified: true },
+      })
       const again = await callJson('POST', path, { json: { token } })
       expect(again).toMatchObject({ status: 401, body: { message: 'invalid or expired token' } })
     }
@@ -26,7 +29,7 @@ describe('email verification', () => {
     expect(after).toMatchObject({ status: 409, body: { message: 'email address already verified' } })
   })
 
-  it('resends it at Basefloor\'s POST /user/verify/email too', async () => {
+  it("resends it at Basefloor's POST /user/verify/email too", async () => {
     const user = await signUp()
     const res = await callJson('POST', '/user/verify/email', { token: user.token })
     expect(res).toMatchObject({ status: 200, body: { message: 'verification email sent', email_sent: true } })
@@ -49,7 +52,9 @@ describe('email verification', () => {
 
   it('refuses registration with 403 when it is disabled, and creates nothing', async () => {
     const email = uniqueEmail()
-    const res = await callWithSettings({ AUTH_REGISTRATION_ENABLED: 'false' }, 'POST', '/auth/register', { json: { email, password: 'long enough' } })
+    const res = await callWithSettings({ AUTH_REGISTRATION_ENABLED: 'false' }, 'POST', '/auth/register', {
+      json: { email, password: 'long enough' },
+    })
     expect(res.status).toBe(403)
     expect(await res.json()).toEqual({ message: 'registration is disabled', code: 'REGISTRATION_DISABLED' })
     expect(await env.DB.prepare('select count(*) as n from users where email = ?').bind(email).first('n')).toBe(0)
@@ -57,7 +62,9 @@ describe('email verification', () => {
 
   it('gives new users the configured default role', async () => {
     const email = uniqueEmail()
-    const res = await callWithSettings({ AUTH_DEFAULT_ROLE: 'member' }, 'POST', '/auth/register', { json: { email, password: 'long enough' } })
+    const res = await callWithSettings({ AUTH_DEFAULT_ROLE: 'member' }, 'POST', '/auth/register', {
+      json: { email, password: 'long enough' },
+    })
     expect(((await res.json()) as any).user.role).toBe('member')
   })
 })
@@ -85,10 +92,17 @@ describe('password reset', () => {
     expect(res).toMatchObject({ status: 200, body: { message: expect.stringContaining('password changed') } })
 
     expect((await callJson('POST', '/auth/reset', { json: { token, password: 'another password' } })).status).toBe(401)
-    expect((await callJson('GET', '/auth/user', { token: user.token })).body).toEqual({ message: 'token was revoked', code: 'TOKEN_REVOKED' })
+    expect((await callJson('GET', '/auth/user', { token: user.token })).body).toEqual({
+      message: 'token was revoked',
+      code: 'TOKEN_REVOKED',
+    })
     expect((await callJson('POST', '/auth/refresh', { json: { refresh_token: user.refreshToken } })).status).toBe(401)
-    expect((await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status).toBe(401)
-    expect((await call('POST', '/auth/login', { json: { email: user.email, password: 'a brand new password' } })).status).toBe(200)
+    expect((await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status).toBe(
+      401,
+    )
+    expect(
+      (await call('POST', '/auth/login', { json: { email: user.email, password: 'a brand new password' } })).status,
+    ).toBe(200)
   })
 
   it('refuses a too-short new password with 400 and keeps the old one', async () => {
@@ -97,6 +111,8 @@ describe('password reset', () => {
     const token = tokenIn(await waitForEmail(user.email, 2))
     const res = await callJson('POST', '/auth/reset', { json: { token, password: 'short' } })
     expect(res.status).toBe(400)
-    expect((await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status).toBe(200)
+    expect((await call('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status).toBe(
+      200,
+    )
   })
 })

@@ -47,7 +47,11 @@ describe('process groups of servers', () => {
   })
 
   it('kills a server that ignores SIGTERM once the grace period is over', async () => {
-    const group = spawnGroup('bash', ['-c', "trap '' TERM; sleep 600 & wait"], { cwd: root, env: process.env, graceSeconds: 1 })
+    const group = spawnGroup('bash', ['-c', "trap '' TERM; sleep 600 & wait"], {
+      cwd: root,
+      env: process.env,
+      graceSeconds: 1,
+    })
     await until('the server starting', () => processesOf(group.pgid).length >= 3)
     await group.stop()
     await gone(group.pgid)
@@ -57,7 +61,11 @@ describe('process groups of servers', () => {
   it('ends with the process that started it, even when that process is killed with SIGKILL', async () => {
     const starter = spawn(
       process.execPath,
-      ['--input-type=module', '-e', `const { spawnGroup } = await import(${JSON.stringify(MODULE)}); const g = spawnGroup('sleep', ['600'], { cwd: '/', env: process.env }); console.log(g.pgid); setInterval(() => {}, 1000)`],
+      [
+        '--input-type=module',
+        '-e',
+        `const { spawnGroup } = await import(${JSON.stringify(MODULE)}); const g = spawnGroup('sleep', ['600'], { cwd: '/', env: process.env }); console.log(g.pgid); setInterval(() => {}, 1000)`,
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     )
     let output = ''
@@ -71,7 +79,9 @@ describe('process groups of servers', () => {
 
   it('a `wrangler dev` that does not start in time leaves no process behind', async () => {
     const state = temporaryFolder('edgefloor-start-fails-')
-    await expect(startDevWorker('worker/index.ts', {}, state, { startTimeoutMs: 1 })).rejects.toThrow('the worker did not start within 0.001 s')
+    await expect(startDevWorker('worker/index.ts', {}, state, { startTimeoutMs: 1 })).rejects.toThrow(
+      'the worker did not start within 0.001 s',
+    )
     // wrangler and workerd name their state folder, a path unique to this test, on their command lines.
     expect(processesNaming(state)).toEqual([])
     expect(readdirSync(state)).toEqual([])
@@ -83,9 +93,15 @@ describe('process groups of servers', () => {
     const left = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' })
     const other = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' })
     try {
-      writeFileSync(join(folder, String(left.pid)), JSON.stringify({ pgid: left.pid, startTicks: startTicks(left.pid!), command: 'sleep' }))
+      writeFileSync(
+        join(folder, String(left.pid)),
+        JSON.stringify({ pgid: left.pid, startTicks: startTicks(left.pid!), command: 'sleep' }),
+      )
       // A record of an earlier process that had the id `other` has now: its start time differs.
-      writeFileSync(join(folder, String(other.pid)), JSON.stringify({ pgid: other.pid, startTicks: '1', command: 'sleep' }))
+      writeFileSync(
+        join(folder, String(other.pid)),
+        JSON.stringify({ pgid: other.pid, startTicks: '1', command: 'sleep' }),
+      )
       expect(sweepProcessGroups(folder)).toEqual([`sleep (process group ${left.pid})`])
       await gone(left.pid!)
       expect(isGroupAlive(left.pid!)).toBe(false)

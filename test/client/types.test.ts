@@ -5,7 +5,13 @@ import { exports } from 'cloudflare:workers'
 import { hc } from 'hono/client'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import type { z } from '@hono/zod-openapi'
-import { ERROR_CODES as PACKAGE_ERROR_CODES, type ConversionTargets as PackageConversionTargets, type ErrorCode as PackageErrorCode, type FileRecord as PackageFile, type Job as PackageJob } from '../../client/index.ts'
+import {
+  ERROR_CODES as PACKAGE_ERROR_CODES,
+  type ConversionTargets as PackageConversionTargets,
+  type ErrorCode as PackageErrorCode,
+  type FileRecord as PackageFile,
+  type Job as PackageJob,
+} from '../../client/index.ts'
 import type { App } from '../../worker/app'
 import { ERROR_CODES, type ErrorCode } from '../../worker/errors'
 import type { FileResponse } from '../../worker/files/records'
@@ -68,8 +74,8 @@ describe('hc<App>: the typed client', () => {
 
 // @edgefloor/client writes the wire types out (its declarations must stand alone); these hold them to the Worker's
 // response schemas and error table, so the package cannot drift from the API it calls.
-describe('@edgefloor/client\'s standalone types', () => {
-  it('are the Worker\'s file, job and conversion-target answers field for field, and its error codes in order', () => {
+describe("@edgefloor/client's standalone types", () => {
+  it("are the Worker's file, job and conversion-target answers field for field, and its error codes in order", () => {
     // Checked by `npm run typecheck` (expectTypeOf does nothing at run time).
     expectTypeOf<PackageFile>().toEqualTypeOf<FileResponse>()
     expectTypeOf<Omit<PackageJob, 'webhook_secret'>>().toEqualTypeOf<JobView>()

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import { localPorts } from '../../.ci/local-ports.ts'
 
-describe('npm start\'s ports', () => {
+describe("npm start's ports", () => {
   it('serves on 8787 and 3000 with the configured URLs when nothing is set', () => {
     expect(localPorts({})).toEqual({ apiPort: 8787, sidecarPort: 3000, settings: {} })
   })
@@ -17,7 +17,14 @@ describe('npm start\'s ports', () => {
   })
 
   it('keeps APP_URL and GOTENBERG_URL the environment gives', () => {
-    expect(localPorts({ PORT: '9000', SIDECAR_PORT: '3100', APP_URL: 'https://app.example', GOTENBERG_URL: 'http://10.0.0.5:3000' }).settings).toEqual({})
+    expect(
+      localPorts({
+        PORT: '9000',
+        SIDECAR_PORT: '3100',
+        APP_URL: 'https://app.example',
+        GOTENBERG_URL: 'http://10.0.0.5:3000',
+      }).settings,
+    ).toEqual({})
   })
 
   it.each(['0', '65536', 'http', '80.5', '-1'])('refuses PORT=%s naming the variable', (value) => {

@@ -16,8 +16,15 @@ describe('request body limits', () => {
       expect(config.REQUEST_MAX_BYTES).toBe(100_000_000)
       // What a browser's FormData adds around the file (boundary, part headers), measured on a 1-byte file.
       const form = new FormData()
-      form.set('file', new Blob([new Uint8Array(1)], { type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }), `${'a'.repeat(200)}.docx`)
-      const overhead = (await new Request('http://127.0.0.1/', { method: 'POST', body: form }).arrayBuffer()).byteLength - 1
+      form.set(
+        'file',
+        new Blob([new Uint8Array(1)], {
+          type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        }),
+        `${'a'.repeat(200)}.docx`,
+      )
+      const overhead =
+        (await new Request('http://127.0.0.1/', { method: 'POST', body: form }).arrayBuffer()).byteLength - 1
       expect(overhead).toBeLessThan(MULTIPART_OVERHEAD_BYTES)
       expect(config.FILES_MAX_BYTES + overhead).toBeLessThanOrEqual(100_000_000)
       expect(config.FILES_MAX_PART_BYTES).toBeLessThanOrEqual(100_000_000)
@@ -25,14 +32,27 @@ describe('request body limits', () => {
   })
 
   it.each([
-    ['FILES_MAX_BYTES', String(100 * 1024 * 1024), 'FILES_MAX_BYTES: 104857600 and 262144 bytes of multipart overhead do not fit one request body (REQUEST_MAX_BYTES 100000000)'],
-    ['FILES_MAX_PART_BYTES', String(100 * 1024 * 1024), 'FILES_MAX_PART_BYTES: a part of 104857600 bytes does not fit one request body (REQUEST_MAX_BYTES 100000000)'],
+    [
+      'FILES_MAX_BYTES',
+      String(100 * 1024 * 1024),
+      'FILES_MAX_BYTES: 104857600 and 262144 bytes of multipart overhead do not fit one request body (REQUEST_MAX_BYTES 100000000)',
+    ],
+    [
+      'FILES_MAX_PART_BYTES',
+      String(100 * 1024 * 1024),
+      'FILES_MAX_PART_BYTES: a part of 104857600 bytes does not fit one request body (REQUEST_MAX_BYTES 100000000)',
+    ],
   ])('refuses %s=%s at start-up, naming the setting', (name, value, message) => {
     expect(() => loadConfig({ ...secret, [name]: value })).toThrow(message)
   })
 
   it('takes larger limits on a plan that passes larger bodies', () => {
-    const config = loadConfig({ ...secret, REQUEST_MAX_BYTES: '500000000', FILES_MAX_BYTES: String(400 * 1024 * 1024), FILES_MAX_PART_BYTES: String(400 * 1024 * 1024) })
+    const config = loadConfig({
+      ...secret,
+      REQUEST_MAX_BYTES: '500000000',
+      FILES_MAX_BYTES: String(400 * 1024 * 1024),
+      FILES_MAX_PART_BYTES: String(400 * 1024 * 1024),
+    })
     expect(config.FILES_MAX_BYTES).toBe(400 * 1024 * 1024)
   })
 })

@@ -35,7 +35,12 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
   it('consumes the conversions, the preview drawings (a queue of their own) and their dead letters and runs the sweeps, and serves nothing', () => {
     expect(consumer.name).toBe('edgefloor-consumer')
     expect(consumer.main).toBe(join(root, 'worker/consumer.ts'))
-    expect(consumer.queues.consumers?.map((queue: { queue: string; dead_letter_queue?: string }) => [queue.queue, queue.dead_letter_queue])).toEqual([
+    expect(
+      consumer.queues.consumers?.map((queue: { queue: string; dead_letter_queue?: string }) => [
+        queue.queue,
+        queue.dead_letter_queue,
+      ]),
+    ).toEqual([
       ['edgefloor-conversions', 'edgefloor-conversions-dlq'],
       ['edgefloor-previews', 'edgefloor-conversions-dlq'],
       ['edgefloor-conversions-dlq', undefined],
@@ -59,7 +64,9 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
         name: 'edgefloor-consumer-gotenbergcontainer',
       },
     ])
-    expect(consumer.durable_objects.bindings).toEqual([{ name: 'GOTENBERG_CONTAINER', class_name: 'GotenbergContainer' }])
+    expect(consumer.durable_objects.bindings).toEqual([
+      { name: 'GOTENBERG_CONTAINER', class_name: 'GotenbergContainer' },
+    ])
     expect(consumer.migrations).toEqual([{ tag: 'gotenberg-container-v1', new_sqlite_classes: ['GotenbergContainer'] }])
     expect(consumer.dev.enable_containers).toBe(false)
     // The class the binding names is the one the consumer Worker exports.
@@ -76,7 +83,12 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
   })
 
   it('names the same D1 database, R2 bucket, queue and AI binding as wrangler.toml', () => {
-    const d1 = (config: typeof api) => config.d1_databases.map(({ binding, database_name, database_id }: D1Binding) => ({ binding, database_name, database_id }))
+    const d1 = (config: typeof api) =>
+      config.d1_databases.map(({ binding, database_name, database_id }: D1Binding) => ({
+        binding,
+        database_name,
+        database_id,
+      }))
     expect(d1(consumer)).toEqual(d1(api))
     expect(consumer.r2_buckets).toEqual(api.r2_buckets)
     expect(consumer.queues.producers).toEqual(api.queues.producers)
@@ -87,15 +99,23 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
     expect(consumer.alias).toEqual(api.alias)
   })
 
-  it('runs locally as itself less the AI binding, with the run\'s settings beside it (.ci/local-consumer.ts)', () => {
+  it("runs locally as itself less the AI binding, with the run's settings beside it (.ci/local-consumer.ts)", () => {
     const dir = mkdtempSync(join(tmpdir(), 'edgefloor-consumer-'))
     try {
       const local = read(writeLocalConsumerConfig(dir, { JWT_SECRET: 'a-secret-long-enough-for-the-schema-check' }))
       expect(local.ai).toBeUndefined()
       expect(local.main).toBe(consumer.main)
       // Its [alias] names the same files from the repository (a config's relative paths start at its folder).
-      expect(local.alias).toEqual(Object.fromEntries(Object.entries(consumer.alias ?? {}).map(([from, to]) => [from, join(root, String(to))])))
-      expect({ ...local, ai: consumer.ai, alias: consumer.alias, configPath: undefined, userConfigPath: undefined }).toEqual({ ...consumer, configPath: undefined, userConfigPath: undefined })
+      expect(local.alias).toEqual(
+        Object.fromEntries(Object.entries(consumer.alias ?? {}).map(([from, to]) => [from, join(root, String(to))])),
+      )
+      expect({
+        ...local,
+        ai: consumer.ai,
+        alias: consumer.alias,
+        configPath: undefined,
+        userConfigPath: undefined,
+      }).toEqual({ ...consumer, configPath: undefined, userConfigPath: undefined })
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -103,8 +123,10 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
 })
 
 describe('wrangler.engine-*.toml (the engine Workers)', () => {
-  it('are the consumer Worker\'s service bindings, one engine family each, with no binding, setting or route of their own', () => {
-    expect(consumer.services?.map((service: { binding: string; service: string }) => [service.binding, service.service])).toEqual([
+  it("are the consumer Worker's service bindings, one engine family each, with no binding, setting or route of their own", () => {
+    expect(
+      consumer.services?.map((service: { binding: string; service: string }) => [service.binding, service.service]),
+    ).toEqual([
       ['PDF_ENGINE', 'edgefloor-engine-pdf'],
       ['IMAGE_ENGINE', 'edgefloor-engine-image'],
       ['TEXT_ENGINE', 'edgefloor-engine-text'],
@@ -114,8 +136,13 @@ describe('wrangler.engine-*.toml (the engine Workers)', () => {
       expect(engine.name).toBe(`edgefloor-engine-${family}`)
       expect(engine.main).toBe(join(root, `worker/engine-workers/${family}.ts`))
       expect(engine.workers_dev).toBe(false)
-      expect([engine.vars, engine.d1_databases, engine.r2_buckets, engine.queues.producers ?? [], engine.services ?? []]).toEqual([{}, [], [], [], []])
+      expect([
+        engine.vars,
+        engine.d1_databases,
+        engine.r2_buckets,
+        engine.queues.producers ?? [],
+        engine.services ?? [],
+      ]).toEqual([{}, [], [], [], []])
     }
   })
 })
-

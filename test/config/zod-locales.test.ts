@@ -20,11 +20,26 @@ interface Metafile {
 
 function bundleInputs(config: string): Metafile['inputs'] {
   const out = join(scratch, config)
-  const built = spawnSync(process.execPath, [join(root, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--containers-rollout=none', '--outdir', out, '--metafile', join(out, 'meta.json'), '-c', config], {
-    cwd: root,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-    encoding: 'utf8',
-  })
+  const built = spawnSync(
+    process.execPath,
+    [
+      join(root, 'node_modules/wrangler/bin/wrangler.js'),
+      'deploy',
+      '--dry-run',
+      '--containers-rollout=none',
+      '--outdir',
+      out,
+      '--metafile',
+      join(out, 'meta.json'),
+      '-c',
+      config,
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+      encoding: 'utf8',
+    },
+  )
   if (built.status !== 0) throw new Error(`wrangler could not build ${config}:\n${built.stdout}\n${built.stderr}`)
   return (JSON.parse(readFileSync(join(out, 'meta.json'), 'utf8')) as Metafile).inputs
 }
@@ -38,11 +53,19 @@ describe.each(['wrangler.toml', 'wrangler.consumer.toml'])('%s', (config) => {
       .sort()
 
   it('gives the locales index only to zod, which never reads a locale but English by itself', () => {
-    expect(importersOf('worker/zod-locales.ts')).toEqual(['node_modules/zod/v4/classic/external.js', 'node_modules/zod/v4/core/index.js'])
-    expect(Object.keys(inputs).filter((path) => path.includes('zod/v4/locales/'))).toEqual(['node_modules/zod/v4/locales/en.js'])
+    expect(importersOf('worker/zod-locales.ts')).toEqual([
+      'node_modules/zod/v4/classic/external.js',
+      'node_modules/zod/v4/core/index.js',
+    ])
+    expect(Object.keys(inputs).filter((path) => path.includes('zod/v4/locales/'))).toEqual([
+      'node_modules/zod/v4/locales/en.js',
+    ])
   })
 
-  it('bundles zod\'s English error map where zod installs it, so messages are unchanged', () => {
-    expect(importersOf('node_modules/zod/v4/locales/en.js')).toEqual(['node_modules/zod/v4/classic/schemas.js', 'worker/zod-locales.ts'])
+  it("bundles zod's English error map where zod installs it, so messages are unchanged", () => {
+    expect(importersOf('node_modules/zod/v4/locales/en.js')).toEqual([
+      'node_modules/zod/v4/classic/schemas.js',
+      'worker/zod-locales.ts',
+    ])
   })
 })

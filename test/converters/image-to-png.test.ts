@@ -26,11 +26,23 @@ describe('image-to-png converter', () => {
     ['pattern.avif', fixtures.pattern_avif, 'avif'],
   ])('turns %s into a PNG of the same picture', async (name, bytes, format) => {
     const [output] = await convertAll(imageToPng, inputFromBytes(name, bytes), testContext())
-    expect(output).toMatchObject({ index: 0, total: 1, extension: '.png', contentType: 'image/png', metadata: { width: 64, height: 48, source_format: format } })
+    expect(output).toMatchObject({
+      index: 0,
+      total: 1,
+      extension: '.png',
+      contentType: 'image/png',
+      metadata: { width: 64, height: 48, source_format: format },
+    })
     const png = await outputBytes(output!)
     expect(readPngHeader(png)).toMatchObject({ width: 64, height: 48, colorType: 2 })
     // The test pattern's top-left area is a saturated colour bar; lossy formats stay close to it.
-    const reference = await pixelOf(await outputBytes((await convertAll(imageToPng, inputFromBytes('b.bmp', fixtures.pattern_bmp), testContext()))[0]!), 4, 4)
+    const reference = await pixelOf(
+      await outputBytes(
+        (await convertAll(imageToPng, inputFromBytes('b.bmp', fixtures.pattern_bmp), testContext()))[0]!,
+      ),
+      4,
+      4,
+    )
     const pixel = await pixelOf(png, 4, 4)
     for (let c = 0; c < 3; c++) expect(Math.abs(pixel[c]! - reference[c]!)).toBeLessThan(40)
   })
@@ -44,7 +56,11 @@ describe('image-to-png converter', () => {
   })
 
   it('downscales to IMAGE_MAX_DIMENSION', async () => {
-    const [output] = await convertAll(imageToPng, inputFromBytes('big.bmp', fixtures.pattern_bmp), testContext({ settings: { IMAGE_MAX_DIMENSION: 16 } }))
+    const [output] = await convertAll(
+      imageToPng,
+      inputFromBytes('big.bmp', fixtures.pattern_bmp),
+      testContext({ settings: { IMAGE_MAX_DIMENSION: 16 } }),
+    )
     expect(output!.metadata).toMatchObject({ width: 16, height: 12 })
     expect(readPngHeader(await outputBytes(output!))).toMatchObject({ width: 16, height: 12 })
   })
@@ -78,7 +94,13 @@ describe('JPEG → PNG through the pipeline', () => {
     const res = await callJson('POST', `/files/${jpeg._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body).toHaveLength(1)
-    expect(res.body[0]).toMatchObject({ name: 'Holiday photo (1 of 1)', extension: '.png', content_type: 'image/png', parent_file: jpeg._id, metadata: { width: 64, height: 48 } })
+    expect(res.body[0]).toMatchObject({
+      name: 'Holiday photo (1 of 1)',
+      extension: '.png',
+      content_type: 'image/png',
+      parent_file: jpeg._id,
+      metadata: { width: 64, height: 48 },
+    })
     const download = await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })
     expect(readPngHeader(new Uint8Array(await download.arrayBuffer()))).toMatchObject({ width: 64, height: 48 })
   })
@@ -88,7 +110,9 @@ describe('JPEG → PNG through the pipeline', () => {
     const bad = await uploaded(user, 'broken.jpg', fixtures.pattern_jpg.slice(0, 40))
     const res = await callJson('POST', `/files/${bad._id}/convert`, { token: user.token })
     expect(res.status).toBe(415)
-    expect(res.body.message).toBe('image-to-png on "broken.jpg" failed: "broken.jpg" is not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image')
+    expect(res.body.message).toBe(
+      'image-to-png on "broken.jpg" failed: "broken.jpg" is not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image',
+    )
     const original = await call('GET', `/files/${bad._id}/download`, { token: user.token })
     expect(new Uint8Array(await original.arrayBuffer())).toEqual(fixtures.pattern_jpg.slice(0, 40))
   })
@@ -99,7 +123,9 @@ describe('JPEG → PNG through the pipeline', () => {
     expect(jpeg.content_type).toBe('image/jpeg')
     const res = await callJson('POST', `/files/${jpeg._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([['photo (1 of 1)', jpeg._id]])
+    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([
+      ['photo (1 of 1)', jpeg._id],
+    ])
     expect(res.body[0].metadata).toMatchObject({ width: 64, height: 48, source_format: 'jpeg' })
   })
 
@@ -109,7 +135,9 @@ describe('JPEG → PNG through the pipeline', () => {
     expect(text.content_type).toBe('text/plain')
     const res = await callJson('POST', `/files/${text._id}/convert`, { token: user.token })
     expect(res.status).toBe(422)
-    expect(res.body.message).toBe('"x.jpg" is named .jpg but its content is text/plain; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif')
+    expect(res.body.message).toBe(
+      '"x.jpg" is named .jpg but its content is text/plain; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif',
+    )
     expect((await callJson('GET', `/files/${text._id}/jobs`, { token: user.token })).body).toEqual([])
   })
 
@@ -118,9 +146,24 @@ describe('JPEG → PNG through the pipeline', () => {
   new DataView(flood.buffer).setUint32(20, 60000)
 
   it.each([
-    ['a truncated JPEG', 'cut.jpg', fixtures.pattern_jpg.slice(0, Math.floor(fixtures.pattern_jpg.length / 2)), /^image-to-png on "cut\.jpg" failed: the JPEG image cannot be decoded(: the file ends before its end-of-image marker \(truncated\))?$/],
-    ['a corrupt PNG', 'bad.png', fixtures.pattern_png.map((byte, i) => (i > 40 ? byte ^ 0x5a : byte)), /^image-to-png on "bad\.png" failed: the PNG image cannot be decoded$/],
-    ['a 60000×60000 PNG header', 'flood.png', flood, /^image-to-png on "flood\.png" failed: the image is 60000×60000; the limit is 20000 pixels a side \(IMAGE_MAX_SIDE\)$/],
+    [
+      'a truncated JPEG',
+      'cut.jpg',
+      fixtures.pattern_jpg.slice(0, Math.floor(fixtures.pattern_jpg.length / 2)),
+      /^image-to-png on "cut\.jpg" failed: the JPEG image cannot be decoded(: the file ends before its end-of-image marker \(truncated\))?$/,
+    ],
+    [
+      'a corrupt PNG',
+      'bad.png',
+      fixtures.pattern_png.map((byte, i) => (i > 40 ? byte ^ 0x5a : byte)),
+      /^image-to-png on "bad\.png" failed: the PNG image cannot be decoded$/,
+    ],
+    [
+      'a 60000×60000 PNG header',
+      'flood.png',
+      flood,
+      /^image-to-png on "flood\.png" failed: the image is 60000×60000; the limit is 20000 pixels a side \(IMAGE_MAX_SIDE\)$/,
+    ],
   ])('answers %s with 422, fails the job and keeps the original', async (_case, name, bytes, message) => {
     const user = await signUp()
     const source = await uploaded(user, name, bytes)
@@ -128,9 +171,16 @@ describe('JPEG → PNG through the pipeline', () => {
     expect(res.status).toBe(422)
     expect(res.body).toMatchObject({ message: expect.stringMatching(message), code: 'CONVERSION_FAILED' })
     const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
-    expect(job.body).toMatchObject({ status: 'failed', files: [], steps: [{ converter: 'image-to-png', status: 'failed' }] })
+    expect(job.body).toMatchObject({
+      status: 'failed',
+      files: [],
+      steps: [{ converter: 'image-to-png', status: 'failed' }],
+    })
     const original = await call('GET', `/files/${source._id}/download`, { token: user.token })
     expect(new Uint8Array(await original.arrayBuffer())).toEqual(bytes)
-    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body).toMatchObject({ hash: source.hash, files: [] })
+    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body).toMatchObject({
+      hash: source.hash,
+      files: [],
+    })
   })
 })

@@ -9,8 +9,13 @@ import { uploaded } from '../support/files'
 import { pollJob } from '../support/jobs'
 import { until } from '../support/until'
 
-async function control(action: 'kill-office' | 'unreachable' | 'reachable' | 'refused', query: Record<string, string>): Promise<string> {
-  const response = await fetch(`${inject('sidecarControlUrl')}/${action}?${new URLSearchParams(query)}`, { method: action === 'refused' ? 'GET' : 'POST' })
+async function control(
+  action: 'kill-office' | 'unreachable' | 'reachable' | 'refused',
+  query: Record<string, string>,
+): Promise<string> {
+  const response = await fetch(`${inject('sidecarControlUrl')}/${action}?${new URLSearchParams(query)}`, {
+    method: action === 'refused' ? 'GET' : 'POST',
+  })
   const text = await response.text()
   if (!response.ok) throw new Error(`sidecar control ${action}: ${response.status} ${text}`)
   return text
@@ -20,9 +25,16 @@ describe('Office conversions when the sidecar fails', () => {
   it('retries the step when LibreOffice is killed mid-conversion, and completes the job', async () => {
     const user = await signUp()
     // Enough rows to keep LibreOffice busy for seconds, even on a fast machine; only the first page is exported.
-    const rows = ['name,amount,note', ...Array.from({ length: 60_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`)]
+    const rows = [
+      'name,amount,note',
+      ...Array.from({ length: 60_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`),
+    ]
     const csv = await uploaded(user, 'ledger.csv', rows.join('\n'))
-    const started = await callJson('POST', `/files/${csv._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' }, json: { options: { nativePageRanges: '1' } } })
+    const started = await callJson('POST', `/files/${csv._id}/convert`, {
+      token: user.token,
+      headers: { prefer: 'respond-async' },
+      json: { options: { nativePageRanges: '1' } },
+    })
     expect(started.status).toBe(202)
     // The LibreOffice working for this job (its id is the Gotenberg-Trace), not one converting another file's.
     expect(await control('kill-office', { trace: started.body._id })).toBe('killed')
@@ -41,13 +53,24 @@ describe('Office conversions when the sidecar fails', () => {
     await control('unreachable', { marker })
     try {
       const csv = await uploaded(user, 'memo.csv', `name,note\nmemo,${marker}\n`)
-      const started = await callJson('POST', `/files/${csv._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })
+      const started = await callJson('POST', `/files/${csv._id}/convert`, {
+        token: user.token,
+        headers: { prefer: 'respond-async' },
+      })
       expect(started.status).toBe(202)
-      const failing = await pollJob(started.body._id, user, (view) => /cannot be reached/.test(view.steps[0]?.error ?? ''))
+      const failing = await pollJob(started.body._id, user, (view) =>
+        /cannot be reached/.test(view.steps[0]?.error ?? ''),
+      )
       expect(failing.status).not.toBe('failed')
       expect(failing.steps[0]?.error).toBe('retrying: the document converter cannot be reached')
       // Every request dropped was this job's.
-      const refused: string[] = JSON.parse(await until('a request of the job dropped', () => control('refused', { marker }), (text) => text !== '[]'))
+      const refused: string[] = JSON.parse(
+        await until(
+          'a request of the job dropped',
+          () => control('refused', { marker }),
+          (text) => text !== '[]',
+        ),
+      )
       expect(new Set(refused)).toEqual(new Set([started.body._id]))
       await control('reachable', { marker })
       const view = await pollJob(started.body._id, user)

@@ -19,20 +19,46 @@ const encode = (text: string) => new TextEncoder().encode(text)
 /** The smallest WordprocessingML package: Gotenberg's variables_table.docx in shape, "${company}" split over runs as Word splits it. */
 function wordTemplate(body: string): Uint8Array {
   return zip([
-    { name: '[Content_Types].xml', bytes: encode('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>') },
-    { name: '_rels/.rels', bytes: encode('<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>') },
-    { name: 'word/document.xml', bytes: encode(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`) },
+    {
+      name: '[Content_Types].xml',
+      bytes: encode(
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+      ),
+    },
+    {
+      name: '_rels/.rels',
+      bytes: encode(
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
+      ),
+    },
+    {
+      name: 'word/document.xml',
+      bytes: encode(
+        `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`,
+      ),
+    },
   ])
 }
-const paragraph = (...runs: string[]) => `<w:p>${runs.map((text) => `<w:r><w:t xml:space="preserve">${text}</w:t></w:r>`).join('')}</w:p>`
+const paragraph = (...runs: string[]) =>
+  `<w:p>${runs.map((text) => `<w:r><w:t xml:space="preserve">${text}</w:t></w:r>`).join('')}</w:p>`
 const cell = (text: string) => `<w:tc><w:tcPr><w:tcW w:w="3000" w:type="dxa"/></w:tcPr>${paragraph(text)}</w:tc>`
 const row = (...texts: string[]) => `<w:tr>${texts.map(cell).join('')}</w:tr>`
-const table = (...rows: string[]) => `<w:tbl><w:tblPr><w:tblW w:w="9000" w:type="dxa"/></w:tblPr><w:tblGrid><w:gridCol w:w="3000"/><w:gridCol w:w="3000"/><w:gridCol w:w="3000"/></w:tblGrid>${rows.join('')}</w:tbl>`
+const table = (...rows: string[]) =>
+  `<w:tbl><w:tblPr><w:tblW w:w="9000" w:type="dxa"/></w:tblPr><w:tblGrid><w:gridCol w:w="3000"/><w:gridCol w:w="3000"/><w:gridCol w:w="3000"/></w:tblGrid>${rows.join('')}</w:tbl>`
 
 const ORDER = wordTemplate(
-  paragraph('Order for ', '${comp', 'any}') + table(row('Item', 'Qty', 'Price'), row('${items._index} ${items.name}', '${items.qty} pcs', '${items.price} EUR')) + paragraph('Unknown: ${not_provided}'),
+  paragraph('Order for ', '${comp', 'any}') +
+    table(row('Item', 'Qty', 'Price'), row('${items._index} ${items.name}', '${items.qty} pcs', '${items.price} EUR')) +
+    paragraph('Unknown: ${not_provided}'),
 )
-const VARIABLES = { company: 'Smith & Sons', items: [{ name: 'Widget', qty: '2', price: '10.00' }, { name: 'Gadget', qty: '5', price: '3.50' }, { name: 'Sprocket', qty: '1', price: '99.99' }] }
+const VARIABLES = {
+  company: 'Smith & Sons',
+  items: [
+    { name: 'Widget', qty: '2', price: '10.00' },
+    { name: 'Gadget', qty: '5', price: '3.50' },
+    { name: 'Sprocket', qty: '1', price: '99.99' },
+  ],
+}
 
 /** A Factur-X MINIMUM invoice (the CII syntax of EN 16931), small but well-formed. */
 const INVOICE_XML = `<?xml version="1.0" encoding="UTF-8"?>
@@ -54,10 +80,13 @@ async function inspectPdf(bytes: Uint8Array): Promise<PdfInspection> {
 }
 
 describe('variables through POST /files/:id/convert (Gotenberg 8.34 "POST /forms/libreoffice/convert (Variables)")', () => {
-  it('fills ${name} placeholders and repeats the table row per element: the values are in the PDF\'s text', async () => {
+  it("fills ${name} placeholders and repeats the table row per element: the values are in the PDF's text", async () => {
     const user = await signUp()
     const source = await uploaded(user, 'Order.docx', ORDER)
-    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { to: '.txt', options: { variables: VARIABLES } } })
+    const res = await callJson('POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      json: { to: '.txt', options: { variables: VARIABLES } },
+    })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     expect(res.body.map((made: { extension: string }) => made.extension)).toEqual(['.pdf', '.txt'])
     const { bytes } = await downloadBytes(`/files/${res.body[1]._id}/download`, { token: user.token })
@@ -73,19 +102,26 @@ describe('variables through POST /files/:id/convert (Gotenberg 8.34 "POST /forms
     expect(text).not.toContain('${items')
   })
 
-  it('keeps the variables with the job as Gotenberg\'s JSON text', async () => {
+  it("keeps the variables with the job as Gotenberg's JSON text", async () => {
     const user = await signUp()
     const source = await uploaded(user, 'Order.docx', ORDER)
-    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options: { variables: VARIABLES } }, headers: { prefer: 'respond-async' } })
+    const res = await callJson('POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      json: { options: { variables: VARIABLES } },
+      headers: { prefer: 'respond-async' },
+    })
     expect(res.status).toBe(202)
     const job = await pollJob(res.body._id, user)
     expect(job).toMatchObject({ status: 'done', options: { variables: JSON.stringify(VARIABLES) } })
   })
 
-  it('fails the job with the sidecar\'s reason when the template cannot take the variables (a row using two lists)', async () => {
+  it("fails the job with the sidecar's reason when the template cannot take the variables (a row using two lists)", async () => {
     const user = await signUp()
     const source = await uploaded(user, 'Two lists.docx', wordTemplate(table(row('${a.x}', '${b.x}', ''))))
-    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options: { variables: { a: [{ x: '1' }], b: [{ x: '2' }] } } } })
+    const res = await callJson('POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      json: { options: { variables: { a: [{ x: '1' }], b: [{ x: '2' }] } } },
+    })
     expect(res.status).toBe(422)
     expect(res.body.message).toMatch(/failed: the document was refused: Bad Request: .*more than one list: 'a', 'b'/)
     const job = await pollJob(res.body.job, user)
@@ -107,7 +143,15 @@ describe('Factur-X through POST /files/:id/convert (Gotenberg 8.34 "POST /forms/
     expect(found.attachments).toContain('factur-x.xml')
     expect(found.facturxXml).toBe(INVOICE_XML)
     expect(found.associatedFiles).toEqual({ 'factur-x.xml': '/Alternative' })
-    expect(found.exif).toMatchObject({ ConformanceLevel: 'MINIMUM', DocumentType: 'INVOICE', DocumentFileName: 'factur-x.xml', Version: 1, SchemasPrefix: 'fx', Part: 3, Conformance: 'B' })
+    expect(found.exif).toMatchObject({
+      ConformanceLevel: 'MINIMUM',
+      DocumentType: 'INVOICE',
+      DocumentFileName: 'factur-x.xml',
+      Version: 1,
+      SchemasPrefix: 'fx',
+      Part: 3,
+      Conformance: 'B',
+    })
   })
 })
 
@@ -117,9 +161,16 @@ describe('both at their bounds in one request', () => {
     const source = await uploaded(user, 'Order.docx', ORDER)
     // Padding in a value no placeholder uses and in an XML comment: the document stays one page.
     const variables = { ...VARIABLES, unused: 'v'.repeat(500_000 - JSON.stringify(VARIABLES).length - 12) }
-    const facturxXml = INVOICE_XML.replace('<rsm:ExchangedDocument>', `<!-- ${'x'.repeat(380_000 - INVOICE_XML.length - 10)} --><rsm:ExchangedDocument>`)
+    const facturxXml = INVOICE_XML.replace(
+      '<rsm:ExchangedDocument>',
+      `<!-- ${'x'.repeat(380_000 - INVOICE_XML.length - 10)} --><rsm:ExchangedDocument>`,
+    )
     expect(JSON.stringify(variables).length).toBeLessThanOrEqual(512 * 1024)
-    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options: { variables, facturxXml } }, headers: { prefer: 'respond-async' } })
+    const res = await callJson('POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      json: { options: { variables, facturxXml } },
+      headers: { prefer: 'respond-async' },
+    })
     expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(202)
     const job = await pollJob(res.body._id, user)
     expect(job.status, job.error ?? '').toBe('done')
@@ -133,23 +184,72 @@ describe('both at their bounds in one request', () => {
 describe('the convert route refuses with 400, before any job, what the sidecar would refuse', () => {
   const refusals: Array<[string, string, Record<string, unknown>, RegExp]> = [
     ['variables that are not an object', 'Order.docx', { variables: '{"company":"x"}' }, /variables/],
-    ['a variable name Gotenberg refuses', 'Order.docx', { variables: { 'legal address': 'x' } }, /variable name 'legal address' is invalid/],
+    [
+      'a variable name Gotenberg refuses',
+      'Order.docx',
+      { variables: { 'legal address': 'x' } },
+      /variable name 'legal address' is invalid/,
+    ],
     ['a list whose rows are not objects of strings', 'Order.docx', { variables: { items: [{ qty: 2 }] } }, /variables/],
     ['a list name with a dot', 'Order.docx', { variables: { 'a.b': [{ x: '1' }] } }, /list name 'a\.b' is invalid/],
-    ['variables over their bound', 'Order.docx', { variables: { big: 'x'.repeat(512 * 1024) } }, /the maximum is 524288/],
-    ['variables for a document that is not Word', 'Letter.odt', { variables: { company: 'x' } }, /applies to Word documents \(\.docx, \.docm, \.dotx, \.dotm\) only, not to \.odt/],
-    ['a Factur-X level without the XML', 'Order.docx', { facturxConformanceLevel: 'BASIC' }, /option 'facturxXml' is required/],
-    ['a Factur-X type without the XML', 'Order.docx', { facturxDocumentType: 'ORDER' }, /option 'facturxXml' is required/],
-    ['a level Factur-X does not define', 'Order.docx', { facturxXml: INVOICE_XML, facturxConformanceLevel: 'GOLD' }, /facturxConformanceLevel/],
-    ['Factur-X with another PDF/A than 3b', 'Order.docx', { facturxXml: INVOICE_XML, pdfa: 'PDF/A-2b' }, /option 'pdfa' is invalid \(got 'PDF\/A-2b', resulting to Factur-X needs PDF\/A-3b\)/],
-    ['Factur-X with encryption', 'Order.docx', { facturxXml: INVOICE_XML, userPassword: 'p4ss' }, /option 'userPassword' is invalid \(resulting to a Factur-X PDF is PDF\/A-3b, which cannot be encrypted\)/],
+    [
+      'variables over their bound',
+      'Order.docx',
+      { variables: { big: 'x'.repeat(512 * 1024) } },
+      /the maximum is 524288/,
+    ],
+    [
+      'variables for a document that is not Word',
+      'Letter.odt',
+      { variables: { company: 'x' } },
+      /applies to Word documents \(\.docx, \.docm, \.dotx, \.dotm\) only, not to \.odt/,
+    ],
+    [
+      'a Factur-X level without the XML',
+      'Order.docx',
+      { facturxConformanceLevel: 'BASIC' },
+      /option 'facturxXml' is required/,
+    ],
+    [
+      'a Factur-X type without the XML',
+      'Order.docx',
+      { facturxDocumentType: 'ORDER' },
+      /option 'facturxXml' is required/,
+    ],
+    [
+      'a level Factur-X does not define',
+      'Order.docx',
+      { facturxXml: INVOICE_XML, facturxConformanceLevel: 'GOLD' },
+      /facturxConformanceLevel/,
+    ],
+    [
+      'Factur-X with another PDF/A than 3b',
+      'Order.docx',
+      { facturxXml: INVOICE_XML, pdfa: 'PDF/A-2b' },
+      /option 'pdfa' is invalid \(got 'PDF\/A-2b', resulting to Factur-X needs PDF\/A-3b\)/,
+    ],
+    [
+      'Factur-X with encryption',
+      'Order.docx',
+      { facturxXml: INVOICE_XML, userPassword: 'p4ss' },
+      /option 'userPassword' is invalid \(resulting to a Factur-X PDF is PDF\/A-3b, which cannot be encrypted\)/,
+    ],
     ['a Factur-X "XML" that is not XML', 'Order.docx', { facturxXml: 'INV-2026-0042;137.49' }, /must be XML/],
     ['a Factur-X XML over its bound', 'Order.docx', { facturxXml: `<x>${'y'.repeat(384 * 1024)}</x>` }, /facturxXml/],
-    ['Factur-X on a file that is not an Office document', 'notes.txt', { facturxXml: INVOICE_XML }, /option 'facturxXml' applies to Office documents converted to PDF only, not to \.txt/],
+    [
+      'Factur-X on a file that is not an Office document',
+      'notes.txt',
+      { facturxXml: INVOICE_XML },
+      /option 'facturxXml' applies to Office documents converted to PDF only, not to \.txt/,
+    ],
   ]
   it.each(refusals)('refuses %s', async (_, name, options, message) => {
     const user = await signUp()
-    const bytes = name.endsWith('.odt') ? officeDocument('hello.odt') : name.endsWith('.txt') ? encode('Invoice notes\n') : ORDER
+    const bytes = name.endsWith('.odt')
+      ? officeDocument('hello.odt')
+      : name.endsWith('.txt')
+        ? encode('Invoice notes\n')
+        : ORDER
     const source = await uploaded(user, name, bytes)
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options } })
     expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(400)

@@ -31,7 +31,11 @@ function differentShare(actual: RawImage, golden: RawImage): number {
 }
 
 async function renderFirstPage(name: string, pdf: Uint8Array, dpi: number): Promise<RawImage> {
-  const [output] = await convertAll(pdfToPng, inputFromBytes(name, pdf), testContext({ part: { start: 0, end: 1 }, settings: { PDF_DPI: dpi } }))
+  const [output] = await convertAll(
+    pdfToPng,
+    inputFromBytes(name, pdf),
+    testContext({ part: { start: 0, end: 1 }, settings: { PDF_DPI: dpi } }),
+  )
   return decodeImage(await outputBytes(output!), TEST_IMAGE_LIMITS)
 }
 
@@ -41,7 +45,9 @@ describe('PDF pages against golden renders', () => {
     ['a colour page (image, fills, stroke)', 'colour.pdf', goldenColourPdf, 144, goldenColour],
   ])('renders %s as its golden image', async (_case, name, pdf, dpi, golden) => {
     const actual = await renderFirstPage(name, pdf(), dpi)
-    expect(differentShare(actual, await decodeImage(golden, TEST_IMAGE_LIMITS))).toBeLessThanOrEqual(MAX_DIFFERENT_SHARE)
+    expect(differentShare(actual, await decodeImage(golden, TEST_IMAGE_LIMITS))).toBeLessThanOrEqual(
+      MAX_DIFFERENT_SHARE,
+    )
   })
 
   it('tells a render one row off, or with red and blue swapped, from its golden', async () => {
@@ -49,7 +55,9 @@ describe('PDF pages against golden renders', () => {
     const stride = golden.width * 4
     const shifted = new Uint8Array(golden.data.length)
     shifted.set(golden.data.subarray(stride))
-    const swapped = Uint8Array.from(golden.data, (value, i) => (i % 4 === 0 ? golden.data[i + 2]! : i % 4 === 2 ? golden.data[i - 2]! : value))
+    const swapped = Uint8Array.from(golden.data, (value, i) =>
+      i % 4 === 0 ? golden.data[i + 2]! : i % 4 === 2 ? golden.data[i - 2]! : value,
+    )
     expect(differentShare({ ...golden, data: shifted }, golden)).toBeGreaterThan(MAX_DIFFERENT_SHARE * 10)
     expect(differentShare({ ...golden, data: swapped }, golden)).toBeGreaterThan(MAX_DIFFERENT_SHARE * 10)
   })

@@ -24,18 +24,45 @@ describe('images embedded in a PDF', () => {
     )
     const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
     expect(job.body).toMatchObject({ status: 'failed', files: [] })
-    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body).toMatchObject({ hash: source.hash, files: [] })
+    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body).toMatchObject({
+      hash: source.hash,
+      files: [],
+    })
     expect((await downloadBytes(`/files/${source._id}/download`, { token: user.token })).bytes).toEqual(bytes)
   })
 
   it('fails a page whose 12 MP progressive 4:4:4 JPEG would not fit an isolate, before decoding it', async () => {
     // Within PDF_MAX_IMAGE_PIXELS, but PDFium's heap would hold its bitmap (48 MB) and, until the last scan, 2 bytes
     // for every DCT coefficient of its three full components (72 MB): the frame header alone tells, and is all given.
-    const sof2 = [0xff, 0xc2, 0, 17, 8, 3000 >> 8, 3000 & 255, 4000 >> 8, 4000 & 255, 3, 1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0]
+    const sof2 = [
+      0xff,
+      0xc2,
+      0,
+      17,
+      8,
+      3000 >> 8,
+      3000 & 255,
+      4000 >> 8,
+      4000 & 255,
+      3,
+      1,
+      0x11,
+      0,
+      2,
+      0x11,
+      0,
+      3,
+      0x11,
+      0,
+    ]
     const sos = [0xff, 0xda, 0, 12, 3, 1, 0, 2, 0, 3, 0, 0, 63, 0]
     const header = new Uint8Array([0xff, 0xd8, ...sof2, ...sos, 0xff, 0xd9])
     const user = await signUp()
-    const source = await uploaded(user, 'camera.pdf', buildPdf([{ width: 320, height: 240, content: drawn, jpeg: { bytes: header, width: 4000, height: 3000 } }]))
+    const source = await uploaded(
+      user,
+      'camera.pdf',
+      buildPdf([{ width: 320, height: 240, content: drawn, jpeg: { bytes: header, width: 4000, height: 3000 } }]),
+    )
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(422)
     expect(res.body.message).toBe(
@@ -45,7 +72,11 @@ describe('images embedded in a PDF', () => {
 
   it('renders a page whose image is within the limit', async () => {
     const user = await signUp()
-    const source = await uploaded(user, 'photo.pdf', buildPdf([{ width: 320, height: 240, content: drawn, jpeg: { bytes: pattern_jpg, width: 64, height: 48 } }]))
+    const source = await uploaded(
+      user,
+      'photo.pdf',
+      buildPdf([{ width: 320, height: 240, content: drawn, jpeg: { bytes: pattern_jpg, width: 64, height: 48 } }]),
+    )
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject([{ name: 'photo (1 of 1)', content_type: 'image/png' }])

@@ -31,8 +31,18 @@ async function inkIn(png: Uint8Array, box: { x0: number; y0: number; x1: number;
 
 describe('pdf-to-png', () => {
   it('plans the pages in ranges and records page_count', async () => {
-    const plan = await pdfToPng.plan!(inputFromBytes('three.pdf', threePages), testContext({ settings: { CONVERT_PAGES_PER_STEP: 2 } }))
-    expect(plan).toEqual({ total: 3, parts: [{ start: 0, end: 2 }, { start: 2, end: 3 }], sourceMetadata: { page_count: 3 } })
+    const plan = await pdfToPng.plan!(
+      inputFromBytes('three.pdf', threePages),
+      testContext({ settings: { CONVERT_PAGES_PER_STEP: 2 } }),
+    )
+    expect(plan).toEqual({
+      total: 3,
+      parts: [
+        { start: 0, end: 2 },
+        { start: 2, end: 3 },
+      ],
+      sourceMetadata: { page_count: 3 },
+    })
   })
 
   it('renders each page at PDF_DPI, in order, with text where the text is', async () => {
@@ -52,13 +62,21 @@ describe('pdf-to-png', () => {
   })
 
   it('renders only the part it is given', async () => {
-    const outputs = await convertAll(pdfToPng, inputFromBytes('three.pdf', threePages), testContext({ part: { start: 1, end: 3 } }))
+    const outputs = await convertAll(
+      pdfToPng,
+      inputFromBytes('three.pdf', threePages),
+      testContext({ part: { start: 1, end: 3 } }),
+    )
     expect(outputs.map((output) => output.metadata?.page)).toEqual([2, 3])
   })
 
   it('lowers the DPI of pages that would pass PDF_MAX_PAGE_PIXELS', async () => {
     expect(pageScale({ width: 595, height: 842 }, 150, 40_000_000)).toBeCloseTo(150 / 72)
-    const [output] = await convertAll(pdfToPng, inputFromBytes('three.pdf', threePages), testContext({ part: { start: 0, end: 1 }, settings: { PDF_MAX_PAGE_PIXELS: 100_000 } }))
+    const [output] = await convertAll(
+      pdfToPng,
+      inputFromBytes('three.pdf', threePages),
+      testContext({ part: { start: 0, end: 1 }, settings: { PDF_MAX_PAGE_PIXELS: 100_000 } }),
+    )
     const { width, height } = output!.metadata as { width: number; height: number }
     expect(width * height).toBeLessThanOrEqual(100_000)
     expect(width * height).toBeGreaterThan(90_000)
@@ -74,20 +92,34 @@ describe('pdf-to-png', () => {
   })
 
   it('refuses a PDF over PDF_MAX_BYTES before reading it, with 413', async () => {
-    const failure = await pdfToPng.plan!(inputFromBytes('big.pdf', threePages), testContext({ settings: { PDF_MAX_BYTES: 1000 } })).catch((error) => error)
+    const failure = await pdfToPng.plan!(
+      inputFromBytes('big.pdf', threePages),
+      testContext({ settings: { PDF_MAX_BYTES: 1000 } }),
+    ).catch((error) => error)
     expect(failure).toMatchObject({ name: 'ConversionError', code: 'FILE_TOO_LARGE', retryable: false })
-    expect(failure.message).toBe(`"big.pdf" is ${threePages.byteLength} bytes; PDF pages are rendered from PDFs of at most 1000 bytes`)
+    expect(failure.message).toBe(
+      `"big.pdf" is ${threePages.byteLength} bytes; PDF pages are rendered from PDFs of at most 1000 bytes`,
+    )
   })
 
   it('fails a PDF whose stored bytes are fewer than its recorded size, without reading past them', async () => {
     const input = { ...inputFromBytes('short.pdf', threePages), size: threePages.byteLength + 10 }
-    await expect(pdfToPng.plan!(input, testContext())).rejects.toMatchObject({ retryable: false, message: 'the PDF cannot be read: the file is shorter than its recorded size' })
+    await expect(pdfToPng.plan!(input, testContext())).rejects.toMatchObject({
+      retryable: false,
+      message: 'the PDF cannot be read: the file is shorter than its recorded size',
+    })
   })
 
   it('renders a page taller than one strip with its ink in the right rows', async () => {
     // 1239 px wide at 150 dpi: 2 MiB strips hold 423 rows, so this 3000-row page takes 8 strips.
-    const pdf = buildPdf([{ width: 595, height: 1440, content: '0 0 0 rg 0 0 595 100 re f 0 0 0 rg 0 1340 595 100 re f' }])
-    const [output] = await convertAll(pdfToPng, inputFromBytes('tall.pdf', pdf), testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } }))
+    const pdf = buildPdf([
+      { width: 595, height: 1440, content: '0 0 0 rg 0 0 595 100 re f 0 0 0 rg 0 1340 595 100 re f' },
+    ])
+    const [output] = await convertAll(
+      pdfToPng,
+      inputFromBytes('tall.pdf', pdf),
+      testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } }),
+    )
     const png = await outputBytes(output!)
     const { width, height } = readPngHeader(png)!
     expect(width * 4 * height).toBeGreaterThan(STRIP_BYTES)
@@ -100,15 +132,19 @@ describe('pdf-to-png', () => {
     // 1239 × 3000 px: 8 strips of 2 MiB, and 3.5 MiB of gray rows: a turn after every 512 KiB of them.
     const pdf = buildPdf([{ width: 595, height: 1440, content: '0 0 0 rg 0 0 595 100 re f' }])
     const input = inputFromBytes('tall.pdf', pdf)
-    const { result: outputs, turns } = await turnsDuring(() => convertAll(pdfToPng, input, testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } })))
+    const { result: outputs, turns } = await turnsDuring(() =>
+      convertAll(pdfToPng, input, testContext({ settings: { PDF_MAX_PAGE_PIXELS: 4_000_000 } })),
+    )
     expect(outputs).toHaveLength(1)
     expect(turns).toBeGreaterThanOrEqual(6)
   })
 
-  it('measures a Flate bomb\'s streams in slices with a turn of the event loop between them, then refuses it', async () => {
+  it("measures a Flate bomb's streams in slices with a turn of the event loop between them, then refuses it", async () => {
     // 64 KB inflating to 64 MiB: measured up to PDF_MAX_BYTES (24 MiB) of output, a turn every 256 KiB of work.
     const input = inputFromBytes('bomb.pdf', await pdfFlateBomb())
-    const { result: failure, turns } = await turnsDuring(() => pdfToPng.plan!(input, testContext()).catch((error) => error))
+    const { result: failure, turns } = await turnsDuring(() =>
+      pdfToPng.plan!(input, testContext()).catch((error) => error),
+    )
     expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
     expect(failure.message).toMatch(/object 4's stream decodes to more than \d+ bytes/)
     expect(turns).toBeGreaterThanOrEqual(20)
@@ -118,43 +154,62 @@ describe('pdf-to-png', () => {
     ['without a password', {}, 'password-protected PDF: give its password as options.password'],
     ['with a wrong one', { password: 'nope' }, 'password-protected PDF: the password is wrong'],
   ])('refuses an encrypted PDF %s', async (_case, options, message) => {
-    await expect(pdfToPng.plan!(inputFromBytes('locked.pdf', encrypted), testContext({ options }))).rejects.toMatchObject({ retryable: false, message })
+    await expect(
+      pdfToPng.plan!(inputFromBytes('locked.pdf', encrypted), testContext({ options })),
+    ).rejects.toMatchObject({ retryable: false, message })
   })
 
   it('opens an encrypted PDF with its password', async () => {
-    const outputs = await convertAll(pdfToPng, inputFromBytes('locked.pdf', encrypted), testContext({ options: { password: 's3cret' }, part: { start: 0, end: 1 } }))
+    const outputs = await convertAll(
+      pdfToPng,
+      inputFromBytes('locked.pdf', encrypted),
+      testContext({ options: { password: 's3cret' }, part: { start: 0, end: 1 } }),
+    )
     expect(outputs).toHaveLength(1)
   })
 
   it.each([
     ['truncated', threePages.slice(0, 2000)],
     ['not a PDF', new TextEncoder().encode('%PDF-1.7 but then nothing of the sort')],
-  ])('fails a %s PDF permanently with the engine\'s reason', async (_case, bytes) => {
+  ])("fails a %s PDF permanently with the engine's reason", async (_case, bytes) => {
     const failure = await pdfToPng.plan!(inputFromBytes('bad.pdf', bytes), testContext()).catch((error) => error)
     expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
     expect(failure.message).toMatch(/^the PDF cannot be read: /)
   })
 
   it('refuses more pages than PDF_MAX_PAGES', async () => {
-    await expect(pdfToPng.plan!(inputFromBytes('three.pdf', threePages), testContext({ settings: { PDF_MAX_PAGES: 2 } }))).rejects.toThrow(
-      'the PDF has 3 pages; the limit is 2',
-    )
+    await expect(
+      pdfToPng.plan!(inputFromBytes('three.pdf', threePages), testContext({ settings: { PDF_MAX_PAGES: 2 } })),
+    ).rejects.toThrow('the PDF has 3 pages; the limit is 2')
   })
 })
 
 describe('pdf-to-png on page features', () => {
   it('renders a rotated page with its width and height swapped', async () => {
     const pdf = buildPdf([{ width: 200, height: 100, rotate: 90, content: '0 0 0 rg 0 0 100 100 re f' }])
-    const [output] = await convertAll(pdfToPng, inputFromBytes('rotated.pdf', pdf), testContext({ settings: { PDF_DPI: 72 } }))
+    const [output] = await convertAll(
+      pdfToPng,
+      inputFromBytes('rotated.pdf', pdf),
+      testContext({ settings: { PDF_DPI: 72 } }),
+    )
     expect(readPngHeader(await outputBytes(output!))).toMatchObject({ width: 100, height: 200 })
   })
 
   it('renders an image-heavy page in colour, and a black-and-white page as grayscale', async () => {
     const pdf = buildPdf([
-      { width: 320, height: 240, content: 'q 320 0 0 240 0 0 cm /Im0 Do Q', jpeg: { bytes: pattern_jpg, width: 64, height: 48 } },
+      {
+        width: 320,
+        height: 240,
+        content: 'q 320 0 0 240 0 0 cm /Im0 Do Q',
+        jpeg: { bytes: pattern_jpg, width: 64, height: 48 },
+      },
       { width: 320, height: 240, content: '0 0 0 rg 20 20 100 100 re f' },
     ])
-    const outputs = await convertAll(pdfToPng, inputFromBytes('mixed.pdf', pdf), testContext({ settings: { PDF_DPI: 72 } }))
+    const outputs = await convertAll(
+      pdfToPng,
+      inputFromBytes('mixed.pdf', pdf),
+      testContext({ settings: { PDF_DPI: 72 } }),
+    )
     const [photo, drawing] = await Promise.all(outputs.map(outputBytes))
     expect(readPngHeader(photo!)).toMatchObject({ width: 320, height: 240, colorType: 2 })
     expect(readPngHeader(drawing!)).toMatchObject({ width: 320, height: 240, colorType: 0 })
@@ -171,7 +226,9 @@ describe('the PDFium instance', () => {
     expect(kept).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
     // 40 MB of an image the page never draws: the PDF itself fills the heap.
     const padding = new Uint8Array(40 * 2 ** 20)
-    const big = buildPdf([{ width: 200, height: 200, content: '0 0 0 rg 0 0 10 10 re f', jpeg: { bytes: padding, width: 1, height: 1 } }])
+    const big = buildPdf([
+      { width: 200, height: 200, content: '0 0 0 rg 0 0 10 10 re f', jpeg: { bytes: padding, width: 1, height: 1 } },
+    ])
     await convertAll(pdfToPng, inputFromBytes('big.pdf', big), onePage)
     expect(await pdfiumHeapBytes()).toBe(0)
     await convertAll(pdfToPng, inputFromBytes('three.pdf', threePages), onePage)
@@ -188,7 +245,14 @@ describe('PDF → PNG through the pipeline', () => {
     const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
     // The seed (SPEC.md, files.name): 'Converted files are named "<name> (<n> of <m>)"': no extension in the name.
-    expect(res.body.map((file: { name: string; extension: string; parent_file: string; part_index: number }) => [file.name, file.extension, file.parent_file, file.part_index])).toEqual([
+    expect(
+      res.body.map((file: { name: string; extension: string; parent_file: string; part_index: number }) => [
+        file.name,
+        file.extension,
+        file.parent_file,
+        file.part_index,
+      ]),
+    ).toEqual([
       ['Report (1 of 3)', '.png', pdf._id, 0],
       ['Report (2 of 3)', '.png', pdf._id, 1],
       ['Report (3 of 3)', '.png', pdf._id, 2],
@@ -199,20 +263,31 @@ describe('PDF → PNG through the pipeline', () => {
 
   it('fans a 23-page PDF out into 3 queue steps of 10 pages and answers the pages in order', async () => {
     // Page n has one black bar, 8n points from the left edge, so each PNG shows which page it is.
-    const pages = Array.from({ length: 23 }, (_, i) => ({ width: 200, height: 100, content: `0 0 0 rg ${8 * (i + 1)} 0 4 100 re f` }))
+    const pages = Array.from({ length: 23 }, (_, i) => ({
+      width: 200,
+      height: 100,
+      content: `0 0 0 rg ${8 * (i + 1)} 0 4 100 re f`,
+    }))
     const user = await signUp()
     const pdf = await uploaded(user, 'Long.pdf', buildPdf(pages))
     const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string; part_index: number; metadata: { page: number } }) => [file.name, file.part_index, file.metadata.page])).toEqual(
-      Array.from({ length: 23 }, (_, i) => [`Long (${i + 1} of 23)`, i, i + 1]),
-    )
+    expect(
+      res.body.map((file: { name: string; part_index: number; metadata: { page: number } }) => [
+        file.name,
+        file.part_index,
+        file.metadata.page,
+      ]),
+    ).toEqual(Array.from({ length: 23 }, (_, i) => [`Long (${i + 1} of 23)`, i, i + 1]))
     const [job] = (await callJson('GET', `/files/${pdf._id}/jobs`, { token: user.token })).body
     // The planning step (split into parts), then one step per range of CONVERT_PAGES_PER_STEP pages (the steps
     // were made together: their listed order says nothing, so they are sorted by range here).
     const pdfSteps = job.steps
       .filter((step: { converter: string }) => step.converter === 'pdf-to-png')
-      .sort((a: { part: { start: number } | null }, b: { part: { start: number } | null }) => (a.part?.start ?? -1) - (b.part?.start ?? -1))
+      .sort(
+        (a: { part: { start: number } | null }, b: { part: { start: number } | null }) =>
+          (a.part?.start ?? -1) - (b.part?.start ?? -1),
+      )
     expect(pdfSteps.map((step: { part: unknown; status: string }) => [step.part, step.status])).toEqual([
       [null, 'split'],
       [{ start: 0, end: 10 }, 'done'],
@@ -221,8 +296,12 @@ describe('PDF → PNG through the pipeline', () => {
     ])
     const firstInkColumns = await Promise.all(
       res.body.map(async (file: { _id: string }) => {
-        const image = await decodeImage((await downloadBytes(`/files/${file._id}/download`, { token: user.token })).bytes, TEST_IMAGE_LIMITS)
-        for (let x = 0; x < image.width; x++) if (image.data[(50 * image.width + x) * 4]! < 128) return Math.round((x * 72) / 150)
+        const image = await decodeImage(
+          (await downloadBytes(`/files/${file._id}/download`, { token: user.token })).bytes,
+          TEST_IMAGE_LIMITS,
+        )
+        for (let x = 0; x < image.width; x++)
+          if (image.data[(50 * image.width + x) * 4]! < 128) return Math.round((x * 72) / 150)
         return -1
       }),
     )
@@ -230,8 +309,18 @@ describe('PDF → PNG through the pipeline', () => {
   })
 
   it.each([
-    ['an encrypted PDF', 'locked.pdf', () => encrypted, 'pdf-to-png on "locked.pdf" failed: password-protected PDF: give its password as options.password'],
-    ['a truncated PDF', 'cut.pdf', () => threePages.slice(0, 2000), 'pdf-to-png on "cut.pdf" failed: the PDF cannot be read: file not in PDF format or corrupted'],
+    [
+      'an encrypted PDF',
+      'locked.pdf',
+      () => encrypted,
+      'pdf-to-png on "locked.pdf" failed: password-protected PDF: give its password as options.password',
+    ],
+    [
+      'a truncated PDF',
+      'cut.pdf',
+      () => threePages.slice(0, 2000),
+      'pdf-to-png on "cut.pdf" failed: the PDF cannot be read: file not in PDF format or corrupted',
+    ],
   ])('fails %s with 422, a failed job saying why, and the original intact', async (_case, name, bytes, message) => {
     const user = await signUp()
     const source = await uploaded(user, name, bytes())

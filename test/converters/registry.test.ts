@@ -4,20 +4,34 @@ import { describe, expect, it } from 'vitest'
 import type { Converter } from '../../worker/converters/converter'
 import { buildRegistry, converterForFile, registerConverter } from '../../worker/converters/registry'
 
-const stub = (name: string, from: string[], accepts?: string[]): Converter => ({ name, from, accepts, to: '.out', async *convert() {} })
+const stub = (name: string, from: string[], accepts?: string[]): Converter => ({
+  name,
+  from,
+  accepts,
+  to: '.out',
+  async *convert() {},
+})
 
 describe('buildRegistry', () => {
   it('refuses two converters claiming one extension', () => {
-    expect(() => buildRegistry([stub('a', ['.one', '.two']), stub('b', ['.two'])])).toThrow('converters a and b both claim .two')
+    expect(() => buildRegistry([stub('a', ['.one', '.two']), stub('b', ['.two'])])).toThrow(
+      'converters a and b both claim .two',
+    )
   })
 
   it('refuses two converters claiming one sniffed type', () => {
-    expect(() => buildRegistry([stub('a', ['.one'], ['x/one']), stub('b', ['.two'], ['x/one'])])).toThrow('converters a and b both claim x/one')
+    expect(() => buildRegistry([stub('a', ['.one'], ['x/one']), stub('b', ['.two'], ['x/one'])])).toThrow(
+      'converters a and b both claim x/one',
+    )
   })
 
   it('refuses at run time an extension the shipped converters claim, and keeps the registry as it was', () => {
-    expect(() => registerConverter(stub('second-txt', ['.txt']))).toThrow('converters text-to-png and second-txt both claim .txt')
-    expect(converterForFile({ name: 'a.txt', extension: '.txt', contentType: 'text/plain' }).converter?.name).toBe('text-to-png')
+    expect(() => registerConverter(stub('second-txt', ['.txt']))).toThrow(
+      'converters text-to-png and second-txt both claim .txt',
+    )
+    expect(converterForFile({ name: 'a.txt', extension: '.txt', contentType: 'text/plain' }).converter?.name).toBe(
+      'text-to-png',
+    )
   })
 })
 
@@ -30,16 +44,50 @@ describe('converterForFile', () => {
     ['notes.txt', '.txt', 'text/plain', 'text-to-png'],
     ['report.docx', '.docx', 'application/zip', 'office-to-pdf'],
   ])('chooses for %s (%s, %s)', (name, extension, contentType, converter) => {
-    expect(converterForFile({ name, extension, contentType })).toEqual({ converter: expect.objectContaining({ name: converter }) })
+    expect(converterForFile({ name, extension, contentType })).toEqual({
+      converter: expect.objectContaining({ name: converter }),
+    })
   })
 
   it.each([
-    ['x.jpg', '.jpg', 'text/plain', 422, '"x.jpg" is named .jpg but its content is text/plain; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif'],
-    ['x.png', '.png', 'application/octet-stream', 422, '"x.png" is named .png but its content is application/octet-stream; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif'],
-    ['song.wma', '.wma', 'application/octet-stream', 422, expect.stringMatching(/^"song\.wma" cannot be converted: Windows Media Audio /)],
+    [
+      'x.jpg',
+      '.jpg',
+      'text/plain',
+      422,
+      '"x.jpg" is named .jpg but its content is text/plain; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif',
+    ],
+    [
+      'x.png',
+      '.png',
+      'application/octet-stream',
+      422,
+      '"x.png" is named .png but its content is application/octet-stream; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif',
+    ],
+    [
+      'song.wma',
+      '.wma',
+      'application/octet-stream',
+      422,
+      expect.stringMatching(/^"song\.wma" cannot be converted: Windows Media Audio /),
+    ],
     ['pic.wma', '.wma', 'image/jpeg', 422, expect.stringMatching(/^"pic\.wma" cannot be converted: /)],
-    ['data.bin', '.bin', 'application/octet-stream', 415, expect.stringMatching(/^no converter accepts \.bin; these extensions convert: \.avif, \.bmp, .*\.docx, .*\.pdf, .*\.txt/)],
-    ['README', '', 'text/plain', 415, expect.stringMatching(/^no converter accepts files without an extension; these extensions convert: \.avif/)],
+    [
+      'data.bin',
+      '.bin',
+      'application/octet-stream',
+      415,
+      expect.stringMatching(
+        /^no converter accepts \.bin; these extensions convert: \.avif, \.bmp, .*\.docx, .*\.pdf, .*\.txt/,
+      ),
+    ],
+    [
+      'README',
+      '',
+      'text/plain',
+      415,
+      expect.stringMatching(/^no converter accepts files without an extension; these extensions convert: \.avif/),
+    ],
   ])('refuses %s (%s, %s) with %i and a reason', (name, extension, contentType, status, refusal) => {
     expect(converterForFile({ name, extension, contentType })).toEqual({ refusal, status })
   })
@@ -48,7 +96,7 @@ describe('converterForFile', () => {
 // The consumer Worker runs each converter's work where its engines are (worker/engine-workers/engines.ts): in an
 // engine Worker through a binding, or in the consumer itself. Whichever it is, the converter it gets must be the one
 // the registry lists, with the same info and a plan exactly when the converter's own work has one.
-describe('the consumer\'s converters, wherever their work runs', () => {
+describe("the consumer's converters, wherever their work runs", () => {
   it('are every listed converter, each with its info, planning exactly when its work plans', async () => {
     const { remoteEngines } = await import('../../worker/engine-workers/engines')
     const { runnableConverter } = await import('../../worker/converters/runnable')

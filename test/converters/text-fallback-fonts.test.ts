@@ -11,7 +11,11 @@ import sans from '../fixtures/fonts/DejaVuSans.ttf'
 const HEBREW = 'שלום עולם'
 
 async function firstLine(bucket?: R2Bucket) {
-  const [page] = await convertAll(textToPng, inputFromBytes('hebrew.txt', new TextEncoder().encode(HEBREW)), testContext({ resources: bucket && resourceReader(bucket, 'fonts/'), settings: { PDF_DPI: 72 } }))
+  const [page] = await convertAll(
+    textToPng,
+    inputFromBytes('hebrew.txt', new TextEncoder().encode(HEBREW)),
+    testContext({ resources: bucket && resourceReader(bucket, 'fonts/'), settings: { PDF_DPI: 72 } }),
+  )
   const image = await decodeImage(await outputBytes(page!), TEST_IMAGE_LIMITS)
   // The first line's pixels, as a fingerprint of what was drawn.
   const rows = image.data.subarray(0, image.width * 4 * 60)

@@ -29,7 +29,11 @@ const encode = (text: string) => new TextEncoder().encode(text)
 
 describe('text-to-png', () => {
   it('draws the text on white A4 pages at PDF_DPI', async () => {
-    const [page] = await convertAll(textToPng, inputFromBytes('note.txt', encode('Hello, Edgefloor!\nΚαλημέρα · Привет')), testContext())
+    const [page] = await convertAll(
+      textToPng,
+      inputFromBytes('note.txt', encode('Hello, Edgefloor!\nΚαλημέρα · Привет')),
+      testContext(),
+    )
     const png = await outputBytes(page!)
     expect(readPngHeader(png)).toMatchObject({ width: 1241, height: 1754, colorType: 0 })
     expect(page!.metadata).toEqual({ page: 1, width: 1241, height: 1754, dpi: 150 })
@@ -40,7 +44,11 @@ describe('text-to-png', () => {
   it('breaks a long text into pages, in order', async () => {
     const { geometry } = pageStyle(72)
     const lines = Array.from({ length: geometry.rows * 2 + 1 }, (_, i) => `line ${i + 1}`)
-    const outputs = await convertAll(textToPng, inputFromBytes('long.txt', encode(lines.join('\n'))), testContext({ settings: { PDF_DPI: 72 } }))
+    const outputs = await convertAll(
+      textToPng,
+      inputFromBytes('long.txt', encode(lines.join('\n'))),
+      testContext({ settings: { PDF_DPI: 72 } }),
+    )
     expect(outputs.map((output) => [output.index, output.total])).toEqual([
       [0, 3],
       [1, 3],
@@ -51,13 +59,25 @@ describe('text-to-png', () => {
   })
 
   it('reads UTF-16 and draws CJK it has no glyph for as visible replacements', async () => {
-    const utf16 = new Uint8Array([0xff, 0xfe, ...new Uint8Array(new Uint16Array([...'漢字 ok'].map((c) => c.charCodeAt(0))).buffer)])
-    const [page] = await convertAll(textToPng, inputFromBytes('cjk.txt', utf16), testContext({ settings: { PDF_DPI: 72 } }))
+    const utf16 = new Uint8Array([
+      0xff,
+      0xfe,
+      ...new Uint8Array(new Uint16Array([...'漢字 ok'].map((c) => c.charCodeAt(0))).buffer),
+    ])
+    const [page] = await convertAll(
+      textToPng,
+      inputFromBytes('cjk.txt', utf16),
+      testContext({ settings: { PDF_DPI: 72 } }),
+    )
     expect(await inkIn(await outputBytes(page!), { x0: 0.05, y0: 0.04, x1: 0.2, y1: 0.09 })).toBeGreaterThan(0.02)
   })
 
   it('makes one blank page of an empty file', async () => {
-    const outputs = await convertAll(textToPng, inputFromBytes('empty.txt', new Uint8Array(0)), testContext({ settings: { PDF_DPI: 72 } }))
+    const outputs = await convertAll(
+      textToPng,
+      inputFromBytes('empty.txt', new Uint8Array(0)),
+      testContext({ settings: { PDF_DPI: 72 } }),
+    )
     expect(outputs).toHaveLength(1)
     expect(await inkIn(await outputBytes(outputs[0]!), { x0: 0, y0: 0, x1: 1, y1: 1 })).toBe(0)
   })
@@ -65,14 +85,20 @@ describe('text-to-png', () => {
   it('lays a 5,000-line file out on pages in order', async () => {
     const { geometry } = pageStyle(72)
     const text = Array.from({ length: 5000 }, (_, i) => `line ${i + 1}`).join('\n')
-    const outputs = await convertAll(textToPng, inputFromBytes('long.txt', encode(text)), testContext({ settings: { PDF_DPI: 72 } }))
+    const outputs = await convertAll(
+      textToPng,
+      inputFromBytes('long.txt', encode(text)),
+      testContext({ settings: { PDF_DPI: 72 } }),
+    )
     expect(outputs).toHaveLength(Math.ceil(5000 / geometry.rows))
     expect(outputs.map((output) => output.index)).toEqual(outputs.map((_, i) => i))
   }, 120_000)
 
   it('refuses a text over TEXT_MAX_PAGES', async () => {
     const text = 'x\n'.repeat(500)
-    await expect(convertAll(textToPng, inputFromBytes('big.txt', encode(text)), testContext({ settings: { TEXT_MAX_PAGES: 2 } }))).rejects.toMatchObject({
+    await expect(
+      convertAll(textToPng, inputFromBytes('big.txt', encode(text)), testContext({ settings: { TEXT_MAX_PAGES: 2 } })),
+    ).rejects.toMatchObject({
       retryable: false,
       message: 'the text needs more than 2 pages; the limit is 2 (TEXT_MAX_PAGES)',
     })
@@ -111,7 +137,11 @@ describe('text-to-png', () => {
       const { input, handedOut } = countedInput(hostile.name, await hostile.bytes())
       const readAtTurns = [0]
       const { result } = await turnsDuring(
-        () => convertAll(textToPng, input, testContext()).then((outputs) => ({ outputs: outputs.length }), (error: Error) => error),
+        () =>
+          convertAll(textToPng, input, testContext()).then(
+            (outputs) => ({ outputs: outputs.length }),
+            (error: Error) => error,
+          ),
         () => readAtTurns.push(handedOut()),
       )
       readAtTurns.push(handedOut())
@@ -125,12 +155,20 @@ describe('text-to-png', () => {
   it('stops reading a text as soon as it needs more than TEXT_MAX_PAGES', async () => {
     // One line of 5 MB without a space (the hostile corpus's long-line.txt): 200 pages of 84 columns are ~1 MB.
     const { input, handedOut } = countedInput('long.txt', new Uint8Array(5 * 2 ** 20 - 1).fill(0x61))
-    await expect(convertAll(textToPng, input, testContext())).rejects.toMatchObject({ message: 'the text needs more than 200 pages; the limit is 200 (TEXT_MAX_PAGES)' })
+    await expect(convertAll(textToPng, input, testContext())).rejects.toMatchObject({
+      message: 'the text needs more than 200 pages; the limit is 200 (TEXT_MAX_PAGES)',
+    })
     expect(handedOut()).toBeLessThan(2 * 2 ** 20)
   })
 
   it('refuses a text over TEXT_MAX_BYTES before reading it', async () => {
-    await expect(convertAll(textToPng, inputFromBytes('big.txt', encode('abcdef')), testContext({ settings: { TEXT_MAX_BYTES: 3 } }))).rejects.toMatchObject({ code: 'FILE_TOO_LARGE' })
+    await expect(
+      convertAll(
+        textToPng,
+        inputFromBytes('big.txt', encode('abcdef')),
+        testContext({ settings: { TEXT_MAX_BYTES: 3 } }),
+      ),
+    ).rejects.toMatchObject({ code: 'FILE_TOO_LARGE' })
   })
 })
 
@@ -140,14 +178,20 @@ describe('text → PNG through the pipeline', () => {
     const txt = await uploaded(user, 'readme.txt', 'Edgefloor turns text into pages.\n')
     const res = await callJson('POST', `/files/${txt._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([['readme (1 of 1)', txt._id]])
+    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([
+      ['readme (1 of 1)', txt._id],
+    ])
   })
 
   it('draws accented Latin, Greek and Cyrillic with their own glyphs, not replacement boxes', async () => {
     const scripts = ['àéîõüçñÀÉÎÕÜÇÑ', 'αβγδεζηθΑΒΓΔΕΖΗΘ', 'абвгдежзАБВГДЕЖЗ']
     for (const line of scripts) expect(drawable(line)).toBe(line) // the bundled font covers them
     const replacements = '\uFFFD'.repeat(16)
-    const [page] = await convertAll(textToPng, inputFromBytes('scripts.txt', encode([...scripts, replacements].join('\n'))), testContext())
+    const [page] = await convertAll(
+      textToPng,
+      inputFromBytes('scripts.txt', encode([...scripts, replacements].join('\n'))),
+      testContext(),
+    )
     const image = await decodeImage(await outputBytes(page!), TEST_IMAGE_LIMITS)
     const { style } = pageStyle(150)
     const advance = style.fontPx * ADVANCE_EM
@@ -158,7 +202,8 @@ describe('text → PNG through the pipeline', () => {
       const top = Math.round(style.marginPx + row * step)
       const left = Math.round(style.marginPx + column * advance)
       for (let y = top; y < top + Math.round(step); y++) {
-        for (let x = left; x < left + Math.round(advance); x++) dark.push(source.data[(y * source.width + x) * 4]! < 128)
+        for (let x = left; x < left + Math.round(advance); x++)
+          dark.push(source.data[(y * source.width + x) * 4]! < 128)
       }
       return dark
     }

@@ -24,7 +24,13 @@ async function send(method: string, path: string, options: CallOptions = {}) {
   const { sessions, trips } = recorder.stop()
   const text = await response.text()
   await waitOnExecutionContext(ctx)
-  return { status: response.status, body: text ? JSON.parse(text) : undefined, bookmark: response.headers.get('x-d1-bookmark'), sessions, trips }
+  return {
+    status: response.status,
+    body: text ? JSON.parse(text) : undefined,
+    bookmark: response.headers.get('x-d1-bookmark'),
+    sessions,
+    trips,
+  }
 }
 
 /** D1's bookmarks compare as text, oldest first (the glossary above). */
@@ -37,7 +43,11 @@ beforeAll(async () => {
 
 describe('D1 sessions per request, with bookmarks (X-D1-Bookmark)', () => {
   it('starts a write at the primary and a read anywhere, and answers each its bookmark', async () => {
-    const written = await send('POST', '/files', { token: user.token, body: 'written', headers: { 'x-edgefloor-name': 'w.txt' } })
+    const written = await send('POST', '/files', {
+      token: user.token,
+      body: 'written',
+      headers: { 'x-edgefloor-name': 'w.txt' },
+    })
     expect(written.status).toBe(201)
     expect(written.sessions).toEqual(['first-primary'])
     expect(written.bookmark).toMatch(BOOKMARK)
@@ -49,10 +59,17 @@ describe('D1 sessions per request, with bookmarks (X-D1-Bookmark)', () => {
     expect(read.bookmark).toMatch(BOOKMARK)
   })
 
-  it('reads what the client wrote: a read sent with the write\'s bookmark starts from it and sees the file', async () => {
-    const written = await send('POST', '/files', { token: user.token, body: 'mine', headers: { 'x-edgefloor-name': 'mine.txt' } })
+  it("reads what the client wrote: a read sent with the write's bookmark starts from it and sees the file", async () => {
+    const written = await send('POST', '/files', {
+      token: user.token,
+      body: 'mine',
+      headers: { 'x-edgefloor-name': 'mine.txt' },
+    })
     const bookmark = written.bookmark!
-    const read = await send('GET', `/files/${written.body._id}`, { token: user.token, headers: { 'x-d1-bookmark': bookmark } })
+    const read = await send('GET', `/files/${written.body._id}`, {
+      token: user.token,
+      headers: { 'x-d1-bookmark': bookmark },
+    })
     expect(read.status).toBe(200)
     expect(read.body).toMatchObject({ _id: written.body._id, name: 'mine.txt' })
     // The session was opened from the bookmark, not unconstrained, and its statements ran in it.
@@ -62,22 +79,31 @@ describe('D1 sessions per request, with bookmarks (X-D1-Bookmark)', () => {
   })
 
   it('answers the bookmark it was sent when the request read nothing from D1', async () => {
-    const { bookmark } = await send('POST', '/files', { token: user.token, body: 'x', headers: { 'x-edgefloor-name': 'x.txt' } })
+    const { bookmark } = await send('POST', '/files', {
+      token: user.token,
+      body: 'x',
+      headers: { 'x-edgefloor-name': 'x.txt' },
+    })
     const status = await send('GET', '/', { headers: { 'x-d1-bookmark': bookmark! } })
     expect(status.trips).toEqual([])
     expect(status.bookmark).toBe(bookmark)
   })
 
-  it.each([['not-a-bookmark'], ['00000000-0000000e-00000000'], ['00000000-0000000E-00000000-00000000000000000000000000000000'], ["'; DROP TABLE files; --"]])(
-    'refuses a malformed bookmark %j with 400 before opening a session',
-    async (bookmark) => {
-      const refused = await send('GET', '/files', { token: user.token, headers: { 'x-d1-bookmark': bookmark } })
-      expect(refused.status).toBe(400)
-      expect(refused.body).toEqual({ message: 'X-D1-Bookmark must be a bookmark this API answered (X-D1-Bookmark of an earlier response)', code: 'VALIDATION_FAILED' })
-      expect(refused.sessions).toEqual([])
-      expect(refused.trips).toEqual([])
-    },
-  )
+  it.each([
+    ['not-a-bookmark'],
+    ['00000000-0000000e-00000000'],
+    ['00000000-0000000E-00000000-00000000000000000000000000000000'],
+    ["'; DROP TABLE files; --"],
+  ])('refuses a malformed bookmark %j with 400 before opening a session', async (bookmark) => {
+    const refused = await send('GET', '/files', { token: user.token, headers: { 'x-d1-bookmark': bookmark } })
+    expect(refused.status).toBe(400)
+    expect(refused.body).toEqual({
+      message: 'X-D1-Bookmark must be a bookmark this API answered (X-D1-Bookmark of an earlier response)',
+      code: 'VALIDATION_FAILED',
+    })
+    expect(refused.sessions).toEqual([])
+    expect(refused.trips).toEqual([])
+  })
 })
 
 describe('@edgefloor/client keeps the bookmark', () => {

@@ -47,22 +47,34 @@ interface Fixtures {
 
 type Scenario = (f: Fixtures) => Promise<[method: string, path: string, options?: CallOptions]>
 
-const stampOf = async (id: string) => (await env.DB.prepare('SELECT security_stamp, email FROM users WHERE id = ?').bind(id).first<{ security_stamp: string; email: string }>())!
+const stampOf = async (id: string) =>
+  (await env.DB.prepare('SELECT security_stamp, email FROM users WHERE id = ?')
+    .bind(id)
+    .first<{ security_stamp: string; email: string }>())!
 const userToken = async (type: 'verify' | 'reset', user: TestUser) => {
   const row = await stampOf(user.id)
-  return (await issueToken(loadConfig(env), type, { id: user.id, securityStamp: row.security_stamp, email: row.email })).token
+  return (await issueToken(loadConfig(env), type, { id: user.id, securityStamp: row.security_stamp, email: row.email }))
+    .token
 }
 const newSessionId = async (user: TestUser) => {
   await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })
   const sessions = await callJson('GET', '/auth/sessions', { token: user.token })
   return (sessions.body as Array<{ _id: string; current: boolean }>).find((session) => !session.current)!._id
 }
-const freshLogin = async (user: TestUser) => (await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })).body as { token: string; refresh_token: string }
+const freshLogin = async (user: TestUser) =>
+  (await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })).body as {
+    token: string
+    refresh_token: string
+  }
 const tusCreated = async (user: TestUser) => {
-  const res = await callJson('POST', '/files/tus', { token: user.token, headers: { 'tus-resumable': '1.0.0', 'upload-length': '3' } })
+  const res = await callJson('POST', '/files/tus', {
+    token: user.token,
+    headers: { 'tus-resumable': '1.0.0', 'upload-length': '3' },
+  })
   return res.headers.get('location')!.split('/').pop()!
 }
-const partsUpload = async (user: TestUser) => (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big.bin' } })).body.upload_id as string
+const partsUpload = async (user: TestUser) =>
+  (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big.bin' } })).body.upload_id as string
 const TUS = { 'tus-resumable': '1.0.0' }
 
 const nowSeconds = () => Date.now() / 1000
@@ -88,7 +100,9 @@ const providerCallback = async (sub: string, email: string) => {
 const returning = { sub: crypto.randomUUID(), email: uniqueEmail('oidc') }
 /** A new account signed in through the provider: its session token and its one linked identity. */
 const providerAccount = async () => {
-  const code = (await signInThrough('loopback', { sub: crypto.randomUUID(), email: uniqueEmail('oidc'), email_verified: true })).searchParams.get('code')!
+  const code = (
+    await signInThrough('loopback', { sub: crypto.randomUUID(), email: uniqueEmail('oidc'), email_verified: true })
+  ).searchParams.get('code')!
   const session = await exchange(code)
   const identities = await callJson('GET', '/auth/identities', { token: session.body.token })
   return { token: session.body.token as string, identityId: identities.body[0]._id as string }
@@ -97,7 +111,10 @@ const providerAccount = async () => {
 const passkeyOf = async (user: TestUser) => {
   const authenticator = await SoftwareAuthenticator.create()
   const options = await callJson('POST', '/auth/passkeys/register/options', { token: user.token })
-  const registered = await callJson('POST', '/auth/passkeys/register', { token: user.token, json: { credential: await authenticator.register(options.body) } })
+  const registered = await callJson('POST', '/auth/passkeys/register', {
+    token: user.token,
+    json: { credential: await authenticator.register(options.body) },
+  })
   expect(registered.status).toBe(201)
   return { authenticator, passkeyId: registered.body._id as string, userHandle: options.body.user.id as string }
 }
@@ -105,9 +122,21 @@ const passkeyOf = async (user: TestUser) => {
 /** A valid request of each route, as its owner would send it (2xx), on real resources. */
 const SCENARIOS: Record<string, Scenario> = {
   'GET /': async () => ['GET', '/'],
-  'POST /auth/register': async () => ['POST', '/auth/register', { json: { email: uniqueEmail(), password: 'a long enough password' } }],
-  'POST /register': async () => ['POST', '/register', { json: { email: uniqueEmail(), password: 'a long enough password' } }],
-  'POST /auth/login': async ({ alice }) => ['POST', '/auth/login', { json: { email: alice.email, password: alice.password } }],
+  'POST /auth/register': async () => [
+    'POST',
+    '/auth/register',
+    { json: { email: uniqueEmail(), password: 'a long enough password' } },
+  ],
+  'POST /register': async () => [
+    'POST',
+    '/register',
+    { json: { email: uniqueEmail(), password: 'a long enough password' } },
+  ],
+  'POST /auth/login': async ({ alice }) => [
+    'POST',
+    '/auth/login',
+    { json: { email: alice.email, password: alice.password } },
+  ],
   'POST /login': async ({ alice }) => ['POST', '/login', { json: { email: alice.email, password: alice.password } }],
   'POST /auth/verify': async () => {
     const user = await signUp()
@@ -122,11 +151,19 @@ const SCENARIOS: Record<string, Scenario> = {
   'POST /user/reset/password': async ({ alice }) => ['POST', '/user/reset/password', { json: { email: alice.email } }],
   'POST /auth/reset': async () => {
     const user = await signUp()
-    return ['POST', '/auth/reset', { json: { token: await userToken('reset', user), password: 'another long password' } }]
+    return [
+      'POST',
+      '/auth/reset',
+      { json: { token: await userToken('reset', user), password: 'another long password' } },
+    ]
   },
   'PUT /user/reset/password': async () => {
     const user = await signUp()
-    return ['PUT', '/user/reset/password', { json: { token: await userToken('reset', user), password: 'another long password' } }]
+    return [
+      'PUT',
+      '/user/reset/password',
+      { json: { token: await userToken('reset', user), password: 'another long password' } },
+    ]
   },
   'GET /auth/user': async ({ alice }) => ['GET', '/auth/user', { token: alice.token }],
   'GET /user': async ({ alice }) => ['GET', '/user', { token: alice.token }],
@@ -141,74 +178,174 @@ const SCENARIOS: Record<string, Scenario> = {
     const doomed = await signUp()
     return ['DELETE', '/user', { token: doomed.token, json: { current_password: doomed.password } }]
   },
-  'POST /auth/refresh': async ({ alice }) => ['POST', '/auth/refresh', { json: { refresh_token: (await freshLogin(alice)).refresh_token } }],
+  'POST /auth/refresh': async ({ alice }) => [
+    'POST',
+    '/auth/refresh',
+    { json: { refresh_token: (await freshLogin(alice)).refresh_token } },
+  ],
   'POST /auth/logout': async ({ alice }) => ['POST', '/auth/logout', { token: (await freshLogin(alice)).token }],
   'GET /auth/sessions': async ({ alice }) => ['GET', '/auth/sessions', { token: alice.token }],
-  'DELETE /auth/sessions/:id': async ({ alice }) => ['DELETE', `/auth/sessions/${await newSessionId(alice)}`, { token: alice.token }],
+  'DELETE /auth/sessions/:id': async ({ alice }) => [
+    'DELETE',
+    `/auth/sessions/${await newSessionId(alice)}`,
+    { token: alice.token },
+  ],
   'GET /users': async ({ admin }) => ['GET', '/users', { token: admin.token }],
-  'POST /users': async ({ admin }) => ['POST', '/users', { token: admin.token, json: { email: uniqueEmail(), password: 'a long enough password' } }],
+  'POST /users': async ({ admin }) => [
+    'POST',
+    '/users',
+    { token: admin.token, json: { email: uniqueEmail(), password: 'a long enough password' } },
+  ],
   'GET /users/:id': async ({ alice }) => ['GET', `/users/${alice.id}`, { token: alice.token }],
-  'PUT /users/:id': async ({ alice }) => ['PUT', `/users/${alice.id}`, { token: alice.token, json: { name: 'Alice Again' } }],
+  'PUT /users/:id': async ({ alice }) => [
+    'PUT',
+    `/users/${alice.id}`,
+    { token: alice.token, json: { name: 'Alice Again' } },
+  ],
   'DELETE /users/:id': async ({ admin }) => ['DELETE', `/users/${(await signUp()).id}`, { token: admin.token }],
   'OPTIONS /files/tus': async () => ['OPTIONS', '/files/tus'],
-  'POST /files/tus': async ({ alice }) => ['POST', '/files/tus', { token: alice.token, headers: { ...TUS, 'upload-length': '3' } }],
-  'GET /files/tus/:id': async ({ alice, tusId }) => ['GET', `/files/tus/${tusId}`, { token: alice.token, headers: TUS }],
+  'POST /files/tus': async ({ alice }) => [
+    'POST',
+    '/files/tus',
+    { token: alice.token, headers: { ...TUS, 'upload-length': '3' } },
+  ],
+  'GET /files/tus/:id': async ({ alice, tusId }) => [
+    'GET',
+    `/files/tus/${tusId}`,
+    { token: alice.token, headers: TUS },
+  ],
   'PATCH /files/tus/:id': async ({ alice }) => [
     'PATCH',
     `/files/tus/${await tusCreated(alice)}`,
-    { token: alice.token, body: 'abc', headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' } },
+    {
+      token: alice.token,
+      body: 'abc',
+      headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+    },
   ],
-  'DELETE /files/tus/:id': async ({ alice }) => ['DELETE', `/files/tus/${await tusCreated(alice)}`, { token: alice.token, headers: TUS }],
-  'POST /files/tus/:id': async ({ alice }) => ['POST', `/files/tus/${await tusCreated(alice)}`, { token: alice.token, headers: { ...TUS, 'x-http-method-override': 'DELETE' } }],
-  'POST /files/uploads': async ({ alice }) => ['POST', '/files/uploads', { token: alice.token, json: { name: 'big.bin' } }],
-  'GET /files/uploads/:uploadId': async ({ alice, uploadId }) => ['GET', `/files/uploads/${uploadId}`, { token: alice.token }],
-  'PUT /files/uploads/:uploadId/:part': async ({ alice }) => ['PUT', `/files/uploads/${await partsUpload(alice)}/1`, { token: alice.token, body: 'abc', headers: { 'content-length': '3' } }],
+  'DELETE /files/tus/:id': async ({ alice }) => [
+    'DELETE',
+    `/files/tus/${await tusCreated(alice)}`,
+    { token: alice.token, headers: TUS },
+  ],
+  'POST /files/tus/:id': async ({ alice }) => [
+    'POST',
+    `/files/tus/${await tusCreated(alice)}`,
+    { token: alice.token, headers: { ...TUS, 'x-http-method-override': 'DELETE' } },
+  ],
+  'POST /files/uploads': async ({ alice }) => [
+    'POST',
+    '/files/uploads',
+    { token: alice.token, json: { name: 'big.bin' } },
+  ],
+  'GET /files/uploads/:uploadId': async ({ alice, uploadId }) => [
+    'GET',
+    `/files/uploads/${uploadId}`,
+    { token: alice.token },
+  ],
+  'PUT /files/uploads/:uploadId/:part': async ({ alice }) => [
+    'PUT',
+    `/files/uploads/${await partsUpload(alice)}/1`,
+    { token: alice.token, body: 'abc', headers: { 'content-length': '3' } },
+  ],
   'POST /files/uploads/:uploadId/complete': async ({ alice }) => {
     const id = await partsUpload(alice)
-    await callJson('PUT', `/files/uploads/${id}/1`, { token: alice.token, body: 'abc', headers: { 'content-length': '3' } })
+    await callJson('PUT', `/files/uploads/${id}/1`, {
+      token: alice.token,
+      body: 'abc',
+      headers: { 'content-length': '3' },
+    })
     return ['POST', `/files/uploads/${id}/complete`, { token: alice.token }]
   },
-  'DELETE /files/uploads/:uploadId': async ({ alice }) => ['DELETE', `/files/uploads/${await partsUpload(alice)}`, { token: alice.token }],
-  'POST /files': async ({ alice }) => ['POST', '/files', { token: alice.token, body: 'hello', headers: { 'x-edgefloor-name': 'hello.txt' } }],
+  'DELETE /files/uploads/:uploadId': async ({ alice }) => [
+    'DELETE',
+    `/files/uploads/${await partsUpload(alice)}`,
+    { token: alice.token },
+  ],
+  'POST /files': async ({ alice }) => [
+    'POST',
+    '/files',
+    { token: alice.token, body: 'hello', headers: { 'x-edgefloor-name': 'hello.txt' } },
+  ],
   'GET /files': async ({ alice }) => ['GET', '/files', { token: alice.token }],
   'GET /files/:id': async ({ alice, fileId }) => ['GET', `/files/${fileId}`, { token: alice.token }],
   'GET /files/:id/files': async ({ alice, fileId }) => ['GET', `/files/${fileId}/files`, { token: alice.token }],
-  'PUT /files/:id': async ({ alice, fileId }) => ['PUT', `/files/${fileId}`, { token: alice.token, json: { name: 'renamed.txt' } }],
-  'DELETE /files/:id': async ({ alice }) => ['DELETE', `/files/${(await uploaded(alice, 'gone.txt', 'bye'))._id}`, { token: alice.token }],
+  'PUT /files/:id': async ({ alice, fileId }) => [
+    'PUT',
+    `/files/${fileId}`,
+    { token: alice.token, json: { name: 'renamed.txt' } },
+  ],
+  'DELETE /files/:id': async ({ alice }) => [
+    'DELETE',
+    `/files/${(await uploaded(alice, 'gone.txt', 'bye'))._id}`,
+    { token: alice.token },
+  ],
   'GET /files/:id/download': async ({ alice, fileId }) => ['GET', `/files/${fileId}/download`, { token: alice.token }],
   'GET /files/:id/preview': async ({ alice }) => {
     const file = await uploaded(alice, 'pixel.txt', 'preview me')
     // Drawn once (by the consumer) and kept by the location's cache: the counted request is the repeat a client makes.
     await (await call('GET', `/files/${file._id}/preview?w=64`, { token: alice.token })).arrayBuffer()
-    const key = previewCacheKey({ userId: alice.id, hash: file.hash, extension: file.extension, contentType: file.content_type }, previewParams(PreviewQuery.parse({ w: '64' }), undefined))
+    const key = previewCacheKey(
+      { userId: alice.id, hash: file.hash, extension: file.extension, contentType: file.content_type },
+      previewParams(PreviewQuery.parse({ w: '64' }), undefined),
+    )
     await expect.poll(async () => (await caches.default.match(key)) !== undefined).toBe(true)
     return ['GET', `/files/${file._id}/preview?w=64`, { token: alice.token }]
   },
   'GET /convert/:extension': async ({ alice }) => ['GET', '/convert/pdf', { token: alice.token }],
-  'POST /files/:id/convert': async ({ alice }) => ['POST', `/files/${(await uploaded(alice, 'c.txt', 'convert me'))._id}/convert`, { token: alice.token, headers: { prefer: 'respond-async' } }],
+  'POST /files/:id/convert': async ({ alice }) => [
+    'POST',
+    `/files/${(await uploaded(alice, 'c.txt', 'convert me'))._id}/convert`,
+    { token: alice.token, headers: { prefer: 'respond-async' } },
+  ],
   'GET /jobs/:id': async ({ alice, jobId }) => ['GET', `/jobs/${jobId}`, { token: alice.token }],
   'GET /jobs/:id/events': async ({ alice, jobId }) => ['GET', `/jobs/${jobId}/events`, { token: alice.token }],
   'POST /jobs/:id/retry': async ({ alice }) => {
-    const failed = await callJson('POST', `/files/${(await uploaded(alice, 'broken.tbroken', 'x'))._id}/convert`, { token: alice.token })
+    const failed = await callJson('POST', `/files/${(await uploaded(alice, 'broken.tbroken', 'x'))._id}/convert`, {
+      token: alice.token,
+    })
     expect(failed.status).toBe(422)
     return ['POST', `/jobs/${failed.body.job}/retry`, { token: alice.token }]
   },
   'GET /files/:id/jobs': async ({ alice, fileId }) => ['GET', `/files/${fileId}/jobs`, { token: alice.token }],
   'GET /files/:id/tree': async ({ alice, fileId }) => ['GET', `/files/${fileId}/tree`, { token: alice.token }],
   'GET /admin/users': async ({ admin }) => ['GET', '/admin/users?q=example', { token: admin.token }],
-  'GET /admin/users/:id/files': async ({ admin, alice }) => ['GET', `/admin/users/${alice.id}/files`, { token: admin.token }],
-  'GET /admin/users/:id/jobs': async ({ admin, alice }) => ['GET', `/admin/users/${alice.id}/jobs`, { token: admin.token }],
-  'GET /admin/users/:id/sessions': async ({ admin, alice }) => ['GET', `/admin/users/${alice.id}/sessions`, { token: admin.token }],
-  'DELETE /admin/users/:id/sessions/:sessionId': async ({ admin, alice }) => ['DELETE', `/admin/users/${alice.id}/sessions/${await newSessionId(alice)}`, { token: admin.token }],
+  'GET /admin/users/:id/files': async ({ admin, alice }) => [
+    'GET',
+    `/admin/users/${alice.id}/files`,
+    { token: admin.token },
+  ],
+  'GET /admin/users/:id/jobs': async ({ admin, alice }) => [
+    'GET',
+    `/admin/users/${alice.id}/jobs`,
+    { token: admin.token },
+  ],
+  'GET /admin/users/:id/sessions': async ({ admin, alice }) => [
+    'GET',
+    `/admin/users/${alice.id}/sessions`,
+    { token: admin.token },
+  ],
+  'DELETE /admin/users/:id/sessions/:sessionId': async ({ admin, alice }) => [
+    'DELETE',
+    `/admin/users/${alice.id}/sessions/${await newSessionId(alice)}`,
+    { token: admin.token },
+  ],
   'GET /openapi.json': async () => ['GET', '/openapi.json'],
   'GET /docs': async () => ['GET', '/docs'],
   'GET /console': async () => ['GET', '/console'],
   'GET /static/:file': async () => ['GET', '/static/pages.css'],
   'POST /user/verify/email': async () => ['POST', '/user/verify/email', { token: (await signUp()).token }],
-  'POST /auth/api-keys': async ({ alice }) => ['POST', '/auth/api-keys', { token: alice.token, json: { name: 'counted', scopes: ['files:read'] } }],
+  'POST /auth/api-keys': async ({ alice }) => [
+    'POST',
+    '/auth/api-keys',
+    { token: alice.token, json: { name: 'counted', scopes: ['files:read'] } },
+  ],
   'GET /auth/api-keys': async ({ alice }) => ['GET', '/auth/api-keys', { token: alice.token }],
   'DELETE /auth/api-keys/:id': async ({ alice }) => {
-    const key = await callJson('POST', '/auth/api-keys', { token: alice.token, json: { name: 'to revoke', scopes: ['files:read'] } })
+    const key = await callJson('POST', '/auth/api-keys', {
+      token: alice.token,
+      json: { name: 'to revoke', scopes: ['files:read'] },
+    })
     return ['DELETE', `/auth/api-keys/${key.body._id}`, { token: alice.token }]
   },
   'GET /auth/totp': async ({ alice }) => ['GET', '/auth/totp', { token: alice.token }],
@@ -216,7 +353,11 @@ const SCENARIOS: Record<string, Scenario> = {
   'GET /auth/oauth': async () => ['GET', '/auth/oauth'],
   'GET /auth/identities': async ({ alice }) => ['GET', '/auth/identities', { token: alice.token }],
   'GET /auth/passkeys': async ({ alice }) => ['GET', '/auth/passkeys', { token: alice.token }],
-  'POST /auth/passkeys/register/options': async ({ alice }) => ['POST', '/auth/passkeys/register/options', { token: alice.token }],
+  'POST /auth/passkeys/register/options': async ({ alice }) => [
+    'POST',
+    '/auth/passkeys/register/options',
+    { token: alice.token },
+  ],
   'POST /auth/passkeys/login/options': async () => ['POST', '/auth/passkeys/login/options'],
   'POST /auth/totp/confirm': async () => {
     const { user, secret } = await totpStarted()
@@ -234,16 +375,28 @@ const SCENARIOS: Record<string, Scenario> = {
     const { user, nextCode } = await totpEnabled()
     const password = await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })
     expect(password.body.code).toBe('SECOND_FACTOR_REQUIRED')
-    return ['POST', '/auth/login/totp', { json: { second_factor_token: password.body.second_factor_token, code: await nextCode() } }]
+    return [
+      'POST',
+      '/auth/login/totp',
+      { json: { second_factor_token: password.body.second_factor_token, code: await nextCode() } },
+    ]
   },
   'GET /auth/oauth/:provider': async () => ['GET', `/auth/oauth/loopback?redirect_url=${encodeURIComponent(APP_URL)}`],
-  'POST /auth/oauth/:provider/link': async ({ alice }) => ['POST', '/auth/oauth/loopback/link', { token: alice.token, json: { redirect_url: APP_URL } }],
+  'POST /auth/oauth/:provider/link': async ({ alice }) => [
+    'POST',
+    '/auth/oauth/loopback/link',
+    { token: alice.token, json: { redirect_url: APP_URL } },
+  ],
   // A returning user: the identity is linked already (its first sign-in made the account, in beforeAll).
   'GET /auth/oauth/:provider/callback': async () => ['GET', await providerCallback(returning.sub, returning.email)],
   // The same, as a provider answering with response_mode=form_post (Apple) sends it.
   'POST /auth/oauth/:provider/callback': async () => {
     const callback = new URL(await providerCallback(returning.sub, returning.email), 'http://edgefloor.test')
-    return ['POST', callback.pathname, { body: callback.searchParams.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } }]
+    return [
+      'POST',
+      callback.pathname,
+      { body: callback.searchParams.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+    ]
   },
   'POST /auth/oauth/exchange': async () => {
     const app = await backToApp(await providerCallback(returning.sub, returning.email))
@@ -262,7 +415,11 @@ const SCENARIOS: Record<string, Scenario> = {
   'POST /auth/passkeys/login': async () => {
     const { authenticator, userHandle } = await passkeyOf(await signUp())
     const options = await callJson('POST', '/auth/passkeys/login/options')
-    return ['POST', '/auth/passkeys/login', { json: { credential: await authenticator.signIn(options.body, userHandle) } }]
+    return [
+      'POST',
+      '/auth/passkeys/login',
+      { json: { credential: await authenticator.signIn(options.body, userHandle) } },
+    ]
   },
   'DELETE /auth/passkeys/:id': async () => {
     const user = await signUp()
@@ -270,7 +427,6 @@ const SCENARIOS: Record<string, Scenario> = {
     return ['DELETE', `/auth/passkeys/${passkeyId}`, { token: user.token }]
   },
 }
-
 
 const mounted = [
   ...new Set(
@@ -288,10 +444,22 @@ beforeAll(async () => {
   const admin = await signUp()
   await grantRole(admin, 'admin')
   const file = await uploaded(alice, 'alice.txt', 'only for alice')
-  const job = await callJson('POST', `/files/${file._id}/convert`, { token: alice.token, headers: { prefer: 'respond-async' } })
-  const first = await exchange((await signInThrough('loopback', { ...returning, email_verified: true })).searchParams.get('code')!)
+  const job = await callJson('POST', `/files/${file._id}/convert`, {
+    token: alice.token,
+    headers: { prefer: 'respond-async' },
+  })
+  const first = await exchange(
+    (await signInThrough('loopback', { ...returning, email_verified: true })).searchParams.get('code')!,
+  )
   expect(first.status).toBe(200)
-  fixtures = { alice, admin, fileId: file._id, jobId: job.body._id, uploadId: await partsUpload(alice), tusId: await tusCreated(alice) }
+  fixtures = {
+    alice,
+    admin,
+    fileId: file._id,
+    jobId: job.body._id,
+    uploadId: await partsUpload(alice),
+    tusId: await tusCreated(alice),
+  }
 })
 
 /** A provider's callback is a GET by OAuth's design (RFC 6749 §4.1.2: the browser is redirected) but a write: it spends
@@ -314,7 +482,9 @@ describe('sequential D1 round trips per route', () => {
       const [method, path, options] = await SCENARIOS[key]!(fixtures)
       const result = await counted(method, path, options)
       // A provider sign-in's start and callback answer a redirect.
-      expect(result.status, `${key} answered ${result.status}`).toBeLessThan(key.startsWith('GET /auth/oauth/:') || key.startsWith('POST /auth/oauth/:provider/callback') ? 400 : 300)
+      expect(result.status, `${key} answered ${result.status}`).toBeLessThan(
+        key.startsWith('GET /auth/oauth/:') || key.startsWith('POST /auth/oauth/:provider/callback') ? 400 : 300,
+      )
       const goal = goalOf(key)
       rows.push(`| \`${key}\` | ${result.sequential} | ${goal} | ${result.sequential <= goal ? 'yes' : '**no**'} |`)
     }

@@ -15,7 +15,9 @@ const migrationsFolder = new URL('../../migrations/', import.meta.url)
 /** A fresh database with the migrations applied in order; `before(name)` runs just before that migration. */
 function migratedDatabase(before?: { name: string; run: (db: DatabaseSync) => void }): DatabaseSync {
   const db = new DatabaseSync(':memory:')
-  for (const name of readdirSync(migrationsFolder).filter((file) => file.endsWith('.sql')).sort()) {
+  for (const name of readdirSync(migrationsFolder)
+    .filter((file) => file.endsWith('.sql'))
+    .sort()) {
     if (name === before?.name) before.run(db)
     db.exec(readFileSync(new URL(name, migrationsFolder), 'utf8'))
   }
@@ -87,7 +89,9 @@ function declared(table: SQLiteTable): TableShape {
       index.name,
       {
         unique: index.unique,
-        on: index.columns.map((column) => (is(column, SQL) ? normalize(dialect.sqlToQuery(column).sql) : (column as SQLiteColumn).name)),
+        on: index.columns.map((column) =>
+          is(column, SQL) ? normalize(dialect.sqlToQuery(column).sql) : (column as SQLiteColumn).name,
+        ),
         where: index.where ? normalize(dialect.sqlToQuery(index.where).sql) : null,
       },
     ]),
@@ -135,23 +139,59 @@ function indexParts(statement: string): [string, string | null] {
 
 function migrated(db: DatabaseSync, name: string): TableShape {
   const columns = Object.fromEntries(
-    (db.prepare(`PRAGMA table_info("${name}")`).all() as { name: string; type: string; notnull: number; dflt_value: string | null; pk: number }[]).map((column) => [
+    (
+      db.prepare(`PRAGMA table_info("${name}")`).all() as {
+        name: string
+        type: string
+        notnull: number
+        dflt_value: string | null
+        pk: number
+      }[]
+    ).map((column) => [
       column.name,
-      { type: column.type.toUpperCase(), notNull: column.notnull === 1 || column.pk > 0, primaryKey: column.pk > 0, default: column.dflt_value === null ? null : normalize(column.dflt_value) },
+      {
+        type: column.type.toUpperCase(),
+        notNull: column.notnull === 1 || column.pk > 0,
+        primaryKey: column.pk > 0,
+        default: column.dflt_value === null ? null : normalize(column.dflt_value),
+      },
     ]),
   )
   const indexes: Record<string, IndexShape> = {}
-  for (const index of db.prepare(`PRAGMA index_list("${name}")`).all() as { name: string; unique: number; origin: string }[]) {
+  for (const index of db.prepare(`PRAGMA index_list("${name}")`).all() as {
+    name: string
+    unique: number
+    origin: string
+  }[]) {
     if (index.origin === 'pk') continue // the table's PRIMARY KEY, compared as the columns' primaryKey
-    const { sql } = db.prepare('SELECT sql FROM sqlite_master WHERE type = ? AND name = ?').get('index', index.name) as { sql: string }
+    const { sql } = db
+      .prepare('SELECT sql FROM sqlite_master WHERE type = ? AND name = ?')
+      .get('index', index.name) as { sql: string }
     const [list, where] = indexParts(sql)
-    const keys = (db.prepare(`PRAGMA index_xinfo("${index.name}")`).all() as { cid: number; name: string | null; key: number }[]).filter((key) => key.key === 1)
+    const keys = (
+      db.prepare(`PRAGMA index_xinfo("${index.name}")`).all() as { cid: number; name: string | null; key: number }[]
+    ).filter((key) => key.key === 1)
     const expressions = splitTopLevel(list)
-    indexes[index.name] = { unique: index.unique === 1, on: keys.map((key, at) => key.name ?? normalize(expressions[at]!)), where: where ? normalize(where) : null }
+    indexes[index.name] = {
+      unique: index.unique === 1,
+      on: keys.map((key, at) => key.name ?? normalize(expressions[at]!)),
+      where: where ? normalize(where) : null,
+    }
   }
   const keys = new Map<number, ForeignKeyShape>()
-  for (const key of db.prepare(`PRAGMA foreign_key_list("${name}")`).all() as { id: number; table: string; from: string; to: string; on_delete: string }[]) {
-    const shape = keys.get(key.id) ?? { columns: [], table: key.table, references: [], onDelete: key.on_delete.toUpperCase() }
+  for (const key of db.prepare(`PRAGMA foreign_key_list("${name}")`).all() as {
+    id: number
+    table: string
+    from: string
+    to: string
+    on_delete: string
+  }[]) {
+    const shape = keys.get(key.id) ?? {
+      columns: [],
+      table: key.table,
+      references: [],
+      onDelete: key.on_delete.toUpperCase(),
+    }
     shape.columns.push(key.from)
     shape.references.push(key.to)
     keys.set(key.id, shape)
@@ -163,14 +203,24 @@ function migrated(db: DatabaseSync, name: string): TableShape {
  * Defaults a migration had to give to ADD a NOT NULL column (SQLite requires one) and the schema leaves out on
  * purpose, so that every insert names its value (0010_upload_engine.sql).
  */
-const MIGRATION_ONLY_DEFAULTS: Record<string, Record<string, string>> = { uploads: { part_bytes: '5242880', expires_at: '0' } }
+const MIGRATION_ONLY_DEFAULTS: Record<string, Record<string, string>> = {
+  uploads: { part_bytes: '5242880', expires_at: '0' },
+}
 
-const tables: SQLiteTable[] = Object.values(schema as Record<string, unknown>).filter((value): value is SQLiteTable => is(value, SQLiteTable))
+const tables: SQLiteTable[] = Object.values(schema as Record<string, unknown>).filter((value): value is SQLiteTable =>
+  is(value, SQLiteTable),
+)
 const db = migratedDatabase()
 
 describe('worker/db/schema.ts against migrations/', () => {
   it('declares exactly the tables the migrations create', () => {
-    const created = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as { name: string }[]).map((row) => row.name).sort()
+    const created = (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as {
+        name: string
+      }[]
+    )
+      .map((row) => row.name)
+      .sort()
     expect(tables.map((table) => getTableConfig(table).name).sort()).toEqual(created)
   })
 
@@ -184,7 +234,10 @@ describe('worker/db/schema.ts against migrations/', () => {
         expect(theirs.columns[column]?.default).toBe(value)
         theirs.columns[column]!.default = null
       }
-      expect({ ...ours, foreignKeys: ours.foreignKeys.sort(byColumns) }).toEqual({ ...theirs, foreignKeys: theirs.foreignKeys.sort(byColumns) })
+      expect({ ...ours, foreignKeys: ours.foreignKeys.sort(byColumns) }).toEqual({
+        ...theirs,
+        foreignKeys: theirs.foreignKeys.sort(byColumns),
+      })
     })
   }
 })
@@ -203,13 +256,24 @@ describe('migrations/0017_error_codes.sql', () => {
             ('j4', 'u', 'f', 'failed', 'the input is corrupt', 422, 0, 0),
             ('j5', 'u', 'f', 'done', NULL, NULL, 0, 0);`),
     })
-    expect(db.prepare('SELECT id, error_code FROM jobs ORDER BY id').all().map((row) => ({ ...row }))).toEqual([
+    expect(
+      db
+        .prepare('SELECT id, error_code FROM jobs ORDER BY id')
+        .all()
+        .map((row) => ({ ...row })),
+    ).toEqual([
       { id: 'j1', error_code: 'QUOTA_EXCEEDED' },
       { id: 'j2', error_code: 'FILE_TOO_LARGE' },
       { id: 'j3', error_code: 'CONVERTER_UNAVAILABLE' },
       { id: 'j4', error_code: 'CONVERSION_FAILED' },
       { id: 'j5', error_code: null },
     ])
-    expect(tables.length).toBe((db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").get() as { n: number }).n)
+    expect(tables.length).toBe(
+      (
+        db
+          .prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+          .get() as { n: number }
+      ).n,
+    )
   })
 })

@@ -13,7 +13,12 @@ const README_MAX_LINES = 250
 
 function markdownFiles(): string[] {
   const docs = join(root, 'docs')
-  return [join(root, 'README.md'), ...readdirSync(docs).filter((name) => name.endsWith('.md')).map((name) => join(docs, name))]
+  return [
+    join(root, 'README.md'),
+    ...readdirSync(docs)
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => join(docs, name)),
+  ]
 }
 
 /** The text outside fenced code blocks, where a `[x](y)` is a link. */
@@ -66,14 +71,25 @@ describe('the README and the guides in docs/', () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8')
     expect(readme.split('\n').length).toBeLessThanOrEqual(README_MAX_LINES)
     const linked = new Set(linkTargets(readme).map((target) => target.split('#')[0]))
-    const guides = ['accounts', 'files-and-uploads', 'conversion-and-previews', 'rules', 'api-and-client', 'configuration', 'deploying', 'security', 'benchmarks', 'tests']
+    const guides = [
+      'accounts',
+      'files-and-uploads',
+      'conversion-and-previews',
+      'rules',
+      'api-and-client',
+      'configuration',
+      'deploying',
+      'security',
+      'benchmarks',
+      'tests',
+    ]
     expect(guides.filter((guide) => !linked.has(`docs/${guide}.md`))).toEqual([])
     // The two commands stay the way in.
     expect(readme).toMatch(/^npm start\b/m)
     expect(readme).toMatch(/^npm test\b/m)
   })
 
-  it('never hard-code the size of a file in the README\'s first upload', () => {
+  it("never hard-code the size of a file in the README's first upload", () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8')
     expect(readme).not.toMatch(/x-edgefloor-size:\s*\d/i)
   })
@@ -82,7 +98,9 @@ describe('the README and the guides in docs/', () => {
 describe('the settings table of docs/configuration.md', () => {
   const table = readFileSync(join(root, 'docs', 'configuration.md'), 'utf8')
   /** The names in the first column of each row (a row may name two, `JWT_ISSUER`, `JWT_AUDIENCE`). */
-  const documented = [...table.matchAll(/^\| ((?:`[A-Z0-9_]+`(?:, )?)+) \|/gm)].flatMap((row) => [...row[1]!.matchAll(/`([A-Z0-9_]+)`/g)].map((name) => name[1]!))
+  const documented = [...table.matchAll(/^\| ((?:`[A-Z0-9_]+`(?:, )?)+) \|/gm)].flatMap((row) =>
+    [...row[1]!.matchAll(/`([A-Z0-9_]+)`/g)].map((name) => name[1]!),
+  )
 
   it('names every setting worker/config.ts validates, and no other', () => {
     expect([...documented].sort()).toEqual(Object.keys(configSchema.shape).sort())

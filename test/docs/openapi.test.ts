@@ -17,7 +17,11 @@ interface Operation {
   requestBody?: unknown
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>
 }
-type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown> } }
+type Document = {
+  openapi: string
+  paths: Record<string, Record<string, Operation>>
+  components: { securitySchemes: Record<string, unknown> }
+}
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']
 /** HEAD answers carry no body (RFC 9110 §9.3.2: "the server MUST NOT send content in the response"), so no error shape. */
@@ -53,7 +57,9 @@ describe('GET /openapi.json', () => {
 
   it('declares bearer JWT as its security scheme', async () => {
     const document = await fetchDocument()
-    expect(document.components.securitySchemes).toMatchObject({ bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } })
+    expect(document.components.securitySchemes).toMatchObject({
+      bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+    })
   })
 
   it('describes every mounted route with its method', async () => {
@@ -81,10 +87,14 @@ describe('GET /openapi.json', () => {
 
   it('documents 401 with the { message } error shape on every operation that needs a token', async () => {
     const document = await fetchDocument()
-    const secured = operationsOf(document).filter(hasBody).filter(({ operation }) => operation.security?.some((scheme) => 'bearer' in scheme))
+    const secured = operationsOf(document)
+      .filter(hasBody)
+      .filter(({ operation }) => operation.security?.some((scheme) => 'bearer' in scheme))
     expect(secured.length).toBeGreaterThan(5)
     for (const { key, operation } of secured) {
-      expect(operation.responses['401']?.content?.['application/json']?.schema, key).toEqual({ $ref: '#/components/schemas/Error' })
+      expect(operation.responses['401']?.content?.['application/json']?.schema, key).toEqual({
+        $ref: '#/components/schemas/Error',
+      })
     }
   })
 
@@ -97,21 +107,46 @@ describe('GET /openapi.json', () => {
         withoutInput.push(key)
         continue
       }
-      expect(operation.responses['400']?.content?.['application/json']?.schema, key).toEqual({ $ref: '#/components/schemas/Error' })
+      expect(operation.responses['400']?.content?.['application/json']?.schema, key).toEqual({
+        $ref: '#/components/schemas/Error',
+      })
     }
     // Nothing to validate, so nothing can answer 400: the pages, the health document, and routes that read only
     // the bearer token.
     expect(withoutInput.sort()).toEqual(
-      ['GET /', 'GET /openapi.json', 'GET /docs', 'GET /console', 'GET /auth/user', 'GET /user', 'POST /auth/verify/resend', 'POST /user/verify/email', 'OPTIONS /files/tus', 'GET /auth/sessions', 'GET /auth/api-keys', 'GET /auth/totp', 'POST /auth/totp', 'GET /auth/oauth', 'GET /auth/identities', 'POST /auth/passkeys/register/options', 'POST /auth/passkeys/login/options', 'GET /auth/passkeys'].sort(),
+      [
+        'GET /',
+        'GET /openapi.json',
+        'GET /docs',
+        'GET /console',
+        'GET /auth/user',
+        'GET /user',
+        'POST /auth/verify/resend',
+        'POST /user/verify/email',
+        'OPTIONS /files/tus',
+        'GET /auth/sessions',
+        'GET /auth/api-keys',
+        'GET /auth/totp',
+        'POST /auth/totp',
+        'GET /auth/oauth',
+        'GET /auth/identities',
+        'POST /auth/passkeys/register/options',
+        'POST /auth/passkeys/login/options',
+        'GET /auth/passkeys',
+      ].sort(),
     )
   })
 
   it('documents 404 with the { message } error shape on every operation with path parameters', async () => {
     const document = await fetchDocument()
-    const addressed = operationsOf(document).filter(hasBody).filter(({ path }) => path.includes('{'))
+    const addressed = operationsOf(document)
+      .filter(hasBody)
+      .filter(({ path }) => path.includes('{'))
     expect(addressed.length).toBeGreaterThan(10)
     for (const { key, operation } of addressed) {
-      expect(operation.responses['404']?.content?.['application/json']?.schema, key).toEqual({ $ref: '#/components/schemas/Error' })
+      expect(operation.responses['404']?.content?.['application/json']?.schema, key).toEqual({
+        $ref: '#/components/schemas/Error',
+      })
     }
   })
 
@@ -125,13 +160,23 @@ describe('GET /openapi.json', () => {
     expect(unknown.body).toMatchObject({ message: 'job not found' })
   })
 
-  it('describes the convert request\'s variables (an object of strings or lists of rows) and the Factur-X options with the sidecar\'s enums', async () => {
+  it("describes the convert request's variables (an object of strings or lists of rows) and the Factur-X options with the sidecar's enums", async () => {
     const document = (await fetchDocument()) as unknown as { components: { schemas: Record<string, any> } }
     const options = document.components.schemas.ConvertRequest?.properties?.options
     const properties = options?.properties ?? options?.anyOf?.find((schema: any) => schema.properties)?.properties
-    expect(properties?.variables).toMatchObject({ type: 'object', additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array' }] } })
+    expect(properties?.variables).toMatchObject({
+      type: 'object',
+      additionalProperties: { anyOf: [{ type: 'string' }, { type: 'array' }] },
+    })
     expect(properties?.facturxXml).toMatchObject({ type: 'string', maxLength: 384 * 1024 })
-    expect(properties?.facturxConformanceLevel?.enum).toEqual(['MINIMUM', 'BASIC WL', 'BASIC', 'EN 16931', 'EXTENDED', 'XRECHNUNG'])
+    expect(properties?.facturxConformanceLevel?.enum).toEqual([
+      'MINIMUM',
+      'BASIC WL',
+      'BASIC',
+      'EN 16931',
+      'EXTENDED',
+      'XRECHNUNG',
+    ])
     expect(properties?.facturxDocumentType?.enum).toEqual(['INVOICE', 'ORDER', 'ORDER_RESPONSE', 'ORDER_CHANGE'])
   })
 
@@ -151,19 +196,41 @@ describe('GET /openapi.json', () => {
       properties: { file: { type: 'string', format: 'binary' } },
       required: ['file'],
     })
-    expect(upload?.requestBody?.content?.['application/octet-stream']?.schema).toEqual({ type: 'string', format: 'binary' })
-    const headers = (upload?.parameters ?? []).filter((parameter: { in: string }) => parameter.in === 'header').map((parameter: { name: string }) => parameter.name)
-    expect(headers).toEqual(expect.arrayContaining(['x-edgefloor-name', 'x-edgefloor-size', 'x-edgefloor-type', 'x-edgefloor-modified', 'x-edgefloor-prefix']))
+    expect(upload?.requestBody?.content?.['application/octet-stream']?.schema).toEqual({
+      type: 'string',
+      format: 'binary',
+    })
+    const headers = (upload?.parameters ?? [])
+      .filter((parameter: { in: string }) => parameter.in === 'header')
+      .map((parameter: { name: string }) => parameter.name)
+    expect(headers).toEqual(
+      expect.arrayContaining([
+        'x-edgefloor-name',
+        'x-edgefloor-size',
+        'x-edgefloor-type',
+        'x-edgefloor-modified',
+        'x-edgefloor-prefix',
+      ]),
+    )
     const download = document.paths['/files/{id}/download']?.get
     const binary = Object.values(download?.responses?.['200']?.content ?? {}).map((media: any) => media.schema)
     expect(binary).toContainEqual({ type: 'string', format: 'binary' })
   })
 
-  it('declares the download\'s range and conditional headers and every status they lead to', async () => {
+  it("declares the download's range and conditional headers and every status they lead to", async () => {
     const document = (await fetchDocument()) as unknown as { paths: Record<string, Record<string, any>> }
     const download = document.paths['/files/{id}/download']?.get
-    const headers = (download?.parameters ?? []).filter((parameter: { in: string }) => parameter.in === 'header').map((parameter: { name: string }) => parameter.name)
-    expect(headers.sort()).toEqual(['if-match', 'if-modified-since', 'if-none-match', 'if-range', 'if-unmodified-since', 'range'])
+    const headers = (download?.parameters ?? [])
+      .filter((parameter: { in: string }) => parameter.in === 'header')
+      .map((parameter: { name: string }) => parameter.name)
+    expect(headers.sort()).toEqual([
+      'if-match',
+      'if-modified-since',
+      'if-none-match',
+      'if-range',
+      'if-unmodified-since',
+      'range',
+    ])
     expect(Object.keys(download?.responses ?? {})).toEqual(expect.arrayContaining(['200', '206', '304', '412', '416']))
     expect(Object.keys(download.responses['206'].headers)).toEqual(expect.arrayContaining(['content-range', 'etag']))
     expect(Object.keys(download.responses['416'].headers)).toEqual(['content-range'])
@@ -177,7 +244,12 @@ describe('GET /openapi.json', () => {
     for (const [index, id] of ids.entries()) expect(id, operations[index]!.key).toMatch(/^[a-z][A-Za-z0-9]*$/)
     expect(new Set(ids).size).toBe(ids.length)
     const byKey = Object.fromEntries(operations.map(({ key, operation }) => [key, operation.operationId]))
-    expect(byKey).toMatchObject({ 'GET /files/{id}/download': 'getFilesByIdDownload', 'POST /auth/login': 'postAuthLogin', 'GET /': 'getRoot', 'HEAD /files/tus/{id}': 'headFilesTusById' })
+    expect(byKey).toMatchObject({
+      'GET /files/{id}/download': 'getFilesByIdDownload',
+      'POST /auth/login': 'postAuthLogin',
+      'GET /': 'getRoot',
+      'HEAD /files/tus/{id}': 'headFilesTusById',
+    })
   })
 
   it('declares a security requirement on every operation: bearer, or none (`security: []`) on the public ones', async () => {
@@ -185,7 +257,16 @@ describe('GET /openapi.json', () => {
     const operations = operationsOf(document)
     for (const { key, operation } of operations) expect(Array.isArray(operation.security), key).toBe(true)
     const open = operations.filter(({ operation }) => operation.security?.length === 0).map(({ key }) => key)
-    expect(open).toEqual(expect.arrayContaining(['GET /', 'POST /auth/login', 'POST /auth/register', 'POST /auth/refresh', 'GET /openapi.json', 'OPTIONS /files/tus']))
+    expect(open).toEqual(
+      expect.arrayContaining([
+        'GET /',
+        'POST /auth/login',
+        'POST /auth/register',
+        'POST /auth/refresh',
+        'GET /openapi.json',
+        'OPTIONS /files/tus',
+      ]),
+    )
     expect(open).not.toContain('GET /files/{id}')
   })
 
@@ -194,12 +275,15 @@ describe('GET /openapi.json', () => {
     expect(body.servers).toEqual([{ url: 'http://edgefloor.test', description: 'This deployment' }])
   })
 
-  it('documents tus\'s HEAD as HEAD, with the headers it answers and no body', async () => {
+  it("documents tus's HEAD as HEAD, with the headers it answers and no body", async () => {
     const document = (await fetchDocument()) as unknown as { paths: Record<string, Record<string, any>> }
     const head = document.paths['/files/tus/{id}']?.head
     expect(head?.security).toEqual([{ bearer: [] }])
-    expect(Object.keys(head?.responses?.['200']?.headers ?? {})).toEqual(expect.arrayContaining(['Upload-Offset', 'Upload-Length', 'X-Edgefloor-File-Id']))
-    for (const response of Object.values<{ content?: unknown }>(head?.responses ?? {})) expect(response.content).toBeUndefined()
+    expect(Object.keys(head?.responses?.['200']?.headers ?? {})).toEqual(
+      expect.arrayContaining(['Upload-Offset', 'Upload-Length', 'X-Edgefloor-File-Id']),
+    )
+    for (const response of Object.values<{ content?: unknown }>(head?.responses ?? {}))
+      expect(response.content).toBeUndefined()
   })
 
   it('gives every error answer an example of its status from the error table', async () => {
@@ -207,7 +291,9 @@ describe('GET /openapi.json', () => {
     let examples = 0
     for (const { key, operation } of operationsOf(document)) {
       for (const [status, response] of Object.entries(operation.responses)) {
-        const media = response.content?.['application/json'] as { schema?: { $ref?: string }; examples?: Record<string, { value: { code: string; message: string } }> } | undefined
+        const media = response.content?.['application/json'] as
+          | { schema?: { $ref?: string }; examples?: Record<string, { value: { code: string; message: string } }> }
+          | undefined
         if (media?.schema?.$ref !== '#/components/schemas/Error') continue
         const [code, example] = Object.entries(media.examples ?? {})[0] ?? []
         expect(code, `${key} ${status}`).toBeDefined()
@@ -216,8 +302,12 @@ describe('GET /openapi.json', () => {
       }
     }
     expect(examples).toBeGreaterThan(100)
-    const missing = document.paths['/files/{id}']?.get?.responses['404']?.content?.['application/json'] as { examples?: object }
-    expect(missing.examples).toEqual({ FILE_NOT_FOUND: { summary: 'file not found', value: { message: 'file not found', code: 'FILE_NOT_FOUND' } } })
+    const missing = document.paths['/files/{id}']?.get?.responses['404']?.content?.['application/json'] as {
+      examples?: object
+    }
+    expect(missing.examples).toEqual({
+      FILE_NOT_FOUND: { summary: 'file not found', value: { message: 'file not found', code: 'FILE_NOT_FOUND' } },
+    })
   })
 
   it('generates the document once and serves the same bytes on every request', async () => {

@@ -34,11 +34,20 @@ describe('GET /console', () => {
   })
 
   it('keeps the access token in sessionStorage; localStorage holds only tus upload URLs, which it only removes', async () => {
-    const modules = ['console.js', 'console-api.js', 'console-files.js', 'console-sign-in.js', 'console-account.js', 'console-admin.js']
+    const modules = [
+      'console.js',
+      'console-api.js',
+      'console-files.js',
+      'console-sign-in.js',
+      'console-account.js',
+      'console-admin.js',
+    ]
     const scripts = await Promise.all(modules.map(async (name) => (await call('GET', `/static/${name}`)).text()))
     const [entry, session] = scripts
     // Every module the entry imports, directly or through another, is in this list.
-    const imported = new Set(scripts.flatMap((script) => [...script.matchAll(/from '\.\/([a-z-]+\.js)'/g)].map((match) => match[1])))
+    const imported = new Set(
+      scripts.flatMap((script) => [...script.matchAll(/from '\.\/([a-z-]+\.js)'/g)].map((match) => match[1])),
+    )
     expect([...imported].filter((name) => name !== 'uppy.js' && !modules.includes(name!))).toEqual([])
     expect(entry).toContain("from './console-api.js'")
     expect(session).toContain('sessionStorage.setItem(TOKEN_KEY, session.token)')

@@ -26,14 +26,20 @@ describe('audio under wrangler dev with TRANSCRIBE_URL', () => {
     const upload = await client.upload(mp3, { name: 'dev memo.mp3', type: 'audio/mpeg' })
     const made = await client.convert(upload._id)
     expect(made.map((file) => file.name)).toEqual(['dev memo (1 of 2)', 'dev memo (2 of 2)', 'dev memo (1 of 1)'])
-    expect(new TextDecoder().decode(await client.downloadBytes(made[0]!._id))).toBe('The quick brown fox. Jumps over the lazy dog.\n')
-    const requests = (await (await fetch(`${provided.whisperUrl}/requests?file=${encodeURIComponent('dev memo.mp3')}`)).json()) as unknown[]
+    expect(new TextDecoder().decode(await client.downloadBytes(made[0]!._id))).toBe(
+      'The quick brown fox. Jumps over the lazy dog.\n',
+    )
+    const requests = (await (
+      await fetch(`${provided.whisperUrl}/requests?file=${encodeURIComponent('dev memo.mp3')}`)
+    ).json()) as unknown[]
     expect(requests).toHaveLength(1)
   })
 
   it('refuses a .wma before any job, with the reason', async () => {
     const client = await signedInClient()
-    const upload = await client.upload(new Uint8Array([0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11]), { name: 'voice.wma' })
+    const upload = await client.upload(new Uint8Array([0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11]), {
+      name: 'voice.wma',
+    })
     const refused = await client.convert(upload._id).catch((error: unknown) => error)
     expect(refused).toBeInstanceOf(EdgefloorError)
     expect(refused).toMatchObject({ status: 422, message: expect.stringContaining('Windows Media Audio') })

@@ -6,7 +6,17 @@
 // TypeScript's reference for the two resolutions: https://www.typescriptlang.org/docs/handbook/modules/reference.html
 // ("node16, nodenext: … the only correct module options for modern Node.js"; "bundler: for use with bundlers").
 import { spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -17,13 +27,19 @@ const worker = { url: inject('devWorkerUrl') }
 const fixture = join(root, 'test', 'fixtures', 'client-app')
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
 /** The project's own Node 22 (it strips the app's types); the one running vitest otherwise. */
-const node = existsSync(join(root, 'node_modules', '.bin', 'node')) ? join(root, 'node_modules', '.bin', 'node') : process.execPath
+const node = existsSync(join(root, 'node_modules', '.bin', 'node'))
+  ? join(root, 'node_modules', '.bin', 'node')
+  : process.execPath
 
 let work: string
 let app: string
 
 function run(command: string, args: string[], cwd: string) {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } })
+  const result = spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' },
+  })
   return { status: result.status, output: `${result.stdout}${result.stderr}`, stdout: result.stdout }
 }
 
@@ -54,7 +70,12 @@ describe('@edgefloor/client from its tarball', () => {
   it('ships an ES module and standalone declarations: nothing of the Worker, no dependencies', () => {
     const installed = join(app, 'node_modules', '@edgefloor', 'client')
     const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'))
-    expect(manifest).toMatchObject({ name: '@edgefloor/client', type: 'module', types: './dist/index.d.ts', exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' } } })
+    expect(manifest).toMatchObject({
+      name: '@edgefloor/client',
+      type: 'module',
+      types: './dist/index.d.ts',
+      exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' } },
+    })
     expect(manifest.dependencies).toBeUndefined()
     const shipped = readdirSync(join(installed, 'dist'))
     expect(shipped).toContain('index.js')
@@ -64,13 +85,16 @@ describe('@edgefloor/client from its tarball', () => {
     }
   })
 
-  it.each(['nodenext', 'bundler'])('type-checks an app under strict with moduleResolution %s, with zero errors', (resolution) => {
-    const checked = run(node, [tsc, '-p', `tsconfig.${resolution}.json`], app)
-    expect(checked.output).toBe('')
-    expect(checked.status).toBe(0)
-  })
+  it.each(['nodenext', 'bundler'])(
+    'type-checks an app under strict with moduleResolution %s, with zero errors',
+    (resolution) => {
+      const checked = run(node, [tsc, '-p', `tsconfig.${resolution}.json`], app)
+      expect(checked.output).toBe('')
+      expect(checked.status).toBe(0)
+    },
+  )
 
-  it('runs an app\'s flow against the local service', () => {
+  it("runs an app's flow against the local service", () => {
     const email = uniqueEmail('package')
     const ran = run(node, ['main.ts', worker.url, email], app)
     expect(ran.status, ran.output).toBe(0)
@@ -78,7 +102,11 @@ describe('@edgefloor/client from its tarball', () => {
     expect(result).toMatchObject({
       storedKeys: ['edgefloor.tokens'],
       userEmail: email,
-      small: { name: 'hello.txt', extension: '.txt', size: 'Hello from an app that installed @edgefloor/client.\n'.length * 20 },
+      small: {
+        name: 'hello.txt',
+        extension: '.txt',
+        size: 'Hello from an app that installed @edgefloor/client.\n'.length * 20,
+      },
       resumable: { size: 3 * 1024 * 1024 + 123, hashMatches: true, downloadedMatches: true },
       previewType: 'image/png',
       refreshedEarly: true,

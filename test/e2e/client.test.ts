@@ -26,7 +26,9 @@ describe('EdgefloorClient', () => {
 
   it('turns an error answer into EdgefloorError with the status and the message', async () => {
     const client = new EdgefloorClient(worker.url)
-    const failure = await client.login({ email: uniqueEmail('nobody'), password: 'a long enough password' }).catch((error: unknown) => error)
+    const failure = await client
+      .login({ email: uniqueEmail('nobody'), password: 'a long enough password' })
+      .catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(EdgefloorError)
     expect(failure).toMatchObject({ status: 401, message: expect.any(String) })
   })
@@ -35,8 +37,19 @@ describe('EdgefloorClient', () => {
     const { client } = await signedInClient()
     const jpeg = photoJpeg()
     const modified = new Date('2026-03-01T12:00:00Z')
-    const upload = await client.upload(jpeg, { name: 'Holiday photo.jpg', type: 'image/jpeg', modified, prefix: 'albums/2026' })
-    expect(upload).toMatchObject({ name: 'Holiday photo.jpg', extension: '.jpg', content_type: 'image/jpeg', size: jpeg.byteLength, parent_file: null })
+    const upload = await client.upload(jpeg, {
+      name: 'Holiday photo.jpg',
+      type: 'image/jpeg',
+      modified,
+      prefix: 'albums/2026',
+    })
+    expect(upload).toMatchObject({
+      name: 'Holiday photo.jpg',
+      extension: '.jpg',
+      content_type: 'image/jpeg',
+      size: jpeg.byteLength,
+      parent_file: null,
+    })
     expect(upload.file_modified_at).toBe(modified.toISOString())
     expect(await client.downloadBytes(upload._id)).toEqual(jpeg)
     const partial = await client.download(upload._id, { range: 'bytes=0-3' })
@@ -62,7 +75,11 @@ describe('EdgefloorClient', () => {
     const { client } = await signedInClient()
     const upload = await client.upload(photoJpeg(), { name: 'Holiday photo.jpg', type: 'image/jpeg' })
     const seen: Job['status'][] = []
-    const created = await client.convert(upload._id, { deadlineMs: 60_000, intervalMs: 200, onProgress: (job) => seen.push(job.status) })
+    const created = await client.convert(upload._id, {
+      deadlineMs: 60_000,
+      intervalMs: 200,
+      onProgress: (job) => seen.push(job.status),
+    })
     expect(created).toHaveLength(1)
     const png = created[0]!
     expect(png).toMatchObject({ extension: '.png', content_type: 'image/png', parent_file: upload._id })

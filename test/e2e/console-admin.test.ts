@@ -27,17 +27,27 @@ async function userWithWork(prefix: string) {
   const registered = await post('/auth/register', { email, password: PASSWORD, name: 'Bob Tables' })
   const { body: session } = await post('/auth/login', { email, password: PASSWORD })
   const upload = async (name: string, body: string | Uint8Array) =>
-    (await (await fetch(`${worker.url}/files`, { method: 'POST', headers: { authorization: `Bearer ${session.token}`, 'x-edgefloor-name': name }, body })).json()) as { _id: string }
+    (await (
+      await fetch(`${worker.url}/files`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session.token}`, 'x-edgefloor-name': name },
+        body,
+      })
+    ).json()) as { _id: string }
   const notes = await upload('notes.txt', 'Minutes of the meeting.\nEverybody agreed.')
   expect((await post(`/files/${notes._id}/convert`, {}, session.token)).status).toBe(200)
   // A JPEG's first bytes and then nothing a decoder can read: a job that starts and fails.
-  const broken = await upload('broken.jpg', new Uint8Array([0xff, 0xd8, 0xff, 0xe0, ...new TextEncoder().encode('not the rest of a JPEG')]))
+  const broken = await upload(
+    'broken.jpg',
+    new Uint8Array([0xff, 0xd8, 0xff, 0xe0, ...new TextEncoder().encode('not the rest of a JPEG')]),
+  )
   const failed = await post(`/files/${broken._id}/convert`, {}, session.token)
   expect(failed.body).toMatchObject({ code: expect.any(String), job: expect.any(String) })
   return { id: registered.body.user._id as string, email, token: session.token as string }
 }
 
-const userStatus = async (token: string) => (await fetch(`${worker.url}/auth/user`, { headers: { authorization: `Bearer ${token}` } })).status
+const userStatus = async (token: string) =>
+  (await fetch(`${worker.url}/auth/user`, { headers: { authorization: `Bearer ${token}` } })).status
 
 describe('the console: admin screen', () => {
   it('finds a user, changes the role, marks verified, shows files, jobs and sessions after a reload, ends a session, deletes', async () => {
@@ -64,7 +74,9 @@ describe('the console: admin screen', () => {
     await expect.poll(() => page.textContent('#admin-message')).toBe(`${bob.email} is now admin.`)
     await row.locator('button[data-action=verify]').click()
     await expect.poll(() => page.locator(`#admin-users tr[data-id="${bob.id}"] .verified`).count()).toBe(1)
-    const account = (await (await fetch(`${worker.url}/auth/user`, { headers: { authorization: `Bearer ${bob.token}` } })).json()) as { role: string; email_verified: boolean }
+    const account = (await (
+      await fetch(`${worker.url}/auth/user`, { headers: { authorization: `Bearer ${bob.token}` } })
+    ).json()) as { role: string; email_verified: boolean }
     expect(account).toMatchObject({ role: 'admin', email_verified: true })
 
     await page.locator(`#admin-users tr[data-id="${bob.id}"] button[data-action=open]`).click()
@@ -76,7 +88,9 @@ describe('the console: admin screen', () => {
       const names = await page.locator('#admin-files tr td:first-child').allTextContents()
       expect(names).toEqual(expect.arrayContaining(['notes.txt', 'broken.jpg']))
       expect(names).toHaveLength(3)
-      const jobs = await page.locator('#admin-jobs tr').evaluateAll((rows) => rows.map((row) => (row as unknown as { dataset: { status: string } }).dataset.status))
+      const jobs = await page
+        .locator('#admin-jobs tr')
+        .evaluateAll((rows) => rows.map((row) => (row as unknown as { dataset: { status: string } }).dataset.status))
       expect(jobs.sort()).toEqual(['done', 'failed'])
       expect(await page.textContent('#admin-jobs tr[data-status=failed] .job-state')).toMatch(/^failed: [A-Z_]+ · .+/)
       expect(await page.locator('#admin-sessions tr').count()).toBeGreaterThanOrEqual(1)

@@ -24,7 +24,9 @@ describe('the console: API keys', () => {
     const key = (await page.textContent('#new-key-value'))!
     expect(key).toMatch(/^efk_[A-Za-z0-9_-]{43}$/)
     await expect.poll(() => page.locator('#keys li').count()).toBe(1)
-    expect(await page.textContent('#keys li')).toContain(`nightly export · ${key.slice(0, 12)}… · files:read · never used`)
+    expect(await page.textContent('#keys li')).toContain(
+      `nightly export · ${key.slice(0, 12)}… · files:read · never used`,
+    )
 
     const listed = await fetch(`${worker.url}/files`, { headers: { authorization: `Bearer ${key}` } })
     expect(listed.status).toBe(200)

@@ -32,7 +32,8 @@ async function consolePage(): Promise<{ page: Page; errors: string[] }> {
 const PASSWORD = CONSOLE_PASSWORD
 
 /** Script errors, without Chromium's log line of each 4xx answer (a wrong code, a removed passkey: asked for here). */
-const scriptErrors = (errors: string[]) => errors.filter((error) => !/the server responded with a status of 4\d\d/.test(error))
+const scriptErrors = (errors: string[]) =>
+  errors.filter((error) => !/the server responded with a status of 4\d\d/.test(error))
 
 async function signOut(page: Page) {
   await page.click('#sign-out')
@@ -58,7 +59,9 @@ async function openAccount(page: Page) {
 function totpOf(uri: string, step: number): string {
   const params = new URL(uri).searchParams
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'
-  const bits = [...params.get('secret')!.replace(/=+$/, '').toUpperCase()].map((char) => alphabet.indexOf(char).toString(2).padStart(5, '0')).join('')
+  const bits = [...params.get('secret')!.replace(/=+$/, '').toUpperCase()]
+    .map((char) => alphabet.indexOf(char).toString(2).padStart(5, '0'))
+    .join('')
   const key = Buffer.from(bits.match(/.{8}/g)!.map((byte) => Number.parseInt(byte, 2)))
   const counter = Buffer.alloc(8)
   counter.writeBigUInt64BE(BigInt(step))
@@ -145,7 +148,14 @@ describe('the console: passkeys', () => {
     const cdp = await page.context().newCDPSession(page)
     await cdp.send('WebAuthn.enable')
     const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
     })
     const email = uniqueEmail('console-passkey')
     await registerInConsole(page, email)
@@ -154,8 +164,12 @@ describe('the console: passkeys', () => {
     await page.fill('#passkey-form input[name=name]', 'work laptop')
     await page.click('#passkey-form button[type=submit]')
     await expect.poll(() => page.locator('#passkeys li').count(), { timeout: WAIT_MS }).toBe(1)
-    expect(await page.textContent('#passkeys li .passkey-label')).toMatch(/^work laptop · this device only · added .+ · never used$/)
-    expect(await page.textContent('#passkey-message')).toBe('Added the passkey "work laptop": it signs in without a password.')
+    expect(await page.textContent('#passkeys li .passkey-label')).toMatch(
+      /^work laptop · this device only · added .+ · never used$/,
+    )
+    expect(await page.textContent('#passkey-message')).toBe(
+      'Added the passkey "work laptop": it signs in without a password.',
+    )
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId })
     expect(credentials).toHaveLength(1)
     expect(credentials[0]!.isResidentCredential).toBe(true)
@@ -193,7 +207,10 @@ describe('the console: sign-in providers', () => {
       (url) => url.origin === oidcUrl && url.pathname === '/auth',
       async (route) => {
         const state = new URL(route.request().url()).searchParams.get('state')
-        await fetch(`${oidcUrl}/test/login`, { method: 'POST', body: JSON.stringify({ state, account: { ...account, email_verified: true, name: 'Provider User' } }) })
+        await fetch(`${oidcUrl}/test/login`, {
+          method: 'POST',
+          body: JSON.stringify({ state, account: { ...account, email_verified: true, name: 'Provider User' } }),
+        })
         await route.continue()
       },
     )
@@ -209,10 +226,14 @@ describe('the console: sign-in providers', () => {
     await openAccount(page)
     await page.click('#link-providers button[data-action=link]')
     // Through the provider and back: /console?linked=loopback, which the page reads and takes out of the address.
-    await expect.poll(() => page.textContent('#identity-message'), { timeout: WAIT_MS }).toBe('Linked loopback: it signs in to this account now.')
+    await expect
+      .poll(() => page.textContent('#identity-message'), { timeout: WAIT_MS })
+      .toBe('Linked loopback: it signs in to this account now.')
     expect(new URL(page.url()).search).toBe('')
     await expect.poll(() => page.locator('#identities li').count()).toBe(1)
-    expect(await page.textContent('#identities li span')).toMatch(new RegExp(`^Loopback OP · ${account.email} · linked .+ · last used .+$`))
+    expect(await page.textContent('#identities li span')).toMatch(
+      new RegExp(`^Loopback OP · ${account.email} · linked .+ · last used .+$`),
+    )
     await page.screenshot({ path: `${SHOTS}/providers.png`, fullPage: true })
 
     await signOut(page)

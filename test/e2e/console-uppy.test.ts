@@ -60,7 +60,11 @@ interface Account {
 /** An account made through the API; the test then signs in through the console's form. */
 async function register(): Promise<Account> {
   const account = { email: uniqueEmail('uppy'), password: 'a long enough password' }
-  const response = await fetch(`${worker.url}/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(account) })
+  const response = await fetch(`${worker.url}/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(account),
+  })
   expect(response.status).toBe(201)
   return account
 }
@@ -77,7 +81,13 @@ async function signIn(page: Page, account: Account): Promise<string> {
 /** The console's Uppy takes 50 MiB chunks (Cloudflare's request body limit); these tests want several PATCHes. */
 async function useChunkSize(page: Page) {
   await page.waitForFunction(() => 'uppy' in globalThis)
-  await page.evaluate((chunkSize) => (globalThis as unknown as { uppy: { getPlugin(name: string): { setOptions(options: object): void } } }).uppy.getPlugin('Tus').setOptions({ chunkSize }), CHUNK_BYTES)
+  await page.evaluate(
+    (chunkSize) =>
+      (globalThis as unknown as { uppy: { getPlugin(name: string): { setOptions(options: object): void } } }).uppy
+        .getPlugin('Tus')
+        .setOptions({ chunkSize }),
+    CHUNK_BYTES,
+  )
 }
 
 interface TusExchange {
@@ -117,7 +127,10 @@ async function watchTus(page: Page, holdPatch: number) {
 }
 
 /** The offsets the server answered to PATCHes it accepted, in order. */
-const storedOffsets = (exchanges: TusExchange[]) => exchanges.filter((exchange) => exchange.method === 'PATCH' && exchange.status === 204).map((exchange) => Number(exchange.responseOffset))
+const storedOffsets = (exchanges: TusExchange[]) =>
+  exchanges
+    .filter((exchange) => exchange.method === 'PATCH' && exchange.status === 204)
+    .map((exchange) => Number(exchange.responseOffset))
 
 /** tus-js-client's saved uploads in localStorage ("tus::<fingerprint>::<n>" → { uploadUrl, size, … }). */
 async function savedUploads(page: Page): Promise<{ uploadUrl: string; size: number }[]> {
@@ -129,7 +142,10 @@ async function savedUploads(page: Page): Promise<{ uploadUrl: string; size: numb
 }
 
 async function serverOffset(uploadUrl: string, token: string): Promise<number> {
-  const response = await fetch(uploadUrl, { method: 'HEAD', headers: { authorization: `Bearer ${token}`, 'tus-resumable': '1.0.0' } })
+  const response = await fetch(uploadUrl, {
+    method: 'HEAD',
+    headers: { authorization: `Bearer ${token}`, 'tus-resumable': '1.0.0' },
+  })
   expect(response.status).toBe(200)
   return Number(response.headers.get('upload-offset'))
 }
@@ -142,9 +158,18 @@ async function expectStoredFile(page: Page, token: string) {
   const id = (await item.getAttribute('data-id'))!
   const auth = { authorization: `Bearer ${token}` }
   const record = (await (await fetch(`${worker.url}/files/${id}`, { headers: auth })).json()) as Record<string, unknown>
-  expect(record).toMatchObject({ name: FILE_NAME, size: FILE_BYTES, hash: fileSha256, file_modified_at: '2026-01-02T03:04:05.000Z' })
+  expect(record).toMatchObject({
+    name: FILE_NAME,
+    size: FILE_BYTES,
+    hash: fileSha256,
+    file_modified_at: '2026-01-02T03:04:05.000Z',
+  })
   const download = await fetch(`${worker.url}/files/${id}/download`, { headers: auth })
-  expect(createHash('sha256').update(Buffer.from(await download.arrayBuffer())).digest('hex')).toBe(fileSha256)
+  expect(
+    createHash('sha256')
+      .update(Buffer.from(await download.arrayBuffer()))
+      .digest('hex'),
+  ).toBe(fileSha256)
 }
 
 /** Signs a new account in through the console, and picks the file in the Dashboard with PATCH `holdPatch` held. */
@@ -165,7 +190,9 @@ describe('the console uploads through Uppy (Dashboard + tus) in Chromium', () =>
     const { page, errors, token, exchanges, heldPatch: secondPatch } = await startUpload(2)
     // The first PATCH is stored: the Dashboard's status bar and the file's own progress show it.
     const progressBar = page.locator('.uppy-StatusBar [role=progressbar]')
-    await expect.poll(async () => Number(await progressBar.getAttribute('aria-valuenow')), { timeout: WAIT_MS }).toBeGreaterThanOrEqual(Math.floor((CHUNK_BYTES / FILE_BYTES) * 100))
+    await expect
+      .poll(async () => Number(await progressBar.getAttribute('aria-valuenow')), { timeout: WAIT_MS })
+      .toBeGreaterThanOrEqual(Math.floor((CHUNK_BYTES / FILE_BYTES) * 100))
     expect(Number(await progressBar.getAttribute('aria-valuenow'))).toBeLessThan(100)
     expect(storedOffsets(exchanges)).toEqual([CHUNK_BYTES])
     const [saved] = await savedUploads(page)
@@ -193,8 +220,14 @@ describe('the console uploads through Uppy (Dashboard + tus) in Chromium', () =>
         .map((pair) => pair.split(' '))
         .map(([key, value]) => [key, Buffer.from(value ?? '', 'base64').toString('utf8')]),
     )
-    expect(metadata).toEqual({ filename: FILE_NAME, filetype: 'application/octet-stream', modified: String(Date.parse('2026-01-02T03:04:05Z')) })
-    expect(exchanges.some((exchange) => exchange.method === 'HEAD' && exchange.responseOffset === String(CHUNK_BYTES))).toBe(true)
+    expect(metadata).toEqual({
+      filename: FILE_NAME,
+      filetype: 'application/octet-stream',
+      modified: String(Date.parse('2026-01-02T03:04:05Z')),
+    })
+    expect(
+      exchanges.some((exchange) => exchange.method === 'HEAD' && exchange.responseOffset === String(CHUNK_BYTES)),
+    ).toBe(true)
     expect(storedOffsets(exchanges)).toEqual([CHUNK_BYTES, 2 * CHUNK_BYTES, 3 * CHUNK_BYTES, FILE_BYTES])
     // removeFingerprintOnSuccess: a finished upload leaves nothing in localStorage.
     expect(await savedUploads(page)).toEqual([])
@@ -228,7 +261,10 @@ describe('the console uploads through Uppy (Dashboard + tus) in Chromium', () =>
     const afterReload = exchanges.slice(sentBeforeReload)
     expect(afterReload.map((exchange) => exchange.method)).toEqual(['HEAD', 'PATCH', 'PATCH'])
     expect(afterReload[0]!.responseOffset).toBe(String(2 * CHUNK_BYTES))
-    expect(afterReload.slice(1).map((exchange) => Number(exchange.requestOffset))).toEqual([2 * CHUNK_BYTES, 3 * CHUNK_BYTES])
+    expect(afterReload.slice(1).map((exchange) => Number(exchange.requestOffset))).toEqual([
+      2 * CHUNK_BYTES,
+      3 * CHUNK_BYTES,
+    ])
     expect(storedOffsets(exchanges)).toEqual([CHUNK_BYTES, 2 * CHUNK_BYTES, 3 * CHUNK_BYTES, FILE_BYTES])
     expect(await savedUploads(page)).toEqual([])
     expect(errors).toEqual([])

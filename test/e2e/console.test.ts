@@ -47,7 +47,11 @@ async function signUp(page: Page): Promise<string> {
 async function loadedSizes(scope: ReturnType<Page['locator']>) {
   const sizes = () =>
     scope.locator('img.thumbnail').evaluateAll((images) =>
-      images.map((image) => ({ complete: (image as ImageLike).complete, width: (image as ImageLike).naturalWidth, height: (image as ImageLike).naturalHeight })),
+      images.map((image) => ({
+        complete: (image as ImageLike).complete,
+        width: (image as ImageLike).naturalWidth,
+        height: (image as ImageLike).naturalHeight,
+      })),
     )
   // At least one image, all loaded: a figure can be in the page before its thumbnail is (and every() of none is true).
   const allLoaded = async () => {
@@ -79,7 +83,10 @@ describe('/console in Chromium', () => {
     const { page } = await openPage('/console')
     await page.waitForSelector('#auth-panel:not([hidden])')
     await signUp(page)
-    const storage = await page.evaluate(() => ({ session: Object.keys(sessionStorage), local: Object.keys(localStorage) }))
+    const storage = await page.evaluate(() => ({
+      session: Object.keys(sessionStorage),
+      local: Object.keys(localStorage),
+    }))
     expect(storage).toEqual({ session: ['edgefloor.token'], local: [] })
     await page.click('#sign-out')
     await page.waitForSelector('#auth-panel:not([hidden])')
@@ -105,7 +112,10 @@ describe('/console in Chromium', () => {
     await page.reload()
     await item.waitFor({ timeout: WAIT_MS })
 
-    const [download] = await Promise.all([page.waitForEvent('download'), item.locator('[data-action=download]').click()])
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      item.locator('[data-action=download]').click(),
+    ])
     expect(download.suggestedFilename()).toBe('photo.jpg')
     expect(new Uint8Array(readFileSync((await download.path())!))).toEqual(photoJpeg())
 
@@ -121,7 +131,11 @@ describe('/console in Chromium', () => {
   it('shows why a conversion was refused', async () => {
     const { page } = await openPage('/console')
     await signUp(page)
-    const item = await pickFile(page, { name: 'notes.bin', mimeType: 'application/octet-stream', buffer: Buffer.from('not convertible') })
+    const item = await pickFile(page, {
+      name: 'notes.bin',
+      mimeType: 'application/octet-stream',
+      buffer: Buffer.from('not convertible'),
+    })
     await item.locator('[data-action=convert]').click()
     await item.locator('.job-status.failed').waitFor({ timeout: WAIT_MS })
     expect(await item.locator('.job-status').textContent()).toMatch(/^failed: .+/)
@@ -129,7 +143,7 @@ describe('/console in Chromium', () => {
     await page.close()
   })
 
-  it("lists a failed job with its error code and message, and its failed step, after a reload", async () => {
+  it('lists a failed job with its error code and message, and its failed step, after a reload', async () => {
     const { page, errors } = await openPage('/console')
     await signUp(page)
     // A JPEG's first bytes and then nothing a decoder can read: a job that starts and fails.
@@ -157,12 +171,25 @@ describe('/console in Chromium', () => {
     const preview = item.locator('.file-head img.thumbnail.preview')
     await preview.waitFor({ timeout: WAIT_MS })
     await expect
-      .poll(() => preview.evaluate((image) => ({ complete: (image as ImageLike).complete, width: (image as ImageLike).naturalWidth, height: (image as ImageLike).naturalHeight })), { timeout: WAIT_MS })
+      .poll(
+        () =>
+          preview.evaluate((image) => ({
+            complete: (image as ImageLike).complete,
+            width: (image as ImageLike).naturalWidth,
+            height: (image as ImageLike).naturalHeight,
+          })),
+        { timeout: WAIT_MS },
+      )
       .toEqual({ complete: true, width: 128, height: 96 })
     // The conversion's PNG output beside it.
     const thumbnail = item.locator('figure.output img.thumbnail')
     await thumbnail.waitFor({ timeout: WAIT_MS })
-    const naturalSize = () => thumbnail.evaluate((image) => ({ complete: (image as ImageLike).complete, width: (image as ImageLike).naturalWidth, height: (image as ImageLike).naturalHeight }))
+    const naturalSize = () =>
+      thumbnail.evaluate((image) => ({
+        complete: (image as ImageLike).complete,
+        width: (image as ImageLike).naturalWidth,
+        height: (image as ImageLike).naturalHeight,
+      }))
     await expect.poll(naturalSize).toEqual({ complete: true, width: 160, height: 120 })
     const progress = item.locator('.job-progress')
     expect(await progress.getAttribute('data-followed-by')).toBe('events')
@@ -184,7 +211,11 @@ describe('/console converting an Office document in Chromium', () => {
     const { page, errors } = await openPage('/console')
     await signUp(page)
     const docx = readFileSync(join(inject('officeDocumentsDir'), 'hello.docx'))
-    const item = await pickFile(page, { name: 'hello.docx', mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', buffer: docx })
+    const item = await pickFile(page, {
+      name: 'hello.docx',
+      mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      buffer: docx,
+    })
 
     await item.locator('[data-action=convert]').click()
     await item.locator('.job-status.done').waitFor({ timeout: WAIT_MS })

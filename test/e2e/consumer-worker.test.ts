@@ -16,19 +16,26 @@ const provided = { whisperUrl: inject('whisperUrl'), speechMp3: inject('speechMp
 beforeAll(() => waitForServers(worker.url), START_MS)
 
 describe('the consumer Worker under wrangler dev', () => {
-  it('runs a conversion the API Worker queued: the transcription request names the consumer Worker\'s model', async () => {
+  it("runs a conversion the API Worker queued: the transcription request names the consumer Worker's model", async () => {
     const client = new EdgefloorClient(worker.url)
     const email = uniqueEmail('consumer')
     await client.register({ email, password: 'a long enough password' })
     await client.login({ email, password: 'a long enough password' })
     const name = `split-${crypto.randomUUID().slice(0, 8)}.mp3`
-    const upload = await client.upload(Uint8Array.from(Buffer.from(provided.speechMp3!, 'base64')), { name, type: 'audio/mpeg' })
+    const upload = await client.upload(Uint8Array.from(Buffer.from(provided.speechMp3!, 'base64')), {
+      name,
+      type: 'audio/mpeg',
+    })
 
     const made = await client.convert(upload._id)
 
     expect(made.length).toBeGreaterThan(0)
-    expect(new TextDecoder().decode(await client.downloadBytes(made[0]!._id))).toBe('The quick brown fox. Jumps over the lazy dog.\n')
-    const requests = (await (await fetch(`${provided.whisperUrl}/requests?file=${encodeURIComponent(name)}`)).json()) as Array<{ fields: Record<string, string> }>
+    expect(new TextDecoder().decode(await client.downloadBytes(made[0]!._id))).toBe(
+      'The quick brown fox. Jumps over the lazy dog.\n',
+    )
+    const requests = (await (
+      await fetch(`${provided.whisperUrl}/requests?file=${encodeURIComponent(name)}`)
+    ).json()) as Array<{ fields: Record<string, string> }>
     expect(requests.map((request) => request.fields.model)).toEqual([TRANSCRIBE_MODELS.consumer])
   })
 
@@ -59,14 +66,18 @@ describe('the consumer Worker under wrangler dev', () => {
   // Issue 34: wrangler.consumer.toml binds the sidecar's Container (GOTENBERG_CONTAINER) and its [dev] section runs
   // no container, so under wrangler dev the consumer converts through the GotenbergContainer object, whose stand-in
   // forwards to GOTENBERG_URL (this run's sidecar): no Docker. An .html and a .md upload go through Chromium's routes.
-  it('converts a DOCX, an HTML page and a Markdown file through the sidecar\'s Container object into PDFs and PNG pages', async () => {
+  it("converts a DOCX, an HTML page and a Markdown file through the sidecar's Container object into PDFs and PNG pages", async () => {
     await waitForServers(worker.url, inject('devSidecarUrl'))
     const client = new EdgefloorClient(worker.url)
     const email = uniqueEmail('container')
     await client.register({ email, password: 'a long enough password' })
     await client.login({ email, password: 'a long enough password' })
     const uploads = [
-      { name: 'Letter.docx', type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', bytes: new Uint8Array(readFileSync(join(inject('officeDocumentsDir'), 'hello.docx'))) },
+      {
+        name: 'Letter.docx',
+        type: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        bytes: new Uint8Array(readFileSync(join(inject('officeDocumentsDir'), 'hello.docx'))),
+      },
       { name: 'Page.html', type: 'text/html', bytes: new TextEncoder().encode('<!doctype html><h1>An HTML page</h1>') },
       { name: 'Notes.md', type: 'text/markdown', bytes: new TextEncoder().encode('# Notes\n\n- one\n- two\n') },
     ]
@@ -94,16 +105,32 @@ describe('the consumer Worker under wrangler dev', () => {
     await client.register({ email, password: 'a long enough password' })
     await client.login({ email, password: 'a long enough password' })
     const pdf = await client.upload(threePages, { name: 'three.pdf', type: 'application/pdf' })
-    expect((await client.convert(pdf._id)).map((file) => file.name)).toEqual(['three (1 of 3)', 'three (2 of 3)', 'three (3 of 3)'])
-    const textFile = await client.upload(new TextEncoder().encode('Hello from the text engine Worker.\n'), { name: 'hello.txt', type: 'text/plain' })
+    expect((await client.convert(pdf._id)).map((file) => file.name)).toEqual([
+      'three (1 of 3)',
+      'three (2 of 3)',
+      'three (3 of 3)',
+    ])
+    const textFile = await client.upload(new TextEncoder().encode('Hello from the text engine Worker.\n'), {
+      name: 'hello.txt',
+      type: 'text/plain',
+    })
     const pages = await client.convert(textFile._id)
     expect(pages.map((file) => [file.name, file.content_type])).toEqual([['hello (1 of 1)', 'image/png']])
     // A PNG of the text page, re-encoded by the image engine Worker (an image converts whatever made it).
-    const image = await client.upload(await client.downloadBytes(pages[0]!._id), { name: 'page.bmp.png', type: 'image/png' })
+    const image = await client.upload(await client.downloadBytes(pages[0]!._id), {
+      name: 'page.bmp.png',
+      type: 'image/png',
+    })
     const made = await client.convert(image._id)
     expect(made.every((file) => file.content_type === 'image/png')).toBe(true)
     // A failure crosses back intact: a permanent refusal keeps its status and reason.
-    const bad = await client.upload(new TextEncoder().encode('%PDF-1.4 not really'), { name: 'broken.pdf', type: 'application/pdf' })
-    await expect(client.convert(bad._id)).rejects.toMatchObject({ status: 422, message: 'pdf-to-png on "broken.pdf" failed: the PDF cannot be read: file not in PDF format or corrupted' })
+    const bad = await client.upload(new TextEncoder().encode('%PDF-1.4 not really'), {
+      name: 'broken.pdf',
+      type: 'application/pdf',
+    })
+    await expect(client.convert(bad._id)).rejects.toMatchObject({
+      status: 422,
+      message: 'pdf-to-png on "broken.pdf" failed: the PDF cannot be read: file not in PDF format or corrupted',
+    })
   })
 })

@@ -64,7 +64,11 @@ describe('a browser app on another origin (Chromium)', () => {
           headers.set('content-type', 'application/json')
           if (token) headers.set('authorization', `Bearer ${token}`)
           const response = await fetch(`${api}${path}`, { ...init, headers })
-          return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, any> }
+          return {
+            status: response.status,
+            headers: response.headers,
+            body: (await response.json()) as Record<string, any>,
+          }
         }
         const registered = await json('/auth/register', { method: 'POST', body: JSON.stringify(account) })
         const login = await json('/auth/login', { method: 'POST', body: JSON.stringify(account) })
@@ -76,33 +80,51 @@ describe('a browser app on another origin (Chromium)', () => {
           upload(): Promise<{ successful?: Array<{ uploadURL?: string }>; failed?: Array<{ error?: string }> }>
         }
         const scope = globalThis as unknown as { Uppy: new (options: object) => UppyLike; Tus: unknown }
-        const uppy = new scope.Uppy({ autoProceed: false }).use(scope.Tus, { endpoint: `${api}/files/tus`, headers: { authorization: `Bearer ${token}` }, retryDelays: [] })
-        uppy.addFile({ name: 'note.txt', type: 'text/plain', data: new Blob(['Hello from another origin.\nA second line.\n'], { type: 'text/plain' }) })
+        const uppy = new scope.Uppy({ autoProceed: false }).use(scope.Tus, {
+          endpoint: `${api}/files/tus`,
+          headers: { authorization: `Bearer ${token}` },
+          retryDelays: [],
+        })
+        uppy.addFile({
+          name: 'note.txt',
+          type: 'text/plain',
+          data: new Blob(['Hello from another origin.\nA second line.\n'], { type: 'text/plain' }),
+        })
         const result = await uppy.upload()
-        const uploadUrl = result.successful?.[0]?.uploadURL ?? `failed: ${JSON.stringify(result.failed?.map((file) => String(file.error)))}`
+        const uploadUrl =
+          result.successful?.[0]?.uploadURL ??
+          `failed: ${JSON.stringify(result.failed?.map((file) => String(file.error)))}`
         // The tus upload's JSON view names the file it became.
-        const upload = (await (await fetch(uploadUrl, { headers: { authorization: `Bearer ${token}` } })).json()) as { file_id: string }
+        const upload = (await (await fetch(uploadUrl, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+          file_id: string
+        }
         const fileId = upload.file_id
 
-        const job = await json(`/files/${fileId}/convert`, { method: 'POST', headers: { prefer: 'respond-async' }, body: JSON.stringify({ to: '.png' }) }, token)
+        const job = await json(
+          `/files/${fileId}/convert`,
+          { method: 'POST', headers: { prefer: 'respond-async' }, body: JSON.stringify({ to: '.png' }) },
+          token,
+        )
         // EventSource takes a URL and nothing else: the signed events_url is the only way in.
         const eventStatuses: string[] = []
-        const finished = await new Promise<{ status: string; files: Array<{ url: string; extension: string }> }>((resolve, reject) => {
-          const source = new EventSource(job.body.events_url)
-          const timer = setTimeout(() => {
-            source.close()
-            reject(new Error(`no finished job in ${waitMs} ms: ${eventStatuses}`))
-          }, waitMs)
-          source.addEventListener('job', (event) => {
-            const view = JSON.parse((event as MessageEvent).data)
-            eventStatuses.push(view.status)
-            if (view.status === 'done' || view.status === 'failed') {
-              clearTimeout(timer)
+        const finished = await new Promise<{ status: string; files: Array<{ url: string; extension: string }> }>(
+          (resolve, reject) => {
+            const source = new EventSource(job.body.events_url)
+            const timer = setTimeout(() => {
               source.close()
-              resolve(view)
-            }
-          })
-        })
+              reject(new Error(`no finished job in ${waitMs} ms: ${eventStatuses}`))
+            }, waitMs)
+            source.addEventListener('job', (event) => {
+              const view = JSON.parse((event as MessageEvent).data)
+              eventStatuses.push(view.status)
+              if (view.status === 'done' || view.status === 'failed') {
+                clearTimeout(timer)
+                source.close()
+                resolve(view)
+              }
+            })
+          },
+        )
         const pngFile = finished.files.find((file) => file.extension === '.png')
         const png = await fetch(pngFile?.url ?? `${api}/missing`)
         const bytes = new Uint8Array(await png.arrayBuffer())
@@ -114,7 +136,12 @@ describe('a browser app on another origin (Chromium)', () => {
           fileId,
           jobStatus: job.status,
           eventStatuses,
-          png: { status: png.status, type: png.headers.get('content-type'), etag: png.headers.get('etag'), signature: [...bytes.slice(0, 8)] },
+          png: {
+            status: png.status,
+            type: png.headers.get('content-type'),
+            etag: png.headers.get('etag'),
+            signature: [...bytes.slice(0, 8)],
+          },
           exposedLocation: job.headers.get('location'),
         }
       },
@@ -130,9 +157,16 @@ describe('a browser app on another origin (Chromium)', () => {
     // Location is exposed (a header outside the safelist reads as null otherwise).
     expect(outcome.exposedLocation).toMatch(/^\/jobs\/[0-9a-f]{24}$/)
     expect(outcome.eventStatuses.at(-1)).toBe('done')
-    expect(outcome.png).toEqual({ status: 200, type: 'image/png', etag: expect.stringMatching(/^"[0-9a-f]{64}"$/), signature: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] })
+    expect(outcome.png).toEqual({
+      status: 200,
+      type: 'image/png',
+      etag: expect.stringMatching(/^"[0-9a-f]{64}"$/),
+      signature: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a],
+    })
     // The uploaded bytes are the record's (read from Node: no browser involved).
-    const record = await (await fetch(`${worker.url}/files/${outcome.fileId}`, { headers: { authorization: `Bearer ${outcome.token}` } })).json()
+    const record = await (
+      await fetch(`${worker.url}/files/${outcome.fileId}`, { headers: { authorization: `Bearer ${outcome.token}` } })
+    ).json()
     expect(record).toMatchObject({ name: 'note.txt', size: 'Hello from another origin.\nA second line.\n'.length })
     // No "blocked by CORS policy" or any other error in the page.
     expect(errors).toEqual([])

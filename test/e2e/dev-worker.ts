@@ -29,14 +29,27 @@ export const PDF_MAX_PAGES = { api: '1', consumer: '1000' }
  * Nothing listens there: the test's browser routes it to the Worker (test/e2e/passkeys.test.ts). */
 export const PASSKEY_ORIGIN = 'http://localhost:8790'
 
-export async function launchWorker(vars: Record<string, string> = {}, { port, secrets }: { port?: number; secrets?: Record<string, string> } = {}): Promise<LaunchedDevWorker> {
+export async function launchWorker(
+  vars: Record<string, string> = {},
+  { port, secrets }: { port?: number; secrets?: Record<string, string> } = {},
+): Promise<LaunchedDevWorker> {
   mkdirSync(artifactsDir, { recursive: true })
-  return launchDevWorker(API_ENTRY, { AUTH_RATE_LIMIT_PER_MINUTE: '0', TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.api, PDF_MAX_PAGES: PDF_MAX_PAGES.api, ...vars }, undefined, {
-    startTimeoutMs: START_MS,
-    consumerVars: { TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.consumer, PDF_MAX_PAGES: PDF_MAX_PAGES.consumer },
-    port,
-    secrets,
-  })
+  return launchDevWorker(
+    API_ENTRY,
+    {
+      AUTH_RATE_LIMIT_PER_MINUTE: '0',
+      TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.api,
+      PDF_MAX_PAGES: PDF_MAX_PAGES.api,
+      ...vars,
+    },
+    undefined,
+    {
+      startTimeoutMs: START_MS,
+      consumerVars: { TRANSCRIBE_MODEL: TRANSCRIBE_MODELS.consumer, PDF_MAX_PAGES: PDF_MAX_PAGES.consumer },
+      port,
+      secrets,
+    },
+  )
 }
 
 /**
@@ -44,9 +57,20 @@ export async function launchWorker(vars: Record<string, string> = {}, { port, se
  * waiting (test/setup/dev-worker.ts), so they start while the rest of the run sets up.
  */
 export async function waitForServers(workerUrl: string, sidecarUrl?: string): Promise<void> {
-  const answers = (url: string) => fetch(url).then((res) => res.status < 500, () => false)
-  await until(`the Worker at ${workerUrl} answering`, () => answers(`${workerUrl}/`), Boolean, { timeoutMs: START_MS, intervalMs: 250 })
-  if (sidecarUrl) await until(`the sidecar at ${sidecarUrl} answering`, () => answers(`${sidecarUrl}/health`), Boolean, { timeoutMs: START_MS, intervalMs: 250 })
+  const answers = (url: string) =>
+    fetch(url).then(
+      (res) => res.status < 500,
+      () => false,
+    )
+  await until(`the Worker at ${workerUrl} answering`, () => answers(`${workerUrl}/`), Boolean, {
+    timeoutMs: START_MS,
+    intervalMs: 250,
+  })
+  if (sidecarUrl)
+    await until(`the sidecar at ${sidecarUrl} answering`, () => answers(`${sidecarUrl}/health`), Boolean, {
+      timeoutMs: START_MS,
+      intervalMs: 250,
+    })
 }
 
 /** A 160×120 baseline JPEG (2 KiB) made once by Chromium's canvas encoder. */
@@ -60,7 +84,20 @@ export function photoJpeg(): Uint8Array {
  */
 export async function grantAdmin(state: string, email: string): Promise<void> {
   if (!/^[a-z0-9.@_-]+$/i.test(email)) throw new Error(`not a test address: ${email}`)
-  const { status, stderr } = await finished('wrangler', ['d1', 'execute', 'DB', '--local', '--persist-to', state, '--command', `UPDATE users SET role = 'admin' WHERE email = '${email}'`], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } })
+  const { status, stderr } = await finished(
+    'wrangler',
+    [
+      'd1',
+      'execute',
+      'DB',
+      '--local',
+      '--persist-to',
+      state,
+      '--command',
+      `UPDATE users SET role = 'admin' WHERE email = '${email}'`,
+    ],
+    { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
+  )
   if (status !== 0) throw new Error(`wrangler d1 execute failed: ${stderr}`)
 }
 

@@ -31,11 +31,15 @@ function lint(): Problem[] {
   try {
     const file = join(work, 'openapi.json')
     writeFileSync(file, JSON.stringify(document))
-    const result = spawnSync(join(root, 'node_modules', '.bin', 'redocly'), ['lint', file, '--config', join(root, 'redocly.yaml'), '--format', 'json', '--max-problems', '1000'], {
-      cwd: work,
-      encoding: 'utf8',
-      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
-    })
+    const result = spawnSync(
+      join(root, 'node_modules', '.bin', 'redocly'),
+      ['lint', file, '--config', join(root, 'redocly.yaml'), '--format', 'json', '--max-problems', '1000'],
+      {
+        cwd: work,
+        encoding: 'utf8',
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+      },
+    )
     const json = result.stdout.slice(result.stdout.indexOf('{'))
     expect(json, `${result.stdout}${result.stderr}`).not.toBe('')
     return (JSON.parse(json) as { problems: Problem[] }).problems
@@ -71,6 +75,11 @@ describe('GET /openapi.json under Redocly CLI', () => {
   it('passes the recommended rules with no errors, and no warnings but the accepted ones', () => {
     const problems = lint()
     expect(problems.filter((problem) => problem.severity === 'error').map(describeProblem)).toEqual([])
-    expect(problems.filter((problem) => problem.severity === 'warn').map(describeProblem).sort()).toEqual([...ACCEPTED_WARNINGS].sort())
+    expect(
+      problems
+        .filter((problem) => problem.severity === 'warn')
+        .map(describeProblem)
+        .sort(),
+    ).toEqual([...ACCEPTED_WARNINGS].sort())
   })
 })

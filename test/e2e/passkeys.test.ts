@@ -13,9 +13,18 @@ const browser = browserForFile(worker.url)
 
 async function signUp(): Promise<{ token: string; id: string; email: string }> {
   const email = uniqueEmail('passkey')
-  const post = (path: string, body: unknown) => fetch(`${worker.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  const registered = (await (await post('/auth/register', { email, password: 'a long enough password', name: 'Passkey User' })).json()) as { user: { _id: string } }
-  const login = (await (await post('/auth/login', { email, password: 'a long enough password' })).json()) as { token: string }
+  const post = (path: string, body: unknown) =>
+    fetch(`${worker.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+  const registered = (await (
+    await post('/auth/register', { email, password: 'a long enough password', name: 'Passkey User' })
+  ).json()) as { user: { _id: string } }
+  const login = (await (await post('/auth/login', { email, password: 'a long enough password' })).json()) as {
+    token: string
+  }
   return { token: login.token, id: registered.user._id, email }
 }
 
@@ -34,7 +43,14 @@ async function passkeyPage(): Promise<{ page: Page; cdp: CDPSession }> {
 
 async function addAuthenticator(cdp: CDPSession): Promise<string> {
   const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   })
   return authenticatorId
 }
@@ -77,9 +93,15 @@ describe('passkeys in Chromium with a virtual authenticator', () => {
 
     const laptop = await addAuthenticator(cdp)
     const first = await registerInPage(page, user.token, 'laptop')
-    expect(first).toMatchObject({ status: 201, body: { _id: expect.any(String), name: 'laptop', device_type: 'singleDevice', last_used_at: null } })
+    expect(first).toMatchObject({
+      status: 201,
+      body: { _id: expect.any(String), name: 'laptop', device_type: 'singleDevice', last_used_at: null },
+    })
     const signedIn = await signInInPage(page)
-    expect(signedIn).toMatchObject({ status: 200, body: { token: expect.any(String), refresh_token: expect.any(String), user: { _id: user.id, email: user.email } } })
+    expect(signedIn).toMatchObject({
+      status: 200,
+      body: { token: expect.any(String), refresh_token: expect.any(String), user: { _id: user.id, email: user.email } },
+    })
     // The same answer again: its challenge was spent.
     expect(await sendAgain(page, signedIn.credential)).toMatchObject({ status: 401, body: { code: 'PASSKEY_INVALID' } })
 
@@ -90,12 +112,17 @@ describe('passkeys in Chromium with a virtual authenticator', () => {
     const phone = await addAuthenticator(cdp)
     const second = await registerInPage(page, user.token, 'phone')
     expect(second).toMatchObject({ status: 201, body: { name: 'phone' } })
-    const listed = (await (await fetch(`${worker.url}/auth/passkeys`, { headers: { authorization: `Bearer ${user.token}` } })).json()) as Array<{ _id: string; name: string; last_used_at: string | null }>
+    const listed = (await (
+      await fetch(`${worker.url}/auth/passkeys`, { headers: { authorization: `Bearer ${user.token}` } })
+    ).json()) as Array<{ _id: string; name: string; last_used_at: string | null }>
     expect(listed.map((passkey) => passkey.name)).toEqual(['laptop', 'phone'])
     expect(listed[0]!.last_used_at).toEqual(expect.any(String))
     expect((await signInInPage(page)).body.user._id).toBe(user.id)
 
-    const removed = await fetch(`${worker.url}/auth/passkeys/${second.body._id}`, { method: 'DELETE', headers: { authorization: `Bearer ${user.token}` } })
+    const removed = await fetch(`${worker.url}/auth/passkeys/${second.body._id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${user.token}` },
+    })
     expect(removed.status).toBe(200)
     expect(await signInInPage(page)).toMatchObject({ status: 401, body: { code: 'PASSKEY_INVALID' } })
 

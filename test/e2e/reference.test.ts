@@ -24,16 +24,26 @@ afterAll(async () => {
 
 async function signUp(): Promise<{ email: string; token: string }> {
   const email = uniqueEmail('reference')
-  const post = (path: string, body: object) => fetch(`${worker.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const post = (path: string, body: object) =>
+    fetch(`${worker.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
   expect((await post('/auth/register', { email, password: PASSWORD, name: 'Reference Test' })).status).toBe(201)
   const login = (await (await post('/auth/login', { email, password: PASSWORD })).json()) as { token: string }
   return { email, token: login.token }
 }
 
 /** Expands an operation of Swagger UI and presses Execute; answers the live response's status and body text. */
-async function execute(page: Page, operationId: string, fill?: (operation: ReturnType<Page['locator']>) => Promise<void>) {
+async function execute(
+  page: Page,
+  operationId: string,
+  fill?: (operation: ReturnType<Page['locator']>) => Promise<void>,
+) {
   const operation = page.locator(`[id$="-${operationId}"].opblock`)
-  if (!(await operation.locator('.opblock-body').isVisible())) await operation.locator('.opblock-summary-control').click()
+  if (!(await operation.locator('.opblock-body').isVisible()))
+    await operation.locator('.opblock-summary-control').click()
   await fill?.(operation)
   // An earlier answer is cleared first, so the one read below is this call's.
   const clear = operation.locator('button.btn-clear')
@@ -41,15 +51,23 @@ async function execute(page: Page, operationId: string, fill?: (operation: Retur
   await operation.locator('.live-responses-table').waitFor({ state: 'detached', timeout: WAIT_MS })
   await operation.locator('button.execute').click()
   await operation.locator('.live-responses-table .response .response-col_status').first().waitFor({ timeout: WAIT_MS })
-  const status = (await operation.locator('.live-responses-table .response .response-col_status').first().textContent())?.trim()
-  const body = await operation.locator('.live-responses-table .response .microlight, .live-responses-table .response pre').first().textContent()
+  const status = (
+    await operation.locator('.live-responses-table .response .response-col_status').first().textContent()
+  )?.trim()
+  const body = await operation
+    .locator('.live-responses-table .response .microlight, .live-responses-table .response pre')
+    .first()
+    .textContent()
   return { status, body: body ?? '' }
 }
 
 describe('/docs in Chromium', () => {
   it('renders every operation of /openapi.json with Swagger UI, from this origin only, with no script error', async () => {
     const document = (await (await fetch(`${worker.url}/openapi.json`)).json()) as { paths: Record<string, object> }
-    const operations = Object.values(document.paths).reduce((sum, item) => sum + Object.keys(item).filter((key) => key !== 'parameters').length, 0)
+    const operations = Object.values(document.paths).reduce(
+      (sum, item) => sum + Object.keys(item).filter((key) => key !== 'parameters').length,
+      0,
+    )
     const { page, errors } = await openPage('/docs')
     const requested: string[] = []
     page.on('request', (request) => requested.push(request.url()))

@@ -3,7 +3,14 @@
 // 401, 413 (size limit and quota) and another user's upload URL. Nothing here is a hand-made tus request.
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { Readable } from 'node:stream'
-import { DefaultHttpStack, type DetailedError, type HttpResponse, type HttpStack, Upload, type UploadOptions } from 'tus-js-client'
+import {
+  DefaultHttpStack,
+  type DetailedError,
+  type HttpResponse,
+  type HttpStack,
+  Upload,
+  type UploadOptions,
+} from 'tus-js-client'
 import { START_MS, uniqueEmail, waitForServers } from './dev-worker.ts'
 
 const MiB = 1024 * 1024
@@ -48,7 +55,8 @@ function runUpload(bytes: Buffer, options: UploadOptions, onStart?: (upload: Upl
       ...options,
       onProgress: (sent) => progress.push(sent),
       onError: reject,
-      onSuccess: ({ lastResponse }) => resolve({ fileId: lastResponse.getHeader('x-edgefloor-file-id') ?? '', url: upload.url ?? '', progress }),
+      onSuccess: ({ lastResponse }) =>
+        resolve({ fileId: lastResponse.getHeader('x-edgefloor-file-id') ?? '', url: upload.url ?? '', progress }),
     })
     onStart?.(upload)
     upload.start()
@@ -97,11 +105,18 @@ async function record(token: string, fileId: string) {
 }
 
 async function download(token: string, fileId: string) {
-  return new Uint8Array(await (await fetch(`${worker.url}/files/${fileId}/download`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer())
+  return new Uint8Array(
+    await (
+      await fetch(`${worker.url}/files/${fileId}/download`, { headers: { authorization: `Bearer ${token}` } })
+    ).arrayBuffer(),
+  )
 }
 
 async function headOffset(token: string, url: string): Promise<{ status: number; offset: number }> {
-  const res = await fetch(url, { method: 'HEAD', headers: { authorization: `Bearer ${token}`, 'tus-resumable': '1.0.0' } })
+  const res = await fetch(url, {
+    method: 'HEAD',
+    headers: { authorization: `Bearer ${token}`, 'tus-resumable': '1.0.0' },
+  })
   return { status: res.status, offset: Number(res.headers.get('upload-offset')) }
 }
 
@@ -110,10 +125,19 @@ describe('tus-js-client against the Worker', { timeout: WAIT_MS }, () => {
     const token = await signIn()
     const bytes = bytesOf(21 * MiB + 3)
     bytes.write('%PDF-1.7\n', 0)
-    const done = await runUpload(bytes, { chunkSize: 5 * MiB + 7, headers: { authorization: `Bearer ${token}` }, metadata: { filename: 'manual.pdf', filetype: 'application/pdf' } })
+    const done = await runUpload(bytes, {
+      chunkSize: 5 * MiB + 7,
+      headers: { authorization: `Bearer ${token}` },
+      metadata: { filename: 'manual.pdf', filetype: 'application/pdf' },
+    })
     expect(done.fileId).toMatch(/^[0-9a-f]{24}$/)
     expect(done.progress.at(-1)).toBe(bytes.length)
-    expect(await record(token, done.fileId)).toMatchObject({ name: 'manual.pdf', size: bytes.length, content_type: 'application/pdf', hash: await sha256(bytes) })
+    expect(await record(token, done.fileId)).toMatchObject({
+      name: 'manual.pdf',
+      size: bytes.length,
+      content_type: 'application/pdf',
+      hash: await sha256(bytes),
+    })
     expect(await sha256(await download(token, done.fileId))).toBe(await sha256(bytes))
   })
 
@@ -151,7 +175,11 @@ describe('tus-js-client against the Worker', { timeout: WAIT_MS }, () => {
     const done = await runUpload(bytes, { uploadUrl: url, headers, chunkSize: 7 * MiB + 1 })
     expect(done.url).toBe(url)
     expect(done.progress[0]).toBeGreaterThanOrEqual(before.offset)
-    expect(await record(token, done.fileId)).toMatchObject({ name: 'resumed.bin', size: bytes.length, hash: await sha256(bytes) })
+    expect(await record(token, done.fileId)).toMatchObject({
+      name: 'resumed.bin',
+      size: bytes.length,
+      hash: await sha256(bytes),
+    })
   })
 
   it('without a token: 401', async () => {
@@ -190,7 +218,11 @@ describe('tus-js-client against the Worker', { timeout: WAIT_MS }, () => {
       upload.start()
     })
     // Bob's client resumes Alice's URL with his own token, and no endpoint to fall back to.
-    const stolen = await failure(bytes, { endpoint: undefined, uploadUrl: url, headers: { authorization: `Bearer ${bob}` } })
+    const stolen = await failure(bytes, {
+      endpoint: undefined,
+      uploadUrl: url,
+      headers: { authorization: `Bearer ${bob}` },
+    })
     expect(stolen.status).toBe(404)
     expect(await headOffset(bob, url)).toMatchObject({ status: 404 })
     expect(await headOffset(alice, url)).toEqual({ status: 200, offset: 2 * MiB })

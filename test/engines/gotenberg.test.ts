@@ -10,7 +10,11 @@ import { convertAll, inputFromBytes, outputBytes, testContext } from '../support
 
 const standIn = () => inject('gotenbergStandInUrl')
 /** A whole zip (the office converter refuses one cut short before any request): the stand-in never opens it. */
-const DOCX = { filename: 'document.docx', bytes: zip([{ name: 'word/document.xml', bytes: new TextEncoder().encode('<w:document/>') }]), contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }
+const DOCX = {
+  filename: 'document.docx',
+  bytes: zip([{ name: 'word/document.xml', bytes: new TextEncoder().encode('<w:document/>') }]),
+  contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+}
 
 /** A trace no other test uses, with the stand-in's behaviour as its prefix. */
 const trace = (behaviour: string) => `${behaviour}-${crypto.randomUUID()}`
@@ -35,15 +39,32 @@ describe('Gotenberg client: the request', () => {
     const pdf = new Uint8Array(await new Response(await convert(jobId)).arrayBuffer())
     expect(new TextDecoder().decode(pdf.subarray(0, 5))).toBe('%PDF-')
     expect(await received(jobId)).toEqual([
-      { path: '/forms/libreoffice/convert', trace: jobId, fields: {}, files: [{ field: 'files', name: 'document.docx', size: DOCX.bytes.byteLength }] },
+      {
+        path: '/forms/libreoffice/convert',
+        trace: jobId,
+        fields: {},
+        files: [{ field: 'files', name: 'document.docx', size: DOCX.bytes.byteLength }],
+      },
     ])
   })
 
   it('sends the options as Gotenberg form fields, and leaves out those not given', async () => {
     const jobId = trace('ok')
-    await convert(jobId, { landscape: true, nativePageRanges: '1-2,4', pdfa: 'PDF/A-2b', pdfua: true, password: 's3cret' })
+    await convert(jobId, {
+      landscape: true,
+      nativePageRanges: '1-2,4',
+      pdfa: 'PDF/A-2b',
+      pdfua: true,
+      password: 's3cret',
+    })
     const [request] = await received(jobId)
-    expect(request?.fields).toEqual({ landscape: 'true', nativePageRanges: '1-2,4', pdfa: 'PDF/A-2b', pdfua: 'true', password: 's3cret' })
+    expect(request?.fields).toEqual({
+      landscape: 'true',
+      nativePageRanges: '1-2,4',
+      pdfa: 'PDF/A-2b',
+      pdfua: 'true',
+      password: 's3cret',
+    })
     const plain = trace('ok')
     await convert(plain, { landscape: false, pdfua: false })
     expect((await received(plain))[0]?.fields).toEqual({})
@@ -51,7 +72,9 @@ describe('Gotenberg client: the request', () => {
 
   it('sends the further Gotenberg fields as given', async () => {
     const jobId = trace('ok')
-    await new Response(await convert(jobId, { extra: { flatten: 'true', quality: '80', metadata: '{"Title":"T"}' } })).arrayBuffer()
+    await new Response(
+      await convert(jobId, { extra: { flatten: 'true', quality: '80', metadata: '{"Title":"T"}' } }),
+    ).arrayBuffer()
     expect((await received(jobId))[0]?.fields).toEqual({ flatten: 'true', quality: '80', metadata: '{"Title":"T"}' })
   })
 
@@ -74,7 +97,7 @@ describe('Gotenberg client: the request', () => {
 })
 
 describe('Gotenberg client: the answers', () => {
-  it('fails with a document fault on 400, keeping Gotenberg\'s text as the reason', async () => {
+  it("fails with a document fault on 400, keeping Gotenberg's text as the reason", async () => {
     const failure = await convert(trace('status-400')).catch((error) => error)
     expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'document', status: 400 })
     expect(failure.reason).toBe("Invalid form data: form field 'pdfa' is invalid (got 'PDF/A-9')")
@@ -85,16 +108,20 @@ describe('Gotenberg client: the answers', () => {
     expect(failure).toMatchObject({ kind: 'document', status: 413, reason: 'Request Entity Too Large' })
   })
 
-  it.each([[429, 'Too Many Requests'], [500, 'Internal Server Error'], [502, 'Bad Gateway'], [503, 'Service Unavailable']])(
-    'treats %i as transient, for the queue to retry',
-    async (status, reason) => {
-      const failure = await convert(trace(`status-${status}`)).catch((error) => error)
-      expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'server', status, reason })
-    },
-  )
+  it.each([
+    [429, 'Too Many Requests'],
+    [500, 'Internal Server Error'],
+    [502, 'Bad Gateway'],
+    [503, 'Service Unavailable'],
+  ])('treats %i as transient, for the queue to retry', async (status, reason) => {
+    const failure = await convert(trace(`status-${status}`)).catch((error) => error)
+    expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'server', status, reason })
+  })
 
-  it('treats refused credentials as transient: a configuration fault, not the document\'s', async () => {
-    const failure = await convert(trace('status-401'), {}, { username: 'edgefloor', password: 'wrong' }).catch((error) => error)
+  it("treats refused credentials as transient: a configuration fault, not the document's", async () => {
+    const failure = await convert(trace('status-401'), {}, { username: 'edgefloor', password: 'wrong' }).catch(
+      (error) => error,
+    )
     expect(failure).toMatchObject({ kind: 'credentials', status: 401 })
     expect(failure.message).toContain('GOTENBERG_USERNAME')
   })
@@ -111,7 +138,11 @@ describe('Gotenberg client: the answers', () => {
 describe('Gotenberg client: wired by the office converter', () => {
   it('fails the PDF rather than pass on a plain one when userPassword asked for encryption', async () => {
     // The stand-in ignores userPassword, as a Gotenberg that dropped the field would: its PDF is not encrypted.
-    const ctx = testContext({ jobId: trace('ok'), settings: { GOTENBERG_URL: standIn() }, options: { userPassword: 'secret' } })
+    const ctx = testContext({
+      jobId: trace('ok'),
+      settings: { GOTENBERG_URL: standIn() },
+      options: { userPassword: 'secret' },
+    })
     const [output] = await convertAll(officeToPdf, inputFromBytes('Report.docx', DOCX.bytes), ctx)
     const failure = await outputBytes(output!).catch((error) => error)
     expect(failure).toMatchObject({ name: 'ConversionError', code: 'CONVERTER_MISCONFIGURED', retryable: false })
@@ -120,16 +151,46 @@ describe('Gotenberg client: wired by the office converter', () => {
 
   it('takes GOTENBERG_URL, the credentials and GOTENBERG_TIMEOUT_MS from the config, and the options from the request', async () => {
     const jobId = trace('ok')
-    const settings = { GOTENBERG_URL: standIn(), GOTENBERG_USERNAME: 'edgefloor', GOTENBERG_PASSWORD: 'pässwörd', GOTENBERG_TIMEOUT_MS: 10_000 }
-    const options = { landscape: 'true', nativePageRanges: '2-3', pdfa: 'PDF/A-3b', pdfua: true, password: 's3cret', unrelated: 'x' }
+    const settings = {
+      GOTENBERG_URL: standIn(),
+      GOTENBERG_USERNAME: 'edgefloor',
+      GOTENBERG_PASSWORD: 'pässwörd',
+      GOTENBERG_TIMEOUT_MS: 10_000,
+    }
+    const options = {
+      landscape: 'true',
+      nativePageRanges: '2-3',
+      pdfa: 'PDF/A-3b',
+      pdfua: true,
+      password: 's3cret',
+      unrelated: 'x',
+    }
     await convertAll(officeToPdf, inputFromBytes('Report.DOCX', DOCX.bytes), testContext({ jobId, settings, options }))
     const [request] = await received(jobId)
     expect(request).toMatchObject({ trace: jobId, files: [{ field: 'files', name: 'document.docx' }] })
-    expect(request?.fields).toEqual({ landscape: 'true', nativePageRanges: '2-3', pdfa: 'PDF/A-3b', pdfua: 'true', password: 's3cret' })
+    expect(request?.fields).toEqual({
+      landscape: 'true',
+      nativePageRanges: '2-3',
+      pdfa: 'PDF/A-3b',
+      pdfua: 'true',
+      password: 's3cret',
+    })
     expect(credentials(request?.authorization)).toBe('edgefloor:pässwörd')
-    const late = await convertAll(officeToPdf, inputFromBytes('Report.docx', DOCX.bytes), testContext({ jobId: trace('hang'), settings: { ...settings, GOTENBERG_TIMEOUT_MS: 200 } })).catch((error) => error)
+    const late = await convertAll(
+      officeToPdf,
+      inputFromBytes('Report.docx', DOCX.bytes),
+      testContext({ jobId: trace('hang'), settings: { ...settings, GOTENBERG_TIMEOUT_MS: 200 } }),
+    ).catch((error) => error)
     // The job's public reason names no URL or setting; the engine's message, in the cause, goes to the log.
-    expect(late).toMatchObject({ name: 'ConversionError', retryable: true, code: 'CONVERTER_TIMEOUT', message: 'the document converter did not answer in time' })
-    expect(late.cause).toMatchObject({ kind: 'timeout', message: expect.stringMatching(/did not answer within 200 ms$/) })
+    expect(late).toMatchObject({
+      name: 'ConversionError',
+      retryable: true,
+      code: 'CONVERTER_TIMEOUT',
+      message: 'the document converter did not answer in time',
+    })
+    expect(late.cause).toMatchObject({
+      kind: 'timeout',
+      message: expect.stringMatching(/did not answer within 200 ms$/),
+    })
   })
 })

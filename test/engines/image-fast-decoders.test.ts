@@ -14,14 +14,20 @@ import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
 import * as fixtures from '../fixtures/images/images'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
 
-function image(width: number, height: number, channels: 1 | 2 | 3 | 4, pixel: (x: number, y: number) => number[]): RawImage {
+function image(
+  width: number,
+  height: number,
+  channels: 1 | 2 | 3 | 4,
+  pixel: (x: number, y: number) => number[],
+): RawImage {
   const data = new Uint8Array(width * height * channels)
   for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data.set(pixel(x, y), (y * width + x) * channels)
   return { width, height, channels, data }
 }
 
 /** A smooth picture with edges: every PNG filter type wins on some row. */
-const picture = (channels: 1 | 2 | 3 | 4) => image(97, 61, channels, (x, y) => [x * 2 + y, (x * y) & 255, y < 30 ? 40 : x * 3, (x + y) * 2].slice(0, channels))
+const picture = (channels: 1 | 2 | 3 | 4) =>
+  image(97, 61, channels, (x, y) => [x * 2 + y, (x * y) & 255, y < 30 ? 40 : x * 3, (x + y) * 2].slice(0, channels))
 
 const jpegs: Record<string, Uint8Array> = {}
 
@@ -29,31 +35,41 @@ beforeAll(async () => {
   await initJpegEncoder(jpegEncoderWasm)
   await initMozjpegDecoder(mozjpegDecoderWasm)
   const source = await decodeImage(fixtures.pattern_bmp, TEST_IMAGE_LIMITS)
-  const pixels = { data: new Uint8ClampedArray(source.data), width: source.width, height: source.height } as Parameters<typeof encodeJpeg>[0]
+  const pixels = { data: new Uint8ClampedArray(source.data), width: source.width, height: source.height } as Parameters<
+    typeof encodeJpeg
+  >[0]
   jpegs['4:2:0 progressive'] = new Uint8Array(await encodeJpeg(pixels, { chroma_subsample: 2 }))
-  jpegs['4:4:4 baseline'] = new Uint8Array(await encodeJpeg(pixels, { progressive: false, baseline: true, auto_subsample: false, chroma_subsample: 1 }))
+  jpegs['4:4:4 baseline'] = new Uint8Array(
+    await encodeJpeg(pixels, { progressive: false, baseline: true, auto_subsample: false, chroma_subsample: 1 }),
+  )
   jpegs.grayscale = new Uint8Array(await encodeJpeg(pixels, { color_space: 1 }))
   jpegs['4:2:2 from ffmpeg'] = fixtures.pattern_jpg
 })
 
 describe('JPEG decoder (libjpeg-turbo in WASM)', () => {
-  it.each(['4:2:0 progressive', '4:4:4 baseline', 'grayscale', '4:2:2 from ffmpeg'])('gives mozjpeg\'s pixels byte for byte (%s)', async (kind) => {
-    const bytes = jpegs[kind]!
-    const reference = await decodeMozjpeg(bytes.slice().buffer)
-    const rgba = decodeJpeg(bytes, 'rgba')
-    expect(rgba.copy()).toEqual(new Uint8Array(reference.data.buffer))
-    rgba.release()
-    // As RGB rows (gray rows for a grayscale file), the same samples without alpha.
-    const rgb = decodeJpeg(bytes, 'rgb')
-    expect(rgb.channels).toBe(kind === 'grayscale' ? 1 : 3)
-    for (let y = 0; y < rgb.height; y++) {
-      const row = rgb.rows.row(y)
-      for (let x = 0; x < rgb.width; x++) {
-        for (let c = 0; c < 3; c++) expect(row[x * rgb.channels + (rgb.channels === 1 ? 0 : c)]).toBe(reference.data[(y * rgb.width + x) * 4 + c])
+  it.each(['4:2:0 progressive', '4:4:4 baseline', 'grayscale', '4:2:2 from ffmpeg'])(
+    "gives mozjpeg's pixels byte for byte (%s)",
+    async (kind) => {
+      const bytes = jpegs[kind]!
+      const reference = await decodeMozjpeg(bytes.slice().buffer)
+      const rgba = decodeJpeg(bytes, 'rgba')
+      expect(rgba.copy()).toEqual(new Uint8Array(reference.data.buffer))
+      rgba.release()
+      // As RGB rows (gray rows for a grayscale file), the same samples without alpha.
+      const rgb = decodeJpeg(bytes, 'rgb')
+      expect(rgb.channels).toBe(kind === 'grayscale' ? 1 : 3)
+      for (let y = 0; y < rgb.height; y++) {
+        const row = rgb.rows.row(y)
+        for (let x = 0; x < rgb.width; x++) {
+          for (let c = 0; c < 3; c++)
+            expect(row[x * rgb.channels + (rgb.channels === 1 ? 0 : c)]).toBe(
+              reference.data[(y * rgb.width + x) * 4 + c],
+            )
+        }
       }
-    }
-    rgb.release()
-  })
+      rgb.release()
+    },
+  )
 
   it('throws on a JPEG it cannot decode, and decodes the next one with a fresh instance', () => {
     const broken = fixtures.pattern_jpg.slice()
@@ -68,7 +84,13 @@ describe('JPEG decoder (libjpeg-turbo in WASM)', () => {
 })
 
 /** A PNG from its IHDR fields and IDAT payload (CRCs zero: the fast path does not read them). */
-function png(width: number, height: number, colorType: number, idat: Uint8Array, extra: { type: string; data: Uint8Array }[] = []): Uint8Array {
+function png(
+  width: number,
+  height: number,
+  colorType: number,
+  idat: Uint8Array,
+  extra: { type: string; data: Uint8Array }[] = [],
+): Uint8Array {
   const chunk = (type: string, data: Uint8Array) => {
     const out = new Uint8Array(12 + data.length)
     new DataView(out.buffer).setUint32(0, data.length)
@@ -80,7 +102,13 @@ function png(width: number, height: number, colorType: number, idat: Uint8Array,
   new DataView(ihdr.buffer).setUint32(0, width)
   new DataView(ihdr.buffer).setUint32(4, height)
   ihdr.set([8, colorType, 0, 0, 0], 8)
-  const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), ...extra.map(({ type, data }) => chunk(type, data)), chunk('IDAT', idat), chunk('IEND', new Uint8Array(0))]
+  const parts = [
+    new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    ...extra.map(({ type, data }) => chunk(type, data)),
+    chunk('IDAT', idat),
+    chunk('IEND', new Uint8Array(0)),
+  ]
   const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
   parts.reduce((at, part) => (out.set(part, at), at + part.length), 0)
   return out
@@ -102,22 +130,29 @@ async function rowsOf(bytes: Uint8Array): Promise<{ result: RawImage } | undefin
 }
 
 describe('PNG fast path (native inflate, unfilter_rows in WASM)', () => {
-  it.each([1, 2, 3, 4] as const)('gives back the pixels our encoder wrote (%i channels, every filter type)', async (channels) => {
-    const source = picture(channels)
-    const decoded = await rowsOf(await encodePngBytes(source, { keepChannels: true }))
-    expect(decoded?.result).toEqual(source)
-  })
+  it.each([1, 2, 3, 4] as const)(
+    'gives back the pixels our encoder wrote (%i channels, every filter type)',
+    async (channels) => {
+      const source = picture(channels)
+      const decoded = await rowsOf(await encodePngBytes(source, { keepChannels: true }))
+      expect(decoded?.result).toEqual(source)
+    },
+  )
 
-  it('agrees with Squoosh\'s PNG decoder on a PNG from ffmpeg', async () => {
+  it("agrees with Squoosh's PNG decoder on a PNG from ffmpeg", async () => {
     const decoded = (await rowsOf(fixtures.pattern_png))!.result
     const reference = await decodeImage(fixtures.pattern_png, TEST_IMAGE_LIMITS)
     expect(decoded.channels).toBe(3)
-    for (let p = 0; p < decoded.width * decoded.height; p++) expect([...decoded.data.subarray(p * 3, p * 3 + 3)]).toEqual([...reference.data.subarray(p * 4, p * 4 + 3)])
+    for (let p = 0; p < decoded.width * decoded.height; p++)
+      expect([...decoded.data.subarray(p * 3, p * 3 + 3)]).toEqual([...reference.data.subarray(p * 4, p * 4 + 3)])
   })
 
   it('decodes two PNGs at once, each from its own rows', async () => {
     const [a, b] = [picture(3), picture(4)]
-    const [pngA, pngB] = [await encodePngBytes(a, { keepChannels: true }), await encodePngBytes(b, { keepChannels: true })]
+    const [pngA, pngB] = [
+      await encodePngBytes(a, { keepChannels: true }),
+      await encodePngBytes(b, { keepChannels: true }),
+    ]
     const both = await Promise.all([rowsOf(pngA), rowsOf(pngB), rowsOf(pngA)])
     expect(both.map((decoded) => decoded?.result)).toEqual([a, b, a])
   })
@@ -125,22 +160,32 @@ describe('PNG fast path (native inflate, unfilter_rows in WASM)', () => {
   it.each([
     ['palette', png(2, 2, 3, deflateSync(new Uint8Array(6)))],
     ['tRNS', png(2, 2, 2, deflateSync(new Uint8Array(14)), [{ type: 'tRNS', data: new Uint8Array(6) }])],
-    ['16-bit', (() => {
-      const bytes = png(2, 2, 2, deflateSync(new Uint8Array(26)))
-      bytes[24] = 16
-      return bytes
-    })()],
-    ['interlaced', (() => {
-      const bytes = png(2, 2, 2, deflateSync(new Uint8Array(14)))
-      bytes[28] = 1
-      return bytes
-    })()],
+    [
+      '16-bit',
+      (() => {
+        const bytes = png(2, 2, 2, deflateSync(new Uint8Array(26)))
+        bytes[24] = 16
+        return bytes
+      })(),
+    ],
+    [
+      'interlaced',
+      (() => {
+        const bytes = png(2, 2, 2, deflateSync(new Uint8Array(14)))
+        bytes[28] = 1
+        return bytes
+      })(),
+    ],
   ])('leaves a %s PNG to the general decoder', async (_kind, bytes) => {
     expect(await rowsOf(bytes)).toBeUndefined()
   })
 
   it.each([
-    ['a deflate bomb (1×1 pixel, 8 MiB of rows)', png(1, 1, 2, deflateSync(new Uint8Array(8 * 2 ** 20))), /cannot be inflated/],
+    [
+      'a deflate bomb (1×1 pixel, 8 MiB of rows)',
+      png(1, 1, 2, deflateSync(new Uint8Array(8 * 2 ** 20))),
+      /cannot be inflated/,
+    ],
     ['too few rows', png(4, 4, 2, deflateSync(new Uint8Array(13 * 3))), /holds 39 bytes of rows, not 52/],
     ['filter type 7', png(1, 2, 0, deflateSync(new Uint8Array([0, 5, 7, 5]))), /row 1 has an unknown filter type/],
     ['corrupt zlib data', png(2, 2, 0, new Uint8Array([0x78, 0x9c, 0xff, 0xff, 0xff, 0xff])), /cannot be inflated/],

@@ -20,7 +20,12 @@ function chunk(type: string, data: Uint8Array): Uint8Array {
 
 function png(width: number, height: number, colourType: number, ...chunks: Uint8Array[]): Uint8Array {
   const signature = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]
-  return concatBytes(signature, chunk('IHDR', new Uint8Array([...u32be(width), ...u32be(height), 8, colourType, 0, 0, 0])), ...chunks, chunk('IEND', new Uint8Array()))
+  return concatBytes(
+    signature,
+    chunk('IHDR', new Uint8Array([...u32be(width), ...u32be(height), 8, colourType, 0, 0, 0])),
+    ...chunks,
+    chunk('IEND', new Uint8Array()),
+  )
 }
 
 /** A 1000 × 1000 gray PNG whose IDAT inflates to 200 MiB of zero rows (filter 0, black), 1,001,000 bytes of them its own. */
@@ -42,7 +47,8 @@ async function previewStatus(user: TestUser, fileId: string) {
   for (;;) {
     const res = await call('GET', `/files/${fileId}/preview?w=256&format=png`, { token: user.token })
     const body = await res.text()
-    if (res.status !== 202 || Date.now() > deadline) return { status: res.status, code: res.status === 200 ? undefined : JSON.parse(body).code }
+    if (res.status !== 202 || Date.now() > deadline)
+      return { status: res.status, code: res.status === 200 ? undefined : JSON.parse(body).code }
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
 }

@@ -74,7 +74,9 @@ function lzw(data: Uint8Array): Uint8Array {
 
 /** Horizontal differencing (TIFF predictor 2) of 8-bit rows, in place. */
 function predict(raster: Uint8Array, rowBytes: number, samples: number): void {
-  for (let row = 0; row < raster.length; row += rowBytes) for (let i = rowBytes - 1; i >= samples; i--) raster[row + i] = (raster[row + i]! - raster[row + i - samples]!) & 0xff
+  for (let row = 0; row < raster.length; row += rowBytes)
+    for (let i = rowBytes - 1; i >= samples; i--)
+      raster[row + i] = (raster[row + i]! - raster[row + i - samples]!) & 0xff
 }
 
 /** A TIFF of noise as the spec says, and its raster (rows of samples, in the file's byte order). */
@@ -86,7 +88,13 @@ function tiffOf(spec: TiffSpec): Uint8Array {
   const compress = (block: Uint8Array) => {
     const copy = block.slice()
     if (spec.predictor) predict(copy, rowBytes, samples)
-    return compression === 8 ? deflateSync(copy) : compression === 5 ? lzw(copy) : compression === 32773 ? packBits(copy) : copy
+    return compression === 8
+      ? deflateSync(copy)
+      : compression === 5
+        ? lzw(copy)
+        : compression === 32773
+          ? packBits(copy)
+          : copy
   }
   const blocks: Uint8Array[] = []
   if (spec.tile) {
@@ -104,7 +112,8 @@ function tiffOf(spec: TiffSpec): Uint8Array {
     }
   } else {
     const rows = spec.rowsPerStrip ?? height
-    for (let y = 0; y < height; y += rows) blocks.push(compress(raster.subarray(y * rowBytes, Math.min(height, y + rows) * rowBytes)))
+    for (let y = 0; y < height; y += rows)
+      blocks.push(compress(raster.subarray(y * rowBytes, Math.min(height, y + rows) * rowBytes)))
   }
   const entries: Array<[tag: number, type: 3 | 4, values: number[]]> = [
     [256, 4, [width]],
@@ -117,12 +126,17 @@ function tiffOf(spec: TiffSpec): Uint8Array {
   // A fourth sample is unassociated alpha.
   if (samples === 4) entries.push([338, 3, [2]])
   const offsets = new Array<number>(blocks.length).fill(0)
-  if (spec.tile) entries.push([322, 4, [spec.tile]], [323, 4, [spec.tile]], [324, 4, offsets], [325, 4, blocks.map((b) => b.length)])
+  if (spec.tile)
+    entries.push([322, 4, [spec.tile]], [323, 4, [spec.tile]], [324, 4, offsets], [325, 4, blocks.map((b) => b.length)])
   else entries.push([273, 4, offsets], [278, 4, [spec.rowsPerStrip ?? height]], [279, 4, blocks.map((b) => b.length)])
   if (spec.predictor) entries.push([317, 3, [2]])
   entries.sort((a, b) => a[0] - b[0])
   const ifdBytes = 2 + entries.length * 12 + 4
-  const outOfLine = entries.reduce((sum, [, type, values]) => sum + (values.length * (type === 3 ? 2 : 4) > 4 ? values.length * (type === 3 ? 2 : 4) : 0), 0)
+  const outOfLine = entries.reduce(
+    (sum, [, type, values]) =>
+      sum + (values.length * (type === 3 ? 2 : 4) > 4 ? values.length * (type === 3 ? 2 : 4) : 0),
+    0,
+  )
   let dataAt = 8 + ifdBytes + outOfLine
   blocks.forEach((block, i) => {
     offsets[i] = dataAt
@@ -169,16 +183,31 @@ function utifRgba(bytes: Uint8Array): Uint8Array {
 
 describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
   it.each<[string, TiffSpec]>([
-    ['uncompressed RGB, 7 rows a strip', { width: 37, height: 29, samples: 3, bits: 8, compression: 1, rowsPerStrip: 7 }],
-    ['Deflate RGB with predictor 2, one strip', { width: 37, height: 29, samples: 3, bits: 8, compression: 8, predictor: true }],
+    [
+      'uncompressed RGB, 7 rows a strip',
+      { width: 37, height: 29, samples: 3, bits: 8, compression: 1, rowsPerStrip: 7 },
+    ],
+    [
+      'Deflate RGB with predictor 2, one strip',
+      { width: 37, height: 29, samples: 3, bits: 8, compression: 8, predictor: true },
+    ],
     ['Deflate gray, 16×16 tiles', { width: 37, height: 29, samples: 1, bits: 8, compression: 8, tile: 16 }],
-    ['Deflate 16-bit big-endian gray, 5 rows a strip', { width: 37, height: 29, samples: 1, bits: 16, compression: 8, bigEndian: true, rowsPerStrip: 5 }],
-    ['PackBits RGB, 4 rows a strip', { width: 37, height: 29, samples: 3, bits: 8, compression: 32773, rowsPerStrip: 4 }],
+    [
+      'Deflate 16-bit big-endian gray, 5 rows a strip',
+      { width: 37, height: 29, samples: 1, bits: 16, compression: 8, bigEndian: true, rowsPerStrip: 5 },
+    ],
+    [
+      'PackBits RGB, 4 rows a strip',
+      { width: 37, height: 29, samples: 3, bits: 8, compression: 32773, rowsPerStrip: 4 },
+    ],
     ['LZW gray, 3 rows a strip', { width: 37, height: 29, samples: 1, bits: 8, compression: 5, rowsPerStrip: 3 }],
     // 4 bytes a pixel: converted to RGBA in place, band by band.
     ['Deflate RGBA, 5 rows a strip', { width: 37, height: 29, samples: 4, bits: 8, compression: 8, rowsPerStrip: 5 }],
-    ['uncompressed RGBA over two bands', { width: 1024, height: 300, samples: 4, bits: 8, compression: 1, rowsPerStrip: 64 }],
-  ])('gives UTIF\'s own pixels for %s', async (_kind, spec) => {
+    [
+      'uncompressed RGBA over two bands',
+      { width: 1024, height: 300, samples: 4, bits: 8, compression: 1, rowsPerStrip: 64 },
+    ],
+  ])("gives UTIF's own pixels for %s", async (_kind, spec) => {
     const bytes = tiffOf(spec)
     const decoded = await decodeImage(bytes, TEST_IMAGE_LIMITS)
     expect({ width: decoded.width, height: decoded.height }).toEqual({ width: spec.width, height: spec.height })
@@ -222,7 +251,7 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
     }
   })
 
-  it('reads a strip\'s compressed bytes only as far as its rows can need: 20,000 one-row strips naming the same megabyte (issue 29)', async () => {
+  it("reads a strip's compressed bytes only as far as its rows can need: 20,000 one-row strips naming the same megabyte (issue 29)", async () => {
     const bytes = tiffSharedStrips(20_000, 1_000_000)
     // UTIF's per-strip decoder (not in its types), which tiff.ts calls for each strip with the bytes it may read.
     const decoder = UTIF.decode as unknown as { _decompress(...args: unknown[]): void }
@@ -245,9 +274,13 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
   it('inflates 2000 corrupt one-row Deflate strips without a DecompressionStream each (a millisecond each to make)', async () => {
     const bytes = tiffSharedStrips(2000, 16)
     const view = new DataView(bytes.buffer)
-    for (let i = 0; i < view.getUint16(8, true); i++) if (view.getUint16(10 + i * 12, true) === 259) view.setUint16(10 + i * 12 + 8, 8, true) // Deflate
+    for (let i = 0; i < view.getUint16(8, true); i++)
+      if (view.getUint16(10 + i * 12, true) === 259) view.setUint16(10 + i * 12 + 8, 8, true) // Deflate
     bytes.fill(0xff, bytes.length - 16) // not Deflate data: each strip fails at once
-    const made = vi.spyOn(globalThis as unknown as { DecompressionStream: new (format: string) => object }, 'DecompressionStream')
+    const made = vi.spyOn(
+      globalThis as unknown as { DecompressionStream: new (format: string) => object },
+      'DecompressionStream',
+    )
     try {
       expect(await decodeImage(bytes, TEST_IMAGE_LIMITS)).toMatchObject({ width: 1, height: 2000 })
       expect(made).not.toHaveBeenCalled()
@@ -260,12 +293,20 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
     const bomb = deflateSync(new Uint8Array(2 ** 20), { level: 9 }) // zlib, as TIFF has it: ~1 KB
     const bytes = tiffSharedStrips(2000, bomb.length)
     const view = new DataView(bytes.buffer)
-    for (let i = 0; i < view.getUint16(8, true); i++) if (view.getUint16(10 + i * 12, true) === 259) view.setUint16(10 + i * 12 + 8, 8, true) // Deflate
+    for (let i = 0; i < view.getUint16(8, true); i++)
+      if (view.getUint16(10 + i * 12, true) === 259) view.setUint16(10 + i * 12 + 8, 8, true) // Deflate
     bytes.set(bomb, bytes.length - bomb.length)
-    const made = vi.spyOn(globalThis as unknown as { DecompressionStream: new (format: string) => object }, 'DecompressionStream')
+    const made = vi.spyOn(
+      globalThis as unknown as { DecompressionStream: new (format: string) => object },
+      'DecompressionStream',
+    )
     const push = pako.Inflate.prototype.push
     let fed = 0
-    const pushes = vi.spyOn(pako.Inflate.prototype, 'push').mockImplementation(function (this: InstanceType<typeof pako.Inflate>, data, mode) {
+    const pushes = vi.spyOn(pako.Inflate.prototype, 'push').mockImplementation(function (
+      this: InstanceType<typeof pako.Inflate>,
+      data,
+      mode,
+    ) {
       fed += data.length
       return push.call(this, data, mode)
     })
@@ -282,7 +323,7 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
     }
   })
 
-  it('inflates a Deflate bomb strip only to the strip\'s size, in pieces', async () => {
+  it("inflates a Deflate bomb strip only to the strip's size, in pieces", async () => {
     // 64 MiB of zeros in a strip of 1024×1024 gray: 1 MiB is kept, the rest never inflated.
     const bytes = tiffOf({ width: 1024, height: 1024, samples: 1, bits: 8, compression: 1 })
     const bomb = deflateSync(new Uint8Array(64 * 2 ** 20))
@@ -310,7 +351,8 @@ describe('PNG rows in pieces (inflated and unfiltered in batches)', () => {
     try {
       // 4 MiB of filtered rows: at least 3 turns while inflating and 3 between batches of rows.
       expect(turns).toBeGreaterThanOrEqual(6)
-      for (let r = 0; r < 1024; r++) expect(pixels!.rows.row(r).every((value, i) => value === source.data[r * 4096 + i])).toBe(true)
+      for (let r = 0; r < 1024; r++)
+        expect(pixels!.rows.row(r).every((value, i) => value === source.data[r * 4096 + i])).toBe(true)
     } finally {
       pixels?.release()
     }
@@ -339,7 +381,12 @@ describe('PNG IDAT chunks, however small (issue 29)', () => {
   it('feeds the inflater as many pieces for one-byte IDAT chunks as for one chunk: a turn a piece, not a turn a chunk', async () => {
     // 1200 × 1000 RGBA (4.8 MB of rows: inflated in pieces), every row the same noise: ~10 KB of Deflate.
     const row = noise(1200 * 4)
-    const source: RawImage = { width: 1200, height: 1000, channels: 4, data: Uint8Array.from({ length: 1200 * 4 * 1000 }, (_, i) => row[i % row.length]!) }
+    const source: RawImage = {
+      width: 1200,
+      height: 1000,
+      channels: 4,
+      data: Uint8Array.from({ length: 1200 * 4 * 1000 }, (_, i) => row[i % row.length]!),
+    }
     const png = await encodePngBytes(source, { keepChannels: true })
     const split = rechunked(png, 1)
     const whole = await turnsDuring(() => decodePngRows(png))
@@ -358,14 +405,21 @@ describe('PNG IDAT chunks, however small (issue 29)', () => {
 describe('GIF LZW data that decodes to nothing (issue 29)', () => {
   it('pauses while reading a megabyte of clear codes, though they fill no pixel', async () => {
     // A 1 × 1 frame whose LZW data (minimum code size 8: 9-bit codes, clear = 256) is 1 MiB of clear codes, then end.
-    const clears = gifCodes(Array.from({ length: (8 * 2 ** 20) / 9 }, () => 256), 9)
+    const clears = gifCodes(
+      Array.from({ length: (8 * 2 ** 20) / 9 }, () => 256),
+      9,
+    )
     const blocks: number[] = []
     for (let at = 0; at < clears.length; at += 255) {
       const block = clears.subarray(at, at + 255)
       blocks.push(block.length, ...block)
     }
     const palette = new Array(256 * 3).fill(0)
-    const gif = Uint8Array.from([...'GIF89a'].map((c) => c.charCodeAt(0)).concat([1, 0, 1, 0, 0xf7, 0, 0], palette, [0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 8], blocks, [0, 0x3b]))
+    const gif = Uint8Array.from(
+      [...'GIF89a']
+        .map((c) => c.charCodeAt(0))
+        .concat([1, 0, 1, 0, 0xf7, 0, 0], palette, [0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 8], blocks, [0, 0x3b]),
+    )
     const { result, turns } = await turnsDuring(() => decodeImage(gif, TEST_IMAGE_LIMITS))
     expect(result).toMatchObject({ width: 1, height: 1 })
     // 1 MiB read: a pause every 512 KiB of input at least.
@@ -414,13 +468,20 @@ describe('BMP rows in bands', () => {
 })
 
 /** A GIF of `width`×`height` noise indices on a screen of its own size (or `screen`), written by omggif's writer. */
-function gifOf(width: number, height: number, options: { interlaced?: boolean; transparent?: number; screen?: [number, number]; at?: [number, number] } = {}): Uint8Array {
+function gifOf(
+  width: number,
+  height: number,
+  options: { interlaced?: boolean; transparent?: number; screen?: [number, number]; at?: [number, number] } = {},
+): Uint8Array {
   const palette = Array.from({ length: 256 }, (_, i) => (i * 0x010203 * 37) & 0xffffff)
   const [screenWidth, screenHeight] = options.screen ?? [width, height]
   const buffer = new Uint8Array(width * height * 2 + 4096)
   const writer = new GifWriter(buffer, screenWidth, screenHeight, { palette })
   const [x, y] = options.at ?? [0, 0]
-  writer.addFrame(x, y, width, height, noise(width * height, 7), { ...(options.interlaced ? { interlaced: true } : {}), ...(options.transparent === undefined ? {} : { transparent: options.transparent }) })
+  writer.addFrame(x, y, width, height, noise(width * height, 7), {
+    ...(options.interlaced ? { interlaced: true } : {}),
+    ...(options.transparent === undefined ? {} : { transparent: options.transparent }),
+  })
   return buffer.subarray(0, writer.end())
 }
 
@@ -436,8 +497,11 @@ describe('GIF first frame in pieces (LZW and painting in slices)', () => {
   it.each<[string, Uint8Array]>([
     ['a plain frame', gifOf(37, 29)],
     ['an interlaced frame', gifOf(37, 29, { interlaced: true })],
-    ['a frame with a transparent index, smaller than its screen and placed inside it', gifOf(20, 11, { transparent: 3, screen: [37, 29], at: [5, 9] })],
-  ])('gives omggif\'s own pixels for %s', async (_kind, bytes) => {
+    [
+      'a frame with a transparent index, smaller than its screen and placed inside it',
+      gifOf(20, 11, { transparent: 3, screen: [37, 29], at: [5, 9] }),
+    ],
+  ])("gives omggif's own pixels for %s", async (_kind, bytes) => {
     const decoded = await decodeImage(bytes, TEST_IMAGE_LIMITS)
     const reference = omggifRgba(bytes)
     expect(decoded.data.length).toBe(reference.length)

@@ -16,27 +16,34 @@ const jpegs: Record<string, Uint8Array> = { baseline: fixtures.pattern_jpg }
 beforeAll(async () => {
   await initJpegEncoder(jpegEncoderWasm)
   const image = await decodeImage(fixtures.pattern_bmp, TEST_IMAGE_LIMITS)
-  const pixels = { data: new Uint8ClampedArray(image.data), width: image.width, height: image.height } as Parameters<typeof encodeJpeg>[0]
+  const pixels = { data: new Uint8ClampedArray(image.data), width: image.width, height: image.height } as Parameters<
+    typeof encodeJpeg
+  >[0]
   jpegs.progressive = new Uint8Array(await encodeJpeg(pixels, { progressive: true }))
   jpegs.optimized = new Uint8Array(await encodeJpeg(pixels, { progressive: false, baseline: true, arithmetic: false }))
 })
 
 describe('reachesEndOfImage', () => {
-  it.each(['baseline', 'progressive', 'optimized'])('accepts a whole %s JPEG, also with bytes after its end', (kind) => {
-    const whole = jpegs[kind]!
-    expect(reachesEndOfImage(whole)).toBe(true)
-    expect(reachesEndOfImage(new Uint8Array([...whole, 0, 1, 2, 3]))).toBe(true)
-  })
+  it.each(['baseline', 'progressive', 'optimized'])(
+    'accepts a whole %s JPEG, also with bytes after its end',
+    (kind) => {
+      const whole = jpegs[kind]!
+      expect(reachesEndOfImage(whole)).toBe(true)
+      expect(reachesEndOfImage(new Uint8Array([...whole, 0, 1, 2, 3]))).toBe(true)
+    },
+  )
 
   it.each(['baseline', 'progressive', 'optimized'])('refuses every cut of a %s JPEG', (kind) => {
     const whole = jpegs[kind]!
-    const cuts = Array.from({ length: whole.length - 2 }, (_, i) => i + 2).filter((cut) => !reachesEndOfImage(whole.subarray(0, cut)))
+    const cuts = Array.from({ length: whole.length - 2 }, (_, i) => i + 2).filter(
+      (cut) => !reachesEndOfImage(whole.subarray(0, cut)),
+    )
     expect(cuts).toHaveLength(whole.length - 2)
   })
 })
 
 describe('the JPEG scan limit (issue 29)', () => {
-  it('counts the scans of what encoders write: libjpeg\'s progressive script (mozjpeg) well under the limit, a baseline file one', () => {
+  it("counts the scans of what encoders write: libjpeg's progressive script (mozjpeg) well under the limit, a baseline file one", () => {
     // libjpeg's jpeg_simple_progression writes 10 scans for a colour image (jcparam.c); mozjpeg's optimized scripts
     // are of the same order.
     const progressive = readJpegStructure(jpegs.progressive!)
@@ -56,7 +63,10 @@ describe('the JPEG scan limit (issue 29)', () => {
       refusal = error
     }
     expect(refusal).toBeInstanceOf(ImageRefusedError)
-    expect(refusal).toMatchObject({ status: 422, message: 'the JPEG image has 1002 scans; at most 100 are decoded (each is a pass over the whole image)' })
+    expect(refusal).toMatchObject({
+      status: 422,
+      message: 'the JPEG image has 1002 scans; at most 100 are decoded (each is a pass over the whole image)',
+    })
   })
 
   it('is a JPEG libjpeg-turbo decodes when its scans are few (the count is what protects the decoder)', async () => {

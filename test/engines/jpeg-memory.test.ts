@@ -12,9 +12,37 @@ import { coefficientBytes, JPEG_HEAP_MAX_BYTES, readJpegFrame } from '../../work
 import { ImageTooLargeError } from '../../worker/engines/image/limits'
 
 /** A JPEG's markers up to its first scan, without entropy-coded data: enough for the checks made before decoding. */
-function frameOnly(width: number, height: number, marker: 0xc0 | 0xc2, sampling: readonly number[], scanComponents = sampling.length): Uint8Array {
-  const sof = [0xff, marker, 0, 8 + sampling.length * 3, 8, height >> 8, height & 255, width >> 8, width & 255, sampling.length, ...sampling.flatMap((hv, i) => [i + 1, hv, 0])]
-  const sos = [0xff, 0xda, 0, 6 + scanComponents * 2, scanComponents, ...Array.from({ length: scanComponents }, (_, i) => [i + 1, 0]).flat(), 0, 63, 0]
+function frameOnly(
+  width: number,
+  height: number,
+  marker: 0xc0 | 0xc2,
+  sampling: readonly number[],
+  scanComponents = sampling.length,
+): Uint8Array {
+  const sof = [
+    0xff,
+    marker,
+    0,
+    8 + sampling.length * 3,
+    8,
+    height >> 8,
+    height & 255,
+    width >> 8,
+    width & 255,
+    sampling.length,
+    ...sampling.flatMap((hv, i) => [i + 1, hv, 0]),
+  ]
+  const sos = [
+    0xff,
+    0xda,
+    0,
+    6 + scanComponents * 2,
+    scanComponents,
+    ...Array.from({ length: scanComponents }, (_, i) => [i + 1, 0]).flat(),
+    0,
+    63,
+    0,
+  ]
   return new Uint8Array([0xff, 0xd8, ...sof, ...sos, 0xff, 0xd9])
 }
 
@@ -44,7 +72,9 @@ describe('the heap a JPEG decode needs, from its frame', () => {
   it('refuses a 12 MP progressive 4:4:4 JPEG at full size before decoding anything, and names why', () => {
     const bytes = frameOnly(4000, 3000, 0xc2, [0x11, 0x11, 0x11])
     expect(() => decodeJpeg(bytes, 'rgb')).toThrow(ImageTooLargeError)
-    expect(() => decodeJpeg(bytes, 'rgb')).toThrow(`needs 103 MiB to decode; the limit is ${JPEG_HEAP_MAX_BYTES / 2 ** 20} MiB`)
+    expect(() => decodeJpeg(bytes, 'rgb')).toThrow(
+      `needs 103 MiB to decode; the limit is ${JPEG_HEAP_MAX_BYTES / 2 ** 20} MiB`,
+    )
   })
 })
 
@@ -76,7 +106,8 @@ describe('DCT-scaled decoding for previews', () => {
         for (let x = 0; x < 80; x++) {
           for (let c = 0; c < 3; c++) {
             let sum = 0
-            for (let dy = 0; dy < 8; dy++) for (let dx = 0; dx < 8; dx++) sum += fullPixels[((y * 8 + dy) * 640 + x * 8 + dx) * 4 + c]!
+            for (let dy = 0; dy < 8; dy++)
+              for (let dx = 0; dx < 8; dx++) sum += fullPixels[((y * 8 + dy) * 640 + x * 8 + dx) * 4 + c]!
             worst = Math.max(worst, Math.abs(sum / 64 - smallPixels[(y * 80 + x) * 4 + c]!))
           }
         }

@@ -16,7 +16,15 @@ import { SQUARE_PAGE_CONTENT_BYTES } from '../support/pdf'
 import type { EncryptionKind } from '../support/qpdf'
 import { turnsDuring } from '../support/turns'
 
-const KINDS: EncryptionKind[] = ['rc4-40', 'rc4-128', 'rc4-128-v4', 'aes-128', 'aes-128-clear-metadata', 'aes-256-r5', 'aes-256']
+const KINDS: EncryptionKind[] = [
+  'rc4-40',
+  'rc4-128',
+  'rc4-128-v4',
+  'aes-128',
+  'aes-128-clear-metadata',
+  'aes-256-r5',
+  'aes-256',
+]
 
 const pdf = (name: string) => Uint8Array.fromBase64(inject('encryptedPdfs')[name]!)
 
@@ -33,7 +41,8 @@ function finish<T>(steps: Generator<void, T>): T {
 const decryptionsOf = (bytes: Uint8Array, password?: string) => finish(findPdfDecryptions(bytes, password))
 
 /** What the pre-scan counts of every stream, decrypted with the keys the password gives. */
-const measured = (bytes: Uint8Array, password?: string) => finish(measurePdfStreams(() => bytes, findPdfStreams(bytes), BUDGET, 0, decryptionsOf(bytes, password)))
+const measured = (bytes: Uint8Array, password?: string) =>
+  finish(measurePdfStreams(() => bytes, findPdfStreams(bytes), BUDGET, 0, decryptionsOf(bytes, password)))
 
 /** Share of dark pixels in the rendered page's lower left quarter (the square) and in the rest. */
 async function squareInk(png: Uint8Array) {
@@ -53,7 +62,7 @@ async function squareInk(png: Uint8Array) {
 }
 
 describe('the standard security handler, against qpdf', () => {
-  it.each(KINDS)('measures a %s page\'s content stream decrypted: the bytes qpdf compressed', (kind) => {
+  it.each(KINDS)("measures a %s page's content stream decrypted: the bytes qpdf compressed", (kind) => {
     expect(measured(pdf(`page-${kind}.pdf`))).toBe(SQUARE_PAGE_CONTENT_BYTES)
   })
 
@@ -82,28 +91,43 @@ describe('the standard security handler, against qpdf', () => {
     ['without a password', {}, 'password-protected PDF: give its password as options.password'],
     ['with a wrong one', { password: 'nope' }, 'password-protected PDF: the password is wrong'],
   ])('refuses a PDF with a user password %s, as before', async (_case, options, message) => {
-    await expect(pdfToPng.plan!(inputFromBytes('locked.pdf', pdf('locked-aes-256.pdf')), testContext({ options }))).rejects.toMatchObject({ retryable: false, message })
+    await expect(
+      pdfToPng.plan!(inputFromBytes('locked.pdf', pdf('locked-aes-256.pdf')), testContext({ options })),
+    ).rejects.toMatchObject({ retryable: false, message })
   })
 
   it.each([['s3cret'], ['owner-secret']])('renders a PDF opened with its password %s', async (password) => {
-    const [output] = await convertAll(pdfToPng, inputFromBytes('locked.pdf', pdf('locked-rc4-128.pdf')), testContext({ options: { password } }))
+    const [output] = await convertAll(
+      pdfToPng,
+      inputFromBytes('locked.pdf', pdf('locked-rc4-128.pdf')),
+      testContext({ options: { password } }),
+    )
     expect((await squareInk(await outputBytes(output!))).square).toBe(1)
   })
 
-  it.each(['rc4-40', 'rc4-128', 'aes-128', 'aes-256'])('refuses the Flate bomb encrypted with %s, measured in slices with turns between them', async (kind) => {
-    const input = inputFromBytes('bomb.pdf', pdf(`flate-bomb-${kind}.pdf`))
-    const { result: failure, turns } = await turnsDuring(() => pdfToPng.plan!(input, testContext()).catch((error) => error))
-    expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
-    expect(failure.message).toMatch(/object \d+'s stream decodes to more than \d+ bytes; a PDF's stream may decode to at most \d+ bytes \(PDF_MAX_BYTES\)/)
-    expect(turns).toBeGreaterThanOrEqual(20)
-  })
+  it.each(['rc4-40', 'rc4-128', 'aes-128', 'aes-256'])(
+    'refuses the Flate bomb encrypted with %s, measured in slices with turns between them',
+    async (kind) => {
+      const input = inputFromBytes('bomb.pdf', pdf(`flate-bomb-${kind}.pdf`))
+      const { result: failure, turns } = await turnsDuring(() =>
+        pdfToPng.plan!(input, testContext()).catch((error) => error),
+      )
+      expect(failure).toMatchObject({ name: 'ConversionError', retryable: false })
+      expect(failure.message).toMatch(
+        /object \d+'s stream decodes to more than \d+ bytes; a PDF's stream may decode to at most \d+ bytes \(PDF_MAX_BYTES\)/,
+      )
+      expect(turns).toBeGreaterThanOrEqual(20)
+    },
+  )
 
   it('renders an encrypted page through the queue', async () => {
     const user = await signUp()
     const source = await uploaded(user, 'page.pdf', pdf('page-aes-256.pdf'))
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    const jobs = (await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })).body as Array<{ status: string }>
+    const jobs = (await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })).body as Array<{
+      status: string
+    }>
     expect(jobs).toMatchObject([{ status: 'done' }])
   })
 })

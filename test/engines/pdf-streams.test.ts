@@ -4,8 +4,24 @@
 // sized from the stream's expansion so far. So a bomb that expands 2700:1 (LZW's 12-bit codes for 4096-byte
 // entries) pauses as often, per MiB it decodes, as one that does not expand.
 import { describe, expect, it } from 'vitest'
-import { findPdfStreams, findPdfStreamsInSlices, measurePdfStreams, type PdfScanWork, PdfStreamSyntaxError, PdfStreamTooLargeError, WORK_BYTES_PER_TURN } from '../../worker/engines/pdf-streams'
-import { pdfAscii85ToEnd, pdfFlateBomb, pdfLongWord, pdfLzwBomb, pdfLzwSpaces, pdfRunLengthToEnd, pdfSharedIndirectParams } from '../hostile/corpus'
+import {
+  findPdfStreams,
+  findPdfStreamsInSlices,
+  measurePdfStreams,
+  type PdfScanWork,
+  PdfStreamSyntaxError,
+  PdfStreamTooLargeError,
+  WORK_BYTES_PER_TURN,
+} from '../../worker/engines/pdf-streams'
+import {
+  pdfAscii85ToEnd,
+  pdfFlateBomb,
+  pdfLongWord,
+  pdfLzwBomb,
+  pdfLzwSpaces,
+  pdfRunLengthToEnd,
+  pdfSharedIndirectParams,
+} from '../hostile/corpus'
 
 const MiB = 2 ** 20
 
@@ -29,16 +45,19 @@ describe('the PDF stream pre-scan', () => {
   it.each([
     ['an LZW bomb (64 MiB of spaces in 50 KB: up to ~2700:1)', pdfLzwBomb],
     ['a Flate bomb (64 MiB of spaces in 64 KB: up to 1032:1)', pdfFlateBomb],
-  ])('measures %s in slices of at most about WORK_BYTES_PER_TURN, then refuses it at the stream budget', async (_name, make) => {
-    const budget = { maxStreamBytes: 24 * MiB, maxTotalBytes: 2 ** 40 }
-    const { pauses, error } = slices(await make(), budget)
-    expect(error).toBeInstanceOf(PdfStreamTooLargeError)
-    // 24 MiB decoded: one pause per WORK_BYTES_PER_TURN, give or take one piece's output (≤ 128 KiB and a bit) a
-    // slice. With 1 KiB pieces whatever the expansion, the LZW bomb paused 15 times (1.6 MiB a slice).
-    expect(pauses).toBeGreaterThanOrEqual(budget.maxStreamBytes / (2 * WORK_BYTES_PER_TURN))
-  })
+  ])(
+    'measures %s in slices of at most about WORK_BYTES_PER_TURN, then refuses it at the stream budget',
+    async (_name, make) => {
+      const budget = { maxStreamBytes: 24 * MiB, maxTotalBytes: 2 ** 40 }
+      const { pauses, error } = slices(await make(), budget)
+      expect(error).toBeInstanceOf(PdfStreamTooLargeError)
+      // 24 MiB decoded: one pause per WORK_BYTES_PER_TURN, give or take one piece's output (≤ 128 KiB and a bit) a
+      // slice. With 1 KiB pieces whatever the expansion, the LZW bomb paused 15 times (1.6 MiB a slice).
+      expect(pauses).toBeGreaterThanOrEqual(budget.maxStreamBytes / (2 * WORK_BYTES_PER_TURN))
+    },
+  )
 
-  it('counts an LZW stream\'s output to the byte, entries of every length copied in runs', () => {
+  it("counts an LZW stream's output to the byte, entries of every length copied in runs", () => {
     // lzwRun's entries grow by a byte a code up to the 4096-entry table (~3800 bytes), then start again after a clear;
     // 15 and 16 bytes sit either side of the run copy. (A stream of a few bytes is also read from the byte after its
     // `stream` line's end, and the larger reading counts: not exact there, by design.)
@@ -76,7 +95,7 @@ function scanned(bytes: Uint8Array, budget = { maxStreamBytes: 2 ** 40, maxTotal
 
 const text = (value: string) => new TextEncoder().encode(value)
 
-describe('the PDF pre-scan\'s work, linear in the file (issue 29)', () => {
+describe("the PDF pre-scan's work, linear in the file (issue 29)", () => {
   it('parses an object that thousands of stream dictionaries name once: at most the file, not streams × object', () => {
     for (const [streams, paramsBytes] of [
       [1500, 87_500],
@@ -112,10 +131,12 @@ describe('the PDF pre-scan\'s work, linear in the file (issue 29)', () => {
     const bytes = buildStreamPdf('/Filter /ASCII85Decode', data)
     expect(scanned(bytes).bytes).toBe(hello.length)
     // White space is skipped and `z` stands for four zeros (§7.4.3).
-    expect(scanned(buildStreamPdf('/Filter /ASCII85Decode', text(`${ascii85(hello).replace(/(.{5})/g, '$1\n')} z~>`))).bytes).toBe(hello.length + 4)
+    expect(
+      scanned(buildStreamPdf('/Filter /ASCII85Decode', text(`${ascii85(hello).replace(/(.{5})/g, '$1\n')} z~>`))).bytes,
+    ).toBe(hello.length + 4)
   })
 
-  it('reads 2000 ASCII85 streams without /Length whose data are bytes past \'u\' once each, not each to the end of the file', () => {
+  it("reads 2000 ASCII85 streams without /Length whose data are bytes past 'u' once each, not each to the end of the file", () => {
     for (const streams of [500, 2000]) {
       const bytes = pdfAscii85ToEnd(streams, 1000)
       const { work, error } = scanned(bytes)
@@ -126,7 +147,7 @@ describe('the PDF pre-scan\'s work, linear in the file (issue 29)', () => {
     }
   })
 
-  it('ends the data of a stream without a verified /Length at the first endstream or endobj, as PDFium\'s FindStreamEndPos', () => {
+  it("ends the data of a stream without a verified /Length at the first endstream or endobj, as PDFium's FindStreamEndPos", () => {
     const literal = Uint8Array.of(4, 1, 2, 3, 4, 5) // RunLength: 5 literal bytes, no end-of-data byte
     for (const length of ['', '/Length 3', '/Length 1000000']) {
       const bytes = buildStreamPdf(`${length} /Filter /RunLengthDecode`, literal)
@@ -166,7 +187,9 @@ describe('the PDF pre-scan\'s work, linear in the file (issue 29)', () => {
 
 /** A one-page PDF whose content stream has `dictionary` (no /Length unless it says) and `data`. */
 function buildStreamPdf(dictionary: string, data: Uint8Array): Uint8Array {
-  const head = text(`%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 9 9] /Contents 4 0 R >>\nendobj\n4 0 obj\n<< ${dictionary} >>\nstream\n`)
+  const head = text(
+    `%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj\n3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 9 9] /Contents 4 0 R >>\nendobj\n4 0 obj\n<< ${dictionary} >>\nstream\n`,
+  )
   const tail = text('\nendstream\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n')
   return Uint8Array.from([...head, ...data, ...tail])
 }

@@ -17,7 +17,12 @@ function picture(width: number, height: number, channels: 1 | 2 | 3 | 4): RawIma
     for (let x = 0; x < width; x++) {
       seed = (seed * 1103515245 + 12345) >>> 0
       const noise = (seed >>> 27) & 15
-      const pixel = [(x * 3 + noise) & 255, (y * 2 + (x >> 3)) & 255, y < height / 2 ? 40 : (x ^ y) & 255, (x + y + noise) & 255]
+      const pixel = [
+        (x * 3 + noise) & 255,
+        (y * 2 + (x >> 3)) & 255,
+        y < height / 2 ? 40 : (x ^ y) & 255,
+        (x + y + noise) & 255,
+      ]
       data.set(pixel.slice(0, channels), (y * width + x) * channels)
     }
   }
@@ -48,26 +53,38 @@ function pngOfRows(width: number, height: number, channels: 1 | 2 | 3 | 4, rows:
   ihdr.writeUInt32BE(height, 4)
   ihdr[8] = 8
   ihdr[9] = colorType
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(rows)), chunk('IEND', new Uint8Array())])
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', new Uint8Array()),
+  ])
 }
 
 describe('a PNG drawn a band of rows at a time', () => {
-  it.each([1, 2, 3, 4] as const)('draws what the whole decode draws, %i channels, small and large', async (channels) => {
-    // 300 × 200 inflates in one call; 1500 × 1100 × 4 (6.6 MB of rows) in pieces, over several bands.
-    for (const [width, height] of [
-      [300, 200],
-      [1500, 1100],
-    ] as const) {
-      const png = await encodePngBytes(picture(width, height, channels))
-      const whole = await decodeImage(png, TEST_IMAGE_LIMITS)
-      for (const box of boxes) {
-        const drawn = await decodePngDrawn(png, box)
-        const expected = drawInto(whole, box)
-        expect({ width: drawn!.width, height: drawn!.height, channels: drawn!.channels }).toEqual({ width: expected.width, height: expected.height, channels: 4 })
-        expect(Buffer.from(drawn!.data).equals(Buffer.from(expected.data))).toBe(true)
+  it.each([1, 2, 3, 4] as const)(
+    'draws what the whole decode draws, %i channels, small and large',
+    async (channels) => {
+      // 300 × 200 inflates in one call; 1500 × 1100 × 4 (6.6 MB of rows) in pieces, over several bands.
+      for (const [width, height] of [
+        [300, 200],
+        [1500, 1100],
+      ] as const) {
+        const png = await encodePngBytes(picture(width, height, channels))
+        const whole = await decodeImage(png, TEST_IMAGE_LIMITS)
+        for (const box of boxes) {
+          const drawn = await decodePngDrawn(png, box)
+          const expected = drawInto(whole, box)
+          expect({ width: drawn!.width, height: drawn!.height, channels: drawn!.channels }).toEqual({
+            width: expected.width,
+            height: expected.height,
+            channels: 4,
+          })
+          expect(Buffer.from(drawn!.data).equals(Buffer.from(expected.data))).toBe(true)
+        }
       }
-    }
-  })
+    },
+  )
 
   it('leaves the PNGs the fast path does not read to the whole decode', async () => {
     const png = pngOfRows(4, 4, 3, new Uint8Array(4 * 13))
@@ -82,7 +99,11 @@ describe('a PNG drawn a band of rows at a time', () => {
     await expect(decodePngDrawn(bomb, boxes[0]!)).rejects.toThrow(/holds more than the 6002000 bytes of its rows/)
     const badFilter = new Uint8Array(stride * 2000)
     badFilter[stride * 1500] = 9
-    await expect(decodePngDrawn(pngOfRows(width, 2000, 3, badFilter), boxes[0]!)).rejects.toThrow(new PngDecodeError('row 1500 has an unknown filter type'))
-    await expect(decodePngDrawn(pngOfRows(width, 2000, 3, new Uint8Array(stride * 1999)), boxes[0]!)).rejects.toThrow(/holds 5998999 bytes of rows, not 6002000/)
+    await expect(decodePngDrawn(pngOfRows(width, 2000, 3, badFilter), boxes[0]!)).rejects.toThrow(
+      new PngDecodeError('row 1500 has an unknown filter type'),
+    )
+    await expect(decodePngDrawn(pngOfRows(width, 2000, 3, new Uint8Array(stride * 1999)), boxes[0]!)).rejects.toThrow(
+      /holds 5998999 bytes of rows, not 6002000/,
+    )
   })
 })

@@ -4,9 +4,22 @@ import { describe, expect, it } from 'vitest'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
 import { longestStretchDuring, turnsDuring } from '../support/turns'
-import { encodePngBytes, encodePngRows, PngChannelsError, readPngHeader, reducedRowChannels, type PixelRows, type RawImage } from '../../worker/engines/png/encode'
+import {
+  encodePngBytes,
+  encodePngRows,
+  PngChannelsError,
+  readPngHeader,
+  reducedRowChannels,
+  type PixelRows,
+  type RawImage,
+} from '../../worker/engines/png/encode'
 
-function image(width: number, height: number, channels: 1 | 2 | 3 | 4, pixel: (x: number, y: number) => number[]): RawImage {
+function image(
+  width: number,
+  height: number,
+  channels: 1 | 2 | 3 | 4,
+  pixel: (x: number, y: number) => number[],
+): RawImage {
   const data = new Uint8Array(width * height * channels)
   for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data.set(pixel(x, y), (y * width + x) * channels)
   return { width, height, channels, data }
@@ -34,7 +47,10 @@ function toRgba(source: RawImage): Uint8Array {
   const out = new Uint8Array(source.width * source.height * 4)
   for (let p = 0; p < source.width * source.height; p++) {
     const i = p * source.channels
-    const [r, g, b] = source.channels >= 3 ? [source.data[i]!, source.data[i + 1]!, source.data[i + 2]!] : [source.data[i]!, source.data[i]!, source.data[i]!]
+    const [r, g, b] =
+      source.channels >= 3
+        ? [source.data[i]!, source.data[i + 1]!, source.data[i + 2]!]
+        : [source.data[i]!, source.data[i]!, source.data[i]!]
     const a = source.channels === 2 || source.channels === 4 ? source.data[i + source.channels - 1]! : 255
     out.set([r, g, b, a], p * 4)
   }
@@ -90,15 +106,19 @@ describe('PNG encoder', () => {
   }
 
   it('reads at most 256 KiB of pixels between two turns while choosing the channels of a gray opaque image (read to its last pixel)', async () => {
-    const { result, turns, longest } = await longestStretchDuring((count) => reducedRowChannels(1024, 4, countedGrayRows(count)))
+    const { result, turns, longest } = await longestStretchDuring((count) =>
+      reducedRowChannels(1024, 4, countedGrayRows(count)),
+    )
     expect(result).toBe(1)
     // 4 MiB of RGBA read, a turn after every 64 rows (it was one stretch of 4 MiB).
     expect(longest).toBeLessThanOrEqual(256 * 1024)
     expect(turns).toBeGreaterThanOrEqual(15)
   })
 
-  it('converts at most 128 rows of RGBA to gray between two turns (a row\'s units count its input bytes too)', async () => {
-    const { result: png, longest } = await longestStretchDuring((count) => bytesOf(encodePngRows({ width: 1024, height: 1024, channels: 4, outputChannels: 1 }, [countedGrayRows(count)])))
+  it("converts at most 128 rows of RGBA to gray between two turns (a row's units count its input bytes too)", async () => {
+    const { result: png, longest } = await longestStretchDuring((count) =>
+      bytesOf(encodePngRows({ width: 1024, height: 1024, channels: 4, outputChannels: 1 }, [countedGrayRows(count)])),
+    )
     // 512 KiB of units at 5 a pixel is 102 rows, rounded up to the filter's batches of 32: 128 rows (was 512).
     expect(longest).toBeLessThanOrEqual(128 * 1024 * 4)
     const decoded = (await decodeImage(png, TEST_IMAGE_LIMITS)).data
@@ -106,12 +126,16 @@ describe('PNG encoder', () => {
   })
 
   it('refuses data that does not match the size', async () => {
-    await expect(encodePngBytes({ width: 10, height: 10, channels: 3, data: new Uint8Array(10) })).rejects.toThrow('does not match')
+    await expect(encodePngBytes({ width: 10, height: 10, channels: 3, data: new Uint8Array(10) })).rejects.toThrow(
+      'does not match',
+    )
   })
 
   it.each([1, 7, 32, 33, 100])('encodes rows given in strips of %i exactly as the whole image', async (rows) => {
     const source = image(45, 70, 4, (x, y) => [x * 5, y * 3, 200, 255])
-    const png = await bytesOf(encodePngRows({ width: 45, height: 70, channels: 4, outputChannels: 3 }, strips(source, rows)))
+    const png = await bytesOf(
+      encodePngRows({ width: 45, height: 70, channels: 4, outputChannels: 3 }, strips(source, rows)),
+    )
     expect(png).toEqual(await encodePngBytes(source))
   })
 
@@ -122,16 +146,21 @@ describe('PNG encoder', () => {
     const rows: PixelRows = { rows: 70, row: (r) => shifted.subarray(1 + r * 180, 1 + (r + 1) * 180) }
     const outputChannels = await reducedRowChannels(45, 4, rows)
     expect(outputChannels).toBe(3)
-    expect(await bytesOf(encodePngRows({ width: 45, height: 70, channels: 4, outputChannels }, [rows]))).toEqual(await encodePngBytes(source))
+    expect(await bytesOf(encodePngRows({ width: 45, height: 70, channels: 4, outputChannels }, [rows]))).toEqual(
+      await encodePngBytes(source),
+    )
   })
 
   it.each([
     ['colour in a gray PNG', image(10, 40, 4, (x, y) => (y === 35 ? [255, 0, 0, 255] : [x, x, x, 255])), 1, 'colour'],
     ['transparency in an opaque PNG', image(10, 40, 4, (x, y) => [x, x, x, y === 39 ? 0 : 255]), 1, 'alpha'],
-  ] as const)('fails the stream with PngChannelsError on %s, however late', async (_case, source, outputChannels, needs) => {
-    const stream = encodePngRows({ width: 10, height: 40, channels: 4, outputChannels }, strips(source, 8))
-    const failure = await bytesOf(stream).catch((error) => error)
-    expect(failure).toBeInstanceOf(PngChannelsError)
-    expect(failure.needs).toBe(needs)
-  })
+  ] as const)(
+    'fails the stream with PngChannelsError on %s, however late',
+    async (_case, source, outputChannels, needs) => {
+      const stream = encodePngRows({ width: 10, height: 40, channels: 4, outputChannels }, strips(source, 8))
+      const failure = await bytesOf(stream).catch((error) => error)
+      expect(failure).toBeInstanceOf(PngChannelsError)
+      expect(failure.needs).toBe(needs)
+    },
+  )
 })

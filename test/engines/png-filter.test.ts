@@ -13,7 +13,9 @@ function rows(count: number, stride: number, seed: number, smooth: boolean): Uin
     state ^= state << 5
     return state >>> 0
   }
-  return Array.from({ length: count }, (_, y) => Uint8Array.from({ length: stride }, (_, x) => (smooth ? (x * 3 + y * 5 + (next() % 7)) & 0xff : next() & 0xff)))
+  return Array.from({ length: count }, (_, y) =>
+    Uint8Array.from({ length: stride }, (_, x) => (smooth ? (x * 3 + y * 5 + (next() % 7)) & 0xff : next() & 0xff)),
+  )
 }
 
 function referenceFilter(input: Uint8Array[], bpp: number): Uint8Array[] {

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { decodeText, decodeTextPieces } from '../../worker/engines/text/decode'
-import { charColumns, layoutPages, limitMarks, MAX_MARKS_PER_BASE, startLayout, wrapLine } from '../../worker/engines/text/layout'
+import {
+  charColumns,
+  layoutPages,
+  limitMarks,
+  MAX_MARKS_PER_BASE,
+  startLayout,
+  wrapLine,
+} from '../../worker/engines/text/layout'
 import { drawable } from '../../worker/engines/text/render'
 
 const geometry = { columns: 10, rows: 3, tabSize: 4 }
@@ -30,7 +37,10 @@ describe('text layout', () => {
   })
 
   it('expands tabs to stops, keeps blank lines, and paginates', () => {
-    expect(layoutPages('a\tb\n\nab\tc\nx\r\ny\n', geometry)).toEqual([['a   b', '', 'ab  c'], ['x', 'y']])
+    expect(layoutPages('a\tb\n\nab\tc\nx\r\ny\n', geometry)).toEqual([
+      ['a   b', '', 'ab  c'],
+      ['x', 'y'],
+    ])
   })
 
   it('makes one blank page of an empty text', () => {
@@ -38,7 +48,9 @@ describe('text layout', () => {
   })
 
   it('counts wide characters as two columns', () => {
-    expect([charColumns('a'.codePointAt(0)!), charColumns('漢'.codePointAt(0)!), charColumns(0x0301)]).toEqual([1, 2, 0])
+    expect([charColumns('a'.codePointAt(0)!), charColumns('漢'.codePointAt(0)!), charColumns(0x0301)]).toEqual([
+      1, 2, 0,
+    ])
   })
 
   it.each([
@@ -52,7 +64,10 @@ describe('text layout', () => {
 
   const utf16 = (text: string, bigEndian: boolean) => {
     const units = [...text].flatMap((char) => [...char].map((_, i) => char.charCodeAt(i)))
-    return new Uint8Array([...(bigEndian ? [0xfe, 0xff] : [0xff, 0xfe]), ...units.flatMap((unit) => (bigEndian ? [unit >> 8, unit & 0xff] : [unit & 0xff, unit >> 8]))])
+    return new Uint8Array([
+      ...(bigEndian ? [0xfe, 0xff] : [0xff, 0xfe]),
+      ...units.flatMap((unit) => (bigEndian ? [unit >> 8, unit & 0xff] : [unit & 0xff, unit >> 8])),
+    ])
   }
   const mixed = 'héllo 🙂 漢字\r\nmark\u0301 end\n'.repeat(5)
   it.each([
@@ -63,7 +78,9 @@ describe('text layout', () => {
     ['invalid UTF-8', new Uint8Array([0x61, 0xff, 0xf0, 0x9f, 0x99, 0x62])],
   ])('decodes %s a piece at a time, whatever the chunks, as in one call', async (_case, bytes) => {
     for (const chunkBytes of [1, 3, bytes.length]) {
-      const chunks = Array.from({ length: Math.ceil(bytes.length / chunkBytes) }, (_, i) => bytes.slice(i * chunkBytes, (i + 1) * chunkBytes))
+      const chunks = Array.from({ length: Math.ceil(bytes.length / chunkBytes) }, (_, i) =>
+        bytes.slice(i * chunkBytes, (i + 1) * chunkBytes),
+      )
       const stream = new ReadableStream<Uint8Array>({
         start(controller) {
           for (const chunk of chunks) controller.enqueue(chunk)

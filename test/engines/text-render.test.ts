@@ -7,16 +7,34 @@ import { pageStyle, textToPng } from '../../worker/converters/text-to-png'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { readPngHeader } from '../../worker/engines/png/encode'
 import { MAX_MARKS_PER_BASE } from '../../worker/engines/text/layout'
-import { drawPageBands, FONT_FAMILY, fallbackFonts, NO_FALLBACK, pageSvg, renderPage, type FallbackFonts, type PageStyle } from '../../worker/engines/text/render'
+import {
+  drawPageBands,
+  FONT_FAMILY,
+  fallbackFonts,
+  NO_FALLBACK,
+  pageSvg,
+  renderPage,
+  type FallbackFonts,
+  type PageStyle,
+} from '../../worker/engines/text/render'
 import monoFont from '../../worker/engines/text/fonts/DejaVuSansMono.ttf'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { turnsDuring } from '../support/turns'
 import sans from '../fixtures/fonts/DejaVuSans.ttf'
 
 /** The page as it was drawn before bands: one resvg call on the whole page's SVG, its white rectangle included. */
-async function wholePage(lines: readonly string[], style: PageStyle, fallback: FallbackFonts = NO_FALLBACK): Promise<Uint8Array> {
+async function wholePage(
+  lines: readonly string[],
+  style: PageStyle,
+  fallback: FallbackFonts = NO_FALLBACK,
+): Promise<Uint8Array> {
   const resvg = await Resvg.async(pageSvg(lines, style, fallback), {
-    font: { fontBuffers: [new Uint8Array(monoFont), ...fallback.buffers], loadSystemFonts: false, defaultFontFamily: FONT_FAMILY, monospaceFamily: FONT_FAMILY },
+    font: {
+      fontBuffers: [new Uint8Array(monoFont), ...fallback.buffers],
+      loadSystemFonts: false,
+      defaultFontFamily: FONT_FAMILY,
+      monospaceFamily: FONT_FAMILY,
+    },
   })
   const rendered = resvg.render()
   const pixels = rendered.pixels
@@ -38,14 +56,24 @@ function difference(a: Uint8Array, b: Uint8Array, width: number) {
 }
 
 const { style, geometry } = pageStyle(150)
-const fill = (pattern: string) => pattern.repeat(Math.ceil(geometry.columns / pattern.length)).slice(0, geometry.columns)
+const fill = (pattern: string) =>
+  pattern.repeat(Math.ceil(geometry.columns / pattern.length)).slice(0, geometry.columns)
 const zalgo = `a${'\u0301'.repeat(MAX_MARKS_PER_BASE)}b${'\u0323'.repeat(MAX_MARKS_PER_BASE)}`
 
 const PAGES: Record<string, string[]> = {
-  'ordinary prose': Array.from({ length: geometry.rows }, (_, i) => fill(`${i + 1}. The quick brown fox jumps over the lazy dog; `)),
-  'accented capitals over descenders on every line': Array.from({ length: geometry.rows }, (_, i) => fill(i % 2 ? 'ÉÀÇÑ ǺǻḜ ' : 'gjpqy|}{_ ')),
-  'blank, space-only and ragged lines': Array.from({ length: geometry.rows }, (_, i) => (i % 5 === 0 ? '' : i % 5 === 1 ? '     ' : 'x'.repeat(i))),
-  [`stacks of ${MAX_MARKS_PER_BASE} marks above and below, reaching other lines`]: Array.from({ length: geometry.rows }, (_, i) => (i % 7 === 3 ? zalgo.repeat(8) : fill('mid-line text '))),
+  'ordinary prose': Array.from({ length: geometry.rows }, (_, i) =>
+    fill(`${i + 1}. The quick brown fox jumps over the lazy dog; `),
+  ),
+  'accented capitals over descenders on every line': Array.from({ length: geometry.rows }, (_, i) =>
+    fill(i % 2 ? 'ÉÀÇÑ ǺǻḜ ' : 'gjpqy|}{_ '),
+  ),
+  'blank, space-only and ragged lines': Array.from({ length: geometry.rows }, (_, i) =>
+    i % 5 === 0 ? '' : i % 5 === 1 ? '     ' : 'x'.repeat(i),
+  ),
+  [`stacks of ${MAX_MARKS_PER_BASE} marks above and below, reaching other lines`]: Array.from(
+    { length: geometry.rows },
+    (_, i) => (i % 7 === 3 ? zalgo.repeat(8) : fill('mid-line text ')),
+  ),
   'block and box drawing glyphs touching the line box': Array.from({ length: geometry.rows }, () => fill('█▀▄░▒▓│┼╬ ')),
   'replacement characters for what no font has': Array.from({ length: 9 }, () => fill('漢字 ')),
   'a single line at the top': ['Hello, Edgefloor!'],
@@ -56,7 +84,10 @@ describe('text pages drawn in bands', () => {
     it(`draws ${name} byte for byte as one resvg call on the whole page did`, async () => {
       const banded = await renderPage(lines, style)
       expect(banded).toMatchObject({ width: style.widthPx, height: style.heightPx, channels: 4 })
-      expect(difference(banded.data as Uint8Array, await wholePage(lines, style), style.widthPx)).toEqual({ bytes: 0, firstRow: undefined })
+      expect(difference(banded.data as Uint8Array, await wholePage(lines, style), style.widthPx)).toEqual({
+        bytes: 0,
+        firstRow: undefined,
+      })
     })
   }
 
@@ -64,16 +95,26 @@ describe('text pages drawn in bands', () => {
     const fallback = fallbackFonts([sans])
     const lines = Array.from({ length: 12 }, (_, i) => (i % 2 ? 'שָׁלוֹם עוֹלָם ÉÀ gjpq' : 'Ǻ Hebrew and Latin'))
     const banded = await renderPage(lines, style, fallback)
-    expect(difference(banded.data as Uint8Array, await wholePage(lines, style, fallback), style.widthPx)).toEqual({ bytes: 0, firstRow: undefined })
+    expect(difference(banded.data as Uint8Array, await wholePage(lines, style, fallback), style.widthPx)).toEqual({
+      bytes: 0,
+      firstRow: undefined,
+    })
   })
 
   it('stores the converted page with exactly the whole-page pixels, gray and opaque', async () => {
     const lines = PAGES['accented capitals over descenders on every line']!
-    const [page] = await convertAll(textToPng, inputFromBytes('page.txt', new TextEncoder().encode(lines.join('\n'))), testContext())
+    const [page] = await convertAll(
+      textToPng,
+      inputFromBytes('page.txt', new TextEncoder().encode(lines.join('\n'))),
+      testContext(),
+    )
     const png = await outputBytes(page!)
     expect(readPngHeader(png)).toMatchObject({ width: style.widthPx, height: style.heightPx, colorType: 0 })
     const decoded = await decodeImage(png, TEST_IMAGE_LIMITS)
-    expect(difference(decoded.data as Uint8Array, await wholePage(lines, style), style.widthPx)).toEqual({ bytes: 0, firstRow: undefined })
+    expect(difference(decoded.data as Uint8Array, await wholePage(lines, style), style.widthPx)).toEqual({
+      bytes: 0,
+      firstRow: undefined,
+    })
   })
 
   it('gives the event loop a turn between resvg calls: a full page is many turns, not one long call', async () => {

@@ -4,7 +4,11 @@ import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { openAiTranscriber, transcriptionUrl } from '../../worker/engines/transcribe/openai'
 import { joinTranscripts, toWebVtt } from '../../worker/engines/transcribe/transcript'
-import { normaliseWorkersAi, workersAiErrorCode, workersAiTranscriber } from '../../worker/engines/transcribe/workers-ai'
+import {
+  normaliseWorkersAi,
+  workersAiErrorCode,
+  workersAiTranscriber,
+} from '../../worker/engines/transcribe/workers-ai'
 
 /** Output of @cf/openai/whisper-large-v3-turbo as documented (workers-types Ai_Cf_Openai_Whisper_Large_V3_Turbo_Output). */
 const TURBO_OUTPUT = {
@@ -12,8 +16,26 @@ const TURBO_OUTPUT = {
   text: 'Hello there. General Kenobi.',
   word_count: 4,
   segments: [
-    { start: 0, end: 1.2, text: ' Hello there.', temperature: 0, avg_logprob: -0.2, compression_ratio: 0.8, no_speech_prob: 0.01, words: [{ word: 'Hello', start: 0, end: 0.5 }] },
-    { start: 1.2, end: 2.8, text: ' General Kenobi.', temperature: 0, avg_logprob: -0.3, compression_ratio: 0.8, no_speech_prob: 0.02, words: [] },
+    {
+      start: 0,
+      end: 1.2,
+      text: ' Hello there.',
+      temperature: 0,
+      avg_logprob: -0.2,
+      compression_ratio: 0.8,
+      no_speech_prob: 0.01,
+      words: [{ word: 'Hello', start: 0, end: 0.5 }],
+    },
+    {
+      start: 1.2,
+      end: 2.8,
+      text: ' General Kenobi.',
+      temperature: 0,
+      avg_logprob: -0.3,
+      compression_ratio: 0.8,
+      no_speech_prob: 0.02,
+      words: [],
+    },
   ],
   vtt: 'WEBVTT\n\n…',
 }
@@ -42,7 +64,11 @@ function standInAi(answer: (model: string, input: any) => unknown) {
   return { ai, calls }
 }
 
-const audio = { parts: [new Uint8Array([1, 2]), new Uint8Array([3, 250])], filename: 'clip.mp3', contentType: 'audio/mpeg' }
+const audio = {
+  parts: [new Uint8Array([1, 2]), new Uint8Array([3, 250])],
+  filename: 'clip.mp3',
+  contentType: 'audio/mpeg',
+}
 
 describe('workers-ai transcriber', () => {
   it('sends base64 to whisper-large-v3-turbo and keeps its segments and language', async () => {
@@ -59,15 +85,18 @@ describe('workers-ai transcriber', () => {
     })
   })
 
-  it.each(['@cf/openai/whisper', '@cf/openai/whisper-tiny-en'])('sends a byte array to %s and makes sentences of its words', async (model) => {
-    const { ai, calls } = standInAi(() => WORDS_OUTPUT)
-    const transcript = await workersAiTranscriber(ai, model).transcribe(audio)
-    expect(calls[0]!.input).toEqual({ audio: [1, 2, 3, 250] })
-    expect(transcript.segments).toEqual([
-      { start: 0, end: 1.1, text: 'Hello there.' },
-      { start: 1.3, end: 2.7, text: 'General Kenobi.' },
-    ])
-  })
+  it.each(['@cf/openai/whisper', '@cf/openai/whisper-tiny-en'])(
+    'sends a byte array to %s and makes sentences of its words',
+    async (model) => {
+      const { ai, calls } = standInAi(() => WORDS_OUTPUT)
+      const transcript = await workersAiTranscriber(ai, model).transcribe(audio)
+      expect(calls[0]!.input).toEqual({ audio: [1, 2, 3, 250] })
+      expect(transcript.segments).toEqual([
+        { start: 0, end: 1.1, text: 'Hello there.' },
+        { start: 1.3, end: 2.7, text: 'General Kenobi.' },
+      ])
+    },
+  )
 
   it.each([
     ['Binding AI needs to be run remotely', false, 502, 'no transcription provider is available here'],
@@ -91,7 +120,9 @@ describe('workers-ai transcriber', () => {
     const { ai } = standInAi(() => {
       throw new Error(message)
     })
-    const failure = await workersAiTranscriber(ai, '@cf/openai/whisper-large-v3-turbo').transcribe(audio).catch((error) => error)
+    const failure = await workersAiTranscriber(ai, '@cf/openai/whisper-large-v3-turbo')
+      .transcribe(audio)
+      .catch((error) => error)
     expect(failure).toMatchObject({ name: 'TranscriptionError', retryable, status })
     expect(failure.message.startsWith(start)).toBe(true)
   })
@@ -123,8 +154,16 @@ describe('openai-compatible transcriber (whisper.cpp stand-in)', () => {
         { start: 1.4, end: 3.1, text: 'Jumps over the lazy dog.' },
       ],
     })
-    const requests = (await (await fetch(`${env.WHISPER_URL}/requests`)).json()) as Array<{ authorization: string; fields: Record<string, string>; file: { size: number } }>
-    expect(requests.at(-1)).toMatchObject({ authorization: 'Bearer k-123', fields: { model: 'whisper-1', response_format: 'verbose_json' }, file: { size: 4 } })
+    const requests = (await (await fetch(`${env.WHISPER_URL}/requests`)).json()) as Array<{
+      authorization: string
+      fields: Record<string, string>
+      file: { size: number }
+    }>
+    expect(requests.at(-1)).toMatchObject({
+      authorization: 'Bearer k-123',
+      fields: { model: 'whisper-1', response_format: 'verbose_json' },
+      file: { size: 4 },
+    })
   })
 
   it('spans a plain json answer over the audio', async () => {
@@ -136,12 +175,20 @@ describe('openai-compatible transcriber (whisper.cpp stand-in)', () => {
     ['reject.wav', false, 'answered 400: Invalid file format.'],
     ['busy.wav', true, 'answered 503: server busy'],
   ])('maps %s to retryable=%s', async (filename, retryable, message) => {
-    await expect(transcriber.transcribe({ ...audio, filename })).rejects.toMatchObject({ name: 'TranscriptionError', retryable, message: expect.stringMatching(/^the transcription server at http:.* /) })
-    await expect(transcriber.transcribe({ ...audio, filename })).rejects.toMatchObject({ message: expect.stringContaining(message) })
+    await expect(transcriber.transcribe({ ...audio, filename })).rejects.toMatchObject({
+      name: 'TranscriptionError',
+      retryable,
+      message: expect.stringMatching(/^the transcription server at http:.* /),
+    })
+    await expect(transcriber.transcribe({ ...audio, filename })).rejects.toMatchObject({
+      message: expect.stringContaining(message),
+    })
   })
 
   it('treats an unreachable server as transient', async () => {
-    const failure = await openAiTranscriber({ url: 'http://127.0.0.1:9', model: 'whisper-1' }).transcribe(audio).catch((error) => error)
+    const failure = await openAiTranscriber({ url: 'http://127.0.0.1:9', model: 'whisper-1' })
+      .transcribe(audio)
+      .catch((error) => error)
     expect(failure).toMatchObject({ retryable: true })
   })
 
@@ -158,7 +205,10 @@ describe('joining chunks', () => {
   it('shifts each chunk by its start and writes WebVTT', () => {
     const joined = joinTranscripts([
       { startSeconds: 0, transcript: { text: 'One.', segments: [{ start: 0, end: 1, text: 'One.' }], language: 'en' } },
-      { startSeconds: 300.5, transcript: { text: ' Two --> three. ', segments: [{ start: 0.25, end: 2, text: ' Two --> three. ' }] } },
+      {
+        startSeconds: 300.5,
+        transcript: { text: ' Two --> three. ', segments: [{ start: 0.25, end: 2, text: ' Two --> three. ' }] },
+      },
     ])
     expect(joined).toEqual({
       text: 'One. Two --> three.',
@@ -168,6 +218,8 @@ describe('joining chunks', () => {
         { start: 300.75, end: 302.5, text: 'Two --> three.' },
       ],
     })
-    expect(toWebVtt(joined)).toBe('WEBVTT\n\n1\n00:00:00.000 --> 00:00:01.000\nOne.\n\n2\n00:05:00.750 --> 00:05:02.500\nTwo -> three.\n')
+    expect(toWebVtt(joined)).toBe(
+      'WEBVTT\n\n1\n00:00:00.000 --> 00:00:01.000\nOne.\n\n2\n00:05:00.750 --> 00:05:02.500\nTwo -> three.\n',
+    )
   })
 })

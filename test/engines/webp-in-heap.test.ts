@@ -13,20 +13,21 @@ import { TEST_IMAGE_LIMITS } from '../support/conversion'
 
 function picture(width: number, height: number): RawImage {
   const data = new Uint8Array(width * height * 4)
-  for (let i = 0; i < width * height; i++) data.set([(i * 7) & 255, (i >> 5) & 255, (i % width) & 255, 255 - ((i >> 9) & 127)], i * 4)
+  for (let i = 0; i < width * height; i++)
+    data.set([(i * 7) & 255, (i >> 5) & 255, (i % width) & 255, 255 - ((i >> 9) & 127)], i * 4)
   return { width, height, channels: 4, data }
 }
 
 /** The decoder's own answer, copied out by its glue as it always was. */
 async function copiedByTheGlue(bytes: Uint8Array): Promise<Uint8Array> {
-  const decoder = (await initEmscriptenModule(webpDecoderFactory as never, webpWasm as WebAssembly.Module)) as { decode(data: ArrayBuffer): { data: Uint8ClampedArray } }
+  const decoder = (await initEmscriptenModule(webpDecoderFactory as never, webpWasm as WebAssembly.Module)) as {
+    decode(data: ArrayBuffer): { data: Uint8ClampedArray }
+  }
   return new Uint8Array(decoder.decode(bytes.slice().buffer).data.buffer)
 }
 
-describe('WebP pixels read in the decoder\'s heap', () => {
-  it.each([
-    ['the fixture', fixtures.pattern_webp],
-  ])('are the pixels the glue copies out (%s)', async (_, bytes) => {
+describe("WebP pixels read in the decoder's heap", () => {
+  it.each([['the fixture', fixtures.pattern_webp]])('are the pixels the glue copies out (%s)', async (_, bytes) => {
     const image = await decodeImage(bytes, TEST_IMAGE_LIMITS)
     expect(Buffer.from(image.data).equals(Buffer.from(await copiedByTheGlue(bytes)))).toBe(true)
   })

@@ -34,7 +34,10 @@ function bucketRefusingDeletes(isRefused: (key: string) => boolean) {
   return { bucket, calls }
 }
 
-const pendingKeys = async () => (await env.DB.prepare('SELECT key FROM pending_deletes ORDER BY key').all<{ key: string }>()).results.map((row) => row.key)
+const pendingKeys = async () =>
+  (await env.DB.prepare('SELECT key FROM pending_deletes ORDER BY key').all<{ key: string }>()).results.map(
+    (row) => row.key,
+  )
 
 /** The Worker's scheduled export, as the Cron Trigger calls it. */
 async function runScheduled() {
@@ -48,7 +51,12 @@ describe('deleting objects', { timeout: 120_000 }, () => {
     const db = openDatabase(env.DB)
     const row = await findOwnedFile(db, user.id, file._id)
     const { bucket } = bucketRefusingDeletes((key) => key === row.key)
-    const updated = await replaceFileContent({ db, bucket }, row, { name: 'notes.txt', extension: '.txt', contentType: 'text/plain', body: new TextEncoder().encode('new content') })
+    const updated = await replaceFileContent({ db, bucket }, row, {
+      name: 'notes.txt',
+      extension: '.txt',
+      contentType: 'text/plain',
+      body: new TextEncoder().encode('new content'),
+    })
     expect(updated.key).not.toBe(row.key)
     // The committed record's object is there, and the download answers the new bytes.
     expect(await (await env.BUCKET.get(updated.key))?.text()).toBe('new content')

@@ -80,7 +80,10 @@ describe('download', () => {
     ['bytes=99990-', 99_990, 10],
     ['bytes=-5', 99_995, 5],
   ])('answers Range %s with 206', async (range, offset, length) => {
-    const { res, bytes: body } = await downloadBytes(`/files/${file._id}/download`, { token: user.token, headers: { range } })
+    const { res, bytes: body } = await downloadBytes(`/files/${file._id}/download`, {
+      token: user.token,
+      headers: { range },
+    })
     expect(res.status).toBe(206)
     expect(res.headers.get('content-range')).toBe(`bytes ${offset}-${offset + length - 1}/${bytes.length}`)
     expect(body).toEqual(bytes.slice(offset, offset + length))
@@ -90,52 +93,85 @@ describe('download', () => {
     ['an end past the file, clamped', 'bytes=99990-200000', 99_990, 10],
     ['a suffix longer than the file: all of it', 'bytes=-200000', 0, 100_000],
   ])('answers 206 to %s', async (_case, range, offset, length) => {
-    const { res, bytes: body } = await downloadBytes(`/files/${file._id}/download`, { token: user.token, headers: { range } })
+    const { res, bytes: body } = await downloadBytes(`/files/${file._id}/download`, {
+      token: user.token,
+      headers: { range },
+    })
     expect(res.status).toBe(206)
     expect(res.headers.get('content-range')).toBe(`bytes ${offset}-${offset + length - 1}/${bytes.length}`)
     expect(res.headers.get('content-length')).toBe(String(length))
     expect(body).toEqual(bytes.slice(offset, offset + length))
   })
 
-  it.each(['bytes=100000-', 'bytes=200000-300000', 'bytes=-0'])('answers Range %s, which starts past the end, with 416', async (range) => {
-    const res = await callJson('GET', `/files/${file._id}/download`, { token: user.token, headers: { range } })
-    expect(res.status).toBe(416)
-    expect(res.headers.get('content-range')).toBe(`bytes */${bytes.length}`)
-    expect(res.body).toMatchObject({ message: 'the requested range is not satisfiable' })
-  })
+  it.each(['bytes=100000-', 'bytes=200000-300000', 'bytes=-0'])(
+    'answers Range %s, which starts past the end, with 416',
+    async (range) => {
+      const res = await callJson('GET', `/files/${file._id}/download`, { token: user.token, headers: { range } })
+      expect(res.status).toBe(416)
+      expect(res.headers.get('content-range')).toBe(`bytes */${bytes.length}`)
+      expect(res.body).toMatchObject({ message: 'the requested range is not satisfiable' })
+    },
+  )
 
-  it.each(['bytes=5-2', 'items=0-1', 'bytes=0-1,5-6'])('ignores a Range it cannot serve (%s) and sends the whole file', async (range) => {
-    const { res, bytes: body } = await downloadBytes(`/files/${file._id}/download`, { token: user.token, headers: { range } })
-    expect(res.status).toBe(200)
-    expect(body).toEqual(bytes)
-  })
+  it.each(['bytes=5-2', 'items=0-1', 'bytes=0-1,5-6'])(
+    'ignores a Range it cannot serve (%s) and sends the whole file',
+    async (range) => {
+      const { res, bytes: body } = await downloadBytes(`/files/${file._id}/download`, {
+        token: user.token,
+        headers: { range },
+      })
+      expect(res.status).toBe(200)
+      expect(body).toEqual(bytes)
+    },
+  )
 
   it('answers 412 when If-Match or If-Unmodified-Since fails, and streams when they hold', async () => {
     const { etag, lastModified } = await validators()
-    const failing: Record<string, string>[] = [{ 'if-match': '"not-the-etag"' }, { 'if-match': `W/${etag}` }, { 'if-unmodified-since': new Date(Date.parse(lastModified) - 1000).toUTCString() }]
+    const failing: Record<string, string>[] = [
+      { 'if-match': '"not-the-etag"' },
+      { 'if-match': `W/${etag}` },
+      { 'if-unmodified-since': new Date(Date.parse(lastModified) - 1000).toUTCString() },
+    ]
     for (const headers of failing) {
       const res = await callJson('GET', `/files/${file._id}/download`, { token: user.token, headers })
       expect(res.status, JSON.stringify(headers)).toBe(412)
-      expect(res.body).toMatchObject({ message: "the file does not match the request's If-Match or If-Unmodified-Since", code: 'PRECONDITION_FAILED' })
+      expect(res.body).toMatchObject({
+        message: "the file does not match the request's If-Match or If-Unmodified-Since",
+        code: 'PRECONDITION_FAILED',
+      })
       expect(res.headers.get('etag')).toBe(etag)
     }
-    const holding: Record<string, string>[] = [{ 'if-match': etag }, { 'if-match': `"other", ${etag}` }, { 'if-match': '*' }, { 'if-unmodified-since': lastModified }]
+    const holding: Record<string, string>[] = [
+      { 'if-match': etag },
+      { 'if-match': `"other", ${etag}` },
+      { 'if-match': '*' },
+      { 'if-unmodified-since': lastModified },
+    ]
     for (const headers of holding) {
       const { res, bytes: body } = await downloadBytes(`/files/${file._id}/download`, { token: user.token, headers })
       expect(res.status, JSON.stringify(headers)).toBe(200)
       expect(body).toEqual(bytes)
     }
     // Preconditions come before the range: a failed If-Match wins over an unsatisfiable range.
-    const both = await callJson('GET', `/files/${file._id}/download`, { token: user.token, headers: { 'if-match': '"x"', range: 'bytes=999999-' } })
+    const both = await callJson('GET', `/files/${file._id}/download`, {
+      token: user.token,
+      headers: { 'if-match': '"x"', range: 'bytes=999999-' },
+    })
     expect(both.status).toBe(412)
   })
 
   it('serves the range only while If-Range still matches', async () => {
     const { etag } = await validators()
-    const current = await downloadBytes(`/files/${file._id}/download`, { token: user.token, headers: { range: 'bytes=0-9', 'if-range': etag } })
+    const current = await downloadBytes(`/files/${file._id}/download`, {
+      token: user.token,
+      headers: { range: 'bytes=0-9', 'if-range': etag },
+    })
     expect(current.res.status).toBe(206)
     expect(current.bytes).toEqual(bytes.slice(0, 10))
-    const stale = await downloadBytes(`/files/${file._id}/download`, { token: user.token, headers: { range: 'bytes=0-9', 'if-range': '"stale"' } })
+    const stale = await downloadBytes(`/files/${file._id}/download`, {
+      token: user.token,
+      headers: { range: 'bytes=0-9', 'if-range': '"stale"' },
+    })
     expect(stale.res.status).toBe(200)
     expect(stale.bytes).toEqual(bytes)
   })
@@ -143,9 +179,15 @@ describe('download', () => {
   it('answers 304 to If-None-Match with the current ETag', async () => {
     const first = await call('GET', `/files/${file._id}/download`, { token: user.token })
     await first.body?.cancel()
-    const again = await call('GET', `/files/${file._id}/download`, { token: user.token, headers: { 'if-none-match': first.headers.get('etag')! } })
+    const again = await call('GET', `/files/${file._id}/download`, {
+      token: user.token,
+      headers: { 'if-none-match': first.headers.get('etag')! },
+    })
     expect(again.status).toBe(304)
-    const later = await call('GET', `/files/${file._id}/download`, { token: user.token, headers: { 'if-modified-since': new Date(Date.now() + 60_000).toUTCString() } })
+    const later = await call('GET', `/files/${file._id}/download`, {
+      token: user.token,
+      headers: { 'if-modified-since': new Date(Date.now() + 60_000).toUTCString() },
+    })
     expect(later.status).toBe(304)
     expect(later.headers.get('etag')).toBe(first.headers.get('etag'))
     expect(await later.text()).toBe('')
@@ -162,11 +204,20 @@ describe('download', () => {
     const mine = await uploaded(user, 'v.txt', 'version 1')
     const { etag } = await validators(mine._id)
     expect(etag).toBe(`"${mine.hash}"`)
-    const replaced = await callJson('PUT', `/files/${mine._id}`, { token: user.token, body: multipartBody('v.txt', 'version 2') })
+    const replaced = await callJson('PUT', `/files/${mine._id}`, {
+      token: user.token,
+      body: multipartBody('v.txt', 'version 2'),
+    })
     expect(replaced.status).toBe(200)
-    const res = await callJson('GET', `/files/${mine._id}/download`, { token: user.token, headers: { 'if-match': etag } })
+    const res = await callJson('GET', `/files/${mine._id}/download`, {
+      token: user.token,
+      headers: { 'if-match': etag },
+    })
     expect(res.status).toBe(412)
-    const again = await call('GET', `/files/${mine._id}/download`, { token: user.token, headers: { 'if-none-match': etag } })
+    const again = await call('GET', `/files/${mine._id}/download`, {
+      token: user.token,
+      headers: { 'if-none-match': etag },
+    })
     expect(again.status).toBe(200)
     expect(await again.text()).toBe('version 2')
   })
@@ -184,7 +235,9 @@ describe('download', () => {
     const tampered = token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA')
     expect((await call('GET', `/files/${file._id}/download?token=${tampered}`)).status).toBe(401)
     const config = loadConfig(env)
-    const owner = await env.DB.prepare('SELECT id, security_stamp AS securityStamp FROM users WHERE id = ?').bind(user.id).first<{ id: string; securityStamp: string }>()
+    const owner = await env.DB.prepare('SELECT id, security_stamp AS securityStamp FROM users WHERE id = ?')
+      .bind(user.id)
+      .first<{ id: string; securityStamp: string }>()
     const expired = await signFileToken(config, file._id, owner!, Date.now() - 2 * 3600_000)
     expect((await call('GET', `/files/${file._id}/download?token=${expired}`)).status).toBe(401)
     const other = await uploaded(user, 'other.txt', 'o')

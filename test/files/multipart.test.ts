@@ -8,7 +8,9 @@ const encoder = new TextEncoder()
 const boundary = '----formdata-edgefloor-7f3a'
 
 function body(file: Uint8Array): Uint8Array {
-  const head = encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`)
+  const head = encoder.encode(
+    `--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\nhello\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  )
   const tail = encoder.encode(`\r\n--${boundary}--\r\n`)
   return new Uint8Array([...head, ...file, ...tail])
 }
@@ -38,7 +40,11 @@ async function fileOf(stream: ReadableStream<Uint8Array>) {
 
 describe('readMultipartFile', () => {
   // Content full of near-delimiters: CRLF, "--", and the boundary less its last byte.
-  const file = new Uint8Array([...encoder.encode(`x\r\n--${boundary.slice(0, -1)}\r\n-\r\n--`), ...new Uint8Array(300).map((_, i) => i), ...encoder.encode(`\r\n--${boundary.slice(0, 10)}`)])
+  const file = new Uint8Array([
+    ...encoder.encode(`x\r\n--${boundary.slice(0, -1)}\r\n-\r\n--`),
+    ...new Uint8Array(300).map((_, i) => i),
+    ...encoder.encode(`\r\n--${boundary.slice(0, 10)}`),
+  ])
   const whole = body(file)
   const fileEnd = whole.length - encoder.encode(`\r\n--${boundary}--\r\n`).length
 

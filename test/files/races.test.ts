@@ -26,13 +26,20 @@ function pdfBytes(size: number): Uint8Array {
 }
 
 async function tusUpload(user: TestUser, length: number) {
-  const res = await call('POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': String(length), 'upload-metadata': `filename ${b64('race.pdf')}` } })
+  const res = await call('POST', '/files/tus', {
+    token: user.token,
+    headers: { ...TUS, 'upload-length': String(length), 'upload-metadata': `filename ${b64('race.pdf')}` },
+  })
   expect(res.status).toBe(201)
   return new URL(res.headers.get('location')!).pathname
 }
 
 const patch = (user: TestUser, path: string, offset: number, body: BodyInit) =>
-  call('PATCH', path, { token: user.token, body, headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' } })
+  call('PATCH', path, {
+    token: user.token,
+    body,
+    headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' },
+  })
 
 /** A PATCH whose body the test holds open after `first` bytes; `finish` sends the rest and answers the response. */
 function heldPatch(user: TestUser, path: string, bytes: Uint8Array, first: number) {
@@ -61,8 +68,12 @@ async function objectsOf(user: TestUser) {
 }
 
 async function rowsOf(user: TestUser) {
-  const filesRows = await env.DB.prepare('SELECT id, size FROM files WHERE user_id = ?').bind(user.id).all<{ id: string; size: number }>()
-  const uploadRows = await env.DB.prepare('SELECT id, file_id FROM uploads WHERE user_id = ?').bind(user.id).all<{ id: string; file_id: string | null }>()
+  const filesRows = await env.DB.prepare('SELECT id, size FROM files WHERE user_id = ?')
+    .bind(user.id)
+    .all<{ id: string; size: number }>()
+  const uploadRows = await env.DB.prepare('SELECT id, file_id FROM uploads WHERE user_id = ?')
+    .bind(user.id)
+    .all<{ id: string; file_id: string | null }>()
   const reservations = await env.DB.prepare('SELECT id FROM storage_reservations WHERE user_id = ?').bind(user.id).all()
   return { files: filesRows.results, uploads: uploadRows.results, reservations: reservations.results.length }
 }
@@ -78,11 +89,16 @@ describe('tus races', { timeout: 120_000 }, () => {
     expect(fast.status).toBe(204)
     const fileId = fast.headers.get('x-edgefloor-file-id')!
     const late = await answer(await slow.finish())
-    expect(late).toEqual({ status: 409, body: { message: expect.stringContaining('complete'), code: 'UPLOAD_OFFSET_MISMATCH', offset: bytes.length } })
+    expect(late).toEqual({
+      status: 409,
+      body: { message: expect.stringContaining('complete'), code: 'UPLOAD_OFFSET_MISMATCH', offset: bytes.length },
+    })
     const download = await call('GET', `/files/${fileId}/download`, { token: user.token })
     expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes)
     expect((await rowsOf(user)).files).toEqual([{ id: fileId, size: bytes.length }])
-    expect(await objectsOf(user)).toEqual([(await env.DB.prepare('SELECT key FROM files WHERE id = ?').bind(fileId).first<{ key: string }>())!.key])
+    expect(await objectsOf(user)).toEqual([
+      (await env.DB.prepare('SELECT key FROM files WHERE id = ?').bind(fileId).first<{ key: string }>())!.key,
+    ])
   })
 
   it('two PATCHes completing one upload sent at once: never a 5xx', async () => {
@@ -90,7 +106,9 @@ describe('tus races', { timeout: 120_000 }, () => {
     for (let round = 0; round < 3; round++) {
       const bytes = pdfBytes(6 * MiB + round)
       const path = await tusUpload(user, bytes.length)
-      const statuses = (await Promise.all([patch(user, path, 0, bytes), patch(user, path, 0, bytes)])).map((res) => res.status).sort()
+      const statuses = (await Promise.all([patch(user, path, 0, bytes), patch(user, path, 0, bytes)]))
+        .map((res) => res.status)
+        .sort()
       expect(statuses).toEqual([204, 409])
     }
     expect((await rowsOf(user)).files).toHaveLength(3)
@@ -104,7 +122,10 @@ describe('tus races', { timeout: 120_000 }, () => {
     const slow = heldPatch(user, path, bytes, 8 * MiB + 10)
     await settle()
     expect((await call('DELETE', path, { token: user.token, headers: TUS })).status).toBe(204)
-    expect(await answer(await slow.finish())).toEqual({ status: 404, body: { message: 'upload not found', code: 'UPLOAD_NOT_FOUND' } })
+    expect(await answer(await slow.finish())).toEqual({
+      status: 404,
+      body: { message: 'upload not found', code: 'UPLOAD_NOT_FOUND' },
+    })
     expect(await objectsOf(user)).toEqual([])
     expect(await rowsOf(user)).toEqual({ files: [], uploads: [], reservations: 0 })
   })
@@ -134,7 +155,10 @@ describe('tus races', { timeout: 120_000 }, () => {
     const slow = heldPatch(user, path, bytes, 8 * MiB + 10)
     await settle()
     expect((await call('DELETE', `/users/${user.id}`, { token: admin.token })).status).toBe(204)
-    expect(await answer(await slow.finish())).toEqual({ status: 404, body: { message: 'upload not found', code: 'UPLOAD_NOT_FOUND' } })
+    expect(await answer(await slow.finish())).toEqual({
+      status: 404,
+      body: { message: 'upload not found', code: 'UPLOAD_NOT_FOUND' },
+    })
     expect(await objectsOf(user)).toEqual([])
     expect(await rowsOf(user)).toEqual({ files: [], uploads: [], reservations: 0 })
   })
@@ -161,10 +185,16 @@ const partOptions = (user: TestUser, body: BodyInit, length: number) => ({
 })
 
 async function partsUpload(user: TestUser, parts: Uint8Array[]) {
-  const start = await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'race.pdf', part_bytes: 5 * MiB } })
+  const start = await callJson('POST', '/files/uploads', {
+    token: user.token,
+    json: { name: 'race.pdf', part_bytes: 5 * MiB },
+  })
   expect(start.status).toBe(201)
   const id = start.body.upload_id as string
-  for (const [index, part] of parts.entries()) expect((await call('PUT', `/files/uploads/${id}/${index + 1}`, partOptions(user, part, part.length))).status).toBe(200)
+  for (const [index, part] of parts.entries())
+    expect((await call('PUT', `/files/uploads/${id}/${index + 1}`, partOptions(user, part, part.length))).status).toBe(
+      200,
+    )
   return id
 }
 
@@ -180,7 +210,9 @@ function expectClean(answers: { status: number; body: any }[], allowed: Record<n
 /** D1 and R2 agree: every file row has its object, and no object is without a row (the parts of an aborted upload are gone). */
 async function expectConsistent(user: TestUser) {
   const rows = await rowsOf(user)
-  const keys = (await env.DB.prepare('SELECT key FROM files WHERE user_id = ?').bind(user.id).all<{ key: string }>()).results.map((row) => row.key)
+  const keys = (
+    await env.DB.prepare('SELECT key FROM files WHERE user_id = ?').bind(user.id).all<{ key: string }>()
+  ).results.map((row) => row.key)
   expect((await objectsOf(user)).sort()).toEqual(keys.sort())
   return rows
 }
@@ -190,7 +222,9 @@ describe('parts API races', { timeout: 180_000 }, () => {
     const user = await signUp()
     for (let round = 0; round < 3; round++) {
       const id = await partsUpload(user, [pdfBytes(5 * MiB), pdfBytes(100)])
-      const answers = await Promise.all([1, 2].map(async () => answer(await call('POST', `/files/uploads/${id}/complete`, { token: user.token }))))
+      const answers = await Promise.all(
+        [1, 2].map(async () => answer(await call('POST', `/files/uploads/${id}/complete`, { token: user.token }))),
+      )
       expect(answers.filter((a) => a.status === 201)).toHaveLength(1)
       expectClean(answers, { 404: ['UPLOAD_NOT_FOUND'], 409: ['UPLOAD_COMPLETED'] })
     }
@@ -199,7 +233,7 @@ describe('parts API races', { timeout: 180_000 }, () => {
     expect(rows).toMatchObject({ uploads: [], reservations: 0 })
   })
 
-  it('complete racing the upload\'s deletion: each answers 2xx or 404/409 with a code, and the file exists only if complete said 201', async () => {
+  it("complete racing the upload's deletion: each answers 2xx or 404/409 with a code, and the file exists only if complete said 201", async () => {
     const user = await signUp()
     for (let round = 0; round < 4; round++) {
       const id = await partsUpload(user, [pdfBytes(5 * MiB), pdfBytes(100)])
@@ -230,7 +264,10 @@ describe('parts API races', { timeout: 180_000 }, () => {
     expect(completed).toMatchObject({ status: 201, body: { size: first.length + last.length } })
     held.send(replacement.slice(50))
     held.end()
-    expect(await answer(await part)).toEqual({ status: 409, body: { message: 'the upload was completed by another request', code: 'UPLOAD_COMPLETED' } })
+    expect(await answer(await part)).toEqual({
+      status: 409,
+      body: { message: 'the upload was completed by another request', code: 'UPLOAD_COMPLETED' },
+    })
     const download = await call('GET', `/files/${id}/download`, { token: user.token })
     expect((await download.arrayBuffer()).byteLength).toBe(first.length + last.length)
     await expectConsistent(user)
@@ -246,7 +283,10 @@ describe('parts API races', { timeout: 180_000 }, () => {
     expect((await call('DELETE', `/files/uploads/${id}`, { token: user.token })).status).toBe(200)
     held.send(new Uint8Array(50))
     held.end()
-    expect(await answer(await part)).toEqual({ status: 404, body: { message: 'upload not found', code: 'UPLOAD_NOT_FOUND' } })
+    expect(await answer(await part)).toEqual({
+      status: 404,
+      body: { message: 'upload not found', code: 'UPLOAD_NOT_FOUND' },
+    })
     expect(await expectConsistent(user)).toEqual({ files: [], uploads: [], reservations: 0 })
   })
 

@@ -9,9 +9,19 @@ import { multipartBody, PNG_HEAD, uploaded } from '../support/files'
 
 /** A converted child as the pipeline stores it (the pipeline's own tests cover making them). */
 async function storeChild(user: TestUser, parentId: string, name: string, index: number) {
-  return storeFile({ db: openDatabase(env.DB), bucket: env.BUCKET }, {
-    userId: user.id, parentId, name, extension: '.png', contentType: 'image/png', body: PNG_HEAD, partIndex: index, partTotal: 2,
-  })
+  return storeFile(
+    { db: openDatabase(env.DB), bucket: env.BUCKET },
+    {
+      userId: user.id,
+      parentId,
+      name,
+      extension: '.png',
+      contentType: 'image/png',
+      body: PNG_HEAD,
+      partIndex: index,
+      partTotal: 2,
+    },
+  )
 }
 
 const ids = (body: Array<{ _id: string }>) => body.map((file) => file._id)
@@ -24,8 +34,12 @@ describe('listing and reading', () => {
   beforeAll(async () => {
     owner = await signUp()
     files = []
-    for (const name of ['a.txt', 'b.pdf', 'c.txt']) files.push(await uploaded(owner, name, name.endsWith('.pdf') ? '%PDF-1.4\n' : 'text'))
-    children = [await storeChild(owner, files[1]!._id, 'b (1 of 2).png', 0), await storeChild(owner, files[1]!._id, 'b (2 of 2).png', 1)]
+    for (const name of ['a.txt', 'b.pdf', 'c.txt'])
+      files.push(await uploaded(owner, name, name.endsWith('.pdf') ? '%PDF-1.4\n' : 'text'))
+    children = [
+      await storeChild(owner, files[1]!._id, 'b (1 of 2).png', 0),
+      await storeChild(owner, files[1]!._id, 'b (2 of 2).png', 1),
+    ]
   })
 
   it('lists newest first with cursor pagination in the Link header', async () => {
@@ -49,7 +63,13 @@ describe('listing and reading', () => {
   it('reads one file with its children in page order', async () => {
     const res = await callJson('GET', `/files/${files[1]!._id}`, { token: owner.token })
     expect(res.body).toMatchObject({ _id: files[1]!._id, name: 'b.pdf', content_type: 'application/pdf' })
-    expect(res.body.files.map((kid: { name: string; parent_file: string; part_index: number }) => [kid.name, kid.parent_file, kid.part_index])).toEqual([
+    expect(
+      res.body.files.map((kid: { name: string; parent_file: string; part_index: number }) => [
+        kid.name,
+        kid.parent_file,
+        kid.part_index,
+      ]),
+    ).toEqual([
       ['b (1 of 2).png', files[1]!._id, 0],
       ['b (2 of 2).png', files[1]!._id, 1],
     ])
@@ -84,8 +104,17 @@ describe('changing and deleting', () => {
     const file = await uploaded(user, 'old.txt', 'x')
     const renamed = await callJson('PUT', `/files/${file._id}`, { token: user.token, json: { name: 'new name.txt' } })
     expect(renamed).toMatchObject({ status: 200, body: { name: 'new name.txt', hash: file.hash } })
-    for (const body of [{ size: 1 }, { user_id: 'x' }, { key: 'u/x' }, { parent_file: file._id }, { name: 'ok', hash: 'x' }]) {
-      expect((await callJson('PUT', `/files/${file._id}`, { token: user.token, json: body })).status, JSON.stringify(body)).toBe(400)
+    for (const body of [
+      { size: 1 },
+      { user_id: 'x' },
+      { key: 'u/x' },
+      { parent_file: file._id },
+      { name: 'ok', hash: 'x' },
+    ]) {
+      expect(
+        (await callJson('PUT', `/files/${file._id}`, { token: user.token, json: body })).status,
+        JSON.stringify(body),
+      ).toBe(400)
     }
   })
 
@@ -93,7 +122,10 @@ describe('changing and deleting', () => {
     const user = await signUp()
     const file = await uploaded(user, 'doc.txt', 'first version')
     const child = await storeChild(user, file._id, 'doc (1 of 1).png', 0)
-    const res = await callJson('PUT', `/files/${file._id}`, { token: user.token, body: multipartBody('ignored.bin', 'second version!') })
+    const res = await callJson('PUT', `/files/${file._id}`, {
+      token: user.token,
+      body: multipartBody('ignored.bin', 'second version!'),
+    })
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ _id: file._id, name: 'doc.txt', size: 15 })
     expect(res.body.hash).not.toBe(file.hash)
@@ -106,9 +138,19 @@ describe('changing and deleting', () => {
   it('refuses a replace that is neither JSON nor multipart (415) or too large (413), keeping the old content', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'doc.txt', 'kept')
-    const plain = await callJson('PUT', `/files/${file._id}`, { token: user.token, body: 'new', headers: { 'content-type': 'text/plain' } })
-    expect(plain).toMatchObject({ status: 415, body: { message: 'the content type is not accepted here', code: 'CONTENT_TYPE_UNSUPPORTED' } })
-    const large = await callWithSettings({ FILES_MAX_BYTES: '4' }, 'PUT', `/files/${file._id}`, { token: user.token, body: multipartBody('doc.txt', 'too large') })
+    const plain = await callJson('PUT', `/files/${file._id}`, {
+      token: user.token,
+      body: 'new',
+      headers: { 'content-type': 'text/plain' },
+    })
+    expect(plain).toMatchObject({
+      status: 415,
+      body: { message: 'the content type is not accepted here', code: 'CONTENT_TYPE_UNSUPPORTED' },
+    })
+    const large = await callWithSettings({ FILES_MAX_BYTES: '4' }, 'PUT', `/files/${file._id}`, {
+      token: user.token,
+      body: multipartBody('doc.txt', 'too large'),
+    })
     expect(large.status).toBe(413)
     expect(await large.json()).toMatchObject({ message: 'the file is larger than 4 bytes' })
     expect(await (await call('GET', `/files/${file._id}/download`, { token: user.token })).text()).toBe('kept')
@@ -123,7 +165,11 @@ describe('changing and deleting', () => {
     // 10 + 16 (the conversion) + 4 = 30 bytes used of 30: the replace frees 26 of them.
     const quota = { FILES_QUOTA_BYTES: '30' }
     const replace = (content: string, headers: Record<string, string> = {}) =>
-      callWithSettings(quota, 'PUT', `/files/${file._id}`, { token: user.token, body: multipartBody('doc.txt', content), headers })
+      callWithSettings(quota, 'PUT', `/files/${file._id}`, {
+        token: user.token,
+        body: multipartBody('doc.txt', content),
+        headers,
+      })
     const atEdge = await replace('x'.repeat(26))
     expect(atEdge.status).toBe(200)
     expect(await atEdge.json()).toMatchObject({ _id: file._id, size: 26 })
@@ -155,7 +201,9 @@ describe('changing and deleting', () => {
     // tree and deleting it in which a conversion step could add a child that would outlive its parent.
     const user = await signUp()
     const file = await uploaded(user, 'big.pdf', '%PDF-1.4\n')
-    const pages = await Promise.all(Array.from({ length: 150 }, (_, i) => storeChild(user, file._id, `big (${i + 1} of 150).png`, i)))
+    const pages = await Promise.all(
+      Array.from({ length: 150 }, (_, i) => storeChild(user, file._id, `big (${i + 1} of 150).png`, i)),
+    )
     const res = await callJson('DELETE', `/files/${file._id}`, { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body.deleted.sort()).toEqual([file._id, ...pages.map((page) => page.id)].sort())

@@ -23,13 +23,28 @@ function pdfBytes(size: number): Uint8Array {
   return bytes
 }
 
-async function create(user: TestUser, length: number, metadata = `filename ${b64('report.pdf')}`, extra: Record<string, string> = {}) {
-  const res = await call('POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': String(length), 'upload-metadata': metadata, ...extra } })
+async function create(
+  user: TestUser,
+  length: number,
+  metadata = `filename ${b64('report.pdf')}`,
+  extra: Record<string, string> = {},
+) {
+  const res = await call('POST', '/files/tus', {
+    token: user.token,
+    headers: { ...TUS, 'upload-length': String(length), 'upload-metadata': metadata, ...extra },
+  })
   expect(res.status).toBe(201)
   return new URL(res.headers.get('location')!).pathname
 }
 
-const patch = (user: TestUser, path: string, offset: number, bytes: Uint8Array, headers: Record<string, string> = {}, options: CallOptions = {}) =>
+const patch = (
+  user: TestUser,
+  path: string,
+  offset: number,
+  bytes: Uint8Array,
+  headers: Record<string, string> = {},
+  options: CallOptions = {},
+) =>
   call('PATCH', path, {
     token: user.token,
     body: bytes,
@@ -57,7 +72,10 @@ describe('tus core protocol', { timeout: 120_000 }, () => {
 
   it('"If the version specified by the Client is not supported by the Server, it MUST respond with the 412 Precondition Failed status and MUST include the Tus-Version header" (with a valid token: the token is checked first)', async () => {
     const user = await signUp()
-    const res = await call('POST', '/files/tus', { token: user.token, headers: { 'tus-resumable': '0.2.2', 'upload-length': '5' } })
+    const res = await call('POST', '/files/tus', {
+      token: user.token,
+      headers: { 'tus-resumable': '0.2.2', 'upload-length': '5' },
+    })
     expect(res.status).toBe(412)
     expect(res.headers.get('tus-version')).toBe('1.0.0')
     expect(await objectsOf(user)).toEqual([])
@@ -72,7 +90,14 @@ describe('tus core protocol', { timeout: 120_000 }, () => {
 
     const fresh = await head(user, path)
     expect(fresh.status).toBe(200)
-    expect(Object.fromEntries(['upload-offset', 'upload-length', 'upload-metadata', 'cache-control', 'tus-resumable'].map((name) => [name, fresh.headers.get(name)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ['upload-offset', 'upload-length', 'upload-metadata', 'cache-control', 'tus-resumable'].map((name) => [
+          name,
+          fresh.headers.get(name),
+        ]),
+      ),
+    ).toEqual({
       'upload-offset': '0',
       'upload-length': String(whole.length),
       'upload-metadata': metadata,
@@ -128,9 +153,15 @@ describe('tus core protocol', { timeout: 120_000 }, () => {
     ] as const) {
       expect((await patch(user, path, from, whole.subarray(from, to))).status).toBe(204)
     }
-    const parts = await env.DB.prepare('SELECT part_number, size FROM upload_parts WHERE upload_id = ? ORDER BY part_number').bind(id).all()
+    const parts = await env.DB.prepare(
+      'SELECT part_number, size FROM upload_parts WHERE upload_id = ? ORDER BY part_number',
+    )
+      .bind(id)
+      .all()
     expect(parts.results.map((part) => part.size)).toEqual([8 * MiB])
-    const upload = await env.DB.prepare('SELECT part_bytes, tail_bytes, offset FROM uploads WHERE id = ?').bind(id).first()
+    const upload = await env.DB.prepare('SELECT part_bytes, tail_bytes, offset FROM uploads WHERE id = ?')
+      .bind(id)
+      .first()
     expect(upload).toEqual({ part_bytes: 8 * MiB, tail_bytes: 13 * MiB + 7 - 8 * MiB, offset: 13 * MiB + 7 })
     expect((await patch(user, path, 13 * MiB + 7, whole.subarray(13 * MiB + 7))).status).toBe(204)
     expect((await callJson('GET', `/files/${id}`, { token: user.token })).body.hash).toBe(await sha256Hex(whole))
@@ -149,7 +180,9 @@ describe('tus core protocol', { timeout: 120_000 }, () => {
   it('"All PATCH requests MUST use Content-Type: application/offset+octet-stream, otherwise the server SHOULD return a 415"', async () => {
     const user = await signUp()
     const path = await create(user, 10)
-    expect((await patch(user, path, 0, new Uint8Array(10), { 'content-type': 'application/octet-stream' })).status).toBe(415)
+    expect(
+      (await patch(user, path, 0, new Uint8Array(10), { 'content-type': 'application/octet-stream' })).status,
+    ).toBe(415)
     expect((await head(user, path)).headers.get('upload-offset')).toBe('0')
   })
 
@@ -159,7 +192,12 @@ describe('tus core protocol', { timeout: 120_000 }, () => {
     const res = await call('POST', path, {
       token: user.token,
       body: new TextEncoder().encode('hello world'),
-      headers: { ...TUS, 'x-http-method-override': 'PATCH', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      headers: {
+        ...TUS,
+        'x-http-method-override': 'PATCH',
+        'upload-offset': '0',
+        'content-type': 'application/offset+octet-stream',
+      },
     })
     expect(res.status).toBe(204)
     expect(res.headers.get('upload-offset')).toBe('11')
@@ -172,7 +210,12 @@ describe('tus extensions', { timeout: 120_000 }, () => {
     const res = await call('POST', '/files/tus', {
       token: user.token,
       body: new TextEncoder().encode('hello'),
-      headers: { ...TUS, 'upload-length': '11', 'content-type': 'application/offset+octet-stream', 'upload-metadata': `filename ${b64('hello.txt')}` },
+      headers: {
+        ...TUS,
+        'upload-length': '11',
+        'content-type': 'application/offset+octet-stream',
+        'upload-metadata': `filename ${b64('hello.txt')}`,
+      },
     })
     expect(res.status).toBe(201)
     expect(res.headers.get('upload-offset')).toBe('5')
@@ -181,12 +224,20 @@ describe('tus extensions', { timeout: 120_000 }, () => {
     const path = new URL(res.headers.get('location')!).pathname
     const rest = await patch(user, path, 5, new TextEncoder().encode(' world'))
     const record = await callJson('GET', `/files/${rest.headers.get('x-edgefloor-file-id')}`, { token: user.token })
-    expect(record.body).toMatchObject({ name: 'hello.txt', size: 11, content_type: 'text/plain', hash: await sha256Hex(new TextEncoder().encode('hello world')) })
+    expect(record.body).toMatchObject({
+      name: 'hello.txt',
+      size: 11,
+      content_type: 'text/plain',
+      hash: await sha256Hex(new TextEncoder().encode('hello world')),
+    })
   })
 
   it('an empty upload (Upload-Length: 0) is a complete, empty file at once', async () => {
     const user = await signUp()
-    const res = await call('POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': '0', 'upload-metadata': `filename ${b64('empty.txt')}` } })
+    const res = await call('POST', '/files/tus', {
+      token: user.token,
+      headers: { ...TUS, 'upload-length': '0', 'upload-metadata': `filename ${b64('empty.txt')}` },
+    })
     expect(res.status).toBe(201)
     const record = await callJson('GET', `/files/${res.headers.get('x-edgefloor-file-id')}`, { token: user.token })
     expect(record.body).toMatchObject({ name: 'empty.txt', size: 0, hash: await sha256Hex(new Uint8Array(0)) })
@@ -201,11 +252,19 @@ describe('tus extensions', { timeout: 120_000 }, () => {
     expect(await mismatch.json()).toMatchObject({ code: 'CHECKSUM_MISMATCH' })
     expect((await head(user, path)).headers.get('upload-offset')).toBe('0')
     expect((await patch(user, path, 0, hello, { 'upload-checksum': 'crc32 AAAA' })).status).toBe(400)
-    expect((await patch(user, path, 0, hello, { 'upload-checksum': 'sha1 Kq5sNclPz7QV2+lfQIuc6R7oRu0=' })).status).toBe(204)
+    expect((await patch(user, path, 0, hello, { 'upload-checksum': 'sha1 Kq5sNclPz7QV2+lfQIuc6R7oRu0=' })).status).toBe(
+      204,
+    )
     // After a mismatch of a PATCH that had a tail: the tail of the refused PATCH is not kept either.
     expect((await patch(user, path, 11, hello, { 'upload-checksum': 'sha256 AAAA' })).status).toBe(460)
     expect(await objectsOf(user)).toHaveLength(1) // the first PATCH's tail only
-    expect((await patch(user, path, 11, hello, { 'upload-checksum': `sha256 ${new Uint8Array(await crypto.subtle.digest('SHA-256', hello)).toBase64()}` })).status).toBe(204)
+    expect(
+      (
+        await patch(user, path, 11, hello, {
+          'upload-checksum': `sha256 ${new Uint8Array(await crypto.subtle.digest('SHA-256', hello)).toBase64()}`,
+        })
+      ).status,
+    ).toBe(204)
   })
 
   it('termination: "MUST respond with the 204 No Content status", then "404 Not Found or 410 Gone"; the parts and tail are gone from R2', async () => {
@@ -225,20 +284,29 @@ describe('tus extensions', { timeout: 120_000 }, () => {
     const path = await create(user, 20 * MiB)
     const id = path.split('/').pop()!
     expect((await patch(user, path, 0, pdfBytes(9 * MiB))).status).toBe(204)
-    const row = await env.DB.prepare('SELECT key, r2_upload_id FROM uploads WHERE id = ?').bind(id).first<{ key: string; r2_upload_id: string }>()
-    await env.DB.prepare('UPDATE uploads SET expires_at = ? WHERE id = ?').bind(Date.now() - 1, id).run()
+    const row = await env.DB.prepare('SELECT key, r2_upload_id FROM uploads WHERE id = ?')
+      .bind(id)
+      .first<{ key: string; r2_upload_id: string }>()
+    await env.DB.prepare('UPDATE uploads SET expires_at = ? WHERE id = ?')
+      .bind(Date.now() - 1, id)
+      .run()
     expect((await head(user, path)).status).toBe(404)
     // The Worker's scheduled export, as the Cron Trigger calls it.
     await consumer.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: '*/15 * * * *' }), env)
     expect(await env.DB.prepare('SELECT count(*) AS n FROM uploads WHERE id = ?').bind(id).first('n')).toBe(0)
     expect(await objectsOf(user)).toEqual([])
     // The R2 multipart upload is aborted: a part can no longer be added to it.
-    await expect(env.BUCKET.resumeMultipartUpload(row!.key, row!.r2_upload_id).uploadPart(2, new Uint8Array(10))).rejects.toThrow()
+    await expect(
+      env.BUCKET.resumeMultipartUpload(row!.key, row!.r2_upload_id).uploadPart(2, new Uint8Array(10)),
+    ).rejects.toThrow()
   })
 
   it('FILES_UPLOAD_TTL sets Upload-Expires', async () => {
     const user = await signUp()
-    const res = await callWithSettings({ FILES_UPLOAD_TTL: '1h' }, 'POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': '10' } })
+    const res = await callWithSettings({ FILES_UPLOAD_TTL: '1h' }, 'POST', '/files/tus', {
+      token: user.token,
+      headers: { ...TUS, 'upload-length': '10' },
+    })
     const expires = new Date(res.headers.get('upload-expires')!).getTime()
     expect(expires).toBeGreaterThan(Date.now() + 3500_000)
     expect(expires).toBeLessThanOrEqual(Date.now() + 3600_000)
@@ -246,7 +314,7 @@ describe('tus extensions', { timeout: 120_000 }, () => {
 })
 
 describe('tus: auth, owners, limits', { timeout: 120_000 }, () => {
-  it('needs the bearer token (401), and another user\'s upload URL is 404 for HEAD, PATCH, DELETE and the override', async () => {
+  it("needs the bearer token (401), and another user's upload URL is 404 for HEAD, PATCH, DELETE and the override", async () => {
     const alice = await signUp()
     const bob = await signUp()
     expect((await call('POST', '/files/tus', { headers: { ...TUS, 'upload-length': '10' } })).status).toBe(401)
@@ -255,19 +323,27 @@ describe('tus: auth, owners, limits', { timeout: 120_000 }, () => {
     expect((await head(bob, path)).status).toBe(404)
     expect((await patch(bob, path, 0, new Uint8Array(10))).status).toBe(404)
     expect((await call('DELETE', path, { token: bob.token, headers: TUS })).status).toBe(404)
-    expect((await call('POST', path, { token: bob.token, headers: { ...TUS, 'x-http-method-override': 'DELETE' } })).status).toBe(404)
+    expect(
+      (await call('POST', path, { token: bob.token, headers: { ...TUS, 'x-http-method-override': 'DELETE' } })).status,
+    ).toBe(404)
     expect((await head(alice, path)).headers.get('upload-offset')).toBe('0')
   })
 
   it('"If the length of the upload exceeds the maximum, which MAY be specified using the Tus-Max-Size header, the Server MUST respond with the 413"; more bytes than Upload-Length and the quota are 413 too', async () => {
     const user = await signUp()
-    const tooLong = await callWithSettings({ FILES_MAX_RESUMABLE_BYTES: '1000' }, 'POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': '1001' } })
+    const tooLong = await callWithSettings({ FILES_MAX_RESUMABLE_BYTES: '1000' }, 'POST', '/files/tus', {
+      token: user.token,
+      headers: { ...TUS, 'upload-length': '1001' },
+    })
     expect(tooLong.status).toBe(413)
     const path = await create(user, 10)
     const over = await patch(user, path, 0, new Uint8Array(11))
     expect(over.status).toBe(413)
     expect((await head(user, path)).headers.get('upload-offset')).toBe('0')
-    const quota = await callWithSettings({ FILES_QUOTA_BYTES: String(MiB) }, 'POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': String(MiB + 1) } })
+    const quota = await callWithSettings({ FILES_QUOTA_BYTES: String(MiB) }, 'POST', '/files/tus', {
+      token: user.token,
+      headers: { ...TUS, 'upload-length': String(MiB + 1) },
+    })
     expect(quota.status).toBe(413)
     expect(await quota.json()).toMatchObject({ code: 'QUOTA_EXCEEDED' })
   })
@@ -275,7 +351,10 @@ describe('tus: auth, owners, limits', { timeout: 120_000 }, () => {
   it('a pending upload counts toward FILES_QUOTA_BYTES until it completes or is terminated', async () => {
     const user = await signUp()
     const settings = { FILES_QUOTA_BYTES: String(MiB) }
-    const started = await callWithSettings(settings, 'POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': String(600 * 1024) } })
+    const started = await callWithSettings(settings, 'POST', '/files/tus', {
+      token: user.token,
+      headers: { ...TUS, 'upload-length': String(600 * 1024) },
+    })
     expect(started.status).toBe(201)
     const form = () => {
       const body = new FormData()
@@ -292,12 +371,15 @@ describe('tus: auth, owners, limits', { timeout: 120_000 }, () => {
 
   it('refuses a deferred length, a missing length and malformed metadata with 400', async () => {
     const user = await signUp()
-    const post = (headers: Record<string, string>) => call('POST', '/files/tus', { token: user.token, headers: { ...TUS, ...headers } })
+    const post = (headers: Record<string, string>) =>
+      call('POST', '/files/tus', { token: user.token, headers: { ...TUS, ...headers } })
     expect((await post({ 'upload-defer-length': '1' })).status).toBe(400)
     expect((await post({})).status).toBe(400)
     expect((await post({ 'upload-length': '-1' })).status).toBe(400)
     expect((await post({ 'upload-length': '5', 'upload-metadata': 'filename not*base64' })).status).toBe(400)
-    expect((await post({ 'upload-length': '5', 'upload-metadata': `filename ${b64('a')},filename ${b64('b')}` })).status).toBe(400)
+    expect(
+      (await post({ 'upload-length': '5', 'upload-metadata': `filename ${b64('a')},filename ${b64('b')}` })).status,
+    ).toBe(400)
     expect((await post({ 'upload-length': '5', 'upload-metadata': `prefix ${b64('../up')}` })).status).toBe(400)
   })
 
@@ -308,10 +390,14 @@ describe('tus: auth, owners, limits', { timeout: 120_000 }, () => {
     const path = await create(user, 20 * MiB)
     expect((await patch(user, path, 0, pdfBytes(9 * MiB))).status).toBe(204)
     const id = path.split('/').pop()!
-    const row = await env.DB.prepare('SELECT key, r2_upload_id FROM uploads WHERE id = ?').bind(id).first<{ key: string; r2_upload_id: string }>()
+    const row = await env.DB.prepare('SELECT key, r2_upload_id FROM uploads WHERE id = ?')
+      .bind(id)
+      .first<{ key: string; r2_upload_id: string }>()
     expect((await call('DELETE', `/users/${user.id}`, { token: admin.token })).status).toBe(204)
     expect(await objectsOf(user)).toEqual([])
-    await expect(env.BUCKET.resumeMultipartUpload(row!.key, row!.r2_upload_id).uploadPart(2, new Uint8Array(10))).rejects.toThrow()
+    await expect(
+      env.BUCKET.resumeMultipartUpload(row!.key, row!.r2_upload_id).uploadPart(2, new Uint8Array(10)),
+    ).rejects.toThrow()
   })
 })
 
@@ -322,32 +408,54 @@ describe('tus: auth, owners, limits', { timeout: 120_000 }, () => {
 describe('Location behind a proxy (TRUST_FORWARDED_HOST)', () => {
   const created = async (settings: Record<string, string>, headers: Record<string, string>) => {
     const user = await signUp()
-    const res = await callWithSettings(settings, 'POST', '/files/tus', { token: user.token, headers: { ...TUS, 'upload-length': '3', ...headers } })
+    const res = await callWithSettings(settings, 'POST', '/files/tus', {
+      token: user.token,
+      headers: { ...TUS, 'upload-length': '3', ...headers },
+    })
     expect(res.status).toBe(201)
     return res.headers.get('location')!
   }
   const trusted = { TRUST_FORWARDED_HOST: 'true' }
 
   it('follows X-Forwarded-Host and X-Forwarded-Proto when trusted', async () => {
-    expect(await created(trusted, { 'x-forwarded-host': 'files.example.com', 'x-forwarded-proto': 'https' })).toMatch(/^https:\/\/files\.example\.com\/files\/tus\/[0-9a-f]{24}$/)
+    expect(await created(trusted, { 'x-forwarded-host': 'files.example.com', 'x-forwarded-proto': 'https' })).toMatch(
+      /^https:\/\/files\.example\.com\/files\/tus\/[0-9a-f]{24}$/,
+    )
   })
 
-  it("follows Forwarded (RFC 7239), its last element (the proxy nearest the Worker), quoted values included", async () => {
-    const location = await created(trusted, { forwarded: 'for=192.0.2.60;host=forged.example.net;proto=http, for=198.51.100.17;proto=https;host="api.example.com:8443"' })
+  it('follows Forwarded (RFC 7239), its last element (the proxy nearest the Worker), quoted values included', async () => {
+    const location = await created(trusted, {
+      forwarded:
+        'for=192.0.2.60;host=forged.example.net;proto=http, for=198.51.100.17;proto=https;host="api.example.com:8443"',
+    })
     expect(location).toMatch(/^https:\/\/api\.example\.com:8443\/files\/tus\/[0-9a-f]{24}$/)
   })
 
   it('ignores the headers unless trusted, and a host that is not a plain host', async () => {
-    expect(await created({}, { 'x-forwarded-host': 'files.example.com', 'x-forwarded-proto': 'https' })).toMatch(/^http:\/\/edgefloor\.test\/files\/tus\//)
-    expect(await created(trusted, { 'x-forwarded-host': 'evil.example/path?x=' })).toMatch(/^http:\/\/edgefloor\.test\/files\/tus\//)
-    expect(await created(trusted, { 'x-forwarded-host': 'user@evil.example' })).toMatch(/^http:\/\/edgefloor\.test\/files\/tus\//)
-    expect(await created(trusted, { 'x-forwarded-proto': 'javascript' })).toMatch(/^http:\/\/edgefloor\.test\/files\/tus\//)
+    expect(await created({}, { 'x-forwarded-host': 'files.example.com', 'x-forwarded-proto': 'https' })).toMatch(
+      /^http:\/\/edgefloor\.test\/files\/tus\//,
+    )
+    expect(await created(trusted, { 'x-forwarded-host': 'evil.example/path?x=' })).toMatch(
+      /^http:\/\/edgefloor\.test\/files\/tus\//,
+    )
+    expect(await created(trusted, { 'x-forwarded-host': 'user@evil.example' })).toMatch(
+      /^http:\/\/edgefloor\.test\/files\/tus\//,
+    )
+    expect(await created(trusted, { 'x-forwarded-proto': 'javascript' })).toMatch(
+      /^http:\/\/edgefloor\.test\/files\/tus\//,
+    )
   })
 
   it('signs the file URLs of the answers for the same origin', async () => {
     const user = await signUp()
-    const res = await callWithSettings(trusted, 'POST', '/files', { token: user.token, body: 'hello', headers: { 'x-edgefloor-name': 'a.txt', 'x-forwarded-host': 'files.example.com', 'x-forwarded-proto': 'https' } })
+    const res = await callWithSettings(trusted, 'POST', '/files', {
+      token: user.token,
+      body: 'hello',
+      headers: { 'x-edgefloor-name': 'a.txt', 'x-forwarded-host': 'files.example.com', 'x-forwarded-proto': 'https' },
+    })
     expect(res.status).toBe(201)
-    expect((await res.json<{ url: string }>()).url).toMatch(/^https:\/\/files\.example\.com\/files\/[0-9a-f]{24}\/download\?token=/)
+    expect((await res.json<{ url: string }>()).url).toMatch(
+      /^https:\/\/files\.example\.com\/files\/[0-9a-f]{24}\/download\?token=/,
+    )
   })
 })

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest'
 import { signUp } from '../support/accounts'
 import { call, callJson } from '../support/api'
 
-const HOW_TO_SEND = 'send the file\'s bytes as the body (Content-Type: application/octet-stream or the file\'s own type, its name in X-Edgefloor-Name), or multipart/form-data with the file in the field "file"'
+const HOW_TO_SEND =
+  'send the file\'s bytes as the body (Content-Type: application/octet-stream or the file\'s own type, its name in X-Edgefloor-Name), or multipart/form-data with the file in the field "file"'
 
 async function filesOf(token: string): Promise<unknown[]> {
   const { body } = await callJson<unknown[]>('GET', '/files', { token })
@@ -26,10 +27,18 @@ describe('POST /files without a file', () => {
 
   it('answers 400 for an empty unnamed body too, and stores an empty file the client names', async () => {
     const { token } = await signUp()
-    const empty = await callJson('POST', '/files', { token, headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array(0) })
+    const empty = await callJson('POST', '/files', {
+      token,
+      headers: { 'content-type': 'application/octet-stream' },
+      body: new Uint8Array(0),
+    })
     expect(empty.status).toBe(400)
     expect(empty.body.code).toBe('FILE_MISSING')
-    const named = await callJson('POST', '/files', { token, headers: { 'content-type': 'application/octet-stream', 'x-edgefloor-name': 'empty.txt' }, body: new Uint8Array(0) })
+    const named = await callJson('POST', '/files', {
+      token,
+      headers: { 'content-type': 'application/octet-stream', 'x-edgefloor-name': 'empty.txt' },
+      body: new Uint8Array(0),
+    })
     expect(named.status).toBe(201)
     expect(named.body).toMatchObject({ name: 'empty.txt', size: 0 })
     expect(await filesOf(token)).toHaveLength(1)
@@ -38,22 +47,37 @@ describe('POST /files without a file', () => {
   it('answers 415 to an unnamed JSON body, naming the accepted types, and stores a JSON file the client names', async () => {
     const { token } = await signUp()
     const json = JSON.stringify({ name: 'report.docx' })
-    const refused = await callJson('POST', '/files', { token, headers: { 'content-type': 'application/json' }, body: json })
+    const refused = await callJson('POST', '/files', {
+      token,
+      headers: { 'content-type': 'application/json' },
+      body: json,
+    })
     expect(refused.status).toBe(415)
     expect(refused.body).toEqual({
       code: 'CONTENT_TYPE_UNSUPPORTED',
       message: `a JSON body is taken as a file only when named (X-Edgefloor-Name): ${HOW_TO_SEND}`,
-      accepted: ['application/octet-stream (or the file\'s own type) as the raw body', 'multipart/form-data with the field "file"'],
+      accepted: [
+        "application/octet-stream (or the file's own type) as the raw body",
+        'multipart/form-data with the field "file"',
+      ],
     })
     expect(await filesOf(token)).toEqual([])
-    const named = await callJson('POST', '/files', { token, headers: { 'content-type': 'application/json', 'x-edgefloor-name': 'data.json' }, body: json })
+    const named = await callJson('POST', '/files', {
+      token,
+      headers: { 'content-type': 'application/json', 'x-edgefloor-name': 'data.json' },
+      body: json,
+    })
     expect(named.status).toBe(201)
     expect(named.body).toMatchObject({ name: 'data.json', size: json.length })
   })
 
   it('answers 415 to a form-urlencoded body with the accepted types', async () => {
     const { token } = await signUp()
-    const res = await callJson('POST', '/files', { token, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' })
+    const res = await callJson('POST', '/files', {
+      token,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'a=1',
+    })
     expect(res.status).toBe(415)
     expect(res.body.message).toBe(`a form-urlencoded body is not a file: ${HOW_TO_SEND}`)
     expect(res.body.accepted).toHaveLength(2)
@@ -71,7 +95,11 @@ describe('a method a path does not answer', () => {
     const res = await call(method, path)
     expect(res.status).toBe(405)
     expect(res.headers.get('allow')).toBe(allow)
-    expect(await res.json()).toEqual({ code: 'METHOD_NOT_ALLOWED', message: `${method} is not allowed on ${path}: use ${allow}`, allow: allow.split(', ') })
+    expect(await res.json()).toEqual({
+      code: 'METHOD_NOT_ALLOWED',
+      message: `${method} is not allowed on ${path}: use ${allow}`,
+      allow: allow.split(', '),
+    })
   })
 
   it('answers 404 without Allow on a path nothing answers', async () => {

@@ -32,12 +32,27 @@ const u32le = (value: number) => [value & 0xff, (value >>> 8) & 0xff, (value >>>
 const u24le = (value: number) => [value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff]
 
 export async function deflate(bytes: Uint8Array, format: 'deflate' | 'deflate-raw' = 'deflate'): Promise<Uint8Array> {
-  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream(format))).arrayBuffer())
+  return new Uint8Array(
+    await new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream(format))).arrayBuffer(),
+  )
 }
 
 /** The issue's 35-byte GIF: a 10×10 logical screen whose first frame is 60000×60000. */
 export function gifFrameFlood(): Uint8Array {
-  return concat(text('GIF89a'), u16le(10), u16le(10), [0, 0, 0], [0x2c], u16le(0), u16le(0), u16le(60000), u16le(60000), [0], [2, 2, 0x4c, 0x01, 0], [0x3b])
+  return concat(
+    text('GIF89a'),
+    u16le(10),
+    u16le(10),
+    [0, 0, 0],
+    [0x2c],
+    u16le(0),
+    u16le(0),
+    u16le(60000),
+    u16le(60000),
+    [0],
+    [2, 2, 0x4c, 0x01, 0],
+    [0x3b],
+  )
 }
 
 function pngChunk(type: string, data: Uint8Array): Uint8Array {
@@ -45,7 +60,11 @@ function pngChunk(type: string, data: Uint8Array): Uint8Array {
 }
 
 export function pngWithSize(width: number, height: number): Uint8Array {
-  return concat([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], pngChunk('IHDR', new Uint8Array([...u32be(width), ...u32be(height), 8, 6, 0, 0, 0])), pngChunk('IEND', new Uint8Array()))
+  return concat(
+    [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a],
+    pngChunk('IHDR', new Uint8Array([...u32be(width), ...u32be(height), 8, 6, 0, 0, 0])),
+    pngChunk('IEND', new Uint8Array()),
+  )
 }
 
 /**
@@ -64,7 +83,16 @@ export async function pngIdatCrumbs(): Promise<Uint8Array> {
 
 /** SOI, a baseline SOF0 of the given size, EOI: a JPEG header that claims a size and holds nothing. */
 export function jpegWithSize(width: number, height: number): Uint8Array {
-  return concat([0xff, 0xd8], [0xff, 0xc0], u16be(17), [8], u16be(height), u16be(width), [3, 1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0], [0xff, 0xd9])
+  return concat(
+    [0xff, 0xd8],
+    [0xff, 0xc0],
+    u16be(17),
+    [8],
+    u16be(height),
+    u16be(width),
+    [3, 1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0],
+    [0xff, 0xd9],
+  )
 }
 
 /** Bits written MSB first into entropy-coded JPEG data: 0xFF stuffed with 0x00, the last byte padded with ones (T.81 F.1.2.3). */
@@ -92,9 +120,18 @@ function jpegBits(fields: ReadonlyArray<readonly [value: number, bits: number]>)
  */
 export function jpegRepeatedScans(refinements = 1000): Uint8Array {
   const blocks = (8456 / 8) * (1240 / 8)
-  const segment = (marker: number, ...body: Array<readonly number[]>) => concat([0xff, marker], u16be(2 + body.reduce((sum, part) => sum + part.length, 0)), ...body)
+  const segment = (marker: number, ...body: Array<readonly number[]>) =>
+    concat([0xff, marker], u16be(2 + body.reduce((sum, part) => sum + part.length, 0)), ...body)
   // Huffman tables with one code each, '0': DC difference category 0; AC EOB14 (0xE0), a run of 2^14 + 14 bits.
-  const dht = segment(0xc4, [0x00], [1, ...new Array(15).fill(0)], [0x00], [0x10], [1, ...new Array(15).fill(0)], [0xe0])
+  const dht = segment(
+    0xc4,
+    [0x00],
+    [1, ...new Array(15).fill(0)],
+    [0x00],
+    [0x10],
+    [1, ...new Array(15).fill(0)],
+    [0xe0],
+  )
   const scan = (ss: number, se: number, ah: number, al: number) => segment(0xda, [1, 1, 0x00], [ss, se, (ah << 4) | al])
   const dc = jpegBits(Array.from({ length: blocks }, () => [0, 1] as const))
   const runs = jpegBits(Array.from({ length: blocks / 32767 }, () => [[0, 1] as const, [16383, 14] as const]).flat())
@@ -138,15 +175,34 @@ export function avifPrimaryFlood(): Uint8Array {
   const ipco = box('ipco', ispe(10, 10), ispe(60000, 60000))
   // version 0, flags 0; two entries: item 2 (thumbnail) → property 1, item 1 (primary) → property 2.
   const ipma = box('ipma', [0, 0, 0, 0], u32be(2), u16be(2), [1, 0x81], u16be(1), [1, 0x82])
-  const meta = box('meta', [0, 0, 0, 0], box('hdlr', [0, 0, 0, 0], [0, 0, 0, 0], text('pict'), new Uint8Array(13)), box('pitm', [0, 0, 0, 0], u16be(1)), box('iprp', ipco, ipma))
+  const meta = box(
+    'meta',
+    [0, 0, 0, 0],
+    box('hdlr', [0, 0, 0, 0], [0, 0, 0, 0], text('pict'), new Uint8Array(13)),
+    box('pitm', [0, 0, 0, 0], u16be(1)),
+    box('iprp', ipco, ipma),
+  )
   return concat(box('ftyp', text('avif'), [0, 0, 0, 0], text('mif1avif')), meta)
 }
 
 /** An AV1 sequence header OBU (AV1 spec §5.5, reduced still-picture form) whose frames may be up to width × height. */
 function av1SequenceHeaderObu(width: number, height: number): Uint8Array {
-  const fields: Array<[number, number]> = [[0, 3], [1, 1], [1, 1], [31, 5], [15, 4], [15, 4], [width - 1, 16], [height - 1, 16]]
-  const bits = fields.flatMap(([value, count]) => Array.from({ length: count }, (_, i) => (value >> (count - 1 - i)) & 1))
-  const payload = Array.from({ length: Math.ceil(bits.length / 8) }, (_, byte) => bits.slice(byte * 8, byte * 8 + 8).reduce((sum, bit, i) => sum | (bit << (7 - i)), 0))
+  const fields: Array<[number, number]> = [
+    [0, 3],
+    [1, 1],
+    [1, 1],
+    [31, 5],
+    [15, 4],
+    [15, 4],
+    [width - 1, 16],
+    [height - 1, 16],
+  ]
+  const bits = fields.flatMap(([value, count]) =>
+    Array.from({ length: count }, (_, i) => (value >> (count - 1 - i)) & 1),
+  )
+  const payload = Array.from({ length: Math.ceil(bits.length / 8) }, (_, byte) =>
+    bits.slice(byte * 8, byte * 8 + 8).reduce((sum, bit, i) => sum | (bit << (7 - i)), 0),
+  )
   return concat([(1 << 3) | 0x02, payload.length], payload) // OBU_SEQUENCE_HEADER with obu_size
 }
 
@@ -166,7 +222,17 @@ export function avifCodedFlood(declared: number, coded: number, av1c?: number): 
       box('pitm', [0, 0, 0, 0], u16be(1)),
       box('iinf', [0, 0, 0, 0], u16be(1), box('infe', [2, 0, 0, 0], u16be(1), u16be(0), text('av01'), [0])),
       // version 0, offset and length 4 bytes, no base offset; item 1: one extent.
-      box('iloc', [0, 0, 0, 0], [0x44, 0x00], u16be(1), u16be(1), u16be(0), u16be(1), u32be(offset), u32be(data.length)),
+      box(
+        'iloc',
+        [0, 0, 0, 0],
+        [0x44, 0x00],
+        u16be(1),
+        u16be(1),
+        u16be(0),
+        u16be(1),
+        u32be(offset),
+        u32be(data.length),
+      ),
       box('iprp', box('ipco', ispe, config), box('ipma', [0, 0, 0, 0], u32be(1), u16be(1), [2, 0x81, 0x82])),
     )
   const ftyp = box('ftyp', text('avif'), [0, 0, 0, 0], text('mif1avif'))
@@ -176,7 +242,10 @@ export function avifCodedFlood(declared: number, coded: number, av1c?: number): 
 
 /** AVIF with no primary item at all. */
 export function avifWithoutPrimary(): Uint8Array {
-  return concat(box('ftyp', text('avif'), [0, 0, 0, 0], text('mif1avif')), box('meta', [0, 0, 0, 0], box('hdlr', [0, 0, 0, 0], [0, 0, 0, 0], text('pict'), new Uint8Array(13))))
+  return concat(
+    box('ftyp', text('avif'), [0, 0, 0, 0], text('mif1avif')),
+    box('meta', [0, 0, 0, 0], box('hdlr', [0, 0, 0, 0], [0, 0, 0, 0], text('pict'), new Uint8Array(13))),
+  )
 }
 
 interface TiffEntry {
@@ -188,7 +257,18 @@ interface TiffEntry {
 
 /** A little-endian TIFF: header, one IFD at offset 8 with the entries, `next` as next-IFD offset, then `data`. */
 function tiff(entries: readonly TiffEntry[], next = 0, data: Uint8Array = new Uint8Array()): Uint8Array {
-  const ifd = concat(u16le(entries.length), ...entries.map((e) => concat(u16le(e.tag), u16le(e.type), u32le(e.count), e.type === 3 && e.count === 1 ? [...u16le(e.value), 0, 0] : u32le(e.value))), u32le(next))
+  const ifd = concat(
+    u16le(entries.length),
+    ...entries.map((e) =>
+      concat(
+        u16le(e.tag),
+        u16le(e.type),
+        u32le(e.count),
+        e.type === 3 && e.count === 1 ? [...u16le(e.value), 0, 0] : u32le(e.value),
+      ),
+    ),
+    u32le(next),
+  )
   return concat(text('II'), [42, 0], u32le(8), ifd, data)
 }
 
@@ -282,7 +362,19 @@ export function tiffWithSize(width: number, height: number): Uint8Array {
 }
 
 export function bmpWithSize(width: number, height: number): Uint8Array {
-  return concat(text('BM'), u32le(54), [0, 0, 0, 0], u32le(54), u32le(40), u32le(width), u32le(height), u16le(1), u16le(24), u32le(0), new Uint8Array(20))
+  return concat(
+    text('BM'),
+    u32le(54),
+    [0, 0, 0, 0],
+    u32le(54),
+    u32le(40),
+    u32le(width),
+    u32le(height),
+    u16le(1),
+    u16le(24),
+    u32le(0),
+    new Uint8Array(20),
+  )
 }
 
 /** A PDF built by hand from object bodies (1 is the catalog), with a correct xref; `trailer` adds entries. */
@@ -292,24 +384,38 @@ function rawPdf(objects: readonly (string | Uint8Array)[], trailer = ''): Uint8A
   const offsets: number[] = []
   objects.forEach((body, index) => {
     offsets.push(offset)
-    for (const part of [text(`${index + 1} 0 obj\n`), typeof body === 'string' ? text(body) : body, text('\nendobj\n')]) {
+    for (const part of [
+      text(`${index + 1} 0 obj\n`),
+      typeof body === 'string' ? text(body) : body,
+      text('\nendobj\n'),
+    ]) {
       chunks.push(part)
       offset += part.length
     }
   })
   const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`
-  chunks.push(text(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${trailer} >>\nstartxref\n${offset}\n%%EOF\n`))
+  chunks.push(
+    text(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R${trailer} >>\nstartxref\n${offset}\n%%EOF\n`),
+  )
   return concat(...chunks)
 }
 
 /** A page tree whose Kids holds itself. */
 export function pdfCyclicPages(): Uint8Array {
-  return rawPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>'])
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>',
+  ])
 }
 
 /** A page tree that claims 1,000,000,000 pages and holds one. */
 export function pdfLyingCount(): Uint8Array {
-  return rawPdf(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1000000000 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>'])
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1000000000 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>',
+  ])
 }
 
 /** A content stream of 100,000 nested arrays, and a page dictionary nested as deep. */
@@ -336,9 +442,14 @@ export async function pdfFlateBomb(): Promise<Uint8Array> {
 }
 
 /** The catalog, a one-page tree and a page whose content is object 4: the start of every stream case below. */
-const ONE_PAGE = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Contents 4 0 R >>'] as const
+const ONE_PAGE = [
+  '<< /Type /Catalog /Pages 2 0 R >>',
+  '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+  '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] /Contents 4 0 R >>',
+] as const
 
-const streamObject = (dictionary: string, data: Uint8Array) => concat(text(`<< /Length ${data.length} ${dictionary} >>\nstream\n`), data, text('\nendstream'))
+const streamObject = (dictionary: string, data: Uint8Array) =>
+  concat(text(`<< /Length ${data.length} ${dictionary} >>\nstream\n`), data, text('\nendstream'))
 
 /** The 64 MiB Flate bomb written in hexadecimal under /ASCIIHexDecode: a zlib header no longer shows. */
 export async function pdfHexFlateBomb(): Promise<Uint8Array> {
@@ -350,7 +461,11 @@ export async function pdfHexFlateBomb(): Promise<Uint8Array> {
 /** The Flate bomb whose /Length is an indirect object that says 10 (PDFium searches for endstream instead). */
 export async function pdfIndirectLengthBomb(): Promise<Uint8Array> {
   const stream = await deflate(new Uint8Array(64 * 2 ** 20).fill(0x20))
-  return rawPdf([...ONE_PAGE, concat(text('<< /Length 5 0 R /Filter /FlateDecode >>\nstream\n'), stream, text('\nendstream')), '10'])
+  return rawPdf([
+    ...ONE_PAGE,
+    concat(text('<< /Length 5 0 R /Filter /FlateDecode >>\nstream\n'), stream, text('\nendstream')),
+    '10',
+  ])
 }
 
 /**
@@ -413,24 +528,42 @@ export function pdfLzwSpaces(count: number): Uint8Array {
 /** An object stream (PDFium inflates those while loading) of 64 MiB of spaces. */
 export async function pdfObjectStreamBomb(): Promise<Uint8Array> {
   const stream = await deflate(new Uint8Array(64 * 2 ** 20).fill(0x20))
-  return rawPdf([...ONE_PAGE, '<< /Length 0 >>\nstream\n\nendstream', streamObject('/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode', stream)])
+  return rawPdf([
+    ...ONE_PAGE,
+    '<< /Length 0 >>\nstream\n\nendstream',
+    streamObject('/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode', stream),
+  ])
 }
 
 /** One page and five fonts of 10 MiB each: each under the stream limit, together over the page's budget. */
 export async function pdfManyStreams(): Promise<Uint8Array> {
   const stream = await deflate(new Uint8Array(10 * 2 ** 20).fill(0x20))
-  return rawPdf([...ONE_PAGE, '<< /Length 0 >>\nstream\n\nendstream', ...Array.from({ length: 5 }, () => streamObject('/Filter /FlateDecode', stream))])
+  return rawPdf([
+    ...ONE_PAGE,
+    '<< /Length 0 >>\nstream\n\nendstream',
+    ...Array.from({ length: 5 }, () => streamObject('/Filter /FlateDecode', stream)),
+  ])
 }
 
 /** The Flate bomb behind a /Crypt filter, which PDFium skips (decoding the filters after it). */
 export async function pdfCryptFilterBomb(): Promise<Uint8Array> {
   const stream = await deflate(new Uint8Array(64 * 2 ** 20).fill(0x20))
-  return rawPdf([...ONE_PAGE, streamObject('/Filter [/Crypt /FlateDecode] /DecodeParms [<< /Name /Identity >> null]', stream)])
+  return rawPdf([
+    ...ONE_PAGE,
+    streamObject('/Filter [/Crypt /FlateDecode] /DecodeParms [<< /Name /Identity >> null]', stream),
+  ])
 }
 
 /** A PDF encrypted (so its trailer says) by the public-key security handler, which PDFium does not read. */
 export function pdfPublicKeyEncrypted(): Uint8Array {
-  return rawPdf([...ONE_PAGE, '<< /Length 0 >>\nstream\n\nendstream', '<< /Filter /Adobe.PubSec /SubFilter /adbe.pkcs7.s5 /V 4 /Recipients [<00>] >>'], ' /Encrypt 5 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>]')
+  return rawPdf(
+    [
+      ...ONE_PAGE,
+      '<< /Length 0 >>\nstream\n\nendstream',
+      '<< /Filter /Adobe.PubSec /SubFilter /adbe.pkcs7.s5 /V 4 /Recipients [<00>] >>',
+    ],
+    ' /Encrypt 5 0 R /ID [<00112233445566778899aabbccddeeff> <00112233445566778899aabbccddeeff>]',
+  )
 }
 
 /** A stream whose /Filter names an object that is not in the file (PDFium would look in object streams). */
@@ -445,7 +578,13 @@ export function pdfHiddenFilter(): Uint8Array {
 export function pdfSharedIndirectParams(streams = 6000, paramsBytes = 350_000): Uint8Array {
   const params = `[${'null '.repeat(Math.floor(paramsBytes / 5))}]`
   const stream = streamObject('/Filter 5 0 R /DecodeParms 6 0 R', text('>'))
-  return rawPdf([...ONE_PAGE, '<< /Length 0 >>\nstream\n\nendstream', '[/ASCIIHexDecode]', params, ...Array.from({ length: streams }, () => stream)])
+  return rawPdf([
+    ...ONE_PAGE,
+    '<< /Length 0 >>\nstream\n\nendstream',
+    '[/ASCIIHexDecode]',
+    params,
+    ...Array.from({ length: streams }, () => stream),
+  ])
 }
 
 /**
@@ -453,7 +592,11 @@ export function pdfSharedIndirectParams(streams = 6000, paramsBytes = 350_000): 
  * ASCII85's '!'..'u'). A decoder that skips such bytes reads each stream to the end of the file.
  */
 export function pdfAscii85ToEnd(streams = 2000, dataBytes = 1000): Uint8Array {
-  const stream = concat(text('<< /Filter /ASCII85Decode >>\nstream\n'), new Uint8Array(dataBytes).fill(0x76), text('\nendstream'))
+  const stream = concat(
+    text('<< /Filter /ASCII85Decode >>\nstream\n'),
+    new Uint8Array(dataBytes).fill(0x76),
+    text('\nendstream'),
+  )
   return rawPdf([...ONE_PAGE, ...Array.from({ length: streams }, () => stream)])
 }
 
@@ -465,10 +608,19 @@ export function pdfAscii85ToEnd(streams = 2000, dataBytes = 1000): Uint8Array {
 export function pdfRunLengthToEnd(streams = 1000, dataBytes = 1000, pages = 40): Uint8Array {
   const literals = new Uint8Array(dataBytes)
   for (let at = 0; at < dataBytes; at += 128) literals[at] = Math.min(127, dataBytes - at - 2) // n + 1 bytes follow
-  const stream = concat(text('<< /Length 999999 0 R /Filter /RunLengthDecode >>\nstream\n'), literals, text('\nendstream'))
+  const stream = concat(
+    text('<< /Length 999999 0 R /Filter /RunLengthDecode >>\nstream\n'),
+    literals,
+    text('\nendstream'),
+  )
   const kids = Array.from({ length: pages }, (_, i) => `${i + 3} 0 R`).join(' ')
   const page = '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>'
-  return rawPdf(['<< /Type /Catalog /Pages 2 0 R >>', `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`, ...Array.from({ length: pages }, () => page), ...Array.from({ length: streams }, () => stream)])
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`,
+    ...Array.from({ length: pages }, () => page),
+    ...Array.from({ length: streams }, () => stream),
+  ])
 }
 
 /** A stream dictionary with a 1 MB word of digits that ends in a letter (a number pattern that backtracks on it). */
@@ -484,7 +636,21 @@ export function pdfPage(width: number, height: number): Uint8Array {
 function wavWith(fields: { channels?: number; rate?: number; declared?: number }): Uint8Array {
   const { channels = 1, rate = 8000, declared = 64 } = fields
   const align = (channels * 2) & 0xffff
-  return concat(text('RIFF'), u32le(36 + 64), text('WAVEfmt '), u32le(16), u16le(1), u16le(channels), u32le(rate), u32le((rate * align) >>> 0), u16le(align), u16le(16), text('data'), u32le(declared), new Uint8Array(64))
+  return concat(
+    text('RIFF'),
+    u32le(36 + 64),
+    text('WAVEfmt '),
+    u32le(16),
+    u16le(1),
+    u16le(channels),
+    u32le(rate),
+    u32le((rate * align) >>> 0),
+    u16le(align),
+    u16le(16),
+    text('data'),
+    u32le(declared),
+    new Uint8Array(64),
+  )
 }
 
 /**
@@ -493,7 +659,9 @@ function wavWith(fields: { channels?: number; rate?: number; declared?: number }
  */
 function truncatedDocx(): Uint8Array {
   const name = new TextEncoder().encode('[Content_Types].xml')
-  const xml = new TextEncoder().encode('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">')
+  const xml = new TextEncoder().encode(
+    '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">',
+  )
   const header = new Uint8Array(30)
   const view = new DataView(header.buffer)
   view.setUint32(0, 0x04034b50, true)
@@ -510,75 +678,449 @@ const A_JPEG = jpegWithSize(8, 8)
 /** Every case, by converter. */
 export const HOSTILE_CASES: readonly HostileCase[] = [
   // image → PNG: every decoder checks what it will decode
-  { name: 'gif-frame-flood.gif', why: 'a 35-byte GIF: 10×10 screen, 60000×60000 first frame', expect: 'failed', reason: /60000×60000.*IMAGE_MAX_SIDE/, bytes: async () => gifFrameFlood() },
-  { name: 'png-flood.png', why: 'a PNG IHDR of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => pngWithSize(60000, 60000) },
-  { name: 'png-pixels.png', why: 'a PNG IHDR of 10000×10000 (sides allowed, pixels not)', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => pngWithSize(10000, 10000) },
-  { name: 'png-thin.png', why: 'a PNG IHDR of 1×4,000,000 (few pixels, one huge side)', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => pngWithSize(1, 4_000_000) },
-  { name: 'png-idat-crumbs.png', why: 'a 4.8 MB-of-rows PNG whose IDAT stream is in one-byte chunks', expect: 'done', bytes: pngIdatCrumbs },
-  { name: 'jpeg-flood.jpg', why: 'a JPEG SOF of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => jpegWithSize(60000, 60000) },
-  { name: 'webp-canvas.webp', why: 'a WebP VP8X canvas of 16384×16384 around a 1×1 frame', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => webpCanvasFlood() },
-  { name: 'webp-frame.webp', why: 'a WebP VP8L frame of 16384×16384 in 30 bytes', expect: 'failed', reason: /IMAGE_MAX_PIXELS/, bytes: async () => webpFrameFlood() },
-  { name: 'avif-primary.avif', why: 'an AVIF whose first ispe is a 10×10 thumbnail, the primary 60000×60000', expect: 'failed', reason: /60000×60000.*IMAGE_MAX_SIDE/, bytes: async () => avifPrimaryFlood() },
-  { name: 'avif-coded.avif', why: 'an AVIF whose ispe says 10×10 and whose AV1 data is coded for 60000×60000', expect: 'failed', reason: /10×10 \(ispe\) but its AV1 data is coded for frames of up to 60000×60000/, bytes: async () => avifCodedFlood(10, 60000) },
-  { name: 'avif-config.avif', why: 'an AVIF whose av1C sequence header allows 60000×60000 frames', expect: 'failed', reason: /60000×60000.*IMAGE_MAX_SIDE/, bytes: async () => avifCodedFlood(100, 100, 60000) },
-  { name: 'avif-no-primary.avif', why: 'an AVIF with no primary item', expect: 'failed', reason: /no primary item|no meta/, bytes: async () => avifWithoutPrimary() },
-  { name: 'tiff-flood.tif', why: 'a TIFF first IFD of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => tiffWithSize(60000, 60000) },
-  { name: 'tiff-cycle.tif', why: 'a TIFF whose IFD chain is a cycle (only the first IFD is read)', expect: 'done', bytes: async () => tiffIfdCycle() },
-  { name: 'tiff-subifd-cycle.tif', why: 'a TIFF whose SubIFDs point back at its own IFD', expect: 'failed', reason: /cycle of IFDs/, bytes: async () => tiffSubIfdCycle() },
-  { name: 'tiff-count.tif', why: 'a TIFF tag claiming 4 billion values', expect: 'failed', reason: /claims \d+ values/, bytes: async () => tiffCountBomb() },
-  { name: 'tiff-shared-strips.tif', why: '20,000 one-row PackBits strips, each naming the same megabyte of no-op bytes', expect: 'done', bytes: async () => tiffSharedStrips() },
-  { name: 'tiff-deflate-bomb.tif', why: 'a 1000×1000 TIFF whose Deflate strip inflates to 256 MiB', expect: 'done', bytes: tiffDeflateBomb },
-  { name: 'jpeg-scans.jpg', why: 'a 10.5 MP progressive JPEG whose AC refinement scan is repeated 1000 times', expect: 'failed', reason: /has 1002 scans; at most 100/, bytes: async () => jpegRepeatedScans(1000) },
-  { name: 'bmp-flood.bmp', why: 'a BMP header of 60000×60000', expect: 'failed', reason: /IMAGE_MAX_SIDE/, bytes: async () => bmpWithSize(60000, 60000) },
-  { name: 'truncated.png', why: 'a PNG cut after its header', expect: 'failed', reason: /cannot be decoded/, bytes: async () => pngWithSize(64, 64).subarray(0, 33) },
-  { name: 'truncated.gif', why: 'a GIF cut inside its first frame', expect: 'failed', reason: /cannot be decoded|no image/, bytes: async () => gifFrameFlood().subarray(0, 20) },
-  { name: 'empty.png', why: 'an empty .png', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
+  {
+    name: 'gif-frame-flood.gif',
+    why: 'a 35-byte GIF: 10×10 screen, 60000×60000 first frame',
+    expect: 'failed',
+    reason: /60000×60000.*IMAGE_MAX_SIDE/,
+    bytes: async () => gifFrameFlood(),
+  },
+  {
+    name: 'png-flood.png',
+    why: 'a PNG IHDR of 60000×60000',
+    expect: 'failed',
+    reason: /IMAGE_MAX_SIDE/,
+    bytes: async () => pngWithSize(60000, 60000),
+  },
+  {
+    name: 'png-pixels.png',
+    why: 'a PNG IHDR of 10000×10000 (sides allowed, pixels not)',
+    expect: 'failed',
+    reason: /IMAGE_MAX_PIXELS/,
+    bytes: async () => pngWithSize(10000, 10000),
+  },
+  {
+    name: 'png-thin.png',
+    why: 'a PNG IHDR of 1×4,000,000 (few pixels, one huge side)',
+    expect: 'failed',
+    reason: /IMAGE_MAX_SIDE/,
+    bytes: async () => pngWithSize(1, 4_000_000),
+  },
+  {
+    name: 'png-idat-crumbs.png',
+    why: 'a 4.8 MB-of-rows PNG whose IDAT stream is in one-byte chunks',
+    expect: 'done',
+    bytes: pngIdatCrumbs,
+  },
+  {
+    name: 'jpeg-flood.jpg',
+    why: 'a JPEG SOF of 60000×60000',
+    expect: 'failed',
+    reason: /IMAGE_MAX_SIDE/,
+    bytes: async () => jpegWithSize(60000, 60000),
+  },
+  {
+    name: 'webp-canvas.webp',
+    why: 'a WebP VP8X canvas of 16384×16384 around a 1×1 frame',
+    expect: 'failed',
+    reason: /IMAGE_MAX_PIXELS/,
+    bytes: async () => webpCanvasFlood(),
+  },
+  {
+    name: 'webp-frame.webp',
+    why: 'a WebP VP8L frame of 16384×16384 in 30 bytes',
+    expect: 'failed',
+    reason: /IMAGE_MAX_PIXELS/,
+    bytes: async () => webpFrameFlood(),
+  },
+  {
+    name: 'avif-primary.avif',
+    why: 'an AVIF whose first ispe is a 10×10 thumbnail, the primary 60000×60000',
+    expect: 'failed',
+    reason: /60000×60000.*IMAGE_MAX_SIDE/,
+    bytes: async () => avifPrimaryFlood(),
+  },
+  {
+    name: 'avif-coded.avif',
+    why: 'an AVIF whose ispe says 10×10 and whose AV1 data is coded for 60000×60000',
+    expect: 'failed',
+    reason: /10×10 \(ispe\) but its AV1 data is coded for frames of up to 60000×60000/,
+    bytes: async () => avifCodedFlood(10, 60000),
+  },
+  {
+    name: 'avif-config.avif',
+    why: 'an AVIF whose av1C sequence header allows 60000×60000 frames',
+    expect: 'failed',
+    reason: /60000×60000.*IMAGE_MAX_SIDE/,
+    bytes: async () => avifCodedFlood(100, 100, 60000),
+  },
+  {
+    name: 'avif-no-primary.avif',
+    why: 'an AVIF with no primary item',
+    expect: 'failed',
+    reason: /no primary item|no meta/,
+    bytes: async () => avifWithoutPrimary(),
+  },
+  {
+    name: 'tiff-flood.tif',
+    why: 'a TIFF first IFD of 60000×60000',
+    expect: 'failed',
+    reason: /IMAGE_MAX_SIDE/,
+    bytes: async () => tiffWithSize(60000, 60000),
+  },
+  {
+    name: 'tiff-cycle.tif',
+    why: 'a TIFF whose IFD chain is a cycle (only the first IFD is read)',
+    expect: 'done',
+    bytes: async () => tiffIfdCycle(),
+  },
+  {
+    name: 'tiff-subifd-cycle.tif',
+    why: 'a TIFF whose SubIFDs point back at its own IFD',
+    expect: 'failed',
+    reason: /cycle of IFDs/,
+    bytes: async () => tiffSubIfdCycle(),
+  },
+  {
+    name: 'tiff-count.tif',
+    why: 'a TIFF tag claiming 4 billion values',
+    expect: 'failed',
+    reason: /claims \d+ values/,
+    bytes: async () => tiffCountBomb(),
+  },
+  {
+    name: 'tiff-shared-strips.tif',
+    why: '20,000 one-row PackBits strips, each naming the same megabyte of no-op bytes',
+    expect: 'done',
+    bytes: async () => tiffSharedStrips(),
+  },
+  {
+    name: 'tiff-deflate-bomb.tif',
+    why: 'a 1000×1000 TIFF whose Deflate strip inflates to 256 MiB',
+    expect: 'done',
+    bytes: tiffDeflateBomb,
+  },
+  {
+    name: 'jpeg-scans.jpg',
+    why: 'a 10.5 MP progressive JPEG whose AC refinement scan is repeated 1000 times',
+    expect: 'failed',
+    reason: /has 1002 scans; at most 100/,
+    bytes: async () => jpegRepeatedScans(1000),
+  },
+  {
+    name: 'bmp-flood.bmp',
+    why: 'a BMP header of 60000×60000',
+    expect: 'failed',
+    reason: /IMAGE_MAX_SIDE/,
+    bytes: async () => bmpWithSize(60000, 60000),
+  },
+  {
+    name: 'truncated.png',
+    why: 'a PNG cut after its header',
+    expect: 'failed',
+    reason: /cannot be decoded/,
+    bytes: async () => pngWithSize(64, 64).subarray(0, 33),
+  },
+  {
+    name: 'truncated.gif',
+    why: 'a GIF cut inside its first frame',
+    expect: 'failed',
+    reason: /cannot be decoded|no image/,
+    bytes: async () => gifFrameFlood().subarray(0, 20),
+  },
+  {
+    name: 'empty.png',
+    why: 'an empty .png',
+    expect: 'refused',
+    reason: /is empty/,
+    bytes: async () => new Uint8Array(),
+  },
   // PDF → PNG: each page checked after rounding to pixels
-  { name: 'thin-page.pdf', why: 'a 2,000,000,000 × 1 pt page', expect: 'done', bytes: async () => pdfPage(2_000_000_000, 1) },
-  { name: 'cyclic-pages.pdf', why: 'a page tree whose Kids hold itself', expect: 'settled', reason: /cannot be (read|loaded)/, bytes: async () => pdfCyclicPages() },
-  { name: 'lying-count.pdf', why: 'a page tree claiming 1,000,000,000 pages', expect: 'done', bytes: async () => pdfLyingCount() },
-  { name: 'deep-nesting.pdf', why: '100,000 nested arrays and dictionaries', expect: 'done', bytes: async () => pdfDeepNesting() },
-  { name: 'flate-bomb.pdf', why: 'a 64 MiB Flate content stream in 64 KB', expect: 'failed', reason: /object 4's stream decodes to more than \d+ bytes.*PDF_MAX_BYTES/, bytes: pdfFlateBomb },
-  { name: 'hex-flate-bomb.pdf', why: 'the Flate bomb behind /ASCIIHexDecode', expect: 'failed', reason: /decodes? to more than \d+ bytes/, bytes: pdfHexFlateBomb },
-  { name: 'indirect-length-bomb.pdf', why: 'the Flate bomb with a /Length that lies, indirectly', expect: 'failed', reason: /decodes to more than \d+ bytes.*PDF_MAX_BYTES/, bytes: pdfIndirectLengthBomb },
-  { name: 'lzw-bomb.pdf', why: 'a 64 MiB LZW content stream in 50 KB', expect: 'failed', reason: /decodes to more than \d+ bytes.*PDF_MAX_BYTES/, bytes: async () => pdfLzwBomb() },
-  { name: 'objstm-bomb.pdf', why: 'a 64 MiB object stream, inflated while PDFium loads', expect: 'failed', reason: /object 5's stream decodes to more than \d+ bytes/, bytes: pdfObjectStreamBomb },
-  { name: 'many-streams.pdf', why: 'one page and 50 MiB of streams, each under the stream limit', expect: 'failed', reason: /streams decode to more than \d+ bytes.*PDF_MAX_PAGE_PIXELS/, bytes: pdfManyStreams },
-  { name: 'crypt-filter-bomb.pdf', why: 'the Flate bomb behind a /Crypt filter (PDFium skips it)', expect: 'failed', reason: /object 4's stream decodes to more than \d+ bytes.*PDF_MAX_BYTES/, bytes: pdfCryptFilterBomb },
+  {
+    name: 'thin-page.pdf',
+    why: 'a 2,000,000,000 × 1 pt page',
+    expect: 'done',
+    bytes: async () => pdfPage(2_000_000_000, 1),
+  },
+  {
+    name: 'cyclic-pages.pdf',
+    why: 'a page tree whose Kids hold itself',
+    expect: 'settled',
+    reason: /cannot be (read|loaded)/,
+    bytes: async () => pdfCyclicPages(),
+  },
+  {
+    name: 'lying-count.pdf',
+    why: 'a page tree claiming 1,000,000,000 pages',
+    expect: 'done',
+    bytes: async () => pdfLyingCount(),
+  },
+  {
+    name: 'deep-nesting.pdf',
+    why: '100,000 nested arrays and dictionaries',
+    expect: 'done',
+    bytes: async () => pdfDeepNesting(),
+  },
+  {
+    name: 'flate-bomb.pdf',
+    why: 'a 64 MiB Flate content stream in 64 KB',
+    expect: 'failed',
+    reason: /object 4's stream decodes to more than \d+ bytes.*PDF_MAX_BYTES/,
+    bytes: pdfFlateBomb,
+  },
+  {
+    name: 'hex-flate-bomb.pdf',
+    why: 'the Flate bomb behind /ASCIIHexDecode',
+    expect: 'failed',
+    reason: /decodes? to more than \d+ bytes/,
+    bytes: pdfHexFlateBomb,
+  },
+  {
+    name: 'indirect-length-bomb.pdf',
+    why: 'the Flate bomb with a /Length that lies, indirectly',
+    expect: 'failed',
+    reason: /decodes to more than \d+ bytes.*PDF_MAX_BYTES/,
+    bytes: pdfIndirectLengthBomb,
+  },
+  {
+    name: 'lzw-bomb.pdf',
+    why: 'a 64 MiB LZW content stream in 50 KB',
+    expect: 'failed',
+    reason: /decodes to more than \d+ bytes.*PDF_MAX_BYTES/,
+    bytes: async () => pdfLzwBomb(),
+  },
+  {
+    name: 'objstm-bomb.pdf',
+    why: 'a 64 MiB object stream, inflated while PDFium loads',
+    expect: 'failed',
+    reason: /object 5's stream decodes to more than \d+ bytes/,
+    bytes: pdfObjectStreamBomb,
+  },
+  {
+    name: 'many-streams.pdf',
+    why: 'one page and 50 MiB of streams, each under the stream limit',
+    expect: 'failed',
+    reason: /streams decode to more than \d+ bytes.*PDF_MAX_PAGE_PIXELS/,
+    bytes: pdfManyStreams,
+  },
+  {
+    name: 'crypt-filter-bomb.pdf',
+    why: 'the Flate bomb behind a /Crypt filter (PDFium skips it)',
+    expect: 'failed',
+    reason: /object 4's stream decodes to more than \d+ bytes.*PDF_MAX_BYTES/,
+    bytes: pdfCryptFilterBomb,
+  },
   // The Flate bomb in each kind of encryption with an empty user password (qpdf): its streams measured decrypted.
   ...(['rc4-40', 'rc4-128', 'aes-128', 'aes-256'] as const).map(
-    (encryption): HostileCase => ({ name: `flate-bomb-${encryption}.pdf`, why: `the Flate bomb encrypted (${encryption}, empty user password)`, expect: 'failed', reason: /stream decodes to more than \d+ bytes.*PDF_MAX_BYTES/, encryption, bytes: pdfFlateBomb }),
+    (encryption): HostileCase => ({
+      name: `flate-bomb-${encryption}.pdf`,
+      why: `the Flate bomb encrypted (${encryption}, empty user password)`,
+      expect: 'failed',
+      reason: /stream decodes to more than \d+ bytes.*PDF_MAX_BYTES/,
+      encryption,
+      bytes: pdfFlateBomb,
+    }),
   ),
-  { name: 'public-key.pdf', why: 'encrypted by the public-key handler', expect: 'failed', reason: /unsupported security scheme.*\/Adobe\.PubSec/, bytes: async () => pdfPublicKeyEncrypted() },
-  { name: 'hidden-filter.pdf', why: 'a /Filter naming an object not in the file', expect: 'failed', reason: /cannot be read: object 9.*not in the file/, bytes: async () => pdfHiddenFilter() },
-  { name: 'shared-params.pdf', why: '6000 streams naming one 350 KB /DecodeParms', expect: 'done', bytes: async () => pdfSharedIndirectParams() },
-  { name: 'ascii85-to-end.pdf', why: '2000 ASCII85 streams without /Length, their data bytes outside the alphabet', expect: 'done', bytes: async () => pdfAscii85ToEnd() },
-  { name: 'runlength-to-end.pdf', why: '1000 RunLength streams whose /Length names no object, read to the end of the file', expect: 'failed', reason: /streams' data overlap/, bytes: async () => pdfRunLengthToEnd() },
-  { name: 'long-word.pdf', why: 'a stream dictionary with a word of a million digits', expect: 'failed', reason: /cannot be read/, bytes: async () => pdfLongWord() },
-  { name: 'truncated.pdf', why: 'a PDF cut in half', expect: 'failed', reason: /cannot be read|no pages/, bytes: async () => pdfPage(100, 100).subarray(0, 200) },
-  { name: 'empty.pdf', why: 'an empty .pdf', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
+  {
+    name: 'public-key.pdf',
+    why: 'encrypted by the public-key handler',
+    expect: 'failed',
+    reason: /unsupported security scheme.*\/Adobe\.PubSec/,
+    bytes: async () => pdfPublicKeyEncrypted(),
+  },
+  {
+    name: 'hidden-filter.pdf',
+    why: 'a /Filter naming an object not in the file',
+    expect: 'failed',
+    reason: /cannot be read: object 9.*not in the file/,
+    bytes: async () => pdfHiddenFilter(),
+  },
+  {
+    name: 'shared-params.pdf',
+    why: '6000 streams naming one 350 KB /DecodeParms',
+    expect: 'done',
+    bytes: async () => pdfSharedIndirectParams(),
+  },
+  {
+    name: 'ascii85-to-end.pdf',
+    why: '2000 ASCII85 streams without /Length, their data bytes outside the alphabet',
+    expect: 'done',
+    bytes: async () => pdfAscii85ToEnd(),
+  },
+  {
+    name: 'runlength-to-end.pdf',
+    why: '1000 RunLength streams whose /Length names no object, read to the end of the file',
+    expect: 'failed',
+    reason: /streams' data overlap/,
+    bytes: async () => pdfRunLengthToEnd(),
+  },
+  {
+    name: 'long-word.pdf',
+    why: 'a stream dictionary with a word of a million digits',
+    expect: 'failed',
+    reason: /cannot be read/,
+    bytes: async () => pdfLongWord(),
+  },
+  {
+    name: 'truncated.pdf',
+    why: 'a PDF cut in half',
+    expect: 'failed',
+    reason: /cannot be read|no pages/,
+    bytes: async () => pdfPage(100, 100).subarray(0, 200),
+  },
+  {
+    name: 'empty.pdf',
+    why: 'an empty .pdf',
+    expect: 'refused',
+    reason: /is empty/,
+    bytes: async () => new Uint8Array(),
+  },
   // text → PNG: layout linear and bounded
-  { name: 'combining.txt', why: 'one letter and 200,000 combining marks', expect: 'done', bytes: async () => text(`a${'\u0301'.repeat(200_000)}`) },
-  { name: 'newlines.txt', why: '5 MB of newlines', expect: 'failed', reason: /TEXT_MAX_PAGES/, bytes: async () => new Uint8Array(5 * 2 ** 20 - 1).fill(0x0a) },
-  { name: 'long-line.txt', why: 'one 5 MB line without spaces', expect: 'failed', reason: /TEXT_MAX_PAGES/, bytes: async () => new Uint8Array(5 * 2 ** 20 - 1).fill(0x61) },
-  { name: 'zero-width.txt', why: '5 MB of zero-width spaces on one line', expect: 'done', bytes: async () => text('\u200b'.repeat(1_700_000)) },
-  { name: 'marks-everywhere.txt', why: '5 MB of letters each with 40 combining marks', expect: 'failed', reason: /would draw more than \d+ characters/, bytes: async () => text(`x${'\u0301'.repeat(40)} `.repeat(60_000)) },
-  { name: 'empty.txt', why: 'an empty .txt', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
+  {
+    name: 'combining.txt',
+    why: 'one letter and 200,000 combining marks',
+    expect: 'done',
+    bytes: async () => text(`a${'\u0301'.repeat(200_000)}`),
+  },
+  {
+    name: 'newlines.txt',
+    why: '5 MB of newlines',
+    expect: 'failed',
+    reason: /TEXT_MAX_PAGES/,
+    bytes: async () => new Uint8Array(5 * 2 ** 20 - 1).fill(0x0a),
+  },
+  {
+    name: 'long-line.txt',
+    why: 'one 5 MB line without spaces',
+    expect: 'failed',
+    reason: /TEXT_MAX_PAGES/,
+    bytes: async () => new Uint8Array(5 * 2 ** 20 - 1).fill(0x61),
+  },
+  {
+    name: 'zero-width.txt',
+    why: '5 MB of zero-width spaces on one line',
+    expect: 'done',
+    bytes: async () => text('\u200b'.repeat(1_700_000)),
+  },
+  {
+    name: 'marks-everywhere.txt',
+    why: '5 MB of letters each with 40 combining marks',
+    expect: 'failed',
+    reason: /would draw more than \d+ characters/,
+    bytes: async () => text(`x${'\u0301'.repeat(40)} `.repeat(60_000)),
+  },
+  {
+    name: 'empty.txt',
+    why: 'an empty .txt',
+    expect: 'refused',
+    reason: /is empty/,
+    bytes: async () => new Uint8Array(),
+  },
   // Office → PDF: only office documents reach LibreOffice
-  { name: 'photo.docx', why: 'a JPEG named .docx', expect: 'refused', reason: /content is image\/jpeg/, bytes: async () => A_JPEG },
-  { name: 'picture.docx', why: 'a PNG named .docx', expect: 'refused', reason: /content is image\/png/, bytes: async () => A_PNG },
-  { name: 'page.docx', why: 'an HTML file named .docx', expect: 'refused', reason: /content is text\/plain/, bytes: async () => text('<!doctype html><html><body><img src="file:///etc/passwd"></body></html>') },
-  { name: 'drawing.odt', why: 'an SVG named .odt', expect: 'refused', reason: /content is text\/plain/, bytes: async () => text('<svg xmlns="http://www.w3.org/2000/svg"><image href="file:///usr/share/icons"/></svg>') },
-  { name: 'document.doc', why: 'a PDF named .doc', expect: 'refused', reason: /content is application\/pdf/, bytes: async () => pdfPage(100, 100) },
-  { name: 'table.csv', why: 'HTML named .csv', expect: 'failed', reason: /markup \(HTML, XML or SVG\), not CSV/, bytes: async () => text('<html><body><table><tr><td>1</td></tr></table></body></html>') },
-  { name: 'empty.docx', why: 'an empty .docx', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
-  { name: 'truncated.docx', why: 'a DOCX cut short: no central directory', expect: 'failed', reason: /truncated or damaged zip \(its end of central directory record is missing\)/, bytes: async () => truncatedDocx() },
+  {
+    name: 'photo.docx',
+    why: 'a JPEG named .docx',
+    expect: 'refused',
+    reason: /content is image\/jpeg/,
+    bytes: async () => A_JPEG,
+  },
+  {
+    name: 'picture.docx',
+    why: 'a PNG named .docx',
+    expect: 'refused',
+    reason: /content is image\/png/,
+    bytes: async () => A_PNG,
+  },
+  {
+    name: 'page.docx',
+    why: 'an HTML file named .docx',
+    expect: 'refused',
+    reason: /content is text\/plain/,
+    bytes: async () => text('<!doctype html><html><body><img src="file:///etc/passwd"></body></html>'),
+  },
+  {
+    name: 'drawing.odt',
+    why: 'an SVG named .odt',
+    expect: 'refused',
+    reason: /content is text\/plain/,
+    bytes: async () => text('<svg xmlns="http://www.w3.org/2000/svg"><image href="file:///usr/share/icons"/></svg>'),
+  },
+  {
+    name: 'document.doc',
+    why: 'a PDF named .doc',
+    expect: 'refused',
+    reason: /content is application\/pdf/,
+    bytes: async () => pdfPage(100, 100),
+  },
+  {
+    name: 'table.csv',
+    why: 'HTML named .csv',
+    expect: 'failed',
+    reason: /markup \(HTML, XML or SVG\), not CSV/,
+    bytes: async () => text('<html><body><table><tr><td>1</td></tr></table></body></html>'),
+  },
+  {
+    name: 'empty.docx',
+    why: 'an empty .docx',
+    expect: 'refused',
+    reason: /is empty/,
+    bytes: async () => new Uint8Array(),
+  },
+  {
+    name: 'truncated.docx',
+    why: 'a DOCX cut short: no central directory',
+    expect: 'failed',
+    reason: /truncated or damaged zip \(its end of central directory record is missing\)/,
+    bytes: async () => truncatedDocx(),
+  },
   // audio → text
-  { name: 'empty.mp3', why: 'an empty .mp3', expect: 'refused', reason: /is empty/, bytes: async () => new Uint8Array() },
-  { name: 'photo.mp3', why: 'a JPEG named .mp3', expect: 'refused', reason: /content is image\/jpeg; audio-to-text reads only/, bytes: async () => A_JPEG },
-  { name: 'notes.wav', why: 'text named .wav', expect: 'refused', reason: /content is text\/plain; audio-to-text reads only/, bytes: async () => text('RIFF? no, a diary entry.') },
-  { name: 'lying.wav', why: 'a WAV whose data chunk claims 4 GB', expect: 'failed', reason: /data chunk declares 4294967280 bytes and the file holds 64/, bytes: async () => wavWith({ declared: 0xfffffff0 }) },
-  { name: 'fast.wav', why: 'a WAV of 4 billion samples a second', expect: 'failed', reason: /declares 4000000000 samples a second/, bytes: async () => wavWith({ rate: 4_000_000_000 }) },
-  { name: 'crowd.wav', why: 'a WAV of 65535 channels', expect: 'failed', reason: /declares 65535 channels/, bytes: async () => wavWith({ channels: 65535 }) },
-  { name: 'cut.mp3', why: 'an MP3 cut inside its first frame', expect: 'failed', reason: /ends inside its first MP3 frame/, bytes: async () => concat([0xff, 0xfb, 0x90, 0x00], new Uint8Array(100)) },
+  {
+    name: 'empty.mp3',
+    why: 'an empty .mp3',
+    expect: 'refused',
+    reason: /is empty/,
+    bytes: async () => new Uint8Array(),
+  },
+  {
+    name: 'photo.mp3',
+    why: 'a JPEG named .mp3',
+    expect: 'refused',
+    reason: /content is image\/jpeg; audio-to-text reads only/,
+    bytes: async () => A_JPEG,
+  },
+  {
+    name: 'notes.wav',
+    why: 'text named .wav',
+    expect: 'refused',
+    reason: /content is text\/plain; audio-to-text reads only/,
+    bytes: async () => text('RIFF? no, a diary entry.'),
+  },
+  {
+    name: 'lying.wav',
+    why: 'a WAV whose data chunk claims 4 GB',
+    expect: 'failed',
+    reason: /data chunk declares 4294967280 bytes and the file holds 64/,
+    bytes: async () => wavWith({ declared: 0xfffffff0 }),
+  },
+  {
+    name: 'fast.wav',
+    why: 'a WAV of 4 billion samples a second',
+    expect: 'failed',
+    reason: /declares 4000000000 samples a second/,
+    bytes: async () => wavWith({ rate: 4_000_000_000 }),
+  },
+  {
+    name: 'crowd.wav',
+    why: 'a WAV of 65535 channels',
+    expect: 'failed',
+    reason: /declares 65535 channels/,
+    bytes: async () => wavWith({ channels: 65535 }),
+  },
+  {
+    name: 'cut.mp3',
+    why: 'an MP3 cut inside its first frame',
+    expect: 'failed',
+    reason: /ends inside its first MP3 frame/,
+    bytes: async () => concat([0xff, 0xfb, 0x90, 0x00], new Uint8Array(100)),
+  },
 ]

@@ -18,9 +18,19 @@ beforeAll(async () => {
 
 describe('GET /convert/:extension', () => {
   it('answers what an extension becomes, and null when nothing converts it', async () => {
-    expect((await callJson('GET', '/convert/tsplit', { token: user.token })).body).toMatchObject({ extension: '.tsplit', accepted: true, to: '.tpart', targets: expect.arrayContaining(['.tpart', '.tupper']) })
+    expect((await callJson('GET', '/convert/tsplit', { token: user.token })).body).toMatchObject({
+      extension: '.tsplit',
+      accepted: true,
+      to: '.tpart',
+      targets: expect.arrayContaining(['.tpart', '.tupper']),
+    })
     expect((await callJson('GET', '/convert/.TSPLIT', { token: user.token })).body.extension).toBe('.tsplit')
-    expect((await callJson('GET', '/convert/xyz', { token: user.token })).body).toEqual({ extension: '.xyz', accepted: false, to: null, targets: [] })
+    expect((await callJson('GET', '/convert/xyz', { token: user.token })).body).toEqual({
+      extension: '.xyz',
+      accepted: false,
+      to: null,
+      targets: [],
+    })
   })
 })
 
@@ -52,18 +62,19 @@ describe('POST /files/:id/convert', () => {
 
   it('answers 202 with the job and its Location for Prefer: respond-async', async () => {
     const source = await uploaded(user, 'later.tsplit', 'abcd')
-    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })
+    const res = await callJson('POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      headers: { prefer: 'respond-async' },
+    })
     expect(res.status).toBe(202)
     expect(res.headers.get('location')).toBe(`/jobs/${res.body._id}`)
     expect(res.body).toMatchObject({ file_id: source._id, status: 'queued' })
     const job = await pollJob(res.body._id, user)
     expect(job.status).toBe('done')
     expect(job.files).toHaveLength(4)
-    expect(job.steps.map((step: { converter: string; status: string }) => `${step.converter}:${step.status}`).sort()).toEqual([
-      'test-split:done',
-      'test-upper:done',
-      'test-upper:done',
-    ])
+    expect(
+      job.steps.map((step: { converter: string; status: string }) => `${step.converter}:${step.status}`).sort(),
+    ).toEqual(['test-split:done', 'test-upper:done', 'test-upper:done'])
     const listed = await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })
     expect(listed.body.map((j: { _id: string }) => j._id)).toEqual([res.body._id])
   })
@@ -72,10 +83,18 @@ describe('POST /files/:id/convert', () => {
     const source = await uploaded(user, 'word.tfan', 'edgefloor')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string }) => file.name)).toEqual(Array.from({ length: 9 }, (_, i) => `word (${i + 1} of 9)`))
-    const texts = await Promise.all(res.body.map(async (file: { _id: string }) => (await call('GET', `/files/${file._id}/download`, { token: user.token })).text()))
+    expect(res.body.map((file: { name: string }) => file.name)).toEqual(
+      Array.from({ length: 9 }, (_, i) => `word (${i + 1} of 9)`),
+    )
+    const texts = await Promise.all(
+      res.body.map(async (file: { _id: string }) =>
+        (await call('GET', `/files/${file._id}/download`, { token: user.token })).text(),
+      ),
+    )
     expect(texts.join('')).toBe('edgefloor')
-    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body.metadata).toEqual({ char_count: 9 })
+    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body.metadata).toEqual({
+      char_count: 9,
+    })
   })
 
   it('fans out past 100 parts: the steps go to the queue in batches it accepts', async () => {
@@ -83,7 +102,10 @@ describe('POST /files/:id/convert', () => {
     // a pair of characters, so 201 characters are 101 parts, one queue message each.
     const text = 'edgefloor'.repeat(23).slice(0, 201)
     const source = await uploaded(user, 'long.tfan', text)
-    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { Prefer: 'respond-async' } })
+    const res = await callJson('POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      headers: { Prefer: 'respond-async' },
+    })
     expect(res.status).toBe(202)
     const job = await pollJob(res.body._id, user)
     expect(job.status).toBe('done')
@@ -95,9 +117,15 @@ describe('POST /files/:id/convert', () => {
     const source = await uploaded(user, 'bad.tbroken', 'xyz')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(422)
-    expect(res.body).toMatchObject({ message: 'test-broken on "bad.tbroken" failed: the input is corrupt at byte 3', code: 'CONVERSION_FAILED' })
+    expect(res.body).toMatchObject({
+      message: 'test-broken on "bad.tbroken" failed: the input is corrupt at byte 3',
+      code: 'CONVERSION_FAILED',
+    })
     const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
-    expect(job.body).toMatchObject({ status: 'failed', steps: [{ status: 'failed', attempts: 1, error: 'the input is corrupt at byte 3' }] })
+    expect(job.body).toMatchObject({
+      status: 'failed',
+      steps: [{ status: 'failed', attempts: 1, error: 'the input is corrupt at byte 3' }],
+    })
     expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body.files).toEqual([])
   })
 
@@ -105,31 +133,49 @@ describe('POST /files/:id/convert', () => {
     const source = await uploaded(user, 'odd.trefuse', 'xyz')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(415)
-    expect(res.body).toMatchObject({ message: 'test-refusing on "odd.trefuse" failed: the input is of a kind this engine cannot read', code: 'UNSUPPORTED_FORMAT' })
+    expect(res.body).toMatchObject({
+      message: 'test-refusing on "odd.trefuse" failed: the input is of a kind this engine cannot read',
+      code: 'UNSUPPORTED_FORMAT',
+    })
     const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
-    expect(job.body).toMatchObject({ status: 'failed', error_code: 'UNSUPPORTED_FORMAT', steps: [{ status: 'failed' }] })
+    expect(job.body).toMatchObject({
+      status: 'failed',
+      error_code: 'UNSUPPORTED_FORMAT',
+      steps: [{ status: 'failed' }],
+    })
     const broken = await uploaded(user, 'plain.tbroken', 'xyz')
     const failed = await callJson('POST', `/files/${broken._id}/convert`, { token: user.token })
-    expect((await callJson('GET', `/jobs/${failed.body.job}`, { token: user.token })).body).toMatchObject({ status: 'failed', error_code: 'CONVERSION_FAILED' })
+    expect((await callJson('GET', `/jobs/${failed.body.job}`, { token: user.token })).body).toMatchObject({
+      status: 'failed',
+      error_code: 'CONVERSION_FAILED',
+    })
   })
 
   it('retries a transient failure with backoff until it works', async () => {
     const source = await uploaded(user, 'busy.tflaky', 'x')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).text()).toBe('worked on attempt 3')
+    expect(await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).text()).toBe(
+      'worked on attempt 3',
+    )
   }, 60_000)
 
   it('refuses a file nothing converts with 415 and creates no job', async () => {
     const source = await uploaded(user, 'plain.xyz', 'x')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
-    expect(res).toMatchObject({ status: 415, body: { message: expect.stringMatching(/^no converter accepts \.xyz; these extensions convert: \.avif, /) } })
+    expect(res).toMatchObject({
+      status: 415,
+      body: { message: expect.stringMatching(/^no converter accepts \.xyz; these extensions convert: \.avif, /) },
+    })
     expect((await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })).body).toEqual([])
   })
 
   it("answers 404 for another user's file and job", async () => {
     const source = await uploaded(user, 'mine.tsplit', 'abcd')
-    const job = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })
+    const job = await callJson('POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      headers: { prefer: 'respond-async' },
+    })
     const stranger = await signUp()
     for (const [method, path] of [
       ['POST', `/files/${source._id}/convert`],
@@ -149,7 +195,10 @@ describe('POST /jobs/:id/retry', () => {
     gate.isOpen = false
     const source = await uploaded(user, 'gate.tgate', 'wxyz')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
-    expect(res).toMatchObject({ status: 422, body: { message: 'test-gated on "gate.tgate" failed: the gate is closed' } })
+    expect(res).toMatchObject({
+      status: 422,
+      body: { message: 'test-gated on "gate.tgate" failed: the gate is closed' },
+    })
     const failed = (await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })).body
     const statuses = failed.steps.map((step: { status: string }) => step.status)
     expect(statuses.filter((status: string) => status === 'failed').length).toBeGreaterThan(0)
@@ -162,7 +211,13 @@ describe('POST /jobs/:id/retry', () => {
     expect(retried).toMatchObject({ status: 202, body: { status: 'running', error: null } })
     const job = await pollJob(failed._id, user)
     expect(job.status).toBe('done')
-    expect(job.steps.map((step: { status: string }) => step.status).sort()).toEqual(['done', 'done', 'done', 'done', 'split'])
+    expect(job.steps.map((step: { status: string }) => step.status).sort()).toEqual([
+      'done',
+      'done',
+      'done',
+      'done',
+      'split',
+    ])
     expect(job.files.map((file: { name: string }) => file.name)).toEqual([1, 2, 3, 4].map((n) => `gate (${n} of 4)`))
     expect((await callJson('POST', `/jobs/${failed._id}/retry`, { token: user.token })).status).toBe(409)
   })
@@ -178,7 +233,14 @@ describe('redelivery', () => {
     const { runStep } = await import('../../worker/pipeline/step-runner')
     const { openDatabase } = await import('../../worker/db/client')
     const { loadConfig } = await import('../../worker/config')
-    const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), engines: localEngines, waitUntil: () => {} }
+    const deps = {
+      db: openDatabase(env.DB),
+      bucket: env.BUCKET,
+      queue: env.CONVERSIONS,
+      config: loadConfig(env),
+      engines: localEngines,
+      waitUntil: () => {},
+    }
     for (let round = 0; round < 3; round++) {
       for (const step of job.body.steps) await runStep(deps, { kind: 'step', jobId: job.body._id, stepId: step._id }, 1)
     }
@@ -223,7 +285,8 @@ describe('redelivery', () => {
     await env.DB.prepare('DELETE FROM files WHERE job_id = ?').bind(jobId).run()
     await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step._id).run()
     await env.DB.prepare("UPDATE jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(jobId).run()
-    for (let delivery = 0; delivery < 3; delivery++) await env.CONVERSIONS.send({ kind: 'step', jobId, stepId: step._id })
+    for (let delivery = 0; delivery < 3; delivery++)
+      await env.CONVERSIONS.send({ kind: 'step', jobId, stepId: step._id })
     const job = await pollJob(jobId, user)
     expect(job.status).toBe('done')
     expect(job.files.map((file: { name: string }) => file.name)).toEqual(['thrice (1 of 1)'])

@@ -26,7 +26,13 @@ const heldPages: Converter = {
   from: ['.tpages'],
   to: '.tpage',
   async plan() {
-    return { total: 2, parts: [{ start: 0, end: 1 }, { start: 1, end: 2 }] }
+    return {
+      total: 2,
+      parts: [
+        { start: 0, end: 1 },
+        { start: 1, end: 2 },
+      ],
+    }
   },
   async *convert(input, ctx) {
     const body = await input.bytes(1024)
@@ -59,15 +65,22 @@ beforeAll(async () => {
 beforeEach(resetHold)
 afterEach(() => hold.release())
 
-const convertAsync = (fileId: string, json?: unknown) => callJson('POST', `/files/${fileId}/convert`, { token: user.token, headers: { prefer: 'respond-async' }, json })
-const countRows = (sql: string, ...values: unknown[]) => env.DB.prepare(sql).bind(...values).first<number>('n')
+const convertAsync = (fileId: string, json?: unknown) =>
+  callJson('POST', `/files/${fileId}/convert`, { token: user.token, headers: { prefer: 'respond-async' }, json })
+const countRows = (sql: string, ...values: unknown[]) =>
+  env.DB.prepare(sql)
+    .bind(...values)
+    .first<number>('n')
 
 describe('a replace during a held step', { timeout: 120_000 }, () => {
   it('fails the old content\'s job with "source replaced", removes its outputs, and keeps the new content', async () => {
     const source = await uploaded(user, 'draft.thold', 'old words', { 'x-edgefloor-prefix': 'replaced' })
     const started = await convertAsync(source._id)
     await heldHasStarted()
-    const replaced = await call('PUT', `/files/${source._id}`, { token: user.token, body: multipartBody('draft.thold', 'new words') })
+    const replaced = await call('PUT', `/files/${source._id}`, {
+      token: user.token,
+      body: multipartBody('draft.thold', 'new words'),
+    })
     expect(replaced.status).toBe(200)
     hold.release()
     const job = await pollJob(started.body._id, user)
@@ -85,14 +98,19 @@ describe('a replace during a held step', { timeout: 120_000 }, () => {
     hold.release()
     const done = await pollJob(again.body._id, user)
     expect(done).toMatchObject({ status: 'done', files: [{ name: 'draft (1 of 1)', extension: '.theld' }] })
-    expect(await (await call('GET', `/files/${done.files[0]!._id}/download`, { token: user.token })).text()).toBe('new words')
+    expect(await (await call('GET', `/files/${done.files[0]!._id}/download`, { token: user.token })).text()).toBe(
+      'new words',
+    )
   })
 })
 
 describe('two equal converts at once', { timeout: 120_000 }, () => {
   it('answer the same job: one conversion, one set of outputs', async () => {
     const source = await uploaded(user, 'twice.thold', 'once only')
-    const [first, second] = await Promise.all([convertAsync(source._id, { options: { landscape: true, nativePageRanges: '1' } }), convertAsync(source._id, { options: { nativePageRanges: '1', landscape: true } })])
+    const [first, second] = await Promise.all([
+      convertAsync(source._id, { options: { landscape: true, nativePageRanges: '1' } }),
+      convertAsync(source._id, { options: { nativePageRanges: '1', landscape: true } }),
+    ])
     expect(first.status).toBe(202)
     expect(second.status).toBe(202)
     expect(second.body._id).toBe(first.body._id)
@@ -130,14 +148,29 @@ describe('the quota reached by a conversion', { timeout: 180_000 }, () => {
     const pdf = await uploaded(owner, 'Pages.pdf', threePages)
     const left = sizes[0]! + Math.floor(sizes[1]! / 2)
     const now = Date.now()
-    await env.DB.prepare('INSERT INTO files (id, user_id, name, extension, content_type, size, hash, key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .bind(newId(now), owner.id, 'archive', '.bin', 'application/octet-stream', quota - pdf.size - left, '0'.repeat(64), `u/${owner.id}/archive-${now}`, now, now)
+    await env.DB.prepare(
+      'INSERT INTO files (id, user_id, name, extension, content_type, size, hash, key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    )
+      .bind(
+        newId(now),
+        owner.id,
+        'archive',
+        '.bin',
+        'application/octet-stream',
+        quota - pdf.size - left,
+        '0'.repeat(64),
+        `u/${owner.id}/archive-${now}`,
+        now,
+        now,
+      )
       .run()
     const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: owner.token })
     expect(res.status).toBe(413)
     expect(res.body).toMatchObject({ code: 'QUOTA_EXCEEDED', message: expect.stringMatching(/storage quota exceeded/) })
     expect(await countRows('SELECT count(*) AS n FROM files WHERE parent_id = ?', pdf._id)).toBe(0)
-    expect((await env.BUCKET.list({ prefix: `u/${owner.id}/` })).objects.map((object) => object.key)).toEqual([`u/${owner.id}/${pdf._id}`])
+    expect((await env.BUCKET.list({ prefix: `u/${owner.id}/` })).objects.map((object) => object.key)).toEqual([
+      `u/${owner.id}/${pdf._id}`,
+    ])
     expect(await countRows('SELECT count(*) AS n FROM storage_reservations WHERE user_id = ?', owner.id)).toBe(0)
     const original = await callJson('GET', `/files/${pdf._id}`, { token: owner.token })
     expect(original.body).toMatchObject({ size: pdf.size, hash: pdf.hash, files: [] })
@@ -151,7 +184,15 @@ describe('each event once', { timeout: 120_000 }, () => {
 
   function pipelineDeps(): PipelineDeps & { background: Promise<unknown>[] } {
     const background: Promise<unknown>[] = []
-    return { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), engines: localEngines, waitUntil: (promise) => background.push(promise), background }
+    return {
+      db: openDatabase(env.DB),
+      bucket: env.BUCKET,
+      queue: env.CONVERSIONS,
+      config: loadConfig(env),
+      engines: localEngines,
+      waitUntil: (promise) => background.push(promise),
+      background,
+    }
   }
 
   function deadLetterBatch(body: StepMessage, attempts: number) {
@@ -166,11 +207,15 @@ describe('each event once', { timeout: 120_000 }, () => {
   it('sends job.failed once when a failed step is delivered again, and the dead letter counts the real attempts', async () => {
     const file = await uploaded(user, 'hooked-once.tbroken', 'x')
     const path = `/once/${file._id}`
-    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${file._id}/convert`, { token: user.token, json: { callback_url: receiver(path) } })
+    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${file._id}/convert`, {
+      token: user.token,
+      json: { callback_url: receiver(path) },
+    })
     expect(res.status).toBe(422)
     const { job: jobId } = await res.json<{ job: string }>()
     const deadline = Date.now() + 30_000
-    while ((await deliveries(path)).length < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+    while ((await deliveries(path)).length < 1 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100))
     // The failed step reaches the dead-letter consumer too (a redelivery raced its failure): the job stays as it
     // was, and no second job.failed goes out.
     const job = await callJson('GET', `/jobs/${jobId}`, { token: user.token })
@@ -187,20 +232,24 @@ describe('each event once', { timeout: 120_000 }, () => {
     const busy = await uploaded(user, 'six.tallbusy', 'x')
     const created = await createJob(deps.db, await findOwnedFile(deps.db, user.id, busy._id), alwaysBusy, {})
     const message: StepMessage = { kind: 'step', jobId: created.job.id, stepId: created.step!.id }
-    for (let attempt = 1; attempt <= 6; attempt++) await expect(runStep(deps, message, attempt)).rejects.toThrow('the engine is busy')
+    for (let attempt = 1; attempt <= 6; attempt++)
+      await expect(runStep(deps, message, attempt)).rejects.toThrow('the engine is busy')
     await consumeDeadLetters(deadLetterBatch(message, 1).messages, deps)
     expect((await callJson('GET', `/jobs/${message.jobId}`, { token: user.token })).body.error).toBe(
       'test-always-busy on "six.tallbusy" failed: gave up after 6 attempts: the engine is busy',
     )
   })
 
-  it('streams a job only when it changed, not when only its files\' signed URLs moved on', async () => {
+  it("streams a job only when it changed, not when only its files' signed URLs moved on", async () => {
     const source = await uploaded(user, 'watched.tpages', 'page')
     const started = await convertAsync(source._id)
     await heldHasStarted()
     // Page 1 is stored while page 2 is held.
     const deadline = Date.now() + 30_000
-    while ((await callJson('GET', `/jobs/${started.body._id}`, { token: user.token })).body.files.length < 1 && Date.now() < deadline) {
+    while (
+      (await callJson('GET', `/jobs/${started.body._id}`, { token: user.token })).body.files.length < 1 &&
+      Date.now() < deadline
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
     const res = await call('GET', `/jobs/${started.body._id}/events`, { token: user.token })
@@ -208,7 +257,10 @@ describe('each event once', { timeout: 120_000 }, () => {
     const first = await reader.read()
     expect(first.value).toContain('"status":"running"')
     // Signed URLs carry their expiry in seconds: 2.5 s is enough for them to change twice; the job did not.
-    const quiet = await Promise.race([reader.read().then(() => 'event'), new Promise((resolve) => setTimeout(() => resolve('quiet'), 2500))])
+    const quiet = await Promise.race([
+      reader.read().then(() => 'event'),
+      new Promise((resolve) => setTimeout(() => resolve('quiet'), 2500)),
+    ])
     expect(quiet).toBe('quiet')
     hold.release()
     expect((await pollJob(started.body._id, user)).status).toBe('done')

@@ -33,12 +33,22 @@ function deadLetterBatch(body: StepMessage, attempts: number) {
 describe('dead letters', () => {
   it('fail the step and the job with the last transient reason', async () => {
     const file = await uploaded(user, 'never.tbusy', 'x')
-    const started = await callJson('POST', `/files/${file._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })
+    const started = await callJson('POST', `/files/${file._id}/convert`, {
+      token: user.token,
+      headers: { prefer: 'respond-async' },
+    })
     const jobId = started.body._id
     const stepId = started.body.steps[0]._id
     // Let the real queue deliver it once (it fails and is retried later).
     await pollJob(jobId, user, (job) => (job.steps[0]?.attempts ?? 0) >= 1)
-    const deps = { db: openDatabase(env.DB), bucket: env.BUCKET, queue: env.CONVERSIONS, config: loadConfig(env), engines: localEngines, waitUntil: () => {} }
+    const deps = {
+      db: openDatabase(env.DB),
+      bucket: env.BUCKET,
+      queue: env.CONVERSIONS,
+      config: loadConfig(env),
+      engines: localEngines,
+      waitUntil: () => {},
+    }
     const { batch, acked } = deadLetterBatch({ kind: 'step', jobId, stepId }, 6)
     await consumeDeadLetters(batch.messages, deps)
     expect(acked).toEqual(['m1'])
@@ -50,6 +60,9 @@ describe('dead letters', () => {
     })
     // A late redelivery of the step is skipped: the job stays failed, nothing is created.
     await runStep(deps, { kind: 'step', jobId, stepId }, 7)
-    expect((await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body).toMatchObject({ status: 'failed', files: [] })
+    expect((await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body).toMatchObject({
+      status: 'failed',
+      files: [],
+    })
   })
 })

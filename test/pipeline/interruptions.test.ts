@@ -21,13 +21,20 @@ afterEach(() => hold.release())
 describe('a source deleted mid-conversion', () => {
   it('leaves no output record and no object, and fails the job', async () => {
     const source = await uploaded(user, 'gone.thold', 'bytes', { 'x-edgefloor-prefix': 'gone' })
-    const started = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })
+    const started = await callJson('POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      headers: { prefer: 'respond-async' },
+    })
     await heldHasStarted()
     const deleted = await callJson('DELETE', `/files/${source._id}`, { token: user.token })
     expect(deleted).toMatchObject({ status: 200, body: { deleted: [source._id] } })
     hold.release()
     const job = await pollJob(started.body._id, user)
-    expect(job).toMatchObject({ status: 'failed', error: 'test-held on "gone.thold" failed: the source file was deleted during the conversion', files: [] })
+    expect(job).toMatchObject({
+      status: 'failed',
+      error: 'test-held on "gone.thold" failed: the source file was deleted during the conversion',
+      files: [],
+    })
     expect(await env.DB.prepare('SELECT count(*) AS n FROM files WHERE job_id = ?').bind(job._id).first('n')).toBe(0)
     expect((await env.BUCKET.list({ prefix: `u/${user.id}/gone/` })).objects).toEqual([])
   })
@@ -36,7 +43,9 @@ describe('a source deleted mid-conversion', () => {
 describe('POST /files/:id/convert when CONVERT_WAIT_MS runs out', () => {
   it('answers 202 with the job and its Location, and the job finishes later', async () => {
     const source = await uploaded(user, 'slow.thold', 'later')
-    const res = await callWithSettings({ CONVERT_WAIT_MS: '50' }, 'POST', `/files/${source._id}/convert`, { token: user.token })
+    const res = await callWithSettings({ CONVERT_WAIT_MS: '50' }, 'POST', `/files/${source._id}/convert`, {
+      token: user.token,
+    })
     expect(res.status).toBe(202)
     const body = await res.json<{ _id: string; file_id: string; status: string }>()
     expect(res.headers.get('location')).toBe(`/jobs/${body._id}`)
@@ -46,6 +55,8 @@ describe('POST /files/:id/convert when CONVERT_WAIT_MS runs out', () => {
     const job = await pollJob(body._id, user)
     expect(job.status).toBe('done')
     expect(job.files.map((file: { name: string }) => file.name)).toEqual(['slow (1 of 1)'])
-    expect(await (await call('GET', `/files/${job.files[0]!._id}/download`, { token: user.token })).text()).toBe('later')
+    expect(await (await call('GET', `/files/${job.files[0]!._id}/download`, { token: user.token })).text()).toBe(
+      'later',
+    )
   })
 })

@@ -17,7 +17,11 @@ describe('document passwords', () => {
   it('are never returned, are sealed at rest, open the document, and are wiped when the job ends', async () => {
     const user = await signUp()
     const pdf = await uploaded(user, 'locked.pdf', encrypted)
-    const started = await callJson('POST', `/files/${pdf._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' }, json: { options: { password: 's3cret', landscape: true } } })
+    const started = await callJson('POST', `/files/${pdf._id}/convert`, {
+      token: user.token,
+      headers: { prefer: 'respond-async' },
+      json: { options: { password: 's3cret', landscape: true } },
+    })
     expect(started.status).toBe(202)
     expect(started.body.options).toEqual({ landscape: true })
     expect(JSON.stringify(started.body)).not.toContain('s3cret')

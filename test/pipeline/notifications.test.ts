@@ -24,13 +24,23 @@ function jobEvents(text: string): Array<{ status: string; files: Array<{ name: s
   return text
     .split('\n\n')
     .filter((block) => block.includes('event: job'))
-    .map((block) => JSON.parse(block.split('\n').find((line) => line.startsWith('data: '))!.slice('data: '.length)))
+    .map((block) =>
+      JSON.parse(
+        block
+          .split('\n')
+          .find((line) => line.startsWith('data: '))!
+          .slice('data: '.length),
+      ),
+    )
 }
 
 describe('GET /jobs/:id/events', () => {
   it('streams the job as it changes and ends once it is done', async () => {
     const source = await uploaded(user, 'watched.thold', 'seen')
-    const started = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, headers: { prefer: 'respond-async' } })
+    const started = await callJson('POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      headers: { prefer: 'respond-async' },
+    })
     await heldHasStarted()
     const res = await call('GET', `/jobs/${started.body._id}/events`, { token: user.token })
     expect(res.status).toBe(200)
@@ -53,7 +63,10 @@ describe('GET /jobs/:id/events', () => {
 describe("a job's events_url (EventSource: no headers)", () => {
   async function startedJob(owner: TestUser, name: string) {
     const source = await uploaded(owner, name, 'seen')
-    const started = await callJson('POST', `/files/${source._id}/convert`, { token: owner.token, headers: { prefer: 'respond-async' } })
+    const started = await callJson('POST', `/files/${source._id}/convert`, {
+      token: owner.token,
+      headers: { prefer: 'respond-async' },
+    })
     expect(started.status).toBe(202)
     return started.body as { _id: string; events_url: string }
   }
@@ -64,7 +77,9 @@ describe("a job's events_url (EventSource: no headers)", () => {
 
   it('streams the job to a request without any header, and only that job', async () => {
     const job = await startedJob(user, 'signed.tpart')
-    expect(job.events_url).toMatch(new RegExp(`^http://edgefloor\\.test/jobs/${job._id}/events\\?token=\\d+\\.[A-Za-z0-9_-]{43}$`))
+    expect(job.events_url).toMatch(
+      new RegExp(`^http://edgefloor\\.test/jobs/${job._id}/events\\?token=\\d+\\.[A-Za-z0-9_-]{43}$`),
+    )
     const read = await callJson('GET', `/jobs/${job._id}`, { token: user.token })
     expect(read.body.events_url).toMatch(new RegExp(`/jobs/${job._id}/events\\?token=`))
 
@@ -84,18 +99,32 @@ describe("a job's events_url (EventSource: no headers)", () => {
     const job = await startedJob(user, 'mine.tpart')
     const other = await startedJob(user, 'other.tpart')
     const token = new URL(job.events_url).searchParams.get('token')!
-    const refused = { status: 401, body: { message: 'the job events link is invalid or has expired', code: 'EVENTS_LINK_INVALID' } }
+    const refused = {
+      status: 401,
+      body: { message: 'the job events link is invalid or has expired', code: 'EVENTS_LINK_INVALID' },
+    }
     expect(await callJson('GET', `/jobs/${other._id}/events?token=${token}`)).toMatchObject(refused)
     const stranger = await signUp()
     const theirs = await startedJob(stranger, 'theirs.tpart')
     expect(await callJson('GET', `/jobs/${theirs._id}/events?token=${token}`)).toMatchObject(refused)
     const [expires, signature] = token.split('.')
-    expect(await callJson('GET', `/jobs/${job._id}/events?token=${Number(expires) + 60}.${signature}`)).toMatchObject(refused)
+    expect(await callJson('GET', `/jobs/${job._id}/events?token=${Number(expires) + 60}.${signature}`)).toMatchObject(
+      refused,
+    )
     expect(await callJson('GET', `/jobs/${job._id}/events?token=not-a-token`)).toMatchObject(refused)
     const { loadConfig } = await import('../../worker/config')
     const { signToken } = await import('../../worker/files/signed-url')
-    const stamp = (await env.DB.prepare('SELECT security_stamp FROM users WHERE id = ?').bind(user.id).first<string>('security_stamp'))!
-    const expired = await signToken(loadConfig(env), 'job events', job._id, { id: user.id, securityStamp: stamp }, 600, Date.now() - 3600_000)
+    const stamp = (await env.DB.prepare('SELECT security_stamp FROM users WHERE id = ?')
+      .bind(user.id)
+      .first<string>('security_stamp'))!
+    const expired = await signToken(
+      loadConfig(env),
+      'job events',
+      job._id,
+      { id: user.id, securityStamp: stamp },
+      600,
+      Date.now() - 3600_000,
+    )
     expect(await callJson('GET', `/jobs/${job._id}/events?token=${expired}`)).toMatchObject(refused)
     // A file's download token is not an events token, even for an id that happens to match.
     const file = await uploaded(user, 'file.txt', 'x')
@@ -107,7 +136,10 @@ describe("a job's events_url (EventSource: no headers)", () => {
     const owner = await signUp()
     const job = await startedJob(owner, 'stamped.tpart')
     expect((await callJson('POST', '/auth/logout', { token: owner.token, json: { all: true } })).status).toBe(200)
-    expect(await callJson('GET', pathOf(job.events_url))).toMatchObject({ status: 401, body: { code: 'EVENTS_LINK_INVALID' } })
+    expect(await callJson('GET', pathOf(job.events_url))).toMatchObject({
+      status: 401,
+      body: { code: 'EVENTS_LINK_INVALID' },
+    })
   })
 })
 
@@ -117,20 +149,30 @@ describe('webhooks', () => {
   function deliveries(path: string, count: number) {
     return until(
       `${count} webhook deliveries to ${path}`,
-      async (): Promise<Array<{ headers: Record<string, string>; body: string; status: number }>> => (await fetch(`${env.WEBHOOK_RECEIVER_URL}/deliveries?path=${path}`)).json(),
+      async (): Promise<Array<{ headers: Record<string, string>; body: string; status: number }>> =>
+        (await fetch(`${env.WEBHOOK_RECEIVER_URL}/deliveries?path=${path}`)).json(),
       (found) => found.length >= count,
     )
   }
 
   async function signatureOf(secret: string, message: string) {
-    const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+    const key = await crypto.subtle.importKey(
+      'raw',
+      new TextEncoder().encode(secret),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    )
     const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(message)))
     return `sha256=${mac.toHex()}`
   }
 
   it('refuses an http callback_url unless WEBHOOK_ALLOW_HTTP is set', async () => {
     const source = await uploaded(user, 'plain.tpart', 'abc')
-    const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { callback_url: receiver('/hooks/refused') } })
+    const res = await callJson('POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      json: { callback_url: receiver('/hooks/refused') },
+    })
     expect(res).toMatchObject({ status: 400, body: { message: 'callback_url must be https' } })
     expect((await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })).body).toEqual([])
   })
@@ -138,33 +180,55 @@ describe('webhooks', () => {
   it('delivers job.done, signed with the job secret, to a loopback receiver', async () => {
     const source = await uploaded(user, 'hooked.tpart', 'abc')
     const path = `/hooks/${source._id}`
-    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${source._id}/convert`, { token: user.token, json: { callback_url: receiver(path) } })
+    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      json: { callback_url: receiver(path) },
+    })
     expect(res.status).toBe(200)
     const [made] = await res.json<Array<{ job_id: string }>>()
     const job = (await callJson('GET', `/jobs/${made!.job_id}`, { token: user.token })).body
     const [delivery] = await deliveries(path, 1)
-    expect(JSON.parse(delivery!.body)).toEqual({ event: 'job.done', job: { _id: job._id, file_id: source._id, status: 'done', error: null } })
+    expect(JSON.parse(delivery!.body)).toEqual({
+      event: 'job.done',
+      job: { _id: job._id, file_id: source._id, status: 'done', error: null },
+    })
     expect(delivery!.headers['content-type']).toBe('application/json')
     const timestamp = delivery!.headers['x-edgefloor-timestamp']!
-    expect(delivery!.headers['x-edgefloor-signature']).toBe(await signatureOf(job.webhook_secret, `${timestamp}.${delivery!.body}`))
+    expect(delivery!.headers['x-edgefloor-signature']).toBe(
+      await signatureOf(job.webhook_secret, `${timestamp}.${delivery!.body}`),
+    )
   })
 
   it('delivers job.failed, and retries a receiver that answered 5xx', async () => {
     const source = await uploaded(user, 'hooked.tbroken', 'x')
     const path = `/flaky/${source._id}`
-    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${source._id}/convert`, { token: user.token, json: { callback_url: receiver(path) } })
+    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${source._id}/convert`, {
+      token: user.token,
+      json: { callback_url: receiver(path) },
+    })
     expect(res.status).toBe(422)
     const { job } = await res.json<{ job: string }>()
     const received = await deliveries(path, 2)
     expect(received.map((delivery) => delivery.status)).toEqual([503, 200])
     expect(received[1]!.body).toBe(received[0]!.body)
-    expect(JSON.parse(received[1]!.body)).toMatchObject({ event: 'job.failed', job: { _id: job, status: 'failed', error: 'test-broken on "hooked.tbroken" failed: the input is corrupt at byte 3' } })
+    expect(JSON.parse(received[1]!.body)).toMatchObject({
+      event: 'job.failed',
+      job: {
+        _id: job,
+        status: 'failed',
+        error: 'test-broken on "hooked.tbroken" failed: the input is corrupt at byte 3',
+      },
+    })
   })
 })
 
 describe('FILES_AUTO_CONVERT', () => {
   const upload = (settings: Partial<Record<keyof Env, string>>, name: string, bytes: string) =>
-    callWithSettings(settings, 'POST', '/files', { token: user.token, body: multipartBody(name, bytes), headers: { 'x-edgefloor-name': name } })
+    callWithSettings(settings, 'POST', '/files', {
+      token: user.token,
+      body: multipartBody(name, bytes),
+      headers: { 'x-edgefloor-name': name },
+    })
 
   it('starts the chain of an upload by itself', async () => {
     const res = await upload({ FILES_AUTO_CONVERT: 'true' }, 'auto.tpart', 'abc')

@@ -14,19 +14,32 @@ beforeAll(async () => {
   user = await signUp()
 })
 
-const outputRecords = (jobId: string) => env.DB.prepare('SELECT name, key FROM files WHERE job_id = ? ORDER BY part_index').bind(jobId).all<{ name: string; key: string }>()
+const outputRecords = (jobId: string) =>
+  env.DB.prepare('SELECT name, key FROM files WHERE job_id = ? ORDER BY part_index')
+    .bind(jobId)
+    .all<{ name: string; key: string }>()
 
 describe('a step failing after two of its four outputs', () => {
   it('for good: removes the outputs it stored, records and objects, and fails the job', async () => {
     const source = await uploaded(user, 'halfway.tpartway', 'permanent', { 'x-edgefloor-prefix': 'halfway' })
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
-    expect(res).toMatchObject({ status: 422, body: { message: 'test-partway on "halfway.tpartway" failed: piece 3 is corrupt' } })
+    expect(res).toMatchObject({
+      status: 422,
+      body: { message: 'test-partway on "halfway.tpartway" failed: piece 3 is corrupt' },
+    })
     const job = await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })
-    expect(job.body).toMatchObject({ status: 'failed', files: [], steps: [{ status: 'failed', attempts: 1, error: 'piece 3 is corrupt' }] })
+    expect(job.body).toMatchObject({
+      status: 'failed',
+      files: [],
+      steps: [{ status: 'failed', attempts: 1, error: 'piece 3 is corrupt' }],
+    })
     expect((await outputRecords(res.body.job)).results).toEqual([])
     const objects = await env.BUCKET.list({ prefix: `u/${user.id}/halfway/` })
     expect(objects.objects.map((object) => object.key)).toEqual([`u/${user.id}/halfway/${source._id}`])
-    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body).toMatchObject({ hash: source.hash, files: [] })
+    expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body).toMatchObject({
+      hash: source.hash,
+      files: [],
+    })
   })
 
   it('for a transient reason: the redelivery completes the set, and exactly one set is left', async () => {
@@ -39,9 +52,15 @@ describe('a step failing after two of its four outputs', () => {
     const keys = [0, 1, 2, 3].map((index) => `u/${user.id}/again/${step._id}-${index}`)
     expect((await outputRecords(res.body[0].job_id)).results.map((row) => row.key)).toEqual(keys)
     const objects = await env.BUCKET.list({ prefix: `u/${user.id}/again/` })
-    expect(objects.objects.map((object) => object.key).sort()).toEqual([`u/${user.id}/again/${source._id}`, ...keys].sort())
+    expect(objects.objects.map((object) => object.key).sort()).toEqual(
+      [`u/${user.id}/again/${source._id}`, ...keys].sort(),
+    )
     // The first delivery's two outputs were kept, not made again; the second delivery made the rest.
-    const texts = await Promise.all(res.body.map(async (file: { _id: string }) => (await call('GET', `/files/${file._id}/download`, { token: user.token })).text()))
+    const texts = await Promise.all(
+      res.body.map(async (file: { _id: string }) =>
+        (await call('GET', `/files/${file._id}/download`, { token: user.token })).text(),
+      ),
+    )
     expect(texts).toEqual(['piece 1, attempt 1', 'piece 2, attempt 1', 'piece 3, attempt 2', 'piece 4, attempt 2'])
   }, 60_000)
 })

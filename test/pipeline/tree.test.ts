@@ -33,15 +33,25 @@ describe('GET /files/:id/tree', () => {
     expect(tree.status).toBe(200)
     expect(tree.body.truncated).toBe(false)
     const files = tree.body.files as TreeFile[]
-    expect(files[0]).toMatchObject({ _id: source._id, parent_file: null, url: expect.stringContaining(`/files/${source._id}/download?token=`) })
-    expect(new Set(files.map((file) => file._id))).toEqual(new Set([source._id, part1._id, part2._id, upper1._id, upper2._id]))
+    expect(files[0]).toMatchObject({
+      _id: source._id,
+      parent_file: null,
+      url: expect.stringContaining(`/files/${source._id}/download?token=`),
+    })
+    expect(new Set(files.map((file) => file._id))).toEqual(
+      new Set([source._id, part1._id, part2._id, upper1._id, upper2._id]),
+    )
     // Two levels below the upload: the direct children alone (GET /files/:id) would miss these.
     expect(files.find((file) => file._id === upper2._id)!.parent_file).toBe(part2._id)
 
     expect(tree.body.jobs).toHaveLength(1)
     const [job] = tree.body.jobs
     expect(job).toMatchObject({ file_id: source._id, status: 'done', error: null, error_code: null })
-    expect(job.steps.map((step: { converter: string; status: string }) => `${step.converter}:${step.status}`)).toEqual(['test-split:done', 'test-upper:done', 'test-upper:done'])
+    expect(job.steps.map((step: { converter: string; status: string }) => `${step.converter}:${step.status}`)).toEqual([
+      'test-split:done',
+      'test-upper:done',
+      'test-upper:done',
+    ])
     expect(job.files.map((file: TreeFile) => file._id)).toEqual([part1._id, part2._id, upper1._id, upper2._id])
   })
 
@@ -61,8 +71,14 @@ describe('GET /files/:id/tree', () => {
     const tree = await callJson('GET', `/files/${source._id}/tree`, { token: user.token })
     expect(tree.body.files.map((file: TreeFile) => file._id)).toEqual([source._id])
     expect(tree.body.jobs).toHaveLength(1)
-    expect(tree.body.jobs[0]).toMatchObject({ status: 'failed', error_code: failed.body.code, error: expect.stringContaining('corrupt at byte 3') })
-    expect(tree.body.jobs[0].steps).toMatchObject([{ converter: 'test-broken', status: 'failed', error: expect.stringContaining('corrupt at byte 3') }])
+    expect(tree.body.jobs[0]).toMatchObject({
+      status: 'failed',
+      error_code: failed.body.code,
+      error: expect.stringContaining('corrupt at byte 3'),
+    })
+    expect(tree.body.jobs[0].steps).toMatchObject([
+      { converter: 'test-broken', status: 'failed', error: expect.stringContaining('corrupt at byte 3') },
+    ])
   })
 
   it('answers at most TREE_FILES_MAX files, the file first, and says the tree was cut', async () => {

@@ -38,7 +38,13 @@ const turns = defineConverter({
     for (let index = start; index < end; index++) {
       ran.push({ jobId: ctx.jobId, index })
       if (index === 0) await during.firstOutput(ctx.jobId)
-      yield { index, total: bytes.length, extension: '.tturned', contentType: 'text/plain', body: bytes.slice(index, index + 1) }
+      yield {
+        index,
+        total: bytes.length,
+        extension: '.tturned',
+        contentType: 'text/plain',
+        body: bytes.slice(index, index + 1),
+      }
     }
   },
 })
@@ -72,7 +78,15 @@ function recordingDeps(): PipelineDeps & { sent: Array<{ body: StepMessage; dela
       for (const { body, delaySeconds } of messages) sent.push({ body, delaySeconds })
     },
   } as unknown as Queue<StepMessage>
-  return { db: openDatabase(env.DB), bucket: env.BUCKET, queue, config: loadConfig(env), engines: localEngines, waitUntil: () => {}, sent }
+  return {
+    db: openDatabase(env.DB),
+    bucket: env.BUCKET,
+    queue,
+    config: loadConfig(env),
+    engines: localEngines,
+    waitUntil: () => {},
+    sent,
+  }
 }
 
 /** A job of `user` on a new file with `content`, its first step written and never sent. */
@@ -112,8 +126,14 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     expect(first.settled).toEqual({ acked: true })
     expect(deps.sent).toEqual([{ body: flood[0], delaySeconds: 1 }])
     expect(ran).toEqual([{ jobId: mine.jobId, index: 0 }])
-    expect((await jobOf(other, mine.jobId)).body).toMatchObject({ status: 'done', steps: [{ status: 'done', attempts: 1 }] })
-    expect((await jobOf(flooder, flood[0]!.jobId)).body).toMatchObject({ status: 'queued', steps: [{ status: 'queued', attempts: 0 }] })
+    expect((await jobOf(other, mine.jobId)).body).toMatchObject({
+      status: 'done',
+      steps: [{ status: 'done', attempts: 1 }],
+    })
+    expect((await jobOf(flooder, flood[0]!.jobId)).body).toMatchObject({
+      status: 'queued',
+      steps: [{ status: 'queued', attempts: 0 }],
+    })
 
     // Its own message, delivered after its turn (twice, as at-least-once delivery may): settled, nothing run again.
     const own = [delivery(mine), delivery(mine)]
@@ -124,7 +144,11 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
 
     // No one else waits: the flood's 2nd to 21st steps run in their order, then the first one's message sent again.
     await consume(deps, ...flood.slice(1).map((body) => delivery(body)), delivery(flood[0]!))
-    expect(ran.map((run) => run.jobId)).toEqual([mine.jobId, ...flood.slice(1).map((body) => body.jobId), flood[0]!.jobId])
+    expect(ran.map((run) => run.jobId)).toEqual([
+      mine.jobId,
+      ...flood.slice(1).map((body) => body.jobId),
+      flood[0]!.jobId,
+    ])
     expect(deps.sent).toHaveLength(1)
   })
 
@@ -152,7 +176,9 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
       { status: 'done', part: { start: 0, end: 1 }, outputs: [paused.files[0]._id] },
       { status: 'queued', part: { start: 1, end: 4 }, attempts: 0 },
     ])
-    expect(deps.sent).toEqual([{ body: { kind: 'step', jobId: flood[0]!.jobId, stepId: paused.steps[1]._id }, delaySeconds: 1 }])
+    expect(deps.sent).toEqual([
+      { body: { kind: 'step', jobId: flood[0]!.jobId, stepId: paused.steps[1]._id }, delaySeconds: 1 },
+    ])
     expect(ran).toEqual([{ jobId: flood[0]!.jobId, index: 0 }])
 
     // The flood's next message gives its turn to the other user's step.
@@ -164,7 +190,9 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     await consume(deps, delivery(deps.sent[0]!.body), delivery(deps.sent[0]!.body))
     const done = (await jobOf(flooder, flood[0]!.jobId)).body
     expect(done.status).toBe('done')
-    expect(done.files.map((file: { name: string }) => file.name)).toEqual([1, 2, 3, 4].map((n) => `pages-0 (${n} of 4)`))
+    expect(done.files.map((file: { name: string }) => file.name)).toEqual(
+      [1, 2, 3, 4].map((n) => `pages-0 (${n} of 4)`),
+    )
     expect(ran.filter((run) => run.jobId === flood[0]!.jobId).map((run) => run.index)).toEqual([0, 1, 2, 3])
     // The rest of the flood runs whole (no one waits).
     await consume(deps, ...flood.slice(1).map((body) => delivery(body)))
@@ -181,14 +209,21 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     const theirs: StepMessage[] = []
     for (let i = 0; i < 5; i++) theirs.push(await unsentJob(deps, backlogged, `mid-${i}.tturn`, 'm'))
     const failedOnce = await unsentJob(deps, retrying, 'again.tturn', 'r')
-    await env.DB.prepare("UPDATE job_steps SET attempts = 1, error = 'retrying: the engine is busy' WHERE id = ?").bind(failedOnce.stepId).run()
+    await env.DB.prepare("UPDATE job_steps SET attempts = 1, error = 'retrying: the engine is busy' WHERE id = ?")
+      .bind(failedOnce.stepId)
+      .run()
     // The flooder gives way (both have fewer steps, one waits), but neither step is run in its turn.
     const turn = await turnToGive(deps.db, flooder.id)
     expect(turn).toBeDefined()
     expect([failedOnce.stepId, ...theirs.map((step) => step.stepId)]).not.toContain(turn?.step?.stepId)
     // Settled here, lightest first (no one gives way), so that no later test finds them waiting.
     await consume(deps, ...[failedOnce, ...theirs, ...flood].map((body) => delivery(body, 2)))
-    for (const [user, step] of [[backlogged, theirs[4]!], [retrying, failedOnce], [flooder, flood[7]!]] as const) expect((await jobOf(user, step.jobId)).body.status).toBe('done')
+    for (const [user, step] of [
+      [backlogged, theirs[4]!],
+      [retrying, failedOnce],
+      [flooder, flood[7]!],
+    ] as const)
+      expect((await jobOf(user, step.jobId)).body.status).toBe('done')
   })
 
   it("retries a step's message while a handed-over turn runs the step, and takes it over on the next delivery", async () => {
@@ -207,7 +242,10 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     const second = delivery(step, 2)
     await consume(deps, second)
     expect(second.settled).toEqual({ acked: true })
-    expect((await jobOf(user, step.jobId)).body).toMatchObject({ status: 'done', steps: [{ status: 'done', attempts: 2 }] })
+    expect((await jobOf(user, step.jobId)).body).toMatchObject({
+      status: 'done',
+      steps: [{ status: 'done', attempts: 2 }],
+    })
     expect(ran).toHaveLength(2)
   })
 })

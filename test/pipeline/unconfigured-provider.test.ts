@@ -11,28 +11,49 @@ import { signUp } from '../support/accounts'
 import { multipartBody, uploaded } from '../support/files'
 
 const NO_PROVIDER = { TRANSCRIBE_URL: '' }
-const json = async (res: Response) => ({ status: res.status, body: await res.json() as any })
+const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any })
 
 describe('audio → text with no transcription provider', () => {
   it('GET /convert/wav says the targets are unavailable and names TRANSCRIBE_URL', async () => {
     const user = await signUp()
     const res = await json(await callWithSettings(NO_PROVIDER, 'GET', '/convert/wav', { token: user.token }))
-    const reason = 'audio → text needs Workers AI (the AI binding, which runs only when deployed) or TRANSCRIBE_URL; set TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)'
+    const reason =
+      'audio → text needs Workers AI (the AI binding, which runs only when deployed) or TRANSCRIBE_URL; set TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)'
     // The transcript's PNG pages (text → PNG) come through the transcript: unavailable with it.
-    expect(res).toEqual({ status: 200, body: { extension: '.wav', accepted: false, to: '.txt', targets: ['.txt', '.png'], reason, unavailable: { '.txt': reason, '.png': reason } } })
+    expect(res).toEqual({
+      status: 200,
+      body: {
+        extension: '.wav',
+        accepted: false,
+        to: '.txt',
+        targets: ['.txt', '.png'],
+        reason,
+        unavailable: { '.txt': reason, '.png': reason },
+      },
+    })
   })
 
   it('POST /files/:id/convert answers 503 CONVERTER_NOT_CONFIGURED with what to set, and starts no job', async () => {
     const user = await signUp()
     // Uploaded with auto-conversion on: no job starts for audio that could only fail.
     const upload = await json(
-      await callWithSettings({ ...NO_PROVIDER, FILES_AUTO_CONVERT: 'true' }, 'POST', '/files', { token: user.token, body: multipartBody('memo.wav', speechWav), headers: { 'x-edgefloor-name': 'memo.wav' } }),
+      await callWithSettings({ ...NO_PROVIDER, FILES_AUTO_CONVERT: 'true' }, 'POST', '/files', {
+        token: user.token,
+        body: multipartBody('memo.wav', speechWav),
+        headers: { 'x-edgefloor-name': 'memo.wav' },
+      }),
     )
     expect(upload.status).toBe(201)
-    const res = await json(await callWithSettings(NO_PROVIDER, 'POST', `/files/${upload.body._id}/convert`, { token: user.token, json: {} }))
+    const res = await json(
+      await callWithSettings(NO_PROVIDER, 'POST', `/files/${upload.body._id}/convert`, { token: user.token, json: {} }),
+    )
     expect(res).toEqual({
       status: 503,
-      body: { code: 'CONVERTER_NOT_CONFIGURED', converter: 'audio-to-text', message: expect.stringContaining('set TRANSCRIBE_URL to an OpenAI-compatible server') },
+      body: {
+        code: 'CONVERTER_NOT_CONFIGURED',
+        converter: 'audio-to-text',
+        message: expect.stringContaining('set TRANSCRIBE_URL to an OpenAI-compatible server'),
+      },
     })
     expect((await callJson('GET', `/files/${upload.body._id}/jobs`, { token: user.token })).body).toEqual([])
   })
@@ -40,18 +61,41 @@ describe('audio → text with no transcription provider', () => {
   it('names the setting the chosen provider lacks', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'memo.wav', speechWav)
-    const openai = await json(await callWithSettings({ ...NO_PROVIDER, TRANSCRIBE_PROVIDER: 'openai' }, 'POST', `/files/${file._id}/convert`, { token: user.token, json: {} }))
-    expect(openai).toMatchObject({ status: 503, body: { code: 'CONVERTER_NOT_CONFIGURED', message: expect.stringMatching(/^audio → text: TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL/) } })
+    const openai = await json(
+      await callWithSettings({ ...NO_PROVIDER, TRANSCRIBE_PROVIDER: 'openai' }, 'POST', `/files/${file._id}/convert`, {
+        token: user.token,
+        json: {},
+      }),
+    )
+    expect(openai).toMatchObject({
+      status: 503,
+      body: {
+        code: 'CONVERTER_NOT_CONFIGURED',
+        message: expect.stringMatching(/^audio → text: TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL/),
+      },
+    })
     // Workers AI chosen by name: the URL does not help, the binding does not run here.
-    const workersAi = await json(await callWithSettings({ TRANSCRIBE_PROVIDER: 'workers-ai' }, 'GET', '/convert/mp3', { token: user.token }))
-    expect(workersAi.body).toMatchObject({ accepted: false, reason: expect.stringMatching(/^audio → text: TRANSCRIBE_PROVIDER=workers-ai needs Workers AI/) })
+    const workersAi = await json(
+      await callWithSettings({ TRANSCRIBE_PROVIDER: 'workers-ai' }, 'GET', '/convert/mp3', { token: user.token }),
+    )
+    expect(workersAi.body).toMatchObject({
+      accepted: false,
+      reason: expect.stringMatching(/^audio → text: TRANSCRIBE_PROVIDER=workers-ai needs Workers AI/),
+    })
   })
 
   it('says nothing of the kind where a provider is configured, nor for conversions without a provider', async () => {
     const user = await signUp()
     // The tests' TRANSCRIBE_URL names a whisper.cpp stand-in.
-    expect((await callJson('GET', '/convert/wav', { token: user.token })).body).toEqual({ extension: '.wav', accepted: true, to: '.txt', targets: ['.txt', '.png'] })
-    expect((await json(await callWithSettings(NO_PROVIDER, 'GET', '/convert/docx', { token: user.token }))).body).toEqual({ extension: '.docx', accepted: true, to: '.pdf', targets: ['.pdf', '.png', '.txt'] })
+    expect((await callJson('GET', '/convert/wav', { token: user.token })).body).toEqual({
+      extension: '.wav',
+      accepted: true,
+      to: '.txt',
+      targets: ['.txt', '.png'],
+    })
+    expect(
+      (await json(await callWithSettings(NO_PROVIDER, 'GET', '/convert/docx', { token: user.token }))).body,
+    ).toEqual({ extension: '.docx', accepted: true, to: '.pdf', targets: ['.pdf', '.png', '.txt'] })
   })
 })
 
@@ -85,6 +129,11 @@ describe('transcriptionUnavailable: whether the AI binding runs here', () => {
     expect(await transcriptionUnavailable(auto, failing.ai)).toBeUndefined()
     expect(failing.calls.n).toBe(2) // not remembered: it may be transient
     expect(await transcriptionUnavailable(auto, undefined)).toMatch(/TRANSCRIBE_URL/)
-    expect(await transcriptionUnavailable({ TRANSCRIBE_PROVIDER: 'auto', TRANSCRIBE_URL: 'http://127.0.0.1:9/v1' }, undefined)).toBeUndefined()
+    expect(
+      await transcriptionUnavailable(
+        { TRANSCRIBE_PROVIDER: 'auto', TRANSCRIBE_URL: 'http://127.0.0.1:9/v1' },
+        undefined,
+      ),
+    ).toBeUndefined()
   })
 })

@@ -16,7 +16,10 @@ const STRICT = { WEBHOOK_ALLOWED_HOSTS: '' }
 async function convertWith(callbackUrl: string, name = 'n.txt', to?: string) {
   const user = await signUp()
   const file = await uploaded(user, name, 'hello')
-  const res = await callWithSettings(STRICT, 'POST', `/files/${file._id}/convert`, { token: user.token, json: { callback_url: callbackUrl, ...(to ? { to } : {}) } })
+  const res = await callWithSettings(STRICT, 'POST', `/files/${file._id}/convert`, {
+    token: user.token,
+    json: { callback_url: callbackUrl, ...(to ? { to } : {}) },
+  })
   const body = (await res.json()) as { code?: string; message?: string }
   const jobs = await env.DB.prepare('SELECT COUNT(*) AS n FROM jobs WHERE file_id = ?').bind(file._id).first('n')
   return { status: res.status, body, jobs }
@@ -42,7 +45,10 @@ describe('callback_url addresses', { timeout: 120_000 }, () => {
   ])('refuses %s (%s) with 400 CALLBACK_URL_REFUSED and makes no job', async (callbackUrl, range) => {
     const res = await convertWith(callbackUrl)
     expect(res.status).toBe(400)
-    expect(res.body).toEqual({ code: 'CALLBACK_URL_REFUSED', message: `callback_url names a special-use address (${range}): only global unicast addresses are reached` })
+    expect(res.body).toEqual({
+      code: 'CALLBACK_URL_REFUSED',
+      message: `callback_url names a special-use address (${range}): only global unicast addresses are reached`,
+    })
     expect(res.jobs).toBe(0)
   })
 
@@ -54,12 +60,22 @@ describe('callback_url addresses', { timeout: 120_000 }, () => {
     ['mixed.test', 'fd00::1', 'uniqueLocal'],
   ])('refuses a name that resolves to a special-use address: %s → %s', async (host, address, range) => {
     const res = await convertWith(`https://${host}/hook`)
-    expect(res).toMatchObject({ status: 400, body: { code: 'CALLBACK_URL_REFUSED', message: `callback_url resolves to ${address}, which is a special-use address (${range}): only global unicast addresses are reached` }, jobs: 0 })
+    expect(res).toMatchObject({
+      status: 400,
+      body: {
+        code: 'CALLBACK_URL_REFUSED',
+        message: `callback_url resolves to ${address}, which is a special-use address (${range}): only global unicast addresses are reached`,
+      },
+      jobs: 0,
+    })
   })
 
   it('refuses localhost names without asking DNS', async () => {
     const res = await convertWith('https://api.localhost./hook')
-    expect(res).toMatchObject({ status: 400, body: { code: 'CALLBACK_URL_REFUSED', message: 'callback_url may not name localhost' } })
+    expect(res).toMatchObject({
+      status: 400,
+      body: { code: 'CALLBACK_URL_REFUSED', message: 'callback_url may not name localhost' },
+    })
   })
 
   it('checks callback_url also when nothing is converted (to: .txt on a text file)', async () => {
@@ -79,6 +95,8 @@ describe('callback_url addresses', { timeout: 120_000 }, () => {
     const unresolvable = loadConfig({ ...env, ...STRICT, WEBHOOK_DNS_URL: `${env.WEBHOOK_RECEIVER_URL}/no-resolver` })
     expect(await resolveHost(unresolvable, 'loopback.test')).toBeUndefined()
     expect(await checkCallbackUrl(unresolvable, 'https://loopback.test/hook')).toBe('https://loopback.test/hook')
-    expect(await checkCallbackUrl(config, 'https://[2606:4700:4700::1111]/hook')).toBe('https://[2606:4700:4700::1111]/hook')
+    expect(await checkCallbackUrl(config, 'https://[2606:4700:4700::1111]/hook')).toBe(
+      'https://[2606:4700:4700::1111]/hook',
+    )
   })
 })

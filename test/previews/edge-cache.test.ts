@@ -17,7 +17,10 @@ async function previewOf(user: TestUser, text: string) {
   const first = await call('GET', `/files/${file._id}/preview?w=64`, { token: user.token, headers: { accept: WEBP } })
   expect(first.status).toBe(200)
   const bytes = new Uint8Array(await first.arrayBuffer())
-  const key = previewCacheKey({ userId: user.id, hash: record.hash, extension: record.extension, contentType: record.content_type }, previewParams(PreviewQuery.parse({ w: '64' }), WEBP))
+  const key = previewCacheKey(
+    { userId: user.id, hash: record.hash, extension: record.extension, contentType: record.content_type },
+    previewParams(PreviewQuery.parse({ w: '64' }), WEBP),
+  )
   // The copy is kept after the answer (waitUntil): wait until the location has it.
   await expect.poll(async () => (await caches.default.match(key)) !== undefined).toBe(true)
   return { file, record, bytes, first }
@@ -34,7 +37,10 @@ describe('previews from the edge cache', () => {
     // Every object of the account gone from R2: only the cache can answer now.
     const objects = await env.BUCKET.list({ prefix: `u/${alice.id}/` })
     await env.BUCKET.delete(objects.objects.map((object) => object.key))
-    const repeat = await call('GET', `/files/${file._id}/preview?w=64`, { token: alice.token, headers: { accept: WEBP } })
+    const repeat = await call('GET', `/files/${file._id}/preview?w=64`, {
+      token: alice.token,
+      headers: { accept: WEBP },
+    })
     expect(repeat.status).toBe(200)
     expect(new Uint8Array(await repeat.arrayBuffer())).toEqual(bytes)
     for (const name of ['content-type', 'content-length', 'etag', 'cache-control', 'vary', 'x-content-type-options']) {
@@ -47,24 +53,40 @@ describe('previews from the edge cache', () => {
     const owner = await signUp()
     const { file, record } = await previewOf(owner, 'kept but guarded')
     const stranger = await signUp()
-    expect((await call('GET', `/files/${file._id}/preview?w=64`, { token: stranger.token, headers: { accept: WEBP } })).status).toBe(404)
+    expect(
+      (await call('GET', `/files/${file._id}/preview?w=64`, { token: stranger.token, headers: { accept: WEBP } }))
+        .status,
+    ).toBe(404)
     const signed = new URL(record.preview_url).search
-    expect((await call('GET', `/files/${file._id}/preview${signed}&w=64`, { headers: { accept: WEBP } })).status).toBe(200)
+    expect((await call('GET', `/files/${file._id}/preview${signed}&w=64`, { headers: { accept: WEBP } })).status).toBe(
+      200,
+    )
     // Logout everywhere changes the stamp the link was signed with.
     expect((await callJson('POST', '/auth/logout', { token: owner.token, json: { all: true } })).status).toBe(200)
-    expect(await callJson('GET', `/files/${file._id}/preview${signed}&w=64`, { headers: { accept: WEBP } })).toMatchObject({ status: 401, body: { code: 'FILE_LINK_INVALID' } })
-    expect((await call('GET', `/files/${file._id}/preview?w=64`, { token: owner.token, headers: { accept: WEBP } })).status).toBe(401)
+    expect(
+      await callJson('GET', `/files/${file._id}/preview${signed}&w=64`, { headers: { accept: WEBP } }),
+    ).toMatchObject({ status: 401, body: { code: 'FILE_LINK_INVALID' } })
+    expect(
+      (await call('GET', `/files/${file._id}/preview?w=64`, { token: owner.token, headers: { accept: WEBP } })).status,
+    ).toBe(401)
 
     const again = await signUp()
     const kept = await previewOf(again, 'deleted later')
     expect((await callJson('DELETE', `/files/${kept.file._id}`, { token: again.token })).status).toBe(200)
-    expect((await call('GET', `/files/${kept.file._id}/preview?w=64`, { token: again.token, headers: { accept: WEBP } })).status).toBe(404)
+    expect(
+      (await call('GET', `/files/${kept.file._id}/preview?w=64`, { token: again.token, headers: { accept: WEBP } }))
+        .status,
+    ).toBe(404)
   })
 
-  it("keys the copy by owner: the same bytes of another account are another entry", async () => {
+  it('keys the copy by owner: the same bytes of another account are another entry', async () => {
     const params = previewParams(PreviewQuery.parse({ w: '64' }), WEBP)
     const file = { hash: 'a'.repeat(64), extension: '.txt', contentType: 'text/plain' }
-    expect(previewCacheKey({ ...file, userId: 'one' }, params).url).not.toBe(previewCacheKey({ ...file, userId: 'two' }, params).url)
-    expect(previewCacheKey({ ...file, userId: 'one' }, params).url).not.toBe(previewCacheKey({ ...file, userId: 'one' }, { ...params, width: 128 }).url)
+    expect(previewCacheKey({ ...file, userId: 'one' }, params).url).not.toBe(
+      previewCacheKey({ ...file, userId: 'two' }, params).url,
+    )
+    expect(previewCacheKey({ ...file, userId: 'one' }, params).url).not.toBe(
+      previewCacheKey({ ...file, userId: 'one' }, { ...params, width: 128 }).url,
+    )
   })
 })

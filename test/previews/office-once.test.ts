@@ -33,17 +33,22 @@ async function previewed(user: TestUser, fileId: string): Promise<number> {
 
 /** The default chain (DOCX → PDF → PNG pages), followed to its end; answers the job's files. */
 async function converted(user: TestUser, fileId: string) {
-  const started = await callJson('POST', `/files/${fileId}/convert`, { token: user.token, headers: { prefer: 'respond-async' }, json: {} })
+  const started = await callJson('POST', `/files/${fileId}/convert`, {
+    token: user.token,
+    headers: { prefer: 'respond-async' },
+    json: {},
+  })
   expect(started.status).toBe(202)
   const job = await pollJob(started.body._id, user)
   expect(job).toMatchObject({ status: 'done', error: null })
   return job.files as Child[]
 }
 
-const children = async (user: TestUser, fileId: string) => (await callJson<Child[]>('GET', `/files/${fileId}/files`, { token: user.token })).body
+const children = async (user: TestUser, fileId: string) =>
+  (await callJson<Child[]>('GET', `/files/${fileId}/files`, { token: user.token })).body
 
 describe('an Office document previewed and converted', { timeout: 240_000 }, () => {
-  it('previewed first: the conversion continues from the preview\'s PDF (one LibreOffice run, one PDF child)', async () => {
+  it("previewed first: the conversion continues from the preview's PDF (one LibreOffice run, one PDF child)", async () => {
     const user = await signUp()
     const docx = await uploaded(user, 'hello.docx', officeDocument('hello.docx'))
     expect(await previewed(user, docx._id)).toBe(200)
@@ -52,17 +57,21 @@ describe('an Office document previewed and converted', { timeout: 240_000 }, () 
 
     const made = await converted(user, docx._id)
     // The job's answer names the PDF it continued from, then the pages it made from it.
-    expect(made.map((file) => [file.extension, file.parent_file])).toEqual([['.pdf', docx._id], ...made.slice(1).map(() => ['.png', pdf!._id])])
+    expect(made.map((file) => [file.extension, file.parent_file])).toEqual([
+      ['.pdf', docx._id],
+      ...made.slice(1).map(() => ['.png', pdf!._id]),
+    ])
     expect(made[0]!._id).toBe(pdf!._id)
     expect(made.length).toBeGreaterThan(1)
     expect((await children(user, docx._id)).map((child) => child._id)).toEqual([pdf!._id])
     expect(await libreOfficeRuns(user, docx._id)).toBe(1)
     // The jobs listing shows the reused PDF in both jobs.
-    const jobs = (await callJson<Array<{ files: Child[] }>>('GET', `/files/${docx._id}/jobs`, { token: user.token })).body
+    const jobs = (await callJson<Array<{ files: Child[] }>>('GET', `/files/${docx._id}/jobs`, { token: user.token }))
+      .body
     expect(jobs.map((job) => job.files[0]?._id)).toEqual([pdf!._id, pdf!._id])
   })
 
-  it('converted first: the preview is drawn from the conversion\'s PDF (one LibreOffice run, one PDF child)', async () => {
+  it("converted first: the preview is drawn from the conversion's PDF (one LibreOffice run, one PDF child)", async () => {
     const user = await signUp()
     const docx = await uploaded(user, 'hello.docx', officeDocument('hello.docx'))
     const made = await converted(user, docx._id)
@@ -71,10 +80,13 @@ describe('an Office document previewed and converted', { timeout: 240_000 }, () 
     expect(await libreOfficeRuns(user, docx._id)).toBe(1)
   })
 
-  it('previewed and converted at once: the second waits for the first\'s PDF instead of converting again', async () => {
+  it("previewed and converted at once: the second waits for the first's PDF instead of converting again", async () => {
     const user = await signUp()
     const docx = await uploaded(user, 'hello.docx', officeDocument('hello.docx'))
-    const pending = await call('GET', `/files/${docx._id}/preview?w=128`, { token: user.token, headers: { prefer: 'respond-async' } })
+    const pending = await call('GET', `/files/${docx._id}/preview?w=128`, {
+      token: user.token,
+      headers: { prefer: 'respond-async' },
+    })
     expect(pending.status).toBe(202)
     await pending.arrayBuffer()
     const made = await converted(user, docx._id)

@@ -60,8 +60,18 @@ async function previewJson(user: TestUser, path: string) {
 
 /** The preview rows of a file, as the files module keeps them. */
 async function previewRows(fileId: string) {
-  const { results } = await env.DB.prepare('SELECT key, status, size, error, error_status FROM previews WHERE file_id = ? ORDER BY key').bind(fileId).all()
-  return results as Array<{ key: string; status: string; size: number; error: string | null; error_status: number | null }>
+  const { results } = await env.DB.prepare(
+    'SELECT key, status, size, error, error_status FROM previews WHERE file_id = ? ORDER BY key',
+  )
+    .bind(fileId)
+    .all()
+  return results as Array<{
+    key: string
+    status: string
+    size: number
+    error: string | null
+    error_status: number | null
+  }>
 }
 
 async function previewObjects(user: TestUser, fileId: string): Promise<string[]> {
@@ -92,9 +102,15 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
   it('contain keeps the whole image in the box; cover fills the box and crops the centre', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'wide.png', await twoColourPng())
-    const contain = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&h=256&format=png`)).bytes, TEST_IMAGE_LIMITS)
+    const contain = await decodeImage(
+      (await preview(user, `/files/${file._id}/preview?w=256&h=256&format=png`)).bytes,
+      TEST_IMAGE_LIMITS,
+    )
     expect([contain.width, contain.height]).toEqual([256, 128])
-    const cover = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&h=256&fit=cover&format=png`)).bytes, TEST_IMAGE_LIMITS)
+    const cover = await decodeImage(
+      (await preview(user, `/files/${file._id}/preview?w=256&h=256&fit=cover&format=png`)).bytes,
+      TEST_IMAGE_LIMITS,
+    )
     expect([cover.width, cover.height]).toEqual([256, 256])
     const at = (x: number) => [...cover.data.subarray((128 * 256 + x) * 4, (128 * 256 + x) * 4 + 3)]
     expect(at(10)[0]).toBeGreaterThan(180) // red on the left of the centre crop
@@ -131,13 +147,16 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     expect(await previewObjects(user, file._id)).toHaveLength(1)
   })
 
-  it('works from the record\'s signed preview_url without a bearer token, and never for another user', async () => {
+  it("works from the record's signed preview_url without a bearer token, and never for another user", async () => {
     const alice = await signUp()
     const bob = await signUp()
     const file = await uploaded(alice, 'photo.jpg', pattern_jpg)
     const record = (await callJson('GET', `/files/${file._id}`, { token: alice.token })).body
     expect(record.preview_url).toMatch(new RegExp(`/files/${file._id}/preview\\?token=`))
-    const signed = await call('GET', `${new URL(record.preview_url).pathname}${new URL(record.preview_url).search}&w=64`)
+    const signed = await call(
+      'GET',
+      `${new URL(record.preview_url).pathname}${new URL(record.preview_url).search}&w=64`,
+    )
     expect(signed.status).toBe(200)
     expect(signed.headers.get('content-type')).toBe('image/webp')
     const other = await callJson('GET', `/files/${file._id}/preview`, { token: bob.token })
@@ -149,23 +168,35 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
   it('previews a PDF page at the box size (page 1 by default), and refuses a page it does not have', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'three.pdf', threePages)
-    const first = await decodeImage((await preview(user, `/files/${file._id}/preview?w=512&format=png`)).bytes, TEST_IMAGE_LIMITS)
+    const first = await decodeImage(
+      (await preview(user, `/files/${file._id}/preview?w=512&format=png`)).bytes,
+      TEST_IMAGE_LIMITS,
+    )
     // A4 portrait: the height fills the box.
     expect(first.height).toBe(512)
     expect(first.width).toBeGreaterThan(350)
     expect(first.width).toBeLessThan(370)
     const second = await preview(user, `/files/${file._id}/preview?w=512&page=2&format=png`)
     expect(second.res.status).toBe(200)
-    const cover = await decodeImage((await preview(user, `/files/${file._id}/preview?w=128&h=128&fit=cover&format=png`)).bytes, TEST_IMAGE_LIMITS)
+    const cover = await decodeImage(
+      (await preview(user, `/files/${file._id}/preview?w=128&h=128&fit=cover&format=png`)).bytes,
+      TEST_IMAGE_LIMITS,
+    )
     expect([cover.width, cover.height]).toEqual([128, 128])
     const missing = await previewJson(user, `/files/${file._id}/preview?page=4`)
-    expect(missing).toMatchObject({ status: 422, body: { message: 'the PDF has 3 pages; page 4 does not exist', code: 'CONVERSION_FAILED' } })
+    expect(missing).toMatchObject({
+      status: 422,
+      body: { message: 'the PDF has 3 pages; page 4 does not exist', code: 'CONVERSION_FAILED' },
+    })
   })
 
   it('previews the first page of a text file', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'notes.txt', `${'Edgefloor previews the first page of text.\n'.repeat(200)}`)
-    const image = await decodeImage((await preview(user, `/files/${file._id}/preview?w=256&format=png`)).bytes, TEST_IMAGE_LIMITS)
+    const image = await decodeImage(
+      (await preview(user, `/files/${file._id}/preview?w=256&format=png`)).bytes,
+      TEST_IMAGE_LIMITS,
+    )
     expect(image.height).toBe(256)
     expect(image.width).toBe(Math.round((256 * 8.27) / 11.69))
     let dark = 0
@@ -173,10 +204,15 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     expect(dark).toBeGreaterThan(100) // the lines are drawn
   })
 
-  it('previews an Office document from its PDF: 202 with Retry-After while the chain makes it, then the page', { timeout: 180_000 }, async () => {
+  it('previews an Office document from its PDF: 202 with Retry-After while the chain makes it, then the page', {
+    timeout: 180_000,
+  }, async () => {
     const user = await signUp()
     const file = await uploaded(user, 'hello.docx', officeDocument('hello.docx'))
-    const pending = await call('GET', `/files/${file._id}/preview?w=256`, { token: user.token, headers: { prefer: 'respond-async' } })
+    const pending = await call('GET', `/files/${file._id}/preview?w=256`, {
+      token: user.token,
+      headers: { prefer: 'respond-async' },
+    })
     expect(pending.status).toBe(202)
     expect(pending.headers.get('retry-after')).toBe('3')
     const body = (await pending.json()) as { job: string }
@@ -197,7 +233,11 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     expect(await previewObjects(user, file._id)).toHaveLength(2)
     expect((await callJson('DELETE', `/files/${file._id}`, { token: user.token })).status).toBe(200)
     expect(await previewObjects(user, file._id)).toEqual([])
-    expect((await env.DB.prepare('SELECT count(*) AS n FROM previews WHERE file_id = ?').bind(file._id).first<{ n: number }>())!.n).toBe(0)
+    expect(
+      (await env.DB.prepare('SELECT count(*) AS n FROM previews WHERE file_id = ?')
+        .bind(file._id)
+        .first<{ n: number }>())!.n,
+    ).toBe(0)
   })
 
   it('is deleted when the content is replaced, and the new content gets a new ETag', async () => {
@@ -205,7 +245,10 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     const file = await uploaded(user, 'photo.png', await twoColourPng())
     const before = await preview(user, `/files/${file._id}/preview?w=64`)
     const [oldKey] = await previewObjects(user, file._id)
-    const replaced = await callJson('PUT', `/files/${file._id}`, { token: user.token, body: multipartBody('photo.png', pattern_png) })
+    const replaced = await callJson('PUT', `/files/${file._id}`, {
+      token: user.token,
+      body: multipartBody('photo.png', pattern_png),
+    })
     expect(replaced.status).toBe(200)
     expect(await previewObjects(user, file._id)).toEqual([])
     const after = await preview(user, `/files/${file._id}/preview?w=64`)
@@ -215,7 +258,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     expect(await previewObjects(user, file._id)).not.toContain(oldKey)
   })
 
-  it('counts in the owner\'s quota: a preview with no room left is refused with 413, and drawn once there is room', async () => {
+  it("counts in the owner's quota: a preview with no room left is refused with 413, and drawn once there is room", async () => {
     const user = await signUp()
     const file = await uploaded(user, 'wide.png', await twoColourPng())
     // The test binds FILES_QUOTA_BYTES to 1 TiB (the consumer Worker's setting too): a record standing for what the
@@ -223,11 +266,27 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     const quota = Number(loadConfig(env).FILES_QUOTA_BYTES)
     const now = Date.now()
     const archiveId = newId(now)
-    await env.DB.prepare('INSERT INTO files (id, user_id, name, extension, content_type, size, hash, key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .bind(archiveId, user.id, 'archive', '.bin', 'application/octet-stream', quota - file.size - 20, '0'.repeat(64), `u/${user.id}/archive-${now}`, now, now)
+    await env.DB.prepare(
+      'INSERT INTO files (id, user_id, name, extension, content_type, size, hash, key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    )
+      .bind(
+        archiveId,
+        user.id,
+        'archive',
+        '.bin',
+        'application/octet-stream',
+        quota - file.size - 20,
+        '0'.repeat(64),
+        `u/${user.id}/archive-${now}`,
+        now,
+        now,
+      )
       .run()
     const refused = await previewJson(user, `/files/${file._id}/preview?w=512&format=png`)
-    expect(refused).toMatchObject({ status: 413, body: { code: 'QUOTA_EXCEEDED', message: expect.stringContaining('storage quota exceeded') } })
+    expect(refused).toMatchObject({
+      status: 413,
+      body: { code: 'QUOTA_EXCEEDED', message: expect.stringContaining('storage quota exceeded') },
+    })
     expect(await previewObjects(user, file._id)).toEqual([])
     expect(await previewRows(file._id)).toMatchObject([{ status: 'failed', size: 0, error_status: 413 }])
     // With room again, the same preview is drawn when next asked for (a quota failure is not kept), and its bytes
@@ -236,10 +295,15 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     const made = await preview(user, `/files/${file._id}/preview?w=512&format=png`)
     expect(made.res.status).toBe(200)
     expect(await previewRows(file._id)).toMatchObject([{ status: 'ready', size: made.bytes.byteLength, error: null }])
-    const upload = await callWithSettings({ FILES_QUOTA_BYTES: String(file.size + made.bytes.byteLength + 5) }, 'POST', '/files', {
-      token: user.token,
-      body: multipartBody('more.txt', 'x'.repeat(10)),
-    })
+    const upload = await callWithSettings(
+      { FILES_QUOTA_BYTES: String(file.size + made.bytes.byteLength + 5) },
+      'POST',
+      '/files',
+      {
+        token: user.token,
+        body: multipartBody('more.txt', 'x'.repeat(10)),
+      },
+    )
     expect(upload.status).toBe(413)
   })
 
@@ -248,7 +312,13 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     const file = await uploaded(user, 'archive.zip', new Uint8Array([0x50, 0x4b, 0x03, 0x04, ...new Array(60).fill(0)]))
     expect((await callJson('GET', `/files/${file._id}`, { token: user.token })).body.preview_url).toBeNull()
     const res = await callJson('GET', `/files/${file._id}/preview`, { token: user.token })
-    expect(res).toMatchObject({ status: 415, body: { code: 'UNSUPPORTED_FORMAT', message: '"archive.zip" has no preview: previews are made of images, PDFs, Office documents and text' } })
+    expect(res).toMatchObject({
+      status: 415,
+      body: {
+        code: 'UNSUPPORTED_FORMAT',
+        message: '"archive.zip" has no preview: previews are made of images, PDFs, Office documents and text',
+      },
+    })
   })
 })
 
@@ -256,7 +326,14 @@ describe('hostile inputs through the preview path end as they do through convers
   const flood = pattern_png.slice()
   new DataView(flood.buffer).setUint32(16, 60000)
   new DataView(flood.buffer).setUint32(20, 60000)
-  const hugeImagePdf = buildPdf([{ width: 200, height: 200, content: 'q 200 0 0 200 0 0 cm /Im0 Do Q', jpeg: { bytes: pattern_jpg, width: 5000, height: 5000 } }])
+  const hugeImagePdf = buildPdf([
+    {
+      width: 200,
+      height: 200,
+      content: 'q 200 0 0 200 0 0 cm /Im0 Do Q',
+      jpeg: { bytes: pattern_jpg, width: 5000, height: 5000 },
+    },
+  ])
 
   it.each([
     ['a 60000×60000 PNG header', 'flood.png', flood],
@@ -273,23 +350,36 @@ describe('hostile inputs through the preview path end as they do through convers
     const previewed = await previewJson(user, `/files/${file._id}/preview?w=256`)
     expect(previewed.status).toBe(converted.status)
     expect(converted.body.message).toMatch(/ failed: /)
-    expect(previewed.body).toEqual({ message: converted.body.message.replace(/^[a-z-]+ on ".*?" failed: /, ''), code: converted.body.code })
+    expect(previewed.body).toEqual({
+      message: converted.body.message.replace(/^[a-z-]+ on ".*?" failed: /, ''),
+      code: converted.body.code,
+    })
     expect(await previewObjects(user, file._id)).toEqual([])
     // The failure is kept (PREVIEW_FAILURE_TTL): asked again, it is answered from its row, not drawn again.
     const [failed] = await previewRows(file._id)
-    expect(failed).toMatchObject({ status: 'failed', size: 0, error: previewed.body.message, error_status: previewed.status })
+    expect(failed).toMatchObject({
+      status: 'failed',
+      size: 0,
+      error: previewed.body.message,
+      error_status: previewed.status,
+    })
     expect(await previewJson(user, `/files/${file._id}/preview?w=256`)).toEqual(previewed)
     expect(await previewRows(file._id)).toEqual([failed])
   })
 
-  it('an Office document LibreOffice cannot open: the preview answers the failed conversion', { timeout: 180_000 }, async () => {
+  it('an Office document LibreOffice cannot open: the preview answers the failed conversion', {
+    timeout: 180_000,
+  }, async () => {
     const user = await signUp()
     const file = await uploaded(user, 'broken.docx', officeDocument('hello.docx').slice(0, 300))
     const answer = await preview(user, `/files/${file._id}/preview`)
     expect(answer.res.status).toBeGreaterThanOrEqual(400)
     expect(answer.res.status).toBeLessThan(500)
     const body = JSON.parse(new TextDecoder().decode(answer.bytes))
-    expect(body).toMatchObject({ code: 'CONVERSION_FAILED', message: expect.stringMatching(/^office-to-pdf on "broken\.docx" failed: /) })
+    expect(body).toMatchObject({
+      code: 'CONVERSION_FAILED',
+      message: expect.stringMatching(/^office-to-pdf on "broken\.docx" failed: /),
+    })
     expect(await previewObjects(user, file._id)).toEqual([])
   })
 })
@@ -314,11 +404,15 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     expect(pending.res.headers.get('retry-after')).toBe('3')
     expect(pending.res.headers.get('preference-applied')).toBe('respond-async')
     expect(pending.res.headers.get('location')).toBe(path)
-    expect(JSON.parse(new TextDecoder().decode(pending.bytes))).toEqual({ message: 'the preview is being drawn: ask again in 3 s' })
+    expect(JSON.parse(new TextDecoder().decode(pending.bytes))).toEqual({
+      message: 'the preview is being drawn: ask again in 3 s',
+    })
     const ready = await preview(user, path)
     expect(ready.res.status).toBe(200)
     expect(readImageHeader(ready.bytes)).toMatchObject({ format: 'png', width: 128, height: 64 })
-    expect(await previewRows(file._id)).toMatchObject([{ status: 'ready', size: ready.bytes.byteLength, error: null, error_status: null }])
+    expect(await previewRows(file._id)).toMatchObject([
+      { status: 'ready', size: ready.bytes.byteLength, error: null, error_status: null },
+    ])
   })
 
   it('two requests at once for a new preview queue one drawing: one row, one object, the same bytes', async () => {
@@ -328,7 +422,10 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const db = openDatabase(env.DB)
     const row = (await findFileOf(db, user.id, file._id))!
     const probeKey = `p/${user.id}/${file._id}/${file.hash}/probe`
-    expect((await Promise.all([queuePreview(db, row, probeKey), queuePreview(db, row, probeKey)])).sort()).toEqual([false, true])
+    expect((await Promise.all([queuePreview(db, row, probeKey), queuePreview(db, row, probeKey)])).sort()).toEqual([
+      false,
+      true,
+    ])
     await env.DB.prepare('DELETE FROM previews WHERE key = ?').bind(probeKey).run()
     const path = `/files/${file._id}/preview?w=256&format=png`
     const [a, b] = await Promise.all([preview(user, path), preview(user, path)])
@@ -345,11 +442,15 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const file = await uploaded(user, 'photo.jpg', pattern_jpg)
     const row = (await findFileOf(db, user.id, file._id))!
     // Drawings queued and not drawn yet (no message is sent here): the user's limit.
-    for (let i = 0; i < PREVIEW_MAX_QUEUED_PER_USER; i++) expect(await queuePreview(db, row, `p/${user.id}/${file._id}/${file.hash}/waiting-${i}`)).toBe(true)
+    for (let i = 0; i < PREVIEW_MAX_QUEUED_PER_USER; i++)
+      expect(await queuePreview(db, row, `p/${user.id}/${file._id}/${file.hash}/waiting-${i}`)).toBe(true)
     const refused = await call('GET', `/files/${file._id}/preview?w=64`, { token: user.token })
     expect(refused.status).toBe(429)
     expect(refused.headers.get('retry-after')).toBe('3')
-    expect(await refused.json()).toMatchObject({ code: 'RATE_LIMITED', message: `${PREVIEW_MAX_QUEUED_PER_USER} of your previews are being drawn: ask again in 3 s` })
+    expect(await refused.json()).toMatchObject({
+      code: 'RATE_LIMITED',
+      message: `${PREVIEW_MAX_QUEUED_PER_USER} of your previews are being drawn: ask again in 3 s`,
+    })
     expect(await previewRows(file._id)).toHaveLength(PREVIEW_MAX_QUEUED_PER_USER)
     // Another user's previews are not held back by them.
     const theirs = await uploaded(other, 'photo.jpg', pattern_jpg)
@@ -382,7 +483,10 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const expired = Date.now() - loadConfig(env).PREVIEW_FAILURE_TTL * 1000 - 1000
     await env.DB.prepare('UPDATE previews SET updated_at = ? WHERE file_id = ?').bind(expired, file._id).run()
     expect(await previewJson(user, `/files/${file._id}/preview?w=64`)).toEqual(failed)
-    const [row] = await env.DB.prepare('SELECT updated_at FROM previews WHERE file_id = ?').bind(file._id).all<{ updated_at: number }>().then((r) => r.results)
+    const [row] = await env.DB.prepare('SELECT updated_at FROM previews WHERE file_id = ?')
+      .bind(file._id)
+      .all<{ updated_at: number }>()
+      .then((r) => r.results)
     expect(row!.updated_at).toBeGreaterThan(expired) // drawn again, failed again
     // The scheduled sweep deletes failures past the TTL, and only those.
     await env.DB.prepare('UPDATE previews SET updated_at = ? WHERE file_id = ?').bind(expired, file._id).run()
@@ -402,7 +506,7 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     expect(await previewRows(file._id)).toMatchObject([{ key, status: 'ready' }])
   })
 
-  it('a drawing that ran out of retries fails with 503 (the waiting request\'s answer) and is drawn again when next asked for', async () => {
+  it("a drawing that ran out of retries fails with 503 (the waiting request's answer) and is drawn again when next asked for", async () => {
     const user = await signUp()
     const file = await uploaded(user, 'photo.jpg', pattern_jpg)
     const db = openDatabase(env.DB)
@@ -410,10 +514,16 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const key = `p/${user.id}/${file._id}/${file.hash}/64x64-contain-p1.png`
     expect(await queuePreview(db, row, key)).toBe(true)
     const acked: string[] = []
-    const message = { body: { kind: 'preview', preview: { fileId: file._id, userId: user.id, key, params: pngParams } }, attempts: 1, ack: () => acked.push(key) } as unknown as Message<PreviewMessage>
+    const message = {
+      body: { kind: 'preview', preview: { fileId: file._id, userId: user.id, key, params: pngParams } },
+      attempts: 1,
+      ack: () => acked.push(key),
+    } as unknown as Message<PreviewMessage>
     await previewDeadLetters([message], drawDeps())
     expect(acked).toEqual([key])
-    expect(await previewRows(file._id)).toMatchObject([{ key, status: 'failed', error: 'the preview could not be drawn: ask again later', error_status: 503 }])
+    expect(await previewRows(file._id)).toMatchObject([
+      { key, status: 'failed', error: 'the preview could not be drawn: ask again later', error_status: 503 },
+    ])
     const again = await preview(user, `/files/${file._id}/preview?w=64&format=png`)
     expect(again.res.status).toBe(200)
   })
@@ -427,7 +537,14 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const before = (await findFileOf(db, user.id, replaced._id))!
     const oldKey = `p/${user.id}/${replaced._id}/${before.hash}/64x64-contain-p1.png`
     expect(await queuePreview(db, before, oldKey)).toBe(true)
-    expect((await callJson('PUT', `/files/${replaced._id}`, { token: user.token, body: multipartBody('photo.png', pattern_png) })).status).toBe(200)
+    expect(
+      (
+        await callJson('PUT', `/files/${replaced._id}`, {
+          token: user.token,
+          body: multipartBody('photo.png', pattern_png),
+        })
+      ).status,
+    ).toBe(200)
     await drawPreview(deps, { fileId: replaced._id, userId: user.id, key: oldKey, params: pngParams })
     expect(await previewObjects(user, replaced._id)).toEqual([])
     expect(await previewRows(replaced._id)).toEqual([])
@@ -436,7 +553,14 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const racingRow = (await findFileOf(db, user.id, racing._id))!
     const racingKey = `p/${user.id}/${racing._id}/${racingRow.hash}/64x64-contain-p1.png`
     expect(await queuePreview(db, racingRow, racingKey)).toBe(true)
-    expect((await callJson('PUT', `/files/${racing._id}`, { token: user.token, body: multipartBody('photo2.png', pattern_png) })).status).toBe(200)
+    expect(
+      (
+        await callJson('PUT', `/files/${racing._id}`, {
+          token: user.token,
+          body: multipartBody('photo2.png', pattern_png),
+        })
+      ).status,
+    ).toBe(200)
     expect(await storePreview(deps, racingRow, racingKey, new Uint8Array([1, 2, 3]), 'image/png')).toBe(false)
     expect(await env.BUCKET.head(racingKey)).toBeNull()
     expect(await findPreview(db, racingRow, racingKey)).toBeUndefined()
@@ -445,7 +569,12 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const lateRow = (await findFileOf(db, user.id, late._id))!
     const lateKey = `p/${user.id}/${late._id}/${lateRow.hash}/64x64-contain-p1.png`
     expect(await queuePreview(db, lateRow, lateKey)).toBe(true)
-    expect(await failPreview(db, lateRow, lateKey, { message: 'the preview could not be drawn: ask again later', code: 'CONVERTER_UNAVAILABLE' })).toBe(true)
+    expect(
+      await failPreview(db, lateRow, lateKey, {
+        message: 'the preview could not be drawn: ask again later',
+        code: 'CONVERTER_UNAVAILABLE',
+      }),
+    ).toBe(true)
     expect(await storePreview(deps, lateRow, lateKey, new Uint8Array([1, 2, 3]), 'image/png')).toBe(false)
     expect(await env.BUCKET.head(lateKey)).toBeNull()
     expect(await findPreview(db, lateRow, lateKey)).toMatchObject({ status: 'failed', size: 0 })
@@ -457,6 +586,10 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     expect((await callJson('DELETE', `/files/${deleted._id}`, { token: user.token })).status).toBe(200)
     await drawPreview(deps, { fileId: deleted._id, userId: user.id, key: deletedKey, params: pngParams })
     expect(await env.BUCKET.head(deletedKey)).toBeNull()
-    expect(await env.DB.prepare('SELECT count(*) AS n FROM previews WHERE file_id = ?').bind(deleted._id).first<{ n: number }>()).toEqual({ n: 0 })
+    expect(
+      await env.DB.prepare('SELECT count(*) AS n FROM previews WHERE file_id = ?')
+        .bind(deleted._id)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 })
   })
 })

@@ -45,16 +45,27 @@ const user: fc.Arbitrary<AuthUser> = fc.record({
 
 const operand: fc.Arbitrary<Operand> = fc.oneof(
   fc.record({ kind: fc.constant('user' as const), field: fc.constantFrom(...USER_FIELDS) }),
-  fc.record({ kind: fc.constant('resource' as const), field: fc.constantFrom('_id', 'name', 'verified', ...JSON_FIELDS, 'absent') }),
+  fc.record({
+    kind: fc.constant('resource' as const),
+    field: fc.constantFrom('_id', 'name', 'verified', ...JSON_FIELDS, 'absent'),
+  }),
   fc.record({ kind: fc.constant('literal' as const), value: scalar }),
 )
 
 const { rule } = fc.letrec<{ rule: Rule }>((tie) => ({
   rule: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
-    fc.record({ kind: fc.constant('compare' as const), op: fc.constantFrom('=' as const, '!=' as const), left: operand, right: operand }),
+    fc.record({
+      kind: fc.constant('compare' as const),
+      op: fc.constantFrom('=' as const, '!=' as const),
+      left: operand,
+      right: operand,
+    }),
     fc.record({ kind: fc.constant('const' as const), value: fc.boolean() }),
-    fc.record({ kind: fc.constantFrom('and' as const, 'or' as const), items: fc.array(tie('rule'), { minLength: 1, maxLength: 3 }) }),
+    fc.record({
+      kind: fc.constantFrom('and' as const, 'or' as const),
+      items: fc.array(tie('rule'), { minLength: 1, maxLength: 3 }),
+    }),
   ),
 }))
 
@@ -73,32 +84,67 @@ async function selectedBySql(rule: Rule, caller: AuthUser): Promise<string[]> {
 
 describe('rule evaluators: JavaScript (one record) and SQL (lists) agree', () => {
   beforeAll(async () => {
-    await env.DB.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (id TEXT PRIMARY KEY, name TEXT, verified INTEGER, data TEXT NOT NULL)`)
+    await env.DB.exec(
+      `CREATE TABLE IF NOT EXISTS ${TABLE} (id TEXT PRIMARY KEY, name TEXT, verified INTEGER, data TEXT NOT NULL)`,
+    )
   })
 
   const field = (name: string): Operand => ({ kind: 'resource', field: name })
-  const alice: AuthUser = { id: 'a1', email: 'alice@example.com', name: 'Test', role: 'user', emailVerified: true, securityStamp: 'stamp' }
+  const alice: AuthUser = {
+    id: 'a1',
+    email: 'alice@example.com',
+    name: 'Test',
+    role: 'user',
+    emailVerified: true,
+    securityStamp: 'stamp',
+  }
   /** Cases tried before the generated ones: SQLite reads a JSON true and a boolean column as the integer 1. */
   const examples: Array<[Array<Omit<Row, 'id'>>, Rule, AuthUser]> = [
-    [[{ name: null, verified: true, data: { flag: 1 } }], { kind: 'compare', op: '=', left: field('verified'), right: field('flag') }, alice],
-    [[{ name: null, verified: true, data: { flag: 1 } }], { kind: 'compare', op: '!=', left: field('verified'), right: field('flag') }, alice],
-    [[{ name: null, verified: null, data: { flag: true, stars: 1 } }], { kind: 'compare', op: '=', left: field('flag'), right: field('stars') }, alice],
-    [[{ name: '5', verified: null, data: { stars: 5 } }], { kind: 'compare', op: '!=', left: field('name'), right: field('stars') }, alice],
+    [
+      [{ name: null, verified: true, data: { flag: 1 } }],
+      { kind: 'compare', op: '=', left: field('verified'), right: field('flag') },
+      alice,
+    ],
+    [
+      [{ name: null, verified: true, data: { flag: 1 } }],
+      { kind: 'compare', op: '!=', left: field('verified'), right: field('flag') },
+      alice,
+    ],
+    [
+      [{ name: null, verified: null, data: { flag: true, stars: 1 } }],
+      { kind: 'compare', op: '=', left: field('flag'), right: field('stars') },
+      alice,
+    ],
+    [
+      [{ name: '5', verified: null, data: { stars: 5 } }],
+      { kind: 'compare', op: '!=', left: field('name'), right: field('stars') },
+      alice,
+    ],
   ]
 
   it('on generated rules, callers and records (real D1)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(record, { minLength: 1, maxLength: 6 }), rule, user, async (generated, rule, caller) => {
-        const rows: Row[] = generated.map((row, index) => ({ id: `r${index}`, ...row }))
-        await env.DB.batch([
-          env.DB.prepare(`DELETE FROM ${TABLE}`),
-          ...rows.map((row) =>
-            env.DB.prepare(`INSERT INTO ${TABLE} (id, name, verified, data) VALUES (?, ?, ?, ?)`).bind(row.id, row.name, row.verified === null ? null : Number(row.verified), JSON.stringify(row.data)),
-          ),
-        ])
-        const byJavaScript = rows.filter((row) => evaluate(rule, caller, fieldsOf(row))).map((row) => row.id)
-        expect(await selectedBySql(rule, caller)).toEqual(byJavaScript)
-      }),
+      fc.asyncProperty(
+        fc.array(record, { minLength: 1, maxLength: 6 }),
+        rule,
+        user,
+        async (generated, rule, caller) => {
+          const rows: Row[] = generated.map((row, index) => ({ id: `r${index}`, ...row }))
+          await env.DB.batch([
+            env.DB.prepare(`DELETE FROM ${TABLE}`),
+            ...rows.map((row) =>
+              env.DB.prepare(`INSERT INTO ${TABLE} (id, name, verified, data) VALUES (?, ?, ?, ?)`).bind(
+                row.id,
+                row.name,
+                row.verified === null ? null : Number(row.verified),
+                JSON.stringify(row.data),
+              ),
+            ),
+          ])
+          const byJavaScript = rows.filter((row) => evaluate(rule, caller, fieldsOf(row))).map((row) => row.id)
+          expect(await selectedBySql(rule, caller)).toEqual(byJavaScript)
+        },
+      ),
       { numRuns: 200, examples },
     )
   })

@@ -25,12 +25,27 @@ describe('resource config at start-up', () => {
   })
 
   it.each([
-    [{ _id: '/notes(Notes)', _read: { allow: '@user.rol=admin' } }, 'route /notes(Notes): _read.allow: unknown caller field "@user.rol"'],
-    [{ _id: '/notes(Notes)', _read: { allow: '@_user.txt=x' } }, 'route /notes(Notes): _read.allow: unknown field @_user.txt of Notes'],
-    [{ _id: '/notes(Notes)', _update: { allow: '(@user.role=admin' } }, 'route /notes(Notes): _update.allow: missing ")"'],
-    [{ _id: '/notes(Notes)', _create: { allow: true, inject: { owner: '@user._id' } } }, 'route /notes(Notes): _create.inject: Notes has no settable field owner'],
+    [
+      { _id: '/notes(Notes)', _read: { allow: '@user.rol=admin' } },
+      'route /notes(Notes): _read.allow: unknown caller field "@user.rol"',
+    ],
+    [
+      { _id: '/notes(Notes)', _read: { allow: '@_user.txt=x' } },
+      'route /notes(Notes): _read.allow: unknown field @_user.txt of Notes',
+    ],
+    [
+      { _id: '/notes(Notes)', _update: { allow: '(@user.role=admin' } },
+      'route /notes(Notes): _update.allow: missing ")"',
+    ],
+    [
+      { _id: '/notes(Notes)', _create: { allow: true, inject: { owner: '@user._id' } } },
+      'route /notes(Notes): _create.inject: Notes has no settable field owner',
+    ],
     [{ _id: '/notes(Notes)', _read: { allow: true, inject: { text: 'x' } } }, 'only _create and _update inject values'],
-    [{ _id: '/notes(Notes)', _create: { allow: true, inject: { text: '@usr._id' } } }, '_create.inject.text: unknown reference'],
+    [
+      { _id: '/notes(Notes)', _create: { allow: true, inject: { text: '@usr._id' } } },
+      '_create.inject.text: unknown reference',
+    ],
     [{ _id: '/notes(Nopes)' }, 'route /notes(Nopes): unknown model Nopes'],
     [{ _id: 'notes(Notes)' }, 'the _id must look like /path(Model)'],
     [{ _id: '/notes(Notes)', _reed: { allow: true } } as RouteDefinition, 'unknown entry _reed'],
@@ -42,8 +57,8 @@ describe('resource config at start-up', () => {
   })
 
   it('refuses a malformed values map naming the field', () => {
-    expect(() => compileResources(withRoute({ _id: '/notes(Notes)' }, { Notes: { values: { text: ['Strin', 'cru'] } } }))).toThrow(
-      'model Notes: field text has unknown type Strin',
-    )
+    expect(() =>
+      compileResources(withRoute({ _id: '/notes(Notes)' }, { Notes: { values: { text: ['Strin', 'cru'] } } })),
+    ).toThrow('model Notes: field text has unknown type Strin')
   })
 })

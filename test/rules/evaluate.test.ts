@@ -3,8 +3,22 @@ import type { AuthUser } from '../../worker/auth/users'
 import { evaluate, specialise } from '../../worker/rules/evaluate'
 import { parseRule } from '../../worker/rules/parse'
 
-const alice: AuthUser = { id: 'a1', email: 'alice@example.com', name: 'Alice', role: 'user', emailVerified: true, securityStamp: 's1' }
-const admin: AuthUser = { id: 'z9', email: 'root@example.com', name: 'Root', role: 'admin', emailVerified: false, securityStamp: 's9' }
+const alice: AuthUser = {
+  id: 'a1',
+  email: 'alice@example.com',
+  name: 'Alice',
+  role: 'user',
+  emailVerified: true,
+  securityStamp: 's1',
+}
+const admin: AuthUser = {
+  id: 'z9',
+  email: 'root@example.com',
+  name: 'Root',
+  role: 'admin',
+  emailVerified: false,
+  securityStamp: 's9',
+}
 
 describe('rule evaluation', () => {
   it.each([
@@ -32,8 +46,14 @@ describe('rule evaluation', () => {
   })
 
   it('specialises caller parts into constants', () => {
-    expect(specialise(parseRule('@user.role=admin | @_user.user_id=@user._id'), admin)).toEqual({ kind: 'const', value: true })
-    expect(specialise(parseRule('@user.role=admin & @_user.user_id=@user._id'), alice)).toEqual({ kind: 'const', value: false })
+    expect(specialise(parseRule('@user.role=admin | @_user.user_id=@user._id'), admin)).toEqual({
+      kind: 'const',
+      value: true,
+    })
+    expect(specialise(parseRule('@user.role=admin & @_user.user_id=@user._id'), alice)).toEqual({
+      kind: 'const',
+      value: false,
+    })
     expect(specialise(parseRule('@user.role=admin | @_user.user_id=@user._id'), alice)).toEqual({
       kind: 'compare',
       op: '=',

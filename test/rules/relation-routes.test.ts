@@ -7,7 +7,8 @@ import { signUp, type TestUser } from '../support/accounts'
 import { grantRole } from '../support/roles'
 import { models, resourcesWithPosts, usersRoute, type ResourceConfig } from '../../worker/models/resources'
 
-const api = (method: string, path: string, user: TestUser, json?: unknown) => callWithResources(resourcesWithPosts, method, path, { token: user.token, json })
+const api = (method: string, path: string, user: TestUser, json?: unknown) =>
+  callWithResources(resourcesWithPosts, method, path, { token: user.token, json })
 
 let admin: TestUser
 let alice: TestUser
@@ -19,33 +20,59 @@ beforeAll(async () => {
   ;[admin, alice, bob] = await Promise.all([signUp(), signUp(), signUp()])
   await grantRole(admin, 'admin')
   draft = (await api('POST', `/users/${alice.id}/posts`, alice, { title: 'Draft' })).body
-  published = (await api('POST', `/users/${alice.id}/posts`, alice, { title: 'Hello', body: 'world', published: true })).body
+  published = (await api('POST', `/users/${alice.id}/posts`, alice, { title: 'Hello', body: 'world', published: true }))
+    .body
 })
 
 describe('relation route /users/posts(Posts)', () => {
   it('creates a post under your own id, with the foreign key and injected author from the server', async () => {
     const res = await api('POST', `/users/${alice.id}/posts`, alice, { title: 'Third' })
     expect(res.status).toBe(201)
-    expect(res.body).toMatchObject({ title: 'Third', body: '', published: false, user_id: alice.id, author_email: alice.email })
-    expect(Object.keys(res.body).sort()).toEqual(['_id', 'author_email', 'body', 'created_at', 'published', 'title', 'updated_at', 'user_id'])
+    expect(res.body).toMatchObject({
+      title: 'Third',
+      body: '',
+      published: false,
+      user_id: alice.id,
+      author_email: alice.email,
+    })
+    expect(Object.keys(res.body).sort()).toEqual([
+      '_id',
+      'author_email',
+      'body',
+      'created_at',
+      'published',
+      'title',
+      'updated_at',
+      'user_id',
+    ])
   })
 
   it("refuses a post under someone else's id and names the rule", async () => {
     const res = await api('POST', `/users/${alice.id}/posts`, bob, { title: 'Impostor' })
-    expect(res).toMatchObject({ status: 403, body: { message: 'not allowed', rule: '/users/posts(Posts)._create: @_user.user_id=@user._id | @user.role=admin' } })
+    expect(res).toMatchObject({
+      status: 403,
+      body: {
+        message: 'not allowed',
+        rule: '/users/posts(Posts)._create: @_user.user_id=@user._id | @user.role=admin',
+      },
+    })
   })
 
-  it.each([{ user_id: 'x' }, { author_email: 'x@example.com' }, { _id: '0123456789abcdef01234567' }, { title: 'ok', extra: 1 }])(
-    'refuses fields the client may not set: %j',
-    async (body) => {
-      const res = await api('POST', `/users/${alice.id}/posts`, alice, body)
-      expect(res.status).toBe(400)
-    },
-  )
+  it.each([
+    { user_id: 'x' },
+    { author_email: 'x@example.com' },
+    { _id: '0123456789abcdef01234567' },
+    { title: 'ok', extra: 1 },
+  ])('refuses fields the client may not set: %j', async (body) => {
+    const res = await api('POST', `/users/${alice.id}/posts`, alice, body)
+    expect(res.status).toBe(400)
+  })
 
   it('lists drafts only to their author (and admins), filtering in the query', async () => {
     const own = await api('GET', `/users/${alice.id}/posts`, alice)
-    expect(own.body.map((post: { _id: string }) => post._id)).toEqual(expect.arrayContaining([draft._id, published._id]))
+    expect(own.body.map((post: { _id: string }) => post._id)).toEqual(
+      expect.arrayContaining([draft._id, published._id]),
+    )
     const other = await api('GET', `/users/${alice.id}/posts`, bob)
     expect(other.status).toBe(200)
     expect(other.body.map((post: { _id: string }) => post._id)).toEqual([published._id])
@@ -65,7 +92,8 @@ describe('relation route /users/posts(Posts)', () => {
   it('pages a rule-filtered list with ?limit=: every visible record once, newest first, nothing hidden', async () => {
     const [carol, dave] = await Promise.all([signUp(), signUp()])
     const titles = ['one', 'two (draft)', 'three', 'four']
-    for (const title of titles) await api('POST', `/users/${carol.id}/posts`, carol, { title, published: !title.includes('draft') })
+    for (const title of titles)
+      await api('POST', `/users/${carol.id}/posts`, carol, { title, published: !title.includes('draft') })
     const walk = async (user: TestUser, limit: number) => {
       const pages: string[][] = []
       let next: string | undefined = `/users/${carol.id}/posts?limit=${limit}`
@@ -81,7 +109,10 @@ describe('relation route /users/posts(Posts)', () => {
     // Another user sees only the published posts, a page at a time.
     expect(await walk(dave, 1)).toEqual([['four'], ['three'], ['one']])
     // The author sees their draft too.
-    expect(await walk(carol, 2)).toEqual([['four', 'three'], ['two (draft)', 'one']])
+    expect(await walk(carol, 2)).toEqual([
+      ['four', 'three'],
+      ['two (draft)', 'one'],
+    ])
   })
 
   it('reads a published post for anyone, a draft only for its author', async () => {
@@ -98,15 +129,23 @@ describe('relation route /users/posts(Posts)', () => {
 
   it('answers 403 to an update of a post you may read but not change, 404 to one you may not see', async () => {
     const visible = await api('PUT', `/users/${alice.id}/posts/${published._id}`, bob, { title: 'mine now' })
-    expect(visible).toMatchObject({ status: 403, body: { rule: '/users/posts(Posts)._update: @_user.user_id=@user._id | @user.role=admin' } })
+    expect(visible).toMatchObject({
+      status: 403,
+      body: { rule: '/users/posts(Posts)._update: @_user.user_id=@user._id | @user.role=admin' },
+    })
     const hidden = await api('PUT', `/users/${alice.id}/posts/${draft._id}`, bob, { title: 'mine now' })
     expect(hidden.status).toBe(404)
-    const stored = await env.DB.prepare('SELECT data FROM records WHERE id = ?').bind(published._id).first<{ data: string }>()
+    const stored = await env.DB.prepare('SELECT data FROM records WHERE id = ?')
+      .bind(published._id)
+      .first<{ data: string }>()
     expect(JSON.parse(stored!.data).title).toBe('Hello')
   })
 
   it('lets the author update and delete', async () => {
-    const updated = await api('PUT', `/users/${alice.id}/posts/${draft._id}`, alice, { title: 'Edited', published: true })
+    const updated = await api('PUT', `/users/${alice.id}/posts/${draft._id}`, alice, {
+      title: 'Edited',
+      published: true,
+    })
     expect(updated).toMatchObject({ status: 200, body: { title: 'Edited', published: true, user_id: alice.id } })
     expect((await api('PUT', `/users/${alice.id}/posts/${draft._id}`, alice, { user_id: bob.id })).status).toBe(400)
     expect((await api('DELETE', `/users/${alice.id}/posts/${draft._id}`, bob)).status).toBe(403)
@@ -118,13 +157,18 @@ describe('relation route /users/posts(Posts)', () => {
     const carol = await signUp()
     const post = await api('POST', `/users/${carol.id}/posts`, carol, { title: 'bye' })
     expect((await api('DELETE', `/users/${carol.id}`, admin)).status).toBe(204)
-    expect(await env.DB.prepare('SELECT count(*) AS n FROM records WHERE id = ?').bind(post.body._id).first('n')).toBe(0)
+    expect(await env.DB.prepare('SELECT count(*) AS n FROM records WHERE id = ?').bind(post.body._id).first('n')).toBe(
+      0,
+    )
   })
 })
 
 describe('inject and default deny', () => {
   const notes: ResourceConfig = {
-    models: { ...models, Notes: { values: { text: ['String', 'cru'], owner: ['String', 'cru'], stamp: ['String', 'r'] } } },
+    models: {
+      ...models,
+      Notes: { values: { text: ['String', 'cru'], owner: ['String', 'cru'], stamp: ['String', 'r'] } },
+    },
     routes: [
       usersRoute,
       {
@@ -136,7 +180,8 @@ describe('inject and default deny', () => {
       },
     ],
   }
-  const notesApi = (method: string, path: string, user: TestUser, json?: unknown) => callWithResources(notes, method, path, { token: user.token, json })
+  const notesApi = (method: string, path: string, user: TestUser, json?: unknown) =>
+    callWithResources(notes, method, path, { token: user.token, json })
 
   it('overrides client values with injected ones, on create and update', async () => {
     const created = await notesApi('POST', '/notes', alice, { text: 'hi', owner: bob.id })
@@ -149,7 +194,10 @@ describe('inject and default deny', () => {
 
   it('denies an operation without a rule to everyone, admins included', async () => {
     const created = await notesApi('POST', '/notes', admin, { text: 'x' })
-    for (const [method, path] of [['GET', `/notes/${created.body._id}`], ['DELETE', `/notes/${created.body._id}`]] as const) {
+    for (const [method, path] of [
+      ['GET', `/notes/${created.body._id}`],
+      ['DELETE', `/notes/${created.body._id}`],
+    ] as const) {
       const res = await notesApi(method, path, admin)
       expect(res.status).toBe(403)
       expect(res.body.rule).toMatch(/^\/notes\(Notes\)\._(read|delete): false \(no rule\)$/)

@@ -16,13 +16,18 @@ beforeAll(async () => {
   await grantRole(admin, 'admin')
 })
 
-const storedUser = (id: string) => env.DB.prepare('SELECT role, email, email_verified, password_hash, name FROM users WHERE id = ?').bind(id).first()
+const storedUser = (id: string) =>
+  env.DB.prepare('SELECT role, email, email_verified, password_hash, name FROM users WHERE id = ?').bind(id).first()
 
 describe('/users read', () => {
   it('refuses the list to a non-admin and names the rule', async () => {
     const res = await callJson('GET', '/users', { token: alice.token })
     expect(res.status).toBe(403)
-    expect(res.body).toEqual({ message: 'not allowed', code: 'FORBIDDEN', rule: '/users(Users)._readAll: @user.role=admin' })
+    expect(res.body).toEqual({
+      message: 'not allowed',
+      code: 'FORBIDDEN',
+      rule: '/users(Users)._readAll: @user.role=admin',
+    })
   })
 
   it('lists every account to an admin, newest first, paginated, without secrets', async () => {
@@ -30,7 +35,12 @@ describe('/users read', () => {
     expect(first.status).toBe(200)
     expect(first.body).toHaveLength(2)
     expect(first.body[0]._id > first.body[1]._id).toBe(true)
-    for (const user of first.body) expect(Object.keys(user).sort()).toEqual(['_id', 'avatar_url', 'created_at', 'email', 'email_verified', 'name', 'preferences', 'role', 'updated_at'].filter((key) => key in user).sort())
+    for (const user of first.body)
+      expect(Object.keys(user).sort()).toEqual(
+        ['_id', 'avatar_url', 'created_at', 'email', 'email_verified', 'name', 'preferences', 'role', 'updated_at']
+          .filter((key) => key in user)
+          .sort(),
+      )
     expect(JSON.stringify(first.body)).not.toContain('password')
     const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1]
     expect(next).toContain('cursor=')
@@ -61,9 +71,16 @@ describe('/users read', () => {
 
 describe('/users update', () => {
   it('lets a user change their name and custom fields', async () => {
-    const res = await callJson('PUT', `/users/${alice.id}`, { token: alice.token, json: { name: 'Alice A.', avatar_url: 'https://example.com/a.png', preferences: { theme: 'dark' } } })
+    const res = await callJson('PUT', `/users/${alice.id}`, {
+      token: alice.token,
+      json: { name: 'Alice A.', avatar_url: 'https://example.com/a.png', preferences: { theme: 'dark' } },
+    })
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ name: 'Alice A.', avatar_url: 'https://example.com/a.png', preferences: { theme: 'dark' } })
+    expect(res.body).toMatchObject({
+      name: 'Alice A.',
+      avatar_url: 'https://example.com/a.png',
+      preferences: { theme: 'dark' },
+    })
   })
 
   it.each([
@@ -89,23 +106,38 @@ describe('/users update', () => {
   })
 
   it('lets an admin change role and email, and refuses a taken email', async () => {
-    const res = await callJson('PUT', `/users/${bob.id}`, { token: admin.token, json: { role: 'editor', email_verified: true } })
+    const res = await callJson('PUT', `/users/${bob.id}`, {
+      token: admin.token,
+      json: { role: 'editor', email_verified: true },
+    })
     expect(res).toMatchObject({ status: 200, body: { role: 'editor', email_verified: true } })
-    const taken = await callJson('PUT', `/users/${bob.id}`, { token: admin.token, json: { email: alice.email.toUpperCase() } })
+    const taken = await callJson('PUT', `/users/${bob.id}`, {
+      token: admin.token,
+      json: { email: alice.email.toUpperCase() },
+    })
     expect(taken).toMatchObject({ status: 409, body: { message: 'an account with this email already exists' } })
   })
 })
 
 describe('/users create and delete', () => {
   it('refuses create to a non-admin', async () => {
-    const res = await callJson('POST', '/users', { token: alice.token, json: { email: uniqueEmail(), password: 'long enough pw' } })
+    const res = await callJson('POST', '/users', {
+      token: alice.token,
+      json: { email: uniqueEmail(), password: 'long enough pw' },
+    })
     expect(res).toMatchObject({ status: 403, body: { rule: '/users(Users)._create: @user.role=admin' } })
   })
 
   it('lets an admin create an account that can log in', async () => {
     const email = uniqueEmail('made')
-    const res = await callJson('POST', '/users', { token: admin.token, json: { email, password: 'long enough pw', name: 'Made', role: 'editor' } })
-    expect(res).toMatchObject({ status: 201, body: { email, name: 'Made', role: 'editor', email_verified: false, preferences: {} } })
+    const res = await callJson('POST', '/users', {
+      token: admin.token,
+      json: { email, password: 'long enough pw', name: 'Made', role: 'editor' },
+    })
+    expect(res).toMatchObject({
+      status: 201,
+      body: { email, name: 'Made', role: 'editor', email_verified: false, preferences: {} },
+    })
     const login = await callJson('POST', '/auth/login', { json: { email, password: 'long enough pw' } })
     expect(login.status).toBe(200)
   })
@@ -118,7 +150,10 @@ describe('/users create and delete', () => {
 
   it("refuses a user's DELETE of another user's account with 403 naming the rule, and deletes nothing", async () => {
     const res = await callJson('DELETE', `/users/${bob.id}`, { token: alice.token })
-    expect(res).toMatchObject({ status: 403, body: { message: 'not allowed', rule: '/users(Users)._delete: @user.role=admin' } })
+    expect(res).toMatchObject({
+      status: 403,
+      body: { message: 'not allowed', rule: '/users(Users)._delete: @user.role=admin' },
+    })
     expect(await storedUser(bob.id)).toMatchObject({ email: bob.email })
     expect((await callJson('GET', '/auth/user', { token: bob.token })).status).toBe(200)
   })
@@ -162,7 +197,10 @@ describe('/users with a Users model of its own configuration', () => {
 
   it("creates an account with that model's defaults, not the shipped model's", async () => {
     const email = uniqueEmail('configured')
-    const res = await callWithResources(configured, 'POST', '/users', { token: admin.token, json: { email, password: 'long enough pw' } })
+    const res = await callWithResources(configured, 'POST', '/users', {
+      token: admin.token,
+      json: { email, password: 'long enough pw' },
+    })
     expect(res.status).toBe(201)
     expect(await storedValues(res.body._id)).toEqual({ plan: 'free', quota: 5, internal_note: 'kept back' })
     expect(res.body).toMatchObject({ plan: 'free', quota: 5 })
@@ -178,18 +216,28 @@ describe('/users with a Users model of its own configuration', () => {
     expect(created.status).toBe(201)
     const id = created.body._id
     expect((await storedValues(id)).internal_note).toBe('the secret')
-    const updated = await callWithResources(configured, 'PUT', `/users/${id}`, { token: admin.token, json: { internal_note: 'still secret' } })
+    const updated = await callWithResources(configured, 'PUT', `/users/${id}`, {
+      token: admin.token,
+      json: { internal_note: 'still secret' },
+    })
     expect(updated.status).toBe(200)
     expect((await storedValues(id)).internal_note).toBe('still secret')
     const read = await callWithResources(configured, 'GET', `/users/${id}`, { token: admin.token })
-    const list = await callWithResources(configured, 'GET', `/users?email=${encodeURIComponent(email)}`, { token: admin.token })
+    const list = await callWithResources(configured, 'GET', `/users?email=${encodeURIComponent(email)}`, {
+      token: admin.token,
+    })
     expect(list.body).toHaveLength(1)
     for (const body of [created.body, updated.body, read.body, list.body[0]]) {
       expect(body).not.toHaveProperty('internal_note')
       expect(JSON.stringify(body)).not.toContain('secret')
     }
     // Not filterable either: the unreadable field is not a query parameter, so it narrows nothing.
-    const filtered = await callWithResources(configured, 'GET', `/users?email=${encodeURIComponent(email)}&internal_note=nope`, { token: admin.token })
+    const filtered = await callWithResources(
+      configured,
+      'GET',
+      `/users?email=${encodeURIComponent(email)}&internal_note=nope`,
+      { token: admin.token },
+    )
     expect(filtered.body.map((user: { _id: string }) => user._id)).toEqual([id])
   })
 })

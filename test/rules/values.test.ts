@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { buildValueSchemas, readableValues, validateValuesMap, withDefaults, type ValuesMap } from '../../worker/models/values'
+import {
+  buildValueSchemas,
+  readableValues,
+  validateValuesMap,
+  withDefaults,
+  type ValuesMap,
+} from '../../worker/models/values'
 
 const values: ValuesMap = {
   bio: ['String', 'cru', ''],

@@ -13,12 +13,29 @@ import { grantRole } from '../support/roles'
 
 const LYING = '\u202Egnp.exe'
 const b64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)))
-const refusal = (codePoint: string) => ({ code: 'NAME_FORMAT_CHARACTER', character: codePoint, message: expect.stringContaining(codePoint) })
+const refusal = (codePoint: string) => ({
+  code: 'NAME_FORMAT_CHARACTER',
+  character: codePoint,
+  message: expect.stringContaining(codePoint),
+})
 
 describe('which format characters a name may hold', () => {
   it.each([
     // Bidi embeddings and overrides, isolates, marks (UAX #9, "Explicit Directional Formatting Characters").
-    ...['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069', '\u200E', '\u200F', '\u061C'].map((char) => [`report${char}.pdf`, char]),
+    ...[
+      '\u202A',
+      '\u202B',
+      '\u202C',
+      '\u202D',
+      '\u202E',
+      '\u2066',
+      '\u2067',
+      '\u2068',
+      '\u2069',
+      '\u200E',
+      '\u200F',
+      '\u061C',
+    ].map((char) => [`report${char}.pdf`, char]),
     // Zero-width characters and the BOM, word joiner, invisible operators, soft hyphen, tag characters.
     ...['\u200B', '\uFEFF', '\u2060', '\u2062', '\u00AD', '\u{E0041}'].map((char) => [`report${char}.pdf`, char]),
     // Joiners at the ends, or beside white space, only hide.
@@ -45,12 +62,17 @@ describe('which format characters a name may hold', () => {
 })
 
 describe('every path that sets a name refuses format characters', { timeout: 120_000 }, () => {
-  it('register, and the admin\'s POST /users', async () => {
-    const res = await callJson('POST', '/auth/register', { json: { email: uniqueEmail(), password: 'a long enough password', name: `Ada${LYING}` } })
+  it("register, and the admin's POST /users", async () => {
+    const res = await callJson('POST', '/auth/register', {
+      json: { email: uniqueEmail(), password: 'a long enough password', name: `Ada${LYING}` },
+    })
     expect(res).toMatchObject({ status: 400, body: refusal('U+202E') })
     const admin = await signUp()
     await grantRole(admin, 'admin')
-    const created = await callJson('POST', '/users', { token: admin.token, json: { email: uniqueEmail(), password: 'a long enough password', name: '\u2067Eve' } })
+    const created = await callJson('POST', '/users', {
+      token: admin.token,
+      json: { email: uniqueEmail(), password: 'a long enough password', name: '\u2067Eve' },
+    })
     expect(created).toMatchObject({ status: 400, body: refusal('U+2067') })
   })
 
@@ -59,23 +81,35 @@ describe('every path that sets a name refuses format characters', { timeout: 120
     const res = await callJson('PUT', `/users/${user.id}`, { token: user.token, json: { name: `Grace\u200F` } })
     expect(res).toMatchObject({ status: 400, body: refusal('U+200F') })
     expect(await env.DB.prepare('SELECT name FROM users WHERE id = ?').bind(user.id).first('name')).toBe('Grace')
-    expect((await callJson('PUT', `/users/${user.id}`, { token: user.token, json: { name: 'می\u200Cخواهم' } })).status).toBe(200)
+    expect(
+      (await callJson('PUT', `/users/${user.id}`, { token: user.token, json: { name: 'می\u200Cخواهم' } })).status,
+    ).toBe(200)
   })
 
-  it('POST /files: the form\'s filename and X-Edgefloor-Name (URI-encoded too); nothing is stored', async () => {
+  it("POST /files: the form's filename and X-Edgefloor-Name (URI-encoded too); nothing is stored", async () => {
     const user = await signUp()
     const byForm = await callJson('POST', '/files', { token: user.token, body: multipartBody(LYING, 'MZ') })
     expect(byForm).toMatchObject({ status: 400, body: refusal('U+202E') })
-    const byHeader = await callJson('POST', '/files', { token: user.token, body: multipartBody('x.txt', 'hi'), headers: { 'x-edgefloor-name': encodeURIComponent(LYING) } })
+    const byHeader = await callJson('POST', '/files', {
+      token: user.token,
+      body: multipartBody('x.txt', 'hi'),
+      headers: { 'x-edgefloor-name': encodeURIComponent(LYING) },
+    })
     expect(byHeader).toMatchObject({ status: 400, body: refusal('U+202E') })
     expect((await env.BUCKET.list({ prefix: `u/${user.id}/` })).objects).toEqual([])
   })
 
   it('the parts API (POST /files/uploads) and tus (Upload-Metadata filename)', async () => {
     const user = await signUp()
-    const parts = await callJson('POST', '/files/uploads', { token: user.token, json: { name: encodeURIComponent(LYING) } })
+    const parts = await callJson('POST', '/files/uploads', {
+      token: user.token,
+      json: { name: encodeURIComponent(LYING) },
+    })
     expect(parts).toMatchObject({ status: 400, body: refusal('U+202E') })
-    const tus = await callJson('POST', '/files/tus', { token: user.token, headers: { 'tus-resumable': '1.0.0', 'upload-length': '5', 'upload-metadata': `filename ${b64(LYING)}` } })
+    const tus = await callJson('POST', '/files/tus', {
+      token: user.token,
+      headers: { 'tus-resumable': '1.0.0', 'upload-length': '5', 'upload-metadata': `filename ${b64(LYING)}` },
+    })
     expect(tus).toMatchObject({ status: 400, body: refusal('U+202E') })
     expect(await env.DB.prepare('SELECT COUNT(*) AS n FROM uploads WHERE user_id = ?').bind(user.id).first('n')).toBe(0)
   })
@@ -85,11 +119,18 @@ describe('every path that sets a name refuses format characters', { timeout: 120
     const file = await uploaded(user, 'notes.txt', 'hello')
     const renamed = await callJson('PUT', `/files/${file._id}`, { token: user.token, json: { name: LYING } })
     expect(renamed).toMatchObject({ status: 400, body: refusal('U+202E') })
-    const replaced = await callJson('PUT', `/files/${file._id}`, { token: user.token, body: multipartBody('notes.txt', 'new'), headers: { 'x-edgefloor-name': encodeURIComponent(LYING) } })
+    const replaced = await callJson('PUT', `/files/${file._id}`, {
+      token: user.token,
+      body: multipartBody('notes.txt', 'new'),
+      headers: { 'x-edgefloor-name': encodeURIComponent(LYING) },
+    })
     expect(replaced).toMatchObject({ status: 400, body: refusal('U+202E') })
     const read = await callJson('GET', `/files/${file._id}`, { token: user.token })
     expect(read.body).toMatchObject({ name: 'notes.txt', size: 5 })
-    const emoji = await callJson('PUT', `/files/${file._id}`, { token: user.token, json: { name: '\u{1F469}\u200D\u{1F4BB}.txt' } })
+    const emoji = await callJson('PUT', `/files/${file._id}`, {
+      token: user.token,
+      json: { name: '\u{1F469}\u200D\u{1F4BB}.txt' },
+    })
     expect(emoji).toMatchObject({ status: 200, body: { name: '\u{1F469}\u200D\u{1F4BB}.txt' } })
     const res = await call('GET', `/files/${file._id}`, { token: user.token })
     expect(res.status).toBe(200)

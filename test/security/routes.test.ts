@@ -56,7 +56,8 @@ const routes = inspectRoutes(createApp())
   .map((route) => ({ method: route.method, path: route.path, key: `${route.method} ${route.path}` }))
 const unique = [...new Map(routes.map((route) => [route.key, route])).values()]
 const MADE_UP_ID = '0123456789abcdef01234567'
-const concrete = (path: string) => path.replace(/:[A-Za-z_]+(\{[^}]*\})?/g, (name) => (name.startsWith(':part') ? '1' : MADE_UP_ID))
+const concrete = (path: string) =>
+  path.replace(/:[A-Za-z_]+(\{[^}]*\})?/g, (name) => (name.startsWith(':part') ? '1' : MADE_UP_ID))
 
 describe('security matrix: mounted routes', () => {
   it('finds the mounted routes', () => {
@@ -66,13 +67,19 @@ describe('security matrix: mounted routes', () => {
   const protectedRoutes = unique.filter((route) => !PUBLIC.has(route.key))
 
   it.each(protectedRoutes)('$key refuses a request without a token', async ({ method, path }) => {
-    const res = await call(method, concrete(path), { headers: { 'content-type': 'application/json' }, body: method === 'GET' || method === 'HEAD' ? undefined : '{}' })
+    const res = await call(method, concrete(path), {
+      headers: { 'content-type': 'application/json' },
+      body: method === 'GET' || method === 'HEAD' ? undefined : '{}',
+    })
     expect(res.status).toBe(401)
     expect(await res.json()).toMatchObject({ message: expect.any(String), code: expect.stringMatching(/^TOKEN_/) })
   })
 
   it.each(protectedRoutes)('$key refuses a forged token', async ({ method, path }) => {
-    const res = await call(method, concrete(path), { token: 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.', body: method === 'GET' ? undefined : '{}' })
+    const res = await call(method, concrete(path), {
+      token: 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+      body: method === 'GET' ? undefined : '{}',
+    })
     expect(res.status).toBe(401)
   })
 })
@@ -83,11 +90,18 @@ interface Operation {
   key: string
 }
 
-const document = (await (await call('GET', '/openapi.json')).json()) as { paths: Record<string, Record<string, { security?: unknown[] }>> }
+const document = (await (await call('GET', '/openapi.json')).json()) as {
+  paths: Record<string, Record<string, { security?: unknown[] }>>
+}
 const authenticated: Operation[] = Object.entries(document.paths).flatMap(([path, operations]) =>
   Object.entries(operations)
     .filter(([, operation]) => (operation.security ?? []).length > 0)
-    .map(([method, operation]) => ({ method: method.toUpperCase(), path, key: `${method.toUpperCase()} ${path}`, operation })),
+    .map(([method, operation]) => ({
+      method: method.toUpperCase(),
+      path,
+      key: `${method.toUpperCase()} ${path}`,
+      operation,
+    })),
 )
 
 interface Owned {
@@ -105,23 +119,44 @@ interface Owned {
 /** Alice's real resources, one of each kind a path can name. */
 async function aliceResources(alice: TestUser): Promise<Owned> {
   const file = await uploaded(alice, 'alice.txt', 'only for alice')
-  const job = await callJson('POST', `/files/${file._id}/convert`, { token: alice.token, headers: { prefer: 'respond-async' }, json: {} })
+  const job = await callJson('POST', `/files/${file._id}/convert`, {
+    token: alice.token,
+    headers: { prefer: 'respond-async' },
+    json: {},
+  })
   expect(job.status).toBe(202)
   const upload = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'big.bin' } })
   expect(upload.status).toBe(201)
-  const tus = await call('POST', '/files/tus', { token: alice.token, headers: { 'tus-resumable': '1.0.0', 'upload-length': '10' } })
+  const tus = await call('POST', '/files/tus', {
+    token: alice.token,
+    headers: { 'tus-resumable': '1.0.0', 'upload-length': '10' },
+  })
   expect(tus.status).toBe(201)
   const tusId = tus.headers.get('location')!.split('/').pop()!
   const sessions = await callJson('GET', '/auth/sessions', { token: alice.token })
-  const apiKey = await callJson('POST', '/auth/api-keys', { token: alice.token, json: { name: 'alice server', scopes: ['files:read'] } })
+  const apiKey = await callJson('POST', '/auth/api-keys', {
+    token: alice.token,
+    json: { name: 'alice server', scopes: ['files:read'] },
+  })
   expect(apiKey.status).toBe(201)
-  const link = await callJson('POST', '/auth/oauth/loopback/link', { token: alice.token, json: { redirect_url: 'https://app.example.com/signed-in' } })
-  await loginAt(link.body.authorization_url, { sub: crypto.randomUUID(), email: `alice-elsewhere-${crypto.randomUUID()}@example.com`, email_verified: true })
-  expect((await backToApp(await throughProvider(link.body.authorization_url))).searchParams.get('linked')).toBe('loopback')
+  const link = await callJson('POST', '/auth/oauth/loopback/link', {
+    token: alice.token,
+    json: { redirect_url: 'https://app.example.com/signed-in' },
+  })
+  await loginAt(link.body.authorization_url, {
+    sub: crypto.randomUUID(),
+    email: `alice-elsewhere-${crypto.randomUUID()}@example.com`,
+    email_verified: true,
+  })
+  expect((await backToApp(await throughProvider(link.body.authorization_url))).searchParams.get('linked')).toBe(
+    'loopback',
+  )
   const identities = await callJson('GET', '/auth/identities', { token: alice.token })
   // A passkey row of Alice's (registering one takes a browser's authenticator: test/e2e/passkeys.test.ts).
   const passkeyId = `${alice.id.slice(0, 12)}${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`
-  await env.DB.prepare("insert into passkeys (id, user_id, credential_id, public_key, device_type, name, created_at) values (?, ?, ?, 'AQID', 'singleDevice', 'alice key', 0)")
+  await env.DB.prepare(
+    "insert into passkeys (id, user_id, credential_id, public_key, device_type, name, created_at) values (?, ?, ?, 'AQID', 'singleDevice', 'alice key', 0)",
+  )
     .bind(passkeyId, alice.id, crypto.randomUUID())
     .run()
   return {
@@ -163,18 +198,32 @@ function withRealIds(path: string, owned: Owned): string {
 /** A request the route would accept from Alice herself, so that only ownership can refuse it. */
 function validRequest(operation: Operation): { json?: unknown; body?: BodyInit; headers?: Record<string, string> } {
   const tus = { 'tus-resumable': '1.0.0' }
-  if (operation.key === 'PATCH /files/tus/{id}') return { body: new Uint8Array(4), headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' } }
+  if (operation.key === 'PATCH /files/tus/{id}')
+    return {
+      body: new Uint8Array(4),
+      headers: { ...tus, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+    }
   if (operation.key === 'POST /files/tus/{id}') return { headers: { ...tus, 'x-http-method-override': 'DELETE' } }
   if (operation.path.startsWith('/files/tus')) return { headers: tus }
-  if (operation.key === 'PUT /files/uploads/{uploadId}/{part}') return { body: new Uint8Array(16), headers: { 'content-type': 'application/octet-stream', 'content-length': '16' } }
+  if (operation.key === 'PUT /files/uploads/{uploadId}/{part}')
+    return { body: new Uint8Array(16), headers: { 'content-type': 'application/octet-stream', 'content-length': '16' } }
   if (operation.key === 'PUT /files/{id}') return { json: { name: 'renamed.txt' } }
   if (operation.key === 'PUT /users/{id}') return { json: { name: 'Renamed' } }
   // The caller's own account (no id: another user's token only reaches its own): a change that needs confirmation,
   // with the password every test user signs up with, so that only the token can refuse it.
-  if (operation.key === 'PUT /auth/user' || operation.key === 'PUT /user') return { json: { name: 'Renamed', email: `renamed-${crypto.randomUUID()}@example.com`, current_password: 'a long enough password' } }
-  if (operation.key === 'DELETE /auth/user' || operation.key === 'DELETE /user') return { json: { current_password: 'a long enough password' } }
+  if (operation.key === 'PUT /auth/user' || operation.key === 'PUT /user')
+    return {
+      json: {
+        name: 'Renamed',
+        email: `renamed-${crypto.randomUUID()}@example.com`,
+        current_password: 'a long enough password',
+      },
+    }
+  if (operation.key === 'DELETE /auth/user' || operation.key === 'DELETE /user')
+    return { json: { current_password: 'a long enough password' } }
   if (operation.key === 'POST /files/{id}/convert') return { json: {} }
-  if (operation.key === 'POST /auth/oauth/{provider}/link') return { json: { redirect_url: 'https://app.example.com/signed-in' } }
+  if (operation.key === 'POST /auth/oauth/{provider}/link')
+    return { json: { redirect_url: 'https://app.example.com/signed-in' } }
   if (operation.method === 'POST' || operation.method === 'PUT' || operation.method === 'PATCH') return { json: {} }
   return {}
 }
@@ -195,17 +244,24 @@ describe('security matrix: every authenticated operation of the OpenAPI document
     expect(authenticated.length).toBeGreaterThan(15)
   })
 
-  it.each(authenticated)('$key refuses a revoked session\'s token with 401', async (operation) => {
-    const res = await call(operation.method, withRealIds(operation.path, owned), { token: revoked.token, ...validRequest(operation) })
+  it.each(authenticated)("$key refuses a revoked session's token with 401", async (operation) => {
+    const res = await call(operation.method, withRealIds(operation.path, owned), {
+      token: revoked.token,
+      ...validRequest(operation),
+    })
     expect(res.status).toBe(401)
-    if (operation.method === 'HEAD') expect(await res.text()).toBe('') // RFC 9110 §9.3.2: no content in a HEAD answer
+    if (operation.method === 'HEAD')
+      expect(await res.text()).toBe('') // RFC 9110 §9.3.2: no content in a HEAD answer
     else expect(await res.json()).toMatchObject({ code: 'TOKEN_REVOKED' })
   })
 
   it.each(authenticated.filter((operation) => /\{(id|uploadId)\}/.test(operation.path)))(
     "$key answers another user 404 on Alice's real resource (or 403 naming a rule that refuses whatever it holds)",
     async (operation) => {
-      const res = await call(operation.method, withRealIds(operation.path, owned), { token: mallory.token, ...validRequest(operation) })
+      const res = await call(operation.method, withRealIds(operation.path, owned), {
+        token: mallory.token,
+        ...validRequest(operation),
+      })
       if (operation.method === 'HEAD') {
         // RFC 9110 §9.3.2: a HEAD answer has no content, so the status alone says it; and nothing of Alice's upload.
         expect(res.status).toBe(404)
@@ -223,13 +279,27 @@ describe('security matrix: every authenticated operation of the OpenAPI document
 
   it("leaves Alice's resources as they were", async () => {
     const token = owned.user.token
-    expect((await callJson('GET', `/files/${owned.fileId}`, { token })).body).toMatchObject({ _id: owned.fileId, name: 'alice.txt' })
+    expect((await callJson('GET', `/files/${owned.fileId}`, { token })).body).toMatchObject({
+      _id: owned.fileId,
+      name: 'alice.txt',
+    })
     expect((await call('GET', `/jobs/${owned.jobId}`, { token })).status).toBe(200)
-    expect((await callJson('GET', '/auth/user', { token })).body).toMatchObject({ _id: owned.user.id, name: 'Test User' })
-    expect((await callJson('GET', '/auth/sessions', { token })).body.map((session: { _id: string }) => session._id)).toContain(owned.sessionId)
-    expect((await callJson('GET', '/auth/api-keys', { token })).body.map((key: { _id: string }) => key._id)).toEqual([owned.apiKeyId])
-    expect((await callJson('GET', '/auth/identities', { token })).body.map((identity: { _id: string }) => identity._id)).toEqual([owned.identityId])
-    expect((await callJson('GET', '/auth/passkeys', { token })).body.map((passkey: { _id: string }) => passkey._id)).toEqual([owned.passkeyId])
+    expect((await callJson('GET', '/auth/user', { token })).body).toMatchObject({
+      _id: owned.user.id,
+      name: 'Test User',
+    })
+    expect(
+      (await callJson('GET', '/auth/sessions', { token })).body.map((session: { _id: string }) => session._id),
+    ).toContain(owned.sessionId)
+    expect((await callJson('GET', '/auth/api-keys', { token })).body.map((key: { _id: string }) => key._id)).toEqual([
+      owned.apiKeyId,
+    ])
+    expect(
+      (await callJson('GET', '/auth/identities', { token })).body.map((identity: { _id: string }) => identity._id),
+    ).toEqual([owned.identityId])
+    expect(
+      (await callJson('GET', '/auth/passkeys', { token })).body.map((passkey: { _id: string }) => passkey._id),
+    ).toEqual([owned.passkeyId])
   })
 })
 
@@ -246,7 +316,8 @@ describe('security matrix: API keys on every authenticated operation', () => {
   beforeAll(async () => {
     owned = await aliceResources(await signUp())
     const mallory = await signUp()
-    const make = async (user: TestUser) => (await callJson('POST', '/auth/api-keys', { token: user.token, json: { name: 'all', scopes: ALL_SCOPES } })).body
+    const make = async (user: TestUser) =>
+      (await callJson('POST', '/auth/api-keys', { token: user.token, json: { name: 'all', scopes: ALL_SCOPES } })).body
     malloryKey = (await make(mallory)).key
     aliceKey = (await make(owned.user)).key
     const revoked = await make(mallory)
@@ -255,7 +326,10 @@ describe('security matrix: API keys on every authenticated operation', () => {
   })
 
   it.each(authenticated)('$key refuses a revoked API key with 401', async (operation) => {
-    const res = await call(operation.method, withRealIds(operation.path, owned), { token: revokedKey, ...validRequest(operation) })
+    const res = await call(operation.method, withRealIds(operation.path, owned), {
+      token: revokedKey,
+      ...validRequest(operation),
+    })
     expect(res.status).toBe(401)
     // A HEAD answer has no body (RFC 9110 §9.3.2): its status says it.
     if (operation.method !== 'HEAD') expect(await res.json()).toMatchObject({ code: 'TOKEN_INVALID' })
@@ -264,7 +338,10 @@ describe('security matrix: API keys on every authenticated operation', () => {
   it.each(authenticated.filter((operation) => /\{(id|uploadId)\}/.test(operation.path)))(
     "$key answers another user's key with every scope 404 on Alice's real resource (403 where no key may go)",
     async (operation) => {
-      const res = await call(operation.method, withRealIds(operation.path, owned), { token: malloryKey, ...validRequest(operation) })
+      const res = await call(operation.method, withRealIds(operation.path, owned), {
+        token: malloryKey,
+        ...validRequest(operation),
+      })
       if (operation.method === 'HEAD') {
         expect(res.status).toBe(requiredScope(operation.method, honoPath(operation.path)) ? 404 : 403)
         return
@@ -279,7 +356,10 @@ describe('security matrix: API keys on every authenticated operation', () => {
   it.each(authenticated.filter((operation) => !requiredScope(operation.method, honoPath(operation.path))))(
     "$key refuses Alice's own key with every scope: 403, no key may call it",
     async (operation) => {
-      const res = await call(operation.method, withRealIds(operation.path, owned), { token: aliceKey, ...validRequest(operation) })
+      const res = await call(operation.method, withRealIds(operation.path, owned), {
+        token: aliceKey,
+        ...validRequest(operation),
+      })
       expect(res.status).toBe(403)
       expect(await res.json()).toMatchObject({ code: 'INSUFFICIENT_SCOPE' })
     },

@@ -41,18 +41,32 @@ export default async function setup(project: TestProject) {
   const workerPort = await freePort()
   const workerUrl = `http://127.0.0.1:${workerPort}`
   const oidc = await startOidcProvider([workerUrl])
-  const worker = await launchWorker({
-    GOTENBERG_URL: sidecarUrl,
-    TRANSCRIBE_URL: project.getProvidedContext().whisperUrl,
-    FILES_MAX_RESUMABLE_BYTES: String(40 * MiB),
-    FILES_QUOTA_BYTES: String(30 * MiB),
-    // The origin Chromium shows the passkey test's page at (test/e2e/passkeys.test.ts): WebAuthn refuses an IP address.
-    AUTH_PASSKEY_ORIGINS: PASSKEY_ORIGIN,
-    AUTH_OAUTH_REDIRECT_URLS: `${workerUrl}/console`,
-  }, {
-    port: workerPort,
-    secrets: { AUTH_OAUTH_PROVIDERS: JSON.stringify([{ id: 'loopback', name: 'Loopback OP', issuer: oidc.url, client_id: OIDC_CLIENT.id, client_secret: OIDC_CLIENT.secret, allow_insecure_http: true }]) },
-  })
+  const worker = await launchWorker(
+    {
+      GOTENBERG_URL: sidecarUrl,
+      TRANSCRIBE_URL: project.getProvidedContext().whisperUrl,
+      FILES_MAX_RESUMABLE_BYTES: String(40 * MiB),
+      FILES_QUOTA_BYTES: String(30 * MiB),
+      // The origin Chromium shows the passkey test's page at (test/e2e/passkeys.test.ts): WebAuthn refuses an IP address.
+      AUTH_PASSKEY_ORIGINS: PASSKEY_ORIGIN,
+      AUTH_OAUTH_REDIRECT_URLS: `${workerUrl}/console`,
+    },
+    {
+      port: workerPort,
+      secrets: {
+        AUTH_OAUTH_PROVIDERS: JSON.stringify([
+          {
+            id: 'loopback',
+            name: 'Loopback OP',
+            issuer: oidc.url,
+            client_id: OIDC_CLIENT.id,
+            client_secret: OIDC_CLIENT.secret,
+            allow_insecure_http: true,
+          },
+        ]),
+      },
+    },
+  )
   worker.ready.catch((error) => console.error(`e2e: the Worker under wrangler dev did not start: ${error}`))
   sidecar.catch((error) => console.error(`e2e: the sidecar did not start: ${error}`))
   project.provide('devWorkerUrl', worker.url)
@@ -60,6 +74,10 @@ export default async function setup(project: TestProject) {
   project.provide('devOidcProviderUrl', oidc.url)
   project.provide('devSidecarUrl', sidecarUrl)
   return async () => {
-    await Promise.allSettled([worker.stop(), sidecar.then((running) => running.close()), new Promise((resolve) => oidc.server.close(resolve))])
+    await Promise.allSettled([
+      worker.stop(),
+      sidecar.then((running) => running.close()),
+      new Promise((resolve) => oidc.server.close(resolve)),
+    ])
   }
 }

@@ -22,11 +22,15 @@ export async function makeEncryptedPdfs(): Promise<Record<string, Uint8Array>> {
     pdfs[`page-${kind}.pdf`] = encryptWithQpdf(page, kind)
     pdfs[`locked-${kind}.pdf`] = encryptWithQpdf(page, kind, 's3cret')
   }
-  for (const hostile of HOSTILE_CASES) if (hostile.encryption) pdfs[hostile.name] = encryptWithQpdf(await hostile.bytes(), hostile.encryption)
+  for (const hostile of HOSTILE_CASES)
+    if (hostile.encryption) pdfs[hostile.name] = encryptWithQpdf(await hostile.bytes(), hostile.encryption)
   return pdfs
 }
 
 export default async function setup(project: TestProject) {
   const pdfs = await makeEncryptedPdfs()
-  project.provide('encryptedPdfs', Object.fromEntries(Object.entries(pdfs).map(([name, bytes]) => [name, Buffer.from(bytes).toString('base64')])))
+  project.provide(
+    'encryptedPdfs',
+    Object.fromEntries(Object.entries(pdfs).map(([name, bytes]) => [name, Buffer.from(bytes).toString('base64')])),
+  )
 }

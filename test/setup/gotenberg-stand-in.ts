@@ -43,7 +43,9 @@ const PDF = [
 ].join('\n')
 
 function readForm(request: IncomingMessage): Promise<FormData> {
-  return new Response(Readable.toWeb(request) as ReadableStream, { headers: { 'content-type': request.headers['content-type'] ?? '' } }).formData()
+  return new Response(Readable.toWeb(request) as ReadableStream, {
+    headers: { 'content-type': request.headers['content-type'] ?? '' },
+  }).formData()
 }
 
 export default async function setup(project: TestProject) {
@@ -52,10 +54,13 @@ export default async function setup(project: TestProject) {
     const path = new URL(request.url ?? '/', 'http://stand-in').pathname
     if (request.method === 'GET' && path.startsWith('/requests/')) {
       const trace = decodeURIComponent(path.slice('/requests/'.length))
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(requests.filter((recorded) => recorded.trace === trace)))
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(requests.filter((recorded) => recorded.trace === trace)))
       return
     }
-    if (request.method !== 'POST' || path !== '/forms/libreoffice/convert') return void response.writeHead(404).end('Not Found')
+    if (request.method !== 'POST' || path !== '/forms/libreoffice/convert')
+      return void response.writeHead(404).end('Not Found')
     const trace = request.headers['gotenberg-trace']?.toString()
     const form = await readForm(request)
     const fields: Record<string, string> = {}
@@ -69,7 +74,10 @@ export default async function setup(project: TestProject) {
     // A hung Gotenberg: the response stays open until the client aborts.
     if (trace?.startsWith('hang-')) return
     const status = /^status-(\d{3})-/.exec(trace ?? '')?.[1]
-    if (status) return void response.writeHead(Number(status), { ...headers, 'content-type': 'text/plain; charset=UTF-8' }).end(`${REASONS[Number(status)] ?? 'Error'}\n`)
+    if (status)
+      return void response
+        .writeHead(Number(status), { ...headers, 'content-type': 'text/plain; charset=UTF-8' })
+        .end(`${REASONS[Number(status)] ?? 'Error'}\n`)
     response.writeHead(200, { ...headers, 'content-type': 'application/pdf' }).end(PDF)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

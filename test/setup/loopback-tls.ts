@@ -13,7 +13,10 @@ const dir = fileURLToPath(new URL('../../.tmp/loopback-tls/', import.meta.url))
 
 function openssl(cwd: string, args: string[]): void {
   const run = spawnSync('openssl', args, { cwd, encoding: 'utf8' })
-  if (run.status !== 0) throw new Error(`openssl ${args[0]} failed (the loopback HTTPS tests need openssl): ${run.error?.message ?? run.stderr}`)
+  if (run.status !== 0)
+    throw new Error(
+      `openssl ${args[0]} failed (the loopback HTTPS tests need openssl): ${run.error?.message ?? run.stderr}`,
+    )
 }
 
 /** The authority and a server certificate it signed (an authority's own certificate cannot serve: rustls refuses it). */
@@ -22,10 +25,41 @@ function makeCertificates(): void {
   const scratch = mkdtempSync(join(dir, '..', 'loopback-tls-'))
   try {
     const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
-    openssl(scratch, ['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '3650', '-subj', '/CN=Edgefloor test loopback CA'])
+    openssl(scratch, [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '3650',
+      '-subj',
+      '/CN=Edgefloor test loopback CA',
+    ])
     openssl(scratch, ['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost'])
-    writeFileSync(join(scratch, 'server.ext'), 'basicConstraints=critical,CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n')
-    openssl(scratch, ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '3650', '-extfile', 'server.ext'])
+    writeFileSync(
+      join(scratch, 'server.ext'),
+      'basicConstraints=critical,CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n',
+    )
+    openssl(scratch, [
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.pem',
+      '-days',
+      '3650',
+      '-extfile',
+      'server.ext',
+    ])
     // At once, whole: another run starting now uses either its own folder or this one.
     renameSync(scratch, dir)
   } catch (error) {
@@ -37,7 +71,10 @@ function makeCertificates(): void {
 if (!existsSync(join(dir, 'server.pem'))) makeCertificates()
 
 /** The key and certificate chain a loopback HTTPS server presents (node:https createServer's `key` and `cert`). */
-export const loopbackTls = { key: readFileSync(join(dir, 'server.key'), 'utf8'), cert: readFileSync(join(dir, 'server.pem'), 'utf8') }
+export const loopbackTls = {
+  key: readFileSync(join(dir, 'server.key'), 'utf8'),
+  cert: readFileSync(join(dir, 'server.pem'), 'utf8'),
+}
 
 /** Where OpenSSL and workerd look for the system's bundle when SSL_CERT_FILE is not set (Debian's first). */
 const SYSTEM_BUNDLES = ['/etc/ssl/certs/ca-certificates.crt', '/etc/pki/tls/certs/ca-bundle.crt', '/etc/ssl/cert.pem']

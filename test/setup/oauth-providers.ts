@@ -42,10 +42,13 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${address.port}`
 }
 
-const json = (response: ServerResponse, status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+const json = (response: ServerResponse, status: number, body: unknown) =>
+  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
 
 /** The OpenID Provider, its one client allowed back at `/auth/oauth/loopback/callback` of each origin given. */
-export async function startOidcProvider(workerOrigins: readonly string[] = [WORKER_ORIGIN]): Promise<{ server: Server; url: string }> {
+export async function startOidcProvider(
+  workerOrigins: readonly string[] = [WORKER_ORIGIN],
+): Promise<{ server: Server; url: string }> {
   const accounts = new Map<string, Account>()
   /** The account to sign in, by the state of the authorization request (test files run two at a time). */
   const loginsByState = new Map<string, string>()
@@ -76,7 +79,10 @@ export async function startOidcProvider(workerOrigins: readonly string[] = [WORK
       return account ? { accountId: sub, claims: () => ({ ...account }) } : undefined
     },
     async loadExistingGrant(ctx: any) {
-      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId })
+      const grant = new ctx.oidc.provider.Grant({
+        clientId: ctx.oidc.client.clientId,
+        accountId: ctx.oidc.session.accountId,
+      })
       grant.addOIDCScope('openid email profile')
       await grant.save()
       return grant
@@ -96,7 +102,12 @@ export async function startOidcProvider(workerOrigins: readonly string[] = [WORK
         const details = await provider.interactionDetails(request, response)
         const accountId = loginsByState.get(String(details.params.state))
         if (!accountId) return json(response, 409, { error: 'POST /test/login with this state first' })
-        await provider.interactionFinished(request, response, { login: { accountId } }, { mergeWithLastSubmission: false })
+        await provider.interactionFinished(
+          request,
+          response,
+          { login: { accountId } },
+          { mergeWithLastSubmission: false },
+        )
       } catch (error) {
         json(response, 500, { error: String(error) })
       }
@@ -114,7 +125,10 @@ async function startStandIn(): Promise<{ server: Server; url: string }> {
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true })
   const { privateKey: strangerKey } = await generateKeyPair('RS256')
   const publicJwk = { ...(await exportJWK(publicKey)), kid: 'stand-in', alg: 'RS256', use: 'sig' }
-  const grants = new Map<string, { challenge: string; nonce?: string; redirectUri: string; account: Account; flaw: IdTokenFlaw }>()
+  const grants = new Map<
+    string,
+    { challenge: string; nonce?: string; redirectUri: string; account: Account; flaw: IdTokenFlaw }
+  >()
   const tokens = new Map<string, Account>()
   /** The account (and the flaw of its ID token) to sign in, by the state of the authorization request. */
   const loginsByState = new Map<string, { account: Account; flaw: IdTokenFlaw }>()
@@ -123,7 +137,12 @@ async function startStandIn(): Promise<{ server: Server; url: string }> {
 
   async function idToken(account: Account, nonce: string | undefined, flaw: IdTokenFlaw): Promise<string> {
     const now = Math.floor(Date.now() / 1000)
-    return new SignJWT({ email: account.email, email_verified: account.email_verified, name: account.name, nonce: flaw === 'nonce' ? 'another-nonce' : nonce })
+    return new SignJWT({
+      email: account.email,
+      email_verified: account.email_verified,
+      name: account.name,
+      nonce: flaw === 'nonce' ? 'another-nonce' : nonce,
+    })
       .setProtectedHeader({ alg: 'RS256', kid: 'stand-in' })
       .setIssuer(url)
       .setSubject(account.sub)
@@ -137,7 +156,11 @@ async function startStandIn(): Promise<{ server: Server; url: string }> {
     const requestUrl = new URL(request.url ?? '/', url)
     const path = requestUrl.pathname
     if (request.method === 'POST' && path === '/test/login') {
-      const { state, account, flaw } = JSON.parse(await readBody(request)) as { state: string; account: Account; flaw: IdTokenFlaw }
+      const { state, account, flaw } = JSON.parse(await readBody(request)) as {
+        state: string
+        account: Account
+        flaw: IdTokenFlaw
+      }
       loginsByState.set(state, { account, flaw })
       return json(response, 200, { ok: true })
     }
@@ -156,11 +179,18 @@ async function startStandIn(): Promise<{ server: Server; url: string }> {
     if (path === '/jwks') return json(response, 200, { keys: [publicJwk] })
     if (path === '/authorize' || path === '/login/oauth/authorize') {
       const q = requestUrl.searchParams
-      if (q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge')) return json(response, 400, { error: 'invalid_request', error_description: 'PKCE S256 required' })
+      if (q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge'))
+        return json(response, 400, { error: 'invalid_request', error_description: 'PKCE S256 required' })
       const login = loginsByState.get(q.get('state') ?? '')
       if (!login) return json(response, 409, { error: 'POST /test/login with this state first' })
       const code = randomUUID()
-      grants.set(code, { challenge: q.get('code_challenge')!, nonce: q.get('nonce') ?? undefined, redirectUri: q.get('redirect_uri')!, account: login.account, flaw: login.flaw })
+      grants.set(code, {
+        challenge: q.get('code_challenge')!,
+        nonce: q.get('nonce') ?? undefined,
+        redirectUri: q.get('redirect_uri')!,
+        account: login.account,
+        flaw: login.flaw,
+      })
       const back = new URL(q.get('redirect_uri')!)
       back.searchParams.set('code', code)
       back.searchParams.set('state', q.get('state') ?? '')
@@ -172,19 +202,44 @@ async function startStandIn(): Promise<{ server: Server; url: string }> {
       grants.delete(form.get('code') ?? '')
       const verifier = form.get('code_verifier') ?? ''
       const challenge = createHash('sha256').update(verifier).digest('base64url')
-      if (!grant || challenge !== grant.challenge || form.get('redirect_uri') !== grant.redirectUri || form.get('client_secret') !== OIDC_CLIENT.secret) {
+      if (
+        !grant ||
+        challenge !== grant.challenge ||
+        form.get('redirect_uri') !== grant.redirectUri ||
+        form.get('client_secret') !== OIDC_CLIENT.secret
+      ) {
         return json(response, 400, { error: 'invalid_grant' })
       }
       const accessToken = randomUUID()
       tokens.set(accessToken, grant.account)
-      if (path === '/login/oauth/access_token') return json(response, 200, { access_token: accessToken, token_type: 'bearer', scope: 'read:user,user:email' })
-      return json(response, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 300, id_token: await idToken(grant.account, grant.nonce, grant.flaw) })
+      if (path === '/login/oauth/access_token')
+        return json(response, 200, { access_token: accessToken, token_type: 'bearer', scope: 'read:user,user:email' })
+      return json(response, 200, {
+        access_token: accessToken,
+        token_type: 'Bearer',
+        expires_in: 300,
+        id_token: await idToken(grant.account, grant.nonce, grant.flaw),
+      })
     }
     const account = tokens.get((request.headers.authorization ?? '').replace(/^Bearer /i, ''))
-    if (path === '/user') return account ? json(response, 200, { id: Number(account.sub), login: account.name ?? 'octocat', name: account.name ?? null, email: null }) : json(response, 401, { message: 'Bad credentials' })
+    if (path === '/user')
+      return account
+        ? json(response, 200, {
+            id: Number(account.sub),
+            login: account.name ?? 'octocat',
+            name: account.name ?? null,
+            email: null,
+          })
+        : json(response, 401, { message: 'Bad credentials' })
     if (path === '/user/emails') {
       if (!account) return json(response, 401, { message: 'Bad credentials' })
-      return json(response, 200, account.email ? [{ email: account.email, primary: true, verified: account.email_verified === true, visibility: 'private' }] : [])
+      return json(
+        response,
+        200,
+        account.email
+          ? [{ email: account.email, primary: true, verified: account.email_verified === true, visibility: 'private' }]
+          : [],
+      )
     }
     json(response, 404, { error: 'not found' })
   })

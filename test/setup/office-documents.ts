@@ -105,7 +105,11 @@ const CACHE = fileURLToPath(new URL('../../.tmp/office-documents/', import.meta.
 
 /** The folder holding every document, made now unless an earlier run made the same ones. */
 export function makeOfficeDocuments(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  const key = createHash('sha256').update(JSON.stringify({ SOURCES, DOCUMENTS })).update(readFileSync(SCRIPT)).digest('hex').slice(0, 16)
+  const key = createHash('sha256')
+    .update(JSON.stringify({ SOURCES, DOCUMENTS }))
+    .update(readFileSync(SCRIPT))
+    .digest('hex')
+    .slice(0, 16)
   const folder = join(CACHE, key)
   if (existsSync(folder)) return folder
   mkdirSync(CACHE, { recursive: true })
@@ -115,11 +119,21 @@ export function makeOfficeDocuments(env: Readonly<Record<string, string | undefi
     const out = join(work, 'documents')
     mkdirSync(out)
     writeFileSync(join(out, 'data.csv'), DATA)
-    const jobs = Object.entries(DOCUMENTS).map(([name, job]) => ({ ...job, input: join(work, job.input), output: join(out, name) }))
+    const jobs = Object.entries(DOCUMENTS).map(([name, job]) => ({
+      ...job,
+      input: join(work, job.input),
+      output: join(out, name),
+    }))
     writeFileSync(join(work, 'jobs.json'), JSON.stringify(jobs))
     const started = performance.now()
-    execFileSync(env.SIDECAR_PYTHON || '/usr/bin/python3', [SCRIPT, env.SOFFICE || 'soffice', join(work, 'profile'), join(work, 'jobs.json')], { stdio: 'inherit', timeout: 180_000 })
-    console.log(`office documents: ${jobs.length} made with LibreOffice in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+    execFileSync(
+      env.SIDECAR_PYTHON || '/usr/bin/python3',
+      [SCRIPT, env.SOFFICE || 'soffice', join(work, 'profile'), join(work, 'jobs.json')],
+      { stdio: 'inherit', timeout: 180_000 },
+    )
+    console.log(
+      `office documents: ${jobs.length} made with LibreOffice in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    )
     // Renamed into place whole, so a run stopped halfway never leaves a folder that looks complete; another run
     // that made the same documents meanwhile wins the rename, and its folder serves as well.
     try {
@@ -136,5 +150,10 @@ export function makeOfficeDocuments(env: Readonly<Record<string, string | undefi
 export default function setup(project: TestProject) {
   const folder = makeOfficeDocuments()
   project.provide('officeDocumentsDir', folder)
-  project.provide('officeDocuments', Object.fromEntries(OFFICE_DOCUMENT_NAMES.map((name) => [name, readFileSync(join(folder, name)).toString('base64')])) as Record<OfficeDocumentName, string>)
+  project.provide(
+    'officeDocuments',
+    Object.fromEntries(
+      OFFICE_DOCUMENT_NAMES.map((name) => [name, readFileSync(join(folder, name)).toString('base64')]),
+    ) as Record<OfficeDocumentName, string>,
+  )
 }

@@ -25,13 +25,18 @@ export interface PdfInspection {
   readonly exif: Record<string, unknown>
 }
 
-const run = (command: string, args: string[]) => execFileSync(command, args, { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 })
+const run = (command: string, args: string[]) =>
+  execFileSync(command, args, { encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 })
 
 function inspect(path: string): PdfInspection {
-  const objects = JSON.parse(run('qpdf', ['--json-output=2', '--json-key=qpdf', '--json-stream-data=none', path])).qpdf[1]
+  const objects = JSON.parse(run('qpdf', ['--json-output=2', '--json-key=qpdf', '--json-stream-data=none', path]))
+    .qpdf[1]
   const catalog = objects[`obj:${objects.trailer.value['/Root']}`].value
   const associatedFiles = Object.fromEntries(
-    (catalog['/AF'] ?? []).map((ref: string) => [String(objects[`obj:${ref}`].value['/UF']).replace(/^u:/, ''), objects[`obj:${ref}`].value['/AFRelationship']]),
+    (catalog['/AF'] ?? []).map((ref: string) => [
+      String(objects[`obj:${ref}`].value['/UF']).replace(/^u:/, ''),
+      objects[`obj:${ref}`].value['/AFRelationship'],
+    ]),
   )
   let facturxXml: string | null = null
   try {
@@ -39,7 +44,12 @@ function inspect(path: string): PdfInspection {
   } catch {
     facturxXml = null
   }
-  return { attachments: run('qpdf', ['--list-attachments', path]), facturxXml, associatedFiles, exif: JSON.parse(run('exiftool', ['-j', '-a', '-XMP:all', '-PDF:all', path]))[0] }
+  return {
+    attachments: run('qpdf', ['--list-attachments', path]),
+    facturxXml,
+    associatedFiles,
+    exif: JSON.parse(run('exiftool', ['-j', '-a', '-XMP:all', '-PDF:all', path]))[0],
+  }
 }
 
 async function readBody(request: IncomingMessage): Promise<Buffer> {

@@ -47,7 +47,8 @@ const listen = async (server: ReturnType<typeof createServer>, scheme = 'http') 
   return `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
-const same = (given: string | undefined, expected: string) => given !== undefined && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected))
+const same = (given: string | undefined, expected: string) =>
+  given !== undefined && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected))
 
 /** Whether a request carries the credentials: basic auth (RFC 7617, UTF-8) or both Access headers. */
 function isAdmitted(request: IncomingMessage, credentials: HttpsCredentials): boolean {
@@ -55,15 +56,24 @@ function isAdmitted(request: IncomingMessage, credentials: HttpsCredentials): bo
   if (same(request.headers.authorization, basic)) return true
   const id = request.headers['cf-access-client-id']
   const secret = request.headers['cf-access-client-secret']
-  return typeof id === 'string' && typeof secret === 'string' && same(id, credentials.accessClientId) && same(secret, credentials.accessClientSecret)
+  return (
+    typeof id === 'string' &&
+    typeof secret === 'string' &&
+    same(id, credentials.accessClientId) &&
+    same(secret, credentials.accessClientSecret)
+  )
 }
 
 /** Forwards a request to the sidecar, its answer back as it comes. */
 function forward(sidecarUrl: string, request: IncomingMessage, body: Buffer, response: ServerResponse): void {
-  const upstream = httpRequest(new URL(request.url ?? '/', sidecarUrl), { method: request.method, headers: request.headers }, (answer) => {
-    response.writeHead(answer.statusCode ?? 502, answer.headers)
-    answer.pipe(response)
-  })
+  const upstream = httpRequest(
+    new URL(request.url ?? '/', sidecarUrl),
+    { method: request.method, headers: request.headers },
+    (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers)
+      answer.pipe(response)
+    },
+  )
   upstream.on('error', () => response.socket?.destroy())
   upstream.end(body)
 }
@@ -77,7 +87,8 @@ export default async function setup(project: TestProject) {
     const body = await readBody(request)
     const text = body.toString('latin1')
     const trace = String(request.headers['gotenberg-trace'] ?? '')
-    if (request.method === 'POST' && request.url?.startsWith('/forms/libreoffice/convert')) libreOfficeRuns.set(trace, (libreOfficeRuns.get(trace) ?? 0) + 1)
+    if (request.method === 'POST' && request.url?.startsWith('/forms/libreoffice/convert'))
+      libreOfficeRuns.set(trace, (libreOfficeRuns.get(trace) ?? 0) + 1)
     for (const [marker, refused] of unreachable) {
       if (text.includes(marker)) {
         refused.push(trace)
@@ -88,20 +99,33 @@ export default async function setup(project: TestProject) {
     forward(sidecar.url, request, body, response)
   })
 
-  const credentials: HttpsCredentials = { username: 'edgefloor', password: 'pässword over TLS', accessClientId: 'edgefloor-test.access', accessClientSecret: crypto.randomUUID() }
+  const credentials: HttpsCredentials = {
+    username: 'edgefloor',
+    password: 'pässword over TLS',
+    accessClientId: 'edgefloor-test.access',
+    accessClientSecret: crypto.randomUUID(),
+  }
   const httpsFront = createHttpsServer(loopbackTls, async (request, response) => {
     const body = await readBody(request)
     // Cloudflare Access answers a missing or wrong service token with 403; Gotenberg's basic auth with 401.
-    if (!isAdmitted(request, credentials)) return void response.writeHead(request.headers['cf-access-client-id'] ? 403 : 401, { 'content-type': 'text/plain' }).end('Unauthorized')
+    if (!isAdmitted(request, credentials))
+      return void response
+        .writeHead(request.headers['cf-access-client-id'] ? 403 : 401, { 'content-type': 'text/plain' })
+        .end('Unauthorized')
     forward(sidecar.url, request, body, response)
   })
 
   async function killOffice(trace: string | null): Promise<string> {
     let busy: { folder: string } | undefined
-    await until(() => {
-      busy = sidecar.pool.stats.processes.find((process) => process.busy && (trace === null || process.trace === trace))
-      return busy !== undefined
-    }, `a conversion for ${trace ?? 'any job'} starting`)
+    await until(
+      () => {
+        busy = sidecar.pool.stats.processes.find(
+          (process) => process.busy && (trace === null || process.trace === trace),
+        )
+        return busy !== undefined
+      },
+      `a conversion for ${trace ?? 'any job'} starting`,
+    )
     // At once: the process is that job's from before LibreOffice reads the document until the PDF is back.
     signalOffice(busy!.folder, 'KILL')
     return 'killed'
@@ -123,7 +147,9 @@ export default async function setup(project: TestProject) {
   }
 
   const control = createServer((request, response) => {
-    controlled(new URL(request.url ?? '/', 'http://control'), response).catch((error) => response.writeHead(500).end(String(error)))
+    controlled(new URL(request.url ?? '/', 'http://control'), response).catch((error) =>
+      response.writeHead(500).end(String(error)),
+    )
   })
   project.provide('sidecarUrl', await listen(front))
   project.provide('sidecarControlUrl', await listen(control))

@@ -24,7 +24,10 @@ const DNS_RECORDS: Record<string, Array<{ type: 1 | 28; data: string }>> = {
   'mapped.test': [{ type: 28, data: '::ffff:7f00:1' }],
   'nat64.test': [{ type: 28, data: '64:ff9b::a9fe:a9fe' }],
   // One public address and one private: any special-use answer refuses the name.
-  'mixed.test': [{ type: 1, data: '93.184.215.14' }, { type: 28, data: 'fd00::1' }],
+  'mixed.test': [
+    { type: 1, data: '93.184.215.14' },
+    { type: 28, data: 'fd00::1' },
+  ],
 }
 
 export default async function setup(project: TestProject) {
@@ -43,8 +46,12 @@ export default async function setup(project: TestProject) {
       const name = (url.searchParams.get('name') ?? '').toLowerCase()
       const type = Number(url.searchParams.get('type'))
       const records = DNS_RECORDS[name]
-      const answer = (records ?? []).filter((record) => record.type === type).map((record) => ({ name, type: record.type, TTL: 60, data: record.data }))
-      response.writeHead(200, { 'content-type': 'application/dns-json' }).end(JSON.stringify({ Status: records ? 0 : 3, Answer: answer }))
+      const answer = (records ?? [])
+        .filter((record) => record.type === type)
+        .map((record) => ({ name, type: record.type, TTL: 60, data: record.data }))
+      response
+        .writeHead(200, { 'content-type': 'application/dns-json' })
+        .end(JSON.stringify({ Status: records ? 0 : 3, Answer: answer }))
       return
     }
     if (request.method === 'GET' && url.pathname === '/deliveries') {

@@ -27,9 +27,38 @@ function makeSpeech(): { mp3: string; wav: string } {
   try {
     const raw = join(dir, 'speech.wav')
     execFileSync('espeak-ng', ['-w', raw, SPOKEN])
-    execFileSync('ffmpeg', ['-loglevel', 'error', '-y', '-i', raw, '-ac', '1', '-ar', '16000', '-b:a', '24k', join(dir, 'speech.mp3')])
-    execFileSync('ffmpeg', ['-loglevel', 'error', '-y', '-i', raw, '-ac', '1', '-ar', '8000', '-c:a', 'pcm_s16le', join(dir, 'speech8k.wav')])
-    return { mp3: readFileSync(join(dir, 'speech.mp3')).toString('base64'), wav: readFileSync(join(dir, 'speech8k.wav')).toString('base64') }
+    execFileSync('ffmpeg', [
+      '-loglevel',
+      'error',
+      '-y',
+      '-i',
+      raw,
+      '-ac',
+      '1',
+      '-ar',
+      '16000',
+      '-b:a',
+      '24k',
+      join(dir, 'speech.mp3'),
+    ])
+    execFileSync('ffmpeg', [
+      '-loglevel',
+      'error',
+      '-y',
+      '-i',
+      raw,
+      '-ac',
+      '1',
+      '-ar',
+      '8000',
+      '-c:a',
+      'pcm_s16le',
+      join(dir, 'speech8k.wav'),
+    ])
+    return {
+      mp3: readFileSync(join(dir, 'speech.mp3')).toString('base64'),
+      wav: readFileSync(join(dir, 'speech8k.wav')).toString('base64'),
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -59,15 +88,21 @@ function formParts(body: Buffer, contentType: string) {
 }
 
 export default async function setup(project: TestProject) {
-  const requests: Array<{ authorization?: string; fields: Record<string, string>; file?: { name: string; size: number } }> = []
+  const requests: Array<{
+    authorization?: string
+    fields: Record<string, string>
+    file?: { name: string; size: number }
+  }> = []
   const server = createServer(async (request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost')
     if (request.method === 'POST' && url.pathname === '/v1/audio/transcriptions') {
       const { fields, file } = formParts(await readBody(request), request.headers['content-type'] ?? '')
       requests.push({ authorization: request.headers.authorization, fields, file })
-      const json = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+      const json = (status: number, body: unknown) =>
+        response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
       if (!file) return json(400, { error: { message: 'no file field' } })
-      if (file.name.includes('reject')) return json(400, { error: { message: 'Invalid file format.', type: 'invalid_request_error' } })
+      if (file.name.includes('reject'))
+        return json(400, { error: { message: 'Invalid file format.', type: 'invalid_request_error' } })
       if (file.name.includes('busy')) return json(503, { error: { message: 'server busy' } })
       if (file.name.includes('flaky') && requests.filter((seen) => seen.file?.name === file.name).length <= 2) {
         return json(503, { error: { message: 'server busy, try again' } })
@@ -80,8 +115,30 @@ export default async function setup(project: TestProject) {
         duration: 3.1,
         text,
         segments: [
-          { id: 0, seek: 0, start: 0, end: 1.4, text: ' The quick brown fox.', tokens: [50364, 440], temperature: 0, avg_logprob: -0.2, compression_ratio: 0.9, no_speech_prob: 0.01 },
-          { id: 1, seek: 0, start: 1.4, end: 3.1, text: ' Jumps over the lazy dog.', tokens: [50434, 23089], temperature: 0, avg_logprob: -0.25, compression_ratio: 0.9, no_speech_prob: 0.01 },
+          {
+            id: 0,
+            seek: 0,
+            start: 0,
+            end: 1.4,
+            text: ' The quick brown fox.',
+            tokens: [50364, 440],
+            temperature: 0,
+            avg_logprob: -0.2,
+            compression_ratio: 0.9,
+            no_speech_prob: 0.01,
+          },
+          {
+            id: 1,
+            seek: 0,
+            start: 1.4,
+            end: 3.1,
+            text: ' Jumps over the lazy dog.',
+            tokens: [50434, 23089],
+            temperature: 0,
+            avg_logprob: -0.25,
+            compression_ratio: 0.9,
+            no_speech_prob: 0.01,
+          },
         ],
       })
     }

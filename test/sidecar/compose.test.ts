@@ -18,11 +18,16 @@ interface Service {
 }
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')
-const compose = parse(read('docker-compose.sidecar.yml')) as { services: Record<string, Service>; networks: Record<string, { internal?: boolean } | null> }
+const compose = parse(read('docker-compose.sidecar.yml')) as {
+  services: Record<string, Service>
+  networks: Record<string, { internal?: boolean } | null>
+}
 const { gateway, gotenberg } = compose.services as Record<'gateway' | 'gotenberg', Service>
 const sidecar = compose.services['edgefloor-sidecar']!
-const networksOf = (service: Service) => (Array.isArray(service.networks) ? service.networks : Object.keys(service.networks))
-const aliasesOf = (service: Service, network: string) => (Array.isArray(service.networks) ? [] : (service.networks[network]?.aliases ?? []))
+const networksOf = (service: Service) =>
+  Array.isArray(service.networks) ? service.networks : Object.keys(service.networks)
+const aliasesOf = (service: Service, network: string) =>
+  Array.isArray(service.networks) ? [] : (service.networks[network]?.aliases ?? [])
 
 describe('docker-compose.sidecar.yml', () => {
   it('pins the official Gotenberg image at the version the sidecar serves, 8.34 or later', () => {
@@ -32,7 +37,9 @@ describe('docker-compose.sidecar.yml', () => {
   })
 
   it('configures Gotenberg through its documented flags: timeout, auth, LibreOffice restarts, no Chromium', () => {
-    const flags = Object.fromEntries(gotenberg.command!.slice(1).map((flag) => flag.replace(/^--/, '').split('=') as [string, string]))
+    const flags = Object.fromEntries(
+      gotenberg.command!.slice(1).map((flag) => flag.replace(/^--/, '').split('=') as [string, string]),
+    )
     expect(gotenberg.command![0]).toBe('gotenberg')
     expect(flags).toMatchObject({
       'api-timeout': expect.stringMatching(/^\$\{GOTENBERG_API_TIMEOUT:-\d+s\}$/),
@@ -40,7 +47,10 @@ describe('docker-compose.sidecar.yml', () => {
       'libreoffice-restart-after': '10',
       'chromium-disable-routes': 'true',
     })
-    expect(Object.keys(gotenberg.environment!).sort()).toEqual(['GOTENBERG_API_BASIC_AUTH_PASSWORD', 'GOTENBERG_API_BASIC_AUTH_USERNAME'])
+    expect(Object.keys(gotenberg.environment!).sort()).toEqual([
+      'GOTENBERG_API_BASIC_AUTH_PASSWORD',
+      'GOTENBERG_API_BASIC_AUTH_USERNAME',
+    ])
     expect(gotenberg.healthcheck.test.join(' ')).toContain('/health')
   })
 
@@ -64,7 +74,7 @@ describe('docker-compose.sidecar.yml', () => {
     expect(gateway.healthcheck.test.join(' ')).toContain('http://127.0.0.1:3000/health')
   })
 
-  it('has the gateway forward to the converter on port 3000, with room for documents and the converter\'s timeout', () => {
+  it("has the gateway forward to the converter on port 3000, with room for documents and the converter's timeout", () => {
     const nginx = read('sidecar/gateway.nginx.conf')
     expect(nginx).toMatch(/^\s*listen 3000;/m)
     expect(nginx).toMatch(/set \$converter http:\/\/converter:3000;\s*proxy_pass \$converter;/)
@@ -74,7 +84,9 @@ describe('docker-compose.sidecar.yml', () => {
     const [, apiSeconds] = /GOTENBERG_API_TIMEOUT:-(\d+)s/.exec(gotenberg.command!.join(' ')) ?? []
     expect(Number(readSeconds)).toBeGreaterThan(Number(apiSeconds))
     // Its own refusals are plain text like Gotenberg's; the converter's answers are never replaced.
-    expect(nginx).toMatch(/error_page 413 @too_large;[\s\S]*location @too_large \{\s*default_type "text\/plain; charset=utf-8";\s*return 413 "Request Entity Too Large";/)
+    expect(nginx).toMatch(
+      /error_page 413 @too_large;[\s\S]*location @too_large \{\s*default_type "text\/plain; charset=utf-8";\s*return 413 "Request Entity Too Large";/,
+    )
     expect(nginx).not.toContain('proxy_intercept_errors on')
   })
 

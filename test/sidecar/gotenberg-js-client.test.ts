@@ -7,7 +7,24 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer, type Server } from 'node:http'
-import { a4, convert, delay, gotenberg, html, landscape, markdown, merge, noMargins, office, pipe, please, range, set, to, url } from 'gotenberg-js-client'
+import {
+  a4,
+  convert,
+  delay,
+  gotenberg,
+  html,
+  landscape,
+  markdown,
+  merge,
+  noMargins,
+  office,
+  pipe,
+  please,
+  range,
+  set,
+  to,
+  url,
+} from 'gotenberg-js-client'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
 
@@ -37,10 +54,17 @@ let sidecar: RunningSidecar
 let site: Server
 let siteUrl = ''
 beforeAll(async () => {
-  sidecar = await startSidecar({ ...optionsFromEnv({ SIDECAR_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' }), port: 0, processes: 1 })
+  sidecar = await startSidecar({
+    ...optionsFromEnv({ SIDECAR_ALLOWED_PRIVATE_HOSTS: '127.0.0.1' }),
+    port: 0,
+    processes: 1,
+  })
   site = createServer((request, response) => {
-    if (request.url === '/style.css') return void response.writeHead(200, { 'content-type': 'text/css' }).end('h1 { color: red }')
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<html><head><link rel="stylesheet" href="/style.css"></head><body><h1>Served page</h1></body></html>')
+    if (request.url === '/style.css')
+      return void response.writeHead(200, { 'content-type': 'text/css' }).end('h1 { color: red }')
+    response
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end('<html><head><link rel="stylesheet" href="/style.css"></head><body><h1>Served page</h1></body></html>')
   })
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
   siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/`
@@ -60,7 +84,9 @@ describe('gotenberg-js-client against the sidecar', () => {
 
   it('applies its landscape and page-range modifiers', async () => {
     const turned = pipe(gotenberg(sidecar.url), convert, office, to(landscape), please)
-    const [, width, height] = /Page size:\s+([\d.]+) x ([\d.]+)/.exec(pdfInfo(await bytesOf(await turned(fixture('hello.docx')))))!
+    const [, width, height] = /Page size:\s+([\d.]+) x ([\d.]+)/.exec(
+      pdfInfo(await bytesOf(await turned(fixture('hello.docx')))),
+    )!
     expect(Number(width)).toBeGreaterThan(Number(height))
     const second = pipe(gotenberg(sidecar.url), convert, office, to(range('2')), please)
     expect(pdfInfo(await bytesOf(await second(fixture('slides.pptx'))))).toMatch(/Pages:\s+1/)
@@ -68,11 +94,14 @@ describe('gotenberg-js-client against the sidecar', () => {
 
   it('converts HTML with its assets (README: "Assets")', async () => {
     const toPdf = pipe(gotenberg(sidecar.url), convert, html, to(a4, noMargins), please)
-    const pdf = await bytesOf(await toPdf({
-      'index.html': '<html><head><link rel="stylesheet" href="style.css"></head><body><h1>Hello from HTML</h1><img src="dot.svg"></body></html>',
-      'style.css': 'h1 { font-size: 40px }',
-      'dot.svg': '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><circle cx="5" cy="5" r="5"/></svg>',
-    } as never))
+    const pdf = await bytesOf(
+      await toPdf({
+        'index.html':
+          '<html><head><link rel="stylesheet" href="style.css"></head><body><h1>Hello from HTML</h1><img src="dot.svg"></body></html>',
+        'style.css': 'h1 { font-size: 40px }',
+        'dot.svg': '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><circle cx="5" cy="5" r="5"/></svg>',
+      } as never),
+    )
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-')
     expect(pageText(pdf)).toContain('Hello from HTML')
     // a4: 8.27 × 11.7 inches, 595 × 842 points.
@@ -87,10 +116,12 @@ describe('gotenberg-js-client against the sidecar', () => {
 
   it('converts Markdown through its index.html template', async () => {
     const toPdf = pipe(gotenberg(sidecar.url), convert, markdown, please)
-    const pdf = await bytesOf(await toPdf({
-      'index.html': '<html><body>{{ toHTML "notes.md" }}</body></html>',
-      'notes.md': '# Release notes\n\n| Item | Qty |\n| --- | --- |\n| Widget | 2 |\n',
-    } as never))
+    const pdf = await bytesOf(
+      await toPdf({
+        'index.html': '<html><body>{{ toHTML "notes.md" }}</body></html>',
+        'notes.md': '# Release notes\n\n| Item | Qty |\n| --- | --- |\n| Widget | 2 |\n',
+      } as never),
+    )
     const text = pageText(pdf)
     expect(text).toContain('Release notes')
     expect(text).toMatch(/Widget\s+2/)
@@ -106,7 +137,7 @@ describe('gotenberg-js-client against the sidecar', () => {
     expect(pageText(merged)).toMatch(/First part[\s\S]*Second part/)
   })
 
-  it('surfaces the sidecar\'s refusal as an error', async () => {
+  it("surfaces the sidecar's refusal as an error", async () => {
     const toPdf = pipe(gotenberg(sidecar.url), convert, office, please)
     await expect(toPdf(['broken.docx', Buffer.from('PK\u0003\u0004 not a document')] as never)).rejects.toThrow(/400/)
   })

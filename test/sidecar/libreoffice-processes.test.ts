@@ -17,7 +17,12 @@ describe('sidecar: LibreOffice processes', () => {
   // 300,000 rows (14 MB): seconds of LibreOffice work, so the tests below find it still converting when they freeze
   // or kill it; the 10 s timeout leaves room for the next small document on a freshly started LibreOffice under
   // load (the timeout applies to that document too).
-  const slowCsv = text(['name,amount,note', ...Array.from({ length: 300_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`)].join('\n'))
+  const slowCsv = text(
+    [
+      'name,amount,note',
+      ...Array.from({ length: 300_000 }, (_, i) => `item ${i},${i * 3},a longer note for row ${i}`),
+    ].join('\n'),
+  )
 
   it('answers 503 when a conversion passes the timeout, kills that LibreOffice and converts the next document', async () => {
     const hurried = await start({ timeoutMs: 10_000 })

@@ -30,9 +30,6 @@ function pdfFacts(bytes: ArrayBuffer) {
   }
 }
 
-
-
-
 // One LibreOffice (sandboxed, as by default) for every test below that needs nothing else of it: starting one
 // costs seconds (33 s under stress-ng). Servers with their own options share its pool; tests that need another
 // pool (no sandbox) start their own.
@@ -46,7 +43,10 @@ const field = (instruction: string, cached: string) =>
   `<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve"> ${instruction} </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>${cached}</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>`
 
 /** A 1×1 PNG. */
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64')
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC',
+  'base64',
+)
 
 describe('sidecar: a document cannot reach the network or local files', () => {
   const hits: string[] = []
@@ -106,7 +106,9 @@ describe('sidecar: documents', () => {
   afterAll(() => sidecar.close())
 
   it('refuses a zip bomb before LibreOffice opens it, whether its sizes are declared or hidden', async () => {
-    const bomb = docx('<w:p><w:r><w:t>bomb</w:t></w:r></w:p>', '', [{ name: 'word/media/zeros.bin', bytes: new Uint8Array(64 * 1024 * 1024), deflate: true }])
+    const bomb = docx('<w:p><w:r><w:t>bomb</w:t></w:r></w:p>', '', [
+      { name: 'word/media/zeros.bin', bytes: new Uint8Array(64 * 1024 * 1024), deflate: true },
+    ])
     expect(bomb.length).toBeLessThan(200 * 1024)
     const declared = await convert(sidecar, 'bomb.docx', bomb)
     expect(declared.status).toBe(400)
@@ -132,7 +134,9 @@ describe('sidecar: documents', () => {
     for (const cut of [300, whole.length - 10]) {
       const answer = await convert(sidecar, 'cut.docx', whole.subarray(0, cut))
       expect(answer.status).toBe(400)
-      expect(new TextDecoder().decode(answer.body)).toBe("Bad Request: the document 'cut.docx' is a truncated or damaged zip: its end of central directory record is missing")
+      expect(new TextDecoder().decode(answer.body)).toBe(
+        "Bad Request: the document 'cut.docx' is a truncated or damaged zip: its end of central directory record is missing",
+      )
     }
     expect((await convert(sidecar, 'whole.docx', whole)).status).toBe(200)
   })
@@ -142,8 +146,16 @@ describe('sidecar: documents', () => {
     // not read them (seen in LibreOffice 7.4): an XLS cut short opened as CSV text, an HTML or text file named .docx
     // as HTML or Text, a DOCX cut short as WordPerfect. Each would have "converted" to a PDF of garbage.
     const cases: Array<[string, Uint8Array, RegExp]> = [
-      ['cut.xls', new Uint8Array(fixture('data.xls')).subarray(0, 4096), /only as plain text \(Text - txt - csv \(StarCalc\)\), not as a xls document/],
-      ['page.docx', new TextEncoder().encode('<html><body><p>a web page</p></body></html>'), /only as HTML.*, not as a docx document/],
+      [
+        'cut.xls',
+        new Uint8Array(fixture('data.xls')).subarray(0, 4096),
+        /only as plain text \(Text - txt - csv \(StarCalc\)\), not as a xls document/,
+      ],
+      [
+        'page.docx',
+        new TextEncoder().encode('<html><body><p>a web page</p></body></html>'),
+        /only as HTML.*, not as a docx document/,
+      ],
       ['notes.pptx', new TextEncoder().encode('just some notes'), /LibreOffice could (open it only as|not open)/],
     ]
     for (const [name, bytes, reason] of cases) {
@@ -154,14 +166,18 @@ describe('sidecar: documents', () => {
     // What each name does call for still converts: the XLS whole, text as .txt, HTML as .html.
     expect((await convert(sidecar, 'data.xls', new Uint8Array(fixture('data.xls')))).status).toBe(200)
     expect((await convert(sidecar, 'notes.txt', new TextEncoder().encode('just some notes'))).status).toBe(200)
-    expect((await convert(sidecar, 'page.html', new TextEncoder().encode('<html><body><p>a web page</p></body></html>'))).status).toBe(200)
+    expect(
+      (await convert(sidecar, 'page.html', new TextEncoder().encode('<html><body><p>a web page</p></body></html>')))
+        .status,
+    ).toBe(200)
   })
 
   it('opens a password-protected document with its password, and says so without it', async () => {
     const missing = await convert(sidecar, 'secret.odt', fixture('secret.odt'))
     expect(missing.status).toBe(400)
     // Gotenberg 8.34's words for both (libreoffice_convert.feature, "Protected"): it cannot tell them apart either.
-    const PASSWORD = 'LibreOffice failed to process a document: a password may be required, or, if one has been given, it is invalid. In any case, the exact cause is uncertain.'
+    const PASSWORD =
+      'LibreOffice failed to process a document: a password may be required, or, if one has been given, it is invalid. In any case, the exact cause is uncertain.'
     expect(new TextDecoder().decode(missing.body)).toBe(PASSWORD)
     const wrong = await convert(sidecar, 'secret.odt', fixture('secret.odt'), { password: 'guess' })
     expect(wrong.status).toBe(400)
@@ -186,7 +202,9 @@ describe('sidecar: documents', () => {
   it('turns the pages to landscape with landscape=true', async () => {
     const portrait = pdfFacts((await convert(sidecar, 'hello.docx', fixture('hello.docx'))).body)
     expect(portrait.width).toBeLessThan(portrait.height)
-    const landscape = pdfFacts((await convert(sidecar, 'hello.docx', fixture('hello.docx'), { landscape: 'true' })).body)
+    const landscape = pdfFacts(
+      (await convert(sidecar, 'hello.docx', fixture('hello.docx'), { landscape: 'true' })).body,
+    )
     expect(landscape.width).toBeGreaterThan(landscape.height)
   })
 

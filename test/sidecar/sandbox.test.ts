@@ -30,7 +30,10 @@ async function convert(sidecar: RunningSidecar, name: string, bytes: Uint8Array)
 }
 
 /** 1×1 PNG: what the loopback listener answers, so a fetch would show as a picture too. */
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64')
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC',
+  'base64',
+)
 
 // Two LibreOffices for the whole file, started at once: sandboxed (as by default) and not (the control). A
 // variable of the sidecar's is set before they start, for the environment test to look for in LibreOffice's.
@@ -65,33 +68,51 @@ describe('sidecar sandbox: a document reaches nothing outside itself', () => {
   })
   afterAll(() => new Promise<void>((resolve) => listener.close(() => resolve())))
 
-  it.each([['linked.docx'], ['linked.odt'], ['linked.fodt'], ['linked.rtf']] as const)('converts %s with neither the /usr picture nor the loopback one, and 0 hits on the listener', async (name) => {
-    hits.length = 0
-    const res = await convert(sandboxed, name, documents[name])
-    expect(res.status).toBe(200)
-    expect(pdfImages(res.body)).toEqual([])
-    expect(hits).toEqual([])
-  }, 60_000)
+  it.each([['linked.docx'], ['linked.odt'], ['linked.fodt'], ['linked.rtf']] as const)(
+    'converts %s with neither the /usr picture nor the loopback one, and 0 hits on the listener',
+    async (name) => {
+      hits.length = 0
+      const res = await convert(sandboxed, name, documents[name])
+      expect(res.status).toBe(200)
+      expect(pdfImages(res.body)).toEqual([])
+      expect(hits).toEqual([])
+    },
+    60_000,
+  )
 
-  it.each([['linked.docx'], ['linked.odt'], ['linked.fodt'], ['linked.rtf']] as const)('(the control: without the sandbox, %s embeds the /usr picture)', async (name) => {
-    const res = await convert(unsandboxed, name, documents[name])
-    expect(res.status).toBe(200)
-    expect(pdfImages(res.body).length).toBeGreaterThan(0)
-    // LibreOffice fetches linked pictures over http from DOCX and ODF; from RTF it reads only local files.
-    if (name !== 'linked.rtf') expect(hits.length).toBeGreaterThan(0)
-    hits.length = 0
-  }, 60_000)
+  it.each([['linked.docx'], ['linked.odt'], ['linked.fodt'], ['linked.rtf']] as const)(
+    '(the control: without the sandbox, %s embeds the /usr picture)',
+    async (name) => {
+      const res = await convert(unsandboxed, name, documents[name])
+      expect(res.status).toBe(200)
+      expect(pdfImages(res.body).length).toBeGreaterThan(0)
+      // LibreOffice fetches linked pictures over http from DOCX and ODF; from RTF it reads only local files.
+      if (name !== 'linked.rtf') expect(hits.length).toBeGreaterThan(0)
+      hits.length = 0
+    },
+    60_000,
+  )
 })
 
 describe('sidecar sandbox: environment', () => {
-  it('starts LibreOffice with a cleared environment: the few variables it needs, none of the sidecar\'s', async () => {
+  it("starts LibreOffice with a cleared environment: the few variables it needs, none of the sidecar's", async () => {
     // The sandboxed sidecar started with SIDECAR_PASSWORD in its environment (the file's beforeAll).
     expect(process.env.SIDECAR_PASSWORD).toBe('not-for-libreoffice')
     const folder = sandboxed.pool.stats.processes[0]!.folder
-    const pid = execFileSync('pgrep', ['-f', `soffice.bin.*${folder}/`], { encoding: 'utf8' }).trim().split('\n')[0]!
+    const pid = execFileSync('pgrep', ['-f', `soffice.bin.*${folder}/`], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0]!
     const environment = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean)
     expect(environment.join('\n')).not.toContain('not-for-libreoffice')
     // Ours, plus PWD (bubblewrap's) and URE_BOOTSTRAP (python3-uno's uno.py, for soffice to find its install).
-    expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual(['HOME', 'LANG', 'PATH', 'PWD', 'SAL_USE_VCLPLUGIN', 'TMPDIR', 'URE_BOOTSTRAP'])
+    expect(environment.map((entry) => entry.split('=')[0]).sort()).toEqual([
+      'HOME',
+      'LANG',
+      'PATH',
+      'PWD',
+      'SAL_USE_VCLPLUGIN',
+      'TMPDIR',
+      'URE_BOOTSTRAP',
+    ])
   })
 })

@@ -54,12 +54,25 @@ describe('sidecar: temp files', () => {
   })
 
   it('removes every job folder after several documents answered as a zip', async () => {
-    expect(await convert([['hello.rtf', fixture('hello.rtf')], ['data.csv', fixture('data.csv')]])).toMatchObject({ status: 200, type: 'application/zip' })
+    expect(
+      await convert([
+        ['hello.rtf', fixture('hello.rtf')],
+        ['data.csv', fixture('data.csv')],
+      ]),
+    ).toMatchObject({ status: 200, type: 'application/zip' })
     expect(leftovers()).toEqual([])
   })
 
   it('removes the job folders and the merge folder after a merge', async () => {
-    expect(await convert([['hello.rtf', fixture('hello.rtf')], ['data.csv', fixture('data.csv')]], { merge: 'true' })).toMatchObject({ status: 200, type: 'application/pdf' })
+    expect(
+      await convert(
+        [
+          ['hello.rtf', fixture('hello.rtf')],
+          ['data.csv', fixture('data.csv')],
+        ],
+        { merge: 'true' },
+      ),
+    ).toMatchObject({ status: 200, type: 'application/pdf' })
     expect(leftovers()).toEqual([])
   })
 
@@ -71,7 +84,14 @@ describe('sidecar: temp files', () => {
   })
 
   it('answers a request whose first document fails only once its other documents are done, and leaves no folder', async () => {
-    const failed = await convert([['broken.docx', broken()], ['hello.rtf', fixture('hello.rtf')], ['data.csv', fixture('data.csv')]], { merge: 'true' })
+    const failed = await convert(
+      [
+        ['broken.docx', broken()],
+        ['hello.rtf', fixture('hello.rtf')],
+        ['data.csv', fixture('data.csv')],
+      ],
+      { merge: 'true' },
+    )
     expect(failed.status).toBe(400)
     expect(sidecar.pool.stats).toMatchObject({ queued: 0, idle: 1 })
     expect(leftovers()).toEqual([])
@@ -133,14 +153,29 @@ describe('sidecar: temp root per port', () => {
     const port = await freePort()
     const marker = `edgefloor-sigkill-${port}`
     const server = fileURLToPath(new URL('../../sidecar/server.ts', import.meta.url))
-    const child = spawn(process.execPath, [server], { env: { PATH: process.env.PATH, TMPDIR: temp, SIDECAR_PORT: String(port) } as unknown as NodeJS.ProcessEnv, stdio: 'ignore' })
+    const child = spawn(process.execPath, [server], {
+      env: { PATH: process.env.PATH, TMPDIR: temp, SIDECAR_PORT: String(port) } as unknown as NodeJS.ProcessEnv,
+      stdio: 'ignore',
+    })
     const url = `http://127.0.0.1:${port}`
     try {
-      await until(() => pgrep(`soffice.bin.*edgefloor-sidecar-${port}/office-0-1/`).length > 0, 'the sidecar starting LibreOffice', 120_000)
+      await until(
+        () => pgrep(`soffice.bin.*edgefloor-sidecar-${port}/office-0-1/`).length > 0,
+        'the sidecar starting LibreOffice',
+        120_000,
+      )
       let healthy = false
-      while (!healthy) healthy = await fetch(`${url}/health`).then((res) => res.ok, () => false)
+      while (!healthy)
+        healthy = await fetch(`${url}/health`).then(
+          (res) => res.ok,
+          () => false,
+        )
       const body = new FormData()
-      body.append('files', new Blob([['name,note', ...Array.from({ length: 300_000 }, (_, i) => `${marker},row ${i}`)].join('\n')]), 'slow.csv')
+      body.append(
+        'files',
+        new Blob([['name,note', ...Array.from({ length: 300_000 }, (_, i) => `${marker},row ${i}`)].join('\n')]),
+        'slow.csv',
+      )
       const answer = fetch(`${url}/forms/libreoffice/convert`, { method: 'POST', body }).catch(() => undefined)
       // The document inside the sandbox, seen through LibreOffice's own root: the job is under way.
       const [office] = pgrep(`soffice.bin.*edgefloor-sidecar-${port}/office-0-1/`)

@@ -27,11 +27,25 @@ describe('tools in bubblewrap', { timeout: 60_000 }, () => {
     expect(result.stdout).toBe('mine')
     expect(result.stderr).toContain(`${hostFile}: No such file or directory`)
     const [env, ...envArgs] = toolSandboxed([folder], ['env'])
-    expect(spawnSync(env!, envArgs, { encoding: 'utf8', env: { ...process.env, SIDECAR_PASSWORD: 'x' } }).stdout.split('\n').filter(Boolean).sort()).toEqual(['LANG=C.UTF-8', 'PATH=/usr/bin:/bin', 'PWD=/'])
+    expect(
+      spawnSync(env!, envArgs, { encoding: 'utf8', env: { ...process.env, SIDECAR_PASSWORD: 'x' } })
+        .stdout.split('\n')
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(['LANG=C.UTF-8', 'PATH=/usr/bin:/bin', 'PWD=/'])
   })
 
   it('opens only the folders of bare paths and @argument files, never of an option value', () => {
-    expect(argumentFolders(['-Title=/etc/passwd', '--to=1-z', '/req/a/in.pdf', '@/req/b/encrypt.args', '--', '/req/a/out.pdf'])).toEqual(['/req/a', '/req/b', '/req/a'])
+    expect(
+      argumentFolders([
+        '-Title=/etc/passwd',
+        '--to=1-z',
+        '/req/a/in.pdf',
+        '@/req/b/encrypt.args',
+        '--',
+        '/req/a/out.pdf',
+      ]),
+    ).toEqual(['/req/a', '/req/b', '/req/a'])
   })
 
   it('qpdf and exiftool do their work inside it', async () => {
@@ -46,11 +60,25 @@ describe('tools in bubblewrap', { timeout: 60_000 }, () => {
 })
 
 describe('metadata keys that name files', () => {
-  it.each(['Geotag', 'Geosync', 'Geotime', 'FileName', 'OriginalFileName', 'XMP:RawFileName', 'Directory', 'System:Directory', 'HardLink', 'SymLink'])('refuses %s', (key) => {
+  it.each([
+    'Geotag',
+    'Geosync',
+    'Geotime',
+    'FileName',
+    'OriginalFileName',
+    'XMP:RawFileName',
+    'Directory',
+    'System:Directory',
+    'HardLink',
+    'SymLink',
+  ])('refuses %s', (key) => {
     expect(metadataArguments({ [key]: hostFile })).toBe(`the key '${key}' cannot be written`)
   })
 
   it('takes ordinary tags', () => {
-    expect(metadataArguments({ Title: '/a/path/is/just/text', Author: 'Ada' })).toEqual(['-Title=/a/path/is/just/text', '-Author=Ada'])
+    expect(metadataArguments({ Title: '/a/path/is/just/text', Author: 'Ada' })).toEqual([
+      '-Title=/a/path/is/just/text',
+      '-Author=Ada',
+    ])
   })
 })

@@ -7,7 +7,11 @@ import { convertOfficeToPdf, type GotenbergSettings } from '../../worker/engines
 import { optionsFromEnv, startSidecar, type RunningSidecar } from '../../sidecar/server'
 
 const PASSWORD = 'пароль-密码-🔑'
-const document = () => ({ filename: 'hello.rtf', bytes: readFileSync(join(inject('officeDocumentsDir'), 'hello.rtf')), contentType: 'application/rtf' })
+const document = () => ({
+  filename: 'hello.rtf',
+  bytes: readFileSync(join(inject('officeDocumentsDir'), 'hello.rtf')),
+  contentType: 'application/rtf',
+})
 
 let sidecar: RunningSidecar
 beforeAll(async () => {
@@ -16,10 +20,17 @@ beforeAll(async () => {
 afterAll(() => sidecar.close())
 
 describe("the Worker's Gotenberg client against the sidecar with basic auth", () => {
-  const settings = (password: string): GotenbergSettings => ({ url: sidecar.url, username: 'José', password, timeoutMs: 60_000 })
+  const settings = (password: string): GotenbergSettings => ({
+    url: sidecar.url,
+    username: 'José',
+    password,
+    timeoutMs: 60_000,
+  })
 
   it('converts with a non-ASCII password', async () => {
-    const pdf = new Uint8Array(await new Response(await convertOfficeToPdf(settings(PASSWORD), document(), {}, 'job-utf8')).arrayBuffer())
+    const pdf = new Uint8Array(
+      await new Response(await convertOfficeToPdf(settings(PASSWORD), document(), {}, 'job-utf8')).arrayBuffer(),
+    )
     expect(Buffer.from(pdf.subarray(0, 5)).toString()).toBe('%PDF-')
   })
 

@@ -19,11 +19,20 @@ export interface TestUser {
 export async function signUp(fields: Record<string, unknown> = {}): Promise<TestUser> {
   const email = (fields.email as string | undefined) ?? uniqueEmail()
   const password = (fields.password as string | undefined) ?? 'a long enough password'
-  const registered = await callJson('POST', '/auth/register', { json: { name: 'Test User', ...fields, email, password } })
-  if (registered.status !== 201) throw new Error(`register failed: ${registered.status} ${JSON.stringify(registered.body)}`)
+  const registered = await callJson('POST', '/auth/register', {
+    json: { name: 'Test User', ...fields, email, password },
+  })
+  if (registered.status !== 201)
+    throw new Error(`register failed: ${registered.status} ${JSON.stringify(registered.body)}`)
   const login = await callJson('POST', '/auth/login', { json: { email, password } })
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${JSON.stringify(login.body)}`)
-  return { id: registered.body.user._id, email, password, token: login.body.token, refreshToken: login.body.refresh_token }
+  return {
+    id: registered.body.user._id,
+    email,
+    password,
+    token: login.body.token,
+    refreshToken: login.body.refresh_token,
+  }
 }
 
 export interface CapturedEmail {
@@ -43,7 +52,12 @@ export async function emailsTo(address: string): Promise<CapturedEmail[]> {
 
 /** Waits for the n-th email to an address (reset emails are sent after the response). */
 export async function waitForEmail(address: string, count = 1): Promise<CapturedEmail> {
-  const emails = await until(`email #${count} to ${address}`, () => emailsTo(address), (emails) => emails.length >= count, { intervalMs: 25 })
+  const emails = await until(
+    `email #${count} to ${address}`,
+    () => emailsTo(address),
+    (emails) => emails.length >= count,
+    { intervalMs: 25 },
+  )
   return emails[count - 1]!
 }
 

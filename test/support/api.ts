@@ -32,7 +32,11 @@ export async function call(method: string, path: string, options: CallOptions = 
 }
 
 /** Calls and parses the JSON body, returning both. */
-export async function callJson<T = any>(method: string, path: string, options: CallOptions = {}): Promise<{ status: number; body: T; headers: Headers }> {
+export async function callJson<T = any>(
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<{ status: number; body: T; headers: Headers }> {
   const response = await call(method, path, options)
   const text = await response.text()
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, headers: response.headers }
@@ -42,12 +46,22 @@ export async function callJson<T = any>(method: string, path: string, options: C
  * Calls a Worker built with some settings changed (same real D1, R2, Queues and Durable Objects), for
  * behaviour that depends on configuration.
  */
-export async function callWithSettings(settings: Partial<Record<keyof Env, string>>, method: string, path: string, options: CallOptions = {}): Promise<Response> {
+export async function callWithSettings(
+  settings: Partial<Record<keyof Env, string>>,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<Response> {
   return callBuiltApp({ settings }, method, path, options)
 }
 
 /** Calls a Worker built with other models and resource routes (e.g. the Posts example). */
-export async function callWithResources(resources: ResourceConfig, method: string, path: string, options: CallOptions = {}) {
+export async function callWithResources(
+  resources: ResourceConfig,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+) {
   const response = await callBuiltApp({ resources }, method, path, options)
   const text = await response.text()
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any, headers: response.headers }
@@ -66,7 +80,12 @@ export function requestFor(method: string, path: string, options: CallOptions = 
   return new Request(`${BASE}${path}`, { method, headers, body })
 }
 
-async function callBuiltApp(build: { settings?: Partial<Record<keyof Env, string>>; resources?: ResourceConfig }, method: string, path: string, options: CallOptions): Promise<Response> {
+async function callBuiltApp(
+  build: { settings?: Partial<Record<keyof Env, string>>; resources?: ResourceConfig },
+  method: string,
+  path: string,
+  options: CallOptions,
+): Promise<Response> {
   const { createApp } = await import('../../worker/app')
   const { env, createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test')
   const ctx = createExecutionContext()

@@ -8,8 +8,13 @@ import { concatBytes as concat } from './bytes'
 
 export const PASSKEY_ORIGIN = 'http://127.0.0.1:8787'
 
-const b64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
-const fromB64url = (text: string) => Uint8Array.from(atob(text.replaceAll('-', '+').replaceAll('_', '/')), (char) => char.charCodeAt(0))
+const b64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '')
+const fromB64url = (text: string) =>
+  Uint8Array.from(atob(text.replaceAll('-', '+').replaceAll('_', '/')), (char) => char.charCodeAt(0))
 const sha256 = async (bytes: Uint8Array) => new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))
 const uint32 = (value: number) => new Uint8Array([value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255])
 
@@ -38,7 +43,10 @@ export class SoftwareAuthenticator {
   ) {}
 
   static async create(): Promise<SoftwareAuthenticator> {
-    const keys = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair
+    const keys = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+      'sign',
+      'verify',
+    ])) as CryptoKeyPair
     return new SoftwareAuthenticator(keys, crypto.getRandomValues(new Uint8Array(16)))
   }
 
@@ -56,15 +64,35 @@ export class SoftwareAuthenticator {
       [-2, fromB64url(jwk.x!)],
       [-3, fromB64url(jwk.y!)],
     ])
-    const attested = concat(new Uint8Array(16), new Uint8Array([this.credentialId.length >> 8, this.credentialId.length & 255]), this.credentialId, isoCBOR.encode(coseKey))
-    const authData = concat(await sha256(new TextEncoder().encode(options.rp.id)), new Uint8Array([UP | UV | AT]), uint32(this.counter), attested)
-    const attestationObject = isoCBOR.encode(new Map<string, unknown>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]) as never)
+    const attested = concat(
+      new Uint8Array(16),
+      new Uint8Array([this.credentialId.length >> 8, this.credentialId.length & 255]),
+      this.credentialId,
+      isoCBOR.encode(coseKey),
+    )
+    const authData = concat(
+      await sha256(new TextEncoder().encode(options.rp.id)),
+      new Uint8Array([UP | UV | AT]),
+      uint32(this.counter),
+      attested,
+    )
+    const attestationObject = isoCBOR.encode(
+      new Map<string, unknown>([
+        ['fmt', 'none'],
+        ['attStmt', new Map()],
+        ['authData', authData],
+      ]) as never,
+    )
     const id = b64url(this.credentialId)
     return {
       id,
       rawId: id,
       type: 'public-key',
-      response: { clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge)), attestationObject: b64url(attestationObject), transports: ['internal'] },
+      response: {
+        clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge)),
+        attestationObject: b64url(attestationObject),
+        transports: ['internal'],
+      },
       clientExtensionResults: {},
       authenticatorAttachment: 'platform',
     }
@@ -73,15 +101,30 @@ export class SoftwareAuthenticator {
   /** The answer to navigator.credentials.get() with these options, as AuthenticationResponseJSON. */
   async signIn(options: { challenge: string; rpId: string }, userHandle: string) {
     this.counter += 1
-    const authData = concat(await sha256(new TextEncoder().encode(options.rpId)), new Uint8Array([UP | UV]), uint32(this.counter))
+    const authData = concat(
+      await sha256(new TextEncoder().encode(options.rpId)),
+      new Uint8Array([UP | UV]),
+      uint32(this.counter),
+    )
     const clientData = this.clientData('webauthn.get', options.challenge)
-    const signed = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, this.keys.privateKey, concat(authData, await sha256(clientData))))
+    const signed = new Uint8Array(
+      await crypto.subtle.sign(
+        { name: 'ECDSA', hash: 'SHA-256' },
+        this.keys.privateKey,
+        concat(authData, await sha256(clientData)),
+      ),
+    )
     const id = b64url(this.credentialId)
     return {
       id,
       rawId: id,
       type: 'public-key',
-      response: { clientDataJSON: b64url(clientData), authenticatorData: b64url(authData), signature: b64url(derSignature(signed)), userHandle },
+      response: {
+        clientDataJSON: b64url(clientData),
+        authenticatorData: b64url(authData),
+        signature: b64url(derSignature(signed)),
+        userHandle,
+      },
       clientExtensionResults: {},
       authenticatorAttachment: 'platform',
     }

@@ -11,5 +11,7 @@ export function concatBytes(...parts: Array<Uint8Array | readonly number[]>): Ui
 
 /** The SHA-256 of the bytes (or of the text as UTF-8), in hex: a file record's `hash`, an API key's stored hash. */
 export async function sha256Hex(data: Uint8Array | string): Promise<string> {
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', typeof data === 'string' ? new TextEncoder().encode(data) : data)).toHex()
+  return new Uint8Array(
+    await crypto.subtle.digest('SHA-256', typeof data === 'string' ? new TextEncoder().encode(data) : data),
+  ).toHex()
 }

@@ -16,7 +16,15 @@ const splitter: Converter = {
   async *convert(input) {
     const body = new TextDecoder().decode(await input.bytes(1024))
     const halves = [body.slice(0, body.length / 2), body.slice(body.length / 2)]
-    for (const [index, half] of halves.entries()) yield { index, total: 2, extension: '.tpart', contentType: 'text/plain', body: text(half), metadata: { half: index } }
+    for (const [index, half] of halves.entries())
+      yield {
+        index,
+        total: 2,
+        extension: '.tpart',
+        contentType: 'text/plain',
+        body: text(half),
+        metadata: { half: index },
+      }
   },
 }
 
@@ -45,7 +53,13 @@ const fanOut: Converter = {
     const bytes = await input.bytes(1024)
     const { start, end } = ctx.part ?? { start: 0, end: bytes.length }
     for (let index = start; index < end; index++) {
-      yield { index, total: bytes.length, extension: '.tchar', contentType: 'text/plain', body: bytes.slice(index, index + 1) }
+      yield {
+        index,
+        total: bytes.length,
+        extension: '.tchar',
+        contentType: 'text/plain',
+        body: bytes.slice(index, index + 1),
+      }
     }
   },
 }
@@ -77,7 +91,13 @@ const flaky: Converter = {
   to: '.tfixed',
   async *convert(_input, ctx) {
     if ((ctx.attempt ?? 1) < 3) throw new ConversionError('the engine is busy', { retryable: true })
-    yield { index: 0, total: 1, extension: '.tfixed', contentType: 'text/plain', body: text(`worked on attempt ${ctx.attempt}`) }
+    yield {
+      index: 0,
+      total: 1,
+      extension: '.tfixed',
+      contentType: 'text/plain',
+      body: text(`worked on attempt ${ctx.attempt}`),
+    }
   },
 }
 
@@ -139,7 +159,13 @@ const gated: Converter = {
     if (!gate.isOpen) throw new ConversionError('the gate is closed')
     const bytes = await input.bytes(1024)
     const index = ctx.part?.start ?? 0
-    yield { index, total: bytes.length, extension: '.tgated', contentType: 'text/plain', body: bytes.slice(index, index + 1) }
+    yield {
+      index,
+      total: bytes.length,
+      extension: '.tgated',
+      contentType: 'text/plain',
+      body: bytes.slice(index, index + 1),
+    }
   },
 }
 
@@ -155,8 +181,15 @@ const partway: Converter = {
     const failure = new TextDecoder().decode(await input.bytes(1024)).trim()
     for (let index = 0; index < 4; index++) {
       if (index === 2 && failure === 'permanent') throw new ConversionError('piece 3 is corrupt')
-      if (index === 2 && failure === 'transient' && (ctx.attempt ?? 1) < 2) throw new ConversionError('the engine is busy', { retryable: true })
-      yield { index, total: 4, extension: '.tpiece', contentType: 'text/plain', body: text(`piece ${index + 1}, attempt ${ctx.attempt}`) }
+      if (index === 2 && failure === 'transient' && (ctx.attempt ?? 1) < 2)
+        throw new ConversionError('the engine is busy', { retryable: true })
+      yield {
+        index,
+        total: 4,
+        extension: '.tpiece',
+        contentType: 'text/plain',
+        body: text(`piece ${index + 1}, attempt ${ctx.attempt}`),
+      }
     }
   },
 }
@@ -175,5 +208,18 @@ const nosy = defineConverter({
 })
 
 export function registerChainConverters(): void {
-  for (const converter of [splitter, upper, fanOut, broken, refusing, flaky, stubborn, gated, held, partway, nosy] as Converter[]) if (!converterNamed(converter.name)) registerConverter(converter)
+  for (const converter of [
+    splitter,
+    upper,
+    fanOut,
+    broken,
+    refusing,
+    flaky,
+    stubborn,
+    gated,
+    held,
+    partway,
+    nosy,
+  ] as Converter[])
+    if (!converterNamed(converter.name)) registerConverter(converter)
 }

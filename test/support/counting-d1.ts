@@ -27,7 +27,11 @@ export class D1Recorder {
 
   stop(): { sequential: number; trips: RoundTrip[]; sessions: string[] } {
     this.isRecording = false
-    return { sequential: Math.max(0, ...this.trips.map((trip) => trip.depth)), trips: this.trips, sessions: this.sessions }
+    return {
+      sequential: Math.max(0, ...this.trips.map((trip) => trip.depth)),
+      trips: this.trips,
+      sessions: this.sessions,
+    }
   }
 
   private async count<T>(session: string, statements: string[], run: () => Promise<T>): Promise<T> {
@@ -46,20 +50,25 @@ export class D1Recorder {
       inner,
       query,
       bind: (...values: unknown[]) => this.statement(inner.bind(...values), query, session),
-      first: (column?: string) => this.count(session, [query], () => (column === undefined ? inner.first() : inner.first(column))),
+      first: (column?: string) =>
+        this.count(session, [query], () => (column === undefined ? inner.first() : inner.first(column))),
       all: () => this.count(session, [query], () => inner.all()),
       run: () => this.count(session, [query], () => inner.run()),
-      raw: (options?: { columnNames?: boolean }) => this.count(session, [query], () => (options?.columnNames ? inner.raw({ columnNames: true }) : inner.raw())),
+      raw: (options?: { columnNames?: boolean }) =>
+        this.count(session, [query], () => (options?.columnNames ? inner.raw({ columnNames: true }) : inner.raw())),
     }
     return wrapped as unknown as D1PreparedStatement
   }
 
   private target<T extends D1Database | D1DatabaseSession>(inner: T, session: string) {
-    const unwrap = (statements: D1PreparedStatement[]) => statements.map((statement) => (statement as unknown as { inner: D1PreparedStatement }).inner)
-    const queries = (statements: D1PreparedStatement[]) => statements.map((statement) => (statement as unknown as { query: string }).query)
+    const unwrap = (statements: D1PreparedStatement[]) =>
+      statements.map((statement) => (statement as unknown as { inner: D1PreparedStatement }).inner)
+    const queries = (statements: D1PreparedStatement[]) =>
+      statements.map((statement) => (statement as unknown as { query: string }).query)
     return {
       prepare: (query: string) => this.statement(inner.prepare(query), query, session),
-      batch: (statements: D1PreparedStatement[]) => this.count(session, queries(statements), () => inner.batch(unwrap(statements))),
+      batch: (statements: D1PreparedStatement[]) =>
+        this.count(session, queries(statements), () => inner.batch(unwrap(statements))),
     }
   }
 
@@ -72,7 +81,10 @@ export class D1Recorder {
       withSession: (constraint?: string) => {
         if (this.isRecording) this.sessions.push(constraint ?? 'first-unconstrained')
         const session = binding.withSession(constraint)
-        return { ...this.target(session, constraint ?? 'first-unconstrained'), getBookmark: () => session.getBookmark() }
+        return {
+          ...this.target(session, constraint ?? 'first-unconstrained'),
+          getBookmark: () => session.getBookmark(),
+        }
       },
     }
     return wrapped as unknown as D1Database

@@ -8,14 +8,36 @@ export function multipartBody(name: string, bytes: Uint8Array | string, type = '
   return form
 }
 
-export async function uploadFile(user: TestUser, name: string, bytes: Uint8Array | string, headers: Record<string, string> = {}) {
-  return callJson('POST', '/files', { token: user.token, body: multipartBody(name, bytes), headers: { 'x-edgefloor-name': encodeURIComponent(name), ...headers } })
+export async function uploadFile(
+  user: TestUser,
+  name: string,
+  bytes: Uint8Array | string,
+  headers: Record<string, string> = {},
+) {
+  return callJson('POST', '/files', {
+    token: user.token,
+    body: multipartBody(name, bytes),
+    headers: { 'x-edgefloor-name': encodeURIComponent(name), ...headers },
+  })
 }
 
-export async function uploaded(user: TestUser, name: string, bytes: Uint8Array | string, headers: Record<string, string> = {}) {
+export async function uploaded(
+  user: TestUser,
+  name: string,
+  bytes: Uint8Array | string,
+  headers: Record<string, string> = {},
+) {
   const res = await uploadFile(user, name, bytes, headers)
   if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${JSON.stringify(res.body)}`)
-  return res.body as { _id: string; url: string; size: number; hash: string; content_type: string; name: string; extension: string }
+  return res.body as {
+    _id: string
+    url: string
+    size: number
+    hash: string
+    content_type: string
+    name: string
+    extension: string
+  }
 }
 
 export async function downloadBytes(path: string, init: { token?: string; headers?: Record<string, string> } = {}) {

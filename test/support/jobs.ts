@@ -11,6 +11,11 @@ export async function readJob(id: string, owner: TestUser): Promise<JobView> {
 export const settled = (job: JobView) => job.status === 'done' || job.status === 'failed'
 
 /** The job once `done` holds (by default: once it is done or failed); throws at the deadline with the last view. */
-export function pollJob(id: string, owner: TestUser, done: (job: JobView) => boolean = settled, options?: UntilOptions): Promise<JobView> {
+export function pollJob(
+  id: string,
+  owner: TestUser,
+  done: (job: JobView) => boolean = settled,
+  options?: UntilOptions,
+): Promise<JobView> {
   return until(`job ${id} settling`, () => readJob(id, owner), done, options)
 }

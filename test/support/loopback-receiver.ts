@@ -22,12 +22,19 @@ export interface LoopbackReceiver {
 
 type Handler = (request: ReceivedRequest, response: ServerResponse) => void | Promise<void>
 
-export async function startReceiver(handle: Handler = (_, response) => void response.writeHead(200).end('OK')): Promise<LoopbackReceiver> {
+export async function startReceiver(
+  handle: Handler = (_, response) => void response.writeHead(200).end('OK'),
+): Promise<LoopbackReceiver> {
   const received: ReceivedRequest[] = []
   const server = createServer(async (request, response) => {
     const chunks: Buffer[] = []
     for await (const chunk of request) chunks.push(chunk as Buffer)
-    const entry = { method: request.method ?? '', path: new URL(request.url ?? '/', 'http://receiver').pathname, headers: request.headers, body: Buffer.concat(chunks) }
+    const entry = {
+      method: request.method ?? '',
+      path: new URL(request.url ?? '/', 'http://receiver').pathname,
+      headers: request.headers,
+      body: Buffer.concat(chunks),
+    }
     received.push(entry)
     await handle(entry, response)
   })
@@ -38,7 +45,8 @@ export async function startReceiver(handle: Handler = (_, response) => void resp
     url: `http://127.0.0.1:${port}`,
     port,
     received,
-    request: (path) => until(`a request to ${path}`, () => received.find((entry) => entry.path === path)) as Promise<ReceivedRequest>,
+    request: (path) =>
+      until(`a request to ${path}`, () => received.find((entry) => entry.path === path)) as Promise<ReceivedRequest>,
     close: () => {
       server.closeAllConnections()
       return new Promise((resolve) => server.close(() => resolve()))

@@ -16,15 +16,24 @@ export type IdTokenFlaw = 'none' | 'forged' | 'expired' | 'audience' | 'nonce'
 
 /** Names the account the provider of this authorization URL signs in for it (by its state), and for the stand-in
  * the flaw of the ID token it answers with. */
-export async function loginAt(authorizationUrl: string | URL, account: ProviderAccount, flaw: IdTokenFlaw = 'none'): Promise<void> {
+export async function loginAt(
+  authorizationUrl: string | URL,
+  account: ProviderAccount,
+  flaw: IdTokenFlaw = 'none',
+): Promise<void> {
   const url = new URL(authorizationUrl)
   const base = url.origin === new URL(env.OIDC_PROVIDER_URL).origin ? env.OIDC_PROVIDER_URL : env.OAUTH_STAND_IN_URL
-  const res = await fetch(`${base}/test/login`, { method: 'POST', body: JSON.stringify({ state: url.searchParams.get('state'), account, flaw }) })
+  const res = await fetch(`${base}/test/login`, {
+    method: 'POST',
+    body: JSON.stringify({ state: url.searchParams.get('state'), account, flaw }),
+  })
   if (!res.ok) throw new Error(`login: ${res.status}`)
 }
 
 function setCookies(headers: Headers): string[] {
-  return typeof headers.getSetCookie === 'function' ? headers.getSetCookie() : (headers.get('set-cookie') ?? '').split(/,(?=\s*[^;,=\s]+=)/)
+  return typeof headers.getSetCookie === 'function'
+    ? headers.getSetCookie()
+    : (headers.get('set-cookie') ?? '').split(/,(?=\s*[^;,=\s]+=)/)
 }
 
 /** Follows a browser's redirects from the provider's authorization URL until the provider sends it back to the
@@ -34,7 +43,10 @@ export async function throughProvider(authorizationUrl: string): Promise<string>
   let location = authorizationUrl
   for (let hop = 0; hop < 12; hop++) {
     if (location.startsWith(BASE)) return location.slice(BASE.length)
-    const res = await fetch(location, { redirect: 'manual', headers: { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; ') } })
+    const res = await fetch(location, {
+      redirect: 'manual',
+      headers: { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; ') },
+    })
     for (const header of setCookies(res.headers)) {
       const pair = header.split(';')[0]!
       const equals = pair.indexOf('=')
@@ -56,7 +68,11 @@ export async function startSignIn(provider: string, redirectUrl = APP_URL): Prom
 
 /** The whole sign-in of this provider account up to the app: the URL the Worker finally sends the browser to
  * (with ?code= or ?error=). */
-export async function signInThrough(provider: string, account: ProviderAccount, flaw: IdTokenFlaw = 'none'): Promise<URL> {
+export async function signInThrough(
+  provider: string,
+  account: ProviderAccount,
+  flaw: IdTokenFlaw = 'none',
+): Promise<URL> {
   const authorization = await startSignIn(provider)
   await loginAt(authorization, account, flaw)
   return backToApp(await throughProvider(authorization.toString()))

@@ -26,7 +26,9 @@ export function buildPdf(pages: readonly TestPage[]): Uint8Array {
   for (const page of pages) {
     const content = encoder.encode(page.content)
     const contentId = add(`<< /Length ${content.length} >>\nstream\n`, content, '\nendstream')
-    let resources = page.helvetica ? '<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>' : '<< >>'
+    let resources = page.helvetica
+      ? '<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>'
+      : '<< >>'
     if (page.jpeg) {
       const image = add(
         `<< /Type /XObject /Subtype /Image /Width ${page.jpeg.width} /Height ${page.jpeg.height} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length ${page.jpeg.bytes.length} >>\nstream\n`,
@@ -35,10 +37,16 @@ export function buildPdf(pages: readonly TestPage[]): Uint8Array {
       )
       resources = `<< /XObject << /Im0 ${image} 0 R >> >>`
     }
-    kids.push(add(`<< /Type /Page /Parent ${pagesId} 0 R /MediaBox [0 0 ${page.width} ${page.height}] /Rotate ${page.rotate ?? 0} /Resources ${resources} /Contents ${contentId} 0 R >>`))
+    kids.push(
+      add(
+        `<< /Type /Page /Parent ${pagesId} 0 R /MediaBox [0 0 ${page.width} ${page.height}] /Rotate ${page.rotate ?? 0} /Resources ${resources} /Contents ${contentId} 0 R >>`,
+      ),
+    )
   }
   objects[catalog - 1] = [encoder.encode(`<< /Type /Catalog /Pages ${pagesId} 0 R >>`)]
-  objects[pagesId - 1] = [encoder.encode(`<< /Type /Pages /Kids [${kids.map((id) => `${id} 0 R`).join(' ')}] /Count ${kids.length} >>`)]
+  objects[pagesId - 1] = [
+    encoder.encode(`<< /Type /Pages /Kids [${kids.map((id) => `${id} 0 R`).join(' ')}] /Count ${kids.length} >>`),
+  ]
   const chunks: Uint8Array[] = [encoder.encode('%PDF-1.4\n%\u00e2\u00e3\n')]
   let offset = chunks[0]!.length
   const offsets: number[] = []
@@ -50,7 +58,11 @@ export function buildPdf(pages: readonly TestPage[]): Uint8Array {
     }
   })
   const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`
-  chunks.push(encoder.encode(`${xref}trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R >>\nstartxref\n${offset}\n%%EOF\n`))
+  chunks.push(
+    encoder.encode(
+      `${xref}trailer\n<< /Size ${objects.length + 1} /Root ${catalog} 0 R >>\nstartxref\n${offset}\n%%EOF\n`,
+    ),
+  )
   return concatBytes(...chunks)
 }
 
@@ -60,5 +72,7 @@ export const SQUARE_PAGE_CONTENT_BYTES = 300_000
 /** One 100 × 100 pt page with a black square on its lower left quarter, drawn by a SQUARE_PAGE_CONTENT_BYTES stream. */
 export function squarePage(): Uint8Array {
   const draw = '0 0 0 rg 0 0 50 50 re f'
-  return buildPdf([{ width: 100, height: 100, content: `${draw}${' '.repeat(SQUARE_PAGE_CONTENT_BYTES - draw.length)}` }])
+  return buildPdf([
+    { width: 100, height: 100, content: `${draw}${' '.repeat(SQUARE_PAGE_CONTENT_BYTES - draw.length)}` },
+  ])
 }

@@ -19,14 +19,33 @@ export const ENCRYPTIONS = {
 export type EncryptionKind = keyof typeof ENCRYPTIONS
 
 /** `plain` encrypted by qpdf with the given user password (empty: opens without one) and owner password. */
-export function encryptWithQpdf(plain: Uint8Array, kind: EncryptionKind, userPassword = '', ownerPassword = 'owner-secret'): Uint8Array {
+export function encryptWithQpdf(
+  plain: Uint8Array,
+  kind: EncryptionKind,
+  userPassword = '',
+  ownerPassword = 'owner-secret',
+): Uint8Array {
   const [bits, ...options] = ENCRYPTIONS[kind]
   const work = mkdtempSync(join(tmpdir(), 'qpdf-'))
   try {
     writeFileSync(join(work, 'plain.pdf'), plain)
     try {
       // RC4 is written only when asked for (qpdf 11 calls it weak).
-      execFileSync('qpdf', ['--allow-weak-crypto', '--encrypt', userPassword, ownerPassword, bits, ...options, '--', join(work, 'plain.pdf'), join(work, 'encrypted.pdf')], { stdio: 'pipe', timeout: 120_000 })
+      execFileSync(
+        'qpdf',
+        [
+          '--allow-weak-crypto',
+          '--encrypt',
+          userPassword,
+          ownerPassword,
+          bits,
+          ...options,
+          '--',
+          join(work, 'plain.pdf'),
+          join(work, 'encrypted.pdf'),
+        ],
+        { stdio: 'pipe', timeout: 120_000 },
+      )
     } catch (error) {
       // Exit status 3: written, with warnings about the input (the hostile PDFs have no cross-reference offsets).
       if ((error as { status?: number }).status !== 3) throw error

@@ -12,10 +12,16 @@ export const text = (value: string) => new TextEncoder().encode(value)
 
 /** A sidecar on a free port with one LibreOffice (or sharing `pool`) and no Chromium (these files test LibreOffice),
  * the environment's defaults otherwise. */
-export const start = (overrides: Partial<SidecarOptions> = {}, pool?: RunningSidecar['pool']) => startSidecar({ ...optionsFromEnv({ SIDECAR_CHROMIUM_DISABLE: 'true' }), port: 0, processes: 1, ...overrides }, pool)
+export const start = (overrides: Partial<SidecarOptions> = {}, pool?: RunningSidecar['pool']) =>
+  startSidecar({ ...optionsFromEnv({ SIDECAR_CHROMIUM_DISABLE: 'true' }), port: 0, processes: 1, ...overrides }, pool)
 
 /** One document through /forms/libreoffice/convert, with the form's other fields. */
-export async function convert(sidecar: RunningSidecar, name: string, bytes: Uint8Array, fields: Record<string, string> = {}) {
+export async function convert(
+  sidecar: RunningSidecar,
+  name: string,
+  bytes: Uint8Array,
+  fields: Record<string, string> = {},
+) {
   const body = new FormData()
   body.append('files', new Blob([bytes]), name)
   for (const [key, value] of Object.entries(fields)) body.append(key, value)

@@ -5,7 +5,10 @@
  * `work`'s result and how many 0 ms timers fired while it ran (each re-arms itself until the work is done);
  * `onTurn` is called at each.
  */
-export async function turnsDuring<T>(work: () => Promise<T>, onTurn?: () => void): Promise<{ result: T; turns: number }> {
+export async function turnsDuring<T>(
+  work: () => Promise<T>,
+  onTurn?: () => void,
+): Promise<{ result: T; turns: number }> {
   let turns = 0
   let running = true
   const tick = () => {
@@ -27,7 +30,9 @@ export async function turnsDuring<T>(work: () => Promise<T>, onTurn?: () => void
  * `work`'s result, the turns taken, and the most units of work done between two turns: the work (or a spy on what it
  * calls) reports its units through `count`; each turn turnsDuring counts closes a stretch.
  */
-export async function longestStretchDuring<T>(work: (count: (units: number) => void) => Promise<T>): Promise<{ result: T; turns: number; longest: number }> {
+export async function longestStretchDuring<T>(
+  work: (count: (units: number) => void) => Promise<T>,
+): Promise<{ result: T; turns: number; longest: number }> {
   let units = 0
   let atLastTurn = 0
   let longest = 0

@@ -14,13 +14,19 @@ export interface UntilOptions {
  * Reads until `done(value)` holds and answers that value; throws after `timeoutMs` with `what` and the last
  * value read. `done` defaults to truthiness.
  */
-export async function until<T>(what: string, read: () => T | Promise<T>, done: (value: T) => boolean = Boolean, options: UntilOptions = {}): Promise<T> {
+export async function until<T>(
+  what: string,
+  read: () => T | Promise<T>,
+  done: (value: T) => boolean = Boolean,
+  options: UntilOptions = {},
+): Promise<T> {
   const { timeoutMs = LOADED_DEADLINE_MS, intervalMs = 50 } = options
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await read()
     if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms; last seen: ${describe(value)}`)
+    if (Date.now() > deadline)
+      throw new Error(`${what} did not happen within ${timeoutMs} ms; last seen: ${describe(value)}`)
     await new Promise((resolve) => setTimeout(resolve, intervalMs))
   }
 }

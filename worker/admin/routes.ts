@@ -28,30 +28,64 @@ const Page = {
 }
 
 const AdminUser = z
-  .object({ _id: z.string(), email: z.string(), name: z.string(), role: z.string(), email_verified: z.boolean(), created_at: z.string(), updated_at: z.string() })
+  .object({
+    _id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    role: z.string(),
+    email_verified: z.boolean(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
   .openapi('AdminUser')
 
 const AdminSession = SessionView.omit({ current: true }).openapi('AdminSession')
 
-const forbidden = () => new ApiError('FORBIDDEN', { message: 'only an admin may do this', details: { rule: ADMIN_RULE } })
-const refusals = { 403: errorResponse('The caller is not an admin (`rule` names the rule), or an API key (no key may call it)') }
+const forbidden = () =>
+  new ApiError('FORBIDDEN', { message: 'only an admin may do this', details: { rule: ADMIN_RULE } })
+const refusals = {
+  403: errorResponse('The caller is not an admin (`rule` names the rule), or an API key (no key may call it)'),
+}
 
-const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, { middleware: [requireAuth({ sharesRoundTrip: true })] as const, ...config })
+const route = <const R extends RouteConfig>(config: R) =>
+  securedRoute(tags, { middleware: [requireAuth({ sharesRoundTrip: true })] as const, ...config })
 
 const searchRoute = route({
   method: 'get',
   path: '/admin/users',
   summary: 'Find users by part of their email or name (case-insensitive), newest first',
-  request: { query: z.object({ q: z.string().max(254).optional().openapi({ description: 'part of the email or name; none: every user', example: 'ada' }), ...Page }) },
-  responses: { 200: jsonResponse(z.array(AdminUser), 'One page of users; the next page is in the Link header'), ...refusals },
+  request: {
+    query: z.object({
+      q: z
+        .string()
+        .max(254)
+        .optional()
+        .openapi({ description: 'part of the email or name; none: every user', example: 'ada' }),
+      ...Page,
+    }),
+  },
+  responses: {
+    200: jsonResponse(z.array(AdminUser), 'One page of users; the next page is in the Link header'),
+    ...refusals,
+  },
 })
 
 const filesRoute = route({
   method: 'get',
   path: '/admin/users/{id}/files',
   summary: "A user's files, newest first, without their signed links",
-  request: { params: UserParams, query: z.object({ root: z.enum(['true', 'false']).optional().openapi({ description: 'true: only uploads, not converted files' }), ...Page }) },
-  responses: { 200: jsonResponse(z.array(FileMetadataSchema), 'One page of files; the next page is in the Link header'), 404: errorResponse('No such user'), ...refusals },
+  request: {
+    params: UserParams,
+    query: z.object({
+      root: z.enum(['true', 'false']).optional().openapi({ description: 'true: only uploads, not converted files' }),
+      ...Page,
+    }),
+  },
+  responses: {
+    200: jsonResponse(z.array(FileMetadataSchema), 'One page of files; the next page is in the Link header'),
+    404: errorResponse('No such user'),
+    ...refusals,
+  },
 })
 
 const jobsRoute = route({
@@ -59,7 +93,11 @@ const jobsRoute = route({
   path: '/admin/users/{id}/jobs',
   summary: "A user's conversion jobs, newest first: state, steps, error code and message",
   request: { params: UserParams, query: z.object(Page) },
-  responses: { 200: jsonResponse(z.array(JobSummarySchema), 'One page of jobs; the next page is in the Link header'), 404: errorResponse('No such user'), ...refusals },
+  responses: {
+    200: jsonResponse(z.array(JobSummarySchema), 'One page of jobs; the next page is in the Link header'),
+    404: errorResponse('No such user'),
+    ...refusals,
+  },
 })
 
 const sessionsRoute = route({
@@ -67,7 +105,11 @@ const sessionsRoute = route({
   path: '/admin/users/{id}/sessions',
   summary: "A user's live sessions, most recently used first",
   request: { params: UserParams },
-  responses: { 200: jsonResponse(z.array(AdminSession), 'The sessions'), 404: errorResponse('No such user'), ...refusals },
+  responses: {
+    200: jsonResponse(z.array(AdminSession), 'The sessions'),
+    404: errorResponse('No such user'),
+    ...refusals,
+  },
 })
 
 const endSessionRoute = securedRoute(tags, {
@@ -76,7 +118,11 @@ const endSessionRoute = securedRoute(tags, {
   summary: "End one of a user's sessions: its refresh token and access tokens stop working at once",
   middleware: [requireAuth()] as const,
   request: { params: UserParams.extend({ sessionId: Id.openapi({ description: "the session's _id" }) }) },
-  responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Ended'), 404: errorResponse('Not a live session of this user'), ...refusals },
+  responses: {
+    200: jsonResponse(z.object({ message: z.string() }), 'Ended'),
+    404: errorResponse('Not a live session of this user'),
+    ...refusals,
+  },
 })
 
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -96,7 +142,8 @@ function linkNext(c: Context<AppEnv>, next: string | undefined, limit: number): 
 }
 
 /** Whether the user exists: read in the route's batch, so a missing one is a 404 (after the admin check). */
-const userExists = (c: Context<AppEnv>, id: string) => c.var.db.select({ id: users.id }).from(users).where(eq(users.id, id)).limit(1)
+const userExists = (c: Context<AppEnv>, id: string) =>
+  c.var.db.select({ id: users.id }).from(users).where(eq(users.id, id)).limit(1)
 
 /** `%text%` for LIKE, its own % and _ matched literally. */
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`
@@ -107,7 +154,9 @@ export function adminRoutes() {
       const { q, limit, cursor } = c.req.valid('query')
       const pattern = q ? containing(q.trim()) : undefined
       // drizzle's like() has no ESCAPE clause, without which the pattern's backslashes would be literal.
-      const escaped = pattern ? sql`(${users.email} LIKE ${pattern} ESCAPE '\\' OR ${users.name} LIKE ${pattern} ESCAPE '\\')` : undefined
+      const escaped = pattern
+        ? sql`(${users.email} LIKE ${pattern} ESCAPE '\\' OR ${users.name} LIKE ${pattern} ESCAPE '\\')`
+        : undefined
       const query = c.var.db
         .select()
         .from(users)
@@ -119,14 +168,25 @@ export function adminRoutes() {
       const page = rows.slice(0, limit)
       linkNext(c, rows.length > limit ? page.at(-1)!.id : undefined, limit)
       return c.json(
-        page.map((row) => ({ _id: row.id, email: row.email, name: row.name, role: row.role, email_verified: row.emailVerified, created_at: iso(row.createdAt), updated_at: iso(row.updatedAt) })),
+        page.map((row) => ({
+          _id: row.id,
+          email: row.email,
+          name: row.name,
+          role: row.role,
+          email_verified: row.emailVerified,
+          created_at: iso(row.createdAt),
+          updated_at: iso(row.updatedAt),
+        })),
         200,
       )
     })
     .openapi(filesRoute, async (c) => {
       const { id } = c.req.valid('param')
       const { limit, cursor, root } = c.req.valid('query')
-      const [found, rows] = await authorizedBatch(c, [userExists(c, id), listFilesQuery(c.var.db, id, { limit, cursor, rootOnly: root === 'true' })])
+      const [found, rows] = await authorizedBatch(c, [
+        userExists(c, id),
+        listFilesQuery(c.var.db, id, { limit, cursor, rootOnly: root === 'true' }),
+      ])
       requireAdmin(c)
       if (found.length === 0) throw new ApiError('USER_NOT_FOUND')
       const page = filesPage(rows, limit)
@@ -136,13 +196,21 @@ export function adminRoutes() {
     .openapi(jobsRoute, async (c) => {
       const { id } = c.req.valid('param')
       const { limit, cursor } = c.req.valid('query')
-      const [found, list, steps] = await authorizedBatch(c, [userExists(c, id), ...userJobsQueries(c.var.db, id, limit + 1, cursor)])
+      const [found, list, steps] = await authorizedBatch(c, [
+        userExists(c, id),
+        ...userJobsQueries(c.var.db, id, limit + 1, cursor),
+      ])
       requireAdmin(c)
       if (found.length === 0) throw new ApiError('USER_NOT_FOUND')
       const page = list.slice(0, limit)
       linkNext(c, list.length > limit ? page.at(-1)!.id : undefined, limit)
       return c.json(
-        page.map((job) => toJobSummary(job, steps.filter((step) => step.jobId === job.id))),
+        page.map((job) =>
+          toJobSummary(
+            job,
+            steps.filter((step) => step.jobId === job.id),
+          ),
+        ),
         200,
       )
     })
@@ -152,7 +220,13 @@ export function adminRoutes() {
       requireAdmin(c)
       if (found.length === 0) throw new ApiError('USER_NOT_FOUND')
       return c.json(
-        rows.map((row) => ({ _id: row.id, device: row.device, address: row.address, created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt) })),
+        rows.map((row) => ({
+          _id: row.id,
+          device: row.device,
+          address: row.address,
+          created_at: iso(row.createdAt),
+          last_used_at: iso(row.lastUsedAt),
+        })),
         200,
       )
     })

@@ -17,7 +17,9 @@ const ApiKeyView = z
   .object({
     _id: z.string(),
     name: z.string(),
-    prefix: z.string().openapi({ example: 'efk_3Jx9aQ2v', description: 'the first characters of the key, to tell keys apart' }),
+    prefix: z
+      .string()
+      .openapi({ example: 'efk_3Jx9aQ2v', description: 'the first characters of the key, to tell keys apart' }),
     scopes: z.array(z.enum(API_KEY_SCOPES)),
     created_at: z.string(),
     expires_at: z.string().nullable(),
@@ -28,11 +30,17 @@ const ApiKeyView = z
 const CreateApiKey = z
   .strictObject({
     name: plainText(100).trim().min(1).openapi({ example: 'nightly export' }),
-    scopes: z.array(z.enum(API_KEY_SCOPES)).min(1).max(API_KEY_SCOPES.length).openapi({ example: ['files:read'] }),
-    expires_at: z.iso.datetime({ offset: true }).optional().openapi({ description: 'when the key stops working; none: until revoked' }),
+    scopes: z
+      .array(z.enum(API_KEY_SCOPES))
+      .min(1)
+      .max(API_KEY_SCOPES.length)
+      .openapi({ example: ['files:read'] }),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .openapi({ description: 'when the key stops working; none: until revoked' }),
   })
   .openapi('CreateApiKeyRequest')
-
 
 function apiKeyView(row: ApiKeyRow) {
   return {
@@ -53,7 +61,10 @@ const createRoute = securedRoute(tags, {
   middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { body: jsonBody(CreateApiKey) },
   responses: {
-    201: jsonResponse(ApiKeyView.extend({ key: z.string().describe('send as `Authorization: Bearer <key>`; never shown again') }), 'The key'),
+    201: jsonResponse(
+      ApiKeyView.extend({ key: z.string().describe('send as `Authorization: Bearer <key>`; never shown again') }),
+      'The key',
+    ),
     403: errorResponse('An API key cannot make keys'),
     409: errorResponse('Too many keys'),
   },
@@ -73,7 +84,11 @@ const revokeRoute = securedRoute(tags, {
   summary: 'Revoke an API key: its next request is refused',
   middleware: [requireAuth()] as const,
   request: { params: z.object({ id: Id }) },
-  responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Revoked'), 403: errorResponse('An API key cannot revoke keys'), 404: errorResponse('Not a key of yours') },
+  responses: {
+    200: jsonResponse(z.object({ message: z.string() }), 'Revoked'),
+    403: errorResponse('An API key cannot revoke keys'),
+    404: errorResponse('Not a key of yours'),
+  },
 })
 
 export function apiKeyRoutes() {
@@ -83,7 +98,10 @@ export function apiKeyRoutes() {
       const expiresAt = expires_at === undefined ? undefined : Date.parse(expires_at)
       if (expiresAt !== undefined && (expiresAt <= Date.now() || expiresAt > Date.now() + MAX_EXPIRY_MS)) {
         const message = 'must be in the future and within 10 years'
-        throw new ApiError('VALIDATION_FAILED', { message: `invalid request: expires_at: ${message}`, details: { issues: [{ path: 'expires_at', message, code: 'custom' }] } })
+        throw new ApiError('VALIDATION_FAILED', {
+          message: `invalid request: expires_at: ${message}`,
+          details: { issues: [{ path: 'expires_at', message, code: 'custom' }] },
+        })
       }
       const [[counted]] = await authorizedBatch(c, [heldApiKeysQuery(c.var.db, callerId(c))])
       const { row, key } = await createApiKey(c.var.db, c.var.user, { name, scopes, expiresAt }, counted?.held ?? 0)
@@ -94,7 +112,8 @@ export function apiKeyRoutes() {
       return c.json(rows.map(apiKeyView), 200)
     })
     .openapi(revokeRoute, async (c) => {
-      if (!(await revokeApiKey(c.var.db, c.var.user.id, c.req.valid('param').id))) throw new ApiError('API_KEY_NOT_FOUND')
+      if (!(await revokeApiKey(c.var.db, c.var.user.id, c.req.valid('param').id)))
+        throw new ApiError('API_KEY_NOT_FOUND')
       return c.json({ message: 'API key revoked' }, 200)
     })
 }

@@ -89,8 +89,17 @@ export function heldApiKeysQuery(db: Database, userId: string) {
 
 /** Makes a key for the user, who holds `held` (heldApiKeysQuery); returns its row and the key itself, which is never
  * stored nor shown again. 409 past the cap. */
-export async function createApiKey(db: Database, user: { id: string; securityStamp: string }, input: NewApiKey, held: number): Promise<{ row: ApiKeyRow; key: string }> {
-  if (held >= MAX_API_KEYS_PER_USER) throw new ApiError('API_KEY_LIMIT_REACHED', { message: `at most ${MAX_API_KEYS_PER_USER} API keys per account; revoke one first`, details: { max_keys: MAX_API_KEYS_PER_USER } })
+export async function createApiKey(
+  db: Database,
+  user: { id: string; securityStamp: string },
+  input: NewApiKey,
+  held: number,
+): Promise<{ row: ApiKeyRow; key: string }> {
+  if (held >= MAX_API_KEYS_PER_USER)
+    throw new ApiError('API_KEY_LIMIT_REACHED', {
+      message: `at most ${MAX_API_KEYS_PER_USER} API keys per account; revoke one first`,
+      details: { max_keys: MAX_API_KEYS_PER_USER },
+    })
   const key = newApiKey()
   const now = Date.now()
   const [row] = await db
@@ -115,29 +124,50 @@ export function listApiKeys(db: Database, userId: string, securityStamp: string)
   return db
     .select()
     .from(apiKeys)
-    .where(and(eq(apiKeys.userId, userId), eq(apiKeys.securityStamp, securityStamp), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, Date.now()))))
+    .where(
+      and(
+        eq(apiKeys.userId, userId),
+        eq(apiKeys.securityStamp, securityStamp),
+        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, Date.now())),
+      ),
+    )
     .orderBy(desc(apiKeys.id))
     .limit(MAX_API_KEYS_PER_USER)
 }
 
 /** Deletes one of the user's keys: its next request is refused. False when it is not theirs. */
 export async function revokeApiKey(db: Database, userId: string, id: string): Promise<boolean> {
-  const deleted = await db.delete(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId))).returning({ id: apiKeys.id })
+  const deleted = await db
+    .delete(apiKeys)
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId)))
+    .returning({ id: apiKeys.id })
   return deleted.length > 0
 }
 
 const { passwordHash: _, ...accountColumns } = getTableColumns(users)
 
-const unauthorized = (code: 'TOKEN_INVALID' | 'TOKEN_REVOKED') => new ApiError(code, { headers: { 'www-authenticate': 'Bearer' } })
+const unauthorized = (code: 'TOKEN_INVALID' | 'TOKEN_REVOKED') =>
+  new ApiError(code, { headers: { 'www-authenticate': 'Bearer' } })
 
 /**
  * The caller of an API key on a route, or 401 (unknown, expired, or ended by its user's new security stamp) or 403
  * (the route needs a scope the key lacks, or no key may call it; RFC 6750 §3.1 `insufficient_scope`).
  */
-export async function authenticateApiKey(db: Database, key: string, request: { method: string; routePath: string } | undefined): Promise<{ user: AuthUser; account: AccountRecord; apiKeyId: string }> {
+export async function authenticateApiKey(
+  db: Database,
+  key: string,
+  request: { method: string; routePath: string } | undefined,
+): Promise<{ user: AuthUser; account: AccountRecord; apiKeyId: string }> {
   if (!API_KEY_PATTERN.test(key)) throw unauthorized('TOKEN_INVALID')
   const [found] = await db
-    .select({ account: accountColumns, id: apiKeys.id, scopes: apiKeys.scopes, securityStamp: apiKeys.securityStamp, expiresAt: apiKeys.expiresAt, lastUsedAt: apiKeys.lastUsedAt })
+    .select({
+      account: accountColumns,
+      id: apiKeys.id,
+      scopes: apiKeys.scopes,
+      securityStamp: apiKeys.securityStamp,
+      expiresAt: apiKeys.expiresAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+    })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
     .where(eq(apiKeys.keyHash, await sha256Hex(key)))
@@ -157,5 +187,9 @@ export async function authenticateApiKey(db: Database, key: string, request: { m
 
 function insufficientScope(message: string, scope: ApiKeyScope | undefined) {
   const challenge = `Bearer error="insufficient_scope"${scope ? `, scope="${scope}"` : ''}`
-  return new ApiError('INSUFFICIENT_SCOPE', { message, headers: { 'www-authenticate': challenge }, details: scope ? { scope } : {} })
+  return new ApiError('INSUFFICIENT_SCOPE', {
+    message,
+    headers: { 'www-authenticate': challenge },
+    details: scope ? { scope } : {},
+  })
 }

@@ -13,7 +13,9 @@ export async function deliverAccountEmail(config: Config, template: TemplateName
     await sendEmail(config, renderAccountEmail(config, template, user, token))
     return true
   } catch (error) {
-    console.error(JSON.stringify({ level: 'error', event: 'email_failed', template, userId: user.id, error: describeError(error) }))
+    console.error(
+      JSON.stringify({ level: 'error', event: 'email_failed', template, userId: user.id, error: describeError(error) }),
+    )
     return false
   }
 }

@@ -20,7 +20,11 @@ export function renderAccountEmail(
   const [subject, action, note] =
     template === 'emailVerification'
       ? ['Verify your email address', 'confirm your email address', 'The link is valid for a limited time.']
-      : ['Reset your password', 'choose a new password', "If you did not ask for this, ignore this email: your password stays as it is."]
+      : [
+          'Reset your password',
+          'choose a new password',
+          'If you did not ask for this, ignore this email: your password stays as it is.',
+        ]
   const text = `${greeting}\n\nOpen this link to ${action}:\n${link}\n\nOr use this token: ${token}\n\n${note}\n`
   const html =
     `<p>${escapeHtml(greeting)}</p><p>Open this link to ${action}:</p>` +

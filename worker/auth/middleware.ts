@@ -64,13 +64,22 @@ function sessionCheck(db: Database) {
   return prepared
 }
 
-type BearerOptions = { missingUserStatus?: 401 | 404; missingTokenMessage?: string; request?: { method: string; routePath: string } }
+type BearerOptions = {
+  missingUserStatus?: 401 | 404
+  missingTokenMessage?: string
+  request?: { method: string; routePath: string }
+}
 
 /**
  * The caller of an access token, with the session it belongs to, or of an API key (no session: `sessionId` empty);
  * throws 401 (404 USER_NOT_FOUND on request), or 403 when an API key's scopes do not reach `request`.
  */
-export async function authenticateBearer(config: Config, db: Database, header: string | undefined, options: BearerOptions = {}): Promise<{ user: AuthUser; account: AccountRecord; sessionId: string }> {
+export async function authenticateBearer(
+  config: Config,
+  db: Database,
+  header: string | undefined,
+  options: BearerOptions = {},
+): Promise<{ user: AuthUser; account: AccountRecord; sessionId: string }> {
   const token = bearerToken(header)
   if (!token) throw unauthorized('TOKEN_MISSING', options.missingTokenMessage)
   if (isApiKey(token)) return { ...(await authenticateApiKey(db, token, options.request)), sessionId: '' }
@@ -85,12 +94,17 @@ async function verifiedClaims(config: Config, token: string): Promise<TokenClaim
   return claims as TokenClaims & { sid: string }
 }
 
-function settleCheck(row: SessionCheckRow | undefined, claims: TokenClaims, options: { missingUserStatus?: 401 | 404 }) {
+function settleCheck(
+  row: SessionCheckRow | undefined,
+  claims: TokenClaims,
+  options: { missingUserStatus?: 401 | 404 },
+) {
   if (!row) {
     if (options.missingUserStatus === 404) throw new ApiError('USER_NOT_FOUND')
     throw unauthorized('TOKEN_INVALID')
   }
-  if (row.account.securityStamp !== claims.stm || !row.sessionId || row.revokedAt !== null) throw unauthorized('TOKEN_REVOKED')
+  if (row.account.securityStamp !== claims.stm || !row.sessionId || row.revokedAt !== null)
+    throw unauthorized('TOKEN_REVOKED')
   return { user: toAuthUser(row.account), account: row.account, sessionId: row.sessionId }
 }
 
@@ -106,14 +120,21 @@ export function requireAuth(options: { missingUserStatus?: 401 | 404; sharesRoun
     const header = c.req.header('authorization')
     const token = bearerToken(header)
     if (!options.sharesRoundTrip || !token || isApiKey(token)) {
-      setCaller(c, await authenticateBearer(c.var.config, c.var.db, header, { ...options, request: { method: c.req.method, routePath: routePath(c) } }))
+      setCaller(
+        c,
+        await authenticateBearer(c.var.config, c.var.db, header, {
+          ...options,
+          request: { method: c.req.method, routePath: routePath(c) },
+        }),
+      )
       return next()
     }
     c.set('pendingClaims', await verifiedClaims(c.var.config, token))
     await next()
     // The route never checked (it read nothing, or failed before): check now; a refusal replaces its answer.
     const claims = c.var.pendingClaims
-    if (claims) setCaller(c, settleCheck(await sessionCheck(c.var.db).get({ sub: claims.sub, sid: claims.sid }), claims, options))
+    if (claims)
+      setCaller(c, settleCheck(await sessionCheck(c.var.db).get({ sub: claims.sub, sid: claims.sid }), claims, options))
   })
 }
 
@@ -123,7 +144,13 @@ export async function deferBearer(c: Context<AppEnv>, options: { missingTokenMes
   const header = c.req.header('authorization')
   const token = bearerToken(header)
   if (!token || isApiKey(token)) {
-    setCaller(c, await authenticateBearer(c.var.config, c.var.db, header, { ...options, request: { method: c.req.method, routePath: routePath(c) } }))
+    setCaller(
+      c,
+      await authenticateBearer(c.var.config, c.var.db, header, {
+        ...options,
+        request: { method: c.req.method, routePath: routePath(c) },
+      }),
+    )
     return
   }
   c.set('pendingClaims', await verifiedClaims(c.var.config, token))
@@ -157,7 +184,10 @@ export function callerSessionId(c: Context<AppEnv>): string {
  * The route's reads in one D1 round trip with the session check still owed (requireAuth `sharesRoundTrip`): a
  * refused token throws its 401 before any result is seen, and the caller is on c.var.user after it.
  */
-export async function authorizedBatch<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(c: Context<AppEnv>, queries: T): Promise<BatchResponse<T>> {
+export async function authorizedBatch<U extends BatchItem<'sqlite'>, T extends Readonly<[U, ...U[]]>>(
+  c: Context<AppEnv>,
+  queries: T,
+): Promise<BatchResponse<T>> {
   const claims = c.var.pendingClaims
   if (!claims) return c.var.db.batch(queries)
   const [check, ...results] = await c.var.db.batch([sessionCheckQuery(c.var.db, claims.sub, claims.sid), ...queries])

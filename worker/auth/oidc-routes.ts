@@ -27,8 +27,16 @@ import { requireSecondStep } from './totp'
 import { loginShape } from './users'
 
 const tags = ['Sign-in providers']
-const ProviderParam = z.object({ provider: z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/).openapi({ example: 'google' }) })
-const RedirectUrl = z.string().max(2048).openapi({ example: 'https://app.example.com/signed-in', description: 'one of AUTH_OAUTH_REDIRECT_URLS (its query may differ)' })
+const ProviderParam = z.object({
+  provider: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,31}$/)
+    .openapi({ example: 'google' }),
+})
+const RedirectUrl = z.string().max(2048).openapi({
+  example: 'https://app.example.com/signed-in',
+  description: 'one of AUTH_OAUTH_REDIRECT_URLS (its query may differ)',
+})
 const redirectResponse = (description: string) => ({ description, headers: z.object({ location: z.string() }) })
 
 /** Form posts (Apple's callback) are small: a code, a state, a user object. */
@@ -46,23 +54,36 @@ const startRoute = describeRoute({
   tags,
   method: 'get',
   path: '/auth/oauth/{provider}',
-  summary: "Sign in with a provider: redirects to it; it comes back to redirect_url with ?code= (POST /auth/oauth/exchange) or ?error=",
+  summary:
+    'Sign in with a provider: redirects to it; it comes back to redirect_url with ?code= (POST /auth/oauth/exchange) or ?error=',
   request: { params: ProviderParam, query: z.object({ redirect_url: RedirectUrl }) },
-  responses: { 302: redirectResponse("To the provider's authorization page"), 429: errorResponse('Too many attempts'), 502: errorResponse('The provider could not be reached') },
+  responses: {
+    302: redirectResponse("To the provider's authorization page"),
+    429: errorResponse('Too many attempts'),
+    502: errorResponse('The provider could not be reached'),
+  },
 })
 
 const linkRoute = securedRoute(tags, {
   method: 'post',
   path: '/auth/oauth/{provider}/link',
-  summary: "Link a provider to the caller's account: open authorization_url in the browser; it comes back to redirect_url",
+  summary:
+    "Link a provider to the caller's account: open authorization_url in the browser; it comes back to redirect_url",
   middleware: [requireAuth()] as const,
   request: { params: ProviderParam, body: jsonBody(z.strictObject({ redirect_url: RedirectUrl })) },
-  responses: { 200: jsonResponse(z.object({ authorization_url: z.string() }), 'Where to send the browser'), 403: errorResponse('An API key cannot link'), 502: errorResponse('The provider could not be reached') },
+  responses: {
+    200: jsonResponse(z.object({ authorization_url: z.string() }), 'Where to send the browser'),
+    403: errorResponse('An API key cannot link'),
+    502: errorResponse('The provider could not be reached'),
+  },
 })
 
 const callbackDescription = {
   summary: "The provider's return (its redirect_uri): to redirect_url with ?code=, or ?error=CODE&error_description=",
-  responses: { 302: redirectResponse('Back to the app'), 400: errorResponse('Unknown, used or expired state (OAUTH_STATE_INVALID)') },
+  responses: {
+    302: redirectResponse('Back to the app'),
+    400: errorResponse('Unknown, used or expired state (OAUTH_STATE_INVALID)'),
+  },
 }
 
 const callbackRoute = describeRoute({
@@ -96,14 +117,25 @@ const exchangeRoute = describeRoute({
   },
 })
 
-const IdentityView = z.object({ _id: z.string(), provider: z.string(), email: z.string(), created_at: z.string(), last_used_at: z.string() }).openapi('LinkedProvider')
+const IdentityView = z
+  .object({
+    _id: z.string(),
+    provider: z.string(),
+    email: z.string(),
+    created_at: z.string(),
+    last_used_at: z.string(),
+  })
+  .openapi('LinkedProvider')
 
 const identitiesRoute = securedRoute(tags, {
   method: 'get',
   path: '/auth/identities',
   summary: "The providers linked to the caller's account",
   middleware: [requireAuth({ sharesRoundTrip: true })] as const,
-  responses: { 200: jsonResponse(z.array(IdentityView), 'The linked providers'), 403: errorResponse('An API key cannot list them') },
+  responses: {
+    200: jsonResponse(z.array(IdentityView), 'The linked providers'),
+    403: errorResponse('An API key cannot list them'),
+  },
 })
 
 const unlinkRoute = securedRoute(tags, {
@@ -112,17 +144,24 @@ const unlinkRoute = securedRoute(tags, {
   summary: 'Unlink a provider: it no longer signs in to this account',
   middleware: [requireAuth()] as const,
   request: { params: z.object({ id: Id }) },
-  responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Unlinked'), 403: errorResponse('An API key cannot unlink'), 404: errorResponse('Not a linked provider of yours') },
+  responses: {
+    200: jsonResponse(z.object({ message: z.string() }), 'Unlinked'),
+    403: errorResponse('An API key cannot unlink'),
+    404: errorResponse('Not a linked provider of yours'),
+  },
 })
 
 function limitStarts(c: Context<AppEnv>, action: string) {
-  return enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [`${action}:ip:${clientAddress(c.var.config, c.req.raw.headers)}`])
+  return enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [
+    `${action}:ip:${clientAddress(c.var.config, c.req.raw.headers)}`,
+  ])
 }
 
 /** The callback's parameters: the query, or a small form body (response_mode=form_post). */
 async function callbackParameters(c: Context<AppEnv>): Promise<URLSearchParams> {
   if (c.req.method === 'GET') return new URL(c.req.url).searchParams
-  if (!c.req.header('content-type')?.toLowerCase().startsWith('application/x-www-form-urlencoded')) throw new ApiError('CONTENT_TYPE_UNSUPPORTED')
+  if (!c.req.header('content-type')?.toLowerCase().startsWith('application/x-www-form-urlencoded'))
+    throw new ApiError('CONTENT_TYPE_UNSUPPORTED')
   const reader = c.req.raw.body?.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
@@ -132,7 +171,10 @@ async function callbackParameters(c: Context<AppEnv>): Promise<URLSearchParams> 
     size += value.byteLength
     if (size > FORM_MAX_BYTES) {
       await reader.cancel()
-      throw new ApiError('BODY_TOO_LARGE', { message: `the form is larger than ${FORM_MAX_BYTES} bytes`, details: { max_bytes: FORM_MAX_BYTES } })
+      throw new ApiError('BODY_TOO_LARGE', {
+        message: `the form is larger than ${FORM_MAX_BYTES} bytes`,
+        details: { max_bytes: FORM_MAX_BYTES },
+      })
     }
     chunks.push(value)
   }
@@ -154,12 +196,27 @@ async function handleCallback(c: Context<AppEnv>, usersModel: ValuesMap) {
   const origin = new URL(c.req.url).origin
   try {
     const identity = await finishAuthorization(provider, started, parameters, state!, origin)
-    const { code } = await signInWithIdentity(c.var.db, c.var.config, usersModel, provider, identity, started.linkUserId)
+    const { code } = await signInWithIdentity(
+      c.var.db,
+      c.var.config,
+      usersModel,
+      provider,
+      identity,
+      started.linkUserId,
+    )
     return c.redirect(withParameters(started.redirectUrl, started.linkUserId ? { linked: provider.id } : { code }), 302)
   } catch (error) {
     if (!(error instanceof ApiError)) throw error
     if (error.status >= 500 || error.code === 'OAUTH_FAILED') {
-      console.error(JSON.stringify({ level: 'warn', event: 'oauth_failed', provider: provider.id, code: error.code, cause: String(error.cause ?? '') }))
+      console.error(
+        JSON.stringify({
+          level: 'warn',
+          event: 'oauth_failed',
+          provider: provider.id,
+          code: error.code,
+          cause: String(error.cause ?? ''),
+        }),
+      )
     }
     return c.redirect(withParameters(started.redirectUrl, { error: error.code, error_description: error.message }), 302)
   }
@@ -179,23 +236,40 @@ export function oidcRoutes(usersModel: ValuesMap = models.Users.values) {
       const provider = findProvider(c.var.config, c.req.valid('param').provider)
       const redirectUrl = allowedRedirect(c.var.config, c.req.valid('query').redirect_url)
       await limitStarts(c, 'oauth-start')
-      return c.redirect(await startAuthorization(c.var.db, provider, { origin: new URL(c.req.url).origin, redirectUrl }), 302)
+      return c.redirect(
+        await startAuthorization(c.var.db, provider, { origin: new URL(c.req.url).origin, redirectUrl }),
+        302,
+      )
     })
     .openapi(linkRoute, async (c) => {
       const provider = findProvider(c.var.config, c.req.valid('param').provider)
       const redirectUrl = allowedRedirect(c.var.config, c.req.valid('json').redirect_url)
       await limitStarts(c, 'oauth-start')
-      const url = await startAuthorization(c.var.db, provider, { origin: new URL(c.req.url).origin, redirectUrl, linkUserId: c.var.user.id })
+      const url = await startAuthorization(c.var.db, provider, {
+        origin: new URL(c.req.url).origin,
+        redirectUrl,
+        linkUserId: c.var.user.id,
+      })
       return c.json({ authorization_url: url }, 200)
     })
     .openapi(callbackRoute, (c) => handleCallback(c, usersModel))
     .openapi(formCallbackRoute, (c) => handleCallback(c, usersModel))
     .openapi(identitiesRoute, async (c) => {
       const [rows] = await authorizedBatch(c, [listIdentities(c.var.db, callerId(c))])
-      return c.json(rows.map((row) => ({ _id: row.id, provider: row.provider, email: row.email, created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt) })), 200)
+      return c.json(
+        rows.map((row) => ({
+          _id: row.id,
+          provider: row.provider,
+          email: row.email,
+          created_at: iso(row.createdAt),
+          last_used_at: iso(row.lastUsedAt),
+        })),
+        200,
+      )
     })
     .openapi(unlinkRoute, async (c) => {
-      if (!(await unlinkIdentity(c.var.db, c.var.user.id, c.req.valid('param').id))) throw new ApiError('IDENTITY_NOT_FOUND')
+      if (!(await unlinkIdentity(c.var.db, c.var.user.id, c.req.valid('param').id)))
+        throw new ApiError('IDENTITY_NOT_FOUND')
       return c.json({ message: 'the provider was unlinked' }, 200)
     })
 }

@@ -13,7 +13,15 @@ import { oauthExchanges, oauthIdentities, oauthStates, users } from '../db/schem
 import { ApiError } from '../errors'
 import type { ValuesMap } from '../models/values'
 import { sha256Hex } from './sessions'
-import { createUser, findUserByEmail, normalizeEmail, signInQuery, toSignInRecord, type SignInRecord, type UserRecord } from './users'
+import {
+  createUser,
+  findUserByEmail,
+  normalizeEmail,
+  signInQuery,
+  toSignInRecord,
+  type SignInRecord,
+  type UserRecord,
+} from './users'
 
 /** How long a started sign-in may take at the provider. */
 const STATE_TTL_MS = 10 * 60_000
@@ -59,14 +67,36 @@ export function resolveProvider(settings: OAuthProviderSettings): OAuthProvider 
   const oidcScopes = settings.scopes ?? ['openid', 'email', 'profile']
   switch (settings.preset) {
     case 'google':
-      return { ...base, name: settings.name ?? 'Google', isOidc: true, issuer: settings.issuer ?? 'https://accounts.google.com', scopes: oidcScopes }
+      return {
+        ...base,
+        name: settings.name ?? 'Google',
+        isOidc: true,
+        issuer: settings.issuer ?? 'https://accounts.google.com',
+        scopes: oidcScopes,
+      }
     case 'microsoft': {
-      if (!settings.tenant && !settings.issuer) throw new ApiError('OAUTH_PROVIDER_NOT_FOUND', { cause: `provider ${settings.id}: the microsoft preset needs a tenant` })
+      if (!settings.tenant && !settings.issuer)
+        throw new ApiError('OAUTH_PROVIDER_NOT_FOUND', {
+          cause: `provider ${settings.id}: the microsoft preset needs a tenant`,
+        })
       const tenant = settings.tenant === 'consumers' ? MICROSOFT_CONSUMERS_TENANT : settings.tenant
-      return { ...base, name: settings.name ?? 'Microsoft', isOidc: true, issuer: settings.issuer ?? `https://login.microsoftonline.com/${tenant}/v2.0`, scopes: oidcScopes }
+      return {
+        ...base,
+        name: settings.name ?? 'Microsoft',
+        isOidc: true,
+        issuer: settings.issuer ?? `https://login.microsoftonline.com/${tenant}/v2.0`,
+        scopes: oidcScopes,
+      }
     }
     case 'apple':
-      return { ...base, name: settings.name ?? 'Apple', isOidc: true, issuer: settings.issuer ?? 'https://appleid.apple.com', scopes: settings.scopes ?? ['openid', 'email', 'name'], responseMode: 'form_post' }
+      return {
+        ...base,
+        name: settings.name ?? 'Apple',
+        isOidc: true,
+        issuer: settings.issuer ?? 'https://appleid.apple.com',
+        scopes: settings.scopes ?? ['openid', 'email', 'name'],
+        responseMode: 'form_post',
+      }
     case 'github':
       return {
         ...base,
@@ -81,7 +111,13 @@ export function resolveProvider(settings: OAuthProviderSettings): OAuthProvider 
       }
     default: {
       const isOidc = !settings.authorization_endpoint
-      return { ...base, name: settings.name ?? settings.id, isOidc, issuer: settings.issuer ?? settings.authorization_endpoint ?? '', scopes: isOidc ? oidcScopes : (settings.scopes ?? []) }
+      return {
+        ...base,
+        name: settings.name ?? settings.id,
+        isOidc,
+        issuer: settings.issuer ?? settings.authorization_endpoint ?? '',
+        scopes: isOidc ? oidcScopes : (settings.scopes ?? []),
+      }
     }
   }
 }
@@ -124,19 +160,27 @@ const discovered = new Map<string, { at: number; server: Promise<oauth.Authoriza
 /** The provider's authorization server: discovered (OIDC, cached per isolate) or made of its endpoints. */
 async function authorizationServer(provider: OAuthProvider): Promise<oauth.AuthorizationServer> {
   if (!provider.isOidc) {
-    return { issuer: provider.issuer, authorization_endpoint: provider.authorizationEndpoint, token_endpoint: provider.tokenEndpoint, userinfo_endpoint: provider.userinfoEndpoint }
+    return {
+      issuer: provider.issuer,
+      authorization_endpoint: provider.authorizationEndpoint,
+      token_endpoint: provider.tokenEndpoint,
+      userinfo_endpoint: provider.userinfoEndpoint,
+    }
   }
   const cached = discovered.get(provider.issuer)
   if (cached && Date.now() - cached.at < DISCOVERY_TTL_MS) return cached.server
   const issuer = new URL(provider.issuer)
-  const server = oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...options(provider) }).then((response) => oauth.processDiscoveryResponse(issuer, response))
+  const server = oauth
+    .discoveryRequest(issuer, { algorithm: 'oidc', ...options(provider) })
+    .then((response) => oauth.processDiscoveryResponse(issuer, response))
   discovered.set(provider.issuer, { at: Date.now(), server })
   server.catch(() => discovered.delete(provider.issuer))
   return server
 }
 
 const client = (provider: OAuthProvider): oauth.Client => ({ client_id: provider.clientId })
-const clientAuth = (provider: OAuthProvider) => (provider.clientSecret ? oauth.ClientSecretPost(provider.clientSecret) : oauth.None())
+const clientAuth = (provider: OAuthProvider) =>
+  provider.clientSecret ? oauth.ClientSecretPost(provider.clientSecret) : oauth.None()
 
 export function callbackUrl(origin: string, provider: OAuthProvider): string {
   return `${origin}/auth/oauth/${provider.id}/callback`
@@ -146,14 +190,19 @@ export function callbackUrl(origin: string, provider: OAuthProvider): string {
  * Starts a sign-in (or, with `linkUserId`, linking the provider to a signed-in account): stores the state, nonce and
  * PKCE verifier for one use, and answers the provider's authorization URL.
  */
-export async function startAuthorization(db: Database, provider: OAuthProvider, input: { origin: string; redirectUrl: string; linkUserId?: string }): Promise<string> {
+export async function startAuthorization(
+  db: Database,
+  provider: OAuthProvider,
+  input: { origin: string; redirectUrl: string; linkUserId?: string },
+): Promise<string> {
   let server: oauth.AuthorizationServer
   try {
     server = await authorizationServer(provider)
   } catch (error) {
     throw new ApiError('OAUTH_PROVIDER_UNAVAILABLE', { cause: error })
   }
-  if (!server.authorization_endpoint) throw new ApiError('OAUTH_PROVIDER_UNAVAILABLE', { cause: `provider ${provider.id} has no authorization endpoint` })
+  if (!server.authorization_endpoint)
+    throw new ApiError('OAUTH_PROVIDER_UNAVAILABLE', { cause: `provider ${provider.id} has no authorization endpoint` })
   const state = oauth.generateRandomState()
   const codeVerifier = oauth.generateRandomCodeVerifier()
   const nonce = provider.isOidc ? oauth.generateRandomNonce() : null
@@ -186,10 +235,18 @@ export async function startAuthorization(db: Database, provider: OAuthProvider, 
 export type StartedAuthorization = typeof oauthStates.$inferSelect
 
 /** Takes the started sign-in a callback's `state` names, once: unknown, spent, expired or another provider's is 400. */
-export async function takeAuthorization(db: Database, provider: OAuthProvider, state: string | undefined): Promise<StartedAuthorization> {
+export async function takeAuthorization(
+  db: Database,
+  provider: OAuthProvider,
+  state: string | undefined,
+): Promise<StartedAuthorization> {
   if (!state || state.length > 512) throw new ApiError('OAUTH_STATE_INVALID')
-  const [taken] = await db.delete(oauthStates).where(eq(oauthStates.stateHash, await sha256Hex(state))).returning()
-  if (!taken || taken.provider !== provider.id || taken.expiresAt <= Date.now()) throw new ApiError('OAUTH_STATE_INVALID')
+  const [taken] = await db
+    .delete(oauthStates)
+    .where(eq(oauthStates.stateHash, await sha256Hex(state)))
+    .returning()
+  if (!taken || taken.provider !== provider.id || taken.expiresAt <= Date.now())
+    throw new ApiError('OAUTH_STATE_INVALID')
   return taken
 }
 
@@ -206,13 +263,30 @@ export interface ProviderIdentity {
  * exchanges the code with the PKCE verifier, and for OIDC validates the ID token (iss, aud, exp, iat, nonce) and
  * its signature against the provider's JWKS. Any failure is OAUTH_FAILED, its cause logged.
  */
-export async function finishAuthorization(provider: OAuthProvider, started: StartedAuthorization, parameters: URLSearchParams, state: string, origin: string): Promise<ProviderIdentity> {
+export async function finishAuthorization(
+  provider: OAuthProvider,
+  started: StartedAuthorization,
+  parameters: URLSearchParams,
+  state: string,
+  origin: string,
+): Promise<ProviderIdentity> {
   try {
     const server = await authorizationServer(provider)
     const validated = oauth.validateAuthResponse(server, client(provider), parameters, state)
-    const response = await oauth.authorizationCodeGrantRequest(server, client(provider), clientAuth(provider), validated, callbackUrl(origin, provider), started.codeVerifier, options(provider))
+    const response = await oauth.authorizationCodeGrantRequest(
+      server,
+      client(provider),
+      clientAuth(provider),
+      validated,
+      callbackUrl(origin, provider),
+      started.codeVerifier,
+      options(provider),
+    )
     if (provider.isOidc) {
-      const result = await oauth.processAuthorizationCodeResponse(server, client(provider), response, { expectedNonce: started.nonce ?? undefined, requireIdToken: true })
+      const result = await oauth.processAuthorizationCodeResponse(server, client(provider), response, {
+        expectedNonce: started.nonce ?? undefined,
+        requireIdToken: true,
+      })
       await oauth.validateApplicationLevelSignature(server, response, options(provider))
       const claims = oauth.getValidatedIdTokenClaims(result)!
       return {
@@ -234,26 +308,42 @@ export async function finishAuthorization(provider: OAuthProvider, started: Star
 /** A plain OAuth 2.0 provider's profile: its user endpoint (id or sub, email, email_verified) and, for GitHub, the
  * address list, whose primary verified address is the one taken. */
 async function plainProfile(provider: OAuthProvider, accessToken: string): Promise<ProviderIdentity> {
-  if (!provider.userinfoEndpoint) throw new ApiError('OAUTH_FAILED', { cause: `provider ${provider.id} has no userinfo_endpoint` })
+  if (!provider.userinfoEndpoint)
+    throw new ApiError('OAUTH_FAILED', { cause: `provider ${provider.id} has no userinfo_endpoint` })
   const get = async (url: string) => {
-    const response = await oauth.protectedResourceRequest(accessToken, 'GET', new URL(url), new Headers({ accept: 'application/json', 'user-agent': 'edgefloor' }), null, options(provider))
+    const response = await oauth.protectedResourceRequest(
+      accessToken,
+      'GET',
+      new URL(url),
+      new Headers({ accept: 'application/json', 'user-agent': 'edgefloor' }),
+      null,
+      options(provider),
+    )
     if (!response.ok) throw new Error(`${url} answered ${response.status}`)
     return response.json<unknown>()
   }
   const profile = (await get(provider.userinfoEndpoint)) as Record<string, unknown>
   const subject = profile.sub ?? profile.id
-  if ((typeof subject !== 'string' && typeof subject !== 'number') || String(subject) === '') throw new Error('the profile has no id')
+  if ((typeof subject !== 'string' && typeof subject !== 'number') || String(subject) === '')
+    throw new Error('the profile has no id')
   let email = typeof profile.email === 'string' ? profile.email : undefined
   let emailVerified = profile.email_verified === true
   if (provider.emailsEndpoint) {
-    const emails = (await get(provider.emailsEndpoint)) as Array<{ email?: unknown; primary?: unknown; verified?: unknown }>
-    const primary = Array.isArray(emails) ? emails.find((entry) => entry.primary === true && entry.verified === true && typeof entry.email === 'string') : undefined
+    const emails = (await get(provider.emailsEndpoint)) as Array<{
+      email?: unknown
+      primary?: unknown
+      verified?: unknown
+    }>
+    const primary = Array.isArray(emails)
+      ? emails.find((entry) => entry.primary === true && entry.verified === true && typeof entry.email === 'string')
+      : undefined
     if (primary) {
       email = primary.email as string
       emailVerified = true
     }
   }
-  const name = typeof profile.name === 'string' ? profile.name : typeof profile.login === 'string' ? profile.login : undefined
+  const name =
+    typeof profile.name === 'string' ? profile.name : typeof profile.login === 'string' ? profile.login : undefined
   return { subject: String(subject), email, emailVerified, name }
 }
 
@@ -268,12 +358,26 @@ export type OAuthIdentityRow = typeof oauthIdentities.$inferSelect
  * A returning identity (linked already) is one round trip: the account read, its last use and the code written
  * only if it is linked (to the account that asked to link it, when one did).
  */
-export async function signInWithIdentity(db: Database, config: Config, usersModel: ValuesMap, provider: OAuthProvider, identity: ProviderIdentity, linkUserId: string | null): Promise<{ user: UserRecord; code: string }> {
+export async function signInWithIdentity(
+  db: Database,
+  config: Config,
+  usersModel: ValuesMap,
+  provider: OAuthProvider,
+  identity: ProviderIdentity,
+  linkUserId: string | null,
+): Promise<{ user: UserRecord; code: string }> {
   const ofIdentity = and(eq(oauthIdentities.provider, provider.id), eq(oauthIdentities.subject, identity.subject))
   const ofLinkedIdentity = linkUserId ? and(ofIdentity, eq(oauthIdentities.userId, linkUserId)) : ofIdentity
-  const exchange = await exchangeCodeWrites(db, db.select({ userId: oauthIdentities.userId }).from(oauthIdentities).where(ofLinkedIdentity))
+  const exchange = await exchangeCodeWrites(
+    db,
+    db.select({ userId: oauthIdentities.userId }).from(oauthIdentities).where(ofLinkedIdentity),
+  )
   const [[linked]] = await db.batch([
-    db.select().from(users).where(eq(users.id, db.select({ userId: oauthIdentities.userId }).from(oauthIdentities).where(ofIdentity))).limit(1),
+    db
+      .select()
+      .from(users)
+      .where(eq(users.id, db.select({ userId: oauthIdentities.userId }).from(oauthIdentities).where(ofIdentity)))
+      .limit(1),
     db.update(oauthIdentities).set({ lastUsedAt: Date.now() }).where(ofLinkedIdentity),
     ...exchange.statements,
   ])
@@ -286,7 +390,14 @@ export async function signInWithIdentity(db: Database, config: Config, usersMode
 }
 
 /** The account an identity linked to none signs in to (signInWithIdentity). */
-async function accountForNewIdentity(db: Database, config: Config, usersModel: ValuesMap, provider: OAuthProvider, identity: ProviderIdentity, linkUserId: string | null): Promise<UserRecord> {
+async function accountForNewIdentity(
+  db: Database,
+  config: Config,
+  usersModel: ValuesMap,
+  provider: OAuthProvider,
+  identity: ProviderIdentity,
+  linkUserId: string | null,
+): Promise<UserRecord> {
   if (linkUserId) {
     const user = await db.query.users.findFirst({ where: eq(users.id, linkUserId) })
     if (!user) throw new ApiError('USER_NOT_FOUND')
@@ -316,11 +427,24 @@ async function accountForNewIdentity(db: Database, config: Config, usersModel: V
   return user
 }
 
-async function linkIdentity(db: Database, userId: string, provider: OAuthProvider, identity: ProviderIdentity): Promise<void> {
+async function linkIdentity(
+  db: Database,
+  userId: string,
+  provider: OAuthProvider,
+  identity: ProviderIdentity,
+): Promise<void> {
   const now = Date.now()
   const inserted = await db
     .insert(oauthIdentities)
-    .values({ id: newId(now), userId, provider: provider.id, subject: identity.subject, email: identity.email?.slice(0, 254) ?? '', createdAt: now, lastUsedAt: now })
+    .values({
+      id: newId(now),
+      userId,
+      provider: provider.id,
+      subject: identity.subject,
+      email: identity.email?.slice(0, 254) ?? '',
+      createdAt: now,
+      lastUsedAt: now,
+    })
     .onConflictDoNothing()
     .returning({ id: oauthIdentities.id })
   if (inserted.length === 0) throw new ApiError('OAUTH_IDENTITY_TAKEN')
@@ -345,7 +469,15 @@ async function exchangeCodeWrites(db: Database, userId: string | SQLWrapper) {
   const row = { codeHash: await sha256Hex(code), userId: '', expiresAt: now + EXCHANGE_TTL_MS }
   const statements = [
     db.delete(oauthExchanges).where(lt(oauthExchanges.expiresAt, now)),
-    typeof userId === 'string' ? db.insert(oauthExchanges).values({ ...row, userId }) : insertForUser(db, oauthExchanges, { ...row, userId: sql`${users.id}` as unknown as string }, userId, sql`1 = 1`),
+    typeof userId === 'string'
+      ? db.insert(oauthExchanges).values({ ...row, userId })
+      : insertForUser(
+          db,
+          oauthExchanges,
+          { ...row, userId: sql`${users.id}` as unknown as string },
+          userId,
+          sql`1 = 1`,
+        ),
   ] as const
   return { code, statements }
 }
@@ -355,7 +487,13 @@ async function exchangeCodeWrites(db: Database, userId: string | SQLWrapper) {
 export async function redeemExchangeCode(db: Database, code: string): Promise<SignInRecord> {
   const codeHash = await sha256Hex(code)
   const [[account], [taken]] = await db.batch([
-    signInQuery(db, eq(users.id, db.select({ userId: oauthExchanges.userId }).from(oauthExchanges).where(eq(oauthExchanges.codeHash, codeHash)))),
+    signInQuery(
+      db,
+      eq(
+        users.id,
+        db.select({ userId: oauthExchanges.userId }).from(oauthExchanges).where(eq(oauthExchanges.codeHash, codeHash)),
+      ),
+    ),
     db.delete(oauthExchanges).where(eq(oauthExchanges.codeHash, codeHash)).returning(),
   ])
   if (!taken || taken.expiresAt <= Date.now()) throw new ApiError('TOKEN_INVALID')
@@ -365,11 +503,18 @@ export async function redeemExchangeCode(db: Database, code: string): Promise<Si
 }
 
 export function listIdentities(db: Database, userId: string) {
-  return db.query.oauthIdentities.findMany({ where: eq(oauthIdentities.userId, userId), orderBy: asc(oauthIdentities.id), limit: 100 })
+  return db.query.oauthIdentities.findMany({
+    where: eq(oauthIdentities.userId, userId),
+    orderBy: asc(oauthIdentities.id),
+    limit: 100,
+  })
 }
 
 /** Unlinks one of the user's identities; false when it is not theirs. */
 export async function unlinkIdentity(db: Database, userId: string, id: string): Promise<boolean> {
-  const deleted = await db.delete(oauthIdentities).where(and(eq(oauthIdentities.id, id), eq(oauthIdentities.userId, userId))).returning({ id: oauthIdentities.id })
+  const deleted = await db
+    .delete(oauthIdentities)
+    .where(and(eq(oauthIdentities.id, id), eq(oauthIdentities.userId, userId)))
+    .returning({ id: oauthIdentities.id })
   return deleted.length > 0
 }

@@ -20,18 +20,28 @@ export function timeStep(unixSeconds: number, periodSeconds = TOTP_DEFAULTS.peri
 }
 
 /** RFC 4226 §5.3: HMAC over the 8-byte big-endian counter, dynamic truncation, modulo 10^digits. */
-export async function hotp(secret: Uint8Array, counter: number, algorithm: OtpAlgorithm = 'SHA-1', digits = 6): Promise<string> {
+export async function hotp(
+  secret: Uint8Array,
+  counter: number,
+  algorithm: OtpAlgorithm = 'SHA-1',
+  digits = 6,
+): Promise<string> {
   const message = new Uint8Array(8)
   new DataView(message.buffer).setBigUint64(0, BigInt(counter))
   const key = await crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: algorithm }, false, ['sign'])
   const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, message))
   const offset = mac[mac.length - 1]! & 0x0f
-  const binary = (((mac[offset]! & 0x7f) << 24) | (mac[offset + 1]! << 16) | (mac[offset + 2]! << 8) | mac[offset + 3]!) >>> 0
+  const binary =
+    (((mac[offset]! & 0x7f) << 24) | (mac[offset + 1]! << 16) | (mac[offset + 2]! << 8) | mac[offset + 3]!) >>> 0
   return String(binary % 10 ** digits).padStart(digits, '0')
 }
 
 /** RFC 6238 §4.2: TOTP = HOTP(K, T). */
-export function totp(secret: Uint8Array, unixSeconds: number, parameters: TotpParameters = TOTP_DEFAULTS): Promise<string> {
+export function totp(
+  secret: Uint8Array,
+  unixSeconds: number,
+  parameters: TotpParameters = TOTP_DEFAULTS,
+): Promise<string> {
   return hotp(secret, timeStep(unixSeconds, parameters.periodSeconds), parameters.algorithm, parameters.digits)
 }
 
@@ -40,7 +50,12 @@ export function totp(secret: Uint8Array, unixSeconds: number, parameters: TotpPa
  * step of network delay), or undefined. Every candidate is computed and compared in full, so the answer's timing
  * does not tell which step matched.
  */
-export async function matchingStep(secret: Uint8Array, code: string, unixSeconds: number, parameters: TotpParameters = TOTP_DEFAULTS): Promise<number | undefined> {
+export async function matchingStep(
+  secret: Uint8Array,
+  code: string,
+  unixSeconds: number,
+  parameters: TotpParameters = TOTP_DEFAULTS,
+): Promise<number | undefined> {
   if (!/^\d+$/.test(code) || code.length !== parameters.digits) return undefined
   const now = timeStep(unixSeconds, parameters.periodSeconds)
   const steps = [now - 1, now, now + 1]
@@ -97,7 +112,12 @@ export function base32Decode(text: string): Uint8Array | undefined {
 }
 
 /** The otpauth:// URI of Google Authenticator's Key Uri Format: label `issuer:account`, issuer repeated as a parameter. */
-export function otpauthUri(issuer: string, account: string, secret: Uint8Array, parameters: TotpParameters = TOTP_DEFAULTS): string {
+export function otpauthUri(
+  issuer: string,
+  account: string,
+  secret: Uint8Array,
+  parameters: TotpParameters = TOTP_DEFAULTS,
+): string {
   const label = `${encodeURIComponent(issuer)}:${encodeURIComponent(account)}`
   const query = new URLSearchParams({
     secret: base32Encode(secret),

@@ -23,33 +23,56 @@ export type PasskeyRow = typeof passkeys.$inferSelect
 /** The relying party: the origins passkeys are used on (AUTH_PASSKEY_ORIGINS, else APP_URL's) and the first one's
  * host name as its id (WebAuthn §5.1.3: a registrable domain suffix of the origin, never an IP address). */
 export function relyingParty(config: Config): { id: string; name: string; origins: string[] } {
-  const origins = config.AUTH_PASSKEY_ORIGINS.length > 0 ? config.AUTH_PASSKEY_ORIGINS.map((url) => new URL(url).origin) : [new URL(config.APP_URL).origin]
+  const origins =
+    config.AUTH_PASSKEY_ORIGINS.length > 0
+      ? config.AUTH_PASSKEY_ORIGINS.map((url) => new URL(url).origin)
+      : [new URL(config.APP_URL).origin]
   const id = new URL(origins[0]!).hostname
   return { id, name: id, origins }
 }
 
-
-async function storeChallenge(db: Database, challenge: string, purpose: 'register' | 'login', userId: string | null): Promise<void> {
+async function storeChallenge(
+  db: Database,
+  challenge: string,
+  purpose: 'register' | 'login',
+  userId: string | null,
+): Promise<void> {
   const now = Date.now()
   await db.batch([
     db.delete(passkeyChallenges).where(lt(passkeyChallenges.expiresAt, now)),
-    db.insert(passkeyChallenges).values({ challengeHash: await sha256Hex(challenge), purpose, userId, expiresAt: now + CHALLENGE_TTL_MS }),
+    db
+      .insert(passkeyChallenges)
+      .values({ challengeHash: await sha256Hex(challenge), purpose, userId, expiresAt: now + CHALLENGE_TTL_MS }),
   ])
 }
 
 /** Whether a taken challenge was given out for this purpose (and user) and has not expired. */
-function isChallengeFor(taken: typeof passkeyChallenges.$inferSelect | undefined, purpose: 'register' | 'login', userId: string | null): boolean {
+function isChallengeFor(
+  taken: typeof passkeyChallenges.$inferSelect | undefined,
+  purpose: 'register' | 'login',
+  userId: string | null,
+): boolean {
   return taken !== undefined && taken.purpose === purpose && taken.userId === userId && taken.expiresAt > Date.now()
 }
 
 export function listPasskeys(db: Database, userId: string) {
-  return db.query.passkeys.findMany({ where: eq(passkeys.userId, userId), orderBy: asc(passkeys.id), limit: MAX_PASSKEYS_PER_USER })
+  return db.query.passkeys.findMany({
+    where: eq(passkeys.userId, userId),
+    orderBy: asc(passkeys.id),
+    limit: MAX_PASSKEYS_PER_USER,
+  })
 }
 
 /** The options for navigator.credentials.create(): a discoverable credential, the user's passkeys (`existing`, read
  * by the caller) excluded. */
-export async function registrationOptions(db: Database, config: Config, user: { id: string; email: string; name: string }, existing: PasskeyRow[]) {
-  if (existing.length >= MAX_PASSKEYS_PER_USER) throw new ApiError('PASSKEY_LIMIT_REACHED', { details: { max_passkeys: MAX_PASSKEYS_PER_USER } })
+export async function registrationOptions(
+  db: Database,
+  config: Config,
+  user: { id: string; email: string; name: string },
+  existing: PasskeyRow[],
+) {
+  if (existing.length >= MAX_PASSKEYS_PER_USER)
+    throw new ApiError('PASSKEY_LIMIT_REACHED', { details: { max_passkeys: MAX_PASSKEYS_PER_USER } })
   const rp = relyingParty(config)
   const { generateRegistrationOptions } = await webauthn()
   const options = await generateRegistrationOptions({
@@ -68,14 +91,31 @@ export async function registrationOptions(db: Database, config: Config, user: { 
 
 /** The write that takes the stored challenge an answer names, once, for a batch (one row when it did); `condition`
  * guards it (the caller's session, in the check's own batch). */
-export async function challengeTaking(db: Database, response: { response: { clientDataJSON: string } }, condition?: SQL) {
+export async function challengeTaking(
+  db: Database,
+  response: { response: { clientDataJSON: string } },
+  condition?: SQL,
+) {
   const challenge = challengeOf(response)
-  return { challenge, write: db.delete(passkeyChallenges).where(and(eq(passkeyChallenges.challengeHash, await sha256Hex(challenge)), condition)).returning() }
+  return {
+    challenge,
+    write: db
+      .delete(passkeyChallenges)
+      .where(and(eq(passkeyChallenges.challengeHash, await sha256Hex(challenge)), condition))
+      .returning(),
+  }
 }
 
 /** Verifies the authenticator's answer to a registration challenge of this user and stores the passkey. `taken` is
  * the challenge the answer names, taken by the caller (challengeTaking). */
-export async function registerPasskey(db: Database, config: Config, userId: string, response: RegistrationResponseJSON, name: string, taken: { challenge: string; row: typeof passkeyChallenges.$inferSelect | undefined }): Promise<PasskeyRow> {
+export async function registerPasskey(
+  db: Database,
+  config: Config,
+  userId: string,
+  response: RegistrationResponseJSON,
+  name: string,
+  taken: { challenge: string; row: typeof passkeyChallenges.$inferSelect | undefined },
+): Promise<PasskeyRow> {
   const rp = relyingParty(config)
   const { verifyRegistrationResponse } = await webauthn()
   const isTaken = isChallengeFor(taken.row, 'register', userId)
@@ -83,7 +123,13 @@ export async function registerPasskey(db: Database, config: Config, userId: stri
   try {
     // The challenge was taken already: the one the answer names, which is the one checked here.
     const expectedChallenge = async (answered: string) => answered === taken.challenge && isTaken
-    verification = await verifyRegistrationResponse({ response, expectedChallenge, expectedOrigin: rp.origins, expectedRPID: rp.id, requireUserVerification: false })
+    verification = await verifyRegistrationResponse({
+      response,
+      expectedChallenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.id,
+      requireUserVerification: false,
+    })
   } catch (error) {
     throw new ApiError('PASSKEY_INVALID', { cause: error })
   }
@@ -128,7 +174,16 @@ export async function authenticatePasskey(db: Database, config: Config, response
   // Apart, not joined: in a batch D1 answers rows as objects, where the user's `id` would overwrite the passkey's.
   const [[passkey], [user], [taken]] = await db.batch([
     db.select().from(passkeys).where(eq(passkeys.credentialId, response.id)).limit(1),
-    db.select().from(users).where(eq(users.id, db.select({ userId: passkeys.userId }).from(passkeys).where(eq(passkeys.credentialId, response.id)))).limit(1),
+    db
+      .select()
+      .from(users)
+      .where(
+        eq(
+          users.id,
+          db.select({ userId: passkeys.userId }).from(passkeys).where(eq(passkeys.credentialId, response.id)),
+        ),
+      )
+      .limit(1),
     taking.write,
   ])
   if (!passkey || !user) throw new ApiError('PASSKEY_INVALID')
@@ -144,21 +199,31 @@ export async function authenticatePasskey(db: Database, config: Config, response
       expectedChallenge: async (answered: string) => answered === taking.challenge && isChallengeTaken,
       expectedOrigin: rp.origins,
       expectedRPID: rp.id,
-      credential: { id: found.passkey.credentialId, publicKey: Uint8Array.fromBase64(found.passkey.publicKey, { alphabet: 'base64url' }), counter: found.passkey.counter, transports: found.passkey.transports },
+      credential: {
+        id: found.passkey.credentialId,
+        publicKey: Uint8Array.fromBase64(found.passkey.publicKey, { alphabet: 'base64url' }),
+        counter: found.passkey.counter,
+        transports: found.passkey.transports,
+      },
       requireUserVerification: false,
     })
   } catch (error) {
     throw new ApiError('PASSKEY_INVALID', { cause: error })
   }
   if (!verification.verified) throw new ApiError('PASSKEY_INVALID')
-  const used = db.update(passkeys).set({ counter: verification.authenticationInfo.newCounter, lastUsedAt: Date.now() }).where(eq(passkeys.id, found.passkey.id))
+  const used = db
+    .update(passkeys)
+    .set({ counter: verification.authenticationInfo.newCounter, lastUsedAt: Date.now() })
+    .where(eq(passkeys.id, found.passkey.id))
   return { user: found.user, used }
 }
 
 /** The challenge an answer signed, read from its client data; '' when unreadable. */
 function challengeOf(response: { response: { clientDataJSON: string } }): string {
   try {
-    const clientData = JSON.parse(new TextDecoder().decode(Uint8Array.fromBase64(response.response.clientDataJSON, { alphabet: 'base64url' }))) as { challenge?: unknown }
+    const clientData = JSON.parse(
+      new TextDecoder().decode(Uint8Array.fromBase64(response.response.clientDataJSON, { alphabet: 'base64url' })),
+    ) as { challenge?: unknown }
     return typeof clientData.challenge === 'string' ? clientData.challenge : ''
   } catch {
     return ''
@@ -167,6 +232,9 @@ function challengeOf(response: { response: { clientDataJSON: string } }): string
 
 /** Removes one of the user's passkeys; false when it is not theirs. */
 export async function removePasskey(db: Database, userId: string, id: string): Promise<boolean> {
-  const deleted = await db.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, userId))).returning({ id: passkeys.id })
+  const deleted = await db
+    .delete(passkeys)
+    .where(and(eq(passkeys.id, id), eq(passkeys.userId, userId)))
+    .returning({ id: passkeys.id })
   return deleted.length > 0
 }

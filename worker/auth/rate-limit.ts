@@ -29,7 +29,8 @@ export class RateLimiter extends DurableObject<Env> {
   async hit(limit: number, windowMs = MINUTE_MS): Promise<RateVerdict> {
     const now = Date.now()
     const { windowStart, count } = this.current(windowMs, now)
-    if (count >= limit) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)) }
+    if (count >= limit)
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000)) }
     this.ctx.storage.kv.put('window', { windowStart, count: count + 1 })
     return { allowed: true, retryAfterSeconds: 0 }
   }
@@ -117,25 +118,44 @@ const guarded = (retryAfter: number) =>
  * that link lets them in whatever the guesser does. A failure (`attempt` throwing INVALID_CREDENTIALS) is counted;
  * a success counts nothing.
  */
-export async function withLoginLockout<T>(namespace: Limiters, config: Config, email: string, address: string, attempt: () => Promise<T>, hooks: LockoutHooks = {}): Promise<T> {
+export async function withLoginLockout<T>(
+  namespace: Limiters,
+  config: Config,
+  email: string,
+  address: string,
+  attempt: () => Promise<T>,
+  hooks: LockoutHooks = {},
+): Promise<T> {
   const limit = config.AUTH_RATE_LIMIT_PER_MINUTE
   if (limit === 0) return attempt()
   const pairKey = `login-failures:${email}:${address}`
   const emailKey = `login-failures:${email}`
   const hourKey = `login-failures-hour:${email}`
   const hourlyCeiling = limit * EMAIL_HOURLY_CEILING_FACTOR
-  const [pair, all, hour] = await Promise.all([limiter(namespace, pairKey).peek(), limiter(namespace, emailKey).peek(), limiter(namespace, hourKey).peek(HOUR_MS)])
-  if (pair.count >= limit || (all.count >= limit * EMAIL_FAILURE_CEILING_FACTOR && pair.count >= 1)) throw rateLimited(pair.retryAfterSeconds)
+  const [pair, all, hour] = await Promise.all([
+    limiter(namespace, pairKey).peek(),
+    limiter(namespace, emailKey).peek(),
+    limiter(namespace, hourKey).peek(HOUR_MS),
+  ])
+  if (pair.count >= limit || (all.count >= limit * EMAIL_FAILURE_CEILING_FACTOR && pair.count >= 1))
+    throw rateLimited(pair.retryAfterSeconds)
   if (hour.count >= hourlyCeiling) {
     // One try per turn for the whole account, whichever address asks.
-    const turn = await limiter(namespace, `login-turn:${email}`).hit(1, guardedDelayMs(hour.count - hourlyCeiling, limit))
+    const turn = await limiter(namespace, `login-turn:${email}`).hit(
+      1,
+      guardedDelayMs(hour.count - hourlyCeiling, limit),
+    )
     if (!turn.allowed) throw guarded(turn.retryAfterSeconds)
   }
   try {
     return await attempt()
   } catch (error) {
     if (error instanceof ApiError && error.code === 'INVALID_CREDENTIALS') {
-      await Promise.all([limiter(namespace, pairKey).add(), limiter(namespace, emailKey).add(), limiter(namespace, hourKey).add(HOUR_MS)])
+      await Promise.all([
+        limiter(namespace, pairKey).add(),
+        limiter(namespace, emailKey).add(),
+        limiter(namespace, hourKey).add(HOUR_MS),
+      ])
       if (hour.count + 1 === hourlyCeiling) hooks.onCeilingReached?.()
     }
     throw error
@@ -144,7 +164,10 @@ export async function withLoginLockout<T>(namespace: Limiters, config: Config, e
 
 /** After a password reset the guesses counted against the old password are spent: the owner signs in at once. */
 export async function clearLoginGuard(namespace: Limiters, email: string): Promise<void> {
-  await Promise.all([limiter(namespace, `login-failures-hour:${email}`).clear(), limiter(namespace, `login-turn:${email}`).clear()])
+  await Promise.all([
+    limiter(namespace, `login-failures-hour:${email}`).clear(),
+    limiter(namespace, `login-turn:${email}`).clear(),
+  ])
 }
 
 const RESET_EMAIL_GAP_MS = 5 * MINUTE_MS

@@ -15,7 +15,18 @@ import { deliverAccountEmail } from './delivery'
 import { authorizedBatch, callerId, callerSessionId, requireAuth } from './middleware'
 import { clearLoginGuard, clientAddress, enforceRateLimit, mayMailReset, withLoginLockout } from './rate-limit'
 import { confirmAccountHolder } from './self-service'
-import { deviceLabel, endAllSessions, endSession, endSessionOf, findRefreshToken, listSessions, rotateRefreshToken, sessionStartQuery, startSession, type ClientFacts } from './sessions'
+import {
+  deviceLabel,
+  endAllSessions,
+  endSession,
+  endSessionOf,
+  findRefreshToken,
+  listSessions,
+  rotateRefreshToken,
+  sessionStartQuery,
+  startSession,
+  type ClientFacts,
+} from './sessions'
 import { issueToken, readToken } from './tokens'
 import { requireSecondStep } from './totp'
 import {
@@ -40,10 +51,16 @@ import {
 
 const Email = z.email().max(254).openapi({ example: 'ada@example.com' })
 // No maximum below 128 bytes and no truncation; the cap only bounds hashing work.
-const Password = z.string().min(8, 'must be at least 8 characters').max(1024).openapi({ example: 'correct horse battery' })
+const Password = z
+  .string()
+  .min(8, 'must be at least 8 characters')
+  .max(1024)
+  .openapi({ example: 'correct horse battery' })
 const Token = z.string().min(10).max(4096)
 
-export const LoginUser = z.object({ _id: z.string(), email: z.string(), name: z.string(), role: z.string() }).openapi('LoginUser')
+export const LoginUser = z
+  .object({ _id: z.string(), email: z.string(), name: z.string(), role: z.string() })
+  .openapi('LoginUser')
 const PublicUser = z
   .object({
     _id: z.string(),
@@ -86,7 +103,11 @@ interface Endpoint<R extends RouteConfig> {
   readonly aliases: readonly Alias[]
 }
 
-const endpoint = <R extends RouteConfig>(route: R, handler: Handler<R>, aliases: readonly Alias[] = []): Endpoint<R> => ({ route, handler, aliases })
+const endpoint = <R extends RouteConfig>(
+  route: R,
+  handler: Handler<R>,
+  aliases: readonly Alias[] = [],
+): Endpoint<R> => ({ route, handler, aliases })
 
 const tags = ['Accounts']
 const route = <const R extends RouteConfig>(config: R) => describeRoute({ tags, ...config })
@@ -115,7 +136,8 @@ function limitAccountAttempts(c: Ctx, action: string, userId: string) {
 /** A password-reset email to the account of `email`, if there is one: at most one per address every few minutes and a few a day, whoever asks. */
 async function mailResetLink(c: Ctx, email: string): Promise<void> {
   const user = await findUserByEmail(c.var.db, email)
-  if (user && (await mayMailReset(c.env.RATE_LIMITER, user.email))) await deliverAccountEmail(c.var.config, 'passwordReset', user)
+  if (user && (await mayMailReset(c.env.RATE_LIMITER, user.email)))
+    await deliverAccountEmail(c.var.config, 'passwordReset', user)
 }
 
 export async function openSession(c: Ctx, user: UserRecord) {
@@ -129,7 +151,9 @@ export async function sessionAnswer(c: Ctx, user: UserRecord, session: { session
 }
 
 function registerEndpoint(usersModel: ValuesMap, schemas: ValueSchemas) {
-  const body = z.strictObject({ email: Email, password: Password, name: displayName(200).optional(), ...schemas.create.shape }).openapi('RegisterRequest')
+  const body = z
+    .strictObject({ email: Email, password: Password, name: displayName(200).optional(), ...schemas.create.shape })
+    .openapi('RegisterRequest')
   return endpoint(
     route({
       method: 'post',
@@ -137,7 +161,10 @@ function registerEndpoint(usersModel: ValuesMap, schemas: ValueSchemas) {
       summary: 'Register a new account (sends the verification email)',
       request: { body: jsonBody(body) },
       responses: {
-        201: jsonResponse(z.object({ user: PublicUser, email_sent: z.boolean(), message: z.string() }), 'The account was created'),
+        201: jsonResponse(
+          z.object({ user: PublicUser, email_sent: z.boolean(), message: z.string() }),
+          'The account was created',
+        ),
         403: errorResponse('Registration is disabled'),
         409: errorResponse('The email is taken'),
         429: errorResponse('Too many attempts'),
@@ -148,7 +175,9 @@ function registerEndpoint(usersModel: ValuesMap, schemas: ValueSchemas) {
       await limitAttempts(c, 'register', email)
       const user = await registerUser(c.var.db, c.var.config, usersModel, { email, password, name, values })
       const sent = await deliverAccountEmail(c.var.config, 'emailVerification', user)
-      const message = sent ? 'account created; a verification email was sent' : 'account created, but the verification email could not be sent'
+      const message = sent
+        ? 'account created; a verification email was sent'
+        : 'account created, but the verification email could not be sent'
       return c.json({ user: publicShape(user, schemas), email_sent: sent, message }, 201)
     },
     [{ path: '/register' }],
@@ -163,7 +192,9 @@ const login = endpoint(
     request: { body: jsonBody(z.object({ email: Email, password: z.string().min(1).max(1024) })) },
     responses: {
       200: jsonResponse(Session.extend({ user: LoginUser }), 'Logged in'),
-      401: errorResponse('Invalid credentials; or SECOND_FACTOR_REQUIRED with `second_factor_token` for POST /auth/login/totp (an account with a second factor)'),
+      401: errorResponse(
+        'Invalid credentials; or SECOND_FACTOR_REQUIRED with `second_factor_token` for POST /auth/login/totp (an account with a second factor)',
+      ),
       403: errorResponse('Email not verified'),
       429: errorResponse('Too many attempts'),
     },
@@ -174,7 +205,14 @@ const login = endpoint(
     const address = clientAddress(c.var.config, c.req.raw.headers)
     // Past the account's hourly ceiling its owner gets a password-reset link (capped as /auth/forgot's): their way in.
     const mailOwner = () => c.executionCtx.waitUntil(mailResetLink(c, email))
-    const user = await withLoginLockout(c.env.RATE_LIMITER, c.var.config, normalizeEmail(email), address, () => authenticate(c.var.db, email, password), { onCeilingReached: mailOwner })
+    const user = await withLoginLockout(
+      c.env.RATE_LIMITER,
+      c.var.config,
+      normalizeEmail(email),
+      address,
+      () => authenticate(c.var.db, email, password),
+      { onCeilingReached: mailOwner },
+    )
     if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) throw new ApiError('EMAIL_NOT_VERIFIED')
     await requireSecondStep(c.var.config, user)
     return c.json({ ...(await openSession(c, user)), user: loginShape(user) }, 200)
@@ -228,7 +266,10 @@ const resendVerification = endpoint(
     if (caller.emailVerified) throw new ApiError('ALREADY_VERIFIED')
     const user = await findUser(c.var.db, caller.id)
     const sent = user ? await deliverAccountEmail(c.var.config, 'emailVerification', user) : false
-    return c.json({ message: sent ? 'verification email sent' : 'the verification email could not be sent', email_sent: sent }, 200)
+    return c.json(
+      { message: sent ? 'verification email sent' : 'the verification email could not be sent', email_sent: sent },
+      200,
+    )
   },
   // Basefloor's name for it.
   [{ path: '/user/verify/email' }],
@@ -271,7 +312,10 @@ const reset = endpoint(
     const claims = await readToken(c.var.config, token, 'reset')
     if (!claims) throw invalidToken()
     // One round trip reads the account and spends the token if it still names the account's stamp.
-    const [[user], spent] = await c.var.db.batch([findUserQuery(c.var.db, claims.sub), tokenSpending(c.var.db, claims.jti, claims.exp, { userId: claims.sub, condition: stampHolds(claims.stm) })])
+    const [[user], spent] = await c.var.db.batch([
+      findUserQuery(c.var.db, claims.sub),
+      tokenSpending(c.var.db, claims.jti, claims.exp, { userId: claims.sub, condition: stampHolds(claims.stm) }),
+    ])
     if (!user || user.securityStamp !== claims.stm) throw invalidToken()
     if (spent.length === 0) throw invalidToken()
     await replacePassword(c.var.db, user.id, password)
@@ -299,20 +343,28 @@ function currentUserEndpoint(schemas: ValueSchemas) {
   )
 }
 
-const CurrentPassword = z
-  .string()
-  .min(1)
-  .max(1024)
-  .openapi({ description: "the account's password, confirming the change (an account without one confirms with a sign-in in the last 5 minutes instead)", example: 'correct horse battery' })
+const CurrentPassword = z.string().min(1).max(1024).openapi({
+  description:
+    "the account's password, confirming the change (an account without one confirms with a sign-in in the last 5 minutes instead)",
+  example: 'correct horse battery',
+})
 
 /**
  * The caller's account row (with its password hash) and their session's start, in the session check's round trip,
  * plus `more` reads; then the change confirmed when `confirm` says so (the attempts counted per account: a stolen
  * token cannot guess the password at leisure).
  */
-async function callerAccount<const Q extends readonly BatchItem<'sqlite'>[]>(c: Ctx, confirm: { needed: boolean; currentPassword?: string | undefined }, more: Q) {
+async function callerAccount<const Q extends readonly BatchItem<'sqlite'>[]>(
+  c: Ctx,
+  confirm: { needed: boolean; currentPassword?: string | undefined },
+  more: Q,
+) {
   const userId = callerId(c)
-  const [[user], [session], ...rest] = await authorizedBatch(c, [userQuery(c.var.db, userId), sessionStartQuery(c.var.db, userId, callerSessionId(c)), ...more])
+  const [[user], [session], ...rest] = await authorizedBatch(c, [
+    userQuery(c.var.db, userId),
+    sessionStartQuery(c.var.db, userId, callerSessionId(c)),
+    ...more,
+  ])
   if (!user) throw new ApiError('USER_NOT_FOUND')
   if (confirm.needed) {
     await limitAccountAttempts(c, 'confirm', user.id)
@@ -325,17 +377,25 @@ function updateSelfEndpoint(schemas: ValueSchemas) {
   const body = z
     .strictObject({
       name: displayName(200).optional(),
-      email: Email.optional().openapi({ description: 'a new address: unverified until its owner follows the link mailed to it (needs confirmation)' }),
-      password: Password.optional().openapi({ description: 'a new password: every session ends, and a new one for this device is answered (needs confirmation)' }),
+      email: Email.optional().openapi({
+        description: 'a new address: unverified until its owner follows the link mailed to it (needs confirmation)',
+      }),
+      password: Password.optional().openapi({
+        description:
+          'a new password: every session ends, and a new one for this device is answered (needs confirmation)',
+      }),
       current_password: CurrentPassword.optional(),
       ...schemas.update.shape,
     })
-    .openapi('UpdateAccountRequest', { example: { email: 'ada@example.org', current_password: 'correct horse battery' } })
+    .openapi('UpdateAccountRequest', {
+      example: { email: 'ada@example.org', current_password: 'correct horse battery' },
+    })
   return endpoint(
     secured({
       method: 'put',
       path: '/auth/user',
-      summary: "Change the caller's own name, custom fields (u), email or password; the email and the password need confirmation",
+      summary:
+        "Change the caller's own name, custom fields (u), email or password; the email and the password need confirmation",
       middleware: [requireAuth({ sharesRoundTrip: true })] as const,
       request: { body: jsonBody(body) },
       responses: {
@@ -343,12 +403,19 @@ function updateSelfEndpoint(schemas: ValueSchemas) {
           z.object({
             user: PublicUser,
             message: z.string(),
-            email_sent: z.boolean().optional().describe('present when the email changed: whether the verification email to the new address went'),
-            session: Session.optional().describe('present when the password changed: every session ended, this is the new one for this device'),
+            email_sent: z
+              .boolean()
+              .optional()
+              .describe('present when the email changed: whether the verification email to the new address went'),
+            session: Session.optional().describe(
+              'present when the password changed: every session ended, this is the new one for this device',
+            ),
           }),
           'Changed',
         ),
-        403: errorResponse('An email or password change without confirmation (CONFIRMATION_REQUIRED), a wrong current_password, or an API key'),
+        403: errorResponse(
+          'An email or password change without confirmation (CONFIRMATION_REQUIRED), a wrong current_password, or an API key',
+        ),
         404: errorResponse('The user no longer exists'),
         409: errorResponse('The email is taken'),
         429: errorResponse('Too many confirmation attempts'),
@@ -358,7 +425,9 @@ function updateSelfEndpoint(schemas: ValueSchemas) {
       const { current_password: currentPassword, name, email, password, ...values } = c.req.valid('json')
       if (name === undefined && email === undefined && password === undefined && Object.keys(values).length === 0) {
         const fields = ['name', 'email', 'password', ...Object.keys(schemas.update.shape)]
-        throw new ApiError('VALIDATION_FAILED', { message: `invalid request: nothing to change; send one of ${fields.join(', ')}` })
+        throw new ApiError('VALIDATION_FAILED', {
+          message: `invalid request: nothing to change; send one of ${fields.join(', ')}`,
+        })
       }
       const needed = email !== undefined || password !== undefined || currentPassword !== undefined
       const { user } = await callerAccount(c, { needed, currentPassword }, [])
@@ -370,7 +439,14 @@ function updateSelfEndpoint(schemas: ValueSchemas) {
         await clearLoginGuard(c.env.RATE_LIMITER, normalizeEmail(changed.user.email))
         session = await openSession(c, changed.user)
       }
-      const notes = [changed.emailSent === undefined ? '' : changed.emailSent ? '; a verification email was sent to the new address' : '; the verification email could not be sent', session ? '; every other session was signed out' : '']
+      const notes = [
+        changed.emailSent === undefined
+          ? ''
+          : changed.emailSent
+            ? '; a verification email was sent to the new address'
+            : '; the verification email could not be sent',
+        session ? '; every other session was signed out' : '',
+      ]
       return c.json(
         {
           user: publicShape(changed.user, schemas),
@@ -390,13 +466,20 @@ function deleteSelfEndpoint(children: readonly CompiledRoute[]) {
     secured({
       method: 'delete',
       path: '/auth/user',
-      summary: "Delete the caller's own account with everything it owns (confirmed by current_password); every session and API key ends",
+      summary:
+        "Delete the caller's own account with everything it owns (confirmed by current_password); every session and API key ends",
       middleware: [requireAuth({ sharesRoundTrip: true })] as const,
       request: {
         body: {
           required: false,
           description: 'An account without a password sends no body: a sign-in in the last 5 minutes confirms it',
-          content: { 'application/json': { schema: z.strictObject({ current_password: CurrentPassword.optional() }).openapi('DeleteAccountRequest', { example: { current_password: 'correct horse battery' } }) } },
+          content: {
+            'application/json': {
+              schema: z
+                .strictObject({ current_password: CurrentPassword.optional() })
+                .openapi('DeleteAccountRequest', { example: { current_password: 'correct horse battery' } }),
+            },
+          },
         },
       },
       responses: {
@@ -443,12 +526,15 @@ const logout = endpoint(
   secured({
     method: 'post',
     path: '/auth/logout',
-    summary: "End this token's session (or the session of the given refresh token), or every session with { all: true }",
+    summary:
+      "End this token's session (or the session of the given refresh token), or every session with { all: true }",
     middleware: [requireAuth()] as const,
     request: {
       body: {
         required: false,
-        content: { 'application/json': { schema: z.object({ refresh_token: Token.optional(), all: z.boolean().optional() }) } },
+        content: {
+          'application/json': { schema: z.object({ refresh_token: Token.optional(), all: z.boolean().optional() }) },
+        },
       },
     },
     responses: { 200: jsonResponse(Message, 'Logged out') },
@@ -476,7 +562,14 @@ const sessionsList = endpoint(
   async (c) => {
     const [rows] = await authorizedBatch(c, [listSessions(c.var.db, c.var.config, callerId(c))])
     return c.json(
-      rows.map((row) => ({ _id: row.id, device: row.device, address: row.address, created_at: iso(row.createdAt), last_used_at: iso(row.lastUsedAt), current: row.id === c.var.sessionId })),
+      rows.map((row) => ({
+        _id: row.id,
+        device: row.device,
+        address: row.address,
+        created_at: iso(row.createdAt),
+        last_used_at: iso(row.lastUsedAt),
+        current: row.id === c.var.sessionId,
+      })),
       200,
     )
   },
@@ -498,9 +591,17 @@ const sessionEnd = endpoint(
 )
 
 /** Registers an endpoint's handler again at each of its Layout B (Basefloor) paths, documented as aliases. */
-function mountAliases<R extends RouteConfig>(app: ReturnType<typeof newRouter>, { route: definition, handler, aliases }: Endpoint<R>) {
+function mountAliases<R extends RouteConfig>(
+  app: ReturnType<typeof newRouter>,
+  { route: definition, handler, aliases }: Endpoint<R>,
+) {
   for (const alias of aliases) {
-    const aliased = { ...definition, ...alias, tags: ['Accounts (Layout B aliases)'], description: `Alias of ${definition.method.toUpperCase()} ${definition.path}.` }
+    const aliased = {
+      ...definition,
+      ...alias,
+      tags: ['Accounts (Layout B aliases)'],
+      description: `Alias of ${definition.method.toUpperCase()} ${definition.path}.`,
+    }
     app.openapi(aliased, handler as unknown as Handler<typeof aliased>)
   }
 }
@@ -510,7 +611,10 @@ function mountAliases<R extends RouteConfig>(app: ReturnType<typeof newRouter>, 
  * Layout B aliases. `resourceRoutes` are the app's compiled resource routes: a deleted account takes the records of
  * its relation routes (/users/posts) with it, as DELETE /users/:id does.
  */
-export function accountRoutes(usersModel: ValuesMap = models.Users.values, resourceRoutes: readonly CompiledRoute[] = []) {
+export function accountRoutes(
+  usersModel: ValuesMap = models.Users.values,
+  resourceRoutes: readonly CompiledRoute[] = [],
+) {
   const schemas = buildValueSchemas(usersModel)
   const register = registerEndpoint(usersModel, schemas)
   const verify = verifyEndpoint(schemas)

@@ -15,10 +15,17 @@ export const RECENT_SIGN_IN_MS = 5 * 60 * 1000
  * that began (a provider's or a passkey's sign-in) within RECENT_SIGN_IN_MS. `sessionStartedAt` is undefined for
  * an ended session.
  */
-export async function confirmAccountHolder(user: UserRecord, sessionStartedAt: number | undefined, currentPassword: string | undefined, now = Date.now()): Promise<void> {
+export async function confirmAccountHolder(
+  user: UserRecord,
+  sessionStartedAt: number | undefined,
+  currentPassword: string | undefined,
+  now = Date.now(),
+): Promise<void> {
   if (hasPassword(user)) {
-    if (currentPassword === undefined) throw new ApiError('CONFIRMATION_REQUIRED', { message: 'confirm with current_password: the account\'s password' })
-    if (!(await verifyPassword(user.passwordHash, currentPassword)).matches) throw new ApiError('CURRENT_PASSWORD_INCORRECT')
+    if (currentPassword === undefined)
+      throw new ApiError('CONFIRMATION_REQUIRED', { message: "confirm with current_password: the account's password" })
+    if (!(await verifyPassword(user.passwordHash, currentPassword)).matches)
+      throw new ApiError('CURRENT_PASSWORD_INCORRECT')
     return
   }
   if (sessionStartedAt === undefined || now - sessionStartedAt > RECENT_SIGN_IN_MS) {

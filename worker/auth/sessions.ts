@@ -39,10 +39,23 @@ export function deviceLabel(userAgent: string | undefined): string {
  * before it changed a row (a code or token spent just before it): a login whose proof was spent concurrently gets
  * no session.
  */
-export async function sessionStart(db: Database, config: Config, userId: string, client: ClientFacts, options: { afterChange?: boolean } = {}) {
+export async function sessionStart(
+  db: Database,
+  config: Config,
+  userId: string,
+  client: ClientFacts,
+  options: { afterChange?: boolean } = {},
+) {
   const now = Date.now()
   const sessionId = newId(now)
-  const session = { id: sessionId, userId, device: client.device, address: client.address, createdAt: now, lastUsedAt: now }
+  const session = {
+    id: sessionId,
+    userId,
+    device: client.device,
+    address: client.address,
+    createdAt: now,
+    lastUsedAt: now,
+  }
   const { row, token } = await newRefreshToken(config, userId, sessionId)
   const statements = options.afterChange
     ? ([insertForUser(db, sessions, session, userId), insertForUser(db, refreshTokens, row, userId)] as const)
@@ -51,7 +64,12 @@ export async function sessionStart(db: Database, config: Config, userId: string,
 }
 
 /** Starts a session for a login, in one round trip; returns its id and first refresh token. */
-export async function startSession(db: Database, config: Config, userId: string, client: ClientFacts): Promise<{ sessionId: string; refreshToken: string }> {
+export async function startSession(
+  db: Database,
+  config: Config,
+  userId: string,
+  client: ClientFacts,
+): Promise<{ sessionId: string; refreshToken: string }> {
   const { statements, sessionId, refreshToken } = await sessionStart(db, config, userId, client)
   await db.batch(statements)
   return { sessionId, refreshToken }
@@ -60,7 +78,14 @@ export async function startSession(db: Database, config: Config, userId: string,
 async function newRefreshToken(config: Config, userId: string, sessionId: string) {
   const token = newOpaqueToken()
   const now = Date.now()
-  const row = { id: newId(now), userId, familyId: sessionId, tokenHash: await sha256Hex(token), expiresAt: now + config.AUTH_REFRESH_TTL * 1000, createdAt: now }
+  const row = {
+    id: newId(now),
+    userId,
+    familyId: sessionId,
+    tokenHash: await sha256Hex(token),
+    expiresAt: now + config.AUTH_REFRESH_TTL * 1000,
+    createdAt: now,
+  }
   return { row, token }
 }
 
@@ -130,7 +155,9 @@ export async function endSession(db: Database, userId: string, sessionId: string
     db
       .update(refreshTokens)
       .set({ revokedAt: now })
-      .where(and(eq(refreshTokens.familyId, sessionId), eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt))),
+      .where(
+        and(eq(refreshTokens.familyId, sessionId), eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)),
+      ),
   ])
   return ended.length > 0
 }
@@ -151,8 +178,14 @@ export async function endAllSessions(db: Database, userId: string): Promise<void
 export function allSessionsEnding(db: Database, userId: string) {
   const now = Date.now()
   return [
-    db.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt))),
-    db.update(refreshTokens).set({ revokedAt: now }).where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt))),
+    db
+      .update(sessions)
+      .set({ revokedAt: now })
+      .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt))),
+    db
+      .update(refreshTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt))),
   ] as const
 }
 

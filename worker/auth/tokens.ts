@@ -34,7 +34,13 @@ const keys = new Map<string, Promise<CryptoKey>>()
 function key(config: Config): Promise<CryptoKey> {
   let imported = keys.get(config.JWT_SECRET)
   if (!imported) {
-    imported = crypto.subtle.importKey('raw', new TextEncoder().encode(config.JWT_SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
+    imported = crypto.subtle.importKey(
+      'raw',
+      new TextEncoder().encode(config.JWT_SECRET),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign', 'verify'],
+    )
     keys.set(config.JWT_SECRET, imported)
   }
   return imported

@@ -9,21 +9,41 @@ import { authorizedBatch, callerId, requireAuth } from './middleware'
 import { clientOf, LoginUser, Session, sessionAnswer } from './routes'
 import { sessionStart } from './sessions'
 import { previousChanged } from '../db/guarded'
-import { limitSecondFactorAttempts, readSecondStepToken, proofSpending, removeTotpFactor, renewRecoveryCodes, startTotpEnrolment, confirmTotpEnrolment, totpFactorQuery, totpStatus, totpStatusQueries } from './totp'
+import {
+  limitSecondFactorAttempts,
+  readSecondStepToken,
+  proofSpending,
+  removeTotpFactor,
+  renewRecoveryCodes,
+  startTotpEnrolment,
+  confirmTotpEnrolment,
+  totpFactorQuery,
+  totpStatus,
+  totpStatusQueries,
+} from './totp'
 import { findUserQuery, loginShape, tokenSpending } from './users'
 
 const tags = ['Second factor']
 // Each route reads the caller's factor in the session check's round trip (requireAuth sharesRoundTrip, authorizedBatch).
-const secured = <const R extends Parameters<typeof securedRoute>[1]>(config: R) => securedRoute(tags, { middleware: [requireAuth({ sharesRoundTrip: true })] as const, ...config })
+const secured = <const R extends Parameters<typeof securedRoute>[1]>(config: R) =>
+  securedRoute(tags, { middleware: [requireAuth({ sharesRoundTrip: true })] as const, ...config })
 
-const Code = z.string().regex(/^\d{6}$/, 'must be the 6 digits the authenticator shows').openapi({ example: '287082' })
+const Code = z
+  .string()
+  .regex(/^\d{6}$/, 'must be the 6 digits the authenticator shows')
+  .openapi({ example: '287082' })
 const RecoveryCode = z.string().min(16).max(40).openapi({ example: 'mfrg-gzdf-mztw-q2lk' })
 /** A proof of the factor: the current code or one recovery code. */
 const Proof = z
   .strictObject({ code: Code.optional(), recovery_code: RecoveryCode.optional() })
-  .refine((proof) => (proof.code === undefined) !== (proof.recovery_code === undefined), 'give either code or recovery_code')
+  .refine(
+    (proof) => (proof.code === undefined) !== (proof.recovery_code === undefined),
+    'give either code or recovery_code',
+  )
   .openapi('SecondFactorProof')
-const RecoveryCodes = z.object({ recovery_codes: z.array(z.string()).describe('each works once; shown only now') }).openapi('RecoveryCodes')
+const RecoveryCodes = z
+  .object({ recovery_codes: z.array(z.string()).describe('each works once; shown only now') })
+  .openapi('RecoveryCodes')
 
 /** What a route that checks a code of the factor may answer besides its success. */
 const proofErrors = {
@@ -38,7 +58,15 @@ const statusRoute = secured({
   path: '/auth/totp',
   summary: "The caller's TOTP second factor: enabled, pending confirmation, recovery codes left",
   responses: {
-    200: jsonResponse(z.object({ enabled: z.boolean(), pending: z.boolean(), confirmed_at: z.string().nullable(), recovery_codes_left: z.number().int() }), 'The state'),
+    200: jsonResponse(
+      z.object({
+        enabled: z.boolean(),
+        pending: z.boolean(),
+        confirmed_at: z.string().nullable(),
+        recovery_codes_left: z.number().int(),
+      }),
+      'The state',
+    ),
     403: errorResponse('An API key cannot read it'),
   },
 })
@@ -48,7 +76,13 @@ const enrolRoute = secured({
   path: '/auth/totp',
   summary: 'Start TOTP enrolment: a new secret and its otpauth:// URI (enforced once confirmed)',
   responses: {
-    201: jsonResponse(z.object({ secret: z.string().describe('base32 (RFC 4648), for typing in'), otpauth_uri: z.string().describe('for a QR code') }), 'The secret'),
+    201: jsonResponse(
+      z.object({
+        secret: z.string().describe('base32 (RFC 4648), for typing in'),
+        otpauth_uri: z.string().describe('for a QR code'),
+      }),
+      'The secret',
+    ),
     403: errorResponse('An API key cannot enrol'),
     409: errorResponse('A factor is already enabled'),
   },
@@ -92,24 +126,40 @@ const loginStepRoute = describeRoute({
   request: {
     body: jsonBody(
       z
-        .strictObject({ second_factor_token: z.string().min(10).max(4096), code: Code.optional(), recovery_code: RecoveryCode.optional() })
-        .refine((body) => (body.code === undefined) !== (body.recovery_code === undefined), 'give either code or recovery_code'),
+        .strictObject({
+          second_factor_token: z.string().min(10).max(4096),
+          code: Code.optional(),
+          recovery_code: RecoveryCode.optional(),
+        })
+        .refine(
+          (body) => (body.code === undefined) !== (body.recovery_code === undefined),
+          'give either code or recovery_code',
+        ),
     ),
   },
   responses: {
     200: jsonResponse(Session.extend({ user: LoginUser }), 'Logged in'),
-    401: errorResponse('Invalid, expired or spent second_factor_token (TOKEN_INVALID), or a wrong code (SECOND_FACTOR_INVALID)'),
+    401: errorResponse(
+      'Invalid, expired or spent second_factor_token (TOKEN_INVALID), or a wrong code (SECOND_FACTOR_INVALID)',
+    ),
     429: errorResponse('Too many attempts'),
   },
 })
-
 
 export function totpRoutes() {
   return newRouter()
     .openapi(statusRoute, async (c) => {
       const [[factor], [counted]] = await authorizedBatch(c, totpStatusQueries(c.var.db, callerId(c)))
       const status = totpStatus(factor, counted?.left ?? 0)
-      return c.json({ enabled: status.enabled, pending: status.pending, confirmed_at: iso(status.confirmedAt), recovery_codes_left: status.recoveryCodesLeft }, 200)
+      return c.json(
+        {
+          enabled: status.enabled,
+          pending: status.pending,
+          confirmed_at: iso(status.confirmedAt),
+          recovery_codes_left: status.recoveryCodesLeft,
+        },
+        200,
+      )
     })
     .openapi(enrolRoute, async (c) => {
       const [[factor]] = await authorizedBatch(c, [totpFactorQuery(c.var.db, callerId(c))])
@@ -133,7 +183,15 @@ export function totpRoutes() {
       const [[factor]] = await authorizedBatch(c, [totpFactorQuery(c.var.db, callerId(c))])
       await limitSecondFactorAttempts(c.env.RATE_LIMITER, c.var.config, c.var.user.id)
       const { code, recovery_code } = c.req.valid('json')
-      return c.json({ recovery_codes: await renewRecoveryCodes(c.var.db, c.var.config, factor, { code, recoveryCode: recovery_code }) }, 200)
+      return c.json(
+        {
+          recovery_codes: await renewRecoveryCodes(c.var.db, c.var.config, factor, {
+            code,
+            recoveryCode: recovery_code,
+          }),
+        },
+        200,
+      )
     })
     .openapi(loginStepRoute, async (c) => {
       const { second_factor_token, code, recovery_code } = c.req.valid('json')
@@ -149,7 +207,11 @@ export function totpRoutes() {
       // One round trip: the proof spent, then the token only if the proof was (a typo does not end the login, and the
       // rate limit bounds the guesses), then the session only if the token was.
       const session = await sessionStart(db, c.var.config, user.id, clientOf(c), { afterChange: true })
-      const [proof, token] = await db.batch([spending.write, tokenSpending(db, claims.jti, claims.exp, { userId: user.id, condition: previousChanged }), ...session.statements])
+      const [proof, token] = await db.batch([
+        spending.write,
+        tokenSpending(db, claims.jti, claims.exp, { userId: user.id, condition: previousChanged }),
+        ...session.statements,
+      ])
       if (proof.length === 0) throw new ApiError('SECOND_FACTOR_INVALID')
       if (token.length === 0) throw new ApiError('TOKEN_INVALID')
       return c.json({ ...(await sessionAnswer(c, user, session)), user: loginShape(user) }, 200)

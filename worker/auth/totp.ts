@@ -23,8 +23,10 @@ const SECOND_STEP_TTL_SECONDS = 300
 
 const encoder = new TextEncoder()
 const SEALING_PURPOSE = 'totp secret'
-const sealSecret = (config: Config, userId: string, secret: Uint8Array) => sealBytes(config, SEALING_PURPOSE, userId, secret)
-const openSecret = (config: Config, userId: string, sealed: string) => openSealed(config, SEALING_PURPOSE, userId, sealed)
+const sealSecret = (config: Config, userId: string, secret: Uint8Array) =>
+  sealBytes(config, SEALING_PURPOSE, userId, secret)
+const openSecret = (config: Config, userId: string, sealed: string) =>
+  openSealed(config, SEALING_PURPOSE, userId, sealed)
 
 export type TotpFactor = typeof totpFactors.$inferSelect
 
@@ -39,10 +41,15 @@ export function totpFactorQuery(db: Database, userId: string) {
  * SECOND_FACTOR_REQUIRED with a short-lived token for POST /auth/login/totp (PocketBase's way: a client that knows no
  * second factor sees a refused login, never a session without one).
  */
-export async function requireSecondStep(config: Config, user: { id: string; securityStamp: string; hasSecondFactor: boolean }): Promise<void> {
+export async function requireSecondStep(
+  config: Config,
+  user: { id: string; securityStamp: string; hasSecondFactor: boolean },
+): Promise<void> {
   if (!user.hasSecondFactor) return
   const { token, expiresIn } = await issueSecondStepToken(config, user)
-  throw new ApiError('SECOND_FACTOR_REQUIRED', { details: { second_factor_token: token, expires_in: expiresIn, methods: ['totp', 'recovery_code'] } })
+  throw new ApiError('SECOND_FACTOR_REQUIRED', {
+    details: { second_factor_token: token, expires_in: expiresIn, methods: ['totp', 'recovery_code'] },
+  })
 }
 
 /** The issuer an authenticator app shows beside the code: the API's host name (APP_URL). */
@@ -52,7 +59,12 @@ export function totpIssuer(config: Config): string {
 
 /** Starts (or restarts) enrolment: a new secret, not enforced until confirmed. 409 once a factor is confirmed.
  * `existing` is the user's factor, read by the caller (in the session check's round trip). */
-export async function startTotpEnrolment(db: Database, config: Config, user: { id: string; email: string }, existing: TotpFactor | undefined): Promise<{ secret: string; uri: string }> {
+export async function startTotpEnrolment(
+  db: Database,
+  config: Config,
+  user: { id: string; email: string },
+  existing: TotpFactor | undefined,
+): Promise<{ secret: string; uri: string }> {
   if (existing?.confirmedAt != null) throw new ApiError('TOTP_ALREADY_ENABLED')
   const secret = crypto.getRandomValues(new Uint8Array(SECRET_BYTES))
   const sealed = await sealSecret(config, user.id, secret)
@@ -61,7 +73,11 @@ export async function startTotpEnrolment(db: Database, config: Config, user: { i
   await db
     .insert(totpFactors)
     .values({ userId: user.id, secret: sealed, createdAt: now })
-    .onConflictDoUpdate({ target: totpFactors.userId, set: { secret: sealed, createdAt: now, lastUsedStep: 0 }, setWhere: isNull(totpFactors.confirmedAt) })
+    .onConflictDoUpdate({
+      target: totpFactors.userId,
+      set: { secret: sealed, createdAt: now, lastUsedStep: 0 },
+      setWhere: isNull(totpFactors.confirmedAt),
+    })
   return { secret: base32Encode(secret), uri: otpauthUri(totpIssuer(config), user.email, secret) }
 }
 
@@ -98,7 +114,9 @@ const normalizeRecoveryCode = (code: string) => code.toLowerCase().replace(/[^a-
  */
 async function recoveryCodeReplacement(db: Database, userId: string) {
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)
-  const rows = await Promise.all(codes.map(async (code) => ({ id: newId(), userId, codeHash: await sha256Hex(normalizeRecoveryCode(code)) })))
+  const rows = await Promise.all(
+    codes.map(async (code) => ({ id: newId(), userId, codeHash: await sha256Hex(normalizeRecoveryCode(code)) })),
+  )
   const ids = rows.map((row) => row.id)
   const isLastIn = sql`exists (select 1 from ${recoveryCodes} where ${recoveryCodes.id} = ${ids.at(-1)})`
   const statements = [
@@ -110,7 +128,12 @@ async function recoveryCodeReplacement(db: Database, userId: string) {
 
 /** Confirms enrolment with a first code: the factor is enforced from now on; answers the recovery codes. One round
  * trip: the code spent, then the factor confirmed, then the codes, each only if the one before it was. */
-export async function confirmTotpEnrolment(db: Database, config: Config, factor: TotpFactor | undefined, code: string): Promise<string[]> {
+export async function confirmTotpEnrolment(
+  db: Database,
+  config: Config,
+  factor: TotpFactor | undefined,
+  code: string,
+): Promise<string[]> {
   if (!factor) throw new ApiError('TOTP_NOT_ENABLED', { message: 'start TOTP enrolment first (POST /auth/totp)' })
   if (factor.confirmedAt != null) throw new ApiError('TOTP_ALREADY_ENABLED')
   const claim = await totpCodeSpending(db, config, factor, code)
@@ -140,7 +163,12 @@ export interface SecondFactorProof {
  * one row when it spent it. Undefined when the proof cannot be good (no confirmed factor, a code of no acceptable
  * step): nothing to write.
  */
-export async function proofSpending(db: Database, config: Config, factor: TotpFactor | undefined, proof: SecondFactorProof) {
+export async function proofSpending(
+  db: Database,
+  config: Config,
+  factor: TotpFactor | undefined,
+  proof: SecondFactorProof,
+) {
   if (factor?.confirmedAt == null) return undefined
   if (proof.code !== undefined) return totpCodeSpending(db, config, factor, proof.code)
   if (proof.recoveryCode === undefined) return undefined
@@ -149,27 +177,56 @@ export async function proofSpending(db: Database, config: Config, factor: TotpFa
     write: db
       .update(recoveryCodes)
       .set({ usedAt: Date.now() })
-      .where(and(eq(recoveryCodes.userId, factor.userId), eq(recoveryCodes.codeHash, codeHash), isNull(recoveryCodes.usedAt)))
+      .where(
+        and(
+          eq(recoveryCodes.userId, factor.userId),
+          eq(recoveryCodes.codeHash, codeHash),
+          isNull(recoveryCodes.usedAt),
+        ),
+      )
       .returning({ userId: recoveryCodes.userId }),
   }
 }
 
 /** The reads of GET /auth/totp, for one batch: the factor and the recovery codes left. */
 export function totpStatusQueries(db: Database, userId: string) {
-  return [totpFactorQuery(db, userId), db.select({ left: count() }).from(recoveryCodes).where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt)))] as const
+  return [
+    totpFactorQuery(db, userId),
+    db
+      .select({ left: count() })
+      .from(recoveryCodes)
+      .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt))),
+  ] as const
 }
 
 /** The factor's state for GET /auth/totp, from its reads. */
-export function totpStatus(factor: TotpFactor | undefined, left: number): { enabled: boolean; pending: boolean; confirmedAt: number | null; recoveryCodesLeft: number } {
-  return { enabled: factor?.confirmedAt != null, pending: factor !== undefined && factor.confirmedAt == null, confirmedAt: factor?.confirmedAt ?? null, recoveryCodesLeft: left }
+export function totpStatus(
+  factor: TotpFactor | undefined,
+  left: number,
+): { enabled: boolean; pending: boolean; confirmedAt: number | null; recoveryCodesLeft: number } {
+  return {
+    enabled: factor?.confirmedAt != null,
+    pending: factor !== undefined && factor.confirmedAt == null,
+    confirmedAt: factor?.confirmedAt ?? null,
+    recoveryCodesLeft: left,
+  }
 }
 
 /** Removes the factor and its recovery codes, after a proof of a confirmed one (a current code or a recovery code),
  * in one round trip: the removal only if the proof was spent. `factor` is the user's, read by the caller. */
-export async function removeTotpFactor(db: Database, config: Config, userId: string, factor: TotpFactor | undefined, proof: SecondFactorProof): Promise<void> {
+export async function removeTotpFactor(
+  db: Database,
+  config: Config,
+  userId: string,
+  factor: TotpFactor | undefined,
+  proof: SecondFactorProof,
+): Promise<void> {
   if (!factor) throw new ApiError('TOTP_NOT_ENABLED')
   const removal = (condition?: SQL) =>
-    [db.delete(totpFactors).where(and(eq(totpFactors.userId, userId), condition)), db.delete(recoveryCodes).where(and(eq(recoveryCodes.userId, userId), condition))] as const
+    [
+      db.delete(totpFactors).where(and(eq(totpFactors.userId, userId), condition)),
+      db.delete(recoveryCodes).where(and(eq(recoveryCodes.userId, userId), condition)),
+    ] as const
   if (factor.confirmedAt == null) {
     await db.batch(removal())
     return
@@ -182,7 +239,12 @@ export async function removeTotpFactor(db: Database, config: Config, userId: str
 
 /** New recovery codes (the old ones stop working), after a proof of the factor, in one round trip: the codes only if
  * the proof was spent. `factor` is the user's, read by the caller. */
-export async function renewRecoveryCodes(db: Database, config: Config, factor: TotpFactor | undefined, proof: SecondFactorProof): Promise<string[]> {
+export async function renewRecoveryCodes(
+  db: Database,
+  config: Config,
+  factor: TotpFactor | undefined,
+  proof: SecondFactorProof,
+): Promise<string[]> {
   if (factor?.confirmedAt == null) throw new ApiError('TOTP_NOT_ENABLED')
   const spending = await proofSpending(db, config, factor, proof)
   if (!spending) throw new ApiError('SECOND_FACTOR_INVALID')
@@ -200,7 +262,10 @@ const secondStepAudience = (config: Config) => `${config.JWT_AUDIENCE}:second-fa
 const hmacKey = (config: Config) => encoder.encode(config.JWT_SECRET)
 
 /** The token a login's password step answers for an account with a second factor; it names the user and their stamp. */
-export async function issueSecondStepToken(config: Config, user: { id: string; securityStamp: string }): Promise<{ token: string; expiresIn: number }> {
+export async function issueSecondStepToken(
+  config: Config,
+  user: { id: string; securityStamp: string },
+): Promise<{ token: string; expiresIn: number }> {
   const token = await new SignJWT({ typ: SECOND_STEP_TYPE, stm: user.securityStamp })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(user.id)
@@ -214,7 +279,10 @@ export async function issueSecondStepToken(config: Config, user: { id: string; s
 }
 
 /** The claims of a second-step token, or undefined for anything forged, expired or of another kind. */
-export async function readSecondStepToken(config: Config, token: string): Promise<{ sub: string; stm: string; jti: string; exp: number } | undefined> {
+export async function readSecondStepToken(
+  config: Config,
+  token: string,
+): Promise<{ sub: string; stm: string; jti: string; exp: number } | undefined> {
   try {
     const { payload } = await jwtVerify(token, hmacKey(config), {
       algorithms: ['HS256'],
@@ -238,9 +306,15 @@ export const SECOND_FACTOR_ATTEMPTS_PER_DAY = 100
  * limit of passwords (AUTH_RATE_LIMIT_PER_MINUTE) and SECOND_FACTOR_ATTEMPTS_PER_DAY, so a guesser holding the
  * password has at most 3 × 100 in 10^6 chances a day.
  */
-export async function limitSecondFactorAttempts(namespace: Env['RATE_LIMITER'], config: Config, userId: string): Promise<void> {
+export async function limitSecondFactorAttempts(
+  namespace: Env['RATE_LIMITER'],
+  config: Config,
+  userId: string,
+): Promise<void> {
   if (config.AUTH_RATE_LIMIT_PER_MINUTE === 0) return
   await enforceRateLimit(namespace, config, [`second-factor:account:${userId}`])
-  const daily = await namespace.get(namespace.idFromName(`second-factor-day:account:${userId}`)).hit(SECOND_FACTOR_ATTEMPTS_PER_DAY, 24 * 60 * MINUTE_MS)
+  const daily = await namespace
+    .get(namespace.idFromName(`second-factor-day:account:${userId}`))
+    .hit(SECOND_FACTOR_ATTEMPTS_PER_DAY, 24 * 60 * MINUTE_MS)
   if (!daily.allowed) throw rateLimited(daily.retryAfterSeconds)
 }

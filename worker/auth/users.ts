@@ -36,7 +36,14 @@ export function newSecurityStamp(): string {
 }
 
 export function toAuthUser(user: AccountRecord): AuthUser {
-  return { id: user.id, email: user.email, name: user.name, role: user.role, emailVerified: user.emailVerified, securityStamp: user.securityStamp }
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    role: user.role,
+    emailVerified: user.emailVerified,
+    securityStamp: user.securityStamp,
+  }
 }
 
 /** The user object of the login response: exactly these four keys (spec). */
@@ -67,10 +74,16 @@ const secondFactorConfirmed = sql<number>`exists (select 1 from ${totpFactors} w
 
 /** The account `where` names, as a sign-in reads it (a list of at most one, for a batch). */
 export function signInQuery(db: Database, where: SQL | undefined) {
-  return db.select({ user: users, hasSecondFactor: secondFactorConfirmed.as('has_second_factor') }).from(users).where(where).limit(1)
+  return db
+    .select({ user: users, hasSecondFactor: secondFactorConfirmed.as('has_second_factor') })
+    .from(users)
+    .where(where)
+    .limit(1)
 }
 
-export function toSignInRecord(row: { user: UserRecord; hasSecondFactor: number } | undefined): SignInRecord | undefined {
+export function toSignInRecord(
+  row: { user: UserRecord; hasSecondFactor: number } | undefined,
+): SignInRecord | undefined {
   return row && { ...row.user, hasSecondFactor: Boolean(row.hasSecondFactor) }
 }
 
@@ -99,7 +112,12 @@ export interface Registration {
   values: Record<string, unknown>
 }
 
-export async function registerUser(db: Database, config: Config, values: ValuesMap, input: Registration): Promise<UserRecord> {
+export async function registerUser(
+  db: Database,
+  config: Config,
+  values: ValuesMap,
+  input: Registration,
+): Promise<UserRecord> {
   if (!config.AUTH_REGISTRATION_ENABLED) throw new ApiError('REGISTRATION_DISABLED')
   return createUser(db, values, { ...input, role: config.AUTH_DEFAULT_ROLE, emailVerified: false })
 }
@@ -187,9 +205,16 @@ export async function spendToken(db: Database, jti: string, expiresAtSeconds: nu
  * the token was spent already or, with a condition, when the user is gone or `condition` does not hold (then nothing
  * is written).
  */
-export function tokenSpending(db: Database, jti: string, expiresAtSeconds: number, guard?: { userId: string; condition: SQL }) {
+export function tokenSpending(
+  db: Database,
+  jti: string,
+  expiresAtSeconds: number,
+  guard?: { userId: string; condition: SQL },
+) {
   const row = { jti, expiresAt: expiresAtSeconds * 1000 }
-  const insert = guard ? insertForUser(db, spentTokens, row, guard.userId, guard.condition) : db.insert(spentTokens).values(row)
+  const insert = guard
+    ? insertForUser(db, spentTokens, row, guard.userId, guard.condition)
+    : db.insert(spentTokens).values(row)
   return insert.onConflictDoNothing().returning({ jti: spentTokens.jti })
 }
 
@@ -224,7 +249,12 @@ export interface AccountChanges {
  * otherwise; `emailSent` tells whether that mail went. A new password comes with a new security stamp: every token
  * issued before it stops working (the caller ends the sessions).
  */
-export async function updateAccount(db: Database, config: Config, current: UserRecord, input: AccountChanges): Promise<{ user: UserRecord; emailSent?: boolean }> {
+export async function updateAccount(
+  db: Database,
+  config: Config,
+  current: UserRecord,
+  input: AccountChanges,
+): Promise<{ user: UserRecord; emailSent?: boolean }> {
   const changes: Partial<typeof users.$inferInsert> = { updatedAt: Date.now() }
   if (input.name !== undefined) changes.name = input.name.trim()
   if (input.role !== undefined) changes.role = input.role
@@ -251,10 +281,19 @@ export async function updateAccount(db: Database, config: Config, current: UserR
 /** Sets a new password and a new security stamp: every session and token issued before stops working. */
 export async function replacePassword(db: Database, userId: string, password: string): Promise<void> {
   const passwordHash = await hashPassword(password)
-  await db.batch([db.update(users).set({ passwordHash, securityStamp: newSecurityStamp(), updatedAt: Date.now() }).where(eq(users.id, userId)), ...allSessionsEnding(db, userId)])
+  await db.batch([
+    db
+      .update(users)
+      .set({ passwordHash, securityStamp: newSecurityStamp(), updatedAt: Date.now() })
+      .where(eq(users.id, userId)),
+    ...allSessionsEnding(db, userId),
+  ])
 }
 
 /** Ends every session of the user, access tokens included (a new security stamp). */
 export async function signOutEverywhere(db: Database, userId: string): Promise<void> {
-  await db.batch([db.update(users).set({ securityStamp: newSecurityStamp() }).where(eq(users.id, userId)), ...allSessionsEnding(db, userId)])
+  await db.batch([
+    db.update(users).set({ securityStamp: newSecurityStamp() }).where(eq(users.id, userId)),
+    ...allSessionsEnding(db, userId),
+  ])
 }

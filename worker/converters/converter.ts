@@ -157,7 +157,13 @@ export function acceptsWithExtension(converter: ConverterInfo, contentType: stri
 /** The codes of worker/errors.ts a conversion fails with. */
 export type ConversionErrorCode = Extract<
   ErrorCode,
-  'CONVERSION_FAILED' | 'FILE_TOO_LARGE' | 'QUOTA_EXCEEDED' | 'UNSUPPORTED_FORMAT' | 'CONVERTER_MISCONFIGURED' | 'CONVERTER_UNAVAILABLE' | 'CONVERTER_TIMEOUT'
+  | 'CONVERSION_FAILED'
+  | 'FILE_TOO_LARGE'
+  | 'QUOTA_EXCEEDED'
+  | 'UNSUPPORTED_FORMAT'
+  | 'CONVERTER_MISCONFIGURED'
+  | 'CONVERTER_UNAVAILABLE'
+  | 'CONVERTER_TIMEOUT'
 >
 
 /**

@@ -33,7 +33,12 @@ export const htmlToPdf = defineConverter({
       form.append('files', new File([bytes], 'document.md', { type: 'text/markdown' }))
     } else form.append('files', new File([bytes], 'index.html', { type: 'text/html' }))
     form.append('printBackground', 'true')
-    const pdf = await postForm(gotenbergSettings(ctx), `/forms/chromium/convert/${isMarkdown ? 'markdown' : 'html'}`, form, ctx.jobId).catch((error: unknown) => {
+    const pdf = await postForm(
+      gotenbergSettings(ctx),
+      `/forms/chromium/convert/${isMarkdown ? 'markdown' : 'html'}`,
+      form,
+      ctx.jobId,
+    ).catch((error: unknown) => {
       throw error instanceof GotenbergError ? toConversionError(error) : error
     })
     yield { index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: pdf }

@@ -17,7 +17,12 @@ import { ConversionError, defineConverter } from './converter'
  * the limits before anything is allocated), its refusals as ConversionErrors: image → PNG and previews (which pass
  * the box they draw in, so that the image is decoded no larger than it needs and drawn into it).
  */
-export function openImageInput(name: string, bytes: Uint8Array, limits: ImageLimits, box?: DrawBox): ReturnType<typeof openImage> {
+export function openImageInput(
+  name: string,
+  bytes: Uint8Array,
+  limits: ImageLimits,
+  box?: DrawBox,
+): ReturnType<typeof openImage> {
   return refusedAs(name, () => openImage(bytes, limits, box))
 }
 
@@ -26,7 +31,10 @@ async function refusedAs<T>(name: string, open: () => T | Promise<T>): Promise<T
     return await open()
   } catch (error) {
     if (!(error instanceof ImageRefusedError)) throw error
-    throw new ConversionError(error.status === 415 ? `"${name}" is ${error.message}` : error.message, { code: error.status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED', cause: error })
+    throw new ConversionError(error.status === 415 ? `"${name}" is ${error.message}` : error.message, {
+      code: error.status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED',
+      cause: error,
+    })
   }
 }
 
@@ -35,7 +43,9 @@ async function refusedAs<T>(name: string, open: () => T | Promise<T>): Promise<T
  * freed after) and kept in its chunks: the output is never joined into a second copy.
  */
 function encodeRows({ width, height, channels, rows }: ImageRows): Promise<PngChunks> {
-  return pngChunks(encodePngRows({ width, height, channels, outputChannels: reducedRowChannels(width, channels, rows) }, [rows]))
+  return pngChunks(
+    encodePngRows({ width, height, channels, outputChannels: reducedRowChannels(width, channels, rows) }, [rows]),
+  )
 }
 
 export const imageToPng = defineConverter({
@@ -47,7 +57,9 @@ export const imageToPng = defineConverter({
     const limits = { maxPixels: IMAGE_MAX_PIXELS, maxSide: IMAGE_MAX_SIDE }
     const header = await refusedAs(input.name, () => measureImage(bytes))
     if (!(IMAGE_MAX_DIMENSION > 0 && Math.max(header.width, header.height) > IMAGE_MAX_DIMENSION)) {
-      const encoded = await refusedAs(input.name, () => withImageRows(bytes, header, limits, async (pixels) => ({ pixels, png: await encodeRows(pixels) })))
+      const encoded = await refusedAs(input.name, () =>
+        withImageRows(bytes, header, limits, async (pixels) => ({ pixels, png: await encodeRows(pixels) })),
+      )
       if (encoded) {
         const { pixels, png } = encoded.result
         // A PNG that would not get smaller makes no output (see above).

@@ -26,8 +26,13 @@ function hasZipEnd(bytes: Uint8Array): boolean {
  * parse them as markup).
  */
 function officeContent(bytes: Uint8Array, extension: string): string | undefined {
-  if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04])) return hasZipEnd(bytes) ? undefined : 'a truncated or damaged zip (its end of central directory record is missing)'
-  if (startsWith(bytes, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]) || startsWith(bytes, [0x7b, 0x5c, 0x72, 0x74, 0x66])) return undefined
+  if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04]))
+    return hasZipEnd(bytes) ? undefined : 'a truncated or damaged zip (its end of central directory record is missing)'
+  if (
+    startsWith(bytes, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]) ||
+    startsWith(bytes, [0x7b, 0x5c, 0x72, 0x74, 0x66])
+  )
+    return undefined
   const head = bytes.subarray(0, 512)
   if (extension !== '.csv' || head.includes(0)) return 'neither a zip (OOXML, ODF), an OLE2 compound file nor RTF'
   return /^\uFEFF?\s*</.test(new TextDecoder().decode(head)) ? 'markup (HTML, XML or SVG), not CSV' : undefined
@@ -54,7 +59,12 @@ function requireEncryption(body: ReadableStream<Uint8Array>): ReadableStream<Uin
       },
       flush(controller) {
         if (!new TextDecoder('latin1').decode(tail).includes('/Encrypt')) {
-          controller.error(new ConversionError('the document converter answered an unencrypted PDF although userPassword asked for encryption', { code: 'CONVERTER_MISCONFIGURED' }))
+          controller.error(
+            new ConversionError(
+              'the document converter answered an unencrypted PDF although userPassword asked for encryption',
+              { code: 'CONVERTER_MISCONFIGURED' },
+            ),
+          )
         }
       },
     }),
@@ -62,7 +72,9 @@ function requireEncryption(body: ReadableStream<Uint8Array>): ReadableStream<Uin
 }
 
 /** Options sent as Gotenberg form fields beyond the five the client has named parameters for. */
-const EXTRA_FIELDS = Object.keys(OFFICE_OPTIONS).filter((name) => !['landscape', 'nativePageRanges', 'pdfa', 'pdfua', 'password', 'facturxXml'].includes(name))
+const EXTRA_FIELDS = Object.keys(OFFICE_OPTIONS).filter(
+  (name) => !['landscape', 'nativePageRanges', 'pdfa', 'pdfua', 'password', 'facturxXml'].includes(name),
+)
 
 export const officeToPdf = defineConverter({
   ...officeToPdfInfo,
@@ -72,7 +84,10 @@ export const officeToPdf = defineConverter({
     // FormData needs the bytes: OFFICE_MAX_BYTES bounds them.
     const bytes = await input.bytes(OFFICE_MAX_BYTES)
     const refusal = officeContent(bytes, input.extension)
-    if (refusal) throw new ConversionError(`"${input.name}" is not an office document LibreOffice should open: its content is ${refusal}`)
+    if (refusal)
+      throw new ConversionError(
+        `"${input.name}" is not an office document LibreOffice should open: its content is ${refusal}`,
+      )
     const { options } = ctx
     const pdf = await convertOfficeToPdf(
       gotenbergSettings(ctx),
@@ -84,13 +99,24 @@ export const officeToPdf = defineConverter({
         pdfua: asFlag(options.pdfua),
         password: asString(options.password),
         facturxXml: asString(options.facturxXml),
-        extra: Object.fromEntries(EXTRA_FIELDS.filter((name) => options[name] !== undefined && options[name] !== '').map((name) => [name, String(options[name])])),
+        extra: Object.fromEntries(
+          EXTRA_FIELDS.filter((name) => options[name] !== undefined && options[name] !== '').map((name) => [
+            name,
+            String(options[name]),
+          ]),
+        ),
       },
       ctx.jobId,
     ).catch((error: unknown) => {
       throw error instanceof GotenbergError ? toConversionError(error) : error
     })
-    yield { index: 0, total: 1, extension: '.pdf', contentType: 'application/pdf', body: options.userPassword ? requireEncryption(pdf) : pdf }
+    yield {
+      index: 0,
+      total: 1,
+      extension: '.pdf',
+      contentType: 'application/pdf',
+      body: options.userPassword ? requireEncryption(pdf) : pdf,
+    }
   },
 })
 
@@ -99,14 +125,34 @@ export const officeToPdf = defineConverter({
 export function toConversionError(error: GotenbergError): ConversionError {
   switch (error.kind) {
     case 'document':
-      return new ConversionError(`the document was refused: ${error.reason}`, { code: error.status === 413 ? 'FILE_TOO_LARGE' : error.status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED', cause: error })
+      return new ConversionError(`the document was refused: ${error.reason}`, {
+        code:
+          error.status === 413 ? 'FILE_TOO_LARGE' : error.status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED',
+        cause: error,
+      })
     case 'credentials':
-      return new ConversionError('the document converter is misconfigured', { retryable: true, code: 'CONVERTER_MISCONFIGURED', cause: error })
+      return new ConversionError('the document converter is misconfigured', {
+        retryable: true,
+        code: 'CONVERTER_MISCONFIGURED',
+        cause: error,
+      })
     case 'timeout':
-      return new ConversionError('the document converter did not answer in time', { retryable: true, code: 'CONVERTER_TIMEOUT', cause: error })
+      return new ConversionError('the document converter did not answer in time', {
+        retryable: true,
+        code: 'CONVERTER_TIMEOUT',
+        cause: error,
+      })
     case 'unreachable':
-      return new ConversionError('the document converter cannot be reached', { retryable: true, code: 'CONVERTER_UNAVAILABLE', cause: error })
+      return new ConversionError('the document converter cannot be reached', {
+        retryable: true,
+        code: 'CONVERTER_UNAVAILABLE',
+        cause: error,
+      })
     default:
-      return new ConversionError(`the document converter failed (${error.status})`, { retryable: true, code: 'CONVERTER_UNAVAILABLE', cause: error })
+      return new ConversionError(`the document converter failed (${error.status})`, {
+        retryable: true,
+        code: 'CONVERTER_UNAVAILABLE',
+        cause: error,
+      })
   }
 }

@@ -2,10 +2,24 @@
 // PDF) and splits them into ranges of CONVERT_PAGES_PER_STEP, one queue message each, so a long PDF never
 // renders more than one range in one invocation; each page is encoded to PNG, strip by strip, and handed to the
 // pipeline (which stores it) before the next is rendered.
-import { eachFromPdf, PdfImageTooLargeError, PdfOpenError, PdfPageTooLargeError, PdfStreamSyntaxError, PdfStreamTooLargeError, type OpenPdf } from '../engines/pdfium'
+import {
+  eachFromPdf,
+  PdfImageTooLargeError,
+  PdfOpenError,
+  PdfPageTooLargeError,
+  PdfStreamSyntaxError,
+  PdfStreamTooLargeError,
+  type OpenPdf,
+} from '../engines/pdfium'
 import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode'
 import { type PDF_SETTINGS, pdfToPngInfo } from './catalog/pdf'
-import { ConversionError, defineConverter, type ConversionContext, type ConversionInput, type ConversionOutput } from './converter'
+import {
+  ConversionError,
+  defineConverter,
+  type ConversionContext,
+  type ConversionInput,
+  type ConversionOutput,
+} from './converter'
 
 const POINTS_PER_INCH = 72
 /** A page's streams may decode to its largest RGBA bitmap: 4 bytes for each pixel of PDF_MAX_PAGE_PIXELS. */
@@ -23,19 +37,36 @@ function passwordOf(ctx: PdfContext): string | undefined {
  * The pages' results, one at a time, with the document open in PDFium; its faults become ConversionErrors. Every
  * reader of PDFs (pages, text, previews) opens them here, so the size and embedded-image limits apply to all.
  */
-export async function* fromInput<T>(input: ConversionInput, ctx: PdfContext, use: (pdf: OpenPdf) => AsyncIterable<T>): AsyncGenerator<T> {
+export async function* fromInput<T>(
+  input: ConversionInput,
+  ctx: PdfContext,
+  use: (pdf: OpenPdf) => AsyncIterable<T>,
+): AsyncGenerator<T> {
   // PDFium reads from memory: the file is streamed into its heap, and PDF_MAX_BYTES bounds that one copy.
   const maxBytes = ctx.settings.PDF_MAX_BYTES
-  if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes`, { code: 'FILE_TOO_LARGE' })
+  if (input.size > maxBytes)
+    throw new ConversionError(
+      `"${input.name}" is ${input.size} bytes; PDF pages are rendered from PDFs of at most ${maxBytes} bytes`,
+      { code: 'FILE_TOO_LARGE' },
+    )
   try {
     const { PDF_MAX_IMAGE_PIXELS, PDF_MAX_PAGE_PIXELS, IMAGE_MAX_SIDE } = ctx.settings
     // A stream decodes to at most as many bytes as the largest PDF taken; all of them to a page's RGBA bitmap a page.
-    const limits = { maxImagePixels: PDF_MAX_IMAGE_PIXELS, maxPagePixels: PDF_MAX_PAGE_PIXELS, maxSide: IMAGE_MAX_SIDE, maxStreamBytes: maxBytes, streamBytesPerPage: PDF_MAX_PAGE_PIXELS * STREAM_BYTES_PER_PIXEL }
+    const limits = {
+      maxImagePixels: PDF_MAX_IMAGE_PIXELS,
+      maxPagePixels: PDF_MAX_PAGE_PIXELS,
+      maxSide: IMAGE_MAX_SIDE,
+      maxStreamBytes: maxBytes,
+      streamBytesPerPage: PDF_MAX_PAGE_PIXELS * STREAM_BYTES_PER_PIXEL,
+    }
     yield* eachFromPdf({ size: input.size, stream: () => input.stream() }, passwordOf(ctx), use, limits)
   } catch (error) {
     if (error instanceof PdfPageTooLargeError) {
       const { PDF_MAX_PAGE_PIXELS, IMAGE_MAX_SIDE } = ctx.settings
-      const limit = error.limit === 'side' ? `${IMAGE_MAX_SIDE} pixels a side (IMAGE_MAX_SIDE)` : `${PDF_MAX_PAGE_PIXELS} pixels (PDF_MAX_PAGE_PIXELS)`
+      const limit =
+        error.limit === 'side'
+          ? `${IMAGE_MAX_SIDE} pixels a side (IMAGE_MAX_SIDE)`
+          : `${PDF_MAX_PAGE_PIXELS} pixels (PDF_MAX_PAGE_PIXELS)`
       throw new ConversionError(`${error.message} at its lowest scale; pages are rendered at most ${limit}`)
     }
     if (error instanceof PdfStreamTooLargeError) {
@@ -49,11 +80,17 @@ export async function* fromInput<T>(input: ConversionInput, ctx: PdfContext, use
     if (error instanceof PdfImageTooLargeError) {
       if (error.heapBytes) throw new ConversionError(error.message)
       const limit = ctx.settings.PDF_MAX_IMAGE_PIXELS
-      throw new ConversionError(`${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels`)
+      throw new ConversionError(
+        `${error.message} (${error.width * error.height} pixels); pages are drawn with images of at most ${limit} pixels`,
+      )
     }
     if (error instanceof PdfOpenError) {
       if (error.needsPassword) {
-        throw new ConversionError(passwordOf(ctx) ? 'password-protected PDF: the password is wrong' : 'password-protected PDF: give its password as options.password')
+        throw new ConversionError(
+          passwordOf(ctx)
+            ? 'password-protected PDF: the password is wrong'
+            : 'password-protected PDF: give its password as options.password',
+        )
       }
       throw new ConversionError(`the PDF cannot be read: ${error.message}`)
     }
@@ -70,7 +107,12 @@ export function checkPageCount(count: number, maxPages: number): void {
  * Pixels per point: PDF_DPI, lowered for pages so large that they would pass PDF_MAX_PAGE_PIXELS or IMAGE_MAX_SIDE.
  * The engine checks the page again once rounded to whole pixels (a very thin page still takes one pixel).
  */
-export function pageScale(size: { width: number; height: number }, dpi: number, maxPixels: number, maxSide = Number.POSITIVE_INFINITY): number {
+export function pageScale(
+  size: { width: number; height: number },
+  dpi: number,
+  maxPixels: number,
+  maxSide = Number.POSITIVE_INFINITY,
+): number {
   const scale = dpi / POINTS_PER_INCH
   const pixels = size.width * scale * size.height * scale
   const byPixels = pixels <= maxPixels ? scale : Math.sqrt(maxPixels / (size.width * size.height))
@@ -105,7 +147,8 @@ export const pdfToPng = defineConverter({
     checkPageCount(pageCount, ctx.settings.PDF_MAX_PAGES)
     const perStep = ctx.settings.CONVERT_PAGES_PER_STEP
     const parts = []
-    for (let start = 0; start < pageCount; start += perStep) parts.push({ start, end: Math.min(pageCount, start + perStep) })
+    for (let start = 0; start < pageCount; start += perStep)
+      parts.push({ start, end: Math.min(pageCount, start + perStep) })
     return { total: pageCount, parts, sourceMetadata: { page_count: pageCount } }
   },
   async *convert(input, ctx) {
@@ -114,7 +157,12 @@ export const pdfToPng = defineConverter({
       checkPageCount(pdf.pageCount, ctx.settings.PDF_MAX_PAGES)
       const { start, end } = ctx.part ?? { start: 0, end: pdf.pageCount }
       for (let index = start; index < Math.min(end, pdf.pageCount); index++) {
-        const scale = pageScale(pdf.pageSize(index), ctx.settings.PDF_DPI, ctx.settings.PDF_MAX_PAGE_PIXELS, ctx.settings.IMAGE_MAX_SIDE)
+        const scale = pageScale(
+          pdf.pageSize(index),
+          ctx.settings.PDF_DPI,
+          ctx.settings.PDF_MAX_PAGE_PIXELS,
+          ctx.settings.IMAGE_MAX_SIDE,
+        )
         const { width, height, body } = await renderPagePng(pdf, index, scale)
         yield {
           index,

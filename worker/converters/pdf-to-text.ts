@@ -25,7 +25,9 @@ export const pdfToText = defineConverter({
             try {
               text = pdf.pageText(index, PAGE_MAX_CHARS).replace(/\r\n?/g, '\n').replace(/\f/g, '')
             } catch (error) {
-              throw new ConversionError(`the text of page ${index + 1} cannot be read: ${(error as Error).message}`, { cause: error })
+              throw new ConversionError(`the text of page ${index + 1} cannot be read: ${(error as Error).message}`, {
+                cause: error,
+              })
             }
             controller.enqueue(encoder.encode(index > 0 ? `${FORM_FEED}${text}` : text))
             index++
@@ -33,7 +35,14 @@ export const pdfToText = defineConverter({
         },
         { highWaterMark: 0 },
       )
-      yield { index: 0, total: 1, extension: '.txt', contentType: 'text/plain', body, metadata: { page_count: pdf.pageCount } }
+      yield {
+        index: 0,
+        total: 1,
+        extension: '.txt',
+        contentType: 'text/plain',
+        body,
+        metadata: { page_count: pdf.pageCount },
+      }
     })
   },
 })

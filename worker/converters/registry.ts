@@ -12,7 +12,15 @@ import type { Config } from '../config'
 import { acceptsWithExtension, settingsFor, type ConverterInfo } from './converter'
 
 /** Every converter of the service; each converter adds its info here with one line. */
-const CONVERTERS: readonly ConverterInfo[] = [officeToPdfInfo, htmlToPdfInfo, pdfToPngInfo, pdfToTextInfo, imageToPngInfo, textToPngInfo, audioToTextInfo]
+const CONVERTERS: readonly ConverterInfo[] = [
+  officeToPdfInfo,
+  htmlToPdfInfo,
+  pdfToPngInfo,
+  pdfToTextInfo,
+  imageToPngInfo,
+  textToPngInfo,
+  audioToTextInfo,
+]
 
 /**
  * Types too generic to choose a converter alone (any zip, any OLE2 file, any CSV): a converter may read them
@@ -42,7 +50,8 @@ export function buildRegistry(converters: readonly ConverterInfo[]): Registry {
     for (const extension of converter.from) claim(byTarget, `${extension} → ${converter.to}`, converter)
     if (converter.onRequest) continue
     for (const extension of converter.from) claim(byExtension, extension, converter)
-    for (const contentType of converter.accepts ?? []) if (!GENERIC_TYPES.has(contentType)) claim(byContentType, contentType, converter)
+    for (const contentType of converter.accepts ?? [])
+      if (!GENERIC_TYPES.has(contentType)) claim(byContentType, contentType, converter)
   }
   for (const converter of converters) {
     for (const extension of Object.keys(converter.refuses ?? {})) {
@@ -81,21 +90,33 @@ export type ConverterChoice =
  * converts the kind of file). An extension whose converter refuses the bytes is refused outright, never
  * converted by another converter's reading of them.
  */
-export function converterForFile(file: { readonly name: string; readonly extension: string; readonly contentType: string; readonly size?: number }): ConverterChoice {
+export function converterForFile(file: {
+  readonly name: string
+  readonly extension: string
+  readonly contentType: string
+  readonly size?: number
+}): ConverterChoice {
   const extension = file.extension.toLowerCase()
   const byExtension = registry.byExtension.get(extension)
-  if (file.size === 0 && (byExtension || registry.byContentType.has(file.contentType))) return { refusal: `"${file.name}" is empty: there is nothing to convert`, status: 422 }
+  if (file.size === 0 && (byExtension || registry.byContentType.has(file.contentType)))
+    return { refusal: `"${file.name}" is empty: there is nothing to convert`, status: 422 }
   if (byExtension) {
     if (acceptsWithExtension(byExtension, file.contentType)) return { converter: byExtension }
     const types = byExtension.accepts?.join(', ')
-    return { refusal: `"${file.name}" is named ${extension} but its content is ${file.contentType}; ${byExtension.name} reads only ${types}`, status: 422 }
+    return {
+      refusal: `"${file.name}" is named ${extension} but its content is ${file.contentType}; ${byExtension.name} reads only ${types}`,
+      status: 422,
+    }
   }
   const refused = refusalFor(extension)
   if (refused) return { refusal: `"${file.name}" cannot be converted: ${refused}`, status: 422 }
   const byContentType = registry.byContentType.get(file.contentType)
   if (byContentType) return { converter: byContentType }
   // A 415 names what is accepted (RFC 9110 §15.5.16: the server "MAY ... indicate which content types are accepted").
-  return { refusal: `no converter accepts ${extension || 'files without an extension'}; these extensions convert: ${[...registry.byExtension.keys()].sort().join(', ')}`, status: 415 }
+  return {
+    refusal: `no converter accepts ${extension || 'files without an extension'}; these extensions convert: ${[...registry.byExtension.keys()].sort().join(', ')}`,
+    status: 415,
+  }
 }
 
 /** Why a converter refuses a lower-case extension with its dot (".wma"), when one does. */
@@ -122,7 +143,10 @@ function stepsFrom(extension: string): readonly ConverterInfo[] {
  * The converter that starts the shortest chain from this file to `target` (".txt"), or why there is none: the
  * reason a converter of the file's kind gives for that target (images and OCR), else that nothing reaches it.
  */
-export function converterToward(file: { readonly name: string; readonly extension: string; readonly contentType: string }, target: string): ConverterChoice {
+export function converterToward(
+  file: { readonly name: string; readonly extension: string; readonly contentType: string },
+  target: string,
+): ConverterChoice {
   const wanted = target.toLowerCase()
   const first = convertersReading(file)
   const seen = new Set<string>([file.extension.toLowerCase()])
@@ -147,7 +171,10 @@ export function converterToward(file: { readonly name: string; readonly extensio
 
 /** The chains from a lower-case extension with its dot, leaving out `skipped` converters: the extensions they reach
  * (nearest first) and the converters they run. */
-function walkChains(extension: string, skipped: ReadonlySet<ConverterInfo> = new Set()): { targets: string[]; converters: Set<ConverterInfo> } {
+function walkChains(
+  extension: string,
+  skipped: ReadonlySet<ConverterInfo> = new Set(),
+): { targets: string[]; converters: Set<ConverterInfo> } {
   const start = extension.toLowerCase()
   const targets: string[] = []
   const used = new Set<ConverterInfo>()
@@ -174,7 +201,11 @@ export function reachableTargets(extension: string): string[] {
 }
 
 /** Why the converter cannot run here (a provider that is not configured), naming what to set; undefined when it can. */
-export async function unavailableReason(converter: ConverterInfo, config: Config, ai: Ai | undefined): Promise<string | undefined> {
+export async function unavailableReason(
+  converter: ConverterInfo,
+  config: Config,
+  ai: Ai | undefined,
+): Promise<string | undefined> {
   return converter.unavailable?.(settingsFor(converter, config), { ai })
 }
 
@@ -183,7 +214,11 @@ export async function unavailableReason(converter: ConverterInfo, config: Config
  * that is not configured (audio → text with no transcription provider). Empty when every target can be made; only
  * converters with a condition are asked, and only those a chain from the extension runs.
  */
-export async function unavailableTargets(extension: string, config: Config, ai: Ai | undefined): Promise<Record<string, string>> {
+export async function unavailableTargets(
+  extension: string,
+  config: Config,
+  ai: Ai | undefined,
+): Promise<Record<string, string>> {
   const { targets, converters } = walkChains(extension)
   const reasons = new Map<ConverterInfo, string>()
   for (const converter of converters) {

@@ -11,9 +11,15 @@ import { converterNamed } from './registry'
 import { textToPng } from './text-to-png'
 
 /** Each converter of the registry's list, with its work; each converter adds itself here with one line. */
-const RUNNABLE: ReadonlyMap<string, Converter> = new Map([officeToPdf, htmlToPdf, pdfToPng, pdfToText, imageToPng, textToPng, audioToText].map((converter) => [converter.name, converter as Converter]))
+const RUNNABLE: ReadonlyMap<string, Converter> = new Map(
+  [officeToPdf, htmlToPdf, pdfToPng, pdfToText, imageToPng, textToPng, audioToText].map((converter) => [
+    converter.name,
+    converter as Converter,
+  ]),
+)
 
-const isRunnable = (converter: object | undefined): converter is Converter => typeof (converter as Converter | undefined)?.convert === 'function'
+const isRunnable = (converter: object | undefined): converter is Converter =>
+  typeof (converter as Converter | undefined)?.convert === 'function'
 
 /** The converter named on a job step, with its work: a built-in one, or one registered whole at run time (tests). */
 export function runnableConverter(name: string): Converter | undefined {

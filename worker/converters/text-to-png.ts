@@ -4,8 +4,24 @@
 import { workTurns, yieldToEventLoop } from '../engines/event-loop'
 import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode'
 import { decodeTextPieces } from '../engines/text/decode'
-import { MAX_CHARS_PER_CELL, type PageGeometry, startLayout, TextTooDenseError, TextTooLongError, TURN_CHARS } from '../engines/text/layout'
-import { ADVANCE_EM, drawable, drawPageBands, fallbackFonts, lineHeightPx, NO_FALLBACK, type FallbackFonts, type PageStyle } from '../engines/text/render'
+import {
+  MAX_CHARS_PER_CELL,
+  type PageGeometry,
+  startLayout,
+  TextTooDenseError,
+  TextTooLongError,
+  TURN_CHARS,
+} from '../engines/text/layout'
+import {
+  ADVANCE_EM,
+  drawable,
+  drawPageBands,
+  fallbackFonts,
+  lineHeightPx,
+  NO_FALLBACK,
+  type FallbackFonts,
+  type PageStyle,
+} from '../engines/text/render'
 import { textToPngInfo } from './catalog/text-to-png'
 import { ConversionError, defineConverter, type ResourceReader } from './converter'
 
@@ -59,8 +75,17 @@ const PAGE_BYTES_PER_TURN = 5 * 128 * 1024
  * One page as PNG bytes. Black text on white is gray and opaque: the encoder is told so up front (it needs the
  * channels before the first band); a fallback font that draws in colour makes the page RGB, drawn again.
  */
-async function encodeTextPage(lines: readonly string[], style: PageStyle, fallback: FallbackFonts): Promise<Uint8Array> {
-  const format = { width: style.widthPx, height: style.heightPx, channels: 4, bytesPerTurn: PAGE_BYTES_PER_TURN } as const
+async function encodeTextPage(
+  lines: readonly string[],
+  style: PageStyle,
+  fallback: FallbackFonts,
+): Promise<Uint8Array> {
+  const format = {
+    width: style.widthPx,
+    height: style.heightPx,
+    channels: 4,
+    bytesPerTurn: PAGE_BYTES_PER_TURN,
+  } as const
   try {
     return await pngBytes(encodePngRows({ ...format, outputChannels: 1 }, drawPageBands(lines, style, fallback)))
   } catch (error) {
@@ -73,7 +98,11 @@ export const textToPng = defineConverter({
   ...textToPngInfo,
   async *convert(input, ctx) {
     const maxBytes = ctx.settings.TEXT_MAX_BYTES
-    if (input.size > maxBytes) throw new ConversionError(`"${input.name}" is ${input.size} bytes; text pages are drawn from texts of at most ${maxBytes} bytes (TEXT_MAX_BYTES)`, { code: 'FILE_TOO_LARGE' })
+    if (input.size > maxBytes)
+      throw new ConversionError(
+        `"${input.name}" is ${input.size} bytes; text pages are drawn from texts of at most ${maxBytes} bytes (TEXT_MAX_BYTES)`,
+        { code: 'FILE_TOO_LARGE' },
+      )
     const { style, geometry } = pageStyle(ctx.settings.PDF_DPI)
     let pages: string[][]
     try {
@@ -89,8 +118,12 @@ export const textToPng = defineConverter({
       }
       pages = layout.end()
     } catch (error) {
-      if (error instanceof TextTooLongError) throw new ConversionError(`${error.message}; the limit is ${ctx.settings.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
-      if (error instanceof TextTooDenseError) throw new ConversionError(`${error.message}, ${MAX_CHARS_PER_CELL} per cell of its ${geometry.columns} × ${geometry.rows} grid`)
+      if (error instanceof TextTooLongError)
+        throw new ConversionError(`${error.message}; the limit is ${ctx.settings.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
+      if (error instanceof TextTooDenseError)
+        throw new ConversionError(
+          `${error.message}, ${MAX_CHARS_PER_CELL} per cell of its ${geometry.columns} × ${geometry.rows} grid`,
+        )
       throw error
     }
     let needsFallback = false

@@ -16,15 +16,29 @@ export const previousChanged: SQL = sql`changes() > 0`
  * (`userId` may be a subquery).
  * (drizzle batches no raw statement with parameters, so the row is selected from the user's.)
  */
-export function insertForUser<T extends SQLiteTable>(db: Database, table: T, row: T['$inferInsert'], userId: string | SQLWrapper, condition: SQL = previousChanged) {
+export function insertForUser<T extends SQLiteTable>(
+  db: Database,
+  table: T,
+  row: T['$inferInsert'],
+  userId: string | SQLWrapper,
+  condition: SQL = previousChanged,
+) {
   const values = row as Record<string, unknown>
   // drizzle's insert … select takes every column, in the table's order: a column not given gets its default, or null.
   const fields = Object.fromEntries(
     Object.entries(getTableColumns(table)).map(([key, column]) => {
       const value = values[key] !== undefined ? values[key] : (column.defaultFn?.() ?? column.default ?? null)
-      return [key, (is(value, SQL) ? value : sql`${value === null ? null : column.mapToDriverValue(value)}`).as(column.name)]
+      return [
+        key,
+        (is(value, SQL) ? value : sql`${value === null ? null : column.mapToDriverValue(value)}`).as(column.name),
+      ]
     }),
   )
   // The selected fields are the table's own columns, built above.
-  return db.insert(table).select(db.select(fields).from(users).where(and(eq(users.id, userId), condition)) as any)
+  return db.insert(table).select(
+    db
+      .select(fields)
+      .from(users)
+      .where(and(eq(users.id, userId), condition)) as any,
+  )
 }

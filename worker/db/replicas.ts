@@ -17,9 +17,13 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 export const d1Session = createMiddleware<AppEnv>(async (c, next) => {
   const bookmark = c.req.header(BOOKMARK_HEADER)?.trim()
   if (bookmark !== undefined && !BOOKMARK.test(bookmark)) {
-    throw new ApiError('VALIDATION_FAILED', { message: 'X-D1-Bookmark must be a bookmark this API answered (X-D1-Bookmark of an earlier response)' })
+    throw new ApiError('VALIDATION_FAILED', {
+      message: 'X-D1-Bookmark must be a bookmark this API answered (X-D1-Bookmark of an earlier response)',
+    })
   }
-  const session = c.env.DB.withSession(bookmark || (READ_METHODS.has(c.req.method) ? 'first-unconstrained' : 'first-primary'))
+  const session = c.env.DB.withSession(
+    bookmark || (READ_METHODS.has(c.req.method) ? 'first-unconstrained' : 'first-primary'),
+  )
   await runInSession(session, next)
   const latest = session.getBookmark() ?? bookmark
   if (latest) c.header(BOOKMARK_HEADER, latest)

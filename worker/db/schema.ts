@@ -108,7 +108,10 @@ export const recoveryCodes = sqliteTable(
     codeHash: text('code_hash').notNull(),
     usedAt: integer('used_at'),
   },
-  (table) => [uniqueIndex('recovery_codes_hash_unique').on(table.codeHash), index('recovery_codes_user').on(table.userId)],
+  (table) => [
+    uniqueIndex('recovery_codes_hash_unique').on(table.codeHash),
+    index('recovery_codes_user').on(table.userId),
+  ],
 )
 
 /** A started provider sign-in (worker/auth/oidc.ts): its state as SHA-256, PKCE verifier and nonce; taken once. */
@@ -153,7 +156,10 @@ export const oauthIdentities = sqliteTable(
     createdAt: integer('created_at').notNull(),
     lastUsedAt: integer('last_used_at').notNull(),
   },
-  (table) => [uniqueIndex('oauth_identities_subject').on(table.provider, table.subject), index('oauth_identities_user').on(table.userId, table.id)],
+  (table) => [
+    uniqueIndex('oauth_identities_subject').on(table.provider, table.subject),
+    index('oauth_identities_user').on(table.userId, table.id),
+  ],
 )
 
 /** Passkeys (worker/auth/passkeys.ts): a WebAuthn credential of an account, its public key and signature counter. */
@@ -174,7 +180,10 @@ export const passkeys = sqliteTable(
     createdAt: integer('created_at').notNull(),
     lastUsedAt: integer('last_used_at'),
   },
-  (table) => [uniqueIndex('passkeys_credential_unique').on(table.credentialId), index('passkeys_user').on(table.userId, table.id)],
+  (table) => [
+    uniqueIndex('passkeys_credential_unique').on(table.credentialId),
+    index('passkeys_user').on(table.userId, table.id),
+  ],
 )
 
 /** A WebAuthn challenge given out for one registration (with its user) or one sign-in, as SHA-256; taken once. */
@@ -254,7 +263,9 @@ export const previews = sqliteTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     key: text('key').notNull(),
     size: integer('size').notNull(),
-    status: text('status', { enum: ['queued', 'ready', 'failed'] }).notNull().default('ready'),
+    status: text('status', { enum: ['queued', 'ready', 'failed'] })
+      .notNull()
+      .default('ready'),
     error: text('error'),
     /** Written for the Workers of the deploy before error_code (migrations/0017_error_codes.sql); read by none. */
     errorStatus: integer('error_status'),
@@ -285,7 +296,10 @@ export const records = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (table) => [index('records_model').on(table.model, table.id), index('records_user_id').on(table.model, sql`json_extract(data, '$.user_id')`)],
+  (table) => [
+    index('records_model').on(table.model, table.id),
+    index('records_user_id').on(table.model, sql`json_extract(data, '$.user_id')`),
+  ],
 )
 
 /** A conversion job: the chain started from one file by POST /files/:id/convert (or an auto-convert upload). */
@@ -299,7 +313,10 @@ export const jobs = sqliteTable(
     fileId: text('file_id').notNull(),
     /** queued → running → done | failed */
     status: text('status').$type<'queued' | 'running' | 'done' | 'failed'>().notNull(),
-    options: text('options', { mode: 'json' }).$type<Record<string, string | number | boolean>>().notNull().default(sql`'{}'`),
+    options: text('options', { mode: 'json' })
+      .$type<Record<string, string | number | boolean>>()
+      .notNull()
+      .default(sql`'{}'`),
     callbackUrl: text('callback_url'),
     /** The extension the client asked the chain to end at (`to: ".txt"`); null for the default chain. */
     target: text('target'),
@@ -350,7 +367,10 @@ export const jobSteps = sqliteTable(
     /** The key its source file had when the step was made: the step fails when the file has other content now. */
     sourceKey: text('source_key'),
   },
-  (table) => [uniqueIndex('job_steps_unique').on(table.jobId, table.sourceFileId, table.partStart), index('job_steps_job').on(table.jobId)],
+  (table) => [
+    uniqueIndex('job_steps_unique').on(table.jobId, table.sourceFileId, table.partStart),
+    index('job_steps_job').on(table.jobId),
+  ],
 )
 
 /** A resumable upload: an R2 multipart upload under a server-chosen key, completed into a file record. */
@@ -369,7 +389,9 @@ export const uploads = sqliteTable(
     fileModifiedAt: integer('file_modified_at'),
     createdAt: integer('created_at').notNull(),
     /** `parts` (POST /files/uploads) or `tus` (/files/tus): one engine, two ways in. */
-    protocol: text('protocol', { enum: ['parts', 'tus'] }).notNull().default('parts'),
+    protocol: text('protocol', { enum: ['parts', 'tus'] })
+      .notNull()
+      .default('parts'),
     /** Fixed at the start: every R2 part but the last has exactly this many bytes. */
     partBytes: integer('part_bytes').notNull(),
     /** The declared total (tus's Upload-Length), when known. */
@@ -389,7 +411,11 @@ export const uploads = sqliteTable(
     fileId: text('file_id'),
     expiresAt: integer('expires_at').notNull(),
   },
-  (table) => [uniqueIndex('uploads_key_unique').on(table.key), index('uploads_user').on(table.userId, table.id), index('uploads_expiry').on(table.expiresAt)],
+  (table) => [
+    uniqueIndex('uploads_key_unique').on(table.key),
+    index('uploads_user').on(table.userId, table.id),
+    index('uploads_expiry').on(table.expiresAt),
+  ],
 )
 
 export const uploadParts = sqliteTable(

@@ -39,7 +39,8 @@ export function polishOperations(paths: Record<string, PathItem>): void {
       operation.operationId ??= operationIdOf(method, path)
       // A public operation says so: with no requirement at all, a reader cannot tell it from a forgotten one.
       operation.security ??= []
-      for (const [status, response] of Object.entries(operation.responses ?? {})) addErrorExample(Number(status), response, path)
+      for (const [status, response] of Object.entries(operation.responses ?? {}))
+        addErrorExample(Number(status), response, path)
     }
   }
 }
@@ -78,12 +79,42 @@ function addErrorExample(status: number, response: ResponseObject, path: string)
 /** The `examples` of an error answer: one, named by its code. */
 export function errorExamples(code: ErrorCode) {
   const { message } = ERRORS[code]
-  const value = code === 'VALIDATION_FAILED' ? { message: 'invalid request: email: Invalid email address', code, issues: [{ path: 'email', message: 'Invalid email address', code: 'invalid_format' }] } : { message, code }
+  const value =
+    code === 'VALIDATION_FAILED'
+      ? {
+          message: 'invalid request: email: Invalid email address',
+          code,
+          issues: [{ path: 'email', message: 'Invalid email address', code: 'invalid_format' }],
+        }
+      : { message, code }
   return { [code]: { summary: message, value } }
 }
 
 /** Words of a code that say what went wrong rather than what it is about (FILE_NOT_FOUND is about a file). */
-const OUTCOME_WORDS = new Set(['not', 'found', 'invalid', 'missing', 'taken', 'already', 'mismatch', 'unsupported', 'refused', 'failed', 'disabled', 'reused', 'too', 'large', 'exceeded', 'incomplete', 'unavailable', 'timeout', 'misconfigured', 'meanwhile', 'running', 'satisfiable'])
+const OUTCOME_WORDS = new Set([
+  'not',
+  'found',
+  'invalid',
+  'missing',
+  'taken',
+  'already',
+  'mismatch',
+  'unsupported',
+  'refused',
+  'failed',
+  'disabled',
+  'reused',
+  'too',
+  'large',
+  'exceeded',
+  'incomplete',
+  'unavailable',
+  'timeout',
+  'misconfigured',
+  'meanwhile',
+  'running',
+  'satisfiable',
+])
 
 /**
  * Of the codes with this status, the one whose subject the answer's description names (3 a word), else its path
@@ -96,7 +127,8 @@ function exampleCode(status: number, description: string, path: string): ErrorCo
       .toLowerCase()
       .split('_')
       .filter((word) => !OUTCOME_WORDS.has(word))
-      .reduce((sum, word) => sum + (description.includes(word) ? 3 : 0) + (path.includes(word) ? 2 : 0), 0) + (description.includes(ERRORS[code].message) ? 1 : 0)
+      .reduce((sum, word) => sum + (description.includes(word) ? 3 : 0) + (path.includes(word) ? 2 : 0), 0) +
+    (description.includes(ERRORS[code].message) ? 1 : 0)
   let best = USUAL_CODE[status] ?? candidates[0]
   let bestScore = best ? score(best) : -1
   for (const code of candidates) {

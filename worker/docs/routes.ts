@@ -27,7 +27,15 @@ const openApiRoute = describeRoute({
   responses: {
     200: {
       description: 'The document, generated from the zod schemas that validate each route',
-      content: { 'application/json': { schema: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()) }) } },
+      content: {
+        'application/json': {
+          schema: z.looseObject({
+            openapi: z.string(),
+            info: z.looseObject({}),
+            paths: z.record(z.string(), z.unknown()),
+          }),
+        },
+      },
     },
   },
 })
@@ -35,7 +43,13 @@ const openApiRoute = describeRoute({
 const html = (summary: string) => ({ description: summary, content: { 'text/html': { schema: z.string() } } })
 
 const pageMissing = errorResponse("The page is not in this deployment's static assets (public/)", 'NOT_FOUND')
-const docsPageRoute = describeRoute({ method: 'get', path: '/docs', tags, summary: 'API reference page (renders /openapi.json)', responses: { 200: html('HTML page'), 404: pageMissing } })
+const docsPageRoute = describeRoute({
+  method: 'get',
+  path: '/docs',
+  tags,
+  summary: 'API reference page (renders /openapi.json)',
+  responses: { 200: html('HTML page'), 404: pageMissing },
+})
 const consolePageRoute = describeRoute({
   method: 'get',
   path: '/console',
@@ -82,7 +96,9 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, info: DocumentInfo) {
     openapi: '3.1.0',
     info: { title: info.title, version: packageJson.version, description: info.description },
   })
-  const paths = Object.fromEntries(Object.entries(generated.paths ?? {}).map(([path, item]) => [toOpenApiPath(path), item]))
+  const paths = Object.fromEntries(
+    Object.entries(generated.paths ?? {}).map(([path, item]) => [toOpenApiPath(path), item]),
+  )
   polishOperations(paths as Parameters<typeof polishOperations>[0])
   const document = { ...generated, paths }
   documents.set(app, document)
@@ -96,12 +112,28 @@ export function toOpenApiPath(honoPath: string): string {
 
 /** Mounts /openapi.json, /docs, /console and their static files on the app (call it after every other route). */
 export function mountDocs(app: OpenAPIHono<AppEnv>, info: DocumentInfo) {
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "a session's access token (a JWT) or an API key (efk_…), whose scopes name the routes it may call" })
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: "a session's access token (a JWT) or an API key (efk_…), whose scopes name the routes it may call",
+  })
   // The server is the origin the document was fetched from: a generated client calls the deployment it read.
-  app.openapi(openApiRoute, (c) => c.json({ ...openApiDocument(app, info), servers: [{ url: new URL(c.req.url).origin, description: 'This deployment' }] } as never, 200))
+  app.openapi(openApiRoute, (c) =>
+    c.json(
+      {
+        ...openApiDocument(app, info),
+        servers: [{ url: new URL(c.req.url).origin, description: 'This deployment' }],
+      } as never,
+      200,
+    ),
+  )
   app.openapi(docsPageRoute, (c) => servePage(c.env.ASSETS, c.req.url, '/docs'))
   app.openapi(consolePageRoute, (c) => servePage(c.env.ASSETS, c.req.url, '/console'))
-  app.openapi(staticFileRoute, (c) => servePage(c.env.ASSETS, c.req.url, `/static/${c.req.valid('param').file}`) as never)
+  app.openapi(
+    staticFileRoute,
+    (c) => servePage(c.env.ASSETS, c.req.url, `/static/${c.req.valid('param').file}`) as never,
+  )
 }
 
 async function servePage(assets: Fetcher, requestUrl: string, assetPath: string): Promise<Response> {
@@ -121,7 +153,9 @@ export const serviceStatusRoute = describeRoute({
   responses: {
     200: {
       description: 'The service is up',
-      content: { 'application/json': { schema: z.object({ name: z.string(), version: z.string(), status: z.literal('ok') }) } },
+      content: {
+        'application/json': { schema: z.object({ name: z.string(), version: z.string(), status: z.literal('ok') }) },
+      },
     },
   },
 })

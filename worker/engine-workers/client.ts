@@ -3,9 +3,25 @@
 // control: the engine Worker asks for the bytes and hands each output back before it makes the next.
 import { RpcTarget } from 'cloudflare:workers'
 import type { Config } from '../config'
-import type { ConversionContext, ConversionInput, ConversionOutput, Converter, ConverterInfo, ResourceReader } from '../converters/converter'
+import type {
+  ConversionContext,
+  ConversionInput,
+  ConversionOutput,
+  Converter,
+  ConverterInfo,
+  ResourceReader,
+} from '../converters/converter'
 import type { PreviewParams } from '../previews/params'
-import { asWireResult, type EngineService, fromWire, type InputSource, type OutputSink, type PreviewKindDrawn, type WireContext, type WireInput } from './protocol'
+import {
+  asWireResult,
+  type EngineService,
+  fromWire,
+  type InputSource,
+  type OutputSink,
+  type PreviewKindDrawn,
+  type WireContext,
+  type WireInput,
+} from './protocol'
 
 class Source extends RpcTarget implements InputSource {
   constructor(private readonly input: ConversionInput) {
@@ -96,14 +112,23 @@ function wireContext<K extends keyof Config>(ctx: ConversionContext<K>): WireCon
 }
 
 /** A converter whose plan and work run in the engine Worker behind `engine`. */
-export function remoteConverter<K extends keyof Config>(info: ConverterInfo<K>, engine: EngineService, plans: boolean): Converter<K> {
+export function remoteConverter<K extends keyof Config>(
+  info: ConverterInfo<K>,
+  engine: EngineService,
+  plans: boolean,
+): Converter<K> {
   const resources = (ctx: ConversionContext<K>) => (ctx.resources ? new Resources(ctx.resources) : undefined)
   return {
     ...info,
-    plan: plans ? async (input, ctx) => fromWire(await engine.plan(info.name, wireInput(input), new Source(input), wireContext(ctx), resources(ctx))) : undefined,
+    plan: plans
+      ? async (input, ctx) =>
+          fromWire(await engine.plan(info.name, wireInput(input), new Source(input), wireContext(ctx), resources(ctx)))
+      : undefined,
     async *convert(input, ctx) {
       const outputs = new Outputs()
-      const call = engine.convert(info.name, wireInput(input), new Source(input), wireContext(ctx), outputs, resources(ctx)).finally(() => outputs.end())
+      const call = engine
+        .convert(info.name, wireInput(input), new Source(input), wireContext(ctx), outputs, resources(ctx))
+        .finally(() => outputs.end())
       // Awaited after the outputs; observed now so that a pipeline stopping early leaves no unhandled rejection.
       call.catch(() => {})
       try {
@@ -117,6 +142,12 @@ export function remoteConverter<K extends keyof Config>(info: ConverterInfo<K>, 
 }
 
 /** A preview drawn in the engine Worker behind `engine`. */
-export async function renderRemotely(engine: EngineService, kind: PreviewKindDrawn, input: ConversionInput, params: PreviewParams, settings: Partial<Config>): Promise<Uint8Array> {
+export async function renderRemotely(
+  engine: EngineService,
+  kind: PreviewKindDrawn,
+  input: ConversionInput,
+  params: PreviewParams,
+  settings: Partial<Config>,
+): Promise<Uint8Array> {
   return fromWire(await engine.renderPreview(kind, wireInput(input), new Source(input), params, settings))
 }

@@ -18,7 +18,12 @@ export interface Engines {
   /** The converter named on a job step, with its work. */
   converter(name: string): Converter | undefined
   /** A preview of the input, drawn and encoded. */
-  renderPreview(kind: PreviewKindDrawn, input: ConversionInput, params: PreviewParams, settings: Config): Promise<Uint8Array>
+  renderPreview(
+    kind: PreviewKindDrawn,
+    input: ConversionInput,
+    params: PreviewParams,
+    settings: Config,
+  ): Promise<Uint8Array>
 }
 
 /** The consumer Worker's bindings to the engine Workers (wrangler.consumer.toml [[services]]). */
@@ -29,7 +34,12 @@ export interface EngineBindings {
 }
 
 /** The settings a preview drawing reads: the image and PDF limits (a text preview reads none). */
-const PREVIEW_SETTINGS = ['IMAGE_MAX_BYTES', 'IMAGE_MAX_PIXELS', 'IMAGE_MAX_SIDE', ...(pdfToPngInfo.settings ?? [])] as const
+const PREVIEW_SETTINGS = [
+  'IMAGE_MAX_BYTES',
+  'IMAGE_MAX_PIXELS',
+  'IMAGE_MAX_SIDE',
+  ...(pdfToPngInfo.settings ?? []),
+] as const
 
 export function remoteEngines(env: EngineBindings): Engines {
   const converters = new Map<string, Converter>(
@@ -43,7 +53,11 @@ export function remoteEngines(env: EngineBindings): Engines {
       remoteConverter(textToPngInfo, env.TEXT_ENGINE, false),
     ].map((converter) => [converter.name, converter]),
   )
-  const drawers: Record<PreviewKindDrawn, EngineService> = { pdf: env.PDF_ENGINE, image: env.IMAGE_ENGINE, text: env.TEXT_ENGINE }
+  const drawers: Record<PreviewKindDrawn, EngineService> = {
+    pdf: env.PDF_ENGINE,
+    image: env.IMAGE_ENGINE,
+    text: env.TEXT_ENGINE,
+  }
   return {
     converter: (name) => converters.get(name),
     renderPreview: (kind, input, params, settings) => {

@@ -5,7 +5,17 @@ import { WorkerEntrypoint } from 'cloudflare:workers'
 import type { Config } from '../config'
 import type { ConversionContext, ConversionInput, Converter, ResourceReader } from '../converters/converter'
 import type { PreviewParams } from '../previews/params'
-import { asWireResult, fromWire, type EngineService, type InputSource, type OutputSink, type PreviewKindDrawn, type WireContext, type WireInput, type WireResult } from './protocol'
+import {
+  asWireResult,
+  fromWire,
+  type EngineService,
+  type InputSource,
+  type OutputSink,
+  type PreviewKindDrawn,
+  type WireContext,
+  type WireInput,
+  type WireResult,
+} from './protocol'
 
 /** Draws one preview: its pixels, encoded in the format asked. */
 export type PreviewRenderer = (input: ConversionInput, params: PreviewParams, settings: Config) => Promise<Uint8Array>
@@ -33,7 +43,10 @@ function context(wire: WireContext, resources: ResourceReader | undefined): Conv
 }
 
 /** The entrypoint class of an engine Worker running these converters and drawing these kinds of preview. */
-export function engineEntrypoint(converters: readonly Converter[], previews: Partial<Record<PreviewKindDrawn, PreviewRenderer>>) {
+export function engineEntrypoint(
+  converters: readonly Converter[],
+  previews: Partial<Record<PreviewKindDrawn, PreviewRenderer>>,
+) {
   const named = (name: string) => {
     const converter = converters.find((candidate) => candidate.name === name)
     if (!converter) throw new Error(`this engine Worker does not run ${name}`)
@@ -48,7 +61,14 @@ export function engineEntrypoint(converters: readonly Converter[], previews: Par
       })
     }
 
-    convert(name: string, input: WireInput, source: InputSource, wire: WireContext, sink: OutputSink, resources?: ResourceReader): Promise<WireResult<null>> {
+    convert(
+      name: string,
+      input: WireInput,
+      source: InputSource,
+      wire: WireContext,
+      sink: OutputSink,
+      resources?: ResourceReader,
+    ): Promise<WireResult<null>> {
       const converter = named(name)
       return asWireResult(async () => {
         for await (const output of converter.convert(remoteInput(input, source), context(wire, resources))) {
@@ -58,7 +78,13 @@ export function engineEntrypoint(converters: readonly Converter[], previews: Par
       })
     }
 
-    renderPreview(kind: PreviewKindDrawn, input: WireInput, source: InputSource, params: PreviewParams, settings: Partial<Config>) {
+    renderPreview(
+      kind: PreviewKindDrawn,
+      input: WireInput,
+      source: InputSource,
+      params: PreviewParams,
+      settings: Partial<Config>,
+    ) {
       const render = previews[kind]
       if (!render) throw new Error(`this engine Worker draws no ${kind} preview`)
       return asWireResult(() => render(remoteInput(input, source), params, settings as Config))

@@ -3,7 +3,14 @@
 // own WebAssembly and converts in an isolate (and a 128 MB heap) of its own. Errors cross as data: RPC keeps an
 // error's message but not its class or fields, and a ConversionError's code and retry flag decide a job.
 import type { Config } from '../config'
-import { ConversionError, type ConversionErrorCode, type ConversionOutput, type ConversionPlan, type PartRange, type ResourceReader } from '../converters/converter'
+import {
+  ConversionError,
+  type ConversionErrorCode,
+  type ConversionOutput,
+  type ConversionPlan,
+  type PartRange,
+  type ResourceReader,
+} from '../converters/converter'
 import type { PreviewParams } from '../previews/params'
 
 export interface WireError {
@@ -22,7 +29,8 @@ export function toWireError(error: unknown): WireError {
 }
 
 export function fromWire<T>(result: WireResult<T>): T {
-  if (result.error) throw new ConversionError(result.error.message, { retryable: result.error.retryable, code: result.error.code })
+  if (result.error)
+    throw new ConversionError(result.error.message, { retryable: result.error.retryable, code: result.error.code })
   return result.value
 }
 
@@ -65,7 +73,26 @@ export type PreviewKindDrawn = 'image' | 'pdf' | 'text'
 
 /** The methods every engine Worker's entrypoint has. */
 export interface EngineService {
-  plan(converter: string, input: WireInput, source: InputSource, context: WireContext, resources?: ResourceReader): Promise<WireResult<ConversionPlan>>
-  convert(converter: string, input: WireInput, source: InputSource, context: WireContext, sink: OutputSink, resources?: ResourceReader): Promise<WireResult<null>>
-  renderPreview(kind: PreviewKindDrawn, input: WireInput, source: InputSource, params: PreviewParams, settings: Partial<Config>): Promise<WireResult<Uint8Array>>
+  plan(
+    converter: string,
+    input: WireInput,
+    source: InputSource,
+    context: WireContext,
+    resources?: ResourceReader,
+  ): Promise<WireResult<ConversionPlan>>
+  convert(
+    converter: string,
+    input: WireInput,
+    source: InputSource,
+    context: WireContext,
+    sink: OutputSink,
+    resources?: ResourceReader,
+  ): Promise<WireResult<null>>
+  renderPreview(
+    kind: PreviewKindDrawn,
+    input: WireInput,
+    source: InputSource,
+    params: PreviewParams,
+    settings: Partial<Config>,
+  ): Promise<WireResult<Uint8Array>>
 }

@@ -4,6 +4,7 @@ import { encodePreview } from '../previews/encode'
 import { textPixels } from '../previews/render-text'
 import { engineEntrypoint, type PreviewRenderer } from './host'
 
-export const renderTextPreview: PreviewRenderer = async (input, params) => encodePreview(await textPixels(input, params), params)
+export const renderTextPreview: PreviewRenderer = async (input, params) =>
+  encodePreview(await textPixels(input, params), params)
 
 export default engineEntrypoint([textToPng], { text: renderTextPreview })

@@ -67,7 +67,10 @@ export async function forwardToSidecar(container: SidecarContainer, request: Req
       return await port.fetch(new Request(request, { body }))
     } catch (error) {
       // A port not yet listening: the container is starting.
-      if (Date.now() + wait > deadline) return new Response(`Service Unavailable: the sidecar container did not start: ${(error as Error).message}`, { status: 503 })
+      if (Date.now() + wait > deadline)
+        return new Response(`Service Unavailable: the sidecar container did not start: ${(error as Error).message}`, {
+          status: 503,
+        })
       await new Promise((resolve) => setTimeout(resolve, wait))
     }
   }

@@ -15,7 +15,11 @@ export class GotenbergError extends Error {
   /** Gotenberg's own reason for refusing a document (its form-field or document complaint), meant for its client. */
   readonly reason: string | undefined
 
-  constructor(kind: GotenbergFailure, message: string, options: { status?: number; reason?: string; cause?: unknown } = {}) {
+  constructor(
+    kind: GotenbergFailure,
+    message: string,
+    options: { status?: number; reason?: string; cause?: unknown } = {},
+  ) {
     super(message, { cause: options.cause })
     this.kind = kind
     this.status = options.status
@@ -37,7 +41,14 @@ export interface GotenbergSettings {
 
 /** The client's settings from a converter's own settings, through the Container's binding when the Worker has one. */
 export function gotenbergSettings(ctx: {
-  readonly settings: { GOTENBERG_URL: string; GOTENBERG_USERNAME?: string; GOTENBERG_PASSWORD?: string; GOTENBERG_ACCESS_CLIENT_ID?: string; GOTENBERG_ACCESS_CLIENT_SECRET?: string; GOTENBERG_TIMEOUT_MS: number }
+  readonly settings: {
+    GOTENBERG_URL: string
+    GOTENBERG_USERNAME?: string
+    GOTENBERG_PASSWORD?: string
+    GOTENBERG_ACCESS_CLIENT_ID?: string
+    GOTENBERG_ACCESS_CLIENT_SECRET?: string
+    GOTENBERG_TIMEOUT_MS: number
+  }
   readonly gotenberg?: GotenbergSettings['fetcher']
 }): GotenbergSettings {
   const { settings } = ctx
@@ -94,32 +105,56 @@ export async function convertOfficeToPdf(
   if (options.pdfa) form.append('pdfa', options.pdfa)
   if (options.pdfua) form.append('pdfua', 'true')
   if (options.password) form.append('password', options.password)
-  if (options.facturxXml) form.append('facturxXml', new File([options.facturxXml], 'factur-x.xml', { type: 'text/xml' }))
+  if (options.facturxXml)
+    form.append('facturxXml', new File([options.facturxXml], 'factur-x.xml', { type: 'text/xml' }))
   for (const [name, value] of Object.entries(options.extra ?? {})) form.append(name, value)
   return postForm(settings, '/forms/libreoffice/convert', form, trace)
 }
 
 /** Posts a form to one of Gotenberg's routes: the answer's body, or a GotenbergError saying whose fault. */
-export async function postForm(settings: GotenbergSettings, path: string, form: FormData, trace: string): Promise<ReadableStream<Uint8Array>> {
+export async function postForm(
+  settings: GotenbergSettings,
+  path: string,
+  form: FormData,
+  trace: string,
+): Promise<ReadableStream<Uint8Array>> {
   const headers = requestHeaders(settings, trace)
   const endpoint = new URL(path, settings.url).toString()
   let response: Response
   try {
     const init = { method: 'POST', body: form, headers, signal: AbortSignal.timeout(settings.timeoutMs) }
-    response = settings.fetcher ? await settings.fetcher.fetch(new Request(endpoint, init)) : await fetch(endpoint, init)
+    response = settings.fetcher
+      ? await settings.fetcher.fetch(new Request(endpoint, init))
+      : await fetch(endpoint, init)
   } catch (error) {
     const timedOut = (error as Error)?.name === 'TimeoutError'
-    if (timedOut) throw new GotenbergError('timeout', `Gotenberg at ${settings.url} did not answer within ${settings.timeoutMs} ms`, { cause: error })
-    throw new GotenbergError('unreachable', `Gotenberg at ${settings.url} cannot be reached: ${(error as Error)?.message ?? error}`, { cause: error })
+    if (timedOut)
+      throw new GotenbergError(
+        'timeout',
+        `Gotenberg at ${settings.url} did not answer within ${settings.timeoutMs} ms`,
+        { cause: error },
+      )
+    throw new GotenbergError(
+      'unreachable',
+      `Gotenberg at ${settings.url} cannot be reached: ${(error as Error)?.message ?? error}`,
+      { cause: error },
+    )
   }
   if (response.ok && response.body) return response.body
   const reason = (await response.text()).trim().slice(0, 500) || response.statusText
   const status = response.status
   if (status === 400 || status === 413 || status === 415) {
-    throw new GotenbergError('document', `Gotenberg at ${settings.url} refused the document (${status}): ${reason}`, { status, reason })
+    throw new GotenbergError('document', `Gotenberg at ${settings.url} refused the document (${status}): ${reason}`, {
+      status,
+      reason,
+    })
   }
   if (status === 401 || status === 403) {
-    throw new GotenbergError('credentials', `Gotenberg at ${settings.url} refused our credentials (${status}): check GOTENBERG_USERNAME and GOTENBERG_PASSWORD, or GOTENBERG_ACCESS_CLIENT_ID and GOTENBERG_ACCESS_CLIENT_SECRET`, { status })
+    throw new GotenbergError(
+      'credentials',
+      `Gotenberg at ${settings.url} refused our credentials (${status}): check GOTENBERG_USERNAME and GOTENBERG_PASSWORD, or GOTENBERG_ACCESS_CLIENT_ID and GOTENBERG_ACCESS_CLIENT_SECRET`,
+      { status },
+    )
   }
   throw new GotenbergError('server', `Gotenberg at ${settings.url} answered ${status}: ${reason}`, { status, reason })
 }

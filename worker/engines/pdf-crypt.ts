@@ -6,7 +6,16 @@
 // `/ID [` in the file's bytes, so no trailer can hide one; each pair that opens with the password gives a key.
 // node:crypto (workerd's nodejs_compat) does MD5, SHA-2 and AES-CBC in pieces, synchronously; RC4 is a few lines here.
 import { createCipheriv, createDecipheriv, createHash } from 'node:crypto'
-import { isRegular, isWhite, nameOf, ObjectIndex, ObjectReader, PdfStreamSyntaxError, type PdfValue, spells } from './pdf-streams'
+import {
+  isRegular,
+  isWhite,
+  nameOf,
+  ObjectIndex,
+  ObjectReader,
+  PdfStreamSyntaxError,
+  type PdfValue,
+  spells,
+} from './pdf-streams'
 
 /** The document is encrypted and the password (none, or the one given) opens it neither as owner nor as user. */
 export class PdfPasswordError extends Error {
@@ -34,7 +43,8 @@ const MAX_CANDIDATES = 8
 
 /** The 32 bytes a password is padded with (ISO 32000-2 §7.6.4.3.2, algorithm 2 step a). */
 const PADDING = Uint8Array.from([
-  0x28, 0xbf, 0x4e, 0x5e, 0x4e, 0x75, 0x8a, 0x41, 0x64, 0x00, 0x4e, 0x56, 0xff, 0xfa, 0x01, 0x08, 0x2e, 0x2e, 0x00, 0xb6, 0xd0, 0x68, 0x3e, 0x80, 0x2f, 0x0c, 0xa9, 0xfe, 0x64, 0x53, 0x69, 0x7a,
+  0x28, 0xbf, 0x4e, 0x5e, 0x4e, 0x75, 0x8a, 0x41, 0x64, 0x00, 0x4e, 0x56, 0xff, 0xfa, 0x01, 0x08, 0x2e, 0x2e, 0x00,
+  0xb6, 0xd0, 0x68, 0x3e, 0x80, 0x2f, 0x0c, 0xa9, 0xfe, 0x64, 0x53, 0x69, 0x7a,
 ])
 
 const EMPTY = new Uint8Array()
@@ -88,8 +98,10 @@ function aesCbc(direction: 'encrypt' | 'decrypt', key: Uint8Array, iv: Uint8Arra
   return new Uint8Array(Buffer.concat([cipher.update(data), cipher.final()]))
 }
 
-const equalBytes = (a: Uint8Array, b: Uint8Array, length: number) => a.length >= length && b.length >= length && a.subarray(0, length).every((byte, i) => byte === b[i])
-const littleEndian = (value: number, bytes: number) => Uint8Array.from({ length: bytes }, (_, i) => (value >>> (8 * i)) & 0xff)
+const equalBytes = (a: Uint8Array, b: Uint8Array, length: number) =>
+  a.length >= length && b.length >= length && a.subarray(0, length).every((byte, i) => byte === b[i])
+const littleEndian = (value: number, bytes: number) =>
+  Uint8Array.from({ length: bytes }, (_, i) => (value >>> (8 * i)) & 0xff)
 
 /** What PDFium reads from an encryption dictionary (GetIntegerFor, GetByteStringFor, GetBooleanFor). */
 class EncryptDictionary {
@@ -140,7 +152,8 @@ function cryptInfo(encrypt: EncryptDictionary): { cipher: Cipher | 'none'; keyLe
     if (name === 'Identity') return { cipher: 'none', keyLength: 0 }
     const filter = filters.dictionary(name)
     if (!filter) return undefined
-    let bits = version === 4 ? filter.integer('Length', 0) || encrypt.integer('Length', 128) : encrypt.integer('Length', 256)
+    let bits =
+      version === 4 ? filter.integer('Length', 0) || encrypt.integer('Length', 128) : encrypt.integer('Length', 256)
     if (bits < 0) return undefined
     if (bits < 40) bits *= 8 // a length in bytes
     keyLength = Math.trunc(bits / 8)
@@ -159,10 +172,17 @@ function padded(password: Uint8Array): Uint8Array {
 }
 
 /** Revisions 2–4: the file key from a user password (algorithm 2), as long as the crypt filter's key. */
-function revision4Key(encrypt: EncryptDictionary, password: Uint8Array, keyLength: number, ignoreMetadata: boolean, fileId: Uint8Array): Uint8Array {
+function revision4Key(
+  encrypt: EncryptDictionary,
+  password: Uint8Array,
+  keyLength: number,
+  ignoreMetadata: boolean,
+  fileId: Uint8Array,
+): Uint8Array {
   const revision = encrypt.integer('R')
   const parts = [padded(password), encrypt.string('O'), littleEndian(encrypt.integer('P'), 4), fileId]
-  if (!ignoreMetadata && revision >= 3 && !encrypt.boolean('EncryptMetadata', true)) parts.push(Uint8Array.of(0xff, 0xff, 0xff, 0xff))
+  if (!ignoreMetadata && revision >= 3 && !encrypt.boolean('EncryptMetadata', true))
+    parts.push(Uint8Array.of(0xff, 0xff, 0xff, 0xff))
   let hash = digest('md5', ...parts)
   const used = Math.min(keyLength, 16)
   if (revision >= 3) for (let i = 0; i < 50; i++) hash = digest('md5', hash.subarray(0, used))
@@ -185,7 +205,12 @@ function rc4Passes(key: Uint8Array, data: Uint8Array, revision: number): Uint8Ar
 }
 
 /** Revisions 2–4: the file key when `password` is the user password (algorithms 4 and 5), else undefined. */
-function revision4UserKey(encrypt: EncryptDictionary, password: Uint8Array, keyLength: number, fileId: Uint8Array): Uint8Array | undefined {
+function revision4UserKey(
+  encrypt: EncryptDictionary,
+  password: Uint8Array,
+  keyLength: number,
+  fileId: Uint8Array,
+): Uint8Array | undefined {
   const revision = encrypt.integer('R')
   const user = encrypt.string('U')
   if (user.length < 16) return undefined
@@ -257,7 +282,8 @@ function revision6Key(encrypt: EncryptDictionary, password: Uint8Array, isOwner:
   block.set(perms.subarray(0, 16))
   const plain = aesCbc('decrypt', key, new Uint8Array(16), block)
   if (plain[9] !== 0x61 || plain[10] !== 0x64 || plain[11] !== 0x62) return undefined
-  if (new DataView(plain.buffer, plain.byteOffset).getUint32(0, true) !== encrypt.integer('P', -1) >>> 0) return undefined
+  if (new DataView(plain.buffer, plain.byteOffset).getUint32(0, true) !== encrypt.integer('P', -1) >>> 0)
+    return undefined
   return plain[8] === 0x46 || encrypt.boolean('EncryptMetadata', true) ? key : undefined
 }
 
@@ -269,11 +295,21 @@ function otherEncoding(password: Uint8Array, revision: number): Uint8Array | und
 }
 
 /** The file key PDFium arrives at with this password (CheckSecurity: as the owner's first, then the user's). */
-function fileKey(encrypt: EncryptDictionary, password: Uint8Array, keyLength: number, fileId: Uint8Array): Uint8Array | undefined {
+function fileKey(
+  encrypt: EncryptDictionary,
+  password: Uint8Array,
+  keyLength: number,
+  fileId: Uint8Array,
+): Uint8Array | undefined {
   const revision = encrypt.integer('R')
   const check = (candidate: Uint8Array, isOwner: boolean) => {
     if (revision >= 5) return revision6Key(encrypt, candidate, isOwner)
-    return revision4UserKey(encrypt, isOwner ? revision4UserPassword(encrypt, candidate, keyLength) : candidate, keyLength, fileId)
+    return revision4UserKey(
+      encrypt,
+      isOwner ? revision4UserPassword(encrypt, candidate, keyLength) : candidate,
+      keyLength,
+      fileId,
+    )
   }
   for (const isOwner of password.length > 0 ? [true, false] : [false]) {
     for (const candidate of [password, otherEncoding(password, revision)]) {
@@ -287,7 +323,10 @@ function fileKey(encrypt: EncryptDictionary, password: Uint8Array, keyLength: nu
 /** The per-object key (algorithm 1): MD5 of the file key, object and generation numbers (and "sAlT" for AES). */
 function objectKey(key: Uint8Array, cipher: Cipher, object: number, generation: number): Uint8Array {
   const salt = cipher === 'aes' ? Uint8Array.of(0x73, 0x41, 0x6c, 0x54) : EMPTY
-  return digest('md5', key, littleEndian(object, 3), littleEndian(generation, 2), salt).subarray(0, Math.min(key.length + 5, 16))
+  return digest('md5', key, littleEndian(object, 3), littleEndian(generation, 2), salt).subarray(
+    0,
+    Math.min(key.length + 5, 16),
+  )
 }
 
 /** RC4 over the stream, in pieces (one scratch buffer: a piece is valid until the next). */
@@ -385,7 +424,12 @@ function valueAt(bytes: Uint8Array, at: number, index: ObjectIndex): PdfValue | 
 }
 
 /** A value's identity for counting distinct candidates. */
-const keyOf = (value: PdfValue | undefined): string => (value instanceof Map ? [...value].map(([k, v]) => `${k}=${keyOf(v)}`).join(',') : value && typeof value === 'object' && 'bytes' in value ? Buffer.from(value.bytes).toString('hex') : JSON.stringify(value ?? null))
+const keyOf = (value: PdfValue | undefined): string =>
+  value instanceof Map
+    ? [...value].map(([k, v]) => `${k}=${keyOf(v)}`).join(',')
+    : value && typeof value === 'object' && 'bytes' in value
+      ? Buffer.from(value.bytes).toString('hex')
+      : JSON.stringify(value ?? null)
 
 /**
  * The keys PDFium may decrypt the document's streams with, given the password it is handed (none: the empty user
@@ -409,7 +453,9 @@ export function* findPdfDecryptions(bytes: Uint8Array, password: string | undefi
     if (first && typeof first === 'object' && 'bytes' in first) fileIds.set(keyOf(first), first.bytes)
   }
   if (dictionaries.size > MAX_CANDIDATES || fileIds.size > MAX_CANDIDATES + 1) {
-    throw new PdfStreamSyntaxError(`the file names ${dictionaries.size} encryption dictionaries and ${fileIds.size - 1} file IDs; at most ${MAX_CANDIDATES} of each are tried`)
+    throw new PdfStreamSyntaxError(
+      `the file names ${dictionaries.size} encryption dictionaries and ${fileIds.size - 1} file IDs; at most ${MAX_CANDIDATES} of each are tried`,
+    )
   }
   const passwordBytes = new TextEncoder().encode(password ?? '') // what PDFium is handed: the UTF-8 bytes
   const decryptions = new Map<string, PdfDecryption>()
@@ -438,7 +484,9 @@ export function* findPdfDecryptions(bytes: Uint8Array, password: string | undefi
     }
   }
   if (!opens && handlers.size > 0 && handlers.size === dictionaries.size) {
-    throw new PdfSecurityHandlerError(`the PDF is encrypted by the ${[...handlers].map((name) => `/${name}`).join(', ')} security handler; only the standard (password) handler is read`)
+    throw new PdfSecurityHandlerError(
+      `the PDF is encrypted by the ${[...handlers].map((name) => `/${name}`).join(', ')} security handler; only the standard (password) handler is read`,
+    )
   }
   if (!opens) throw new PdfPasswordError('password required or incorrect password')
   return [...decryptions.values()]

@@ -72,8 +72,19 @@ export interface StreamBudget {
   readonly maxTotalBytes: number
 }
 
-export const isWhite = (byte: number | undefined) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x0c || byte === 0x00
-const isDelimiter = (byte: number) => byte === 0x28 || byte === 0x29 || byte === 0x3c || byte === 0x3e || byte === 0x5b || byte === 0x5d || byte === 0x7b || byte === 0x7d || byte === 0x2f || byte === 0x25
+export const isWhite = (byte: number | undefined) =>
+  byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09 || byte === 0x0c || byte === 0x00
+const isDelimiter = (byte: number) =>
+  byte === 0x28 ||
+  byte === 0x29 ||
+  byte === 0x3c ||
+  byte === 0x3e ||
+  byte === 0x5b ||
+  byte === 0x5d ||
+  byte === 0x7b ||
+  byte === 0x7d ||
+  byte === 0x2f ||
+  byte === 0x25
 export const isRegular = (byte: number | undefined) => byte !== undefined && !isWhite(byte) && !isDelimiter(byte)
 const isDigit = (byte: number | undefined) => byte !== undefined && byte >= 0x30 && byte <= 0x39
 
@@ -98,11 +109,27 @@ export interface PdfString {
   readonly bytes: Uint8Array
 }
 
-export type PdfValue = number | boolean | string | PdfString | { name: string } | { ref: [number, number] } | PdfValue[] | Map<string, PdfValue> | null
+export type PdfValue =
+  | number
+  | boolean
+  | string
+  | PdfString
+  | { name: string }
+  | { ref: [number, number] }
+  | PdfValue[]
+  | Map<string, PdfValue>
+  | null
 
 const MAX_DEPTH = 64
 
-const hexValue = (byte: number) => (byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x41 && byte <= 0x46 ? byte - 0x37 : byte >= 0x61 && byte <= 0x66 ? byte - 0x57 : -1)
+const hexValue = (byte: number) =>
+  byte >= 0x30 && byte <= 0x39
+    ? byte - 0x30
+    : byte >= 0x41 && byte <= 0x46
+      ? byte - 0x37
+      : byte >= 0x61 && byte <= 0x66
+        ? byte - 0x57
+        : -1
 
 const isOctal = (byte: number | undefined) => byte !== undefined && byte >= 0x30 && byte <= 0x37
 
@@ -183,7 +210,8 @@ export class ObjectReader {
     while (this.at < this.end) {
       const byte = bytes[this.at]!
       if (isWhite(byte)) this.at++
-      else if (byte === 0x25) while (this.at < this.end && bytes[this.at] !== 0x0a && bytes[this.at] !== 0x0d) this.at++ // comment
+      else if (byte === 0x25)
+        while (this.at < this.end && bytes[this.at] !== 0x0a && bytes[this.at] !== 0x0d) this.at++ // comment
       else return
     }
   }
@@ -217,7 +245,11 @@ export class ObjectReader {
     if (byte === 0x28) return this.literalString()
     if (byte === 0x2f) {
       this.at++
-      return { name: this.regularRun().replace(/#([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))) }
+      return {
+        name: this.regularRun().replace(/#([0-9a-fA-F]{2})/g, (_, hex: string) =>
+          String.fromCharCode(Number.parseInt(hex, 16)),
+        ),
+      }
     }
     if (byte === 0x5b) {
       this.at++
@@ -259,9 +291,11 @@ export class ObjectReader {
     let depth = 0
     while (this.at < this.end) {
       const byte = bytes[this.at++]!
-      if (byte === 0x5c) this.at++ // an escape: the next byte is taken as it is
+      if (byte === 0x5c)
+        this.at++ // an escape: the next byte is taken as it is
       else if (byte === 0x28) depth++
-      else if (byte === 0x29 && --depth === 0) return this.keepStrings ? { bytes: literalStringBytes(bytes.subarray(start + 1, this.at - 1)) } : ''
+      else if (byte === 0x29 && --depth === 0)
+        return this.keepStrings ? { bytes: literalStringBytes(bytes.subarray(start + 1, this.at - 1)) } : ''
     }
     return this.fail('unterminated string')
   }
@@ -282,8 +316,10 @@ export class ObjectReader {
   }
 }
 
-export const nameOf = (value: PdfValue | undefined) => (value && typeof value === 'object' && 'name' in value ? value.name : undefined)
-const asArray = (value: PdfValue | undefined): PdfValue[] => (Array.isArray(value) ? value : value === undefined || value === null ? [] : [value])
+export const nameOf = (value: PdfValue | undefined) =>
+  value && typeof value === 'object' && 'name' in value ? value.name : undefined
+const asArray = (value: PdfValue | undefined): PdfValue[] =>
+  Array.isArray(value) ? value : value === undefined || value === null ? [] : [value]
 
 /** Whether the bytes at `at` spell `word`. */
 export function spells(bytes: Uint8Array, at: number, word: string): boolean {
@@ -294,7 +330,10 @@ export function spells(bytes: Uint8Array, at: number, word: string): boolean {
 const digitsAt = (bytes: Uint8Array, start: number, end: number) => Number(latin1(bytes.subarray(start, end)))
 
 /** The object header (`N G obj`) whose `obj` is at `at`, or undefined. */
-function objectHeaderAt(bytes: Uint8Array, at: number): { body: number; object: number; generation: number } | undefined {
+function objectHeaderAt(
+  bytes: Uint8Array,
+  at: number,
+): { body: number; object: number; generation: number } | undefined {
   if (bytes[at] !== 0x6f || !spells(bytes, at, 'obj') || isRegular(bytes[at + 3])) return undefined
   // Backwards: white, generation digits, white, object digits.
   let i = at - 1
@@ -308,11 +347,18 @@ function objectHeaderAt(bytes: Uint8Array, at: number): { body: number; object: 
   const numberEnd = i + 1
   while (i >= 0 && isDigit(bytes[i])) i--
   if (i + 1 === numberEnd || isRegular(bytes[i])) return undefined
-  return { body: at + 3, object: digitsAt(bytes, i + 1, numberEnd), generation: digitsAt(bytes, generationStart, generationEnd) }
+  return {
+    body: at + 3,
+    object: digitsAt(bytes, i + 1, numberEnd),
+    generation: digitsAt(bytes, generationStart, generationEnd),
+  }
 }
 
 /** The object headers before `limit`, nearest first (lazily: most streams need only their own). */
-function* objectHeadersBefore(bytes: Uint8Array, limit: number): Generator<{ body: number; object: number; generation: number }> {
+function* objectHeadersBefore(
+  bytes: Uint8Array,
+  limit: number,
+): Generator<{ body: number; object: number; generation: number }> {
   for (let at = limit - 3; at >= 0; at--) {
     const header = objectHeaderAt(bytes, at)
     if (header) yield header
@@ -360,7 +406,10 @@ export class ObjectIndex {
     }
     const body = this.bodies.get(key)
     // PDFium may find it in an object stream this reader does not open: refused rather than left unmeasured.
-    if (body === undefined) throw new PdfStreamSyntaxError(`object ${value.ref[0]}, which a stream dictionary names, is not in the file's bytes`)
+    if (body === undefined)
+      throw new PdfStreamSyntaxError(
+        `object ${value.ref[0]}, which a stream dictionary names, is not in the file's bytes`,
+      )
     const { bytes } = this
     const end = Math.min(bytes.length, body + (this.options.maxObjectBytes ?? bytes.length))
     const reader = new ObjectReader(bytes, body, end, this.options.keepStrings)
@@ -371,7 +420,9 @@ export class ObjectIndex {
       this.parsedBytes += reader.at - body
     }
     if (this.parsedBytes > bytes.length + PARSE_SLACK_BYTES) {
-      throw new PdfStreamSyntaxError(`the objects its stream dictionaries name take more than ${bytes.length + PARSE_SLACK_BYTES} bytes to read (they overlap)`)
+      throw new PdfStreamSyntaxError(
+        `the objects its stream dictionaries name take more than ${bytes.length + PARSE_SLACK_BYTES} bytes to read (they overlap)`,
+      )
     }
     this.values.set(key, resolved)
     return resolved
@@ -379,7 +430,11 @@ export class ObjectIndex {
 }
 
 /** The dictionary that ends at `dictEnd` (just after its `>>`), read from the object header before it. */
-function streamDictionary(bytes: Uint8Array, dictEnd: number, work?: PdfScanWork): { dictionary: Map<string, PdfValue>; object: number; generation: number } | undefined {
+function streamDictionary(
+  bytes: Uint8Array,
+  dictEnd: number,
+  work?: PdfScanWork,
+): { dictionary: Map<string, PdfValue>; object: number; generation: number } | undefined {
   // The nearest header is the stream's own unless a string inside the dictionary spells one: a few are tried. A
   // dictionary that holds more headers than that is refused, so dictionaries nest at most 8 deep and all the
   // parsing here is within 8 × 8 times the file.
@@ -414,15 +469,23 @@ const MAX_GAP_BEFORE_ENDSTREAM = 4096
  */
 function lengthEnd(bytes: Uint8Array, start: number, length: PdfValue | undefined): number | 'unverified' | 'unknown' {
   if (length && typeof length === 'object' && 'ref' in length) return 'unknown'
-  if (typeof length !== 'number' || !Number.isInteger(length) || length < 0 || start + length >= bytes.length) return 'unverified'
-  const reader = new ObjectReader(bytes, start + length, Math.min(bytes.length, start + length + MAX_GAP_BEFORE_ENDSTREAM))
+  if (typeof length !== 'number' || !Number.isInteger(length) || length < 0 || start + length >= bytes.length)
+    return 'unverified'
+  const reader = new ObjectReader(
+    bytes,
+    start + length,
+    Math.min(bytes.length, start + length + MAX_GAP_BEFORE_ENDSTREAM),
+  )
   reader.skipWhite()
   if (reader.at === reader.end && reader.end < bytes.length) return 'unknown'
   return spells(bytes, reader.at, 'endstream') ? start + length : 'unverified'
 }
 
 /** Whether `word` at `at` stands alone: white space or the file's edge on both sides (PDFium's IsWholeWord). */
-const isWholeWord = (bytes: Uint8Array, at: number, word: string) => spells(bytes, at, word) && (at === 0 || isWhite(bytes[at - 1])) && (at + word.length === bytes.length || isWhite(bytes[at + word.length]))
+const isWholeWord = (bytes: Uint8Array, at: number, word: string) =>
+  spells(bytes, at, word) &&
+  (at === 0 || isWhite(bytes[at - 1])) &&
+  (at + word.length === bytes.length || isWhite(bytes[at + word.length]))
 
 /** Positions of every whole `endstream` and `endobj`, in order (found once: one pass over the file). */
 function endKeywords(bytes: Uint8Array): number[] {
@@ -500,14 +563,25 @@ export function* findPdfStreamsInSlices(fileBytes: () => Uint8Array, work?: PdfS
       keywords ??= endKeywords(bytes)
       const keyword = firstFrom(keywords, Math.min(...starts))
       // PDFium takes the end of line before the keyword off too: CR LF, else one CR or LF.
-      end = keyword === undefined ? at + 6 : keyword - (bytes[keyword - 2] === 0x0d && bytes[keyword - 1] === 0x0a ? 2 : bytes[keyword - 1] === 0x0d || bytes[keyword - 1] === 0x0a ? 1 : 0)
+      end =
+        keyword === undefined
+          ? at + 6
+          : keyword -
+            (bytes[keyword - 2] === 0x0d && bytes[keyword - 1] === 0x0a
+              ? 2
+              : bytes[keyword - 1] === 0x0d || bytes[keyword - 1] === 0x0a
+                ? 1
+                : 0)
     }
     const isImage = nameOf(dictionary.get('Subtype')) === 'Image'
     const type = nameOf(dictionary.get('Type'))
     const params = asArray(index.resolve(dictionary.get('DecodeParms')))
     const named = asArray(index.resolve(dictionary.get('Filter')))
     // One object may hold a long array that every stream names: never more than the limit is looked at.
-    if (named.length > MAX_FILTERS) throw new PdfStreamSyntaxError(`the stream at byte ${at} names ${named.length} filters; at most ${MAX_FILTERS} are read`)
+    if (named.length > MAX_FILTERS)
+      throw new PdfStreamSyntaxError(
+        `the stream at byte ${at} names ${named.length} filters; at most ${MAX_FILTERS} are read`,
+      )
     const chain = named.map((filter) => index.resolve(filter))
     const filters: string[] = []
     const earlyChange: number[] = []
@@ -530,7 +604,15 @@ export function* findPdfStreamsInSlices(fileBytes: () => Uint8Array, work?: PdfS
       filters.pop()
       earlyChange.pop()
     }
-    streams.push({ object, generation, starts: [...starts], end, filters, earlyChange, isStructure: type === 'ObjStm' || type === 'XRef' })
+    streams.push({
+      object,
+      generation,
+      starts: [...starts],
+      end,
+      filters,
+      earlyChange,
+      isStructure: type === 'ObjStm' || type === 'XRef',
+    })
   }
   ownWork.bytesParsed += index.parsedBytes
   return streams
@@ -648,7 +730,8 @@ function lzwSink(next: Sink, earlyChange: number): Sink {
       previous = -1
       return true
     }
-    if (value === 257 || (previous < 0 && value > 255) || value > nextCode || (value === nextCode && nextCode >= 4096)) return false
+    if (value === 257 || (previous < 0 && value > 255) || value > nextCode || (value === nextCode && nextCode >= 4096))
+      return false
     if (previous >= 0 && nextCode < 4096) {
       // KwKwK (the code being defined): the previous entry and its own first byte.
       let first = value < nextCode ? value : previous
@@ -829,7 +912,10 @@ export const WORK_BYTES_PER_TURN = 256 * 1024
 /** The next input piece: about OUTPUT_PIECE_BYTES of output at the rate the stream has shown so far. */
 function nextPieceBytes(inputBytes: number, outputBytes: number): number {
   if (outputBytes <= inputBytes) return INPUT_PIECE_BYTES
-  return Math.max(MIN_INPUT_PIECE_BYTES, Math.min(INPUT_PIECE_BYTES, Math.floor((OUTPUT_PIECE_BYTES * inputBytes) / outputBytes)))
+  return Math.max(
+    MIN_INPUT_PIECE_BYTES,
+    Math.min(INPUT_PIECE_BYTES, Math.floor((OUTPUT_PIECE_BYTES * inputBytes) / outputBytes)),
+  )
 }
 
 /**
@@ -870,7 +956,9 @@ export function* measurePdfStreams(
     // at once).
     let largest = 0
     let longest = 0
-    for (const [start, decryption] of stream.starts.flatMap((start) => readings.map((decryption) => [start, decryption] as const))) {
+    for (const [start, decryption] of stream.starts.flatMap((start) =>
+      readings.map((decryption) => [start, decryption] as const),
+    )) {
       // A zlib stream that does not start with a zlib header is refused by PDFium's inflate at once: so here.
       if (!decryption && stream.filters[0] === 'FlateDecode' && !isZlibHeader(bytes[start], bytes[start + 1])) continue
       const before = total.bytes
@@ -885,7 +973,9 @@ export function* measurePdfStreams(
         for (let at = start; at < stream.end && !sink.isDone; ) {
           const end = Math.min(stream.end, at + piece)
           if (fed + Math.max(longest, end - start) > maxFed) {
-            throw new PdfStreamSyntaxError(`its streams' data overlap: read as PDFium may read them, they run past ${maxFed} bytes in all (twice the file)`)
+            throw new PdfStreamSyntaxError(
+              `its streams' data overlap: read as PDFium may read them, they run past ${maxFed} bytes in all (twice the file)`,
+            )
           }
           if (scanWork) scanWork.bytesFed += end - at
           sink.write(bytes.subarray(at, end))
@@ -905,8 +995,17 @@ export function* measurePdfStreams(
       } catch (error) {
         if (!(error instanceof BudgetExceeded)) throw error
         const what = stream.object ? `object ${stream.object}'s stream` : 'a stream'
-        if (error.limit === 'stream') throw new PdfStreamTooLargeError(`${what} decodes to more than ${budget.maxStreamBytes} bytes`, 'stream', budget.maxStreamBytes)
-        throw new PdfStreamTooLargeError(`the PDF's streams decode to more than ${budget.maxTotalBytes} bytes`, 'document', budget.maxTotalBytes)
+        if (error.limit === 'stream')
+          throw new PdfStreamTooLargeError(
+            `${what} decodes to more than ${budget.maxStreamBytes} bytes`,
+            'stream',
+            budget.maxStreamBytes,
+          )
+        throw new PdfStreamTooLargeError(
+          `the PDF's streams decode to more than ${budget.maxTotalBytes} bytes`,
+          'document',
+          budget.maxTotalBytes,
+        )
       }
       largest = Math.max(largest, total.bytes - before)
       total.bytes = before

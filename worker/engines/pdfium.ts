@@ -210,7 +210,8 @@ export async function pdfiumHeapBytes(): Promise<number> {
 async function copyIntoHeap(module: PdfiumModule, source: PdfSource, pointer: number): Promise<void> {
   let offset = 0
   for await (const chunk of source.stream()) {
-    if (offset + chunk.byteLength > source.size) throw new PdfOpenError('the file is longer than its recorded size', false)
+    if (offset + chunk.byteLength > source.size)
+      throw new PdfOpenError('the file is longer than its recorded size', false)
     module.HEAPU8.set(chunk, pointer + offset) // HEAPU8 is read each time: a growing heap replaces the view
     offset += chunk.byteLength
   }
@@ -243,7 +244,9 @@ function imageHeapBytes(module: PdfiumModule, image: number, width: number, heig
   try {
     for (let i = 0; i < module._FPDFImageObj_GetImageFilterCount(image); i++) {
       const length = module._FPDFImageObj_GetImageFilter(image, i, name, 64)
-      filters.push(length > 0 && length <= 64 ? new TextDecoder().decode(module.HEAPU8.subarray(name, name + length - 1)) : '')
+      filters.push(
+        length > 0 && length <= 64 ? new TextDecoder().decode(module.HEAPU8.subarray(name, name + length - 1)) : '',
+      )
     }
   } finally {
     module.wasmExports.free(name)
@@ -267,7 +270,10 @@ function imageHeapBytes(module: PdfiumModule, image: number, width: number, heig
  * The largest image a page draws, its form XObjects included (PDFium decodes an image at full size), and the most
  * heap one of them needs to decode (imageHeapBytes).
  */
-function largestImage(module: PdfiumModule, page: number): { width: number; height: number; heapBytes: number; heapWidth: number; heapHeight: number } {
+function largestImage(
+  module: PdfiumModule,
+  page: number,
+): { width: number; height: number; heapBytes: number; heapWidth: number; heapHeight: number } {
   const largest = { width: 0, height: 0, heapBytes: 0, heapWidth: 0, heapHeight: 0 }
   const size = module.wasmExports.malloc(8)
   try {
@@ -275,7 +281,8 @@ function largestImage(module: PdfiumModule, page: number): { width: number; heig
       for (let i = 0; i < count; i++) {
         const object = objectAt(i)
         const type = module._FPDFPageObj_GetType(object)
-        if (type === FPDF_PAGEOBJ_FORM) visit(module._FPDFFormObj_CountObjects(object), (j) => module._FPDFFormObj_GetObject(object, j))
+        if (type === FPDF_PAGEOBJ_FORM)
+          visit(module._FPDFFormObj_CountObjects(object), (j) => module._FPDFFormObj_GetObject(object, j))
         else if (type === FPDF_PAGEOBJ_IMAGE && module._FPDFImageObj_GetImagePixelSize(object, size, size + 4)) {
           const width = module.HEAPU32[size / 4]!
           const height = module.HEAPU32[size / 4 + 1]!
@@ -323,7 +330,12 @@ function* renderStrips(module: PdfiumModule, page: number, window: PixelWindow, 
  * is done, fails, or the caller stops asking. `source.size` must already be within the caller's limit: it is the
  * one copy of the PDF in memory.
  */
-export async function* eachFromPdf<T>(source: PdfSource, password: string | undefined, use: (pdf: OpenPdf) => AsyncIterable<T>, limits: PdfLimits): AsyncGenerator<T> {
+export async function* eachFromPdf<T>(
+  source: PdfSource,
+  password: string | undefined,
+  use: (pdf: OpenPdf) => AsyncIterable<T>,
+  limits: PdfLimits,
+): AsyncGenerator<T> {
   const instance = instantiate()
   const module = await instance
   const data = module.wasmExports.malloc(Math.max(1, source.size))
@@ -338,7 +350,15 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     const fileBytes = () => module.HEAPU8.subarray(data, data + source.size)
     const streams = await inTurns(findPdfStreamsInSlices(fileBytes))
     const decryptions = await readDecryptions(fileBytes(), password)
-    const structureBytes = await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes }, 0, decryptions))
+    const structureBytes = await inTurns(
+      measurePdfStreams(
+        fileBytes,
+        streams.filter((stream) => stream.isStructure),
+        { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes },
+        0,
+        decryptions,
+      ),
+    )
     const passwordPointer = password ? cString(module, password) : 0
     document = module._FPDF_LoadMemDocument(data, source.size, passwordPointer)
     if (passwordPointer) module.wasmExports.free(passwordPointer)
@@ -349,7 +369,15 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     const loaded = document
     const pageCount = module._FPDF_GetPageCount(loaded)
     const maxTotalBytes = Math.max(limits.maxStreamBytes, pageCount * limits.streamBytesPerPage)
-    await inTurns(measurePdfStreams(fileBytes, streams.filter((stream) => !stream.isStructure), { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes }, structureBytes, decryptions))
+    await inTurns(
+      measurePdfStreams(
+        fileBytes,
+        streams.filter((stream) => !stream.isStructure),
+        { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes },
+        structureBytes,
+        decryptions,
+      ),
+    )
     const withPage = <R>(index: number, read: (page: number) => R): R => {
       const page = module._FPDF_LoadPage(loaded, index)
       if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
@@ -361,11 +389,20 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     }
     yield* use({
       pageCount,
-      pageSize: (index) => withPage(index, (page) => ({ width: module._FPDF_GetPageWidth(page), height: module._FPDF_GetPageHeight(page) })),
+      pageSize: (index) =>
+        withPage(index, (page) => ({
+          width: module._FPDF_GetPageWidth(page),
+          height: module._FPDF_GetPageHeight(page),
+        })),
       renderPage(index, scale, window) {
         const { width: points, height: pointsHigh } = this.pageSize(index)
         // Whole points first, as PDFium's own page.render() does (an A4 page at 150 dpi is 1239 × 1752).
-        const full = { left: 0, top: 0, width: Math.max(1, Math.floor(Math.floor(points) * scale)), height: Math.max(1, Math.floor(Math.floor(pointsHigh) * scale)) }
+        const full = {
+          left: 0,
+          top: 0,
+          width: Math.max(1, Math.floor(Math.floor(points) * scale)),
+          height: Math.max(1, Math.floor(Math.floor(pointsHigh) * scale)),
+        }
         // A window (a preview's cover crop) is all that is drawn: the limits apply to it.
         const area = window ?? full
         const { width, height } = area
@@ -381,8 +418,10 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
               if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
               try {
                 const image = largestImage(module, page)
-                if (image.width * image.height > limits.maxImagePixels) throw new PdfImageTooLargeError(index + 1, image.width, image.height)
-                if (image.heapBytes > IMAGE_HEAP_MAX_BYTES) throw new PdfImageTooLargeError(index + 1, image.heapWidth, image.heapHeight, image.heapBytes)
+                if (image.width * image.height > limits.maxImagePixels)
+                  throw new PdfImageTooLargeError(index + 1, image.width, image.height)
+                if (image.heapBytes > IMAGE_HEAP_MAX_BYTES)
+                  throw new PdfImageTooLargeError(index + 1, image.heapWidth, image.heapHeight, image.heapBytes)
                 yield* renderStrips(module, page, area, scale)
               } finally {
                 module._FPDF_ClosePage(page)
@@ -395,7 +434,13 @@ export async function* eachFromPdf<T>(source: PdfSource, password: string | unde
     })
   } catch (error) {
     // A password, format or size problem is the document's; anything else may have left the engine broken.
-    const isDocumentFault = [PdfOpenError, PdfImageTooLargeError, PdfPageTooLargeError, PdfStreamTooLargeError, PdfStreamSyntaxError].some((fault) => error instanceof fault)
+    const isDocumentFault = [
+      PdfOpenError,
+      PdfImageTooLargeError,
+      PdfPageTooLargeError,
+      PdfStreamTooLargeError,
+      PdfStreamSyntaxError,
+    ].some((fault) => error instanceof fault)
     if (!isDocumentFault) dropInstance(instance)
     throw error
   } finally {
@@ -419,7 +464,7 @@ async function readDecryptions(bytes: Uint8Array, password: string | undefined):
 /** UTF-16 text of a loaded page through PDFium's text page (FPDFText_GetText writes count + 1 code units). */
 function readPageText(module: PdfiumModule, page: number, maxChars: number): string {
   const textPage = module._FPDFText_LoadPage(page)
-  if (!textPage) throw new PdfOpenError('the page\'s text cannot be read', false)
+  if (!textPage) throw new PdfOpenError("the page's text cannot be read", false)
   try {
     const count = Math.min(module._FPDFText_CountChars(textPage), maxChars)
     if (count <= 0) return ''

@@ -19,7 +19,8 @@ export const BLOCK_BYTES = 512 * 1024
 const BLOCK_MIN_BYTES = 128 * 1024
 
 /** A body that breaks off (the client went away, or sent less than its Content-Length) is a client error. */
-const incomplete = (cause: unknown) => new ApiError('UPLOAD_INCOMPLETE', { message: 'the request body ended before its declared length', cause })
+const incomplete = (cause: unknown) =>
+  new ApiError('UPLOAD_INCOMPLETE', { message: 'the request body ended before its declared length', cause })
 
 /**
  * A request body as blocks of up to BLOCK_BYTES from two reused buffers. A stream without BYOB reads (one made
@@ -69,7 +70,10 @@ export function readRequestBody(body: ReadableStream<Uint8Array>): BlockSource {
 }
 
 /** A stream's chunks as they come (each is the caller's to keep); `describe` turns a failed read into the error heard. */
-export function readChunks(stream: ReadableStream<Uint8Array>, describe: (error: unknown) => unknown = (error) => error): BlockSource {
+export function readChunks(
+  stream: ReadableStream<Uint8Array>,
+  describe: (error: unknown) => unknown = (error) => error,
+): BlockSource {
   const reader = stream.getReader()
   let ended = false
   return {

@@ -9,7 +9,10 @@ import type { FileRow } from './records'
 /** RFC 6266: an ASCII fallback plus the exact UTF-8 name in filename*. */
 export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
   const fallback = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_')
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`)
+  const encoded = encodeURIComponent(name).replace(
+    /['()*]/g,
+    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`,
+  )
   return `${kind}; filename="${fallback}"; filename*=UTF-8''${encoded}`
 }
 
@@ -91,7 +94,12 @@ export function validatorsOf(file: FileRow): Validators {
   return { etag: `"${file.hash}"`, lastModifiedMs: Math.floor(file.updatedAt / 1000) * 1000 }
 }
 
-export async function streamDownload(bucket: R2Bucket, file: FileRow, request: Request, asAttachment: boolean): Promise<Response> {
+export async function streamDownload(
+  bucket: R2Bucket,
+  file: FileRow,
+  request: Request,
+  asAttachment: boolean,
+): Promise<Response> {
   const validators = validatorsOf(file)
   const headers = new Headers({
     'accept-ranges': 'bytes',
@@ -104,7 +112,9 @@ export async function streamDownload(bucket: R2Bucket, file: FileRow, request: R
     throw new ApiError('PRECONDITION_FAILED', { headers: Object.fromEntries(headers) })
   }
   if (outcome === 'not-modified') return new Response(null, { status: 304, headers })
-  const range = rangeStillValid(request.headers, validators) ? requestedRange(request.headers.get('range'), file.size) : undefined
+  const range = rangeStillValid(request.headers, validators)
+    ? requestedRange(request.headers.get('range'), file.size)
+    : undefined
   if (range === 'unsatisfiable') {
     throw new ApiError('RANGE_NOT_SATISFIABLE', { headers: { 'content-range': `bytes */${file.size}` } })
   }

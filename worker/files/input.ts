@@ -23,7 +23,10 @@ export function storedInput(bucket: R2Bucket, file: FileRow): ConversionInput {
       return readable
     },
     async bytes(maxBytes) {
-      if (file.size > maxBytes) throw new ConversionError(`"${file.name}" is ${file.size} bytes; this conversion takes at most ${maxBytes}`, { code: 'FILE_TOO_LARGE' })
+      if (file.size > maxBytes)
+        throw new ConversionError(`"${file.name}" is ${file.size} bytes; this conversion takes at most ${maxBytes}`, {
+          code: 'FILE_TOO_LARGE',
+        })
       return new Uint8Array(await (await open()).arrayBuffer())
     },
   }

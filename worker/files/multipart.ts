@@ -32,7 +32,11 @@ export function multipartBoundary(contentType: string | undefined): string | und
 
 function indexOf(haystack: Uint8Array, needle: Uint8Array, from = 0): number {
   const first = needle[0]!
-  for (let i = haystack.indexOf(first, from); i >= 0 && i <= haystack.length - needle.length; i = haystack.indexOf(first, i + 1)) {
+  for (
+    let i = haystack.indexOf(first, from);
+    i >= 0 && i <= haystack.length - needle.length;
+    i = haystack.indexOf(first, i + 1)
+  ) {
     let j = 1
     while (j < needle.length && haystack[i + j] === needle[j]) j++
     if (j === needle.length) return i
@@ -56,7 +60,11 @@ export function dispositionParam(header: string, name: string): string | undefin
  * Reads the body up to the part named `fieldName` and returns it as a stream. 400 for a body that is not
  * multipart, is malformed, or has no such part.
  */
-export async function readMultipartFile(body: ReadableStream<Uint8Array> | null, contentType: string | undefined, fieldName = 'file'): Promise<MultipartUpload> {
+export async function readMultipartFile(
+  body: ReadableStream<Uint8Array> | null,
+  contentType: string | undefined,
+  fieldName = 'file',
+): Promise<MultipartUpload> {
   const boundary = multipartBoundary(contentType)
   if (!boundary || !body) throw bad('expected a multipart/form-data body with the file in the field "file"')
   const source = readRequestBody(body)
@@ -106,12 +114,19 @@ export async function readMultipartFile(body: ReadableStream<Uint8Array> | null,
     }
     const headers = new TextDecoder().decode(buffer.subarray(0, headerEnd)).split('\r\n').slice(1)
     buffer = buffer.subarray(headerEnd + 4)
-    const header = (name: string) => headers.find((line) => line.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim()
+    const header = (name: string) =>
+      headers
+        .find((line) => line.toLowerCase().startsWith(`${name}:`))
+        ?.slice(name.length + 1)
+        .trim()
     const disposition = header('content-disposition') ?? ''
     const name = dispositionParam(disposition, 'name')
     const filename = dispositionParam(disposition, 'filename')
     if (name === fieldName && filename !== undefined) {
-      return { fields, file: { filename, contentType: header('content-type') ?? 'application/octet-stream', blocks: partBlocks() } }
+      return {
+        fields,
+        file: { filename, contentType: header('content-type') ?? 'application/octet-stream', blocks: partBlocks() },
+      }
     }
     const value = await skipToDelimiter(FIELDS_MAX_BYTES - fieldBytes)
     fieldBytes += value.length

@@ -7,7 +7,9 @@ import type { FileRow } from './records'
 
 /** The name without its extension, when it ends with it (a name the owner changed may not). */
 export function nameWithoutExtension(name: string, extension: string): string {
-  return extension && name.toLowerCase().endsWith(extension.toLowerCase()) && name.length > extension.length ? name.slice(0, -extension.length) : name
+  return extension && name.toLowerCase().endsWith(extension.toLowerCase()) && name.length > extension.length
+    ? name.slice(0, -extension.length)
+    : name
 }
 
 /** The name to offer a download under: the record's name, with its extension when the name lacks it. */

@@ -12,7 +12,12 @@ export function readObject(bucket: R2Bucket, key: string): Promise<R2ObjectBody 
 }
 
 /** Writes a small object whose bytes are all in hand (a preview). */
-export async function writeObject(bucket: R2Bucket, key: string, bytes: Uint8Array, contentType: string): Promise<void> {
+export async function writeObject(
+  bucket: R2Bucket,
+  key: string,
+  bytes: Uint8Array,
+  contentType: string,
+): Promise<void> {
   await bucket.put(key, bytes, { httpMetadata: { contentType } })
 }
 
@@ -54,12 +59,23 @@ async function recordPendingDeletes(db: Database, keys: readonly string[], cause
       db
         .insert(pendingDeletes)
         .values(batch.map((key) => ({ key, attempts: 1, createdAt: now, error })))
-        .onConflictDoUpdate({ target: pendingDeletes.key, set: { attempts: sql`${pendingDeletes.attempts} + 1`, error: sql`excluded.error` } }),
+        .onConflictDoUpdate({
+          target: pendingDeletes.key,
+          set: { attempts: sql`${pendingDeletes.attempts} + 1`, error: sql`excluded.error` },
+        }),
     )
     await db.batch(inserts as [(typeof inserts)[number], ...typeof inserts])
   } catch (recordError) {
     // Nowhere left to remember them: the log is the last record of these keys.
-    console.error(JSON.stringify({ level: 'error', message: 'objects left undeleted', keys, error, recordError: describeError(recordError) }))
+    console.error(
+      JSON.stringify({
+        level: 'error',
+        message: 'objects left undeleted',
+        keys,
+        error,
+        recordError: describeError(recordError),
+      }),
+    )
   }
 }
 
@@ -72,7 +88,11 @@ export function forgetPendingDelete(db: Database, key: string) {
  * The scheduled sweep: deletes the keys that failed before, except any a record points at again (a conversion
  * output's key is the same for every delivery of its step). Answers how many were deleted.
  */
-export async function retryPendingDeletes(db: Database, bucket: R2Bucket, limit = 5 * R2_DELETE_MAX_KEYS): Promise<number> {
+export async function retryPendingDeletes(
+  db: Database,
+  bucket: R2Bucket,
+  limit = 5 * R2_DELETE_MAX_KEYS,
+): Promise<number> {
   const pending = await db.all<{ key: string; is_referenced: number }>(sql`
     SELECT key, EXISTS (SELECT 1 FROM files WHERE files.key = pending_deletes.key) AS is_referenced
     FROM pending_deletes ORDER BY created_at LIMIT ${limit}`)

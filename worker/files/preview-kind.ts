@@ -4,9 +4,21 @@ import { converterForFile } from '../converters/registry'
 
 export type PreviewKind = 'image' | 'pdf' | 'office' | 'text'
 
-const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/bmp', 'image/tiff', 'image/avif'])
+const IMAGE_TYPES = new Set([
+  'image/jpeg',
+  'image/png',
+  'image/webp',
+  'image/gif',
+  'image/bmp',
+  'image/tiff',
+  'image/avif',
+])
 
-export function previewKind(file: { readonly name: string; readonly extension: string; readonly contentType: string }): PreviewKind | undefined {
+export function previewKind(file: {
+  readonly name: string
+  readonly extension: string
+  readonly contentType: string
+}): PreviewKind | undefined {
   if (file.contentType === 'application/pdf') return 'pdf'
   if (IMAGE_TYPES.has(file.contentType)) return 'image'
   const { converter } = converterForFile(file)

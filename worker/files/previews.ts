@@ -22,19 +22,30 @@ export function previewKey(file: Pick<FileRow, 'userId' | 'id' | 'hash'>, varian
 }
 
 /** The preview's row under `key`, whatever its state. */
-export async function findPreview(db: Database, file: Pick<FileRow, 'id'>, key: string): Promise<PreviewRow | undefined> {
+export async function findPreview(
+  db: Database,
+  file: Pick<FileRow, 'id'>,
+  key: string,
+): Promise<PreviewRow | undefined> {
   return db.query.previews.findFirst({ where: and(eq(previews.fileId, file.id), eq(previews.key, key)) })
 }
 
 /** SQL: the file still exists and holds the content the preview shows. */
-const currentContent = (file: Pick<FileRow, 'id' | 'hash'>) => sql`EXISTS (SELECT 1 FROM files WHERE id = ${file.id} AND hash = ${file.hash})`
+const currentContent = (file: Pick<FileRow, 'id' | 'hash'>) =>
+  sql`EXISTS (SELECT 1 FROM files WHERE id = ${file.id} AND hash = ${file.hash})`
 
 /**
  * Writes the row `queued` while the file still holds this content and its owner has fewer than `maxQueued`
  * drawings queued (checked in the same statement, so requests at once cannot pass it together); answers whether
  * this call wrote it (the caller then sends the drawing to the queue). A row already there is left.
  */
-export async function queuePreview(db: Database, file: Pick<FileRow, 'id' | 'userId' | 'hash'>, key: string, now = Date.now(), maxQueued = Number.MAX_SAFE_INTEGER): Promise<boolean> {
+export async function queuePreview(
+  db: Database,
+  file: Pick<FileRow, 'id' | 'userId' | 'hash'>,
+  key: string,
+  now = Date.now(),
+  maxQueued = Number.MAX_SAFE_INTEGER,
+): Promise<boolean> {
   const result = await db.run(sql`
     INSERT INTO previews (file_id, user_id, key, size, status, created_at, updated_at)
     SELECT ${file.id}, ${file.userId}, ${key}, 0, 'queued', ${now}, ${now}
@@ -46,7 +57,10 @@ export async function queuePreview(db: Database, file: Pick<FileRow, 'id' | 'use
 
 /** How many of the user's previews are queued (asked for, not drawn yet). */
 export async function queuedPreviews(db: Database, userId: string): Promise<number> {
-  const [row] = await db.select({ n: sql<number>`count(*)` }).from(previews).where(and(eq(previews.userId, userId), eq(previews.status, 'queued')))
+  const [row] = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(previews)
+    .where(and(eq(previews.userId, userId), eq(previews.status, 'queued')))
   return row?.n ?? 0
 }
 
@@ -58,21 +72,41 @@ export async function requeuePreview(db: Database, seen: PreviewRow, now = Date.
   const rows = await db
     .update(previews)
     .set({ status: 'queued', error: null, errorCode: null, errorStatus: null, size: 0, updatedAt: now })
-    .where(and(eq(previews.fileId, seen.fileId), eq(previews.key, seen.key), eq(previews.status, seen.status), eq(previews.updatedAt, seen.updatedAt)))
+    .where(
+      and(
+        eq(previews.fileId, seen.fileId),
+        eq(previews.key, seen.key),
+        eq(previews.status, seen.status),
+        eq(previews.updatedAt, seen.updatedAt),
+      ),
+    )
     .returning({ key: previews.key })
   return rows.length > 0
 }
 
 /** Forgets a queued row whose drawing could not be sent (the next request queues it again). */
 export async function unqueuePreview(db: Database, file: Pick<FileRow, 'id'>, key: string): Promise<void> {
-  await db.delete(previews).where(and(eq(previews.fileId, file.id), eq(previews.key, key), eq(previews.status, 'queued')))
+  await db
+    .delete(previews)
+    .where(and(eq(previews.fileId, file.id), eq(previews.key, key), eq(previews.status, 'queued')))
 }
 
 /** A queued drawing's failure, with the code its conversion answers; false when the row is gone or settled. */
-export async function failPreview(db: Database, file: Pick<FileRow, 'id'>, key: string, reason: { message: string; code: ErrorCode }): Promise<boolean> {
+export async function failPreview(
+  db: Database,
+  file: Pick<FileRow, 'id'>,
+  key: string,
+  reason: { message: string; code: ErrorCode },
+): Promise<boolean> {
   const rows = await db
     .update(previews)
-    .set({ status: 'failed', error: reason.message, errorCode: reason.code, errorStatus: ERRORS[reason.code].status, updatedAt: Date.now() })
+    .set({
+      status: 'failed',
+      error: reason.message,
+      errorCode: reason.code,
+      errorStatus: ERRORS[reason.code].status,
+      updatedAt: Date.now(),
+    })
     .where(and(eq(previews.fileId, file.id), eq(previews.key, key), eq(previews.status, 'queued')))
     .returning({ key: previews.key })
   return rows.length > 0
@@ -84,7 +118,13 @@ export async function failPreview(db: Database, file: Pick<FileRow, 'id'>, key: 
  * while its file was deleted or replaced (the row went with it) is removed again (answers false) instead of being
  * left behind.
  */
-export async function storePreview(deps: { db: Database; bucket: R2Bucket; config: Config }, file: FileRow, key: string, bytes: Uint8Array, contentType: string): Promise<boolean> {
+export async function storePreview(
+  deps: { db: Database; bucket: R2Bucket; config: Config },
+  file: FileRow,
+  key: string,
+  bytes: Uint8Array,
+  contentType: string,
+): Promise<boolean> {
   // Reserved before the object is written, like every other writer of the user's bytes (worker/files/quota.ts).
   const hold = await holdQuota(deps.db, deps.config.FILES_QUOTA_BYTES, file.userId, { bytes: bytes.byteLength })
   let stored: boolean
@@ -93,8 +133,17 @@ export async function storePreview(deps: { db: Database; bucket: R2Bucket; confi
     const [updated] = await deps.db.batch([
       deps.db
         .update(previews)
-        .set({ status: 'ready', size: bytes.byteLength, error: null, errorCode: null, errorStatus: null, updatedAt: Date.now() })
-        .where(and(eq(previews.fileId, file.id), eq(previews.key, key), eq(previews.status, 'queued'), currentContent(file)))
+        .set({
+          status: 'ready',
+          size: bytes.byteLength,
+          error: null,
+          errorCode: null,
+          errorStatus: null,
+          updatedAt: Date.now(),
+        })
+        .where(
+          and(eq(previews.fileId, file.id), eq(previews.key, key), eq(previews.status, 'queued'), currentContent(file)),
+        )
         .returning({ key: previews.key }),
       // The bytes count through the row from here, in the same transaction.
       hold.commit(),
@@ -120,7 +169,12 @@ export async function storePreview(deps: { db: Database; bucket: R2Bucket; confi
  * anyway) and queued rows whose drawing has waited longer than `queuedTtlMs` (its messages ran out). Neither has an
  * object: only a ready row does (storePreview).
  */
-export async function sweepPreviewRows(db: Database, config: Pick<Config, 'PREVIEW_FAILURE_TTL'>, now = Date.now(), queuedTtlMs = 24 * 60 * 60 * 1000): Promise<number> {
+export async function sweepPreviewRows(
+  db: Database,
+  config: Pick<Config, 'PREVIEW_FAILURE_TTL'>,
+  now = Date.now(),
+  queuedTtlMs = 24 * 60 * 60 * 1000,
+): Promise<number> {
   const rows = await db
     .delete(previews)
     .where(

@@ -60,13 +60,27 @@ function usedSql(userId: string, now: number, exceptId: string) {
 }
 
 /** What the user has stored and reserved, less `reclaimBytes`, not counting reservation `exceptId`. */
-export async function usedBytes(db: Database, userId: string, options: { exceptId?: string; reclaimBytes?: number } = {}): Promise<number> {
-  const [row] = await db.all<{ used: number }>(sql`SELECT ${usedSql(userId, Date.now(), options.exceptId ?? '')} AS used`)
+export async function usedBytes(
+  db: Database,
+  userId: string,
+  options: { exceptId?: string; reclaimBytes?: number } = {},
+): Promise<number> {
+  const [row] = await db.all<{ used: number }>(
+    sql`SELECT ${usedSql(userId, Date.now(), options.exceptId ?? '')} AS used`,
+  )
   return Math.max(0, Number(row?.used ?? 0) - (options.reclaimBytes ?? 0))
 }
 
 /** Sets reservation `id` to `bytes` if the user's usage leaves room for them: one statement, so atomic. */
-async function tryReserve(db: Database, quota: number, userId: string, id: string, bytes: number, reclaimBytes: number, ttlMs: number): Promise<boolean> {
+async function tryReserve(
+  db: Database,
+  quota: number,
+  userId: string,
+  id: string,
+  bytes: number,
+  reclaimBytes: number,
+  ttlMs: number,
+): Promise<boolean> {
   const now = Date.now()
   const rows = await db.all<{ id: string }>(sql`
     INSERT INTO storage_reservations (id, user_id, bytes, expires_at)
@@ -86,12 +100,18 @@ export async function releaseQuota(db: Database, id: string): Promise<void> {
 }
 
 /** Reserves `options.bytes` for the user (413 when the quota has no room) and answers the hold to grow and end. */
-export async function holdQuota(db: Database, quotaBytes: number, userId: string, options: HoldOptions = {}): Promise<QuotaHold> {
+export async function holdQuota(
+  db: Database,
+  quotaBytes: number,
+  userId: string,
+  options: HoldOptions = {},
+): Promise<QuotaHold> {
   const id = options.id ?? newId()
   const reclaimBytes = options.reclaimBytes ?? 0
   const ttlMs = options.ttlMs ?? HOUR_MS
   let reserved = 0
-  const exceeded = async (size?: number) => quotaExceeded(await usedBytes(db, userId, { exceptId: id, reclaimBytes }), quotaBytes, size)
+  const exceeded = async (size?: number) =>
+    quotaExceeded(await usedBytes(db, userId, { exceptId: id, reclaimBytes }), quotaBytes, size)
   const reserve = async (bytes: number) => {
     if (!(await tryReserve(db, quotaBytes, userId, id, bytes, reclaimBytes, ttlMs))) return false
     reserved = bytes
@@ -116,6 +136,9 @@ export async function holdQuota(db: Database, quotaBytes: number, userId: string
 
 /** The scheduled sweep: reservations whose holder died (they stopped counting at expiry) are removed. */
 export async function sweepExpiredReservations(db: Database, now = Date.now()): Promise<number> {
-  const removed = await db.delete(storageReservations).where(lte(storageReservations.expiresAt, now)).returning({ id: storageReservations.id })
+  const removed = await db
+    .delete(storageReservations)
+    .where(lte(storageReservations.expiresAt, now))
+    .returning({ id: storageReservations.id })
   return removed.length
 }

@@ -19,20 +19,30 @@ export const FileResponseSchema = z
     _id: z.string(),
     name: z.string().openapi({
       example: 'Q3 (1 of 5)',
-      description: 'the file name; converted files are named "<name> (<n> of <m>)" after the uploaded file, without extension (downloads add it)',
+      description:
+        'the file name; converted files are named "<name> (<n> of <m>)" after the uploaded file, without extension (downloads add it)',
     }),
     extension: z.string().openapi({ example: '.png' }),
     content_type: z.string(),
     size: z.number().int(),
     url: z.string().openapi({ description: 'download URL with a signed token, valid for FILES_URL_TTL' }),
-    preview_url: z.string().nullable().openapi({ description: 'preview URL (GET /files/:id/preview) with the same signed token; null for kinds without previews (audio)' }),
+    preview_url: z.string().nullable().openapi({
+      description:
+        'preview URL (GET /files/:id/preview) with the same signed token; null for kinds without previews (audio)',
+    }),
     parent_file: z.string().nullable(),
     hash: z.string().openapi({ description: 'SHA-256 of the bytes, hex' }),
     prefix: z.string(),
     file_modified_at: z.string().nullable(),
-    part_index: z.number().int().nullable().openapi({ description: 'converted files: 0-based position among the outputs of their step' }),
+    part_index: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'converted files: 0-based position among the outputs of their step' }),
     part_total: z.number().int().nullable(),
-    metadata: z.record(z.string(), z.unknown()).openapi({ description: 'facts about the content: page_count, width, height, …' }),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .openapi({ description: 'facts about the content: page_count, width, height, …' }),
     job_id: z.string().nullable(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -40,7 +50,6 @@ export const FileResponseSchema = z
   .openapi('File')
 
 export type FileResponse = z.infer<typeof FileResponseSchema>
-
 
 /** What a file's `url` is made of: the API's origin and the owner's security stamp (which the signature covers). */
 export interface FileLinks {
@@ -100,7 +109,10 @@ export async function findFileOf(db: Database, userId: string, id: string): Prom
  * converter's output, an Office document's PDF): a step's `output_ids` names both.
  */
 export function madeOrReusedBy(jobIds: SQL): SQL {
-  return or(inArray(files.jobId, jobIds), sql`${files.id} IN (SELECT value FROM job_steps, json_each(job_steps.output_ids) WHERE job_steps.job_id IN ${jobIds})`)!
+  return or(
+    inArray(files.jobId, jobIds),
+    sql`${files.id} IN (SELECT value FROM job_steps, json_each(job_steps.output_ids) WHERE job_steps.job_id IN ${jobIds})`,
+  )!
 }
 
 /** The files a conversion job made, and those its steps took from an earlier job. */
@@ -129,7 +141,11 @@ export function newestOutputOfSteps(db: Database, userId: string, parentId: stri
 
 /** The caller's file, as a query a route can batch with others (ownedFile turns its rows into the row or a 404). */
 export function ownedFileQuery(db: Database, userId: string, id: string) {
-  return db.select().from(files).where(and(eq(files.id, id), eq(files.userId, userId))).limit(1)
+  return db
+    .select()
+    .from(files)
+    .where(and(eq(files.id, id), eq(files.userId, userId)))
+    .limit(1)
 }
 
 export function ownedFile(rows: FileRow[]): FileRow {
@@ -178,7 +194,11 @@ export function filesPage(rows: FileRow[], limit: number): { rows: FileRow[]; ne
   return { rows: page, next: rows.length > limit ? page.at(-1)!.id : undefined }
 }
 
-export async function listFiles(db: Database, userId: string, query: FileListQuery): Promise<{ rows: FileRow[]; next?: string }> {
+export async function listFiles(
+  db: Database,
+  userId: string,
+  query: FileListQuery,
+): Promise<{ rows: FileRow[]; next?: string }> {
   return filesPage(await listFilesQuery(db, userId, query), query.limit)
 }
 
@@ -243,7 +263,11 @@ export function deletePreviewsOfReplaced(db: Database, row: FileRow, newKey: str
 }
 
 /** The file and every file converted from it, at any depth. */
-export async function fileTree(db: Database, userId: string, rootId: string): Promise<Array<{ id: string; key: string; size: number }>> {
+export async function fileTree(
+  db: Database,
+  userId: string,
+  rootId: string,
+): Promise<Array<{ id: string; key: string; size: number }>> {
   return db.all<{ id: string; key: string; size: number }>(sql`
     ${treeOf(userId, rootId)}
     SELECT files.id AS id, files.key AS key, files.size AS size FROM files JOIN tree ON files.id = tree.id`)
@@ -256,13 +280,17 @@ export async function findFileById(db: Database, id: string): Promise<FileRow | 
 
 /** Adds facts about the content (page_count, …) to a file's metadata. */
 export async function mergeFileMetadata(db: Database, row: FileRow, metadata: Record<string, unknown>): Promise<void> {
-  await db.update(files).set({ metadata: { ...row.metadata, ...metadata } }).where(eq(files.id, row.id))
+  await db
+    .update(files)
+    .set({ metadata: { ...row.metadata, ...metadata } })
+    .where(eq(files.id, row.id))
 }
 
 const inIdBatches = (db: Database, ids: readonly string[]) => {
   // D1 binds at most 100 parameters a statement.
   const statements = []
-  for (let start = 0; start < ids.length; start += 90) statements.push(db.delete(files).where(inArray(files.id, ids.slice(start, start + 90))))
+  for (let start = 0; start < ids.length; start += 90)
+    statements.push(db.delete(files).where(inArray(files.id, ids.slice(start, start + 90))))
   return statements
 }
 
@@ -270,17 +298,28 @@ const inIdBatches = (db: Database, ids: readonly string[]) => {
  * Deletes records first, then bytes: a failure between the two leaves unreachable bytes (recorded in
  * pending_deletes and swept), never a record whose bytes are gone.
  */
-export async function deleteFiles(db: Database, bucket: R2Bucket, doomed: ReadonlyArray<{ id: string; key: string }>): Promise<void> {
+export async function deleteFiles(
+  db: Database,
+  bucket: R2Bucket,
+  doomed: ReadonlyArray<{ id: string; key: string }>,
+): Promise<void> {
   if (doomed.length === 0) return
   // One batch is one transaction: all the records and their previews go, or none.
   const ids = doomed.map((file) => file.id)
   const previewDeletes = []
   for (let start = 0; start < ids.length; start += 90) {
-    previewDeletes.push(db.delete(previews).where(inArray(previews.fileId, ids.slice(start, start + 90))).returning({ key: previews.key }))
+    previewDeletes.push(
+      db
+        .delete(previews)
+        .where(inArray(previews.fileId, ids.slice(start, start + 90)))
+        .returning({ key: previews.key }),
+    )
   }
   const statements = inIdBatches(db, ids)
   const results = await db.batch([...previewDeletes, ...statements] as unknown as [(typeof previewDeletes)[number]])
-  const previewKeys = (results as unknown[]).slice(0, previewDeletes.length).flatMap((rows) => (rows as Array<{ key: string }>).map((row) => row.key))
+  const previewKeys = (results as unknown[])
+    .slice(0, previewDeletes.length)
+    .flatMap((rows) => (rows as Array<{ key: string }>).map((row) => row.key))
   await deleteObjects(db, bucket, [...doomed.map((file) => file.key), ...previewKeys])
 }
 
@@ -288,12 +327,28 @@ export async function deleteFiles(db: Database, bucket: R2Bucket, doomed: Readon
  * What any delivery of a conversion step stored: records by origin key (`<step id>:<index>`), objects by key
  * prefix (which also finds an object whose record was never written). Removed when the step fails for good.
  */
-export async function deleteStepOutputs(db: Database, bucket: R2Bucket, stepId: string, keyPrefix: string | undefined): Promise<void> {
-  const records = await db.query.files.findMany({ columns: { id: true, key: true }, where: like(files.originKey, `${stepId}:%`) })
+export async function deleteStepOutputs(
+  db: Database,
+  bucket: R2Bucket,
+  stepId: string,
+  keyPrefix: string | undefined,
+): Promise<void> {
+  const records = await db.query.files.findMany({
+    columns: { id: true, key: true },
+    where: like(files.originKey, `${stepId}:%`),
+  })
   await deleteFiles(db, bucket, records)
   if (keyPrefix === undefined) return
-  for (let listed = await bucket.list({ prefix: keyPrefix }); listed.objects.length > 0; listed = await bucket.list({ prefix: keyPrefix })) {
-    await deleteObjects(db, bucket, listed.objects.map((object) => object.key))
+  for (
+    let listed = await bucket.list({ prefix: keyPrefix });
+    listed.objects.length > 0;
+    listed = await bucket.list({ prefix: keyPrefix })
+  ) {
+    await deleteObjects(
+      db,
+      bucket,
+      listed.objects.map((object) => object.key),
+    )
     if (!listed.truncated) break
   }
 }
@@ -302,7 +357,12 @@ export async function deleteStepOutputs(db: Database, bucket: R2Bucket, stepId: 
  * A user's account deletion: every file record goes in the same D1 batch as `alongside` (the user row, their
  * records), then the bytes. Answers what the statements of `alongside` answered.
  */
-export async function deleteUserFiles<T extends BatchItem<'sqlite'>>(db: Database, bucket: R2Bucket, userId: string, alongside: readonly T[]): Promise<unknown[]> {
+export async function deleteUserFiles<T extends BatchItem<'sqlite'>>(
+  db: Database,
+  bucket: R2Bucket,
+  userId: string,
+  alongside: readonly T[],
+): Promise<unknown[]> {
   const ofUser = sql`${previews.fileId} IN (SELECT id FROM files WHERE user_id = ${userId})`
   // One round trip: the rows go and answer their keys (the previews first: their keys are not derived from the files').
   const [previewKeys, keys, ...results] = await db.batch([
@@ -310,7 +370,11 @@ export async function deleteUserFiles<T extends BatchItem<'sqlite'>>(db: Databas
     db.delete(files).where(eq(files.userId, userId)).returning({ key: files.key }),
     ...alongside,
   ])
-  await deleteObjects(db, bucket, [...keys, ...previewKeys].map((row) => row.key))
+  await deleteObjects(
+    db,
+    bucket,
+    [...keys, ...previewKeys].map((row) => row.key),
+  )
   return results
 }
 
@@ -321,7 +385,8 @@ export async function deleteUserFiles<T extends BatchItem<'sqlite'>>(db: Databas
  */
 export async function deleteFileTree(db: Database, bucket: R2Bucket, userId: string, id: string): Promise<string[]> {
   // The tree's previews first, in the same transaction (their keys are not derived from the files' keys).
-  const inTree = (column: typeof files.id | typeof previews.fileId) => sql`${column} IN (${treeOf(userId, id)} SELECT id FROM tree)`
+  const inTree = (column: typeof files.id | typeof previews.fileId) =>
+    sql`${column} IN (${treeOf(userId, id)} SELECT id FROM tree)`
   const [previewed, doomed] = await db.batch([
     db.delete(previews).where(inTree(previews.fileId)).returning({ key: previews.key }),
     db.delete(files).where(inTree(files.id)).returning({ id: files.id, key: files.key }),

@@ -51,16 +51,22 @@ export interface UploadStart {
 
 export const uploadNotFound = () => new ApiError('UPLOAD_NOT_FOUND')
 const completedMeanwhile = () => new ApiError('UPLOAD_COMPLETED')
-const offsetMismatch = (message: string, offset: number) => new ApiError('UPLOAD_OFFSET_MISMATCH', { message, details: { offset } })
-const invalid = (message: string, details?: Record<string, unknown>) => new ApiError('VALIDATION_FAILED', { message, details })
-const unequalPart = (message: string, partBytes: number) => new ApiError('PART_SIZE_MISMATCH', { message, details: { part_bytes: partBytes } })
+const offsetMismatch = (message: string, offset: number) =>
+  new ApiError('UPLOAD_OFFSET_MISMATCH', { message, details: { offset } })
+const invalid = (message: string, details?: Record<string, unknown>) =>
+  new ApiError('VALIDATION_FAILED', { message, details })
+const unequalPart = (message: string, partBytes: number) =>
+  new ApiError('PART_SIZE_MISMATCH', { message, details: { part_bytes: partBytes } })
 const incomplete = (message: string) => new ApiError('UPLOAD_INCOMPLETE', { message })
 
 /** The resumable size limit (FILES_MAX_RESUMABLE_BYTES) for an upload that has (or would have) `totalBytes`. */
 function checkResumableTotal(config: Config, totalBytes: number | undefined) {
   const maxBytes = config.FILES_MAX_RESUMABLE_BYTES
   if (totalBytes !== undefined && totalBytes > maxBytes) {
-    throw new ApiError('FILE_TOO_LARGE', { message: `the upload would have ${totalBytes} bytes; a resumable upload may have at most ${maxBytes}`, details: { max_bytes: maxBytes } })
+    throw new ApiError('FILE_TOO_LARGE', {
+      message: `the upload would have ${totalBytes} bytes; a resumable upload may have at most ${maxBytes}`,
+      details: { max_bytes: maxBytes },
+    })
   }
 }
 
@@ -71,7 +77,11 @@ function checkResumableTotal(config: Config, totalBytes: number | undefined) {
  */
 async function holdUploadQuota(deps: UploadDeps, upload: Pick<UploadRow, 'id' | 'userId' | 'length'>, bytes?: number) {
   const reserve = upload.length ?? bytes
-  await holdQuota(deps.db, deps.config.FILES_QUOTA_BYTES, upload.userId, { id: upload.id, bytes: reserve === undefined ? undefined : Math.max(1, reserve), ttlMs: ttlMs(deps.config) })
+  await holdQuota(deps.db, deps.config.FILES_QUOTA_BYTES, upload.userId, {
+    id: upload.id,
+    bytes: reserve === undefined ? undefined : Math.max(1, reserve),
+    ttlMs: ttlMs(deps.config),
+  })
 }
 
 /** The part size of a tus upload of `length` bytes: the default, or whole MiBs large enough to stay in the part budget. */
@@ -82,10 +92,16 @@ export function tusPartBytes(length: number, defaultPartBytes = DEFAULT_PART_BYT
 function checkPartBytes(config: Config, partBytes: number, size: number | undefined) {
   const max = config.FILES_MAX_PART_BYTES
   if (!Number.isInteger(partBytes) || partBytes < MIN_PART_BYTES || partBytes > max) {
-    throw invalid(`part_bytes must be a whole number from ${MIN_PART_BYTES} to ${max} (FILES_MAX_PART_BYTES)`, { min_part_bytes: MIN_PART_BYTES, max_part_bytes: max })
+    throw invalid(`part_bytes must be a whole number from ${MIN_PART_BYTES} to ${max} (FILES_MAX_PART_BYTES)`, {
+      min_part_bytes: MIN_PART_BYTES,
+      max_part_bytes: max,
+    })
   }
   if (size !== undefined && Math.ceil(size / partBytes) > MAX_PARTS) {
-    throw invalid(`${size} bytes in parts of ${partBytes} would take more than ${MAX_PARTS} parts; choose a larger part_bytes`, { part_bytes: partBytes, max_parts: MAX_PARTS })
+    throw invalid(
+      `${size} bytes in parts of ${partBytes} would take more than ${MAX_PARTS} parts; choose a larger part_bytes`,
+      { part_bytes: partBytes, max_parts: MAX_PARTS },
+    )
   }
 }
 
@@ -93,7 +109,11 @@ const ttlMs = (config: Config) => config.FILES_UPLOAD_TTL * 1000
 
 /** The caller's upload as a query a route can batch (ownedUpload turns its rows into the upload or a 404). */
 export function ownedUploadQuery(db: Database, userId: string, id: string) {
-  return db.select().from(uploads).where(and(eq(uploads.id, id), eq(uploads.userId, userId))).limit(1)
+  return db
+    .select()
+    .from(uploads)
+    .where(and(eq(uploads.id, id), eq(uploads.userId, userId)))
+    .limit(1)
 }
 
 export function ownedUpload(rows: UploadRow[], now = Date.now()): UploadRow {
@@ -109,7 +129,10 @@ export function ownedUpload(rows: UploadRow[], now = Date.now()): UploadRow {
  * (409: tus's offset conflict, or UPLOAD_COMPLETED for the parts API), or moved on by another PATCH (409).
  * Undefined when the upload is as this request found it: the failure is its own.
  */
-export async function raceOutcome(deps: Pick<UploadDeps, 'db' | 'bucket'>, upload: UploadRow): Promise<ApiError | undefined> {
+export async function raceOutcome(
+  deps: Pick<UploadDeps, 'db' | 'bucket'>,
+  upload: UploadRow,
+): Promise<ApiError | undefined> {
   const [current, file] = await Promise.all([
     deps.db.query.uploads.findFirst({ where: eq(uploads.id, upload.id) }),
     // A completed upload's file record has the upload's id.
@@ -117,7 +140,8 @@ export async function raceOutcome(deps: Pick<UploadDeps, 'db' | 'bucket'>, uploa
   ])
   if (upload.protocol === 'tus' && current) {
     if (current.fileId) return offsetMismatch('the upload is complete', current.offset)
-    if (current.offset !== upload.offset) return offsetMismatch('another request changed the upload meanwhile; ask HEAD for its offset', current.offset)
+    if (current.offset !== upload.offset)
+      return offsetMismatch('another request changed the upload meanwhile; ask HEAD for its offset', current.offset)
   }
   if (file) return completedMeanwhile()
   if (!current) return uploadNotFound()
@@ -127,7 +151,11 @@ export async function raceOutcome(deps: Pick<UploadDeps, 'db' | 'bucket'>, uploa
 }
 
 /** The error to answer for a failure: the race it lost when there was one, else the failure itself (a 4xx of its own stays). */
-export async function explainFailure(deps: Pick<UploadDeps, 'db' | 'bucket'>, upload: UploadRow, error: unknown): Promise<unknown> {
+export async function explainFailure(
+  deps: Pick<UploadDeps, 'db' | 'bucket'>,
+  upload: UploadRow,
+  error: unknown,
+): Promise<unknown> {
   if (error instanceof ApiError && error.status < 500 && error.code !== 'UPLOAD_OFFSET_MISMATCH') return error
   return (await raceOutcome(deps, upload)) ?? error
 }
@@ -139,7 +167,11 @@ export async function findOwnedUpload(db: Database, userId: string, id: string, 
 export async function startUpload(deps: UploadDeps, userId: string, start: UploadStart): Promise<UploadRow> {
   checkResumableTotal(deps.config, start.size)
   const defaultPartBytes = Math.min(DEFAULT_PART_BYTES, deps.config.FILES_MAX_PART_BYTES)
-  const partBytes = start.partBytes ?? (start.protocol === 'tus' && start.size !== undefined ? tusPartBytes(start.size, defaultPartBytes) : defaultPartBytes)
+  const partBytes =
+    start.partBytes ??
+    (start.protocol === 'tus' && start.size !== undefined
+      ? tusPartBytes(start.size, defaultPartBytes)
+      : defaultPartBytes)
   checkPartBytes(deps.config, partBytes, start.size)
   const now = Date.now()
   const id = newId(now)
@@ -184,7 +216,10 @@ export async function startUpload(deps: UploadDeps, userId: string, start: Uploa
 }
 
 export function listParts(db: Database, upload: Pick<UploadRow, 'id'>) {
-  return db.query.uploadParts.findMany({ where: eq(uploadParts.uploadId, upload.id), orderBy: asc(uploadParts.partNumber) })
+  return db.query.uploadParts.findMany({
+    where: eq(uploadParts.uploadId, upload.id),
+    orderBy: asc(uploadParts.partNumber),
+  })
 }
 
 /**
@@ -192,31 +227,51 @@ export function listParts(db: Database, upload: Pick<UploadRow, 'id'>) {
  * the last, which has no more. With a declared size the last part's number and size are known; without one, a
  * smaller part is the last, so no part may follow it. Returns the refusal's message, or undefined.
  */
-export function partRuleViolation(upload: Pick<UploadRow, 'partBytes' | 'length'>, partNumber: number, bytes: number, others: ReadonlyArray<Pick<PartRow, 'partNumber' | 'size'>>): string | undefined {
+export function partRuleViolation(
+  upload: Pick<UploadRow, 'partBytes' | 'length'>,
+  partNumber: number,
+  bytes: number,
+  others: ReadonlyArray<Pick<PartRow, 'partNumber' | 'size'>>,
+): string | undefined {
   const partBytes = upload.partBytes
   const rule = `every part but the last must have part_bytes (${partBytes}) bytes, and the last no more`
   if (bytes > partBytes) return `part ${partNumber} has ${bytes} bytes; ${rule}`
   if (upload.length !== null) {
     const lastPart = Math.max(1, Math.ceil(upload.length / partBytes))
     const lastBytes = upload.length - (lastPart - 1) * partBytes
-    if (partNumber > lastPart) return `the upload's ${upload.length} bytes take ${lastPart} parts of part_bytes (${partBytes}) bytes; there is no part ${partNumber}`
+    if (partNumber > lastPart)
+      return `the upload's ${upload.length} bytes take ${lastPart} parts of part_bytes (${partBytes}) bytes; there is no part ${partNumber}`
     const expected = partNumber === lastPart ? lastBytes : partBytes
-    if (bytes !== expected) return `part ${partNumber} has ${bytes} bytes; it needs ${expected} (${rule}, and the size is ${upload.length})`
+    if (bytes !== expected)
+      return `part ${partNumber} has ${bytes} bytes; it needs ${expected} (${rule}, and the size is ${upload.length})`
     return undefined
   }
   const later = bytes < partBytes ? others.find((part) => part.partNumber > partNumber) : undefined
-  if (later) return `part ${partNumber} has ${bytes} bytes, so it would be the last, but part ${later.partNumber} follows it; ${rule}`
+  if (later)
+    return `part ${partNumber} has ${bytes} bytes, so it would be the last, but part ${later.partNumber} follows it; ${rule}`
   const shortBefore = others.find((part) => part.partNumber < partNumber && part.size < partBytes)
-  if (shortBefore) return `part ${shortBefore.partNumber} has ${shortBefore.size} bytes, so it is the last; part ${partNumber} cannot follow it (${rule})`
+  if (shortBefore)
+    return `part ${shortBefore.partNumber} has ${shortBefore.size} bytes, so it is the last; part ${partNumber} cannot follow it (${rule})`
   return undefined
 }
 
 /** Stores one part of the parts API (sending a part number again replaces it). The body must have a known length. */
-export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber: number, body: ReadableStream<Uint8Array> | null, length: number) {
+export async function uploadPart(
+  deps: UploadDeps,
+  upload: UploadRow,
+  partNumber: number,
+  body: ReadableStream<Uint8Array> | null,
+  length: number,
+) {
   if (!body || !Number.isFinite(length) || length <= 0) throw invalid('a part needs a body and its Content-Length')
-  if (upload.protocol !== 'parts') throw invalid('this upload is a tus upload: send its bytes with PATCH /files/tus/:id')
+  if (upload.protocol !== 'parts')
+    throw invalid('this upload is a tus upload: send its bytes with PATCH /files/tus/:id')
   const maxPartBytes = deps.config.FILES_MAX_PART_BYTES
-  if (length > maxPartBytes) throw new ApiError('FILE_TOO_LARGE', { message: `a part may have at most ${maxPartBytes} bytes; this one has ${length}`, details: { max_part_bytes: maxPartBytes } })
+  if (length > maxPartBytes)
+    throw new ApiError('FILE_TOO_LARGE', {
+      message: `a part may have at most ${maxPartBytes} bytes; this one has ${length}`,
+      details: { max_part_bytes: maxPartBytes },
+    })
   // A part sent again replaces the earlier one: only the others count.
   const others = (await listParts(deps.db, upload)).filter((part) => part.partNumber !== partNumber)
   const violation = partRuleViolation(upload, partNumber, length, others)
@@ -233,8 +288,14 @@ export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber
       deps.db
         .insert(uploadParts)
         .values({ uploadId: upload.id, partNumber, etag: part.etag, size: length })
-        .onConflictDoUpdate({ target: [uploadParts.uploadId, uploadParts.partNumber], set: { etag: part.etag, size: length } }),
-      deps.db.update(uploads).set({ expiresAt: Date.now() + ttlMs(deps.config) }).where(eq(uploads.id, upload.id)),
+        .onConflictDoUpdate({
+          target: [uploadParts.uploadId, uploadParts.partNumber],
+          set: { etag: part.etag, size: length },
+        }),
+      deps.db
+        .update(uploads)
+        .set({ expiresAt: Date.now() + ttlMs(deps.config) })
+        .where(eq(uploads.id, upload.id)),
     ])
     return { part: partNumber, etag: part.etag, size: length }
   } catch (error) {
@@ -249,7 +310,8 @@ export async function uploadPart(deps: UploadDeps, upload: UploadRow, partNumber
 /** The SHA-256 of stored bytes, streamed back from R2 (for uploads that arrived over several requests). */
 async function digestOf(bucket: R2Bucket, key: string): Promise<string> {
   const object = await bucket.get(key)
-  if (!object) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`the completed upload ${key} is missing from R2`) })
+  if (!object)
+    throw new ApiError('INTERNAL_ERROR', { cause: new Error(`the completed upload ${key} is missing from R2`) })
   const digest = new crypto.DigestStream('SHA-256')
   await object.body.pipeTo(digest)
   return new Uint8Array(await digest.digest).toHex()
@@ -262,10 +324,17 @@ function checkJoinable(upload: UploadRow, parts: readonly PartRow[]) {
     const gap = parts.findIndex((part, index) => part.partNumber !== index + 1)
     if (gap >= 0) throw incomplete(`part ${gap + 1} is missing`)
   }
-  const unequal = parts.find((part, index) => (index < parts.length - 1 ? part.size !== upload.partBytes : part.size > upload.partBytes))
-  if (unequal) throw unequalPart(`part ${unequal.partNumber} has ${unequal.size} bytes; every part but the last must have part_bytes (${upload.partBytes}) bytes, and the last no more`, upload.partBytes)
+  const unequal = parts.find((part, index) =>
+    index < parts.length - 1 ? part.size !== upload.partBytes : part.size > upload.partBytes,
+  )
+  if (unequal)
+    throw unequalPart(
+      `part ${unequal.partNumber} has ${unequal.size} bytes; every part but the last must have part_bytes (${upload.partBytes}) bytes, and the last no more`,
+      upload.partBytes,
+    )
   const size = parts.reduce((sum, part) => sum + part.size, 0)
-  if (upload.length !== null && size !== upload.length) throw incomplete(`the parts have ${size} bytes; the upload declared ${upload.length}`)
+  if (upload.length !== null && size !== upload.length)
+    throw incomplete(`the parts have ${size} bytes; the upload declared ${upload.length}`)
   return size
 }
 
@@ -301,11 +370,21 @@ export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownH
   try {
     // (A ranged get of an empty object fails in local R2: there is nothing to read anyway.)
     const head = size === 0 ? null : await deps.bucket.get(upload.key, { range: { offset: 0, length: SNIFF_BYTES } })
-    const contentType = sniffContentType(new Uint8Array(head ? await head.arrayBuffer() : new ArrayBuffer(0)), upload.extension)
+    const contentType = sniffContentType(
+      new Uint8Array(head ? await head.arrayBuffer() : new ArrayBuffer(0)),
+      upload.extension,
+    )
     const hash = knownHash ?? (await digestOf(deps.bucket, upload.key))
     const now = Date.now()
     const row = fileRow(
-      { userId: upload.userId, name: upload.name, extension: upload.extension, contentType, prefix: upload.prefix, fileModifiedAt: upload.fileModifiedAt },
+      {
+        userId: upload.userId,
+        name: upload.name,
+        extension: upload.extension,
+        contentType,
+        prefix: upload.prefix,
+        fileModifiedAt: upload.fileModifiedAt,
+      },
       upload.id,
       upload.key,
       { size, hash },
@@ -318,7 +397,10 @@ export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownH
     // still answers its offset (tus: "even if … the upload is already considered completed") until it expires.
     const ended =
       upload.protocol === 'tus'
-        ? deps.db.update(uploads).set({ fileId: row.id, offset: size, tailKey: null, tailBytes: 0 }).where(eq(uploads.id, upload.id))
+        ? deps.db
+            .update(uploads)
+            .set({ fileId: row.id, offset: size, tailKey: null, tailBytes: 0 })
+            .where(eq(uploads.id, upload.id))
         : deps.db.delete(uploads).where(eq(uploads.id, upload.id))
     await deps.db.batch([
       deps.db.insert(files).values({ ...row, key: guardedKey }),
@@ -355,7 +437,13 @@ export async function abortUpload(deps: Pick<UploadDeps, 'db' | 'bucket'>, uploa
  * (`condition`: callerIsLive), so that an abort's D1 work before R2 is one round trip; finishAbort does the rest.
  */
 export function uploadRemovalQueries(db: Database, userId: string, id: string, condition: SQL, now: number) {
-  return [ownedUploadQuery(db, userId, id), db.delete(uploads).where(and(eq(uploads.id, id), eq(uploads.userId, userId), gt(uploads.expiresAt, now), condition)).returning()] as const
+  return [
+    ownedUploadQuery(db, userId, id),
+    db
+      .delete(uploads)
+      .where(and(eq(uploads.id, id), eq(uploads.userId, userId), gt(uploads.expiresAt, now), condition))
+      .returning(),
+  ] as const
 }
 
 /** After an upload's row was removed: its R2 side aborted, then its quota released. After, not with the row: a

@@ -9,11 +9,39 @@ import { files, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import { streamDownload } from './download'
-import { childrenOf, deleteFileTree, filesPage, renameFile, fileTree, FileResponseSchema, listFilesQuery, ownedFile, ownedFileQuery, toFileResponse, type FileRow } from './records'
+import {
+  childrenOf,
+  deleteFileTree,
+  filesPage,
+  renameFile,
+  fileTree,
+  FileResponseSchema,
+  listFilesQuery,
+  ownedFile,
+  ownedFileQuery,
+  toFileResponse,
+  type FileRow,
+} from './records'
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
 import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
-import { completeUpload, finishAbort, uploadRemovalQueries, DEFAULT_PART_BYTES, listParts, MAX_PARTS, MIN_PART_BYTES, ownedUpload, ownedUploadQuery, raceOutcome, startUpload, uploadNotFound, uploadPart, type PartRow, type UploadRow } from './resumable'
+import {
+  completeUpload,
+  finishAbort,
+  uploadRemovalQueries,
+  DEFAULT_PART_BYTES,
+  listParts,
+  MAX_PARTS,
+  MIN_PART_BYTES,
+  ownedUpload,
+  ownedUploadQuery,
+  raceOutcome,
+  startUpload,
+  uploadNotFound,
+  uploadPart,
+  type PartRow,
+  type UploadRow,
+} from './resumable'
 
 const tags = ['Files']
 const IdParams = z.object({ id: Id })
@@ -21,18 +49,31 @@ const FileWithChildren = FileResponseSchema.extend({ files: z.array(FileResponse
 const PAGE_MAX = 200
 
 const uploadHeaders = z.object({
-  'x-edgefloor-name': z.string().optional().openapi({ description: 'file name, URI-encoded (X-Basefloor-Name also accepted)' }),
+  'x-edgefloor-name': z
+    .string()
+    .optional()
+    .openapi({ description: 'file name, URI-encoded (X-Basefloor-Name also accepted)' }),
   'x-edgefloor-size': z.string().optional().openapi({ description: 'exact size in bytes; the upload must match it' }),
   'x-edgefloor-type': z.string().optional().openapi({ description: 'declared MIME type: a hint, the bytes decide' }),
-  'x-edgefloor-modified': z.string().optional().openapi({ description: 'last modified: epoch milliseconds or ISO date' }),
-  'x-edgefloor-prefix': z.string().optional().openapi({ description: 'storage path prefix; @user._id (or Basefloor\'s @req_user._id) expands to the caller' }),
+  'x-edgefloor-modified': z
+    .string()
+    .optional()
+    .openapi({ description: 'last modified: epoch milliseconds or ISO date' }),
+  'x-edgefloor-prefix': z
+    .string()
+    .optional()
+    .openapi({ description: "storage path prefix; @user._id (or Basefloor's @req_user._id) expands to the caller" }),
 })
 
 // Plain schemas, not zod: a zod form validator would buffer the whole upload to parse it. The file comes as the
 // multipart field "file", or as the raw body (any other Content-Type: the fast path, see docs/files-and-uploads.md).
 const multipartFile = {
   'multipart/form-data': {
-    schema: { type: 'object' as const, properties: { file: { type: 'string' as const, format: 'binary' } }, required: ['file'] },
+    schema: {
+      type: 'object' as const,
+      properties: { file: { type: 'string' as const, format: 'binary' } },
+      required: ['file'],
+    },
   },
   'application/octet-stream': { schema: { type: 'string' as const, format: 'binary' } },
 }
@@ -85,7 +126,10 @@ const children = route({
   summary: 'The files converted from this one (same pagination and filters as the list)',
   middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { params: IdParams, query: listQuery.omit({ parent_file: true, root: true }) },
-  responses: { 200: jsonResponse(z.array(FileResponseSchema), 'One page of children'), 404: errorResponse('Not found (or not yours)') },
+  responses: {
+    200: jsonResponse(z.array(FileResponseSchema), 'One page of children'),
+    404: errorResponse('Not found (or not yours)'),
+  },
 })
 
 const UpdateBody = z.strictObject({ name: z.string().min(1).max(255) }).openapi('FileUpdate')
@@ -124,12 +168,24 @@ const remove = route({
 
 // Conditional and range headers are free text on purpose: RFC 9110 has a malformed Range ignored, not refused.
 const downloadHeaders = z.object({
-  range: z.string().optional().openapi({ description: 'one range, `bytes=<first>-<last>`, `bytes=<first>-` or `bytes=-<suffix>`; others are ignored', example: 'bytes=0-1023' }),
-  'if-range': z.string().optional().openapi({ description: 'the ETag or Last-Modified the range is for; otherwise the whole file' }),
+  range: z.string().optional().openapi({
+    description: 'one range, `bytes=<first>-<last>`, `bytes=<first>-` or `bytes=-<suffix>`; others are ignored',
+    example: 'bytes=0-1023',
+  }),
+  'if-range': z
+    .string()
+    .optional()
+    .openapi({ description: 'the ETag or Last-Modified the range is for; otherwise the whole file' }),
   'if-match': z.string().optional().openapi({ description: 'ETags (strong comparison) or *; none matching → 412' }),
-  'if-unmodified-since': z.string().optional().openapi({ description: 'HTTP date; modified since → 412 (ignored with If-Match)' }),
+  'if-unmodified-since': z
+    .string()
+    .optional()
+    .openapi({ description: 'HTTP date; modified since → 412 (ignored with If-Match)' }),
   'if-none-match': z.string().optional().openapi({ description: 'ETags or *; one matching → 304' }),
-  'if-modified-since': z.string().optional().openapi({ description: 'HTTP date; not modified since → 304 (ignored with If-None-Match)' }),
+  'if-modified-since': z
+    .string()
+    .optional()
+    .openapi({ description: 'HTTP date; not modified since → 304 (ignored with If-None-Match)' }),
 })
 const validatorHeaders = z.object({
   etag: z.string().openapi({ description: 'the quoted SHA-256 of the bytes' }),
@@ -147,7 +203,7 @@ const download = route({
     params: IdParams,
     headers: downloadHeaders,
     query: z.object({
-      token: z.string().max(200).optional().openapi({ description: 'the signed token from the record\'s url' }),
+      token: z.string().max(200).optional().openapi({ description: "the signed token from the record's url" }),
       download: z.enum(['0', '1']).optional().openapi({ description: '1: Content-Disposition attachment' }),
       force: z.enum(['0', '1']).optional().openapi({ description: "Basefloor's name for download=1" }),
     }),
@@ -170,19 +226,26 @@ const download = route({
   },
 })
 
-
 const UploadId = z.object({ uploadId: Id })
 const UploadSchema = z
   .object({
     upload_id: z.string(),
     name: z.string(),
     parts: z.array(z.object({ part: z.number().int(), size: z.number().int() })),
-    part_bytes: z.number().int().openapi({ description: 'every part but the last has exactly this many bytes, the last no more (R2: "All parts except the last one must be the same size")' }),
+    part_bytes: z.number().int().openapi({
+      description:
+        'every part but the last has exactly this many bytes, the last no more (R2: "All parts except the last one must be the same size")',
+    }),
     size: z.number().int().nullable().openapi({ description: 'the declared total size, if any' }),
-    expires_at: z.string().openapi({ description: 'when the unfinished upload is aborted (FILES_UPLOAD_TTL after the last part)' }),
+    expires_at: z
+      .string()
+      .openapi({ description: 'when the unfinished upload is aborted (FILES_UPLOAD_TTL after the last part)' }),
     min_part_bytes: z.number().int().openapi({ description: "R2's smallest non-final part" }),
     max_part_bytes: z.number().int().openapi({ description: 'no part may have more (FILES_MAX_PART_BYTES)' }),
-    max_bytes: z.number().int().openapi({ description: 'all parts together may have at most this many bytes (FILES_MAX_RESUMABLE_BYTES)' }),
+    max_bytes: z
+      .number()
+      .int()
+      .openapi({ description: 'all parts together may have at most this many bytes (FILES_MAX_RESUMABLE_BYTES)' }),
     max_parts: z.number().int(),
   })
   .openapi('Upload')
@@ -191,12 +254,19 @@ const StartUploadBody = z
     name: z.string().min(1).max(1000).openapi({ example: 'video.mp4' }),
     prefix: z.string().max(1000).optional(),
     modified: z.union([z.number().int(), z.iso.datetime({ offset: true })]).optional(),
-    size: z.number().int().min(0).optional().openapi({ description: 'the expected total size: refused at once (413) when over the limit or the quota' }),
+    size: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .openapi({ description: 'the expected total size: refused at once (413) when over the limit or the quota' }),
     part_bytes: z
       .number()
       .int()
       .optional()
-      .openapi({ description: `the size of every part but the last (5 MiB to FILES_MAX_PART_BYTES; ${DEFAULT_PART_BYTES} when absent); fixed for the upload` }),
+      .openapi({
+        description: `the size of every part but the last (5 MiB to FILES_MAX_PART_BYTES; ${DEFAULT_PART_BYTES} when absent); fixed for the upload`,
+      }),
   })
   .openapi('StartUpload')
 
@@ -229,14 +299,22 @@ const partRoute = route({
   middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: {
     params: z.object({ uploadId: Id, part: z.coerce.number().int().min(1).max(MAX_PARTS) }),
-    body: { required: true, content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } },
+    body: {
+      required: true,
+      content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } },
+    },
   },
   responses: {
-    200: jsonResponse(z.object({ part: z.number().int(), etag: z.string(), size: z.number().int() }).openapi('UploadedPart'), 'The part is stored'),
+    200: jsonResponse(
+      z.object({ part: z.number().int(), etag: z.string(), size: z.number().int() }).openapi('UploadedPart'),
+      'The part is stored',
+    ),
     400: errorResponse('No body or no Content-Length, or a size other than part_bytes for a part that is not the last'),
     404: errorResponse('Upload not found (or aborted while the part was sending)'),
     409: errorResponse('UPLOAD_COMPLETED: another request completed the upload while the part was sending'),
-    413: errorResponse('The part is over FILES_MAX_PART_BYTES, or the parts together over FILES_MAX_RESUMABLE_BYTES or the quota'),
+    413: errorResponse(
+      'The part is over FILES_MAX_PART_BYTES, or the parts together over FILES_MAX_RESUMABLE_BYTES or the quota',
+    ),
   },
 })
 
@@ -246,7 +324,13 @@ const completeRoute = route({
   summary: 'Join the parts into a file record',
   middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { params: UploadId },
-  responses: { 201: jsonResponse(FileResponseSchema, 'The stored file'), 400: errorResponse('Parts missing or too small'), 404: errorResponse('Upload not found (or aborted meanwhile)'), 409: errorResponse('UPLOAD_COMPLETED: another request completed it first'), 413: errorResponse('Too large') },
+  responses: {
+    201: jsonResponse(FileResponseSchema, 'The stored file'),
+    400: errorResponse('Parts missing or too small'),
+    404: errorResponse('Upload not found (or aborted meanwhile)'),
+    409: errorResponse('UPLOAD_COMPLETED: another request completed it first'),
+    413: errorResponse('Too large'),
+  },
 })
 
 const abortRoute = route({
@@ -255,7 +339,11 @@ const abortRoute = route({
   summary: 'Abort a resumable upload and drop its parts',
   middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { params: UploadId },
-  responses: { 200: jsonResponse(z.object({ message: z.string() }), 'Aborted'), 404: errorResponse('Upload not found'), 409: errorResponse('UPLOAD_COMPLETED: another request completed it first') },
+  responses: {
+    200: jsonResponse(z.object({ message: z.string() }), 'Aborted'),
+    404: errorResponse('Upload not found'),
+    409: errorResponse('UPLOAD_COMPLETED: another request completed it first'),
+  },
 })
 
 async function uploadView(c: Context<AppEnv>, upload: UploadRow, stored?: PartRow[]) {
@@ -292,7 +380,13 @@ type PageQuery = Pick<z.infer<typeof listQuery>, 'limit' | 'cursor' | 'extension
 
 /** The query of one page of the caller's files for a list query and a scope (filePage shapes its rows). */
 const pageQuery = (c: Context<AppEnv>, query: PageQuery, scope: { parentId?: string; rootOnly?: boolean }) =>
-  listFilesQuery(c.var.db, callerId(c), { limit: query.limit, cursor: query.cursor, extension: query.extension?.toLowerCase(), contentType: query.content_type, ...scope })
+  listFilesQuery(c.var.db, callerId(c), {
+    limit: query.limit,
+    cursor: query.cursor,
+    extension: query.extension?.toLowerCase(),
+    contentType: query.content_type,
+    ...scope,
+  })
 
 /** One page of the caller's files, with the next page's Link header. */
 function filePage(c: Context<AppEnv>, query: PageQuery, rows: FileRow[]) {
@@ -313,7 +407,13 @@ export async function downloadOwner(c: Context<AppEnv>, id: string, signed: stri
       .innerJoin(users, eq(users.id, files.userId))
       .where(eq(files.id, id))
       .limit(1)
-    if (!found || !(await verifyFileToken(c.var.config, signed, found.file.id, { id: found.file.userId, securityStamp: found.securityStamp }))) {
+    if (
+      !found ||
+      !(await verifyFileToken(c.var.config, signed, found.file.id, {
+        id: found.file.userId,
+        securityStamp: found.securityStamp,
+      }))
+    ) {
       throw new ApiError('FILE_LINK_INVALID')
     }
     return found.file
@@ -340,7 +440,10 @@ export async function callerUpload(c: Context<AppEnv>, id: string): Promise<Uplo
 export async function abortCallerUpload(c: Context<AppEnv>, id: string): Promise<void> {
   const now = Date.now()
   const deps = { db: c.var.db, bucket: c.env.BUCKET }
-  const [rows, [removed]] = await authorizedBatch(c, uploadRemovalQueries(c.var.db, callerId(c), id, callerIsLive(c), now))
+  const [rows, [removed]] = await authorizedBatch(
+    c,
+    uploadRemovalQueries(c.var.db, callerId(c), id, callerIsLive(c), now),
+  )
   const upload = ownedUpload(rows, now)
   if (!removed) throw (await raceOutcome(deps, upload)) ?? uploadNotFound()
   await finishAbort(deps, removed)
@@ -351,106 +454,133 @@ export type AfterUpload = (c: Context<AppEnv>, row: FileRow) => Promise<void>
 
 export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
   const app = newRouter()
-  app.openAPIRegistry.registerComponent('securitySchemes', 'signedUrl', { type: 'apiKey', in: 'query', name: 'token', description: "the signed token in a file record's url" })
+  app.openAPIRegistry.registerComponent('securitySchemes', 'signedUrl', {
+    type: 'apiKey',
+    in: 'query',
+    name: 'token',
+    description: "the signed token in a file record's url",
+  })
 
   const uploadDeps = (c: Context<AppEnv>) => ({ db: c.var.db, bucket: c.env.BUCKET, config: c.var.config })
 
-  return app
-    .openapi(startUploadRoute, async (c) => {
-      const body = c.req.valid('json')
-      const modified = typeof body.modified === 'string' ? Date.parse(body.modified) : body.modified
-      const upload = await startUpload(uploadDeps(c), c.var.user.id, {
-        protocol: 'parts',
-        name: cleanFileName(body.name),
-        prefix: body.prefix,
-        modified,
-        size: body.size,
-        partBytes: body.part_bytes,
+  return (
+    app
+      .openapi(startUploadRoute, async (c) => {
+        const body = c.req.valid('json')
+        const modified = typeof body.modified === 'string' ? Date.parse(body.modified) : body.modified
+        const upload = await startUpload(uploadDeps(c), c.var.user.id, {
+          protocol: 'parts',
+          name: cleanFileName(body.name),
+          prefix: body.prefix,
+          modified,
+          size: body.size,
+          partBytes: body.part_bytes,
+        })
+        c.header('location', `/files/uploads/${upload.id}`)
+        return c.json(await uploadView(c, upload), 201)
       })
-      c.header('location', `/files/uploads/${upload.id}`)
-      return c.json(await uploadView(c, upload), 201)
-    })
-    .openapi(readUploadRoute, async (c) => {
-      const id = c.req.valid('param').uploadId
-      // The parts are read with the upload, by its id: another user's id answers no upload, and its parts are dropped.
-      const [rows, parts] = await authorizedBatch(c, [ownedUploadQuery(c.var.db, callerId(c), id), listParts(c.var.db, { id })])
-      return c.json(await uploadView(c, ownedUpload(rows), parts), 200)
-    })
-    .openapi(partRoute, async (c) => {
-      const { uploadId, part } = c.req.valid('param')
-      const upload = await callerUpload(c, uploadId)
-      const stored = await uploadPart(uploadDeps(c), upload, part, c.req.raw.body, Number(c.req.header('content-length')))
-      return c.json(stored, 200)
-    })
-    .openapi(completeRoute, async (c) => {
-      const upload = await callerUpload(c, c.req.valid('param').uploadId)
-      const row = await completeUpload(uploadDeps(c), upload)
-      await afterUpload(c, row)
-      return c.json(await shape(c, row), 201)
-    })
-    .openapi(abortRoute, async (c) => {
-      await abortCallerUpload(c, c.req.valid('param').uploadId)
-      return c.json({ message: 'upload aborted' }, 200)
-    })
-    .openapi(upload, async (c) => {
-      const incoming = await readUpload(c.req.raw, c.var.user.id)
-      const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size)
-      const row = await storeFile(
-        { db: c.var.db, bucket: c.env.BUCKET },
-        { ...incoming, ...limits, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },
-      )
-      await afterUpload(c, row)
-      return c.json(await shape(c, row), 201)
-    })
-    .openapi(list, async (c) => {
-      const query = c.req.valid('query')
-      const [rows] = await authorizedBatch(c, [pageQuery(c, query, { parentId: query.parent_file, rootOnly: query.root === 'true' })])
-      return c.json(await filePage(c, query, rows), 200)
-    })
-    .openapi(read, async (c) => {
-      const id = c.req.valid('param').id
-      const [rows, kids] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id), childrenOf(c.var.db, callerId(c), id)])
-      const row = ownedFile(rows)
-      return c.json({ ...(await shape(c, row)), files: await Promise.all(kids.map((kid) => shape(c, kid))) }, 200)
-    })
-    .openapi(children, async (c) => {
-      const id = c.req.valid('param').id
-      const query = c.req.valid('query')
-      const [rows, page] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id), pageQuery(c, query, { parentId: id })])
-      ownedFile(rows)
-      return c.json(await filePage(c, query, page), 200)
-    })
-    .openapi(update, async (c) => {
-      const row = await callerFile(c, c.req.valid('param').id)
-      const isJson = c.req.header('content-type')?.toLowerCase().includes('application/json')
-      if (isJson) {
-        const { name } = (c.req.valid as unknown as (target: 'json') => z.infer<typeof UpdateBody>)('json')
-        return c.json(await shape(c, await renameFile(c.var.db, row, cleanFileName(name))), 200)
-      }
-      const incoming = await readUpload(c.req.raw, c.var.user.id)
-      // The replace frees the old bytes and the conversions it deletes: the quota does not count them.
-      const reclaimedBytes = (await fileTree(c.var.db, c.var.user.id, row.id)).reduce((sum, file) => sum + file.size, 0)
-      const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size, { reclaimedBytes })
-      const hasNewName = c.req.header('x-edgefloor-name') ?? c.req.header('x-basefloor-name')
-      const name = hasNewName ? incoming.name : row.name
-      const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, {
-        ...incoming,
-        name,
-        extension: hasNewName ? incoming.extension : extensionOf(row.name) || incoming.extension,
-        fileModifiedAt: incoming.modifiedAt,
-        ...limits,
+      .openapi(readUploadRoute, async (c) => {
+        const id = c.req.valid('param').uploadId
+        // The parts are read with the upload, by its id: another user's id answers no upload, and its parts are dropped.
+        const [rows, parts] = await authorizedBatch(c, [
+          ownedUploadQuery(c.var.db, callerId(c), id),
+          listParts(c.var.db, { id }),
+        ])
+        return c.json(await uploadView(c, ownedUpload(rows), parts), 200)
       })
-      await afterUpload(c, updated)
-      return c.json(await shape(c, updated), 200)
-    })
-    .openapi(remove, async (c) => {
-      const deleted = await deleteFileTree(c.var.db, c.env.BUCKET, c.var.user.id, c.req.valid('param').id)
-      return c.json({ deleted }, 200)
-    })
-    // A streamed body with several statuses (200, 206, 304): the handler answers a plain Response.
-    .openapi(download, async (c) => {
-      const query = c.req.query()
-      const row = await downloadOwner(c, c.req.valid('param').id, query.token)
-      return streamDownload(c.env.BUCKET, row, c.req.raw, query.download === '1' || query.force === '1')
-    })
+      .openapi(partRoute, async (c) => {
+        const { uploadId, part } = c.req.valid('param')
+        const upload = await callerUpload(c, uploadId)
+        const stored = await uploadPart(
+          uploadDeps(c),
+          upload,
+          part,
+          c.req.raw.body,
+          Number(c.req.header('content-length')),
+        )
+        return c.json(stored, 200)
+      })
+      .openapi(completeRoute, async (c) => {
+        const upload = await callerUpload(c, c.req.valid('param').uploadId)
+        const row = await completeUpload(uploadDeps(c), upload)
+        await afterUpload(c, row)
+        return c.json(await shape(c, row), 201)
+      })
+      .openapi(abortRoute, async (c) => {
+        await abortCallerUpload(c, c.req.valid('param').uploadId)
+        return c.json({ message: 'upload aborted' }, 200)
+      })
+      .openapi(upload, async (c) => {
+        const incoming = await readUpload(c.req.raw, c.var.user.id)
+        const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size)
+        const row = await storeFile(
+          { db: c.var.db, bucket: c.env.BUCKET },
+          { ...incoming, ...limits, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },
+        )
+        await afterUpload(c, row)
+        return c.json(await shape(c, row), 201)
+      })
+      .openapi(list, async (c) => {
+        const query = c.req.valid('query')
+        const [rows] = await authorizedBatch(c, [
+          pageQuery(c, query, { parentId: query.parent_file, rootOnly: query.root === 'true' }),
+        ])
+        return c.json(await filePage(c, query, rows), 200)
+      })
+      .openapi(read, async (c) => {
+        const id = c.req.valid('param').id
+        const [rows, kids] = await authorizedBatch(c, [
+          ownedFileQuery(c.var.db, callerId(c), id),
+          childrenOf(c.var.db, callerId(c), id),
+        ])
+        const row = ownedFile(rows)
+        return c.json({ ...(await shape(c, row)), files: await Promise.all(kids.map((kid) => shape(c, kid))) }, 200)
+      })
+      .openapi(children, async (c) => {
+        const id = c.req.valid('param').id
+        const query = c.req.valid('query')
+        const [rows, page] = await authorizedBatch(c, [
+          ownedFileQuery(c.var.db, callerId(c), id),
+          pageQuery(c, query, { parentId: id }),
+        ])
+        ownedFile(rows)
+        return c.json(await filePage(c, query, page), 200)
+      })
+      .openapi(update, async (c) => {
+        const row = await callerFile(c, c.req.valid('param').id)
+        const isJson = c.req.header('content-type')?.toLowerCase().includes('application/json')
+        if (isJson) {
+          const { name } = (c.req.valid as unknown as (target: 'json') => z.infer<typeof UpdateBody>)('json')
+          return c.json(await shape(c, await renameFile(c.var.db, row, cleanFileName(name))), 200)
+        }
+        const incoming = await readUpload(c.req.raw, c.var.user.id)
+        // The replace frees the old bytes and the conversions it deletes: the quota does not count them.
+        const reclaimedBytes = (await fileTree(c.var.db, c.var.user.id, row.id)).reduce(
+          (sum, file) => sum + file.size,
+          0,
+        )
+        const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size, { reclaimedBytes })
+        const hasNewName = c.req.header('x-edgefloor-name') ?? c.req.header('x-basefloor-name')
+        const name = hasNewName ? incoming.name : row.name
+        const updated = await replaceFileContent({ db: c.var.db, bucket: c.env.BUCKET }, row, {
+          ...incoming,
+          name,
+          extension: hasNewName ? incoming.extension : extensionOf(row.name) || incoming.extension,
+          fileModifiedAt: incoming.modifiedAt,
+          ...limits,
+        })
+        await afterUpload(c, updated)
+        return c.json(await shape(c, updated), 200)
+      })
+      .openapi(remove, async (c) => {
+        const deleted = await deleteFileTree(c.var.db, c.env.BUCKET, c.var.user.id, c.req.valid('param').id)
+        return c.json({ deleted }, 200)
+      })
+      // A streamed body with several statuses (200, 206, 304): the handler answers a plain Response.
+      .openapi(download, async (c) => {
+        const query = c.req.query()
+        const row = await downloadOwner(c, c.req.valid('param').id, query.token)
+        return streamDownload(c.env.BUCKET, row, c.req.raw, query.download === '1' || query.force === '1')
+      })
+  )
 }

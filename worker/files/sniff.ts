@@ -33,7 +33,6 @@ const BY_EXTENSION: Record<string, string> = {
   ...OLE_OFFICE,
 }
 
-
 const startsWith = (bytes: Uint8Array, signature: readonly number[], offset = 0) =>
   bytes.length >= offset + signature.length && signature.every((byte, i) => bytes[offset + i] === byte)
 
@@ -53,13 +52,15 @@ function sniffMagic(head: Uint8Array, extension: string): string | undefined {
     if (brand.startsWith('heic') || brand === 'mif1') return 'image/heic'
     return 'video/mp4'
   }
-  if (hasAscii(head, 0, 'ID3') || (head[0] === 0xff && head.length > 1 && (head[1]! & 0xe0) === 0xe0)) return 'audio/mpeg'
+  if (hasAscii(head, 0, 'ID3') || (head[0] === 0xff && head.length > 1 && (head[1]! & 0xe0) === 0xe0))
+    return 'audio/mpeg'
   if (hasAscii(head, 0, 'OggS')) return 'audio/ogg'
   if (hasAscii(head, 0, 'fLaC')) return 'audio/flac'
   if (startsWith(head, [0x1a, 0x45, 0xdf, 0xa3])) return 'video/webm'
   if (hasAscii(head, 0, '{\\rtf')) return 'application/rtf'
   if (startsWith(head, [0x50, 0x4b, 0x03, 0x04])) return ZIP_OFFICE[extension] ?? 'application/zip'
-  if (startsWith(head, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])) return OLE_OFFICE[extension] ?? 'application/x-ole-storage'
+  if (startsWith(head, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))
+    return OLE_OFFICE[extension] ?? 'application/x-ole-storage'
   return undefined
 }
 
@@ -85,7 +86,9 @@ export function sniffContentType(head: Uint8Array, extension: string): string {
   if (magic) return magic
   if (looksLikeText(head)) {
     const byExtension = BY_EXTENSION[extension]
-    return byExtension?.startsWith('text/') || byExtension === 'application/json' || byExtension === 'image/svg+xml' ? byExtension : 'text/plain'
+    return byExtension?.startsWith('text/') || byExtension === 'application/json' || byExtension === 'image/svg+xml'
+      ? byExtension
+      : 'text/plain'
   }
   return 'application/octet-stream'
 }

@@ -87,10 +87,18 @@ function meteredReader(source: BlockSource, limits: { size?: number; maxBytes?: 
     source.cancel(reason).catch(() => {})
     hashing.abort(reason).catch(() => {})
   }
-  return { next, cancel, result: async (): Promise<Written> => ({ size, hash: new Uint8Array(await digest.digest).toHex() }) }
+  return {
+    next,
+    cancel,
+    result: async (): Promise<Written> => ({ size, hash: new Uint8Array(await digest.digest).toHex() }),
+  }
 }
 
-const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message: `the file is larger than ${maxBytes} bytes`, details: { max_bytes: maxBytes } })
+const tooLarge = (maxBytes: number) =>
+  new ApiError('FILE_TOO_LARGE', {
+    message: `the file is larger than ${maxBytes} bytes`,
+    details: { max_bytes: maxBytes },
+  })
 
 const sizeMismatch = (declared: number) =>
   new ApiError('SIZE_MISMATCH', { message: `the file's size does not match the declared size of ${declared} bytes` })
@@ -123,7 +131,13 @@ async function putStream(deps: StoreDeps, key: string, source: BlockSource, file
 }
 
 /** One put of a FixedLengthStream, written chunk by chunk (R2 needs the length of a streamed body). */
-async function putKnownLength(bucket: R2Bucket, key: string, next: Next, size: number, httpMetadata: R2HTTPMetadata): Promise<void> {
+async function putKnownLength(
+  bucket: R2Bucket,
+  key: string,
+  next: Next,
+  size: number,
+  httpMetadata: R2HTTPMetadata,
+): Promise<void> {
   const fixed = new FixedLengthStream(size)
   const writer = fixed.writable.getWriter()
   const put = bucket.put(key, fixed.readable, { httpMetadata })
@@ -172,7 +186,8 @@ async function putInParts(bucket: R2Bucket, key: string, next: Next, httpMetadat
   const upload = await bucket.createMultipartUpload(key, { httpMetadata })
   try {
     const parts: R2UploadedPart[] = []
-    for (let part = first; part.length > 0; part = await nextPart()) parts.push(await upload.uploadPart(parts.length + 1, part))
+    for (let part = first; part.length > 0; part = await nextPart())
+      parts.push(await upload.uploadPart(parts.length + 1, part))
     await upload.complete(parts)
   } catch (error) {
     await upload.abort().catch(() => {})
@@ -240,8 +255,15 @@ async function writeFileAndRecord(deps: StoreDeps, file: NewFile): Promise<FileR
   const key = file.key ?? objectKey(file.userId, id, file.prefix)
   const written = await writeObject(deps, key, file)
   try {
-    const insert = deps.db.insert(files).values(fileRow(file, id, key, written, now)).returning()
-    const [[row]] = await deps.db.batch([insert, forgetPendingDelete(deps.db, key), ...(file.quota ? [file.quota.commit()] : [])])
+    const insert = deps.db
+      .insert(files)
+      .values(fileRow(file, id, key, written, now))
+      .returning()
+    const [[row]] = await deps.db.batch([
+      insert,
+      forgetPendingDelete(deps.db, key),
+      ...(file.quota ? [file.quota.commit()] : []),
+    ])
     return row!
   } catch (error) {
     if (file.originKey) {
@@ -264,7 +286,11 @@ async function writeFileAndRecord(deps: StoreDeps, file: NewFile): Promise<FileR
  * recorded for the sweep: once the record is committed, its object is never deleted. Answers 409 when another
  * replace committed first (the record no longer points at the bytes this one read).
  */
-export async function replaceFileContent(deps: StoreDeps, row: FileRow, file: Omit<NewFile, 'userId'>): Promise<FileRow> {
+export async function replaceFileContent(
+  deps: StoreDeps,
+  row: FileRow,
+  file: Omit<NewFile, 'userId'>,
+): Promise<FileRow> {
   try {
     return await replaceObjectAndRecord(deps, row, file)
   } finally {

@@ -43,14 +43,19 @@ const tusResumable = createMiddleware<AppEnv>(async (c, next) => {
 const tusVersion = createMiddleware<AppEnv>(async (c, next) => {
   const version = c.req.header('tus-resumable')
   if (version !== undefined && version !== TUS_VERSION) {
-    throw new ApiError('TUS_VERSION_UNSUPPORTED', { message: `this server speaks tus ${TUS_VERSION}: send Tus-Resumable: ${TUS_VERSION}`, headers: { 'tus-version': TUS_VERSION } })
+    throw new ApiError('TUS_VERSION_UNSUPPORTED', {
+      message: `this server speaks tus ${TUS_VERSION}: send Tus-Resumable: ${TUS_VERSION}`,
+      headers: { 'tus-version': TUS_VERSION },
+    })
   }
   await next()
 })
 
-const tusHeaders = (description: string) => z.object({ 'tus-resumable': z.literal(TUS_VERSION).optional().openapi({ description }) })
+const tusHeaders = (description: string) =>
+  z.object({ 'tus-resumable': z.literal(TUS_VERSION).optional().openapi({ description }) })
 const bytes = { [OFFSET_STREAM]: { schema: z.string().openapi({ format: 'binary' }) } }
-const route = <const R extends RouteConfig>(config: R) => securedRoute(tags, { middleware: [tusResumable, requireAuth(), tusVersion] as const, ...config })
+const route = <const R extends RouteConfig>(config: R) =>
+  securedRoute(tags, { middleware: [tusResumable, requireAuth(), tusVersion] as const, ...config })
 
 const options = describeRoute({
   method: 'options',
@@ -64,11 +69,18 @@ const options = describeRoute({
 const create = route({
   method: 'post',
   path: '/files/tus',
-  summary: 'tus creation (Upload-Length, Upload-Metadata filename/filetype/prefix/modified); a body of application/offset+octet-stream is the first bytes (creation-with-upload)',
+  summary:
+    'tus creation (Upload-Length, Upload-Metadata filename/filetype/prefix/modified); a body of application/offset+octet-stream is the first bytes (creation-with-upload)',
   request: {
     headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)').extend({
-      'upload-length': z.string().optional().openapi({ description: 'the total size in bytes (required: deferred lengths are not supported)' }),
-      'upload-metadata': z.string().optional().openapi({ description: 'comma-separated "key base64value": filename, filetype, prefix, modified' }),
+      'upload-length': z
+        .string()
+        .optional()
+        .openapi({ description: 'the total size in bytes (required: deferred lengths are not supported)' }),
+      'upload-metadata': z
+        .string()
+        .optional()
+        .openapi({ description: 'comma-separated "key base64value": filename, filetype, prefix, modified' }),
     }),
     body: { required: false, content: bytes },
   },
@@ -85,13 +97,22 @@ const uploadStateHeaders = {
   'Upload-Offset': { description: 'the bytes the server has', schema: { type: 'integer' as const } },
   'Upload-Length': { description: 'the size declared at creation', schema: { type: 'integer' as const } },
   'Upload-Metadata': { description: 'the metadata sent at creation, as sent', schema: { type: 'string' as const } },
-  'Upload-Expires': { description: 'when an unfinished upload is dropped (RFC 9110 date)', schema: { type: 'string' as const } },
-  'X-Edgefloor-File-Id': { description: 'the file record, once the upload is complete', schema: { type: 'string' as const } },
+  'Upload-Expires': {
+    description: 'when an unfinished upload is dropped (RFC 9110 date)',
+    schema: { type: 'string' as const },
+  },
+  'X-Edgefloor-File-Id': {
+    description: 'the file record, once the upload is complete',
+    schema: { type: 'string' as const },
+  },
   'Cache-Control': { description: 'no-store', schema: { type: 'string' as const } },
 }
 
 /** An upload addressed by its URL, with the tus version header. */
-const uploadRequest = { params: IdParams, headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)') }
+const uploadRequest = {
+  params: IdParams,
+  headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)'),
+}
 
 const read = route({
   method: 'get',
@@ -106,7 +127,15 @@ const read = route({
       headers: uploadStateHeaders,
       content: {
         'application/json': {
-          schema: z.object({ offset: z.number().int(), length: z.number().int(), part_bytes: z.number().int(), expires_at: z.string(), file_id: z.string().nullable() }).openapi('TusUpload'),
+          schema: z
+            .object({
+              offset: z.number().int(),
+              length: z.number().int(),
+              part_bytes: z.number().int(),
+              expires_at: z.string(),
+              file_id: z.string().nullable(),
+            })
+            .openapi('TusUpload'),
         },
       },
     },
@@ -134,10 +163,16 @@ const head = route({
 })
 
 const patchResponses = {
-  204: { description: 'Stored: Upload-Offset is the new offset; X-Edgefloor-File-Id when these bytes completed the upload' },
+  204: {
+    description: 'Stored: Upload-Offset is the new offset; X-Edgefloor-File-Id when these bytes completed the upload',
+  },
   400: errorResponse('Bad Upload-Offset, or an Upload-Checksum algorithm this server does not have'),
-  404: errorResponse('No such upload, expired, or not yours; or terminated (or its user deleted) while the bytes were arriving'),
-  409: errorResponse('Upload-Offset is not the upload\'s offset (ask HEAD), or the upload is complete (another PATCH may have completed it meanwhile)'),
+  404: errorResponse(
+    'No such upload, expired, or not yours; or terminated (or its user deleted) while the bytes were arriving',
+  ),
+  409: errorResponse(
+    "Upload-Offset is not the upload's offset (ask HEAD), or the upload is complete (another PATCH may have completed it meanwhile)",
+  ),
   412: errorResponse('Tus-Resumable is not 1.0.0'),
   413: errorResponse('More bytes than the upload has left'),
   415: errorResponse('Content-Type is not application/offset+octet-stream'),
@@ -148,12 +183,16 @@ const patch = route({
   method: 'patch',
   path: '/files/tus/{id}',
   middleware: [tusResumable, requireAuth({ sharesRoundTrip: true }), tusVersion] as const,
-  summary: 'Append bytes at Upload-Offset (any length: stored as R2 parts of the upload\'s fixed size plus a tail); Upload-Checksum checked when sent',
+  summary:
+    "Append bytes at Upload-Offset (any length: stored as R2 parts of the upload's fixed size plus a tail); Upload-Checksum checked when sent",
   request: {
     params: IdParams,
     headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)').extend({
-      'upload-offset': z.string().openapi({ description: 'must equal the upload\'s offset' }),
-      'upload-checksum': z.string().optional().openapi({ description: `"<algorithm> <base64>", one of ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}` }),
+      'upload-offset': z.string().openapi({ description: "must equal the upload's offset" }),
+      'upload-checksum': z
+        .string()
+        .optional()
+        .openapi({ description: `"<algorithm> <base64>", one of ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}` }),
     }),
     body: { required: true, content: bytes },
   },
@@ -164,19 +203,27 @@ const terminate = route({
   method: 'delete',
   path: '/files/tus/{id}',
   middleware: [tusResumable, requireAuth({ sharesRoundTrip: true }), tusVersion] as const,
-  summary: 'tus termination: the unfinished upload and its parts are dropped (a completed upload\'s file stays)',
+  summary: "tus termination: the unfinished upload and its parts are dropped (a completed upload's file stays)",
   request: uploadRequest,
-  responses: { 204: { description: 'Terminated' }, 404: errorResponse('No such upload, expired, or not yours'), 409: errorResponse('A PATCH completed the upload meanwhile'), 412: errorResponse('Tus-Resumable is not 1.0.0') },
+  responses: {
+    204: { description: 'Terminated' },
+    404: errorResponse('No such upload, expired, or not yours'),
+    409: errorResponse('A PATCH completed the upload meanwhile'),
+    412: errorResponse('Tus-Resumable is not 1.0.0'),
+  },
 })
 
 const override = route({
   method: 'post',
   path: '/files/tus/{id}',
   middleware: [tusResumable, requireAuth({ sharesRoundTrip: true }), tusVersion] as const,
-  summary: 'PATCH or DELETE for clients that cannot send them: X-HTTP-Method-Override (tus: "MUST be interpreted as the request\'s method")',
+  summary:
+    'PATCH or DELETE for clients that cannot send them: X-HTTP-Method-Override (tus: "MUST be interpreted as the request\'s method")',
   request: {
     params: IdParams,
-    headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)').extend({ 'x-http-method-override': z.enum(['PATCH', 'DELETE']).openapi({ description: 'the method meant' }) }),
+    headers: tusHeaders('1.0.0 (taken as 1.0.0 when absent; another version → 412)').extend({
+      'x-http-method-override': z.enum(['PATCH', 'DELETE']).openapi({ description: 'the method meant' }),
+    }),
     body: { required: false, content: bytes },
   },
   responses: { ...patchResponses, 405: errorResponse('No X-HTTP-Method-Override of PATCH or DELETE') },
@@ -189,12 +236,19 @@ function deps(c: Context<AppEnv>) {
 function uploadHeaders(upload: UploadRow, file?: FileRow): Record<string, string> {
   return {
     'upload-offset': String(upload.offset),
-    ...(file || upload.fileId ? { 'x-edgefloor-file-id': file?.id ?? upload.fileId! } : { 'upload-expires': expiresHeader(upload) }),
+    ...(file || upload.fileId
+      ? { 'x-edgefloor-file-id': file?.id ?? upload.fileId! }
+      : { 'upload-expires': expiresHeader(upload) }),
   }
 }
 
 /** PATCH's body and headers into the engine; 204 with the new offset. */
-async function appendBytes(c: Context<AppEnv>, upload: UploadRow, offset: number | undefined, afterUpload: AfterUpload) {
+async function appendBytes(
+  c: Context<AppEnv>,
+  upload: UploadRow,
+  offset: number | undefined,
+  afterUpload: AfterUpload,
+) {
   if (offset === undefined) throw new ApiError('VALIDATION_FAILED', { message: 'Upload-Offset is required' })
   if (c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() !== OFFSET_STREAM) {
     throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: `a PATCH needs Content-Type: ${OFFSET_STREAM}` })
@@ -227,26 +281,44 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
       })
     })
     .openapi(create, async (c) => {
-      if (c.req.header('upload-defer-length') !== undefined) throw new ApiError('VALIDATION_FAILED', { message: 'deferred lengths are not supported: send Upload-Length' })
-      if (c.req.header('upload-concat') !== undefined) throw new ApiError('VALIDATION_FAILED', { message: 'concatenation is not supported' })
+      if (c.req.header('upload-defer-length') !== undefined)
+        throw new ApiError('VALIDATION_FAILED', { message: 'deferred lengths are not supported: send Upload-Length' })
+      if (c.req.header('upload-concat') !== undefined)
+        throw new ApiError('VALIDATION_FAILED', { message: 'concatenation is not supported' })
       const length = byteCount(c.req.header('upload-length'), 'Upload-Length')
       if (length === undefined) throw new ApiError('VALIDATION_FAILED', { message: 'Upload-Length is required' })
       const metadataHeader = c.req.header('upload-metadata')
       const fields = uploadFields(parseUploadMetadata(metadataHeader))
-      let upload = await startUpload(deps(c), c.var.user.id, { protocol: 'tus', ...fields, size: length, metadata: metadataHeader })
+      let upload = await startUpload(deps(c), c.var.user.id, {
+        protocol: 'tus',
+        ...fields,
+        size: length,
+        metadata: metadataHeader,
+      })
       let file: FileRow | undefined
       const hasBytes = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() === OFFSET_STREAM
       if (hasBytes || length === 0) {
         // creation-with-upload (or an empty file, complete at once).
-        const result = await appendToUpload(deps(c), upload, { offset: 0, body: hasBytes ? c.req.raw.body : null, contentLength: byteCount(c.req.header('content-length'), 'Content-Length') })
+        const result = await appendToUpload(deps(c), upload, {
+          offset: 0,
+          body: hasBytes ? c.req.raw.body : null,
+          contentLength: byteCount(c.req.header('content-length'), 'Content-Length'),
+        })
         ;({ upload, file } = result)
       }
       if (file) await afterUpload(c, file)
-      return c.body(null, 201, { location: `${requestOrigin(c.var.config, c.req.raw)}/files/tus/${upload.id}`, ...uploadHeaders(upload, file) })
+      return c.body(null, 201, {
+        location: `${requestOrigin(c.var.config, c.req.raw)}/files/tus/${upload.id}`,
+        ...uploadHeaders(upload, file),
+      })
     })
     .openapi(read, async (c) => {
       const upload = await callerUpload(c, c.req.valid('param').id)
-      const headers: Record<string, string> = { ...uploadHeaders(upload), 'upload-length': String(upload.length ?? 0), 'cache-control': 'no-store' }
+      const headers: Record<string, string> = {
+        ...uploadHeaders(upload),
+        'upload-length': String(upload.length ?? 0),
+        'cache-control': 'no-store',
+      }
       if (upload.metadata) headers['upload-metadata'] = upload.metadata
       for (const [name, value] of Object.entries(headers)) c.header(name, value)
       const body = {
@@ -265,7 +337,10 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
     .openapi(terminate, async (c) => terminateUpload(c, c.req.valid('param').id))
     .openapi(override, async (c) => {
       const method = c.req.header('x-http-method-override')?.toUpperCase()
-      if (method !== 'PATCH' && method !== 'DELETE') throw new ApiError('METHOD_NOT_ALLOWED', { message: 'POST on an upload URL needs X-HTTP-Method-Override: PATCH or DELETE' })
+      if (method !== 'PATCH' && method !== 'DELETE')
+        throw new ApiError('METHOD_NOT_ALLOWED', {
+          message: 'POST on an upload URL needs X-HTTP-Method-Override: PATCH or DELETE',
+        })
       if (method === 'DELETE') return terminateUpload(c, c.req.valid('param').id)
       const upload = await callerUpload(c, c.req.valid('param').id)
       return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'), afterUpload)

@@ -8,17 +8,33 @@ import { and, eq, isNull, sql } from 'drizzle-orm'
 import { uploadParts, uploads } from '../db/schema'
 import { ApiError } from '../errors'
 import type { FileRow } from './records'
-import { completeUpload, explainFailure, MAX_PARTS, raceOutcome, renewUploadQuota, type UploadDeps, type UploadRow, uploadNotFound, uploadTtlMs } from './resumable'
+import {
+  completeUpload,
+  explainFailure,
+  MAX_PARTS,
+  raceOutcome,
+  renewUploadQuota,
+  type UploadDeps,
+  type UploadRow,
+  uploadNotFound,
+  uploadTtlMs,
+} from './resumable'
 import { readRequestBody } from './blocks'
 import { parseModified } from './upload'
 
 export const TUS_VERSION = '1.0.0'
 export const TUS_EXTENSIONS = 'creation,creation-with-upload,termination,expiration,checksum'
 /** Upload-Checksum algorithms: the names tus uses, and what workerd's DigestStream calls them. */
-export const CHECKSUM_ALGORITHMS: Readonly<Record<string, string>> = { sha1: 'SHA-1', sha256: 'SHA-256', sha512: 'SHA-512', md5: 'MD5' }
+export const CHECKSUM_ALGORITHMS: Readonly<Record<string, string>> = {
+  sha1: 'SHA-1',
+  sha256: 'SHA-256',
+  sha512: 'SHA-512',
+  md5: 'MD5',
+}
 
 const invalid = (message: string) => new ApiError('VALIDATION_FAILED', { message })
-const offsetMismatch = (message: string, offset?: number) => new ApiError('UPLOAD_OFFSET_MISMATCH', { message, details: offset === undefined ? {} : { offset } })
+const offsetMismatch = (message: string, offset?: number) =>
+  new ApiError('UPLOAD_OFFSET_MISMATCH', { message, details: offset === undefined ? {} : { offset } })
 const tooLarge = (message: string) => new ApiError('FILE_TOO_LARGE', { message })
 
 /** A non-negative integer header (Upload-Offset, Upload-Length), or 400. */
@@ -40,7 +56,8 @@ export function parseUploadMetadata(header: string | undefined): Record<string, 
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false })
   for (const pair of header.split(',')) {
     const [key, value = '', extra] = pair.trim().split(' ')
-    if (!key || extra !== undefined || key in metadata) throw invalid('Upload-Metadata must be unique "key base64value" pairs separated by commas')
+    if (!key || extra !== undefined || key in metadata)
+      throw invalid('Upload-Metadata must be unique "key base64value" pairs separated by commas')
     try {
       metadata[key] = decoder.decode(Uint8Array.fromBase64(value))
     } catch {
@@ -66,7 +83,9 @@ export function parseChecksum(header: string | undefined): { algorithm: string; 
   const [name = '', expected = '', extra] = header.trim().split(' ')
   const algorithm = CHECKSUM_ALGORITHMS[name]
   if (!algorithm || !expected || extra !== undefined) {
-    throw new ApiError('CHECKSUM_UNSUPPORTED', { message: `Upload-Checksum must be "<algorithm> <base64 digest>" with one of ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}` })
+    throw new ApiError('CHECKSUM_UNSUPPORTED', {
+      message: `Upload-Checksum must be "<algorithm> <base64 digest>" with one of ${Object.keys(CHECKSUM_ALGORITHMS).join(', ')}`,
+    })
   }
   return { algorithm, expected }
 }
@@ -124,7 +143,10 @@ class PartWriter {
   async loadTail(): Promise<void> {
     if (!this.upload.tailKey) return
     const tail = await this.deps.bucket.get(this.upload.tailKey)
-    if (!tail || tail.size !== this.upload.tailBytes) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`the tail ${this.upload.tailKey} of upload ${this.upload.id} is missing or changed`) })
+    if (!tail || tail.size !== this.upload.tailBytes)
+      throw new ApiError('INTERNAL_ERROR', {
+        cause: new Error(`the tail ${this.upload.tailKey} of upload ${this.upload.id} is missing or changed`),
+      })
     this.piece.set(new Uint8Array(await tail.arrayBuffer()))
     this.filled = this.upload.tailBytes
   }
@@ -180,13 +202,19 @@ class PartWriter {
       for (let number = end - count; number < end; number++) this.numbers.push(number)
     }
     const partNumber = this.numbers.shift()!
-    if (partNumber < 1 || partNumber > MAX_PARTS) throw new ApiError('INTERNAL_ERROR', { cause: new Error(`upload ${this.upload.id} has used all its part numbers`) })
+    if (partNumber < 1 || partNumber > MAX_PARTS)
+      throw new ApiError('INTERNAL_ERROR', {
+        cause: new Error(`upload ${this.upload.id} has used all its part numbers`),
+      })
     return partNumber
   }
 }
 
 /** Reads the body into the writer; answers how many bytes arrived and whether the body broke off. */
-async function receive(body: ReadableStream<Uint8Array>, sinks: { writer: PartWriter; limit: number; hashes: WritableStreamDefaultWriter[] }) {
+async function receive(
+  body: ReadableStream<Uint8Array>,
+  sinks: { writer: PartWriter; limit: number; hashes: WritableStreamDefaultWriter[] },
+) {
   const source = readRequestBody(body)
   let received = 0
   for (;;) {
@@ -213,7 +241,11 @@ async function receive(body: ReadableStream<Uint8Array>, sinks: { writer: PartWr
  * full parts plus a new tail, the checksum (when sent) is checked before anything counts (460: nothing kept), and
  * the bytes that complete the upload turn it into a file record.
  */
-export async function appendToUpload(deps: UploadDeps, upload: UploadRow, request: AppendRequest): Promise<AppendResult> {
+export async function appendToUpload(
+  deps: UploadDeps,
+  upload: UploadRow,
+  request: AppendRequest,
+): Promise<AppendResult> {
   if (upload.fileId) {
     if (request.offset === upload.offset && !request.contentLength) return { upload, interrupted: false }
     throw offsetMismatch('the upload is complete', upload.offset)
@@ -224,7 +256,9 @@ export async function appendToUpload(deps: UploadDeps, upload: UploadRow, reques
   const length = upload.length ?? 0
   const limit = length - upload.offset
   if (request.contentLength !== undefined && request.contentLength > limit) {
-    throw tooLarge(`the PATCH has ${request.contentLength} bytes; the upload has ${limit} left (Upload-Length ${length})`)
+    throw tooLarge(
+      `the PATCH has ${request.contentLength} bytes; the upload has ${limit} left (Upload-Length ${length})`,
+    )
   }
   if (limit === 0) {
     // Nothing left to send (an empty file): complete now.
@@ -241,13 +275,23 @@ export async function appendToUpload(deps: UploadDeps, upload: UploadRow, reques
   }
 }
 
-async function storeBytes(deps: UploadDeps, upload: UploadRow, body: ReadableStream<Uint8Array>, request: AppendRequest): Promise<AppendResult> {
+async function storeBytes(
+  deps: UploadDeps,
+  upload: UploadRow,
+  body: ReadableStream<Uint8Array>,
+  request: AppendRequest,
+): Promise<AppendResult> {
   const length = upload.length ?? 0
   const limit = length - upload.offset
   const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
   const total = upload.tailBytes + (request.contentLength ?? 0)
   const completes = request.contentLength === limit
-  const plannedParts = request.contentLength === undefined ? 0 : completes ? Math.ceil(total / upload.partBytes) : Math.floor(total / upload.partBytes)
+  const plannedParts =
+    request.contentLength === undefined
+      ? 0
+      : completes
+        ? Math.ceil(total / upload.partBytes)
+        : Math.floor(total / upload.partBytes)
   const writer = new PartWriter(deps, upload, multipart, plannedParts)
   await writer.loadTail()
   // Bytes arriving whole in one request are hashed on the way, so completing need not read them back.
@@ -266,7 +310,9 @@ async function storeBytes(deps: UploadDeps, upload: UploadRow, body: ReadableStr
     // interrupted body cannot match its checksum either.
     const actual = new Uint8Array(await checksum.digest).toBase64()
     if (interrupted || actual !== request.checksum.expected) {
-      throw new ApiError('CHECKSUM_MISMATCH', { message: 'the bytes do not match Upload-Checksum; nothing of them was kept' })
+      throw new ApiError('CHECKSUM_MISMATCH', {
+        message: 'the bytes do not match Upload-Checksum; nothing of them was kept',
+      })
     }
   }
   const newOffset = upload.offset + received
@@ -283,7 +329,13 @@ async function storeBytes(deps: UploadDeps, upload: UploadRow, body: ReadableStr
   const [claimed] = await deps.db.batch([
     deps.db
       .update(uploads)
-      .set({ offset: newOffset, tailKey: newTailKey, tailBytes: tail.byteLength, patchId, expiresAt: now + uploadTtlMs(deps.config) })
+      .set({
+        offset: newOffset,
+        tailKey: newTailKey,
+        tailBytes: tail.byteLength,
+        patchId,
+        expiresAt: now + uploadTtlMs(deps.config),
+      })
       .where(and(eq(uploads.id, upload.id), eq(uploads.offset, upload.offset), isNull(uploads.fileId)))
       .returning(),
     // The parts count only if the update above claimed the offset (same transaction).
@@ -304,7 +356,10 @@ async function storeBytes(deps: UploadDeps, upload: UploadRow, body: ReadableStr
   const updated = claimed[0]
   if (!updated) {
     await discard()
-    throw (await raceOutcome(deps, upload)) ?? offsetMismatch('another request changed the upload meanwhile; ask HEAD for its offset')
+    throw (
+      (await raceOutcome(deps, upload)) ??
+      offsetMismatch('another request changed the upload meanwhile; ask HEAD for its offset')
+    )
   }
   if (upload.tailKey) await deps.bucket.delete(upload.tailKey)
   if (!isComplete) {

@@ -40,7 +40,11 @@ export function cleanFileName(raw: string): string {
 
 /** A display name: no path, no control characters, at most 255 characters; a format character (a bidi control) is 400 (worker/names.ts). */
 export function safeFileName(raw: string): string {
-  const name = raw.replace(/[\u0000-\u001f\u007f]/g, '').split(/[\\/]/).pop()!.trim()
+  const name = raw
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .split(/[\\/]/)
+    .pop()!
+    .trim()
   checkName('the file name', name)
   if (name === '' || name === '.' || name === '..') return 'file'
   // A joiner the cut leaves at the end would hide there.
@@ -66,7 +70,8 @@ export function cleanPrefix(raw: string | undefined, userId: string): string {
   if (/[\u0000-\u001f\u007f\\]/.test(prefix)) throw bad('the prefix may not contain control characters or backslashes')
   const segments = prefix.split('/').filter((segment) => segment !== '' && segment !== '.')
   if (segments.some((segment) => segment === '..')) throw bad('the prefix may not contain ".."')
-  if (segments.some((segment) => !/^[\p{L}\p{N} ._@-]+$/u.test(segment))) throw bad('prefix segments may contain letters, digits, space, ".", "_", "@" and "-"')
+  if (segments.some((segment) => !/^[\p{L}\p{N} ._@-]+$/u.test(segment)))
+    throw bad('prefix segments may contain letters, digits, space, ".", "_", "@" and "-"')
   const clean = segments.join('/')
   if (clean.length > 512) throw bad('the prefix is longer than 512 characters')
   return clean
@@ -86,7 +91,10 @@ function parseSize(raw: string | undefined, header = 'X-Edgefloor-Size'): number
 }
 
 /** The bytes with their first SNIFF_BYTES looked at: the sniffed type, and a source that still has them all. */
-async function sniffBlocks(source: BlockSource, extension: string): Promise<{ contentType: string; body: BlockSource }> {
+async function sniffBlocks(
+  source: BlockSource,
+  extension: string,
+): Promise<{ contentType: string; body: BlockSource }> {
   let head: Uint8Array | undefined = await source.read()
   if (head && head.byteLength < SNIFF_BYTES) {
     // Short reads (a body made in JavaScript, or a small file): the first ones joined into a copy of their own.
@@ -98,14 +106,21 @@ async function sniffBlocks(source: BlockSource, extension: string): Promise<{ co
     }
     head = joined
   }
-  return { contentType: sniffContentType(head?.subarray(0, SNIFF_BYTES) ?? new Uint8Array(0), extension), body: prependBlock(head, source) }
+  return {
+    contentType: sniffContentType(head?.subarray(0, SNIFF_BYTES) ?? new Uint8Array(0), extension),
+    body: prependBlock(head, source),
+  }
 }
 
 /**
  * The file of a raw upload: the request body itself (any Content-Type but multipart/form-data), named by
  * X-Edgefloor-Name or Content-Disposition's filename, sized by X-Edgefloor-Size or Content-Length.
  */
-function rawFile(request: Request, declaredSize: number | undefined, isNamed: boolean): { filename: string; size?: number; blocks: BlockSource } {
+function rawFile(
+  request: Request,
+  declaredSize: number | undefined,
+  isNamed: boolean,
+): { filename: string; size?: number; blocks: BlockSource } {
   const headers = request.headers
   const contentType = headers.get('content-type') ?? ''
   const contentLength = parseSize(headers.get('content-length') ?? undefined, 'Content-Length')
@@ -113,23 +128,41 @@ function rawFile(request: Request, declaredSize: number | undefined, isNamed: bo
   const named = isNamed || filenameParam !== undefined
   // An empty or JSON body is a file only when the client says so (a name, or a declared size of 0): otherwise it
   // is a request that forgot its file, or sent JSON where a file was expected, and storing it would hide that.
-  if ((!request.body || contentLength === 0) && !named && declaredSize !== 0) throw new ApiError('FILE_MISSING', { message: `the request has no file: ${HOW_TO_SEND}` })
+  if ((!request.body || contentLength === 0) && !named && declaredSize !== 0)
+    throw new ApiError('FILE_MISSING', { message: `the request has no file: ${HOW_TO_SEND}` })
   if (/^application\/x-www-form-urlencoded/i.test(contentType)) {
-    throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: `a form-urlencoded body is not a file: ${HOW_TO_SEND}`, details: { accepted: ACCEPTED_UPLOAD_TYPES } })
+    throw new ApiError('CONTENT_TYPE_UNSUPPORTED', {
+      message: `a form-urlencoded body is not a file: ${HOW_TO_SEND}`,
+      details: { accepted: ACCEPTED_UPLOAD_TYPES },
+    })
   }
   if (/^(application|text)\/([\w.+-]+\+)?json\b/i.test(contentType) && !named) {
-    throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: `a JSON body is taken as a file only when named (X-Edgefloor-Name): ${HOW_TO_SEND}`, details: { accepted: ACCEPTED_UPLOAD_TYPES } })
+    throw new ApiError('CONTENT_TYPE_UNSUPPORTED', {
+      message: `a JSON body is taken as a file only when named (X-Edgefloor-Name): ${HOW_TO_SEND}`,
+      details: { accepted: ACCEPTED_UPLOAD_TYPES },
+    })
   }
-  if (!request.body) return { filename: filenameParam ?? 'file', size: 0, blocks: readRequestBody(new Blob([]).stream()) }
+  if (!request.body)
+    return { filename: filenameParam ?? 'file', size: 0, blocks: readRequestBody(new Blob([]).stream()) }
   if (declaredSize !== undefined && contentLength !== undefined && declaredSize !== contentLength) {
-    throw new ApiError('SIZE_MISMATCH', { message: `the file's size does not match the declared size of ${declaredSize} bytes` })
+    throw new ApiError('SIZE_MISMATCH', {
+      message: `the file's size does not match the declared size of ${declaredSize} bytes`,
+    })
   }
-  return { filename: filenameParam ?? 'file', size: declaredSize ?? contentLength, blocks: readRequestBody(request.body) }
+  return {
+    filename: filenameParam ?? 'file',
+    size: declaredSize ?? contentLength,
+    blocks: readRequestBody(request.body),
+  }
 }
 
 /** What an upload may send, named in every refusal of its body. */
-const ACCEPTED_UPLOAD_TYPES = ['application/octet-stream (or the file\'s own type) as the raw body', 'multipart/form-data with the field "file"']
-const HOW_TO_SEND = 'send the file\'s bytes as the body (Content-Type: application/octet-stream or the file\'s own type, its name in X-Edgefloor-Name), or multipart/form-data with the file in the field "file"'
+const ACCEPTED_UPLOAD_TYPES = [
+  "application/octet-stream (or the file's own type) as the raw body",
+  'multipart/form-data with the field "file"',
+]
+const HOW_TO_SEND =
+  'send the file\'s bytes as the body (Content-Type: application/octet-stream or the file\'s own type, its name in X-Edgefloor-Name), or multipart/form-data with the file in the field "file"'
 
 /** Reads an upload request: headers, then the file (the multipart `file` part, or the raw body) as a sniffed stream. */
 export async function readUpload(request: Request, userId: string): Promise<IncomingFile> {
@@ -138,7 +171,9 @@ export async function readUpload(request: Request, userId: string): Promise<Inco
   const modifiedAt = parseModified(uploadHeader(headers, 'modified'))
   const prefix = cleanPrefix(uploadHeader(headers, 'prefix'), userId)
   const contentType = headers.get('content-type') ?? undefined
-  const file = /^multipart\//i.test(contentType ?? '') ? { ...(await readMultipartFile(request.body, contentType)).file, size: declaredSize } : rawFile(request, declaredSize, uploadHeader(headers, 'name') !== undefined)
+  const file = /^multipart\//i.test(contentType ?? '')
+    ? { ...(await readMultipartFile(request.body, contentType)).file, size: declaredSize }
+    : rawFile(request, declaredSize, uploadHeader(headers, 'name') !== undefined)
   const name = cleanFileName(uploadHeader(headers, 'name') ?? file.filename)
   const extension = extensionOf(name)
   const sniffed = await sniffBlocks(file.blocks, extension)
@@ -151,7 +186,11 @@ export interface Allowance {
   readonly overLimit: () => ApiError
 }
 
-const tooLarge = (maxBytes: number) => new ApiError('FILE_TOO_LARGE', { message: `the file is larger than ${maxBytes} bytes`, details: { max_bytes: maxBytes } })
+const tooLarge = (maxBytes: number) =>
+  new ApiError('FILE_TOO_LARGE', {
+    message: `the file is larger than ${maxBytes} bytes`,
+    details: { max_bytes: maxBytes },
+  })
 
 export interface AllowanceOptions {
   /** The size limit of this kind of upload; FILES_MAX_BYTES unless given. */
@@ -164,10 +203,19 @@ export interface AllowanceOptions {
  * The size limit, then a quota hold for this upload (worker/files/quota.ts): 413 at once when the declared
  * size is over either; the hold grows as the bytes arrive and ends with storeFile or replaceFileContent.
  */
-export async function reserveUpload(db: Database, config: Config, userId: string, declaredSize?: number, options: AllowanceOptions = {}): Promise<{ maxBytes: number; quota: QuotaHold }> {
+export async function reserveUpload(
+  db: Database,
+  config: Config,
+  userId: string,
+  declaredSize?: number,
+  options: AllowanceOptions = {},
+): Promise<{ maxBytes: number; quota: QuotaHold }> {
   const maxBytes = options.maxBytes ?? config.FILES_MAX_BYTES
   if (declaredSize !== undefined && declaredSize > maxBytes) throw tooLarge(maxBytes)
-  const quota = await holdQuota(db, config.FILES_QUOTA_BYTES, userId, { bytes: declaredSize, reclaimBytes: options.reclaimedBytes })
+  const quota = await holdQuota(db, config.FILES_QUOTA_BYTES, userId, {
+    bytes: declaredSize,
+    reclaimBytes: options.reclaimedBytes,
+  })
   return { maxBytes, quota }
 }
 
@@ -175,7 +223,13 @@ export async function reserveUpload(db: Database, config: Config, userId: string
  * What this user may still store in one file; 413 at once when the declared size is already too much. A check,
  * not a reservation: writers that must hold against parallel writers use holdQuota (worker/files/quota.ts).
  */
-export async function uploadAllowance(db: Database, config: Config, userId: string, declaredSize?: number, options: AllowanceOptions = {}): Promise<Allowance> {
+export async function uploadAllowance(
+  db: Database,
+  config: Config,
+  userId: string,
+  declaredSize?: number,
+  options: AllowanceOptions = {},
+): Promise<Allowance> {
   const sizeLimit = options.maxBytes ?? config.FILES_MAX_BYTES
   if (declaredSize !== undefined && declaredSize > sizeLimit) throw tooLarge(sizeLimit)
   const quota = config.FILES_QUOTA_BYTES

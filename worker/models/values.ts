@@ -12,14 +12,22 @@ export type ValuesMap = Readonly<Record<string, ValueSpec>>
 /** Text that may reach an email, a header or a log line: no control characters (NUL, ESC, CR, LF, …) and no line
  * or paragraph separators, which would let it forge a line there. */
 export const plainText = (maxLength: number) =>
-  z.string().max(maxLength).regex(/^[^\p{Cc}\u2028\u2029]*$/u, 'may not contain control characters')
+  z
+    .string()
+    .max(maxLength)
+    .regex(/^[^\p{Cc}\u2028\u2029]*$/u, 'may not contain control characters')
 
 /** A name people read (an account's): plain text without the format characters a name may not hold (worker/names.ts);
  * the refusal carries its own error code, NAME_FORMAT_CHARACTER. */
 export const displayName = (maxLength: number) =>
   plainText(maxLength).superRefine((name, ctx) => {
     const codePoint = forbiddenFormatCharacter(name)
-    if (codePoint) ctx.addIssue({ code: 'custom', message: formatCharacterMessage('the name', codePoint), params: { errorCode: 'NAME_FORMAT_CHARACTER', character: codePoint } })
+    if (codePoint)
+      ctx.addIssue({
+        code: 'custom',
+        message: formatCharacterMessage('the name', codePoint),
+        params: { errorCode: 'NAME_FORMAT_CHARACTER', character: codePoint },
+      })
   })
 
 /** An absolute http or https URL: no javascript:, data: or other schemes that a client could render as a link. */
@@ -53,7 +61,8 @@ export function validateValuesMap(model: string, values: ValuesMap): void {
   for (const [name, spec] of Object.entries(values)) {
     const [type, letters] = spec
     if (!VALUE_TYPES.includes(type)) throw new Error(`model ${model}: field ${name} has unknown type ${String(type)}`)
-    if (!/^[cru]*$/.test(letters)) throw new Error(`model ${model}: field ${name} has letters "${letters}" (allowed: c, r, u)`)
+    if (!/^[cru]*$/.test(letters))
+      throw new Error(`model ${model}: field ${name} has letters "${letters}" (allowed: c, r, u)`)
     if (spec.length > 2 && spec[2] !== undefined && !fieldSchema(type).safeParse(spec[2]).success) {
       throw new Error(`model ${model}: field ${name} has a default that is not a ${type}`)
     }

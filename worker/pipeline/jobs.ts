@@ -12,7 +12,17 @@ import { jobs, jobSteps, users } from '../db/schema'
 import { iso } from '../db/times'
 import { ApiError, ERROR_CODES, ERRORS } from '../errors'
 import { publicOptions, SECRET_OPTIONS } from './job-secrets'
-import { FileResponseSchema, filesOfJob, filesOfJobs, newestOutputOfSteps, toFileResponse, treeIds, type FileLinks, type FileResponse, type FileRow } from '../files/records'
+import {
+  FileResponseSchema,
+  filesOfJob,
+  filesOfJobs,
+  newestOutputOfSteps,
+  toFileResponse,
+  treeIds,
+  type FileLinks,
+  type FileResponse,
+  type FileRow,
+} from '../files/records'
 import { signToken } from '../files/signed-url'
 import type { StepMessage } from '../queue'
 
@@ -22,7 +32,10 @@ export type StepRow = typeof jobSteps.$inferSelect
 /** How long a job's events_url opens its stream: long enough to open it, short enough that a leaked one soon ends. */
 export const EVENTS_URL_TTL_SECONDS = 600
 
-export const JobOptionsSchema = z.record(z.string().max(64), z.union([z.string().max(VARIABLES_MAX_CHARS), z.number(), z.boolean()]))
+export const JobOptionsSchema = z.record(
+  z.string().max(64),
+  z.union([z.string().max(VARIABLES_MAX_CHARS), z.number(), z.boolean()]),
+)
 
 export const StepSchema = z
   .object({
@@ -43,8 +56,14 @@ export const JobSchema = z
     file_id: z.string(),
     status: z.enum(['queued', 'running', 'done', 'failed']),
     error: z.string().nullable(),
-    error_code: z.enum(ERROR_CODES).nullable().openapi({ description: 'the code of the failure (the error table), chosen by the converter that failed' }),
-    to: z.string().nullable().openapi({ description: 'the extension the chain ends at, when the request named one (`to`)' }),
+    error_code: z
+      .enum(ERROR_CODES)
+      .nullable()
+      .openapi({ description: 'the code of the failure (the error table), chosen by the converter that failed' }),
+    to: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the extension the chain ends at, when the request named one (`to`)' }),
     options: JobOptionsSchema,
     steps: z.array(StepSchema),
     files: z.array(FileResponseSchema).openapi({ description: 'every file the job created, in chain order' }),
@@ -59,7 +78,6 @@ export const JobSchema = z
 
 export type JobView = z.infer<typeof JobSchema>
 
-
 /** The job's options with its secrets (SECRET_OPTIONS) removed, in SQL: wiped as the job ends. */
 const withoutSecrets = sql`json_remove(${jobs.options}, ${sql.join(
   SECRET_OPTIONS.map((name) => sql`${`$.${name}`}`),
@@ -70,7 +88,10 @@ export const jobNotFound = () => new ApiError('JOB_NOT_FOUND')
 
 /** A failed job as the API answers it: the code its converter failed with, and the reason. */
 export function jobFailure(job: JobRow): ApiError {
-  return new ApiError(job.errorCode ?? 'CONVERSION_FAILED', { message: job.error ?? undefined, details: { job: job.id } })
+  return new ApiError(job.errorCode ?? 'CONVERSION_FAILED', {
+    message: job.error ?? undefined,
+    details: { job: job.id },
+  })
 }
 
 /** A job by id alone, for the consumer and the webhooks: a queue message or a finished step names it. */
@@ -98,7 +119,12 @@ export async function jobViewWithOwnerStamp(db: Database, id: string) {
   const [[found], stepRows, madeRows] = await db.batch([
     // Apart, not joined: in a batch D1 answers rows as objects, where the user's `id` would overwrite the job's.
     db
-      .select({ job: jobs, securityStamp: sql<string>`(select ${users.securityStamp} from ${users} where ${users.id} = ${jobs.userId})`.as('owner_stamp') })
+      .select({
+        job: jobs,
+        securityStamp: sql<string>`(select ${users.securityStamp} from ${users} where ${users.id} = ${jobs.userId})`.as(
+          'owner_stamp',
+        ),
+      })
       .from(jobs)
       .where(eq(jobs.id, id))
       .limit(1),
@@ -109,8 +135,14 @@ export async function jobViewWithOwnerStamp(db: Database, id: string) {
 }
 
 /** The newest job on a file's current content (a replace updates the record; older jobs converted the old bytes). */
-export function latestJobOfContent(db: Database, file: Pick<FileRow, 'id' | 'userId' | 'updatedAt'>): Promise<JobRow | undefined> {
-  return db.query.jobs.findFirst({ where: and(eq(jobs.fileId, file.id), eq(jobs.userId, file.userId), gte(jobs.createdAt, file.updatedAt)), orderBy: desc(jobs.id) })
+export function latestJobOfContent(
+  db: Database,
+  file: Pick<FileRow, 'id' | 'userId' | 'updatedAt'>,
+): Promise<JobRow | undefined> {
+  return db.query.jobs.findFirst({
+    where: and(eq(jobs.fileId, file.id), eq(jobs.userId, file.userId), gte(jobs.createdAt, file.updatedAt)),
+    orderBy: desc(jobs.id),
+  })
 }
 
 export async function findOwnedJob(db: Database, userId: string, id: string): Promise<JobRow> {
@@ -122,13 +154,21 @@ export async function findOwnedJob(db: Database, userId: string, id: string): Pr
 const JOBS_OF_FILE_MAX = 100
 
 export function jobsOfFile(db: Database, userId: string, fileId: string) {
-  return db.query.jobs.findMany({ where: and(eq(jobs.userId, userId), eq(jobs.fileId, fileId)), orderBy: desc(jobs.id), limit: JOBS_OF_FILE_MAX })
+  return db.query.jobs.findMany({
+    where: and(eq(jobs.userId, userId), eq(jobs.fileId, fileId)),
+    orderBy: desc(jobs.id),
+    limit: JOBS_OF_FILE_MAX,
+  })
 }
 
 /** The queries of a job's view: the job (the caller's), its steps and the files it made, for one batch. */
 export function jobViewQueries(db: Database, userId: string | SQLWrapper, id: string) {
   return [
-    db.select().from(jobs).where(and(eq(jobs.id, id), eq(jobs.userId, userId))).limit(1),
+    db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.id, id), eq(jobs.userId, userId)))
+      .limit(1),
     db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, id), orderBy: [jobSteps.createdAt, jobSteps.id] }),
     filesOfJob(db, userId, id),
   ] as const
@@ -136,7 +176,12 @@ export function jobViewQueries(db: Database, userId: string | SQLWrapper, id: st
 
 /** The queries of the views of a file's jobs (the caller's, newest first): jobs, their steps, their files, for one batch. */
 export function fileJobsQueries(db: Database, userId: string, fileId: string) {
-  const ids = db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.userId, userId), eq(jobs.fileId, fileId))).orderBy(desc(jobs.id)).limit(JOBS_OF_FILE_MAX)
+  const ids = db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.userId, userId), eq(jobs.fileId, fileId)))
+    .orderBy(desc(jobs.id))
+    .limit(JOBS_OF_FILE_MAX)
   return [
     jobsOfFile(db, userId, fileId),
     db.query.jobSteps.findMany({ where: inArray(jobSteps.jobId, ids), orderBy: [jobSteps.createdAt, jobSteps.id] }),
@@ -180,7 +225,8 @@ function jobsWithSteps(db: Database, ids: SQLWrapper) {
 type JobOptions = Record<string, string | number | boolean>
 
 /** The options with their keys sorted: equal options are equal JSON, which the one-active-job index compares. */
-const sortedOptions = (options: JobOptions = {}): JobOptions => Object.fromEntries(Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+const sortedOptions = (options: JobOptions = {}): JobOptions =>
+  Object.fromEntries(Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 
 /**
  * Creates the job and its first step (queued), unless an equal job (same file, same content, same options) is
@@ -200,7 +246,13 @@ export async function queuedSteps(db: Database, userId: string): Promise<number>
     .select({ count: sql<number>`count(*)` })
     .from(jobSteps)
     .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
-    .where(and(eq(jobs.userId, userId), inArray(jobs.status, ['queued', 'running']), inArray(jobSteps.status, ['queued', 'running'])))
+    .where(
+      and(
+        eq(jobs.userId, userId),
+        inArray(jobs.status, ['queued', 'running']),
+        inArray(jobSteps.status, ['queued', 'running']),
+      ),
+    )
   return row?.count ?? 0
 }
 
@@ -226,7 +278,14 @@ export async function keepWithinShare(db: Database, userId: string, job: JobRow,
     .select({ count: sql<number>`count(*)` })
     .from(jobSteps)
     .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
-    .where(and(eq(jobs.userId, userId), inArray(jobs.status, ['queued', 'running']), inArray(jobSteps.status, ['queued', 'running']), lte(jobSteps.id, step.id)))
+    .where(
+      and(
+        eq(jobs.userId, userId),
+        inArray(jobs.status, ['queued', 'running']),
+        inArray(jobSteps.status, ['queued', 'running']),
+        lte(jobSteps.id, step.id),
+      ),
+    )
   if ((row?.count ?? 0) <= STEPS_MAX_QUEUED_PER_USER) return
   await db.batch([db.delete(jobSteps).where(eq(jobSteps.jobId, job.id)), db.delete(jobs).where(eq(jobs.id, job.id))])
   throw tooManySteps()
@@ -278,13 +337,22 @@ export async function shouldYieldTurn(db: Database, userId: string): Promise<boo
 export async function turnToGive(db: Database, userId: string): Promise<{ step?: StepMessage } | undefined> {
   const ahead = usersAhead(await activeStepsByUser(db), userId)
   if (ahead.length === 0) return undefined
-  const lightest = ahead.filter((row) => row.fresh > 0 && row.steps <= YIELD_ABOVE_STEPS).sort((a, b) => a.steps - b.steps)[0]
+  const lightest = ahead
+    .filter((row) => row.fresh > 0 && row.steps <= YIELD_ABOVE_STEPS)
+    .sort((a, b) => a.steps - b.steps)[0]
   if (!lightest) return {}
   const [step] = await db
     .select({ jobId: jobSteps.jobId, stepId: jobSteps.id })
     .from(jobSteps)
     .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
-    .where(and(eq(jobs.userId, lightest.userId), inArray(jobs.status, ['queued', 'running']), eq(jobSteps.status, 'queued'), eq(jobSteps.attempts, 0)))
+    .where(
+      and(
+        eq(jobs.userId, lightest.userId),
+        inArray(jobs.status, ['queued', 'running']),
+        eq(jobSteps.status, 'queued'),
+        eq(jobSteps.attempts, 0),
+      ),
+    )
     .orderBy(asc(jobSteps.id))
     .limit(1)
   return { step: step && { kind: 'step', ...step } }
@@ -350,14 +418,26 @@ export async function createJob(
       return { job, step }
     }
     const running = await db.query.jobs.findFirst({
-      where: and(eq(jobs.fileId, file.id), eq(jobs.sourceKey, file.key), eq(jobs.options, options), request.target ? eq(jobs.target, request.target) : isNull(jobs.target), inArray(jobs.status, ['queued', 'running'])),
+      where: and(
+        eq(jobs.fileId, file.id),
+        eq(jobs.sourceKey, file.key),
+        eq(jobs.options, options),
+        request.target ? eq(jobs.target, request.target) : isNull(jobs.target),
+        inArray(jobs.status, ['queued', 'running']),
+      ),
     })
     if (running) return { job: running }
   }
   throw new ApiError('JOB_ALREADY_RUNNING')
 }
 
-export function newStep(jobId: string, source: Pick<FileRow, 'id' | 'key'>, converter: ConverterInfo, now = Date.now(), part?: { start: number; end: number }): StepRow {
+export function newStep(
+  jobId: string,
+  source: Pick<FileRow, 'id' | 'key'>,
+  converter: ConverterInfo,
+  now = Date.now(),
+  part?: { start: number; end: number },
+): StepRow {
   return {
     id: newId(now),
     jobId,
@@ -395,7 +475,11 @@ const PEER_STEP_STALE_MS = 10 * 60 * 1000
  * content (its key) with the same options, if one is done; else whether such a step is converting now (then this
  * one waits for it rather than converting the same document a second time). One round trip.
  */
-export async function earlierOutput(db: Database, job: JobRow, step: StepRow): Promise<{ file?: FileRow; converting: boolean }> {
+export async function earlierOutput(
+  db: Database,
+  job: JobRow,
+  step: StepRow,
+): Promise<{ file?: FileRow; converting: boolean }> {
   if (!step.sourceKey) return { converting: false }
   const peers = and(
     eq(jobSteps.converter, step.converter),
@@ -405,7 +489,11 @@ export async function earlierOutput(db: Database, job: JobRow, step: StepRow): P
     eq(jobs.userId, job.userId),
     eq(jobs.options, job.options),
   )
-  const doneSteps = db.select({ id: jobSteps.id }).from(jobSteps).innerJoin(jobs, eq(jobs.id, jobSteps.jobId)).where(and(eq(jobSteps.status, 'done'), peers))
+  const doneSteps = db
+    .select({ id: jobSteps.id })
+    .from(jobSteps)
+    .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
+    .where(and(eq(jobSteps.status, 'done'), peers))
   const [done, running] = await db.batch([
     newestOutputOfSteps(db, job.userId, step.sourceFileId, doneSteps),
     db
@@ -419,11 +507,17 @@ export async function earlierOutput(db: Database, job: JobRow, step: StepRow): P
 }
 
 export async function updateStep(db: Database, id: string, changes: Partial<StepRow>): Promise<void> {
-  await db.update(jobSteps).set({ ...changes, updatedAt: Date.now() }).where(eq(jobSteps.id, id))
+  await db
+    .update(jobSteps)
+    .set({ ...changes, updatedAt: Date.now() })
+    .where(eq(jobSteps.id, id))
 }
 
 export async function updateJob(db: Database, id: string, changes: Partial<JobRow>): Promise<void> {
-  await db.update(jobs).set({ ...changes, updatedAt: Date.now() }).where(eq(jobs.id, id))
+  await db
+    .update(jobs)
+    .set({ ...changes, updatedAt: Date.now() })
+    .where(eq(jobs.id, id))
 }
 
 /**
@@ -434,7 +528,15 @@ export async function failJob(db: Database, job: JobRow, message: string, code: 
   const now = Date.now()
   const failed = await db
     .update(jobs)
-    .set({ status: 'failed', error: message, errorCode: code, errorStatus: ERRORS[code].status, options: withoutSecrets, updatedAt: now, finishedAt: now })
+    .set({
+      status: 'failed',
+      error: message,
+      errorCode: code,
+      errorStatus: ERRORS[code].status,
+      options: withoutSecrets,
+      updatedAt: now,
+      finishedAt: now,
+    })
     .where(and(eq(jobs.id, job.id), inArray(jobs.status, ['queued', 'running'])))
     .returning({ id: jobs.id })
   return failed.length > 0
@@ -452,7 +554,10 @@ export async function reopenFailedJob(db: Database, job: JobRow): Promise<StepRo
   try {
     await db.batch([
       db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: now }).where(isUnfinished),
-      db.update(jobs).set({ status: 'running', error: null, errorCode: null, errorStatus: null, finishedAt: null, updatedAt: now }).where(eq(jobs.id, job.id)),
+      db
+        .update(jobs)
+        .set({ status: 'running', error: null, errorCode: null, errorStatus: null, finishedAt: null, updatedAt: now })
+        .where(eq(jobs.id, job.id)),
     ])
   } catch (error) {
     if (isUniqueViolation(error)) throw new ApiError('JOB_ALREADY_RUNNING', { cause: error })
@@ -490,7 +595,9 @@ function inChainOrder(job: JobRow, made: FileRow[]): FileRow[] {
   while (level.length > 0) {
     const next: string[] = []
     for (const parent of level) {
-      const kids = (byParent.get(parent) ?? []).sort((a, b) => (a.partIndex ?? 0) - (b.partIndex ?? 0) || a.id.localeCompare(b.id))
+      const kids = (byParent.get(parent) ?? []).sort(
+        (a, b) => (a.partIndex ?? 0) - (b.partIndex ?? 0) || a.id.localeCompare(b.id),
+      )
       ordered.push(...kids)
       next.push(...kids.map((kid) => kid.id))
     }
@@ -506,7 +613,13 @@ export async function jobView(db: Database, config: Config, links: FileLinks, jo
 }
 
 /** The view of a job from its rows (jobViewQueries or fileJobsQueries): the files it made are put in chain order. */
-export async function shapeJobView(config: Config, links: FileLinks, job: JobRow, steps: StepRow[], madeFiles: FileRow[]): Promise<JobView> {
+export async function shapeJobView(
+  config: Config,
+  links: FileLinks,
+  job: JobRow,
+  steps: StepRow[],
+  madeFiles: FileRow[],
+): Promise<JobView> {
   const made = inChainOrder(job, madeFiles)
   const { created_at, updated_at, finished_at, ...summary } = toJobSummary(job, steps)
   return {
@@ -550,7 +663,10 @@ export function toJobSummary(job: JobRow, steps: StepRow[]): z.infer<typeof JobS
 export type { FileResponse }
 
 /** A step's owner and status (the turn it may give), or undefined when it is gone. */
-export async function stepOwnerAndStatus(db: Database, stepId: string): Promise<{ userId: string; status: StepRow['status'] } | undefined> {
+export async function stepOwnerAndStatus(
+  db: Database,
+  stepId: string,
+): Promise<{ userId: string; status: StepRow['status'] } | undefined> {
   const [step] = await db
     .select({ userId: jobs.userId, status: jobSteps.status })
     .from(jobSteps)
@@ -564,9 +680,18 @@ export async function stepOwnerAndStatus(db: Database, stepId: string): Promise<
  * Ends a step before its part's end, in one batch: the step keeps the outputs made (its part narrowed to them) and
  * the rest of its part becomes a new step.
  */
-export async function pauseStepAt(db: Database, stepId: string, made: PartRange, outputIds: string[], rest: StepRow): Promise<void> {
+export async function pauseStepAt(
+  db: Database,
+  stepId: string,
+  made: PartRange,
+  outputIds: string[],
+  rest: StepRow,
+): Promise<void> {
   await db.batch([
     db.insert(jobSteps).values(rest).onConflictDoNothing(),
-    db.update(jobSteps).set({ status: 'done', partStart: made.start, partEnd: made.end, outputIds, updatedAt: Date.now() }).where(eq(jobSteps.id, stepId)),
+    db
+      .update(jobSteps)
+      .set({ status: 'done', partStart: made.start, partEnd: made.end, outputIds, updatedAt: Date.now() })
+      .where(eq(jobSteps.id, stepId)),
   ])
 }

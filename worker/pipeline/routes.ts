@@ -10,10 +10,33 @@ import { officeJobOptions, OfficeOptionsSchema } from '../converters/catalog/off
 import { converterFor, reachableTargets, refusalFor, unavailableTargets } from '../converters/registry'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
-import { FileResponseSchema, ownedFile, ownedFileQuery, toFileResponse, treeQuery, type FileRow } from '../files/records'
+import {
+  FileResponseSchema,
+  ownedFile,
+  ownedFileQuery,
+  toFileResponse,
+  treeQuery,
+  type FileRow,
+} from '../files/records'
 import { callerFile } from '../files/routes'
 import { startJob, waitForJob } from './start'
-import { checkQueuedSteps, fileJobsQueries, jobViewWithOwnerStamp, findOwnedJob, jobFailure, jobNotFound, JobSchema, jobFiles, jobView, jobViewQueries, reopenFailedJob, shapeJobView, treeJobsQueries, type JobRow, type StepRow } from './jobs'
+import {
+  checkQueuedSteps,
+  fileJobsQueries,
+  jobViewWithOwnerStamp,
+  findOwnedJob,
+  jobFailure,
+  jobNotFound,
+  JobSchema,
+  jobFiles,
+  jobView,
+  jobViewQueries,
+  reopenFailedJob,
+  shapeJobView,
+  treeJobsQueries,
+  type JobRow,
+  type StepRow,
+} from './jobs'
 import { checkCallbackUrl, webhookSecret } from './webhooks'
 import { enqueueSteps } from '../queue'
 
@@ -32,14 +55,24 @@ export const ConvertInfo = z
     extension: z.string().openapi({ example: '.docx' }),
     accepted: z.boolean(),
     to: z.string().nullable().openapi({ example: '.pdf', description: 'what the default chain makes first' }),
-    targets: z.array(z.string()).openapi({ example: ['.pdf', '.png', '.txt'], description: 'every extension a chain reaches from this one, for `to` in POST /files/:id/convert' }),
-    reason: z.string().optional().openapi({ description: 'why a converter refuses this kind of input (e.g. .wma audio), or why its default target cannot be made here' }),
+    targets: z.array(z.string()).openapi({
+      example: ['.pdf', '.png', '.txt'],
+      description: 'every extension a chain reaches from this one, for `to` in POST /files/:id/convert',
+    }),
+    reason: z.string().optional().openapi({
+      description:
+        'why a converter refuses this kind of input (e.g. .wma audio), or why its default target cannot be made here',
+    }),
     unavailable: z
       .record(z.string(), z.string())
       .optional()
       .openapi({
-        description: 'targets that cannot be made here, each with what to set (a provider that is not configured); absent when every target can be made',
-        example: { '.txt': 'audio → text needs Workers AI (the AI binding, which runs only when deployed) or TRANSCRIBE_URL; set TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)' },
+        description:
+          'targets that cannot be made here, each with what to set (a provider that is not configured); absent when every target can be made',
+        example: {
+          '.txt':
+            'audio → text needs Workers AI (the AI binding, which runs only when deployed) or TRANSCRIBE_URL; set TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)',
+        },
       }),
   })
   .openapi('ConvertInfo')
@@ -50,7 +83,12 @@ const convertInfo = route({
   summary: 'What a file of this extension is converted to',
   middleware: [auth] as const,
   request: { params: z.object({ extension: z.string().min(1).max(20).openapi({ example: 'docx' }) }) },
-  responses: { 200: jsonResponse(ConvertInfo, 'accepted: false and to: null when nothing converts it; accepted: false with `reason` and `unavailable` when its converter is not configured here') },
+  responses: {
+    200: jsonResponse(
+      ConvertInfo,
+      'accepted: false and to: null when nothing converts it; accepted: false with `reason` and `unavailable` when its converter is not configured here',
+    ),
+  },
 })
 
 const ConvertBody = z
@@ -59,10 +97,20 @@ const ConvertBody = z
       .string()
       .regex(/^\.?[A-Za-z0-9]{1,10}$/, 'must be an extension such as ".txt"')
       .optional()
-      .openapi({ example: '.txt', description: 'the extension the chain ends at (see GET /convert/:extension `targets`); without it, the default chain' }),
-    options: OfficeOptionsSchema.optional()
-      .openapi({ description: "passed to the converters: Gotenberg 8's LibreOffice options for Office documents (docs/conversion-and-previews.md, Office to PDF), password for a protected PDF or Office document; an unknown option is refused" }),
-    callback_url: z.string().max(2000).optional().openapi({ description: 'https URL called when the job finishes (signed, see the job)' }),
+      .openapi({
+        example: '.txt',
+        description:
+          'the extension the chain ends at (see GET /convert/:extension `targets`); without it, the default chain',
+      }),
+    options: OfficeOptionsSchema.optional().openapi({
+      description:
+        "passed to the converters: Gotenberg 8's LibreOffice options for Office documents (docs/conversion-and-previews.md, Office to PDF), password for a protected PDF or Office document; an unknown option is refused",
+    }),
+    callback_url: z
+      .string()
+      .max(2000)
+      .optional()
+      .openapi({ description: 'https URL called when the job finishes (signed, see the job)' }),
   })
   .openapi('ConvertRequest')
 
@@ -82,10 +130,17 @@ const convert = route({
     200: jsonResponse(z.array(FileResponseSchema), 'The chain finished: every file it created, in chain order'),
     202: jsonResponse(JobSchema, 'The job runs on; follow it at Location'),
     404: errorResponse('File not found'),
-    415: errorResponse('No converter accepts this file, or the converter of its extension does not read the type sniffed from its bytes', 'UNSUPPORTED_FORMAT'),
-    422: errorResponse('A step failed for good (the message names the step and the reason), or no chain reaches `to` (images to .txt: OCR is not supported)'),
+    415: errorResponse(
+      'No converter accepts this file, or the converter of its extension does not read the type sniffed from its bytes',
+      'UNSUPPORTED_FORMAT',
+    ),
+    422: errorResponse(
+      'A step failed for good (the message names the step and the reason), or no chain reaches `to` (images to .txt: OCR is not supported)',
+    ),
     429: errorResponse('20 of your conversion steps are queued or running already (Retry-After)'),
-    503: errorResponse('The conversion needs a provider that is not configured here (CONVERTER_NOT_CONFIGURED: the message names the setting), or a step kept failing for transient reasons'),
+    503: errorResponse(
+      'The conversion needs a provider that is not configured here (CONVERTER_NOT_CONFIGURED: the message names the setting), or a step kept failing for transient reasons',
+    ),
   },
 })
 
@@ -97,24 +152,41 @@ const readJob = route({
   summary: 'A job: status, steps, files created, errors',
   middleware: [authSharing] as const,
   request: { params: JobParams },
-  responses: { 200: jsonResponse(JobSchema.extend({ webhook_secret: z.string().optional() }), 'The job'), 404: errorResponse('Job not found') },
+  responses: {
+    200: jsonResponse(JobSchema.extend({ webhook_secret: z.string().optional() }), 'The job'),
+    404: errorResponse('Job not found'),
+  },
 })
 
 const jobEvents = route({
   method: 'get',
   path: '/jobs/{id}/events',
-  summary: "Server-Sent Events: the job each time it changes, until it finishes; the bearer token or the signed ?token= of the job's events_url",
+  summary:
+    "Server-Sent Events: the job each time it changes, until it finishes; the bearer token or the signed ?token= of the job's events_url",
   security: [{ bearer: [] }, { signedUrl: [] }],
   request: {
     params: JobParams,
-    query: z.object({ token: z.string().max(200).optional().openapi({ description: "the signed token of the job's events_url (for EventSource, which sends no headers)" }) }),
+    query: z.object({
+      token: z
+        .string()
+        .max(200)
+        .optional()
+        .openapi({ description: "the signed token of the job's events_url (for EventSource, which sends no headers)" }),
+    }),
   },
   responses: {
     200: {
-      description: 'A stream of `job` events, one each time the job changes (data: the job as JSON); it ends when the job finishes',
-      content: { 'text/event-stream': { schema: z.string().openapi({ example: 'event: job\ndata: {"_id":"…","status":"running",…}\n\n' }) } },
+      description:
+        'A stream of `job` events, one each time the job changes (data: the job as JSON); it ends when the job finishes',
+      content: {
+        'text/event-stream': {
+          schema: z.string().openapi({ example: 'event: job\ndata: {"_id":"…","status":"running",…}\n\n' }),
+        },
+      },
     },
-    401: errorResponse('No bearer token and no valid signed token (EVENTS_LINK_INVALID: another job\'s, expired, or signed before a password reset)'),
+    401: errorResponse(
+      "No bearer token and no valid signed token (EVENTS_LINK_INVALID: another job's, expired, or signed before a password reset)",
+    ),
     404: errorResponse('Job not found'),
   },
 })
@@ -125,7 +197,12 @@ const retryJob = route({
   summary: 'Run the failed steps of a failed job again, and the steps its failure left unrun',
   middleware: [authSharing] as const,
   request: { params: JobParams },
-  responses: { 202: jsonResponse(JobSchema, 'The job, queued again'), 404: errorResponse('Job not found'), 409: errorResponse('The job has not failed'), 429: errorResponse('20 of your conversion steps are queued or running already (Retry-After)') },
+  responses: {
+    202: jsonResponse(JobSchema, 'The job, queued again'),
+    404: errorResponse('Job not found'),
+    409: errorResponse('The job has not failed'),
+    429: errorResponse('20 of your conversion steps are queued or running already (Retry-After)'),
+  },
 })
 
 const fileJobs = route({
@@ -142,23 +219,32 @@ export const TREE_FILES_MAX = 1002
 
 const FileTree = z
   .object({
-    files: z.array(FileResponseSchema).openapi({ description: 'the file first, then every file converted from it at any depth, in the order they were made; `parent_file` links them' }),
+    files: z.array(FileResponseSchema).openapi({
+      description:
+        'the file first, then every file converted from it at any depth, in the order they were made; `parent_file` links them',
+    }),
     jobs: z.array(JobSchema).openapi({ description: 'the jobs of any file of the tree, newest first (at most 100)' }),
-    truncated: z.boolean().openapi({ description: `true when the tree has more than ${TREE_FILES_MAX} files: the first ${TREE_FILES_MAX} are listed` }),
+    truncated: z.boolean().openapi({
+      description: `true when the tree has more than ${TREE_FILES_MAX} files: the first ${TREE_FILES_MAX} are listed`,
+    }),
   })
   .openapi('FileTree')
 
 const fileTreeRoute = route({
   method: 'get',
   path: '/files/{id}/tree',
-  summary: 'A file\'s whole conversion tree (every descendant through parent_file, e.g. DOCX → PDF → PNG pages) and the jobs of its files',
+  summary:
+    "A file's whole conversion tree (every descendant through parent_file, e.g. DOCX → PDF → PNG pages) and the jobs of its files",
   middleware: [authSharing] as const,
   request: { params: z.object({ id: Id }) },
   responses: { 200: jsonResponse(FileTree, 'The tree'), 404: errorResponse('File not found') },
 })
 
 /** The caller's file URLs: this API's origin, signed with the caller's security stamp. */
-const links = (c: Context<AppEnv>) => ({ origin: requestOrigin(c.var.config, c.req.raw), securityStamp: c.var.user.securityStamp })
+const links = (c: Context<AppEnv>) => ({
+  origin: requestOrigin(c.var.config, c.req.raw),
+  securityStamp: c.var.user.securityStamp,
+})
 const pipelineOf = (c: Context<AppEnv>) => ({ db: c.var.db, queue: c.env.CONVERSIONS, ai: c.env.AI })
 
 async function withSecret<V>(c: Context<AppEnv>, job: JobRow, view: V) {
@@ -174,22 +260,34 @@ const jobViews = (c: Context<AppEnv>, list: JobRow[], steps: StepRow[], made: Fi
     list.map((job) => {
       const own = steps.filter((step) => step.jobId === job.id)
       const outputs = new Set(own.flatMap((step) => step.outputIds))
-      return shapeJobView(c.var.config, links(c), job, own, made.filter((row) => row.jobId === job.id || outputs.has(row.id)))
+      return shapeJobView(
+        c.var.config,
+        links(c),
+        job,
+        own,
+        made.filter((row) => row.jobId === job.id || outputs.has(row.id)),
+      )
     }),
   )
 
-const viewWithSecret = async (c: Context<AppEnv>, job: JobRow) => withSecret(c, job, await jobView(c.var.db, c.var.config, links(c), job))
+const viewWithSecret = async (c: Context<AppEnv>, job: JobRow) =>
+  withSecret(c, job, await jobView(c.var.db, c.var.config, links(c), job))
 
 /**
  * The job a stream is for, and its owner: by the signed token of its events_url (EventSource sends no headers), or by
  * the bearer token. A signed token that fails for any reason (another job's, expired, signed before a password reset)
  * answers the same 401.
  */
-async function eventsCaller(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<{ job: JobRow; owner: Owner; steps: StepRow[]; made: FileRow[] }> {
+async function eventsCaller(
+  c: Context<AppEnv>,
+  id: string,
+  signed: string | undefined,
+): Promise<{ job: JobRow; owner: Owner; steps: StepRow[]; made: FileRow[] }> {
   if (signed !== undefined && c.req.header('authorization') === undefined) {
     const { found, steps: stepRows, made: madeRows } = await jobViewWithOwnerStamp(c.var.db, id)
     const owner = found && { id: found.job.userId, securityStamp: found.securityStamp }
-    if (!found || !owner || !(await verifyToken(c.var.config, 'job events', signed, id, owner))) throw new ApiError('EVENTS_LINK_INVALID')
+    if (!found || !owner || !(await verifyToken(c.var.config, 'job events', signed, id, owner)))
+      throw new ApiError('EVENTS_LINK_INVALID')
     return { job: found.job, owner, steps: stepRows, made: madeRows }
   }
   await deferBearer(c, { missingTokenMessage: "missing bearer token or the job's signed events_url" })
@@ -208,8 +306,16 @@ export function pipelineRoutes() {
       const unavailable = await unavailableTargets(extension, c.var.config, c.env.AI)
       const notHere = converter && unavailable[converter.to]
       const reason = converter ? notHere : refusalFor(extension)
-      const body = { extension, accepted: converter !== undefined && !notHere, to: converter?.to ?? null, targets: reachableTargets(extension) }
-      return c.json({ ...body, ...(reason ? { reason } : {}), ...(Object.keys(unavailable).length > 0 ? { unavailable } : {}) }, 200)
+      const body = {
+        extension,
+        accepted: converter !== undefined && !notHere,
+        to: converter?.to ?? null,
+        targets: reachableTargets(extension),
+      }
+      return c.json(
+        { ...body, ...(reason ? { reason } : {}), ...(Object.keys(unavailable).length > 0 ? { unavailable } : {}) },
+        200,
+      )
     })
     .openapi(convert, async (c) => {
       const file = await callerFile(c, c.req.valid('param').id)
@@ -221,8 +327,13 @@ export function pipelineRoutes() {
       // Already what was asked for (text stays text): nothing to make, the file itself is the answer.
       if (target && target === file.extension) return c.json([await toFileResponse(file, c.var.config, links(c))], 200)
       const stored = body.options && officeJobOptions(file.extension, body.options)
-      if (stored && 'refusal' in stored) throw new ApiError('VALIDATION_FAILED', { message: `invalid request: ${stored.refusal}` })
-      const job = await startJob(pipelineOf(c), c.var.config, file, { options: stored?.options, callbackUrl: body.callback_url, target })
+      if (stored && 'refusal' in stored)
+        throw new ApiError('VALIDATION_FAILED', { message: `invalid request: ${stored.refusal}` })
+      const job = await startJob(pipelineOf(c), c.var.config, file, {
+        options: stored?.options,
+        callbackUrl: body.callback_url,
+        target,
+      })
       const respondAsync = /\brespond-async\b/i.test(c.req.header('prefer') ?? '')
       const settled = respondAsync ? job : await waitForJob(c.var.db, job.id, c.var.config.CONVERT_WAIT_MS)
       if (settled.status === 'done') {
@@ -237,12 +348,19 @@ export function pipelineRoutes() {
       return c.json(await viewWithSecret(c, settled), 202)
     })
     .openapi(readJob, async (c) => {
-      const [[job], steps, made] = await authorizedBatch(c, jobViewQueries(c.var.db, callerId(c), c.req.valid('param').id))
+      const [[job], steps, made] = await authorizedBatch(
+        c,
+        jobViewQueries(c.var.db, callerId(c), c.req.valid('param').id),
+      )
       if (!job) throw jobNotFound()
       return c.json(await withSecret(c, job, await shapeJobView(c.var.config, links(c), job, steps, made)), 200)
     })
     .openapi(jobEvents, async (c) => {
-      const { job: first, owner, ...firstRows } = await eventsCaller(c, c.req.valid('param').id, c.req.valid('query').token)
+      const {
+        job: first,
+        owner,
+        ...firstRows
+      } = await eventsCaller(c, c.req.valid('param').id, c.req.valid('query').token)
       const ownerLinks = { origin: requestOrigin(c.var.config, c.req.raw), securityStamp: owner.securityStamp }
       return streamSSE(c, async (stream) => {
         let last = ''
@@ -252,12 +370,18 @@ export function pipelineRoutes() {
         let pauseMs = EVENTS_POLL_MS.first
         const deadline = Date.now() + 10 * 60_000
         while (job && Date.now() < deadline && !stream.aborted) {
-          const view = rows ? await shapeJobView(c.var.config, ownerLinks, job, rows.steps, rows.made) : await jobView(c.var.db, c.var.config, ownerLinks, job)
+          const view = rows
+            ? await shapeJobView(c.var.config, ownerLinks, job, rows.steps, rows.made)
+            : await jobView(c.var.db, c.var.config, ownerLinks, job)
           rows = undefined
           // Compared without the signed URLs (download, preview, events): their expiry moves every second, the job does not.
           const { events_url: _events, ...unsigned } = view
-          const state = JSON.stringify({ ...unsigned, files: view.files.map(({ url: _signed, preview_url: _previewSigned, ...file }) => file) })
-          if (state !== last) await stream.writeSSE({ event: 'job', data: JSON.stringify(view), id: String(job.updatedAt) })
+          const state = JSON.stringify({
+            ...unsigned,
+            files: view.files.map(({ url: _signed, preview_url: _previewSigned, ...file }) => file),
+          })
+          if (state !== last)
+            await stream.writeSSE({ event: 'job', data: JSON.stringify(view), id: String(job.updatedAt) })
           // A quiet job is asked less often (each look is a few D1 reads), a changing one at once again.
           pauseMs = state === last ? Math.min(EVENTS_POLL_MS.most, pauseMs * 1.5) : EVENTS_POLL_MS.first
           last = state
@@ -270,7 +394,8 @@ export function pipelineRoutes() {
     .openapi(retryJob, async (c) => {
       const [[job]] = await authorizedBatch(c, [jobViewQueries(c.var.db, callerId(c), c.req.valid('param').id)[0]])
       if (!job) throw jobNotFound()
-      if (job.status !== 'failed') throw new ApiError('JOB_NOT_FAILED', { message: `the job is ${job.status}; only a failed job can be retried` })
+      if (job.status !== 'failed')
+        throw new ApiError('JOB_NOT_FAILED', { message: `the job is ${job.status}; only a failed job can be retried` })
       await checkQueuedSteps(c.var.db, c.var.user.id)
       await enqueueSteps(c.env.CONVERSIONS, await reopenFailedJob(c.var.db, job))
       c.header('location', `/jobs/${job.id}`)
@@ -279,16 +404,30 @@ export function pipelineRoutes() {
     .openapi(fileTreeRoute, async (c) => {
       const id = c.req.valid('param').id
       const db = c.var.db
-      const [root, tree, list, steps] = await authorizedBatch(c, [ownedFileQuery(db, callerId(c), id), treeQuery(db, callerId(c), id, TREE_FILES_MAX + 1), ...treeJobsQueries(db, callerId(c), id)])
+      const [root, tree, list, steps] = await authorizedBatch(c, [
+        ownedFileQuery(db, callerId(c), id),
+        treeQuery(db, callerId(c), id, TREE_FILES_MAX + 1),
+        ...treeJobsQueries(db, callerId(c), id),
+      ])
       const file = ownedFile(root)
       // The file first whatever the clock said: its outputs can share its millisecond.
       const shown = [file, ...tree.filter((row) => row.id !== file.id)].slice(0, TREE_FILES_MAX)
       const files = shown.map((row) => toFileResponse(row, c.var.config, links(c)))
-      return c.json({ files: await Promise.all(files), jobs: await jobViews(c, list, steps, tree), truncated: tree.length > TREE_FILES_MAX }, 200)
+      return c.json(
+        {
+          files: await Promise.all(files),
+          jobs: await jobViews(c, list, steps, tree),
+          truncated: tree.length > TREE_FILES_MAX,
+        },
+        200,
+      )
     })
     .openapi(fileJobs, async (c) => {
       const id = c.req.valid('param').id
-      const [file, list, steps, made] = await authorizedBatch(c, [ownedFileQuery(c.var.db, callerId(c), id), ...fileJobsQueries(c.var.db, callerId(c), id)])
+      const [file, list, steps, made] = await authorizedBatch(c, [
+        ownedFileQuery(c.var.db, callerId(c), id),
+        ...fileJobsQueries(c.var.db, callerId(c), id),
+      ])
       ownedFile(file)
       return c.json(await jobViews(c, list, steps, made), 200)
     })

@@ -31,13 +31,20 @@ export async function startJob(
   deps: { db: Database; queue: Queue<StepMessage>; ai?: Ai | undefined },
   config: Config,
   file: FileRow,
-  request: { options?: Record<string, string | number | boolean>; callbackUrl?: string; target?: string; bounded?: boolean } = {},
+  request: {
+    options?: Record<string, string | number | boolean>
+    callbackUrl?: string
+    target?: string
+    bounded?: boolean
+  } = {},
 ): Promise<JobRow> {
   const choice = request.target ? converterToward(file, request.target) : converterForFile(file)
-  if (!choice.converter) throw new ApiError(choice.status === 415 ? 'UNSUPPORTED_FORMAT' : 'NOT_CONVERTIBLE', { message: choice.refusal })
+  if (!choice.converter)
+    throw new ApiError(choice.status === 415 ? 'UNSUPPORTED_FORMAT' : 'NOT_CONVERTIBLE', { message: choice.refusal })
   const { converter } = choice
   const unavailable = await unavailableReason(converter, config, deps.ai)
-  if (unavailable) throw new ApiError('CONVERTER_NOT_CONFIGURED', { message: unavailable, details: { converter: converter.name } })
+  if (unavailable)
+    throw new ApiError('CONVERTER_NOT_CONFIGURED', { message: unavailable, details: { converter: converter.name } })
   const callbackUrl = request.callbackUrl ? await checkCallbackUrl(config, request.callbackUrl) : undefined
   if (request.bounded !== false) await checkQueuedSteps(deps.db, file.userId)
   const options = await sealOptions(config, file.userId, request.options)

@@ -2,7 +2,14 @@
 // at least once: outputs are stored under a unique (step, output index), next steps under a unique (job,
 // source, part), and a finished step is skipped when its message comes again.
 import type { Config } from '../config'
-import { ConversionError, settingsFor, type ConversionContext, type ConversionOutput, type ConverterInfo, type PartRange } from '../converters/converter'
+import {
+  ConversionError,
+  settingsFor,
+  type ConversionContext,
+  type ConversionOutput,
+  type ConverterInfo,
+  type PartRange,
+} from '../converters/converter'
 import { converterForFile, converterNamed, converterToward } from '../converters/registry'
 import type { Database } from '../db/client'
 import type { Engines } from '../engine-workers/engines'
@@ -66,7 +73,12 @@ export function nextConverter(file: FileRow, target?: string | null): ConverterI
  * The step's source and the job's file, as long as they hold the content the job and step were made for; the
  * reason otherwise (deleted, or replaced: a replace writes a new key). Checked before and after converting.
  */
-async function sourcesOf(db: Database, job: JobRow, step: StepRow, when = ''): Promise<{ root: FileRow; source: FileRow } | { reason: string; source?: FileRow }> {
+async function sourcesOf(
+  db: Database,
+  job: JobRow,
+  step: StepRow,
+  when = '',
+): Promise<{ root: FileRow; source: FileRow } | { reason: string; source?: FileRow }> {
   const owned = (id: string) => findFileOf(db, job.userId, id)
   const root = await owned(job.fileId)
   const source = step.sourceFileId === job.fileId ? root : await owned(step.sourceFileId)
@@ -109,7 +121,12 @@ class WaitingForPeer extends Error {
  * Runs the step. Returns normally when the message is settled (done, skipped, or failed for good); throws a
  * retryable error when the queue should deliver it again (StepTakenError when another run has it).
  */
-export async function runStep(deps: PipelineDeps, message: StepMessage, attempt: number, how: RunOptions = {}): Promise<void> {
+export async function runStep(
+  deps: PipelineDeps,
+  message: StepMessage,
+  attempt: number,
+  how: RunOptions = {},
+): Promise<void> {
   const { db } = deps
   const step = await findStep(db, message.stepId)
   if (!step || step.status === 'done' || step.status === 'split' || step.status === 'failed') return
@@ -118,7 +135,13 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
   const found = await sourcesOf(db, job, step)
   const converter = deps.engines.converter(step.converter)
   if ('reason' in found || !converter) {
-    await failStep(deps, job, step, new ConversionError('reason' in found ? found.reason : `no converter named ${step.converter}`), found.source)
+    await failStep(
+      deps,
+      job,
+      step,
+      new ConversionError('reason' in found ? found.reason : `no converter named ${step.converter}`),
+      found.source,
+    )
     return
   }
   const { root, source } = found
@@ -173,7 +196,12 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
     const base = await conversionBaseName(db, root)
     const stored: FileRow[] = []
     // Looked at after each output only while the user has a backlog (one query a step for everyone else).
-    const mayPause = how.mayPause && isFirstRun && part !== undefined && converter.plan !== undefined && (await queuedSteps(db, job.userId)) > YIELD_ABOVE_STEPS
+    const mayPause =
+      how.mayPause &&
+      isFirstRun &&
+      part !== undefined &&
+      converter.plan !== undefined &&
+      (await queuedSteps(db, job.userId)) > YIELD_ABOVE_STEPS
     let rest: PartRange | undefined
     for await (const output of converter.convert(input, { ...context, part })) {
       stored.push(await storeOutput(deps, job, step, source, base, output))
@@ -190,7 +218,14 @@ export async function runStep(deps: PipelineDeps, message: StepMessage, attempt:
       return
     }
     if (part && rest) {
-      await pauseStep(deps, job, step, stored, { start: part.start, end: rest.start }, newStep(job.id, source, converter, Date.now(), rest))
+      await pauseStep(
+        deps,
+        job,
+        step,
+        stored,
+        { start: part.start, end: rest.start },
+        newStep(job.id, source, converter, Date.now(), rest),
+      )
       return
     }
     await finishStep(deps, job, step, stored)
@@ -216,9 +251,22 @@ function followingSteps(job: JobRow, outputs: FileRow[]): StepRow[] {
  * Ends a step before its part's end: in one batch it keeps the outputs made (its part narrowed to them) and the
  * rest of the part becomes a new step, which goes to the back of the line.
  */
-async function pauseStep(deps: PipelineDeps, job: JobRow, step: StepRow, stored: FileRow[], made: PartRange, rest: StepRow): Promise<void> {
+async function pauseStep(
+  deps: PipelineDeps,
+  job: JobRow,
+  step: StepRow,
+  stored: FileRow[],
+  made: PartRange,
+  rest: StepRow,
+): Promise<void> {
   const queued = await ensureSteps(deps.db, followingSteps(job, stored))
-  await pauseStepAt(deps.db, step.id, made, stored.map((file) => file.id), rest)
+  await pauseStepAt(
+    deps.db,
+    step.id,
+    made,
+    stored.map((file) => file.id),
+    rest,
+  )
   await enqueueSteps(deps.queue, queued)
   await requeueStep(deps.queue, { kind: 'step', jobId: rest.jobId, stepId: rest.id }, YIELD_DELAY_SECONDS)
 }
@@ -236,7 +284,14 @@ function describeRetry(error: unknown): string {
 }
 
 /** Stores one output, its bytes held against the owner's quota: passing it fails the step for good (413). */
-async function storeOutput(deps: PipelineDeps, job: JobRow, step: StepRow, source: FileRow, base: string, output: ConversionOutput): Promise<FileRow> {
+async function storeOutput(
+  deps: PipelineDeps,
+  job: JobRow,
+  step: StepRow,
+  source: FileRow,
+  base: string,
+  output: ConversionOutput,
+): Promise<FileRow> {
   try {
     return await storeFile(deps, {
       userId: job.userId,
@@ -256,14 +311,22 @@ async function storeOutput(deps: PipelineDeps, job: JobRow, step: StepRow, sourc
       quota: await holdQuota(deps.db, deps.config.FILES_QUOTA_BYTES, job.userId, { bytes: 0 }),
     })
   } catch (error) {
-    if (error instanceof ApiError && (error.code === 'QUOTA_EXCEEDED' || error.code === 'FILE_TOO_LARGE')) throw new ConversionError(error.message, { code: error.code, cause: error })
+    if (error instanceof ApiError && (error.code === 'QUOTA_EXCEEDED' || error.code === 'FILE_TOO_LARGE'))
+      throw new ConversionError(error.message, { code: error.code, cause: error })
     throw error
   }
 }
 
-async function failStep(deps: PipelineDeps, job: JobRow, step: StepRow, error: ConversionError, source?: FileRow): Promise<void> {
+async function failStep(
+  deps: PipelineDeps,
+  job: JobRow,
+  step: StepRow,
+  error: ConversionError,
+  source?: FileRow,
+): Promise<void> {
   // The job keeps the public message; the cause (a server's address, a setting) is logged under the job id.
-  if (error.cause !== undefined) console.warn(JSON.stringify({ level: 'warn', job: job.id, step: step.id, error: describeError(error) }))
+  if (error.cause !== undefined)
+    console.warn(JSON.stringify({ level: 'warn', job: job.id, step: step.id, error: describeError(error) }))
   const reason = `${step.converter} on "${source?.name ?? step.sourceFileId}" failed: ${error.message}`
   // Whatever any delivery of the step stored; objects by key prefix too, when the source says where they are.
   await deleteStepOutputs(deps.db, deps.bucket, step.id, source && objectKey(job.userId, `${step.id}-`, source.prefix))
@@ -305,7 +368,15 @@ async function runHandedOver(deps: PipelineDeps, step: StepMessage): Promise<voi
   try {
     await runStep(deps, step, 1, { handedOver: true })
   } catch (error) {
-    console.warn(JSON.stringify({ level: 'warn', job: step.jobId, step: step.stepId, handedOver: true, error: describeError(error) }))
+    console.warn(
+      JSON.stringify({
+        level: 'warn',
+        job: step.jobId,
+        step: step.stepId,
+        handedOver: true,
+        error: describeError(error),
+      }),
+    )
   }
 }
 
@@ -329,7 +400,15 @@ export async function consumeConversions(messages: readonly Message<StepMessage>
         }
         continue
       }
-      console.warn(JSON.stringify({ level: 'warn', job: message.body.jobId, step: message.body.stepId, attempt: message.attempts, error: describeError(error) }))
+      console.warn(
+        JSON.stringify({
+          level: 'warn',
+          job: message.body.jobId,
+          step: message.body.stepId,
+          attempt: message.attempts,
+          error: describeError(error),
+        }),
+      )
       message.retry({ delaySeconds: retryDelaySeconds(message.attempts) })
     }
   }
@@ -345,7 +424,13 @@ export async function consumeDeadLetters(messages: readonly Message<StepMessage>
       const source = await findFileOf(deps.db, job.userId, step.sourceFileId)
       // The step counts its deliveries; the dead-letter message's own count starts again at 1.
       const attempts = Math.max(step.attempts, message.attempts)
-      await failStep(deps, job, step, new ConversionError(`gave up after ${attempts} attempts: ${last}`, { code: 'CONVERTER_UNAVAILABLE' }), source)
+      await failStep(
+        deps,
+        job,
+        step,
+        new ConversionError(`gave up after ${attempts} attempts: ${last}`, { code: 'CONVERTER_UNAVAILABLE' }),
+        source,
+      )
     }
     message.ack()
   }

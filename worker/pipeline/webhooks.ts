@@ -10,7 +10,13 @@ import { addressLiteral, isLocalName, specialUseRange } from '../../sidecar/addr
 const encoder = new TextEncoder()
 
 async function hmac(key: string, message: string): Promise<string> {
-  const cryptoKey = await crypto.subtle.importKey('raw', encoder.encode(key), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
+  const cryptoKey = await crypto.subtle.importKey(
+    'raw',
+    encoder.encode(key),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  )
   return new Uint8Array(await crypto.subtle.sign('HMAC', cryptoKey, encoder.encode(message))).toHex()
 }
 
@@ -38,7 +44,10 @@ export async function resolveHost(config: Config, name: string): Promise<string[
         const url = new URL(config.WEBHOOK_DNS_URL!)
         url.searchParams.set('name', name)
         url.searchParams.set('type', String(type))
-        const response = await fetch(url, { headers: { accept: 'application/dns-json' }, signal: AbortSignal.timeout(DNS_TIMEOUT_MS) })
+        const response = await fetch(url, {
+          headers: { accept: 'application/dns-json' },
+          signal: AbortSignal.timeout(DNS_TIMEOUT_MS),
+        })
         if (!response.ok) throw new Error(`DNS-over-HTTPS answered ${response.status}`)
         const body = (await response.json()) as { Status?: number; Answer?: { type: number; data: string }[] }
         // NXDOMAIN (3): no addresses; any other failure leaves the name unchecked.
@@ -83,7 +92,10 @@ async function checkCallbackHost(config: Config, url: URL): Promise<void> {
   const addresses = literal ? [literal] : ((await resolveHost(config, host.replace(/\.$/, ''))) ?? [])
   for (const address of addresses) {
     const range = specialUseRange(address)
-    if (range) throw refused(`callback_url ${literal ? 'names' : `resolves to ${address}, which is`} a special-use address (${range}): only global unicast addresses are reached`)
+    if (range)
+      throw refused(
+        `callback_url ${literal ? 'names' : `resolves to ${address}, which is`} a special-use address (${range}): only global unicast addresses are reached`,
+      )
   }
 }
 
@@ -98,14 +110,21 @@ export async function notifyJobFinished(deps: { db: Database; config: Config }, 
     console.warn(JSON.stringify({ level: 'warn', job: job.id, message: `webhook not delivered: ${checked.message}` }))
     return
   }
-  const body = JSON.stringify({ event: `job.${job.status}`, job: { _id: job.id, file_id: job.fileId, status: job.status, error: job.error } })
+  const body = JSON.stringify({
+    event: `job.${job.status}`,
+    job: { _id: job.id, file_id: job.fileId, status: job.status, error: job.error },
+  })
   const timestamp = String(Math.floor(Date.now() / 1000))
   const signature = await hmac(await webhookSecret(deps.config, job.id), `${timestamp}.${body}`)
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     try {
       const response = await fetch(job.callbackUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-edgefloor-timestamp': timestamp, 'x-edgefloor-signature': `sha256=${signature}` },
+        headers: {
+          'content-type': 'application/json',
+          'x-edgefloor-timestamp': timestamp,
+          'x-edgefloor-signature': `sha256=${signature}`,
+        },
         body,
         redirect: 'manual',
       })

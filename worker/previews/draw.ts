@@ -28,7 +28,10 @@ async function draw(deps: DrawDeps, file: FileRow, params: PreviewParams): Promi
   if (kind === 'office') {
     const pdf = await findConvertedPdf(deps.db, file)
     // Deleted between the request and this drawing: the next request makes it again.
-    if (!pdf) throw new ConversionError("the document's PDF was deleted before its preview was drawn: ask again", { code: 'CONVERTER_UNAVAILABLE' })
+    if (!pdf)
+      throw new ConversionError("the document's PDF was deleted before its preview was drawn: ask again", {
+        code: 'CONVERTER_UNAVAILABLE',
+      })
     return deps.engines.renderPreview('pdf', storedInput(deps.bucket, pdf), params, deps.config)
   }
   if (!kind) throw new ConversionError(`"${file.name}" has no preview`, { code: 'UNSUPPORTED_FORMAT' })
@@ -50,11 +53,18 @@ export async function drawPreview(deps: DrawDeps, message: PreviewMessage['previ
     const body = await draw(deps, file, message.params)
     await storePreview(deps, file, message.key, body, CONTENT_TYPES[message.params.format])
   } catch (error) {
-    const settled = error instanceof ConversionError ? !error.retryable : error instanceof ApiError && (error.code === 'QUOTA_EXCEEDED' || error.code === 'FILE_TOO_LARGE')
+    const settled =
+      error instanceof ConversionError
+        ? !error.retryable
+        : error instanceof ApiError && (error.code === 'QUOTA_EXCEEDED' || error.code === 'FILE_TOO_LARGE')
     if (!settled) throw error
     // The row keeps the public message; a cause (a setting, an address) goes to the log only.
-    if ((error as Error).cause !== undefined) console.warn(JSON.stringify({ level: 'warn', preview: message.key, error: describeError(error) }))
-    await failPreview(deps.db, file, message.key, { message: (error as Error).message, code: (error as ConversionError | ApiError).code })
+    if ((error as Error).cause !== undefined)
+      console.warn(JSON.stringify({ level: 'warn', preview: message.key, error: describeError(error) }))
+    await failPreview(deps.db, file, message.key, {
+      message: (error as Error).message,
+      code: (error as ConversionError | ApiError).code,
+    })
   }
 }
 
@@ -64,7 +74,14 @@ export async function consumePreviews(messages: readonly Message<PreviewMessage>
       await drawPreview(deps, message.body.preview)
       message.ack()
     } catch (error) {
-      console.warn(JSON.stringify({ level: 'warn', preview: message.body.preview.key, attempt: message.attempts, error: describeError(error) }))
+      console.warn(
+        JSON.stringify({
+          level: 'warn',
+          preview: message.body.preview.key,
+          attempt: message.attempts,
+          error: describeError(error),
+        }),
+      )
       message.retry({ delaySeconds: retryDelaySeconds(message.attempts) })
     }
   }
@@ -74,7 +91,10 @@ export async function consumePreviews(messages: readonly Message<PreviewMessage>
 export async function previewDeadLetters(messages: readonly Message<PreviewMessage>[], deps: DrawDeps): Promise<void> {
   for (const message of messages) {
     const { fileId, key } = message.body.preview
-    await failPreview(deps.db, { id: fileId }, key, { message: 'the preview could not be drawn: ask again later', code: 'CONVERTER_UNAVAILABLE' })
+    await failPreview(deps.db, { id: fileId }, key, {
+      message: 'the preview could not be drawn: ask again later',
+      code: 'CONVERTER_UNAVAILABLE',
+    })
     message.ack()
   }
 }

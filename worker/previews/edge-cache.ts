@@ -12,8 +12,13 @@ const CACHE_ORIGIN = 'https://preview-cache.edgefloor.invalid'
 /** The cached copy lives as long as the location keeps it; what the client sees is set by the route. */
 const CACHED_FOR = 'public, max-age=31536000, immutable'
 
-export function previewCacheKey(file: Pick<FileRow, 'userId' | 'hash' | 'extension' | 'contentType'>, params: PreviewParams): Request {
-  return new Request(`${CACHE_ORIGIN}/${file.userId}/${file.hash}/${encodeURIComponent(file.extension)}/${encodeURIComponent(file.contentType)}/${variantName(params)}`)
+export function previewCacheKey(
+  file: Pick<FileRow, 'userId' | 'hash' | 'extension' | 'contentType'>,
+  params: PreviewParams,
+): Request {
+  return new Request(
+    `${CACHE_ORIGIN}/${file.userId}/${file.hash}/${encodeURIComponent(file.extension)}/${encodeURIComponent(file.contentType)}/${variantName(params)}`,
+  )
 }
 
 export interface CachedPreview {
@@ -25,11 +30,21 @@ export interface CachedPreview {
 export async function cachedPreview(key: Request): Promise<CachedPreview | undefined> {
   const hit = await caches.default.match(key)
   if (!hit?.body) return undefined
-  return { body: hit.body, contentType: hit.headers.get('content-type') ?? 'application/octet-stream', size: Number(hit.headers.get('content-length')) }
+  return {
+    body: hit.body,
+    contentType: hit.headers.get('content-type') ?? 'application/octet-stream',
+    size: Number(hit.headers.get('content-length')),
+  }
 }
 
 /** Keeps a copy of the preview's bytes while they go to the client: the answer is `body`'s other half. */
-export function keepPreview(waitUntil: (promise: Promise<unknown>) => void, key: Request, body: ReadableStream, contentType: string, size: number): ReadableStream {
+export function keepPreview(
+  waitUntil: (promise: Promise<unknown>) => void,
+  key: Request,
+  body: ReadableStream,
+  contentType: string,
+  size: number,
+): ReadableStream {
   const [toClient, toCache] = body.tee()
   const headers = { 'content-type': contentType, 'content-length': String(size), 'cache-control': CACHED_FOR }
   waitUntil(caches.default.put(key, new Response(toCache, { headers })).catch(() => {}))

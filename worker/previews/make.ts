@@ -6,7 +6,15 @@ import type { Config } from '../config'
 import { ConversionError } from '../converters/converter'
 import type { Database } from '../db/client'
 import { ApiError, ERRORS } from '../errors'
-import { findPreview, type PreviewRow, previewKey, queuedPreviews, queuePreview, requeuePreview, unqueuePreview } from '../files/previews'
+import {
+  findPreview,
+  type PreviewRow,
+  previewKey,
+  queuedPreviews,
+  queuePreview,
+  requeuePreview,
+  unqueuePreview,
+} from '../files/previews'
 import { findConvertedPdf, type FileRow } from '../files/records'
 import { jobFailure, latestJobOfContent, type JobRow } from '../pipeline/jobs'
 import { startJob } from '../pipeline/start'
@@ -60,7 +68,8 @@ function previewFailed(row: Pick<PreviewRow, 'error' | 'errorCode'>): ApiError {
 }
 
 /** Failures that may not happen again (the quota, an engine unavailable) are drawn again when next asked for. */
-const mayPassNow = (row: PreviewRow) => row.errorCode === 'QUOTA_EXCEEDED' || ERRORS[row.errorCode ?? 'INTERNAL_ERROR'].status >= 500
+const mayPassNow = (row: PreviewRow) =>
+  row.errorCode === 'QUOTA_EXCEEDED' || ERRORS[row.errorCode ?? 'INTERNAL_ERROR'].status >= 500
 
 /** Whether the row's drawing should be queued again: a failure that may pass or has expired, or a lost message. */
 function drawAgain(row: PreviewRow, config: Config, now: number): boolean {
@@ -89,7 +98,13 @@ async function sendDrawing(deps: PreviewDeps, file: FileRow, key: string, params
 }
 
 /** The row once it is no longer queued (or gone), or as it stands when `waitMs` runs out; waiting is I/O only. */
-async function waitForPreview(db: Database, file: FileRow, key: string, waitMs: number, row: PreviewRow | undefined): Promise<PreviewRow | undefined> {
+async function waitForPreview(
+  db: Database,
+  file: FileRow,
+  key: string,
+  waitMs: number,
+  row: PreviewRow | undefined,
+): Promise<PreviewRow | undefined> {
   const deadline = Date.now() + waitMs
   let pause = POLL_FIRST_MS
   while (row?.status === 'queued' && Date.now() < deadline) {
@@ -104,22 +119,32 @@ async function waitForPreview(db: Database, file: FileRow, key: string, waitMs: 
  * The preview: stored (ready), failed (thrown as its conversion's error), or still being made after `waitMs`.
  * Nothing is drawn here: the drawing is queued once (the request that writes the queued row sends it).
  */
-export async function makePreview(deps: PreviewDeps, file: FileRow, params: PreviewParams, waitMs: number): Promise<PreviewAnswer> {
+export async function makePreview(
+  deps: PreviewDeps,
+  file: FileRow,
+  params: PreviewParams,
+  waitMs: number,
+): Promise<PreviewAnswer> {
   const key = previewKey(file, variantName(params))
   const contentType = CONTENT_TYPES[params.format]
   const now = Date.now()
   let row = await findPreview(deps.db, file, key)
   if (!row) {
     const kind = previewKind(file)
-    if (!kind) throw new ApiError('UNSUPPORTED_FORMAT', { message: `"${file.name}" has no preview: previews are made of images, PDFs, Office documents and text` })
+    if (!kind)
+      throw new ApiError('UNSUPPORTED_FORMAT', {
+        message: `"${file.name}" has no preview: previews are made of images, PDFs, Office documents and text`,
+      })
     try {
       checkPreviewPage(kind, params)
     } catch (error) {
       if (error instanceof ConversionError) throw previewFailed({ error: error.message, errorCode: error.code })
       throw error
     }
-    if (kind === 'office' && !(await findConvertedPdf(deps.db, file))) return { ready: false, job: await pdfJob(deps, file) }
-    if (await queuePreview(deps.db, file, key, now, PREVIEW_MAX_QUEUED_PER_USER)) await sendDrawing(deps, file, key, params)
+    if (kind === 'office' && !(await findConvertedPdf(deps.db, file)))
+      return { ready: false, job: await pdfJob(deps, file) }
+    if (await queuePreview(deps.db, file, key, now, PREVIEW_MAX_QUEUED_PER_USER))
+      await sendDrawing(deps, file, key, params)
     row = await findPreview(deps.db, file, key)
     if (!row && (await queuedPreviews(deps.db, file.userId)) >= PREVIEW_MAX_QUEUED_PER_USER) throw tooManyQueued()
   } else if (drawAgain(row, deps.config, now) && (await requeuePreview(deps.db, row, now))) {
@@ -128,7 +153,10 @@ export async function makePreview(deps: PreviewDeps, file: FileRow, params: Prev
   }
   row = await waitForPreview(deps.db, file, key, waitMs, row)
   // No row: the file was deleted or its content replaced after this request read it.
-  if (!row) throw new ApiError('FILE_REPLACED_MEANWHILE', { message: 'the file was deleted or replaced while its preview was asked for; read it again' })
+  if (!row)
+    throw new ApiError('FILE_REPLACED_MEANWHILE', {
+      message: 'the file was deleted or replaced while its preview was asked for; read it again',
+    })
   if (row.status === 'ready') return { ready: true, key, contentType }
   if (row.status === 'failed') throw previewFailed(row)
   return { ready: false }

@@ -5,7 +5,8 @@ import type { PreviewKind } from '../files/preview-kind'
 import type { PreviewParams } from './params'
 
 export function onlyFirstPage(params: PreviewParams, what: string): void {
-  if (params.page !== 1) throw new ConversionError(`${what} has one page to preview; page ${params.page} does not exist`)
+  if (params.page !== 1)
+    throw new ConversionError(`${what} has one page to preview; page ${params.page} does not exist`)
 }
 
 /**
@@ -19,6 +20,8 @@ export function checkPreviewPage(kind: PreviewKind, params: PreviewParams): void
   if (kind === 'image') onlyFirstPage(params, 'an image')
   if (kind === 'text') onlyFirstPage(params, 'a text preview')
   if (params.format === 'avif' && Math.max(params.width, params.height) > AVIF_PREVIEW_MAX_SIDE) {
-    throw new ConversionError(`AVIF previews are at most ${AVIF_PREVIEW_MAX_SIDE} pixels a side (its encoder's memory grows with the picture; a Worker has 128 MB): ask for w and h of at most ${AVIF_PREVIEW_MAX_SIDE}, or format=webp`)
+    throw new ConversionError(
+      `AVIF previews are at most ${AVIF_PREVIEW_MAX_SIDE} pixels a side (its encoder's memory grows with the picture; a Worker has 128 MB): ask for w and h of at most ${AVIF_PREVIEW_MAX_SIDE}, or format=webp`,
+    )
   }
 }

@@ -23,11 +23,25 @@ const side = z
   .openapi({ description: `one of ${PREVIEW_SIDES.join(', ')}` })
 
 export const PreviewQuery = z.object({
-  w: side.openapi({ description: `box width: one of ${PREVIEW_SIDES.join(', ')} (the height when only h is given; ${DEFAULT_SIDE} when neither)` }),
+  w: side.openapi({
+    description: `box width: one of ${PREVIEW_SIDES.join(', ')} (the height when only h is given; ${DEFAULT_SIDE} when neither)`,
+  }),
   h: side.openapi({ description: `box height: one of ${PREVIEW_SIDES.join(', ')} (the width when only w is given)` }),
-  fit: z.enum(['contain', 'cover']).default('contain').openapi({ description: 'contain: the whole page inside the box; cover: the box filled, centre-cropped' }),
-  format: z.enum(['webp', 'png', 'avif']).optional().openapi({ description: 'default: WebP when Accept allows it, else PNG' }),
-  page: z.coerce.number().int().min(1).max(100_000).default(1).openapi({ description: 'PDF and Office documents: the page (1 = first); other kinds have only page 1' }),
+  fit: z
+    .enum(['contain', 'cover'])
+    .default('contain')
+    .openapi({ description: 'contain: the whole page inside the box; cover: the box filled, centre-cropped' }),
+  format: z
+    .enum(['webp', 'png', 'avif'])
+    .optional()
+    .openapi({ description: 'default: WebP when Accept allows it, else PNG' }),
+  page: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(1)
+    .openapi({ description: 'PDF and Office documents: the page (1 = first); other kinds have only page 1' }),
   token: z.string().max(200).optional().openapi({ description: "the signed token from the record's preview_url" }),
 })
 
@@ -40,9 +54,15 @@ export function accepts(accept: string | undefined, mediaType: string): boolean 
   let best: { specificity: number; q: number } | undefined
   for (const range of accept.split(',')) {
     const [name = '', ...parameters] = range.trim().toLowerCase().split(';')
-    const q = Number(parameters.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? '1')
+    const q = Number(
+      parameters
+        .map((p) => p.trim())
+        .find((p) => p.startsWith('q='))
+        ?.slice(2) ?? '1',
+    )
     const specificity = name === mediaType ? 3 : name === `${type}/*` ? 2 : name === '*/*' ? 1 : 0
-    if (specificity > 0 && (!best || specificity > best.specificity)) best = { specificity, q: Number.isFinite(q) ? q : 1 }
+    if (specificity > 0 && (!best || specificity > best.specificity))
+      best = { specificity, q: Number.isFinite(q) ? q : 1 }
   }
   return best !== undefined && best.q > 0
 }

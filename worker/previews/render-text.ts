@@ -41,5 +41,7 @@ export async function textPixels(input: ConversionInput, params: PreviewParams):
   const { style, geometry } = pageStyle(dpi)
   const [first = ['']] = layoutPages(text, geometry)
   const image = await renderPage(first, style)
-  return params.fit === 'cover' ? coverInto(image, params.width, params.height) : fitInto(image, params.width, params.height)
+  return params.fit === 'cover'
+    ? coverInto(image, params.width, params.height)
+    : fitInto(image, params.width, params.height)
 }

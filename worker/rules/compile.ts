@@ -72,7 +72,8 @@ function compileRoute(config: ResourceConfig, route: RouteDefinition, earlier: C
   const [, path, model] = match!
   const definition = config.models[model!]
   if (!definition) fail(`unknown model ${model} (models: ${Object.keys(config.models).join(', ')})`)
-  for (const key of Object.keys(route)) if (!ROUTE_KEYS.has(key)) fail(`unknown entry ${key} (allowed: ${[...ROUTE_KEYS].join(', ')})`)
+  for (const key of Object.keys(route))
+    if (!ROUTE_KEYS.has(key)) fail(`unknown entry ${key} (allowed: ${[...ROUTE_KEYS].join(', ')})`)
   if (earlier.some((other) => other.id === route._id)) fail('defined twice')
 
   const segments = path!.slice(1).split('/')
@@ -95,7 +96,11 @@ function compileRoute(config: ResourceConfig, route: RouteDefinition, earlier: C
   const ruleFields = new Set([...(isUsers ? USER_RULE_FIELDS : ['_id']), ...Object.keys(values)])
   const injectFields = new Set([...(isUsers ? USER_INJECT_FIELDS : []), ...Object.keys(values)])
 
-  const compileOperation = (name: string, entry: Pick<OperationDefinition, 'allow'> & { inject?: OperationDefinition['inject'] } | undefined, mayInject: boolean): CompiledOperation => {
+  const compileOperation = (
+    name: string,
+    entry: (Pick<OperationDefinition, 'allow'> & { inject?: OperationDefinition['inject'] }) | undefined,
+    mayInject: boolean,
+  ): CompiledOperation => {
     const allow = entry?.allow ?? false
     const source = `${route._id}.${name}: ${entry ? String(allow) : 'false (no rule)'}`
     let rule: Rule
@@ -106,7 +111,8 @@ function compileRoute(config: ResourceConfig, route: RouteDefinition, earlier: C
       throw error
     }
     for (const field of resourceFields(rule!)) {
-      if (!ruleFields.has(field)) fail(`${name}.allow: unknown field @_user.${field} of ${model} (fields: ${[...ruleFields].join(', ')})`)
+      if (!ruleFields.has(field))
+        fail(`${name}.allow: unknown field @_user.${field} of ${model} (fields: ${[...ruleFields].join(', ')})`)
     }
     const inject: Array<readonly [string, Operand]> = []
     for (const [field, expression] of Object.entries(entry?.inject ?? {})) {
@@ -114,7 +120,8 @@ function compileRoute(config: ResourceConfig, route: RouteDefinition, earlier: C
       if (!injectFields.has(field)) fail(`${name}.inject: ${model} has no settable field ${field}`)
       try {
         const operand = parseOperand(expression)
-        if (operand.kind === 'resource' && !ruleFields.has(operand.field)) fail(`${name}.inject.${field}: unknown field @_user.${operand.field}`)
+        if (operand.kind === 'resource' && !ruleFields.has(operand.field))
+          fail(`${name}.inject.${field}: unknown field @_user.${operand.field}`)
         inject.push([field, operand])
       } catch (error) {
         if (error instanceof RuleSyntaxError) fail(`${name}.inject.${field}: ${error.message}`)

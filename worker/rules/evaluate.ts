@@ -50,7 +50,8 @@ export function specialise(rule: Rule, user: AuthUser): Rule {
     case 'compare': {
       const left = specialiseOperand(rule.left, user)
       const right = specialiseOperand(rule.right, user)
-      if (left.kind === 'literal' && right.kind === 'literal') return compareValues(rule.op, left.value, right.value) ? TRUE : FALSE
+      if (left.kind === 'literal' && right.kind === 'literal')
+        return compareValues(rule.op, left.value, right.value) ? TRUE : FALSE
       return { ...rule, left, right }
     }
     case 'and':

@@ -14,7 +14,9 @@ export function forbidden(operation: CompiledOperation, message = 'not allowed')
 }
 
 export function notFound(route: CompiledRoute): ApiError {
-  return route.isUsers ? new ApiError('USER_NOT_FOUND') : new ApiError('RECORD_NOT_FOUND', { message: `${route.model} record not found` })
+  return route.isUsers
+    ? new ApiError('USER_NOT_FOUND')
+    : new ApiError('RECORD_NOT_FOUND', { message: `${route.model} record not found` })
 }
 
 /** The caller-specialised `_readAll` rule as SQL, or 403 when it can never pass for this caller. */
@@ -30,7 +32,13 @@ export function listCondition(route: CompiledRoute, store: ModelStore, user: Aut
  * `operation`'s rule for it. `parentId` (relation routes) must match the record's foreign key, else the record is not
  * found under that parent.
  */
-export function permitted(route: CompiledRoute, name: Exclude<Operation, '_create' | '_readAll'>, user: AuthUser, record: ResourceFields | undefined, parentId?: string): ResourceFields {
+export function permitted(
+  route: CompiledRoute,
+  name: Exclude<Operation, '_create' | '_readAll'>,
+  user: AuthUser,
+  record: ResourceFields | undefined,
+  parentId?: string,
+): ResourceFields {
   const operation = route.operations[name]
   const rule = specialise(operation.rule, user)
   if (rule.kind === 'const' && !rule.value) throw forbidden(operation)
@@ -41,7 +49,12 @@ export function permitted(route: CompiledRoute, name: Exclude<Operation, '_creat
 }
 
 /** Applies `inject` on top of what the client sent: the server's values always win. */
-export function withInjected(operation: CompiledOperation, user: AuthUser, fields: Record<string, unknown>, stored?: ResourceFields): Record<string, unknown> {
+export function withInjected(
+  operation: CompiledOperation,
+  user: AuthUser,
+  fields: Record<string, unknown>,
+  stored?: ResourceFields,
+): Record<string, unknown> {
   const result = { ...fields }
   for (const [field, expression] of operation.inject) result[field] = injectedValue(expression, user, stored)
   return result
@@ -53,7 +66,10 @@ export function checkCreate(route: CompiledRoute, user: AuthUser, candidate: Res
 }
 
 /** Users: role, email and email_verified are set only by callers who pass `_privileged` (email on update only). */
-const PRIVILEGED_USER_FIELDS = { create: ['role', 'email_verified'], update: ['role', 'email', 'email_verified'] } as const
+const PRIVILEGED_USER_FIELDS = {
+  create: ['role', 'email_verified'],
+  update: ['role', 'email', 'email_verified'],
+} as const
 
 export function checkPrivileged(
   route: CompiledRoute,
@@ -65,5 +81,6 @@ export function checkPrivileged(
   if (!route.isUsers) return
   const touched = PRIVILEGED_USER_FIELDS[operation].filter((field) => fields[field] !== undefined)
   if (touched.length === 0) return
-  if (!evaluate(route.privileged.rule, user, stored)) throw forbidden(route.privileged, `not allowed to set ${touched.join(', ')}`)
+  if (!evaluate(route.privileged.rule, user, stored))
+    throw forbidden(route.privileged, `not allowed to set ${touched.join(', ')}`)
 }

@@ -24,7 +24,9 @@ export class RuleSyntaxError extends Error {
   override readonly name = 'RuleSyntaxError'
 }
 
-type Token = { type: 'op'; value: '(' | ')' | '&' | '|' | '=' | '!=' } | { type: 'word'; value: string; quoted: boolean }
+type Token =
+  | { type: 'op'; value: '(' | ')' | '&' | '|' | '=' | '!=' }
+  | { type: 'word'; value: string; quoted: boolean }
 
 function tokenize(source: string): Token[] {
   const tokens: Token[] = []
@@ -59,7 +61,9 @@ export function parseOperand(text: string, quoted = false): Operand {
   if (text.startsWith('@user.')) {
     const field = text.slice('@user.'.length)
     if (!(USER_FIELDS as readonly string[]).includes(field)) {
-      throw new RuleSyntaxError(`unknown caller field "${text}" (known: ${USER_FIELDS.map((f) => `@user.${f}`).join(', ')})`)
+      throw new RuleSyntaxError(
+        `unknown caller field "${text}" (known: ${USER_FIELDS.map((f) => `@user.${f}`).join(', ')})`,
+      )
     }
     return { kind: 'user', field: field as UserField }
   }
@@ -68,7 +72,8 @@ export function parseOperand(text: string, quoted = false): Operand {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field)) throw new RuleSyntaxError(`bad resource field "${text}"`)
     return { kind: 'resource', field }
   }
-  if (text.startsWith('@')) throw new RuleSyntaxError(`unknown reference "${text}" (use @user.<field> or @_user.<field>)`)
+  if (text.startsWith('@'))
+    throw new RuleSyntaxError(`unknown reference "${text}" (use @user.<field> or @_user.<field>)`)
   if (text === 'true' || text === 'false') return { kind: 'literal', value: text === 'true' }
   if (/^-?\d+(\.\d+)?$/.test(text)) return { kind: 'literal', value: Number(text) }
   return { kind: 'literal', value: text }
@@ -118,11 +123,18 @@ export function parseRule(source: string | boolean): Rule {
     if (next?.type === 'op' && (next.value === '=' || next.value === '!=')) {
       position++
       const right = peek()
-      if (!right || right.type !== 'word') throw new RuleSyntaxError(`missing right side of "${token.value}${next.value}"`)
+      if (!right || right.type !== 'word')
+        throw new RuleSyntaxError(`missing right side of "${token.value}${next.value}"`)
       position++
-      return { kind: 'compare', op: next.value, left: parseOperand(token.value, token.quoted), right: parseOperand(right.value, right.quoted) }
+      return {
+        kind: 'compare',
+        op: next.value,
+        left: parseOperand(token.value, token.quoted),
+        right: parseOperand(right.value, right.quoted),
+      }
     }
-    if (!token.quoted && (token.value === 'true' || token.value === 'false')) return { kind: 'const', value: token.value === 'true' }
+    if (!token.quoted && (token.value === 'true' || token.value === 'false'))
+      return { kind: 'const', value: token.value === 'true' }
     throw new RuleSyntaxError(`"${token.value}" is not a comparison (expected <left>=<right> or <left>!=<right>)`)
   }
 

@@ -27,11 +27,18 @@ function recordSchema(route: CompiledRoute) {
 
 function bodySchemas(route: CompiledRoute) {
   const { create, update } = route.schemas
-  if (!route.isUsers) return { create: create.openapi(`${route.model}Create`), update: update.openapi(`${route.model}Update`) }
+  if (!route.isUsers)
+    return { create: create.openapi(`${route.model}Create`), update: update.openapi(`${route.model}Update`) }
   const privileged = { role: z.string().min(1).max(100).optional(), email_verified: z.boolean().optional() }
   return {
     create: z
-      .strictObject({ email: Email, password: Password, name: displayName(200).optional(), ...privileged, ...create.shape })
+      .strictObject({
+        email: Email,
+        password: Password,
+        name: displayName(200).optional(),
+        ...privileged,
+        ...create.shape,
+      })
       .openapi('UsersCreate'),
     update: z
       .strictObject({ name: displayName(200).optional(), email: Email.optional(), ...privileged, ...update.shape })
@@ -49,7 +56,9 @@ function filtersOf(route: CompiledRoute, query: Record<string, string>): Array<[
     if (value === undefined) throw new ApiError('VALIDATION_FAILED', { message: `cannot filter ${name} by "${text}"` })
     filters.push([name, value])
   }
-  if (route.isUsers) for (const name of ['email', 'role', 'name'] as const) if (query[name] !== undefined) filters.push([name, query[name]!])
+  if (route.isUsers)
+    for (const name of ['email', 'role', 'name'] as const)
+      if (query[name] !== undefined) filters.push([name, query[name]!])
   return filters
 }
 
@@ -79,7 +88,12 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
   const itemParams = z.object({ ...parentParams, [route.itemParam]: Id })
   const collectionParams = z.object(parentParams)
   // A route that reads its record first shares the session check's round trip with that read (authorizedBatch).
-  const describe = (config: Omit<RouteConfig, 'responses' | 'security' | 'middleware' | 'tags'> & { responses: RouteConfig['responses'] }, options: { sharesRoundTrip?: boolean } = {}) =>
+  const describe = (
+    config: Omit<RouteConfig, 'responses' | 'security' | 'middleware' | 'tags'> & {
+      responses: RouteConfig['responses']
+    },
+    options: { sharesRoundTrip?: boolean } = {},
+  ) =>
     securedRoute([route.model], {
       ...config,
       middleware: [requireAuth(options)] as const,
@@ -93,7 +107,12 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
     (c.req.valid as unknown as (target: string) => Record<string, unknown>)(target)
   const ruleText = (name: keyof CompiledRoute['operations']) => `Allowed by rule: \`${route.operations[name].source}\``
   /** The record the URL names, read in the session check's round trip, once the caller passed `name`'s rule for it. */
-  const readPermitted = async (c: Context<AppEnv>, store: ModelStore, name: 'read' | 'update' | 'delete', id: string) => {
+  const readPermitted = async (
+    c: Context<AppEnv>,
+    store: ModelStore,
+    name: 'read' | 'update' | 'delete',
+    id: string,
+  ) => {
     const find = store.findQuery(id)
     const [rows] = await authorizedBatch(c, [find.query])
     return permitted(route, `_${name}`, c.var.user, find.found(rows), parentOf(c))
@@ -121,10 +140,18 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
       const equals = filtersOf(route, c.req.query())
       const parentId = parentOf(c)
       if (route.parent && parentId) equals.push([route.parent.foreignKey, parentId])
-      const rows = await store.list({ where: listCondition(route, store, c.var.user), equals, limit: limit + 1, before: cursor })
+      const rows = await store.list({
+        where: listCondition(route, store, c.var.user),
+        equals,
+        limit: limit + 1,
+        before: cursor,
+      })
       const page = rows.slice(0, limit)
       if (rows.length > limit) c.header('link', nextLink(c, String(page.at(-1)!._id), limit))
-      return c.json(page.map((row) => store.present(row)), 200)
+      return c.json(
+        page.map((row) => store.present(row)),
+        200,
+      )
     },
   )
 
@@ -152,14 +179,20 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
   )
 
   register(
-    describe({
-      method: 'get',
-      path: route.itemPath,
-      summary: `Read one ${route.model} record`,
-      description: ruleText('_read'),
-      request: { params: itemParams },
-      responses: { 200: jsonResponse(Record, 'The record'), 404: errorResponse('No such record (or not yours to see)') },
-    }, { sharesRoundTrip: true }),
+    describe(
+      {
+        method: 'get',
+        path: route.itemPath,
+        summary: `Read one ${route.model} record`,
+        description: ruleText('_read'),
+        request: { params: itemParams },
+        responses: {
+          200: jsonResponse(Record, 'The record'),
+          404: errorResponse('No such record (or not yours to see)'),
+        },
+      },
+      { sharesRoundTrip: true },
+    ),
     async (c) => {
       const store = storeFor(c)
       const record = await readPermitted(c, store, 'read', c.req.param(route.itemParam)!)
@@ -168,14 +201,21 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
   )
 
   register(
-    describe({
-      method: 'put',
-      path: route.itemPath,
-      summary: `Update a ${route.model} record`,
-      description: `${ruleText('_update')}.${route.isUsers ? ` Setting role, email or email_verified also needs \`${route.privileged.source}\`.` : ''}`,
-      request: { params: itemParams, body: jsonBody(bodies.update) },
-      responses: { 200: jsonResponse(Record, 'The updated record'), 404: errorResponse('No such record (or not yours to see)'), 409: errorResponse('The email is taken') },
-    }, { sharesRoundTrip: true }),
+    describe(
+      {
+        method: 'put',
+        path: route.itemPath,
+        summary: `Update a ${route.model} record`,
+        description: `${ruleText('_update')}.${route.isUsers ? ` Setting role, email or email_verified also needs \`${route.privileged.source}\`.` : ''}`,
+        request: { params: itemParams, body: jsonBody(bodies.update) },
+        responses: {
+          200: jsonResponse(Record, 'The updated record'),
+          404: errorResponse('No such record (or not yours to see)'),
+          409: errorResponse('The email is taken'),
+        },
+      },
+      { sharesRoundTrip: true },
+    ),
     async (c) => {
       const store = storeFor(c)
       const id = c.req.param(route.itemParam)!
@@ -188,14 +228,17 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
   )
 
   register(
-    describe({
-      method: 'delete',
-      path: route.itemPath,
-      summary: `Delete a ${route.model} record`,
-      description: `${ruleText('_delete')}.${route.isUsers ? ' Deletes the account with its files (records, then stored bytes) and its related records.' : ''}`,
-      request: { params: itemParams },
-      responses: { 204: { description: 'Deleted' }, 404: errorResponse('No such record (or not yours to see)') },
-    }, { sharesRoundTrip: true }),
+    describe(
+      {
+        method: 'delete',
+        path: route.itemPath,
+        summary: `Delete a ${route.model} record`,
+        description: `${ruleText('_delete')}.${route.isUsers ? ' Deletes the account with its files (records, then stored bytes) and its related records.' : ''}`,
+        request: { params: itemParams },
+        responses: { 204: { description: 'Deleted' }, 404: errorResponse('No such record (or not yours to see)') },
+      },
+      { sharesRoundTrip: true },
+    ),
     async (c) => {
       const store = storeFor(c)
       const id = c.req.param(route.itemParam)!

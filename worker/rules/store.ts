@@ -48,7 +48,6 @@ export interface ModelStore {
   present(record: ResourceFields): Record<string, unknown>
 }
 
-
 function equalsCondition(access: FieldAccess, value: Scalar): SQL {
   if (access.kind === 'column') return sql`${access.column} = ${typeof value === 'boolean' ? Number(value) : value}`
   const path = sql.raw(`'${jsonPath(access.path)}'`)
@@ -110,7 +109,10 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
       return user && fieldsOf(user)
     },
     findQuery(id) {
-      return { query: findUserQuery(db, id), found: (rows) => (rows as UserRecord[])[0] && fieldsOf((rows as UserRecord[])[0]!) }
+      return {
+        query: findUserQuery(db, id),
+        found: (rows) => (rows as UserRecord[])[0] && fieldsOf((rows as UserRecord[])[0]!),
+      }
     },
     async list(query) {
       const rows = await db
@@ -122,7 +124,9 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
       return rows.map(userFields)
     },
     async insert(fields) {
-      const values = Object.fromEntries(customFields.filter((name) => fields[name] !== undefined).map((name) => [name, fields[name]]))
+      const values = Object.fromEntries(
+        customFields.filter((name) => fields[name] !== undefined).map((name) => [name, fields[name]]),
+      )
       const user = await createUser(db, route.values, {
         email: String(fields.email),
         password: String(fields.password),
@@ -166,13 +170,23 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
  * rows but leave the R2 multipart uploads). Sessions, refresh tokens, API keys, second factors, passkeys and jobs go
  * with the user row (their foreign keys cascade).
  */
-export async function deleteAccount(deps: Pick<StoreDeps, 'db' | 'bucket'>, userId: string, children: readonly CompiledRoute[]): Promise<void> {
+export async function deleteAccount(
+  deps: Pick<StoreDeps, 'db' | 'bucket'>,
+  userId: string,
+  children: readonly CompiledRoute[],
+): Promise<void> {
   const { db } = deps
   const owned = children.map((child) =>
-    db.delete(records).where(and(eq(records.model, child.model), equalsCondition(recordResolver(child.parent!.foreignKey), userId))),
+    db
+      .delete(records)
+      .where(and(eq(records.model, child.model), equalsCondition(recordResolver(child.parent!.foreignKey), userId))),
   )
   const uploadsRemoval = userUploadsRemoval(db, userId)
-  const [removedUploads] = await deleteUserFiles(db, deps.bucket, userId, [uploadsRemoval.statement, db.delete(users).where(eq(users.id, userId)), ...owned])
+  const [removedUploads] = await deleteUserFiles(db, deps.bucket, userId, [
+    uploadsRemoval.statement,
+    db.delete(users).where(eq(users.id, userId)),
+    ...owned,
+  ])
   await uploadsRemoval.abortRemoved(deps.bucket, removedUploads as UploadRow[])
 }
 
@@ -203,7 +217,9 @@ async function ensureIndexes(d1: D1Database, route: CompiledRoute, fields: reado
     .filter((field) => field !== '_id' && field !== 'user_id')
     .map((field) => {
       const name = `records_${route.model}_${field}`.toLowerCase()
-      return d1.prepare(`CREATE INDEX IF NOT EXISTS ${name} ON records (model, json_extract(data, '${jsonPath(field)}'))`)
+      return d1.prepare(
+        `CREATE INDEX IF NOT EXISTS ${name} ON records (model, json_extract(data, '${jsonPath(field)}'))`,
+      )
     })
   if (statements.length > 0) await d1.batch(statements)
   done.add(route.model)
@@ -218,7 +234,12 @@ export function recordsStore(deps: StoreDeps, route: CompiledRoute, indexedField
     rowsOf.set(fields, row)
     return fields
   }
-  const findQuery = (id: string) => db.select().from(records).where(and(ofModel, eq(records.id, id))).limit(1)
+  const findQuery = (id: string) =>
+    db
+      .select()
+      .from(records)
+      .where(and(ofModel, eq(records.id, id)))
+      .limit(1)
   return {
     resolve: recordResolver,
     async find(id) {
@@ -240,7 +261,10 @@ export function recordsStore(deps: StoreDeps, route: CompiledRoute, indexedField
     },
     async insert(fields) {
       const now = Date.now()
-      const [row] = await db.insert(records).values({ id: newId(now), model: route.model, data: fields, createdAt: now, updatedAt: now }).returning()
+      const [row] = await db
+        .insert(records)
+        .values({ id: newId(now), model: route.model, data: fields, createdAt: now, updatedAt: now })
+        .returning()
       return recordFields(row!)
     },
     async update(id, fields, known) {

@@ -4,7 +4,15 @@ import { describeConverter } from '../converter'
 export const htmlToPdfInfo = describeConverter({
   name: 'html-to-pdf',
   // The same bound as an Office document: both travel whole in one form part.
-  settings: ['GOTENBERG_URL', 'GOTENBERG_USERNAME', 'GOTENBERG_PASSWORD', 'GOTENBERG_ACCESS_CLIENT_ID', 'GOTENBERG_ACCESS_CLIENT_SECRET', 'GOTENBERG_TIMEOUT_MS', 'OFFICE_MAX_BYTES'],
+  settings: [
+    'GOTENBERG_URL',
+    'GOTENBERG_USERNAME',
+    'GOTENBERG_PASSWORD',
+    'GOTENBERG_ACCESS_CLIENT_ID',
+    'GOTENBERG_ACCESS_CLIENT_SECRET',
+    'GOTENBERG_TIMEOUT_MS',
+    'OFFICE_MAX_BYTES',
+  ],
   from: ['.html', '.htm', '.md'],
   to: '.pdf',
   // A preview draws from this PDF and a conversion continues from it: one Chromium run per content.

@@ -1,7 +1,14 @@
 // Office documents → PDF (worker/converters/office-to-pdf.ts): what it reads, and Gotenberg 8's LibreOffice-route
 // options a job may ask for, checked in the API Worker before a job exists.
 import { z } from '@hono/zod-openapi'
-import { appliesVariables, FACTURX_LEVELS, FACTURX_TYPES, facturXRefusal, parseVariables, VARIABLES_EXTENSIONS } from '../../../sidecar/form-rules.ts'
+import {
+  appliesVariables,
+  FACTURX_LEVELS,
+  FACTURX_TYPES,
+  facturXRefusal,
+  parseVariables,
+  VARIABLES_EXTENSIONS,
+} from '../../../sidecar/form-rules.ts'
 import { describeConverter } from '../converter'
 
 /**
@@ -26,8 +33,35 @@ const OFFICE_TYPES = [
 
 export const officeToPdfInfo = describeConverter({
   name: 'office-to-pdf',
-  settings: ['GOTENBERG_URL', 'GOTENBERG_USERNAME', 'GOTENBERG_PASSWORD', 'GOTENBERG_ACCESS_CLIENT_ID', 'GOTENBERG_ACCESS_CLIENT_SECRET', 'GOTENBERG_TIMEOUT_MS', 'OFFICE_MAX_BYTES'],
-  from: ['.doc', '.docx', '.docm', '.dotx', '.odt', '.ott', '.rtf', '.xls', '.xlsx', '.xlsm', '.ods', '.csv', '.ppt', '.pptx', '.pps', '.ppsx', '.odp', '.odg'],
+  settings: [
+    'GOTENBERG_URL',
+    'GOTENBERG_USERNAME',
+    'GOTENBERG_PASSWORD',
+    'GOTENBERG_ACCESS_CLIENT_ID',
+    'GOTENBERG_ACCESS_CLIENT_SECRET',
+    'GOTENBERG_TIMEOUT_MS',
+    'OFFICE_MAX_BYTES',
+  ],
+  from: [
+    '.doc',
+    '.docx',
+    '.docm',
+    '.dotx',
+    '.odt',
+    '.ott',
+    '.rtf',
+    '.xls',
+    '.xlsx',
+    '.xlsm',
+    '.ods',
+    '.csv',
+    '.ppt',
+    '.pptx',
+    '.pps',
+    '.ppsx',
+    '.odp',
+    '.odg',
+  ],
   accepts: OFFICE_TYPES,
   to: '.pdf',
   // A preview draws from this PDF and a conversion continues from it: one LibreOffice run per document content.
@@ -49,10 +83,14 @@ const jsonObject = (what: string) =>
       }
     }, `${what} must be a JSON object`)
 const overlay = (kind: 'watermark' | 'stamp') => ({
-  [`${kind}Source`]: z.literal('text').openapi({ description: `Gotenberg's ${kind}Source: only "text" here (one document per job, so no ${kind} file)` }),
+  [`${kind}Source`]: z
+    .literal('text')
+    .openapi({ description: `Gotenberg's ${kind}Source: only "text" here (one document per job, so no ${kind} file)` }),
   [`${kind}Expression`]: z.string().min(1).max(200),
   [`${kind}Pages`]: z.string().regex(PAGE_RANGES).max(200),
-  [`${kind}Options`]: jsonObject(`${kind}Options`).openapi({ description: 'JSON: font, points, color, rotation, opacity' }),
+  [`${kind}Options`]: jsonObject(`${kind}Options`).openapi({
+    description: 'JSON: font, points, color, rotation, opacity',
+  }),
 })
 
 /**
@@ -70,7 +108,10 @@ const variables = z
   .record(z.string(), z.union([z.string(), z.array(z.record(z.string(), z.string()))]))
   .superRefine((value, ctx) => {
     const text = JSON.stringify(value)
-    const problem = text.length > VARIABLES_MAX_CHARS ? `${text.length} characters as JSON: the maximum is ${VARIABLES_MAX_CHARS}` : parseVariables(text)
+    const problem =
+      text.length > VARIABLES_MAX_CHARS
+        ? `${text.length} characters as JSON: the maximum is ${VARIABLES_MAX_CHARS}`
+        : parseVariables(text)
     if (typeof problem === 'string') ctx.addIssue({ code: 'custom', message: problem })
   })
   .openapi({
@@ -85,7 +126,11 @@ export const OFFICE_OPTIONS = {
   nativePageRanges: z.string().regex(PAGE_RANGES).max(200),
   pdfa: z.enum(['PDF/A-1b', 'PDF/A-2b', 'PDF/A-3b']),
   pdfua: flag,
-  password: z.string().min(1).max(256).openapi({ description: "opens a password-protected document (Office or PDF); never shown in the job's view" }),
+  password: z
+    .string()
+    .min(1)
+    .max(256)
+    .openapi({ description: "opens a password-protected document (Office or PDF); never shown in the job's view" }),
   updateIndexes: flag,
   exportFormFields: flag,
   allowDuplicateFieldNames: flag,
@@ -112,21 +157,32 @@ export const OFFICE_OPTIONS = {
   nativeWatermarkFontHeight: z.number().int().min(1).max(1000),
   nativeWatermarkRotateAngle: z.number().int().min(0).max(3600),
   nativeWatermarkFontName: z.string().min(1).max(100),
-  metadata: jsonObject('metadata').openapi({ description: 'JSON object of PDF metadata (exiftool tags), as Gotenberg takes it' }),
+  metadata: jsonObject('metadata').openapi({
+    description: 'JSON object of PDF metadata (exiftool tags), as Gotenberg takes it',
+  }),
   flatten: flag,
   rotateAngle: z.union([z.literal(90), z.literal(180), z.literal(270)]),
   rotatePages: z.string().regex(PAGE_RANGES).max(200),
   ...overlay('watermark'),
   ...overlay('stamp'),
-  userPassword: z.string().min(1).max(256).openapi({ description: "encrypts the PDF (AES-256); the job fails rather than store it unencrypted; never shown in the job's view" }),
-  ownerPassword: z.string().min(1).max(256).openapi({ description: 'with userPassword: the password that lifts restrictions' }),
+  userPassword: z.string().min(1).max(256).openapi({
+    description:
+      "encrypts the PDF (AES-256); the job fails rather than store it unencrypted; never shown in the job's view",
+  }),
+  ownerPassword: z
+    .string()
+    .min(1)
+    .max(256)
+    .openapi({ description: 'with userPassword: the password that lifts restrictions' }),
   variables,
   facturxXml: z
     .string()
     .min(1)
     .max(FACTURX_XML_MAX_CHARS)
     .regex(/^\uFEFF?\s*</, 'must be XML')
-    .openapi({ description: `Factur-X / ZUGFeRD: the invoice's CII XML itself (Gotenberg's facturxXml file, inline), attached to the PDF/A-3b as factur-x.xml; at most ${FACTURX_XML_MAX_CHARS} characters` }),
+    .openapi({
+      description: `Factur-X / ZUGFeRD: the invoice's CII XML itself (Gotenberg's facturxXml file, inline), attached to the PDF/A-3b as factur-x.xml; at most ${FACTURX_XML_MAX_CHARS} characters`,
+    }),
   facturxConformanceLevel: z.enum(FACTURX_LEVELS).openapi({ description: 'with facturxXml (default EN 16931)' }),
   facturxDocumentType: z.enum(FACTURX_TYPES).openapi({ description: 'with facturxXml (default INVOICE)' }),
 }
@@ -136,8 +192,17 @@ export const OfficeOptionsSchema = z
   .strictObject(OFFICE_OPTIONS)
   .partial()
   .superRefine((options, ctx) => {
-    const { facturxXml, facturxConformanceLevel: conformanceLevel, facturxDocumentType: documentType, pdfa, userPassword } = options
-    const refusal = facturXRefusal({ invoices: facturxXml ? 1 : 0, conformanceLevel, documentType, pdfa, userPassword }, (name) => `option '${name}'`)
+    const {
+      facturxXml,
+      facturxConformanceLevel: conformanceLevel,
+      facturxDocumentType: documentType,
+      pdfa,
+      userPassword,
+    } = options
+    const refusal = facturXRefusal(
+      { invoices: facturxXml ? 1 : 0, conformanceLevel, documentType, pdfa, userPassword },
+      (name) => `option '${name}'`,
+    )
     if (refusal) ctx.addIssue({ code: 'custom', message: refusal })
   })
 
@@ -146,9 +211,18 @@ export const OfficeOptionsSchema = z
  * take them: variables fill Word templates only, and Factur-X needs the Office conversion (the sidecar would
  * answer 400; refused before a job exists).
  */
-export function officeJobOptions(extension: string, options: z.infer<typeof OfficeOptionsSchema>): { options: Record<string, string | number | boolean> } | { refusal: string } {
+export function officeJobOptions(
+  extension: string,
+  options: z.infer<typeof OfficeOptionsSchema>,
+): { options: Record<string, string | number | boolean> } | { refusal: string } {
   const { variables: values, ...rest } = options
-  if (values && !appliesVariables(extension)) return { refusal: `option 'variables' applies to Word documents (${VARIABLES_EXTENSIONS.join(', ')}) only, not to ${extension || 'a file without extension'}` }
-  if (options.facturxXml && !officeToPdfInfo.from.includes(extension)) return { refusal: `option 'facturxXml' applies to Office documents converted to PDF only, not to ${extension || 'a file without extension'}` }
+  if (values && !appliesVariables(extension))
+    return {
+      refusal: `option 'variables' applies to Word documents (${VARIABLES_EXTENSIONS.join(', ')}) only, not to ${extension || 'a file without extension'}`,
+    }
+  if (options.facturxXml && !officeToPdfInfo.from.includes(extension))
+    return {
+      refusal: `option 'facturxXml' applies to Office documents converted to PDF only, not to ${extension || 'a file without extension'}`,
+    }
   return { options: values ? { ...rest, variables: JSON.stringify(values) } : rest }
 }

@@ -2,7 +2,15 @@
 // settings both take.
 import { describeConverter } from '../converter'
 
-export const PDF_SETTINGS = ['PDF_MAX_BYTES', 'PDF_MAX_IMAGE_PIXELS', 'PDF_MAX_PAGES', 'CONVERT_PAGES_PER_STEP', 'PDF_DPI', 'PDF_MAX_PAGE_PIXELS', 'IMAGE_MAX_SIDE'] as const
+export const PDF_SETTINGS = [
+  'PDF_MAX_BYTES',
+  'PDF_MAX_IMAGE_PIXELS',
+  'PDF_MAX_PAGES',
+  'CONVERT_PAGES_PER_STEP',
+  'PDF_DPI',
+  'PDF_MAX_PAGE_PIXELS',
+  'IMAGE_MAX_SIDE',
+] as const
 
 export const pdfToPngInfo = describeConverter({
   name: 'pdf-to-png',

@@ -4,7 +4,6 @@ import { hasAscii } from '../../magic'
 
 export type AudioContainer = 'mp3' | 'wav' | 'flac' | 'ogg' | 'mp4' | 'webm'
 
-
 /** An MPEG audio frame header: 11 sync bits, a defined version and layer, a usable bitrate and sample rate. */
 function isMpegFrame(bytes: Uint8Array): boolean {
   if (bytes.length < 4 || bytes[0] !== 0xff || (bytes[1]! & 0xe0) !== 0xe0) return false

@@ -20,7 +20,6 @@ export interface AudioChunk {
 
 export class AudioFormatError extends Error {}
 
-
 /** Sample rates outside these are not recordings any provider decodes (telephony is 8 kHz, studio 384 kHz). */
 export const MIN_SAMPLE_RATE = 1000
 export const MAX_SAMPLE_RATE = 768_000
@@ -28,8 +27,12 @@ export const MAX_SAMPLE_RATE = 768_000
 export const MAX_CHANNELS = 16
 
 export function checkRate(sampleRate: number, channels: number, what: string): void {
-  if (sampleRate < MIN_SAMPLE_RATE || sampleRate > MAX_SAMPLE_RATE) throw new AudioFormatError(`the ${what} declares ${sampleRate} samples a second (${MIN_SAMPLE_RATE} to ${MAX_SAMPLE_RATE} are taken)`)
-  if (channels < 1 || channels > MAX_CHANNELS) throw new AudioFormatError(`the ${what} declares ${channels} channels (1 to ${MAX_CHANNELS} are taken)`)
+  if (sampleRate < MIN_SAMPLE_RATE || sampleRate > MAX_SAMPLE_RATE)
+    throw new AudioFormatError(
+      `the ${what} declares ${sampleRate} samples a second (${MIN_SAMPLE_RATE} to ${MAX_SAMPLE_RATE} are taken)`,
+    )
+  if (channels < 1 || channels > MAX_CHANNELS)
+    throw new AudioFormatError(`the ${what} declares ${channels} channels (1 to ${MAX_CHANNELS} are taken)`)
 }
 
 // ---- WAV --------------------------------------------------------------------------------------------------
@@ -64,13 +67,21 @@ function wavLayout(bytes: Uint8Array): WavLayout {
       if (byteRate === 0 || blockAlign === 0) throw new AudioFormatError('the WAV format chunk is invalid')
       checkRate(sampleRate, channels, 'WAV format chunk')
       // PCM, float and extensible: the duration is read from byteRate, so it must be what the samples take.
-      if (PCM_FORMATS.has(format.getUint16(0, true)) && (blockAlign !== channels * Math.ceil(bitsPerSample / 8) || byteRate !== sampleRate * blockAlign)) {
-        throw new AudioFormatError(`the WAV format chunk contradicts itself: ${channels} channels of ${bitsPerSample} bits at ${sampleRate} Hz are not ${blockAlign} bytes a frame and ${byteRate} bytes a second`)
+      if (
+        PCM_FORMATS.has(format.getUint16(0, true)) &&
+        (blockAlign !== channels * Math.ceil(bitsPerSample / 8) || byteRate !== sampleRate * blockAlign)
+      ) {
+        throw new AudioFormatError(
+          `the WAV format chunk contradicts itself: ${channels} channels of ${bitsPerSample} bits at ${sampleRate} Hz are not ${blockAlign} bytes a frame and ${byteRate} bytes a second`,
+        )
       }
       const held = bytes.length - offset - 8
       // A streamed WAV may declare 0 or 0xFFFFFFFF: the data then runs to the end of the file.
       const isStreamed = size === 0 || size === 0xffffffff
-      if (!isStreamed && size > held) throw new AudioFormatError(`its data chunk declares ${size} bytes and the file holds ${held} (truncated, or a lying header)`)
+      if (!isStreamed && size > held)
+        throw new AudioFormatError(
+          `its data chunk declares ${size} bytes and the file holds ${held} (truncated, or a lying header)`,
+        )
       const dataSize = isStreamed ? held : size
       if (dataSize < blockAlign) throw new AudioFormatError('the WAV file holds no samples')
       return { fmt, dataOffset: offset + 8, dataSize: dataSize - (dataSize % blockAlign), byteRate, blockAlign }
@@ -98,7 +109,11 @@ function wavFile(fmt: Uint8Array, data: Uint8Array): Uint8Array[] {
 
 const BITRATES_V1 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
 const BITRATES_V2 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
-const SAMPLE_RATES: Record<number, number[]> = { 3: [44100, 48000, 32000], 2: [22050, 24000, 16000], 0: [11025, 12000, 8000] }
+const SAMPLE_RATES: Record<number, number[]> = {
+  3: [44100, 48000, 32000],
+  2: [22050, 24000, 16000],
+  0: [11025, 12000, 8000],
+}
 
 interface Mp3Frame {
   readonly offset: number
@@ -125,14 +140,16 @@ function mp3Frame(bytes: Uint8Array, offset: number): Mp3Frame | undefined {
 function mp3Frames(bytes: Uint8Array): Mp3Frame[] {
   let offset = 0
   if (hasAscii(bytes, 0, 'ID3') && bytes.length > 10) {
-    offset = 10 + (((bytes[6]! & 0x7f) << 21) | ((bytes[7]! & 0x7f) << 14) | ((bytes[8]! & 0x7f) << 7) | (bytes[9]! & 0x7f))
+    offset =
+      10 + (((bytes[6]! & 0x7f) << 21) | ((bytes[7]! & 0x7f) << 14) | ((bytes[8]! & 0x7f) << 7) | (bytes[9]! & 0x7f))
   }
   const frames: Mp3Frame[] = []
   while (offset < bytes.length) {
     const frame = mp3Frame(bytes, offset)
     const end = frame ? frame.offset + frame.length : 0
     // The first frame must be followed by another (or end the file): a sync pattern in junk is not a frame.
-    const isFirstConfirmed = frames.length > 0 || end === bytes.length || (end < bytes.length && mp3Frame(bytes, end) !== undefined)
+    const isFirstConfirmed =
+      frames.length > 0 || end === bytes.length || (end < bytes.length && mp3Frame(bytes, end) !== undefined)
     if (frame && frame.length > 0 && end > bytes.length) {
       if (frames.length === 0) throw new AudioFormatError('the file ends inside its first MP3 frame (truncated)')
       break // a last frame cut short: decoders drop it, so does this
@@ -169,7 +186,11 @@ export function splitAudio(bytes: Uint8Array, format: 'wav' | 'mp3', maxBytes: n
     for (let start = 0; start < layout.dataSize; start += step) {
       const size = Math.min(step, layout.dataSize - start)
       const data = bytes.subarray(layout.dataOffset + start, layout.dataOffset + start + size)
-      chunks.push({ parts: wavFile(layout.fmt, data), startSeconds: start / layout.byteRate, durationSeconds: size / layout.byteRate })
+      chunks.push({
+        parts: wavFile(layout.fmt, data),
+        startSeconds: start / layout.byteRate,
+        durationSeconds: size / layout.byteRate,
+      })
     }
     return chunks
   }
@@ -183,7 +204,11 @@ export function splitAudio(bytes: Uint8Array, format: 'wav' | 'mp3', maxBytes: n
     if (!frame || (size > maxBytes && i > first)) {
       const last = frames[i - 1]!
       const duration = frames.slice(first, i).reduce((sum, f) => sum + f.seconds, 0)
-      chunks.push({ parts: [bytes.subarray(frames[first]!.offset, last.offset + last.length)], startSeconds: start, durationSeconds: duration })
+      chunks.push({
+        parts: [bytes.subarray(frames[first]!.offset, last.offset + last.length)],
+        startSeconds: start,
+        durationSeconds: duration,
+      })
       start += duration
       first = i
     }

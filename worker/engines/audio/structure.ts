@@ -7,7 +7,8 @@ import { AudioFormatError, checkRate, probeAudio } from './split'
 
 /** FLAC: the marker, then STREAMINFO as the first metadata block (RFC 9639 §8.2), whole. */
 function checkFlac(bytes: Uint8Array): void {
-  if (bytes.length < 4 + 4 + 34) throw new AudioFormatError('the FLAC file ends inside its STREAMINFO block (truncated)')
+  if (bytes.length < 4 + 4 + 34)
+    throw new AudioFormatError('the FLAC file ends inside its STREAMINFO block (truncated)')
   if ((bytes[4]! & 0x7f) !== 0) throw new AudioFormatError('the FLAC file does not start with its STREAMINFO block')
   const length = (bytes[5]! << 16) | (bytes[6]! << 8) | bytes[7]!
   if (length !== 34) throw new AudioFormatError(`the FLAC STREAMINFO block is ${length} bytes, not 34`)
@@ -24,9 +25,11 @@ function checkOgg(bytes: Uint8Array): void {
   if (bytes[4] !== 0) throw new AudioFormatError(`the Ogg page is version ${bytes[4]}, not 0`)
   if ((bytes[5]! & 0x02) === 0) throw new AudioFormatError('the first Ogg page does not begin a stream')
   const segments = bytes[26]!
-  if (bytes.length < 27 + segments) throw new AudioFormatError('the Ogg file ends inside its first page header (truncated)')
+  if (bytes.length < 27 + segments)
+    throw new AudioFormatError('the Ogg file ends inside its first page header (truncated)')
   const body = bytes.subarray(27, 27 + segments).reduce((sum, lacing) => sum + lacing, 0)
-  if (bytes.length < 27 + segments + body) throw new AudioFormatError('the Ogg file ends inside its first page (truncated)')
+  if (bytes.length < 27 + segments + body)
+    throw new AudioFormatError('the Ogg file ends inside its first page (truncated)')
 }
 
 /** MP4 (ISO BMFF): the top-level boxes follow each other to the end of the file, none cut. */
@@ -41,7 +44,10 @@ function checkMp4(bytes: Uint8Array): void {
       size = Number(view.getBigUint64(at + 8))
     }
     if (size < 8) throw new AudioFormatError(`the MP4 box at byte ${at} declares ${size} bytes`)
-    if (at + size > bytes.length) throw new AudioFormatError(`the MP4 box "${String.fromCharCode(...bytes.subarray(at + 4, at + 8))}" at byte ${at} declares ${size} bytes; the file ends first (truncated)`)
+    if (at + size > bytes.length)
+      throw new AudioFormatError(
+        `the MP4 box "${String.fromCharCode(...bytes.subarray(at + 4, at + 8))}" at byte ${at} declares ${size} bytes; the file ends first (truncated)`,
+      )
     at += size
   }
 }
@@ -57,7 +63,8 @@ function checkWebm(bytes: Uint8Array): void {
   const end = 4 + width + size
   if (end > bytes.length) throw new AudioFormatError('the WebM file ends inside its EBML header (truncated)')
   const header = new TextDecoder('latin1').decode(bytes.subarray(4 + width, end))
-  if (!header.includes('webm') && !header.includes('matroska')) throw new AudioFormatError('the EBML file is neither WebM nor Matroska')
+  if (!header.includes('webm') && !header.includes('matroska'))
+    throw new AudioFormatError('the EBML file is neither WebM nor Matroska')
   if (end >= bytes.length) throw new AudioFormatError('the WebM file has nothing after its header (truncated)')
 }
 

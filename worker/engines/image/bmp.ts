@@ -18,8 +18,12 @@ export async function decodeBmp(bytes: Uint8Array): Promise<RawImage> {
   const bitsPerPixel = view.getUint16(28, true)
   const compression = view.getUint32(30, true)
   if (width <= 0 || rawHeight === 0) throw new UnsupportedBmp('the BMP has no pixels')
-  if (!((bitsPerPixel === 24 && compression === 0) || (bitsPerPixel === 32 && (compression === 0 || compression === 3)))) {
-    throw new UnsupportedBmp(`BMP with ${bitsPerPixel} bits per pixel and compression ${compression} is not supported (24- or 32-bit uncompressed only)`)
+  if (
+    !((bitsPerPixel === 24 && compression === 0) || (bitsPerPixel === 32 && (compression === 0 || compression === 3)))
+  ) {
+    throw new UnsupportedBmp(
+      `BMP with ${bitsPerPixel} bits per pixel and compression ${compression} is not supported (24- or 32-bit uncompressed only)`,
+    )
   }
   const height = Math.abs(rawHeight)
   const bottomUp = rawHeight > 0

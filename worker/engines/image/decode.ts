@@ -28,10 +28,16 @@ import { decodeTiffFirstPage } from './tiff'
 
 const pngWasm = (pngWasmImport as unknown as { default: WebAssembly.Module }).default
 let pngReady: Promise<unknown> | undefined
-const copyOf = (bytes: Uint8Array) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+const copyOf = (bytes: Uint8Array) =>
+  bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
 
 function fromImageData(image: { width: number; height: number; data: Uint8ClampedArray }): RawImage {
-  return { width: image.width, height: image.height, channels: 4, data: new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength) }
+  return {
+    width: image.width,
+    height: image.height,
+    channels: 4,
+    data: new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength),
+  }
 }
 
 interface EmscriptenDecoder {
@@ -48,7 +54,12 @@ const AVIF_HEAP_BYTES_PER_PIXEL = 20
 export const DECODE_HEAP_MAX_BYTES = 80 * 2 ** 20
 
 /** Refuses (ImageTooLargeError) an image whose decoder would grow past DECODE_HEAP_MAX_BYTES, before it starts. */
-function checkDecodeHeap(format: string, image: { width: number; height: number }, fileBytes: number, bytesPerPixel: number): void {
+function checkDecodeHeap(
+  format: string,
+  image: { width: number; height: number },
+  fileBytes: number,
+  bytesPerPixel: number,
+): void {
   const heapBytes = fileBytes + image.width * image.height * bytesPerPixel
   if (heapBytes <= DECODE_HEAP_MAX_BYTES) return
   const most = Math.floor((DECODE_HEAP_MAX_BYTES - fileBytes) / bytesPerPixel)
@@ -59,7 +70,17 @@ function checkDecodeHeap(format: string, image: { width: number; height: number 
 }
 
 /** Rows in the file's channels as one RGBA copy. */
-function rgbaOf({ width, height, channels, rows }: { width: number; height: number; channels: 1 | 2 | 3 | 4; rows: PixelRows }): RawImage {
+function rgbaOf({
+  width,
+  height,
+  channels,
+  rows,
+}: {
+  width: number
+  height: number
+  channels: 1 | 2 | 3 | 4
+  rows: PixelRows
+}): RawImage {
   const out = new Uint8Array(width * height * 4)
   for (let y = 0; y < height; y++) {
     const row = rows.row(y)
@@ -99,7 +120,8 @@ function withPixelsInHeap<T>(decode: () => T): T {
   globalThis.Uint8ClampedArray = new Proxy(copying, {
     construct(target, args, newTarget) {
       const [source] = args as [unknown]
-      if (view || !(source instanceof Uint8Array) || source.byteLength < 2 * ALLOCATOR_EDGE_BYTES) return Reflect.construct(target, args, newTarget)
+      if (view || !(source instanceof Uint8Array) || source.byteLength < 2 * ALLOCATOR_EDGE_BYTES)
+        return Reflect.construct(target, args, newTarget)
       view = source
       edges = [source.slice(0, ALLOCATOR_EDGE_BYTES), source.slice(-ALLOCATOR_EDGE_BYTES)]
       return source
@@ -117,7 +139,8 @@ function withPixelsInHeap<T>(decode: () => T): T {
 }
 
 /** A fresh instance of a Squoosh decoder: it goes with the image it decoded. */
-const freshDecoder = (factory: unknown, wasm: unknown) => initEmscriptenModule(factory as never, wasm as WebAssembly.Module) as Promise<EmscriptenDecoder>
+const freshDecoder = (factory: unknown, wasm: unknown) =>
+  initEmscriptenModule(factory as never, wasm as WebAssembly.Module) as Promise<EmscriptenDecoder>
 
 /**
  * The image's pixels, after its structure has been read and every area it makes the decoder allocate has been
@@ -125,7 +148,11 @@ const freshDecoder = (factory: unknown, wasm: unknown) => initEmscriptenModule(f
  * size the caller will scale it to (a preview's), which a JPEG is decoded straight to (DCT scaling); other formats
  * decode at full size.
  */
-export async function decodeImage(bytes: Uint8Array, limits: ImageLimits, atLeast?: { width: number; height: number }): Promise<RawImage> {
+export async function decodeImage(
+  bytes: Uint8Array,
+  limits: ImageLimits,
+  atLeast?: { width: number; height: number },
+): Promise<RawImage> {
   const header = readImageHeader(bytes)
   if (!header) throw new ImageStructureError('the bytes are not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image')
   checkImageLimits(header, limits)
@@ -161,7 +188,9 @@ export async function decodeImage(bytes: Uint8Array, limits: ImageLimits, atLeas
       // wasm-bindgen's module keeps one instance; its memory is reused from image to image.
       pngReady ??= initPng(pngWasm)
       await pngReady
-      return fromImageData((await decodePngWasm(copyOf(bytes))) as { width: number; height: number; data: Uint8ClampedArray })
+      return fromImageData(
+        (await decodePngWasm(copyOf(bytes))) as { width: number; height: number; data: Uint8ClampedArray },
+      )
     }
     case 'gif':
       return await decodeGifFirstFrame(bytes)

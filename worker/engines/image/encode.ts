@@ -19,7 +19,10 @@ interface Encoder {
 
 /** The codecs take 4-channel RGBA rows. */
 function rgba(image: RawImage): Uint8Array {
-  if (image.channels === 4) return image.data instanceof Uint8Array ? image.data : new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength)
+  if (image.channels === 4)
+    return image.data instanceof Uint8Array
+      ? image.data
+      : new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength)
   const pixels = image.width * image.height
   const out = new Uint8Array(pixels * 4)
   for (let p = 0; p < pixels; p++) {
@@ -35,7 +38,10 @@ function rgba(image: RawImage): Uint8Array {
 
 /** Lossy WebP at `quality` (0–100), with libwebp's low_memory (a 2048-px page's encoder heap 47 → 33 MiB). */
 export async function encodeWebp(image: RawImage, quality = 80): Promise<Uint8Array> {
-  const encoder = await (initEmscriptenModule(webpEncoderFactory as never, webpEncWasm as WebAssembly.Module) as Promise<Encoder>)
+  const encoder = await (initEmscriptenModule(
+    webpEncoderFactory as never,
+    webpEncWasm as WebAssembly.Module,
+  ) as Promise<Encoder>)
   const out = encoder.encode(rgba(image), image.width, image.height, { ...webpDefaults, quality, low_memory: 1 })
   if (!out) throw new Error('the WebP encoder failed')
   return new Uint8Array(out)
@@ -43,7 +49,10 @@ export async function encodeWebp(image: RawImage, quality = 80): Promise<Uint8Ar
 
 /** AVIF at `quality` (0–100), at libavif speed 8: a preview is made once, but while its client waits. */
 export async function encodeAvif(image: RawImage, quality = 55): Promise<Uint8Array> {
-  const encoder = await (initEmscriptenModule(avifEncoderFactory as never, avifEncWasm as WebAssembly.Module) as Promise<Encoder>)
+  const encoder = await (initEmscriptenModule(
+    avifEncoderFactory as never,
+    avifEncWasm as WebAssembly.Module,
+  ) as Promise<Encoder>)
   const out = encoder.encode(rgba(image), image.width, image.height, { ...avifDefaults, quality, speed: 8 })
   if (!out) throw new Error('the AVIF encoder failed')
   return new Uint8Array(out)

@@ -20,7 +20,6 @@ export interface ImageHeader {
   readonly bytesPerPixel?: number
 }
 
-
 function jpegSize(bytes: Uint8Array, view: DataView): Extent | undefined {
   let offset = 2
   while (offset + 9 < bytes.length) {
@@ -46,7 +45,8 @@ const read24 = (bytes: Uint8Array, at: number) => bytes[at]! | (bytes[at + 1]! <
 function webpExtents(bytes: Uint8Array, view: DataView): Extent[] {
   const extents: Extent[] = []
   const frame = (at: number, fourcc: string) => {
-    if (fourcc === 'VP8 ' && at + 10 <= bytes.length) extents.push({ width: view.getUint16(at + 6, true) & 0x3fff, height: view.getUint16(at + 8, true) & 0x3fff })
+    if (fourcc === 'VP8 ' && at + 10 <= bytes.length)
+      extents.push({ width: view.getUint16(at + 6, true) & 0x3fff, height: view.getUint16(at + 8, true) & 0x3fff })
     if (fourcc === 'VP8L' && at + 5 <= bytes.length) {
       const bits = view.getUint32(at + 1, true)
       extents.push({ width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 })
@@ -57,7 +57,8 @@ function webpExtents(bytes: Uint8Array, view: DataView): Extent[] {
       const fourcc = String.fromCharCode(...bytes.subarray(at, at + 4))
       const size = view.getUint32(at + 4, true)
       const data = at + 8
-      if (fourcc === 'VP8X' && data + 10 <= end) extents.push({ width: read24(bytes, data + 4) + 1, height: read24(bytes, data + 7) + 1 })
+      if (fourcc === 'VP8X' && data + 10 <= end)
+        extents.push({ width: read24(bytes, data + 4) + 1, height: read24(bytes, data + 7) + 1 })
       if (fourcc === 'ANMF' && data + 16 <= end && depth === 0) {
         extents.push({ width: read24(bytes, data + 6) + 1, height: read24(bytes, data + 9) + 1 })
         walk(data + 16, Math.min(end, data + size), depth + 1)
@@ -126,7 +127,8 @@ function av1SequenceFrame(bytes: Uint8Array, start: number, end: number): Extent
   const bits = new BitReader(bytes, start, end)
   bits.read(3) // seq_profile
   bits.read(1) // still_picture
-  if (bits.read(1)) bits.read(5) // reduced_still_picture_header: seq_level_idx[0]
+  if (bits.read(1))
+    bits.read(5) // reduced_still_picture_header: seq_level_idx[0]
   else {
     let decoderModelInfo = false
     let bufferDelayLength = 0
@@ -199,15 +201,34 @@ function itemTypes(bytes: Uint8Array, view: DataView, iinf: Box): Map<number, st
 }
 
 /** iloc (ISO/IEC 14496-12 §8.11.3): each item's first extent as a byte range of the file (or of idat). */
-function itemLocations(bytes: Uint8Array, view: DataView, iloc: Box, idat: Box | undefined): Map<number, { start: number; end: number }> {
+function itemLocations(
+  bytes: Uint8Array,
+  view: DataView,
+  iloc: Box,
+  idat: Box | undefined,
+): Map<number, { start: number; end: number }> {
   const locations = new Map<number, { start: number; end: number }>()
   const version = bytes[iloc.start]!
   const sizes = view.getUint16(iloc.start + 4)
-  const [offsetSize, lengthSize, baseSize, indexSize] = [sizes >> 12, (sizes >> 8) & 15, (sizes >> 4) & 15, version > 0 ? sizes & 15 : 0]
+  const [offsetSize, lengthSize, baseSize, indexSize] = [
+    sizes >> 12,
+    (sizes >> 8) & 15,
+    (sizes >> 4) & 15,
+    version > 0 ? sizes & 15 : 0,
+  ]
   let at = iloc.start + 6
   const read = (size: number) => {
     if (at + size > iloc.end) throw new ImageStructureError('the AVIF item locations (iloc) are cut short')
-    const value = size === 0 ? 0 : size === 2 ? view.getUint16(at) : size === 4 ? view.getUint32(at) : size === 8 ? Number(view.getBigUint64(at)) : Number.NaN
+    const value =
+      size === 0
+        ? 0
+        : size === 2
+          ? view.getUint16(at)
+          : size === 4
+            ? view.getUint32(at)
+            : size === 8
+              ? Number(view.getBigUint64(at))
+              : Number.NaN
     if (Number.isNaN(value)) throw new ImageStructureError(`the AVIF item locations (iloc) use ${size}-byte fields`)
     at += size
     return value
@@ -225,7 +246,8 @@ function itemLocations(bytes: Uint8Array, view: DataView, iloc: Box, idat: Box |
       const length = read(lengthSize)
       const origin = construction === 1 ? (idat?.start ?? Number.NaN) : 0
       const start = origin + base + offset
-      if (e === 0 && Number.isFinite(start)) locations.set(id, { start, end: Math.min(bytes.length, length === 0 ? bytes.length : start + length) })
+      if (e === 0 && Number.isFinite(start))
+        locations.set(id, { start, end: Math.min(bytes.length, length === 0 ? bytes.length : start + length) })
     }
   }
   return locations
@@ -240,17 +262,23 @@ function itemLocations(bytes: Uint8Array, view: DataView, iloc: Box, idat: Box |
  */
 function avifHeader(bytes: Uint8Array, view: DataView): { width: number; height: number; extents: Extent[] } {
   const meta = boxes(bytes, view, 0, bytes.length).find((box) => box.type === 'meta')
-  if (!meta) throw new ImageStructureError('the AVIF has no meta box (an image sequence without a primary image is not supported)')
+  if (!meta)
+    throw new ImageStructureError(
+      'the AVIF has no meta box (an image sequence without a primary image is not supported)',
+    )
   const inMeta = boxes(bytes, view, meta.start + 4, meta.end) // meta is a full box: version and flags first
   const pitm = inMeta.find((box) => box.type === 'pitm')
   const iprp = inMeta.find((box) => box.type === 'iprp')
-  if (!pitm || !iprp || pitm.start + 6 > pitm.end) throw new ImageStructureError('the AVIF names no primary item (pitm) or has no item properties (iprp)')
+  if (!pitm || !iprp || pitm.start + 6 > pitm.end)
+    throw new ImageStructureError('the AVIF names no primary item (pitm) or has no item properties (iprp)')
   const primary = bytes[pitm.start] === 0 ? view.getUint16(pitm.start + 4) : view.getUint32(pitm.start + 4)
   const inIprp = boxes(bytes, view, iprp.start, iprp.end)
   const ipco = inIprp.find((box) => box.type === 'ipco')
   const properties = ipco ? boxes(bytes, view, ipco.start, ipco.end) : []
   const spatial = (box: Box | undefined): Extent | undefined =>
-    box?.type === 'ispe' && box.start + 12 <= box.end ? { width: view.getUint32(box.start + 4), height: view.getUint32(box.start + 8) } : undefined
+    box?.type === 'ispe' && box.start + 12 <= box.end
+      ? { width: view.getUint32(box.start + 4), height: view.getUint32(box.start + 8) }
+      : undefined
   const extents = properties.flatMap((box) => spatial(box) ?? [])
   // av1C (AV1-ISOBMFF §2.3): four bytes of fields, then configOBUs that may hold the sequence header.
   for (const av1c of properties.filter((box) => box.type === 'av1C')) {
@@ -278,7 +306,12 @@ function avifHeader(bytes: Uint8Array, view: DataView): { width: number; height:
   const iinf = inMeta.find((box) => box.type === 'iinf')
   const iloc = inMeta.find((box) => box.type === 'iloc')
   if (iinf && iloc) {
-    const locations = itemLocations(bytes, view, iloc, inMeta.find((box) => box.type === 'idat'))
+    const locations = itemLocations(
+      bytes,
+      view,
+      iloc,
+      inMeta.find((box) => box.type === 'idat'),
+    )
     for (const [id, type] of itemTypes(bytes, view, iinf)) {
       const location = locations.get(id)
       if (type !== 'av01' || !location) continue
@@ -286,7 +319,9 @@ function avifHeader(bytes: Uint8Array, view: DataView): { width: number; height:
       if (!frame) continue
       extents.push(frame)
       if (id === primary && (frame.width > primaryExtent.width || frame.height > primaryExtent.height)) {
-        throw new ImageStructureError(`the AVIF's primary item is ${primaryExtent.width}×${primaryExtent.height} (ispe) but its AV1 data is coded for frames of up to ${frame.width}×${frame.height}`)
+        throw new ImageStructureError(
+          `the AVIF's primary item is ${primaryExtent.width}×${primaryExtent.height} (ispe) but its AV1 data is coded for frames of up to ${frame.width}×${frame.height}`,
+        )
       }
     }
   }
@@ -302,7 +337,10 @@ function gifHeader(bytes: Uint8Array, view: DataView): { width: number; height: 
     const block = bytes[at]!
     if (block === 0x2c) {
       if (at + 9 >= bytes.length) break
-      return { ...screen, extents: [screen, { width: view.getUint16(at + 5, true), height: view.getUint16(at + 7, true) }] }
+      return {
+        ...screen,
+        extents: [screen, { width: view.getUint16(at + 5, true), height: view.getUint16(at + 7, true) }],
+      }
     }
     if (block !== 0x21) break
     at += 2 // introducer and label, then data sub-blocks up to a zero length
@@ -319,7 +357,8 @@ function gifHeader(bytes: Uint8Array, view: DataView): { width: number; height: 
 export function readImageHeader(bytes: Uint8Array): ImageHeader | undefined {
   if (bytes.length < 16) return undefined
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  const plain = (format: ImageFormat, size: Extent | undefined): ImageHeader | undefined => size && { format, ...size, extents: [size] }
+  const plain = (format: ImageFormat, size: Extent | undefined): ImageHeader | undefined =>
+    size && { format, ...size, extents: [size] }
   if (bytes[0] === 0x89 && hasAscii(bytes, 1, 'PNG') && hasAscii(bytes, 12, 'IHDR') && bytes.length >= 24) {
     return plain('png', { width: view.getUint32(16), height: view.getUint32(20) })
   }
@@ -329,11 +368,22 @@ export function readImageHeader(bytes: Uint8Array): ImageHeader | undefined {
     return extents.length > 0 ? { format: 'webp', ...extents[0]!, extents } : undefined
   }
   if (hasAscii(bytes, 0, 'GIF8')) return { format: 'gif', ...gifHeader(bytes, view) }
-  if ((hasAscii(bytes, 0, 'II') && bytes[2] === 42 && bytes[3] === 0) || (hasAscii(bytes, 0, 'MM') && bytes[2] === 0 && bytes[3] === 42)) {
+  if (
+    (hasAscii(bytes, 0, 'II') && bytes[2] === 42 && bytes[3] === 0) ||
+    (hasAscii(bytes, 0, 'MM') && bytes[2] === 0 && bytes[3] === 42)
+  ) {
     const ifd = readTiffFirstIfd(bytes)
-    return { format: 'tiff', width: ifd.width, height: ifd.height, extents: [ifd, ...(ifd.tile ? [ifd.tile] : [])], bytesPerPixel: ifd.bitsPerPixel / 8 }
+    return {
+      format: 'tiff',
+      width: ifd.width,
+      height: ifd.height,
+      extents: [ifd, ...(ifd.tile ? [ifd.tile] : [])],
+      bytesPerPixel: ifd.bitsPerPixel / 8,
+    }
   }
-  if (hasAscii(bytes, 4, 'ftyp') && (hasAscii(bytes, 8, 'avif') || hasAscii(bytes, 8, 'avis'))) return { format: 'avif', ...avifHeader(bytes, view) }
-  if (hasAscii(bytes, 0, 'BM') && bytes.length >= 26) return plain('bmp', { width: Math.abs(view.getInt32(18, true)), height: Math.abs(view.getInt32(22, true)) })
+  if (hasAscii(bytes, 4, 'ftyp') && (hasAscii(bytes, 8, 'avif') || hasAscii(bytes, 8, 'avis')))
+    return { format: 'avif', ...avifHeader(bytes, view) }
+  if (hasAscii(bytes, 0, 'BM') && bytes.length >= 26)
+    return plain('bmp', { width: Math.abs(view.getInt32(18, true)), height: Math.abs(view.getInt32(22, true)) })
   return undefined
 }

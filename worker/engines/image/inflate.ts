@@ -47,7 +47,11 @@ export interface Inflated {
  * works ahead of its reader (it inflates whatever it is given), so each input piece is given only once the output
  * of the ones before has been read: a bomb's output never piles up beyond one piece's.
  */
-export async function inflateInto(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', target: Uint8Array): Promise<Inflated> {
+export async function inflateInto(
+  pieces: readonly Uint8Array[],
+  format: 'deflate' | 'deflate-raw',
+  target: Uint8Array,
+): Promise<Inflated> {
   if (target.length <= ONE_CALL_BYTES) {
     const whole = inflateWhole(pieces, format, target.length)
     if (whole instanceof Uint8Array) {
@@ -66,7 +70,12 @@ export async function inflateInto(pieces: readonly Uint8Array[], format: 'deflat
  * `at` bytes from the start) and at most `maxBytes` in all: for a reader that keeps only a band of the output (a
  * PNG's rows downscaled as they come) instead of a target for the whole of it.
  */
-export async function inflateToSink(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', maxBytes: number, sink: (chunk: Uint8Array, at: number) => void): Promise<Inflated> {
+export async function inflateToSink(
+  pieces: readonly Uint8Array[],
+  format: 'deflate' | 'deflate-raw',
+  maxBytes: number,
+  sink: (chunk: Uint8Array, at: number) => void,
+): Promise<Inflated> {
   if (maxBytes <= ONE_CALL_BYTES) {
     const target = new Uint8Array(maxBytes)
     const inflated = await inflateInto(pieces, format, target)
@@ -80,7 +89,11 @@ export async function inflateToSink(pieces: readonly Uint8Array[], format: 'defl
  * The whole stream inflated in one native call; 'larger' when it inflates to more than `limit` bytes (a bomb, or
  * data after the rows), 'failed' when it is corrupt or ends early.
  */
-function inflateWhole(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', limit: number): Uint8Array | 'larger' | 'failed' {
+function inflateWhole(
+  pieces: readonly Uint8Array[],
+  format: 'deflate' | 'deflate-raw',
+  limit: number,
+): Uint8Array | 'larger' | 'failed' {
   const input = pieces.length === 1 ? pieces[0]! : concat(pieces)
   try {
     const output = (format === 'deflate' ? inflateSync : inflateRawSync)(input, { maxOutputLength: Math.max(1, limit) })
@@ -108,13 +121,17 @@ function inflateSmall(pieces: readonly Uint8Array[], format: 'deflate' | 'deflat
   }
   const input = new PieceReader(pieces)
   while (!isCut && !inflator.err && !inflator.ended) {
-    const piece = input.read(Math.max(1, Math.min(MIN_PIECE_BYTES, Math.floor((target.length - length + 1024) / DEFLATE_MAX_RATIO))))
+    const piece = input.read(
+      Math.max(1, Math.min(MIN_PIECE_BYTES, Math.floor((target.length - length + 1024) / DEFLATE_MAX_RATIO))),
+    )
     if (!piece) break
     inflator.push(piece, Z_SYNC_FLUSH)
   }
   if (isCut) return { length, isCut }
   if (inflator.err) return { length, isCut, error: new Error(inflator.msg || `inflate error ${inflator.err}`) }
-  return inflator.ended ? { length, isCut } : { length, isCut, error: new Error('the compressed data end before their end (truncated)') }
+  return inflator.ended
+    ? { length, isCut }
+    : { length, isCut, error: new Error('the compressed data end before their end (truncated)') }
 }
 
 function concat(pieces: readonly Uint8Array[]): Uint8Array {
@@ -165,7 +182,12 @@ class PieceReader {
   }
 }
 
-async function inflateInPieces(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', maxBytes: number, sink: (chunk: Uint8Array, at: number) => void): Promise<Inflated> {
+async function inflateInPieces(
+  pieces: readonly Uint8Array[],
+  format: 'deflate' | 'deflate-raw',
+  maxBytes: number,
+  sink: (chunk: Uint8Array, at: number) => void,
+): Promise<Inflated> {
   const stream = new DecompressionStream(format)
   const writer = stream.writable.getWriter()
   // Read into one buffer, handed back and forth (a BYOB reader): the decompressor's own chunks would each be a new
@@ -209,7 +231,9 @@ async function inflateInPieces(pieces: readonly Uint8Array[], format: 'deflate' 
     while (!isStopped()) {
       // Before any output, the worst: a bomb's ratio.
       const ratio = given === 0 ? 1032 : Math.max(1, made / given)
-      const next = input.read(Math.min(MAX_PIECE_BYTES, Math.max(MIN_PIECE_BYTES, Math.floor(WORK_BYTES_PER_TURN / ratio))))
+      const next = input.read(
+        Math.min(MAX_PIECE_BYTES, Math.max(MIN_PIECE_BYTES, Math.floor(WORK_BYTES_PER_TURN / ratio))),
+      )
       if (!next) break
       given += next.length
       await writer.write(next)

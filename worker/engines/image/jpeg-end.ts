@@ -42,7 +42,11 @@ export function readJpegStructure(bytes: Uint8Array): JpegStructure {
     if (marker === 0xda) {
       scans++
       // Entropy-coded data runs to the next marker; 0xFF00 is a stuffed byte and restarts belong to the scan.
-      while (offset + 1 < bytes.length && !(bytes[offset] === 0xff && bytes[offset + 1] !== 0 && !isRestart(bytes[offset + 1]!))) offset++
+      while (
+        offset + 1 < bytes.length &&
+        !(bytes[offset] === 0xff && bytes[offset + 1] !== 0 && !isRestart(bytes[offset + 1]!))
+      )
+        offset++
     }
   }
   return { isWhole: false, scans }

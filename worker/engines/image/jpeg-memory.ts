@@ -33,7 +33,10 @@ export function readJpegFrame(bytes: Uint8Array): JpegFrame | undefined {
       if (at + 10 > bytes.length) return undefined
       const count = bytes[at + 9]!
       if (at + 10 + count * 3 > bytes.length) return undefined
-      const components = Array.from({ length: count }, (_, i) => ({ h: bytes[at + 11 + i * 3]! >> 4, v: bytes[at + 11 + i * 3]! & 15 }))
+      const components = Array.from({ length: count }, (_, i) => ({
+        h: bytes[at + 11 + i * 3]! >> 4,
+        v: bytes[at + 11 + i * 3]! & 15,
+      }))
       frame = { height: view.getUint16(at + 5), width: view.getUint16(at + 7), components }
       // SOF2, SOF6, SOF10, SOF14: progressive.
       isProgressive = (marker & 3) === 2
@@ -55,10 +58,17 @@ export function coefficientBytes(frame: JpegFrame): number {
   // Blocks of each component, padded to a whole MCU (maxH × maxV blocks of the largest component).
   const mcusWide = Math.ceil(frame.width / (8 * maxH))
   const mcusHigh = Math.ceil(frame.height / (8 * maxV))
-  return frame.components.reduce((sum, c) => sum + mcusWide * Math.max(1, c.h) * mcusHigh * Math.max(1, c.v) * 64 * 2, 0)
+  return frame.components.reduce(
+    (sum, c) => sum + mcusWide * Math.max(1, c.h) * mcusHigh * Math.max(1, c.v) * 64 * 2,
+    0,
+  )
 }
 
 /** The decode's heap: the file's copy, the coefficients and the output's pixels. */
-export function jpegHeapBytes(frame: JpegFrame, fileBytes: number, output: { width: number; height: number; channels: number }): number {
+export function jpegHeapBytes(
+  frame: JpegFrame,
+  fileBytes: number,
+  output: { width: number; height: number; channels: number },
+): number {
   return fileBytes + coefficientBytes(frame) + output.width * output.height * output.channels
 }

@@ -19,8 +19,26 @@ interface TurboJpeg {
   free(pointer: number): void
   tjInitDecompress(): number
   tjDestroy(handle: number): number
-  tjDecompressHeader3(handle: number, source: number, size: number, width: number, height: number, subsampling: number, colorspace: number): number
-  tjDecompress2(handle: number, source: number, size: number, target: number, width: number, pitch: number, height: number, pixelFormat: number, flags: number): number
+  tjDecompressHeader3(
+    handle: number,
+    source: number,
+    size: number,
+    width: number,
+    height: number,
+    subsampling: number,
+    colorspace: number,
+  ): number
+  tjDecompress2(
+    handle: number,
+    source: number,
+    size: number,
+    target: number,
+    width: number,
+    pitch: number,
+    height: number,
+    pixelFormat: number,
+    flags: number,
+  ): number
 }
 
 // TurboJPEG's constants (turbojpeg.h).
@@ -62,11 +80,16 @@ const imports = {
 const SCALE_EIGHTHS = [1, 2, 3, 4, 5, 6, 7, 8]
 
 /** The smallest DCT scale whose output is at least `atLeast` (the whole size when none is asked). */
-export function jpegScaledSize(width: number, height: number, atLeast?: { width: number; height: number }): { width: number; height: number } {
+export function jpegScaledSize(
+  width: number,
+  height: number,
+  atLeast?: { width: number; height: number },
+): { width: number; height: number } {
   if (!atLeast) return { width, height }
   for (const eighths of SCALE_EIGHTHS) {
     const scaled = { width: Math.ceil((width * eighths) / 8), height: Math.ceil((height * eighths) / 8) }
-    if (scaled.width >= Math.min(width, atLeast.width) && scaled.height >= Math.min(height, atLeast.height)) return scaled
+    if (scaled.width >= Math.min(width, atLeast.width) && scaled.height >= Math.min(height, atLeast.height))
+      return scaled
   }
   return { width, height }
 }
@@ -92,13 +115,22 @@ export interface JpegPixels {
  * checked here (ImageTooLargeError). Warnings (corrupt data libjpeg decodes past) keep the pixels, as mozjpeg's
  * decoder did; errors throw.
  */
-export function decodeJpeg(bytes: Uint8Array, format: 'rgb' | 'rgba', atLeast?: { width: number; height: number }): JpegPixels {
+export function decodeJpeg(
+  bytes: Uint8Array,
+  format: 'rgb' | 'rgba',
+  atLeast?: { width: number; height: number },
+): JpegPixels {
   const frame = readJpegFrame(bytes)
   if (frame) {
-    const output = { ...jpegScaledSize(frame.width, frame.height, atLeast), channels: format === 'rgba' ? 4 : frame.components.length === 1 ? 1 : 3 }
+    const output = {
+      ...jpegScaledSize(frame.width, frame.height, atLeast),
+      channels: format === 'rgba' ? 4 : frame.components.length === 1 ? 1 : 3,
+    }
     const heapBytes = jpegHeapBytes(frame, bytes.byteLength, output)
     if (heapBytes > JPEG_HEAP_MAX_BYTES) {
-      const how = frame.isBuffered ? `a progressive JPEG of ${frame.width}×${frame.height} with ${frame.components.length} full components` : `a JPEG of ${frame.width}×${frame.height}`
+      const how = frame.isBuffered
+        ? `a progressive JPEG of ${frame.width}×${frame.height} with ${frame.components.length} full components`
+        : `a JPEG of ${frame.width}×${frame.height}`
       throw new ImageTooLargeError(
         `${how} needs ${Math.ceil(heapBytes / 2 ** 20)} MiB to decode${atLeast ? ' at this size' : ''}; the limit is ${JPEG_HEAP_MAX_BYTES / 2 ** 20} MiB (a Worker has 128 MB)`,
         'IMAGE_MAX_PIXELS',
@@ -121,7 +153,12 @@ export function decodeJpeg(bytes: Uint8Array, format: 'rgb' | 'rgba', atLeast?: 
     if (jpeg.tjDecompressHeader3(handle, source, bytes.byteLength, header, header + 4, header + 8, header + 12) !== 0) {
       throw new Error('the JPEG header cannot be read')
     }
-    const [fullWidth, fullHeight, , colorspace] = new Int32Array(jpeg.memory.buffer, header, 4) as unknown as [number, number, number, number]
+    const [fullWidth, fullHeight, , colorspace] = new Int32Array(jpeg.memory.buffer, header, 4) as unknown as [
+      number,
+      number,
+      number,
+      number,
+    ]
     // TurboJPEG picks the largest scale that fits the size asked: the one computed here.
     const { width, height } = jpegScaledSize(fullWidth, fullHeight, atLeast)
     const channels = format === 'rgba' ? 4 : colorspace === TJCS_GRAY ? 1 : 3

@@ -33,18 +33,33 @@ export class ImageTooLargeError extends Error {
  * Throws when an area passes a limit. `bytesPerPixel` above RGBA's 4 (a 16-bit RGBA TIFF holds 8) counts as that
  * many more pixels, so the decoder's memory stays within what IMAGE_MAX_PIXELS RGBA pixels take.
  */
-export function checkImageLimits(image: { readonly width: number; readonly height: number; readonly extents: readonly Extent[]; readonly bytesPerPixel?: number }, limits: ImageLimits): void {
+export function checkImageLimits(
+  image: {
+    readonly width: number
+    readonly height: number
+    readonly extents: readonly Extent[]
+    readonly bytesPerPixel?: number
+  },
+  limits: ImageLimits,
+): void {
   const weight = Math.max(1, (image.bytesPerPixel ?? 4) / 4)
   for (const { width, height } of image.extents) {
     const what = width === image.width && height === image.height ? 'the image' : 'an area the decoder allocates'
     if (width === 0 || height === 0) throw new ImageStructureError(`${what} has no pixels (${width}×${height})`)
     if (Math.max(width, height) > limits.maxSide) {
-      throw new ImageTooLargeError(`${what} is ${width}×${height}; the limit is ${limits.maxSide} pixels a side (IMAGE_MAX_SIDE)`, 'IMAGE_MAX_SIDE')
+      throw new ImageTooLargeError(
+        `${what} is ${width}×${height}; the limit is ${limits.maxSide} pixels a side (IMAGE_MAX_SIDE)`,
+        'IMAGE_MAX_SIDE',
+      )
     }
     const pixels = width * height * weight
     if (pixels > limits.maxPixels) {
-      const counted = weight > 1 ? `${pixels} pixels, counting ${image.bytesPerPixel} bytes a pixel as ${weight}` : `${pixels} pixels`
-      throw new ImageTooLargeError(`${what} is ${width}×${height} (${counted}); the limit is ${limits.maxPixels} pixels (IMAGE_MAX_PIXELS)`, 'IMAGE_MAX_PIXELS')
+      const counted =
+        weight > 1 ? `${pixels} pixels, counting ${image.bytesPerPixel} bytes a pixel as ${weight}` : `${pixels} pixels`
+      throw new ImageTooLargeError(
+        `${what} is ${width}×${height} (${counted}); the limit is ${limits.maxPixels} pixels (IMAGE_MAX_PIXELS)`,
+        'IMAGE_MAX_PIXELS',
+      )
     }
   }
 }

@@ -20,7 +20,14 @@ declare module 'omggif' {
   }
   export class GifWriter {
     constructor(buffer: Uint8Array, width: number, height: number, options?: { palette?: number[]; loop?: number })
-    addFrame(x: number, y: number, width: number, height: number, indices: Uint8Array, options?: { palette?: number[]; transparent?: number; interlaced?: boolean; delay?: number; disposal?: number }): number
+    addFrame(
+      x: number,
+      y: number,
+      width: number,
+      height: number,
+      indices: Uint8Array,
+      options?: { palette?: number[]; transparent?: number; interlaced?: boolean; delay?: number; disposal?: number },
+    ): number
     end(): number
   }
 }

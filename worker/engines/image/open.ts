@@ -31,9 +31,17 @@ export function measureImage(bytes: Uint8Array): ImageHeader {
   if (!header) throw new ImageRefusedError('not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image', 415)
   if (header.format === 'jpeg') {
     const { isWhole, scans } = readJpegStructure(bytes)
-    if (!isWhole) throw new ImageRefusedError('the JPEG image cannot be decoded: the file ends before its end-of-image marker (truncated)', 422)
+    if (!isWhole)
+      throw new ImageRefusedError(
+        'the JPEG image cannot be decoded: the file ends before its end-of-image marker (truncated)',
+        422,
+      )
     // Each scan is a pass over the whole image: their count, not the file's size, sets the decoder's work.
-    if (scans > MAX_JPEG_SCANS) throw new ImageRefusedError(`the JPEG image has ${scans} scans; at most ${MAX_JPEG_SCANS} are decoded (each is a pass over the whole image)`, 422)
+    if (scans > MAX_JPEG_SCANS)
+      throw new ImageRefusedError(
+        `the JPEG image has ${scans} scans; at most ${MAX_JPEG_SCANS} are decoded (each is a pass over the whole image)`,
+        422,
+      )
   }
   return header
 }
@@ -42,16 +50,28 @@ export function measureImage(bytes: Uint8Array): ImageHeader {
  * Measures, then decodes (first frame or page) to RGBA; with `box` (a preview's), drawn into it, decoded no larger
  * than it needs (decodeImageDrawn).
  */
-export async function openImage(bytes: Uint8Array, limits: ImageLimits, box?: DrawBox): Promise<{ header: ImageHeader; image: RawImage }> {
+export async function openImage(
+  bytes: Uint8Array,
+  limits: ImageLimits,
+  box?: DrawBox,
+): Promise<{ header: ImageHeader; image: RawImage }> {
   const header = measureImage(bytes)
-  return { header, image: await refusing(header, () => (box ? decodeImageDrawn(bytes, limits, box) : decodeImage(bytes, limits))) }
+  return {
+    header,
+    image: await refusing(header, () => (box ? decodeImageDrawn(bytes, limits, box) : decodeImage(bytes, limits))),
+  }
 }
 
 /**
  * Runs `use` on the measured image's rows in a decoder's heap (JPEGs and the common PNGs: decodeImageRows), then
  * frees them; undefined, with nothing decoded, for the images only openImage reads.
  */
-export async function withImageRows<T>(bytes: Uint8Array, header: ImageHeader, limits: ImageLimits, use: (pixels: ImageRows) => Promise<T>): Promise<{ result: T } | undefined> {
+export async function withImageRows<T>(
+  bytes: Uint8Array,
+  header: ImageHeader,
+  limits: ImageLimits,
+  use: (pixels: ImageRows) => Promise<T>,
+): Promise<{ result: T } | undefined> {
   const pixels = await refusing(header, () => decodeImageRows(bytes, limits))
   if (!pixels) return undefined
   try {
@@ -67,6 +87,8 @@ async function refusing<T>(header: ImageHeader, decode: () => Promise<T>): Promi
   } catch (error) {
     if (error instanceof ImageTooLargeError) throw new ImageRefusedError(error.message, 422, { cause: error })
     const reason = error instanceof ImageStructureError ? `: ${error.message}` : ''
-    throw new ImageRefusedError(`the ${header.format.toUpperCase()} image cannot be decoded${reason}`, 422, { cause: error })
+    throw new ImageRefusedError(`the ${header.format.toUpperCase()} image cannot be decoded${reason}`, 422, {
+      cause: error,
+    })
   }
 }

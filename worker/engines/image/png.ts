@@ -53,7 +53,9 @@ async function holdHeap(): Promise<() => void> {
 }
 
 /** The IHDR facts and the IDAT payloads, when this decoder reads the file; undefined for the others. */
-function readStructure(bytes: Uint8Array): { width: number; height: number; channels: 1 | 2 | 3 | 4; idat: Uint8Array[] } | undefined {
+function readStructure(
+  bytes: Uint8Array,
+): { width: number; height: number; channels: 1 | 2 | 3 | 4; idat: Uint8Array[] } | undefined {
   if (bytes.length < 33 || !SIGNATURE.every((byte, i) => bytes[i] === byte)) return undefined
   if (String.fromCharCode(...bytes.subarray(12, 16)) !== 'IHDR') throw new PngDecodeError('the first chunk is not IHDR')
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -93,12 +95,20 @@ export async function decodePngRows(bytes: Uint8Array): Promise<PngPixels | unde
   try {
     const wasm = new WebAssembly.Instance(filterWasm, {}).exports as unknown as UnfilterExports
     const at = wasm.__heap_base.value as number
-    if (at + filtered > wasm.memory.buffer.byteLength) wasm.memory.grow(Math.ceil((at + filtered - wasm.memory.buffer.byteLength) / PAGE_BYTES))
+    if (at + filtered > wasm.memory.buffer.byteLength)
+      wasm.memory.grow(Math.ceil((at + filtered - wasm.memory.buffer.byteLength) / PAGE_BYTES))
     // At most the rows' size: a deflate bomb stops there.
     const inflated = await inflateInto(idat, 'deflate', new Uint8Array(wasm.memory.buffer, at, filtered))
-    if (inflated.error) throw new PngDecodeError(`the image data cannot be inflated: ${inflated.error.message}`, { cause: inflated.error })
-    if (inflated.isCut) throw new PngDecodeError(`the image data cannot be inflated: it holds more than the ${filtered} bytes of its rows`)
-    if (inflated.length !== filtered) throw new PngDecodeError(`the image data holds ${inflated.length} bytes of rows, not ${filtered}`)
+    if (inflated.error)
+      throw new PngDecodeError(`the image data cannot be inflated: ${inflated.error.message}`, {
+        cause: inflated.error,
+      })
+    if (inflated.isCut)
+      throw new PngDecodeError(
+        `the image data cannot be inflated: it holds more than the ${filtered} bytes of its rows`,
+      )
+    if (inflated.length !== filtered)
+      throw new PngDecodeError(`the image data holds ${inflated.length} bytes of rows, not ${filtered}`)
     const batch = rowsPerTurn(stride)
     for (let first = 0; first < height; first += batch) {
       if (first > 0) await yieldToEventLoop()
@@ -134,7 +144,8 @@ export async function decodePngDrawn(bytes: Uint8Array, box: DrawBox): Promise<R
   // unfilter_rows's layout, the row above is row 0 and the band's rows are rows 1 to `band`.
   const at = wasm.__heap_base.value as number
   const bytesNeeded = at + (band + 1) * (stride + 1)
-  if (bytesNeeded > wasm.memory.buffer.byteLength) wasm.memory.grow(Math.ceil((bytesNeeded - wasm.memory.buffer.byteLength) / PAGE_BYTES))
+  if (bytesNeeded > wasm.memory.buffer.byteLength)
+    wasm.memory.grow(Math.ceil((bytesNeeded - wasm.memory.buffer.byteLength) / PAGE_BYTES))
   const drawer = new RowsDrawer({ width, height }, channels, box)
   const bandBytes = band * (stride + 1)
   let filled = 0
@@ -146,9 +157,14 @@ export async function decodePngDrawn(bytes: Uint8Array, box: DrawBox): Promise<R
     const data = rowsDone === 0 ? at + stride + 1 : at
     const badRow = wasm.unfilter_rows(data, stride, first, first + rows, channels)
     if (badRow) throw new PngDecodeError(`row ${rowsDone + badRow - 1 - first} has an unknown filter type`)
-    for (let r = first; r < first + rows; r++) drawer.push(new Uint8Array(wasm.memory.buffer, data + r * stride, stride))
+    for (let r = first; r < first + rows; r++)
+      drawer.push(new Uint8Array(wasm.memory.buffer, data + r * stride, stride))
     // The band's last row is the next band's row above.
-    new Uint8Array(wasm.memory.buffer).copyWithin(at, data + (first + rows - 1) * stride, data + (first + rows) * stride)
+    new Uint8Array(wasm.memory.buffer).copyWithin(
+      at,
+      data + (first + rows - 1) * stride,
+      data + (first + rows) * stride,
+    )
     rowsDone += rows
     filled = 0
   }
@@ -167,9 +183,12 @@ export async function decodePngDrawn(bytes: Uint8Array, box: DrawBox): Promise<R
     }
   })
   if (failure) throw failure
-  if (inflated.error) throw new PngDecodeError(`the image data cannot be inflated: ${inflated.error.message}`, { cause: inflated.error })
-  if (inflated.isCut) throw new PngDecodeError(`the image data cannot be inflated: it holds more than the ${filtered} bytes of its rows`)
-  if (inflated.length !== filtered) throw new PngDecodeError(`the image data holds ${inflated.length} bytes of rows, not ${filtered}`)
+  if (inflated.error)
+    throw new PngDecodeError(`the image data cannot be inflated: ${inflated.error.message}`, { cause: inflated.error })
+  if (inflated.isCut)
+    throw new PngDecodeError(`the image data cannot be inflated: it holds more than the ${filtered} bytes of its rows`)
+  if (inflated.length !== filtered)
+    throw new PngDecodeError(`the image data holds ${inflated.length} bytes of rows, not ${filtered}`)
   if (filled > 0) unfilterBand()
   return drawer.image()
 }

@@ -20,7 +20,13 @@ export function fitInto(image: RawImage, boxWidth: number, boxHeight: number): R
 export function coverInto(image: RawImage, boxWidth: number, boxHeight: number): RawImage {
   const cropWidth = Math.min(image.width, Math.round((image.height * boxWidth) / boxHeight))
   const cropHeight = Math.min(image.height, Math.round((image.width * boxHeight) / boxWidth))
-  const cropped = crop(image, Math.floor((image.width - cropWidth) / 2), Math.floor((image.height - cropHeight) / 2), Math.max(1, cropWidth), Math.max(1, cropHeight))
+  const cropped = crop(
+    image,
+    Math.floor((image.width - cropWidth) / 2),
+    Math.floor((image.height - cropHeight) / 2),
+    Math.max(1, cropWidth),
+    Math.max(1, cropHeight),
+  )
   return cropped.width > boxWidth ? resizeTo(cropped, boxWidth, boxHeight) : cropped
 }
 
@@ -100,10 +106,20 @@ function drawPlan(image: { width: number; height: number }, box: DrawBox): DrawP
     const cropWidth = Math.max(1, croppedWidth)
     const cropHeight = Math.max(1, croppedHeight)
     const isScaled = cropWidth > box.width
-    return { left, top, cropWidth, cropHeight, width: isScaled ? box.width : cropWidth, height: isScaled ? box.height : cropHeight }
+    return {
+      left,
+      top,
+      cropWidth,
+      cropHeight,
+      width: isScaled ? box.width : cropWidth,
+      height: isScaled ? box.height : cropHeight,
+    }
   }
   const scale = Math.min(box.width / image.width, box.height / image.height)
-  const size = scale >= 1 ? image : { width: Math.max(1, Math.round(image.width * scale)), height: Math.max(1, Math.round(image.height * scale)) }
+  const size =
+    scale >= 1
+      ? image
+      : { width: Math.max(1, Math.round(image.width * scale)), height: Math.max(1, Math.round(image.height * scale)) }
   return { left: 0, top: 0, cropWidth: image.width, cropHeight: image.height, ...size }
 }
 

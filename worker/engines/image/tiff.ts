@@ -36,11 +36,13 @@ const u32 = (r: Reader, at: number) => r.view.getUint32(at, r.little)
 /** Checks an IFD and those it points to; answers the IFD's tags' first values. */
 function checkIfd(r: Reader, offset: number, depth: number, seen: Set<number>): Map<number, number> {
   if (seen.has(offset)) throw new ImageStructureError('the TIFF has a cycle of IFDs')
-  if (seen.size >= MAX_IFDS || depth > MAX_DEPTH) throw new ImageStructureError(`the TIFF has more than ${MAX_IFDS} IFDs or nests them deeper than ${MAX_DEPTH}`)
+  if (seen.size >= MAX_IFDS || depth > MAX_DEPTH)
+    throw new ImageStructureError(`the TIFF has more than ${MAX_IFDS} IFDs or nests them deeper than ${MAX_DEPTH}`)
   seen.add(offset)
   if (offset + 2 > r.bytes.length) throw new ImageStructureError('the TIFF is truncated (its IFD lies past the end)')
   const count = u16(r, offset)
-  if (offset + 2 + count * 12 > r.bytes.length) throw new ImageStructureError('the TIFF is truncated (its IFD runs past the end)')
+  if (offset + 2 + count * 12 > r.bytes.length)
+    throw new ImageStructureError('the TIFF is truncated (its IFD runs past the end)')
   const first = new Map<number, number>()
   for (let i = 0; i < count; i++) {
     const entry = offset + 2 + i * 12
@@ -48,15 +50,25 @@ function checkIfd(r: Reader, offset: number, depth: number, seen: Set<number>): 
     const type = u16(r, entry + 2)
     const values = u32(r, entry + 4)
     const size = values * (TYPE_BYTES[type] ?? 0)
-    if (size > r.bytes.length) throw new ImageStructureError(`the TIFF's tag ${tag} claims ${values} values, more than the file holds`)
+    if (size > r.bytes.length)
+      throw new ImageStructureError(`the TIFF's tag ${tag} claims ${values} values, more than the file holds`)
     const at = size > 4 ? u32(r, entry + 8) : entry + 8
-    if (at + size > r.bytes.length) throw new ImageStructureError(`the TIFF's tag ${tag} points past the end of the file`)
+    if (at + size > r.bytes.length)
+      throw new ImageStructureError(`the TIFF's tag ${tag} points past the end of the file`)
     if (values === 0) continue
-    const value = type === 3 || type === 8 ? u16(r, at) : type === 4 || type === 9 || type === 13 ? u32(r, at) : type === 1 || type === 7 ? r.bytes[at]! : 0
+    const value =
+      type === 3 || type === 8
+        ? u16(r, at)
+        : type === 4 || type === 9 || type === 13
+          ? u32(r, at)
+          : type === 1 || type === 7
+            ? r.bytes[at]!
+            : 0
     first.set(tag, value)
     if (SUB_IFD_TAGS.has(tag)) {
       if (values > 16) throw new ImageStructureError(`the TIFF's tag ${tag} points to ${values} IFDs`)
-      for (let v = 0; v < values; v++) checkIfd(r, type === 3 ? u16(r, at + 2 * v) : u32(r, at + 4 * v), depth + 1, seen)
+      for (let v = 0; v < values; v++)
+        checkIfd(r, type === 3 ? u16(r, at + 2 * v) : u32(r, at + 4 * v), depth + 1, seen)
     }
   }
   return first
@@ -64,13 +76,20 @@ function checkIfd(r: Reader, offset: number, depth: number, seen: Set<number>): 
 
 /** The first IFD's size, bits per pixel and tile size, after checking it (and what it points to) is safe to read. */
 export function readTiffFirstIfd(bytes: Uint8Array): TiffFirstIfd {
-  const r: Reader = { bytes, view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), little: bytes[0] === 0x49 }
+  const r: Reader = {
+    bytes,
+    view: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    little: bytes[0] === 0x49,
+  }
   const tags = checkIfd(r, u32(r, 4), 0, new Set())
   const width = tags.get(256)
   const height = tags.get(257)
   if (!width || !height) throw new ImageStructureError('the TIFF has no image size in its first IFD')
   const compression = tags.get(259) ?? 1
-  if (!COMPRESSIONS.has(compression)) throw new ImageStructureError(`TIFF compression ${compression} is not supported (none, LZW, Deflate, PackBits and CCITT are)`)
+  if (!COMPRESSIONS.has(compression))
+    throw new ImageStructureError(
+      `TIFF compression ${compression} is not supported (none, LZW, Deflate, PackBits and CCITT are)`,
+    )
   const bitsPerSample = tags.get(258) ?? 1
   const samples = tags.get(277) ?? 1
   if (![1, 2, 4, 8, 16].includes(bitsPerSample) || samples < 1 || samples > 8) {
@@ -79,10 +98,18 @@ export function readTiffFirstIfd(bytes: Uint8Array): TiffFirstIfd {
   const tileWidth = tags.get(322)
   const tileHeight = tags.get(323)
   // TIFF 6.0, section 15: TileWidth and TileLength must be multiples of 16 (so tiles are never 1 × 1 pixels).
-  if ((tileWidth !== undefined || tileHeight !== undefined) && (!tileWidth || !tileHeight || tileWidth % 16 !== 0 || tileHeight % 16 !== 0)) {
+  if (
+    (tileWidth !== undefined || tileHeight !== undefined) &&
+    (!tileWidth || !tileHeight || tileWidth % 16 !== 0 || tileHeight % 16 !== 0)
+  ) {
     throw new ImageStructureError(`the TIFF's tiles are ${tileWidth} × ${tileHeight} (TIFF 6.0: multiples of 16)`)
   }
-  return { width, height, bitsPerPixel: Math.max(32, bitsPerSample * samples), ...(tileWidth && tileHeight ? { tile: { width: tileWidth, height: tileHeight } } : {}) }
+  return {
+    width,
+    height,
+    bitsPerPixel: Math.max(32, bitsPerSample * samples),
+    ...(tileWidth && tileHeight ? { tile: { width: tileWidth, height: tileHeight } } : {}),
+  }
 }
 
 /** A UTIF IFD: its tags by number (`t256` …), and what decoding it sets. */
@@ -93,13 +120,34 @@ interface Ifd {
   isLE: boolean
   data?: Uint8Array
 }
-type Decompress = (img: Ifd, ifds: Ifd[], data: Uint8Array, off: number, len: number, cmpr: number, tgt: Uint8Array, toff: number, fo: number, w: number, h: number) => void
+type Decompress = (
+  img: Ifd,
+  ifds: Ifd[],
+  data: Uint8Array,
+  off: number,
+  len: number,
+  cmpr: number,
+  tgt: Uint8Array,
+  toff: number,
+  fo: number,
+  w: number,
+  h: number,
+) => void
 
 interface UtifInternals {
   _binLE: unknown
   _binBE: unknown
   _readIFD(bin: unknown, data: Uint8Array, offset: number, ifds: object[], depth: number, options: object): number
-  _copyTile(tile: Uint8Array, tileRowBytes: number, tileRows: number, target: Uint8Array, rowBytes: number, rows: number, x: number, y: number): void
+  _copyTile(
+    tile: Uint8Array,
+    tileRowBytes: number,
+    tileRows: number,
+    target: Uint8Array,
+    rowBytes: number,
+    rows: number,
+    x: number,
+    y: number,
+  ): void
   decode: { _decompress: Decompress }
   toRGBA8(img: Ifd): Uint8Array
 }
@@ -131,12 +179,25 @@ const MAX_INPUT_SLACK = 1024
  * up (predictor, byte order) in bands; an uncompressed strip is copied in bands; LZW, PackBits and CCITT strips are
  * UTIF's own decoders, one call a strip.
  */
-async function decodeBlock(img: Ifd, data: Uint8Array, start: number, length: number, target: Uint8Array, offset: number, size: { width: number; rows: number; rowBytes: number }, turn: (units: number) => Promise<void> | undefined): Promise<void> {
+async function decodeBlock(
+  img: Ifd,
+  data: Uint8Array,
+  start: number,
+  length: number,
+  target: Uint8Array,
+  offset: number,
+  size: { width: number; rows: number; rowBytes: number },
+  turn: (units: number) => Promise<void> | undefined,
+): Promise<void> {
   const compression = img.t259?.[0] ?? 1
   const fillOrder = img.t266?.[0] ?? 1
   const { width, rows, rowBytes } = size
   const blockBytes = Math.min(rows * rowBytes, target.length - offset)
-  const end = Math.min(data.length, start + length, start + MAX_INPUT_PER_OUTPUT_BYTE * blockBytes + MAX_INPUT_PER_ROW * rows + MAX_INPUT_SLACK)
+  const end = Math.min(
+    data.length,
+    start + length,
+    start + MAX_INPUT_PER_OUTPUT_BYTE * blockBytes + MAX_INPUT_PER_ROW * rows + MAX_INPUT_SLACK,
+  )
   if (compression !== 8 && compression !== 32946 && compression !== 1) {
     utif.decode._decompress(img, [img], data, start, end - start, compression, target, offset, fillOrder, width, rows)
     await turn(blockBytes)
@@ -148,7 +209,11 @@ async function decodeBlock(img: Ifd, data: Uint8Array, start: number, length: nu
   if (compression !== 1) {
     // As UTIF does: the zlib stream without its 2-byte header and 4-byte checksum. Corrupt data keeps what was
     // inflated before it, as pako did for UTIF.
-    const inflated = await inflateInto([data.subarray(start + 2, Math.max(start + 2, end - 4))], 'deflate-raw', target.subarray(offset, offset + blockBytes))
+    const inflated = await inflateInto(
+      [data.subarray(start + 2, Math.max(start + 2, end - 4))],
+      'deflate-raw',
+      target.subarray(offset, offset + blockBytes),
+    )
     source = target
     at = offset
     sourceEnd = offset + inflated.length
@@ -160,13 +225,29 @@ async function decodeBlock(img: Ifd, data: Uint8Array, start: number, length: nu
   for (let row = 0; row < rows && row * rowBytes < blockBytes; row += band) {
     const count = Math.min(band, rows - row)
     const from = at + row * rowBytes
-    utif.decode._decompress(img, [img], source, from, Math.max(0, Math.min(count * rowBytes, sourceEnd - from)), 1, target, offset + row * rowBytes, fillOrder, width, count)
+    utif.decode._decompress(
+      img,
+      [img],
+      source,
+      from,
+      Math.max(0, Math.min(count * rowBytes, sourceEnd - from)),
+      1,
+      target,
+      offset + row * rowBytes,
+      fillOrder,
+      width,
+      count,
+    )
     await turn(count * rowBytes)
   }
 }
 
 /** The first page's raster in the file's own samples, strip by strip or tile by tile, as UTIF.decodeImage makes it. */
-async function decodeRaster(img: Ifd, data: Uint8Array, turn: (units: number) => Promise<void> | undefined): Promise<Uint8Array> {
+async function decodeRaster(
+  img: Ifd,
+  data: Uint8Array,
+  turn: (units: number) => Promise<void> | undefined,
+): Promise<Uint8Array> {
   const { width, height } = img
   const bitsPerPixel = (img.t258?.[0] ?? 1) * (img.t277?.[0] ?? 1)
   const rowBytes = Math.ceil((width * bitsPerPixel) / 8)
@@ -187,8 +268,26 @@ async function decodeRaster(img: Ifd, data: Uint8Array, turn: (units: number) =>
         const i = y * across + x
         if (offsets[i] === undefined) continue
         tile.fill(0)
-        await decodeBlock(img, data, offsets[i]!, counts[i] ?? 0, tile, 0, { width: tileWidth, rows: tileHeight, rowBytes: tileRowBytes }, turn)
-        utif._copyTile(tile, tileRowBytes, tileHeight, raster, rowBytes, height, Math.ceil((x * tileWidth * bitsPerPixel) / 8), y * tileHeight)
+        await decodeBlock(
+          img,
+          data,
+          offsets[i]!,
+          counts[i] ?? 0,
+          tile,
+          0,
+          { width: tileWidth, rows: tileHeight, rowBytes: tileRowBytes },
+          turn,
+        )
+        utif._copyTile(
+          tile,
+          tileRowBytes,
+          tileHeight,
+          raster,
+          rowBytes,
+          height,
+          Math.ceil((x * tileWidth * bitsPerPixel) / 8),
+          y * tileHeight,
+        )
       }
     }
     return raster
@@ -200,13 +299,26 @@ async function decodeRaster(img: Ifd, data: Uint8Array, turn: (units: number) =>
   const rowsPerStrip = Math.min(img.t278?.[0] ?? height, height)
   for (let i = 0; i < offsets.length && i * rowsPerStrip < height; i++) {
     const rows = Math.min(rowsPerStrip, height - i * rowsPerStrip)
-    await decodeBlock(img, data, offsets[i]!, counts[i] ?? 0, raster, i * rowsPerStrip * rowBytes, { width, rows, rowBytes }, turn)
+    await decodeBlock(
+      img,
+      data,
+      offsets[i]!,
+      counts[i] ?? 0,
+      raster,
+      i * rowsPerStrip * rowBytes,
+      { width, rows, rowBytes },
+      turn,
+    )
   }
   return raster
 }
 
 /** UTIF.toRGBA8 in bands of rows (each band's RGBA made by UTIF, then copied into the page's). */
-async function toRgbaInBands(img: Ifd, raster: Uint8Array, turn: (units: number) => Promise<void> | undefined): Promise<Uint8Array> {
+async function toRgbaInBands(
+  img: Ifd,
+  raster: Uint8Array,
+  turn: (units: number) => Promise<void> | undefined,
+): Promise<Uint8Array> {
   const { width, height } = img
   const rowBytes = height > 0 ? raster.length / height : 0
   // A raster of 4 bytes a pixel (8-bit RGBA, the largest) is converted in place, band by band: each band is read
@@ -215,19 +327,27 @@ async function toRgbaInBands(img: Ifd, raster: Uint8Array, turn: (units: number)
   const band = Math.max(1, Math.floor(WORK_BYTES_PER_TURN / (width * 4)))
   for (let row = 0; row < height; row += band) {
     const rows = Math.min(band, height - row)
-    rgba.set(utif.toRGBA8({ ...img, height: rows, data: raster.subarray(row * rowBytes, (row + rows) * rowBytes) }), row * width * 4)
+    rgba.set(
+      utif.toRGBA8({ ...img, height: rows, data: raster.subarray(row * rowBytes, (row + rows) * rowBytes) }),
+      row * width * 4,
+    )
     await turn(rows * width * 4)
   }
   return rgba
 }
 
 /** The first page as RGBA, in slices with a turn of the event loop between them; readTiffFirstIfd must have accepted the bytes. */
-export async function decodeTiffFirstPage(bytes: Uint8Array): Promise<{ width: number; height: number; data: Uint8Array }> {
+export async function decodeTiffFirstPage(
+  bytes: Uint8Array,
+): Promise<{ width: number; height: number; data: Uint8Array }> {
   const data = bytes.slice()
   const little = data[0] === 0x49
   const ifds: Ifd[] = []
   // The first IFD only (UTIF.decode would follow the whole chain), without maker notes.
-  utif._readIFD(little ? utif._binLE : utif._binBE, data, new DataView(data.buffer).getUint32(4, little), ifds, 0, { parseMN: false, debug: false })
+  utif._readIFD(little ? utif._binLE : utif._binBE, data, new DataView(data.buffer).getUint32(4, little), ifds, 0, {
+    parseMN: false,
+    debug: false,
+  })
   const first = ifds[0]
   if (!first?.t256 || !first.t257) throw new ImageStructureError('the TIFF has no image')
   const img: Ifd = Object.assign(first, { isLE: little, width: first.t256[0]!, height: first.t257[0]! })

@@ -76,7 +76,10 @@ function header(width: number, height: number, colorType: number): Uint8Array {
 export function reducedChannels(image: RawImage): Promise<Channels> {
   const { width, height, channels, data } = image
   const stride = width * channels
-  return reducedRowChannels(width, channels, { rows: height, row: (r) => data.subarray(r * stride, (r + 1) * stride) as Uint8Array })
+  return reducedRowChannels(width, channels, {
+    rows: height,
+    row: (r) => data.subarray(r * stride, (r + 1) * stride) as Uint8Array,
+  })
 }
 
 /**
@@ -199,16 +202,21 @@ function convertRow(input: Uint8Array, width: number, channels: number, outChann
  * Row units counted between two turns for rows converted channel by channel in JavaScript (RGBA → gray, say): the
  * conversion reads every input byte, so counting the output bytes alone let one slice read 2 MiB of RGBA.
  */
-const convertedRowUnits = (width: number, channels: number, outputChannels: number) => width * (outputChannels + (channels === outputChannels ? 0 : channels))
+const convertedRowUnits = (width: number, channels: number, outputChannels: number) =>
+  width * (outputChannels + (channels === outputChannels ? 0 : channels))
 
 /** Encodes the image as a PNG stream, with the fewest channels its pixels allow (unless told to keep them). */
 export function encodePng(image: RawImage, options: EncodeOptions = {}): ReadableStream<Uint8Array> {
   const { width, height, channels, data } = image
-  if (width < 1 || height < 1 || data.length < width * height * channels) throw new Error('image data does not match its size')
+  if (width < 1 || height < 1 || data.length < width * height * channels)
+    throw new Error('image data does not match its size')
   const stride = width * channels
   const bytes = data instanceof Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
   const whole: PixelRows = { rows: height, row: (r) => bytes.subarray(r * stride, (r + 1) * stride) }
-  return encodePngRows({ width, height, channels, outputChannels: options.keepChannels ? channels : reducedChannels(image) }, [whole])
+  return encodePngRows(
+    { width, height, channels, outputChannels: options.keepChannels ? channels : reducedChannels(image) },
+    [whole],
+  )
 }
 
 /**
@@ -217,7 +225,10 @@ export function encodePng(image: RawImage, options: EncodeOptions = {}): Readabl
  * output's channels are fixed up front (the IHDR goes first); a row that needs more fails the stream with
  * PngChannelsError.
  */
-export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> | AsyncIterable<PixelRows>): ReadableStream<Uint8Array> {
+export function encodePngRows(
+  format: RowsFormat,
+  batches: Iterable<PixelRows> | AsyncIterable<PixelRows>,
+): ReadableStream<Uint8Array> {
   const { width, height, channels } = format
   if (width < 1 || height < 1) throw new Error('a PNG needs at least one pixel')
   const compressor = createDeflate(DEFLATE_OPTIONS)
@@ -235,7 +246,7 @@ export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> |
     for await (const source of batches) {
       for (let first = 0; first < source.rows; first += filter.batchRows) {
         const rows = Math.min(filter.batchRows, source.rows - first, height - y)
-        if (rows <= 0) throw new Error('more rows than the PNG\'s height')
+        if (rows <= 0) throw new Error("more rows than the PNG's height")
         for (let r = 0; r < rows; r++) convertRow(source.row(first + r), width, channels, outputChannels, filter.row(r))
         y += rows
         await write(filter.filter(rows))

@@ -14,7 +14,15 @@ const PAGE_BYTES = 65536
 interface FilterExports {
   memory: WebAssembly.Memory
   __heap_base: WebAssembly.Global
-  filter_rows(input: number, stride: number, rows: number, bpp: number, hasPrevious: number, scratch: number, output: number): void
+  filter_rows(
+    input: number,
+    stride: number,
+    rows: number,
+    bpp: number,
+    hasPrevious: number,
+    scratch: number,
+    output: number,
+  ): void
 }
 
 // One instance per isolate; its memory only grows to the largest batch seen (≤ ~8 MiB, MAX_WASM_STRIDE).
@@ -44,7 +52,8 @@ function wasmRowFilter(stride: number, bpp: number): RowFilter {
   const scratchAt = inputAt + batchRows * stride
   const outputAt = scratchAt + stride
   const end = outputAt + batchRows * (stride + 1)
-  if (end > wasm.memory.buffer.byteLength) wasm.memory.grow(Math.ceil((end - wasm.memory.buffer.byteLength) / PAGE_BYTES))
+  if (end > wasm.memory.buffer.byteLength)
+    wasm.memory.grow(Math.ceil((end - wasm.memory.buffer.byteLength) / PAGE_BYTES))
   // The row above the batch lives here, not in the module's memory: encoders running at once in one isolate
   // (two requests, or a page still streaming while the next starts) share that memory between their batches.
   let previous: Uint8Array | undefined
@@ -164,7 +173,13 @@ function filterPaeth(row: Uint8Array, previous: Uint8Array, bpp: number, target:
 }
 
 /** Writes the best-filtered row (filter byte first) into `out`; `candidates` holds 5 scratch rows. */
-export function filterRow(row: Uint8Array, previous: Uint8Array | undefined, bpp: number, candidates: Uint8Array[], out: Uint8Array): void {
+export function filterRow(
+  row: Uint8Array,
+  previous: Uint8Array | undefined,
+  bpp: number,
+  candidates: Uint8Array[],
+  out: Uint8Array,
+): void {
   let best = 0
   let bestScore = filterNone(row, candidates[0]!, Number.POSITIVE_INFINITY)
   const consider = (filter: number, score: number) => {

@@ -24,7 +24,8 @@ export function fontCoverage(font: ArrayBuffer): (codePoint: number) => boolean 
   if (!best) return () => false
   if (best.format === 12) {
     const groups = view.getUint32(best.offset + 12)
-    for (let g = 0; g < groups; g++) ranges.push([view.getUint32(best.offset + 16 + g * 12), view.getUint32(best.offset + 20 + g * 12)])
+    for (let g = 0; g < groups; g++)
+      ranges.push([view.getUint32(best.offset + 16 + g * 12), view.getUint32(best.offset + 20 + g * 12)])
   } else {
     const segments = view.getUint16(best.offset + 6) / 2
     const ends = best.offset + 14

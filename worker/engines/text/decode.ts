@@ -25,7 +25,10 @@ export interface TextPiece {
  * comes whole in the second), so that a caller can give the event loop a turn between them and never hold the
  * whole text. Stops reading when the caller stops asking.
  */
-export async function* decodeTextPieces(stream: ReadableStream<Uint8Array>, pieceBytes: number): AsyncGenerator<TextPiece> {
+export async function* decodeTextPieces(
+  stream: ReadableStream<Uint8Array>,
+  pieceBytes: number,
+): AsyncGenerator<TextPiece> {
   const reader = stream.getReader()
   let isDone = false
   try {

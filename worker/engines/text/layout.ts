@@ -164,7 +164,8 @@ class Units {
     let end = this.length
     if (trimmed) while (end > 0 && isSpace(this.buffer[end - 1]!)) end--
     let out = ''
-    for (let start = 0; start < end; start += 8192) out += String.fromCharCode(...this.buffer.subarray(start, Math.min(end, start + 8192)))
+    for (let start = 0; start < end; start += 8192)
+      out += String.fromCharCode(...this.buffer.subarray(start, Math.min(end, start + 8192)))
     return out
   }
 
@@ -329,7 +330,8 @@ export function startLayout(geometry: PageGeometry, maxPages = Number.POSITIVE_I
     if (lines.length >= maxLines) throw new TextTooLongError(maxPages)
     if (lines.length % geometry.rows === 0) pageChars = 0
     pageChars += display.length
-    if (pageChars > maxPageChars) throw new TextTooDenseError(Math.floor(lines.length / geometry.rows) + 1, maxPageChars)
+    if (pageChars > maxPageChars)
+      throw new TextTooDenseError(Math.floor(lines.length / geometry.rows) + 1, maxPageChars)
     lines.push(display)
   })
   // The source line being read: its units so far, and how many it may use. A line longer than the rest of the
@@ -401,7 +403,8 @@ export function startLayout(geometry: PageGeometry, maxPages = Number.POSITIVE_I
       // A final line break ends the last line; it does not start an empty one.
       if (lineUnits > 0 || !sawLineEnd) endLine()
       const pages: string[][] = []
-      for (let start = 0; start < lines.length; start += geometry.rows) pages.push(lines.slice(start, start + geometry.rows))
+      for (let start = 0; start < lines.length; start += geometry.rows)
+        pages.push(lines.slice(start, start + geometry.rows))
       return pages
     },
   }

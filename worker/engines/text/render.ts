@@ -24,7 +24,10 @@ export const NO_FALLBACK: FallbackFonts = { buffers: [], covers: () => false }
 
 export function fallbackFonts(fonts: readonly ArrayBuffer[]): FallbackFonts {
   const coverages = fonts.map(fontCoverage)
-  return { buffers: fonts.map((font) => new Uint8Array(font)), covers: (codePoint) => coverages.some((covers) => covers(codePoint)) }
+  return {
+    buffers: fonts.map((font) => new Uint8Array(font)),
+    covers: (codePoint) => coverages.some((covers) => covers(codePoint)),
+  }
 }
 
 export interface PageStyle {
@@ -48,12 +51,19 @@ export function drawable(line: string, fallback: FallbackFonts = NO_FALLBACK): s
   return out
 }
 
-const textElements = (lines: readonly string[], from: number, to: number, style: PageStyle, fallback: FallbackFonts) => {
+const textElements = (
+  lines: readonly string[],
+  from: number,
+  to: number,
+  style: PageStyle,
+  fallback: FallbackFonts,
+) => {
   const step = lineHeightPx(style)
   let texts = ''
   for (let row = from; row < to; row++) {
     const line = lines[row]
-    if (line) texts += `<text x="${style.marginPx}" y="${(style.marginPx + style.fontPx + row * step).toFixed(2)}">${escapeXml(drawable(line, fallback))}</text>`
+    if (line)
+      texts += `<text x="${style.marginPx}" y="${(style.marginPx + style.fontPx + row * step).toFixed(2)}">${escapeXml(drawable(line, fallback))}</text>`
   }
   return `<g font-family="${FONT_FAMILY}" font-size="${style.fontPx}" fill="#000" xml:space="preserve">${texts}</g>`
 }
@@ -98,7 +108,12 @@ type ResvgOptions = NonNullable<ConstructorParameters<typeof Resvg>[1]>
 
 const resvgOptions = (fallback: FallbackFonts): ResvgOptions => ({
   background: '#fff',
-  font: { fontBuffers: [fontBytes, ...fallback.buffers], loadSystemFonts: false, defaultFontFamily: FONT_FAMILY, monospaceFamily: FONT_FAMILY },
+  font: {
+    fontBuffers: [fontBytes, ...fallback.buffers],
+    loadSystemFonts: false,
+    defaultFontFamily: FONT_FAMILY,
+    monospaceFamily: FONT_FAMILY,
+  },
 })
 
 /**
@@ -142,7 +157,11 @@ function whiteRows(width: number, rows: number): PixelRows {
  * measured, then each band of ink is drawn on a pixmap of its own rows (rows without ink are white without
  * resvg). The band's memory is the caller's until it asks for the next one.
  */
-export async function* drawPageBands(lines: readonly string[], style: PageStyle, fallback: FallbackFonts = NO_FALLBACK): AsyncGenerator<PixelRows> {
+export async function* drawPageBands(
+  lines: readonly string[],
+  style: PageStyle,
+  fallback: FallbackFonts = NO_FALLBACK,
+): AsyncGenerator<PixelRows> {
   const options = resvgOptions(fallback)
   const fontTotal = fontBytes.byteLength + fallback.buffers.reduce((sum, buffer) => sum + buffer.byteLength, 0)
   const isRetained = fontTotal * Math.ceil(lines.length / LINES_PER_GROUP) <= RETAINED_FONT_BYTES
@@ -166,7 +185,9 @@ export async function* drawPageBands(lines: readonly string[], style: PageStyle,
     for (const band of clusters(groups)) {
       if (band.top > y) yield whiteRows(style.widthPx, band.top - y)
       const only = band.first === band.last ? groups[band.first]!.resvg : undefined
-      const resvg = only ?? (await Resvg.async(linesSvg(lines, groups[band.first]!.from, groups[band.last]!.to, style, fallback), options))
+      const resvg =
+        only ??
+        (await Resvg.async(linesSvg(lines, groups[band.first]!.from, groups[band.last]!.to, style, fallback), options))
       try {
         const crop = resvg.getBBox()!
         crop.x = 0
@@ -180,7 +201,8 @@ export async function* drawPageBands(lines: readonly string[], style: PageStyle,
         // A copy out of WASM memory, so the pixmap is freed before the band is encoded.
         const pixels = rendered.pixels
         rendered.free()
-        if (width !== style.widthPx || height !== band.bottom - band.top) throw new Error(`resvg drew ${width} × ${height} for a band of ${style.widthPx} × ${band.bottom - band.top}`)
+        if (width !== style.widthPx || height !== band.bottom - band.top)
+          throw new Error(`resvg drew ${width} × ${height} for a band of ${style.widthPx} × ${band.bottom - band.top}`)
         const stride = width * 4
         yield { rows: height, row: (r) => pixels.subarray(r * stride, (r + 1) * stride) }
       } finally {
@@ -200,10 +222,15 @@ export async function* drawPageBands(lines: readonly string[], style: PageStyle,
 }
 
 /** The whole page as one RGBA image (previews, which scale it): drawn in bands like a converted page. */
-export async function renderPage(lines: readonly string[], style: PageStyle, fallback: FallbackFonts = NO_FALLBACK): Promise<RawImage> {
+export async function renderPage(
+  lines: readonly string[],
+  style: PageStyle,
+  fallback: FallbackFonts = NO_FALLBACK,
+): Promise<RawImage> {
   const stride = style.widthPx * 4
   const data = new Uint8Array(stride * style.heightPx)
   let y = 0
-  for await (const band of drawPageBands(lines, style, fallback)) for (let r = 0; r < band.rows; r++) data.set(band.row(r), y++ * stride)
+  for await (const band of drawPageBands(lines, style, fallback))
+    for (let r = 0; r < band.rows; r++) data.set(band.row(r), y++ * stride)
   return { width: style.widthPx, height: style.heightPx, channels: 4, data }
 }

@@ -11,14 +11,19 @@ interface OpenAiResponse {
 
 export function transcriptionUrl(base: string): string {
   const url = new URL(base)
-  if (!url.pathname.endsWith('/audio/transcriptions')) url.pathname = `${url.pathname.replace(/\/$/, '').replace(/\/v1$/, '')}/v1/audio/transcriptions`
+  if (!url.pathname.endsWith('/audio/transcriptions'))
+    url.pathname = `${url.pathname.replace(/\/$/, '').replace(/\/v1$/, '')}/v1/audio/transcriptions`
   return url.toString()
 }
 
 export function normaliseOpenAi(body: OpenAiResponse, durationSeconds?: number): Transcript {
   const text = (body.text ?? '').trim()
   const segments = body.segments?.length
-    ? body.segments.map((segment) => ({ start: segment.start ?? 0, end: segment.end ?? segment.start ?? 0, text: (segment.text ?? '').trim() }))
+    ? body.segments.map((segment) => ({
+        start: segment.start ?? 0,
+        end: segment.end ?? segment.start ?? 0,
+        text: (segment.text ?? '').trim(),
+      }))
     : text
       ? [{ start: 0, end: body.duration ?? durationSeconds ?? 0, text }]
       : []
@@ -28,23 +33,38 @@ export function normaliseOpenAi(body: OpenAiResponse, durationSeconds?: number):
 /** OpenAI's documented upload limit is 25 MB; whisper.cpp's server and speaches take at least that. */
 export const OPENAI_CHUNK_BYTES = 24 * 1024 * 1024
 
-export function openAiTranscriber(options: { url: string; apiKey?: string; model: string; timeoutMs?: number; chunkBytes?: number }): Transcriber {
+export function openAiTranscriber(options: {
+  url: string
+  apiKey?: string
+  model: string
+  timeoutMs?: number
+  chunkBytes?: number
+}): Transcriber {
   const endpoint = transcriptionUrl(options.url)
   return {
     name: `openai-compatible ${endpoint}`,
     maxChunkBytes: options.chunkBytes ?? OPENAI_CHUNK_BYTES,
     async transcribe(audio: AudioForTranscription, signal?: AbortSignal) {
-      const form = multipartForm({ model: options.model, response_format: 'verbose_json' }, { name: audio.filename, type: audio.contentType, parts: audio.parts })
+      const form = multipartForm(
+        { model: options.model, response_format: 'verbose_json' },
+        { name: audio.filename, type: audio.contentType, parts: audio.parts },
+      )
       let response: Response
       try {
         response = await fetch(endpoint, {
           method: 'POST',
           body: form.body,
-          headers: { 'content-type': form.contentType, ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
+          headers: {
+            'content-type': form.contentType,
+            ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+          },
           signal: signal ?? AbortSignal.timeout(options.timeoutMs ?? 600_000),
         })
       } catch (error) {
-        throw new TranscriptionError(`the transcription server at ${endpoint} cannot be reached: ${(error as Error)?.message ?? error}`, { retryable: true, cause: error })
+        throw new TranscriptionError(
+          `the transcription server at ${endpoint} cannot be reached: ${(error as Error)?.message ?? error}`,
+          { retryable: true, cause: error },
+        )
       }
       const text = await response.text()
       if (!response.ok) {
@@ -54,7 +74,10 @@ export function openAiTranscriber(options: { url: string; apiKey?: string; model
           reason = (typeof parsed.error === 'string' ? parsed.error : parsed.error?.message) ?? parsed.message ?? reason
         } catch {}
         const transient = response.status === 429 || response.status >= 500
-        throw new TranscriptionError(`the transcription server at ${endpoint} answered ${response.status}: ${reason}`, { retryable: transient, reason: transient ? undefined : reason })
+        throw new TranscriptionError(`the transcription server at ${endpoint} answered ${response.status}: ${reason}`, {
+          retryable: transient,
+          reason: transient ? undefined : reason,
+        })
       }
       try {
         return normaliseOpenAi(JSON.parse(text) as OpenAiResponse, audio.durationSeconds)
@@ -74,13 +97,25 @@ const quoted = (value: string) => `"${value.replace(/"/g, '%22').replace(/\r/g, 
  * copy of the audio: FormData and File would copy a chunk of up to 24 MiB twice) through a FixedLengthStream, so the
  * request has a Content-Length as FormData's would.
  */
-function multipartForm(fields: Record<string, string>, file: { name: string; type: string; parts: readonly Uint8Array[] }): { body: ReadableStream<Uint8Array>; contentType: string } {
+function multipartForm(
+  fields: Record<string, string>,
+  file: { name: string; type: string; parts: readonly Uint8Array[] },
+): { body: ReadableStream<Uint8Array>; contentType: string } {
   const boundary = `edgefloor-${crypto.randomUUID()}`
   const encoder = new TextEncoder()
   const pieces = [
-    encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=${quoted(file.name)}\r\nContent-Type: ${file.type}\r\n\r\n`),
+    encoder.encode(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=${quoted(file.name)}\r\nContent-Type: ${file.type}\r\n\r\n`,
+    ),
     ...file.parts,
-    encoder.encode(`\r\n${Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`).join('')}--${boundary}--\r\n`),
+    encoder.encode(
+      `\r\n${Object.entries(fields)
+        .map(
+          ([name, value]) =>
+            `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`,
+        )
+        .join('')}--${boundary}--\r\n`,
+    ),
   ]
   const stream = new FixedLengthStream(pieces.reduce((sum, piece) => sum + piece.byteLength, 0))
   const writer = stream.writable.getWriter()

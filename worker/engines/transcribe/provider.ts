@@ -17,7 +17,10 @@ export function transcriberFor(config: TranscribeSettings, ai: Ai | undefined): 
   const chunkBytes = config.AUDIO_CHUNK_BYTES || undefined
   if (config.TRANSCRIBE_PROVIDER === 'workers-ai') return workersAiTranscriber(ai, config.TRANSCRIBE_MODEL, chunkBytes)
   if (config.TRANSCRIBE_PROVIDER === 'openai') {
-    if (!config.TRANSCRIBE_URL) throw new TranscriptionError(`TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL. ${NOT_CONFIGURED}`, { status: 502 })
+    if (!config.TRANSCRIBE_URL)
+      throw new TranscriptionError(`TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL. ${NOT_CONFIGURED}`, {
+        status: 502,
+      })
     return openAiFrom(config, config.TRANSCRIBE_URL, chunkBytes)
   }
   return autoTranscriber(config, ai, chunkBytes)

@@ -3,7 +3,13 @@
 // it bundles none of them.
 import type { Config } from '../../config'
 
-export const TRANSCRIBE_SETTINGS = ['TRANSCRIBE_PROVIDER', 'TRANSCRIBE_URL', 'TRANSCRIBE_API_KEY', 'TRANSCRIBE_MODEL', 'AUDIO_CHUNK_BYTES'] as const
+export const TRANSCRIBE_SETTINGS = [
+  'TRANSCRIBE_PROVIDER',
+  'TRANSCRIBE_URL',
+  'TRANSCRIBE_API_KEY',
+  'TRANSCRIBE_MODEL',
+  'AUDIO_CHUNK_BYTES',
+] as const
 
 type ProviderSettings = Pick<Config, 'TRANSCRIBE_PROVIDER' | 'TRANSCRIBE_URL'>
 
@@ -32,7 +38,10 @@ function aiRunsHere(ai: Ai): Promise<boolean> {
       running.delete(ai)
       return true
     })
-  const answer = Promise.race([probe, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), PROBE_MS)))]).finally(() => clearTimeout(timer))
+  const answer = Promise.race([
+    probe,
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), PROBE_MS))),
+  ]).finally(() => clearTimeout(timer))
   running.set(ai, probe)
   return answer
 }
@@ -41,9 +50,14 @@ function aiRunsHere(ai: Ai): Promise<boolean> {
  * Why no transcription provider can run here, naming what to set; undefined when one can. The settings say which
  * provider (worker/engines/transcribe/provider.ts chooses the same way); Workers AI also needs its binding to run here.
  */
-export async function transcriptionUnavailable(settings: ProviderSettings, ai: Ai | undefined): Promise<string | undefined> {
+export async function transcriptionUnavailable(
+  settings: ProviderSettings,
+  ai: Ai | undefined,
+): Promise<string | undefined> {
   if (settings.TRANSCRIBE_PROVIDER === 'openai') {
-    return settings.TRANSCRIBE_URL ? undefined : `audio → text: TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL; set it to ${SERVERS}`
+    return settings.TRANSCRIBE_URL
+      ? undefined
+      : `audio → text: TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL; set it to ${SERVERS}`
   }
   if (settings.TRANSCRIBE_PROVIDER === 'auto' && settings.TRANSCRIBE_URL) return undefined
   if (ai && (await aiRunsHere(ai))) return undefined

@@ -11,7 +11,10 @@ export class TranscriptionError extends Error {
   readonly status: 413 | 422 | 502 | 503
   readonly reason: string | undefined
 
-  constructor(message: string, options: { retryable?: boolean; status?: TranscriptionError['status']; reason?: string; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { retryable?: boolean; status?: TranscriptionError['status']; reason?: string; cause?: unknown } = {},
+  ) {
     super(message, { cause: options.cause })
     this.retryable = options.retryable ?? false
     this.status = options.status ?? (this.retryable ? 503 : 422)
@@ -47,15 +50,25 @@ export interface Transcriber {
   transcribe(audio: AudioForTranscription, signal?: AbortSignal): Promise<Transcript>
 }
 
-export function joinTranscripts(parts: ReadonlyArray<{ readonly startSeconds: number; readonly transcript: Transcript }>): Transcript {
+export function joinTranscripts(
+  parts: ReadonlyArray<{ readonly startSeconds: number; readonly transcript: Transcript }>,
+): Transcript {
   const segments = parts.flatMap(({ startSeconds, transcript }) =>
-    transcript.segments.map((segment) => ({ start: segment.start + startSeconds, end: segment.end + startSeconds, text: segment.text.trim() })),
+    transcript.segments.map((segment) => ({
+      start: segment.start + startSeconds,
+      end: segment.end + startSeconds,
+      text: segment.text.trim(),
+    })),
   )
   const text = parts
     .map(({ transcript }) => transcript.text.trim())
     .filter(Boolean)
     .join(' ')
-  return { text, segments: segments.filter((segment) => segment.text), language: parts.find(({ transcript }) => transcript.language)?.transcript.language }
+  return {
+    text,
+    segments: segments.filter((segment) => segment.text),
+    language: parts.find(({ transcript }) => transcript.language)?.transcript.language,
+  }
 }
 
 function timestamp(seconds: number): string {
@@ -65,7 +78,10 @@ function timestamp(seconds: number): string {
 }
 
 export function toWebVtt(transcript: Transcript): string {
-  const cues = transcript.segments.map((segment, i) => `${i + 1}\n${timestamp(segment.start)} --> ${timestamp(segment.end)}\n${segment.text.replace(/-->/g, '->')}`)
+  const cues = transcript.segments.map(
+    (segment, i) =>
+      `${i + 1}\n${timestamp(segment.start)} --> ${timestamp(segment.end)}\n${segment.text.replace(/-->/g, '->')}`,
+  )
   return `WEBVTT\n\n${cues.join('\n\n')}${cues.length ? '\n' : ''}`
 }
 

@@ -1,6 +1,12 @@
 // Workers AI Whisper through the AI binding. whisper-large-v3-turbo takes base64 audio and answers segments;
 // @cf/openai/whisper and whisper-tiny-en take a byte array and answer words: both become a Transcript.
-import { type AudioForTranscription, type Transcriber, type Transcript, TranscriptionError, type TranscriptSegment } from './transcript'
+import {
+  type AudioForTranscription,
+  type Transcriber,
+  type Transcript,
+  TranscriptionError,
+  type TranscriptSegment,
+} from './transcript'
 import { LOCAL_MODE } from './settings'
 
 type TurboOutput = {
@@ -33,7 +39,11 @@ function segmentsFromWords(words: NonNullable<WordsOutput['words']>): Transcript
 export function normaliseWorkersAi(model: string, output: unknown): Transcript {
   if (takesBase64(model)) {
     const turbo = output as TurboOutput
-    const segments = (turbo.segments ?? []).map((segment) => ({ start: segment.start ?? 0, end: segment.end ?? segment.start ?? 0, text: (segment.text ?? '').trim() }))
+    const segments = (turbo.segments ?? []).map((segment) => ({
+      start: segment.start ?? 0,
+      end: segment.end ?? segment.start ?? 0,
+      text: (segment.text ?? '').trim(),
+    }))
     return { text: turbo.text.trim(), segments, language: turbo.transcription_info?.language }
   }
   const words = output as WordsOutput
@@ -118,9 +128,18 @@ function classify(error: unknown): TranscriptionError {
   const message = (error as Error)?.message ?? String(error)
   if (LOCAL_MODE.test(message)) return unavailable()
   const known = ERROR_CODES[workersAiErrorCode(message) ?? -1]
-  if (known) return new TranscriptionError(`Workers AI: ${message}`, { ...known, reason: known.retryable ? undefined : message, cause: error })
+  if (known)
+    return new TranscriptionError(`Workers AI: ${message}`, {
+      ...known,
+      reason: known.retryable ? undefined : message,
+      cause: error,
+    })
   // An undocumented code: an HTTP status in the message decides, else it is taken as transient.
   const status = /\b([45]\d\d)\b/.exec(message)?.[1]
   const permanent = status?.startsWith('4') === true && status !== '429' && status !== '408'
-  return new TranscriptionError(`Workers AI: ${message}`, { retryable: !permanent, reason: permanent ? message : undefined, cause: error })
+  return new TranscriptionError(`Workers AI: ${message}`, {
+    retryable: !permanent,
+    reason: permanent ? message : undefined,
+    cause: error,
+  })
 }
