@@ -116,7 +116,7 @@ export function madeOrReusedBy(jobIds: SQL): SQL {
 }
 
 /** The files a conversion job made, and those its steps took from an earlier job. */
-export function filesOfJob(db: Database, userId: string | SQLWrapper, jobId: string) {
+export function filesOfJob(db: Database, userId: string | SQLWrapper, jobId: string | SQLWrapper) {
   return db.query.files.findMany({ where: and(madeOrReusedBy(sql`(${jobId})`), eq(files.userId, userId)) })
 }
 

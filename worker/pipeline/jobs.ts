@@ -1,12 +1,13 @@
 // Jobs and steps in D1: creating a job with its first step, the caller-scoped lookups, the job's public view
 // with its files in chain order, and the bookkeeping the consumer does as steps finish.
 import { z } from '@hono/zod-openapi'
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, ne, or, sql, type SQLWrapper } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, ne, or, type SQL, sql, type SQLWrapper } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
 import type { ConversionErrorCode, ConverterInfo, PartRange } from '../converters/converter'
 import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
 import type { Database } from '../db/client'
+import { insertForUser, previousChanged } from '../db/guarded'
 import { newId } from '../db/ids'
 import { jobs, jobSteps, users } from '../db/schema'
 import { iso } from '../db/times'
@@ -161,6 +162,10 @@ export function jobsOfFile(db: Database, userId: string, fileId: string) {
   })
 }
 
+/** The query of the steps `where` selects, in the order they were made. */
+const stepsInOrder = (db: Database, where: SQL | undefined) =>
+  db.query.jobSteps.findMany({ where, orderBy: [jobSteps.createdAt, jobSteps.id] })
+
 /** The queries of a job's view: the job (the caller's), its steps and the files it made, for one batch. */
 export function jobViewQueries(db: Database, userId: string | SQLWrapper, id: string) {
   return [
@@ -169,7 +174,7 @@ export function jobViewQueries(db: Database, userId: string | SQLWrapper, id: st
       .from(jobs)
       .where(and(eq(jobs.id, id), eq(jobs.userId, userId)))
       .limit(1),
-    db.query.jobSteps.findMany({ where: eq(jobSteps.jobId, id), orderBy: [jobSteps.createdAt, jobSteps.id] }),
+    stepsInOrder(db, eq(jobSteps.jobId, id)),
     filesOfJob(db, userId, id),
   ] as const
 }
@@ -229,10 +234,6 @@ const sortedOptions = (options: JobOptions = {}): JobOptions =>
   Object.fromEntries(Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
 
 /**
- * Creates the job and its first step (queued), unless an equal job (same file, same content, same options) is
- * queued or running: then answers that one and no step. The caller enqueues the step it gets.
- */
-/**
  * Conversion steps one user may have waiting or running at once, like the previews' 20 (worker/previews/make.ts):
  * past it, a new conversion is refused with 429 and Retry-After, so one account cannot fill the queue every user
  * shares. A chain's later steps and a PDF's pages come from steps already counted and are not refused.
@@ -240,9 +241,9 @@ const sortedOptions = (options: JobOptions = {}): JobOptions =>
 export const STEPS_MAX_QUEUED_PER_USER = 20
 export const STEPS_RETRY_AFTER_SECONDS = 10
 
-/** The user's steps queued or running, across their unfinished jobs. */
-export async function queuedSteps(db: Database, userId: string): Promise<number> {
-  const [row] = await db
+/** The query of the user's steps queued or running, across their unfinished jobs: a batch's read, or a subquery. */
+function queuedStepsQuery(db: Database, userId: string) {
+  return db
     .select({ count: sql<number>`count(*)` })
     .from(jobSteps)
     .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
@@ -253,8 +254,18 @@ export async function queuedSteps(db: Database, userId: string): Promise<number>
         inArray(jobSteps.status, ['queued', 'running']),
       ),
     )
+}
+
+/** The user's steps queued or running, across their unfinished jobs. */
+export async function queuedSteps(db: Database, userId: string): Promise<number> {
+  const [row] = await queuedStepsQuery(db, userId)
   return row?.count ?? 0
 }
+
+/** True in a WHERE clause while the user has fewer than STEPS_MAX_QUEUED_PER_USER steps queued or running: a write
+ * guarded by it is counted in its own statement, so requests racing each other cannot pass the bound together. */
+const isWithinShare = (db: Database, userId: string) =>
+  sql`(${queuedStepsQuery(db, userId)}) < ${STEPS_MAX_QUEUED_PER_USER}`
 
 const tooManySteps = () =>
   new ApiError('RATE_LIMITED', {
@@ -262,34 +273,6 @@ const tooManySteps = () =>
     headers: { 'retry-after': String(STEPS_RETRY_AFTER_SECONDS) },
     details: { retry_after: STEPS_RETRY_AFTER_SECONDS },
   })
-
-/** 429 RATE_LIMITED when the user already has STEPS_MAX_QUEUED_PER_USER steps waiting or running. */
-export async function checkQueuedSteps(db: Database, userId: string): Promise<void> {
-  if ((await queuedSteps(db, userId)) >= STEPS_MAX_QUEUED_PER_USER) throw tooManySteps()
-}
-
-/**
- * After a new job's first step is written: requests racing past checkQueuedSteps are settled by step id (ids grow
- * with time), so the user's first STEPS_MAX_QUEUED_PER_USER active steps stay, and a later one is withdrawn (its
- * job and step deleted, before anything was sent) and answered 429.
- */
-export async function keepWithinShare(db: Database, userId: string, job: JobRow, step: StepRow): Promise<void> {
-  const [row] = await db
-    .select({ count: sql<number>`count(*)` })
-    .from(jobSteps)
-    .innerJoin(jobs, eq(jobs.id, jobSteps.jobId))
-    .where(
-      and(
-        eq(jobs.userId, userId),
-        inArray(jobs.status, ['queued', 'running']),
-        inArray(jobSteps.status, ['queued', 'running']),
-        lte(jobSteps.id, step.id),
-      ),
-    )
-  if ((row?.count ?? 0) <= STEPS_MAX_QUEUED_PER_USER) return
-  await db.batch([db.delete(jobSteps).where(eq(jobSteps.jobId, job.id)), db.delete(jobs).where(eq(jobs.id, job.id))])
-  throw tooManySteps()
-}
 
 /** Steps a user may have queued or running before their steps take turns with other users' (a chain, a PDF's pages). */
 export const YIELD_ABOVE_STEPS = 4
@@ -331,8 +314,7 @@ export async function shouldYieldTurn(db: Database, userId: string): Promise<boo
 /**
  * The turn a step of `userId` gives, if it must give one: the step to run in its place, the oldest never-run step of
  * the waiting user with the fewest active steps. Only a user's first answers are run in another's turn (a user with
- * at most YIELD_ABOVE_STEPS active steps, so never a job that keepWithinShare may still withdraw); steps waiting to be
- * retried keep their backoff. None of them: the step only goes to the back of the line.
+ * at most YIELD_ABOVE_STEPS active steps); steps waiting to be retried keep their backoff. None of them: the step only goes to the back of the line.
  */
 export async function turnToGive(db: Database, userId: string): Promise<{ step?: StepMessage } | undefined> {
   const ahead = usersAhead(await activeStepsByUser(db), userId)
@@ -380,14 +362,30 @@ export async function claimStep(db: Database, stepId: string, attempt: number | 
   return claimed.length > 0
 }
 
+/**
+ * Creates the job and its first step (queued), unless an equal job (same file, same content, same options) is
+ * queued or running: then answers that one and no step. The caller enqueues the step it gets. One round trip (issue
+ * 30): the job is written guarded by the user's share when `bounded` (counted inside the INSERT, so racing requests
+ * cannot pass it together: 429 past it, nothing written), its step guarded by the job's write, and the job is read
+ * back with its steps and files for the answer.
+ */
 export async function createJob(
   db: Database,
   file: FileRow,
   converter: ConverterInfo,
-  request: { options?: JobOptions; callbackUrl?: string; target?: string },
-): Promise<{ job: JobRow; step?: StepRow }> {
+  request: { options?: JobOptions; callbackUrl?: string; target?: string; bounded?: boolean },
+): Promise<{ job: JobRow; step?: StepRow; steps: StepRow[]; made: FileRow[] }> {
   const options = sortedOptions(request.options)
-  // Twice at most: an equal job that finishes between our insert and our read leaves room for ours.
+  const isEqualActive = and(
+    eq(jobs.fileId, file.id),
+    eq(jobs.sourceKey, file.key),
+    eq(jobs.options, options),
+    request.target ? eq(jobs.target, request.target) : isNull(jobs.target),
+    inArray(jobs.status, ['queued', 'running']),
+  )
+  // The one-active-job index allows one such job: ours once written, else the one this request follows.
+  const activeId = db.select({ id: jobs.id }).from(jobs).where(isEqualActive).limit(1)
+  // Twice at most: a new id that met an existing one leaves room for another.
   for (let attempt = 0; attempt < 2; attempt++) {
     const now = Date.now()
     const job: JobRow = {
@@ -407,26 +405,19 @@ export async function createJob(
       sourceKey: file.key,
     }
     const step = newStep(job.id, file, converter, now)
-    const inserted = await db.insert(jobs).values(job).onConflictDoNothing().returning({ id: jobs.id })
-    if (inserted.length > 0) {
-      try {
-        await db.insert(jobSteps).values(step)
-      } catch (error) {
-        await db.delete(jobs).where(eq(jobs.id, job.id))
-        throw error
-      }
-      return { job, step }
-    }
-    const running = await db.query.jobs.findFirst({
-      where: and(
-        eq(jobs.fileId, file.id),
-        eq(jobs.sourceKey, file.key),
-        eq(jobs.options, options),
-        request.target ? eq(jobs.target, request.target) : isNull(jobs.target),
-        inArray(jobs.status, ['queued', 'running']),
-      ),
-    })
-    if (running) return { job: running }
+    const [[counted], inserted, , [active], steps, made] = await db.batch([
+      queuedStepsQuery(db, file.userId),
+      insertForUser(db, jobs, job, file.userId, request.bounded ? isWithinShare(db, file.userId) : sql`1 = 1`)
+        .onConflictDoNothing()
+        .returning({ id: jobs.id }),
+      insertForUser(db, jobSteps, step, file.userId),
+      db.select().from(jobs).where(isEqualActive).limit(1),
+      stepsInOrder(db, inArray(jobSteps.jobId, activeId)),
+      filesOfJob(db, file.userId, activeId),
+    ])
+    if (request.bounded && (counted?.count ?? 0) >= STEPS_MAX_QUEUED_PER_USER) throw tooManySteps()
+    if (inserted.length > 0) return { job, step, steps, made }
+    if (active) return { job: active, steps, made }
   }
   throw new ApiError('JOB_ALREADY_RUNNING')
 }
@@ -544,26 +535,39 @@ export async function failJob(db: Database, job: JobRow, message: string, code: 
 
 /**
  * A failed job made runnable again: every step that did not finish goes back to queued, the failed ones and
- * those the failure left behind (their messages came after the job had failed and were settled unrun). Answers
- * those steps, for the caller to enqueue.
+ * those the failure left behind (their messages came after the job had failed and were settled unrun). One round
+ * trip: the job is reopened guarded by the user's share (429 past it, nothing written), its steps guarded by that
+ * write, and its steps and files are read back for the answer. Answers the steps reopened, for the caller to enqueue.
  */
-export async function reopenFailedJob(db: Database, job: JobRow): Promise<StepRow[]> {
+export async function reopenFailedJob(
+  db: Database,
+  job: JobRow,
+): Promise<{ reopened: StepRow[]; steps: StepRow[]; made: FileRow[] }> {
   const isUnfinished = and(eq(jobSteps.jobId, job.id), inArray(jobSteps.status, ['queued', 'running', 'failed']))
-  const unfinished = await db.query.jobSteps.findMany({ where: isUnfinished })
   const now = Date.now()
   try {
-    await db.batch([
-      db.update(jobSteps).set({ status: 'queued', error: null, updatedAt: now }).where(isUnfinished),
+    const [[counted], reopenedJob, reopened, steps, made] = await db.batch([
+      queuedStepsQuery(db, job.userId),
       db
         .update(jobs)
         .set({ status: 'running', error: null, errorCode: null, errorStatus: null, finishedAt: null, updatedAt: now })
-        .where(eq(jobs.id, job.id)),
+        .where(and(eq(jobs.id, job.id), isWithinShare(db, job.userId)))
+        .returning({ id: jobs.id }),
+      db
+        .update(jobSteps)
+        .set({ status: 'queued', error: null, updatedAt: now })
+        .where(and(isUnfinished, previousChanged))
+        .returning(),
+      stepsInOrder(db, eq(jobSteps.jobId, job.id)),
+      filesOfJob(db, job.userId, job.id),
     ])
+    if ((counted?.count ?? 0) >= STEPS_MAX_QUEUED_PER_USER) throw tooManySteps()
+    if (reopenedJob.length === 0) throw jobNotFound()
+    return { reopened, steps, made }
   } catch (error) {
     if (isUniqueViolation(error)) throw new ApiError('JOB_ALREADY_RUNNING', { cause: error })
     throw error
   }
-  return unfinished
 }
 
 /** Done once no step is queued or running (and none failed). Answers whether this call finished it. */

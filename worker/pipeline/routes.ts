@@ -19,9 +19,8 @@ import {
   type FileRow,
 } from '../files/records'
 import { callerFile } from '../files/routes'
-import { startJob, waitForJob } from './start'
+import { startJobWithView, waitForJob } from './start'
 import {
-  checkQueuedSteps,
   fileJobsQueries,
   jobViewWithOwnerStamp,
   findOwnedJob,
@@ -270,9 +269,6 @@ const jobViews = (c: Context<AppEnv>, list: JobRow[], steps: StepRow[], made: Fi
     }),
   )
 
-const viewWithSecret = async (c: Context<AppEnv>, job: JobRow) =>
-  withSecret(c, job, await jobView(c.var.db, c.var.config, links(c), job))
-
 /**
  * The job a stream is for, and its owner: by the signed token of its events_url (EventSource sends no headers), or by
  * the bearer token. A signed token that fails for any reason (another job's, expired, signed before a password reset)
@@ -329,7 +325,7 @@ export function pipelineRoutes() {
       const stored = body.options && officeJobOptions(file.extension, body.options)
       if (stored && 'refusal' in stored)
         throw new ApiError('VALIDATION_FAILED', { message: `invalid request: ${stored.refusal}` })
-      const job = await startJob(pipelineOf(c), c.var.config, file, {
+      const { job, steps, made } = await startJobWithView(pipelineOf(c), c.var.config, file, {
         options: stored?.options,
         callbackUrl: body.callback_url,
         target,
@@ -345,7 +341,12 @@ export function pipelineRoutes() {
       }
       c.header('location', `/jobs/${settled.id}`)
       if (respondAsync) c.header('preference-applied', 'respond-async')
-      return c.json(await viewWithSecret(c, settled), 202)
+      // Answered at once: the view's rows were read where the job was written (one round trip less).
+      const view =
+        settled === job
+          ? await shapeJobView(c.var.config, links(c), job, steps, made)
+          : await jobView(c.var.db, c.var.config, links(c), settled)
+      return c.json(await withSecret(c, settled, view), 202)
     })
     .openapi(readJob, async (c) => {
       const [[job], steps, made] = await authorizedBatch(
@@ -396,10 +397,11 @@ export function pipelineRoutes() {
       if (!job) throw jobNotFound()
       if (job.status !== 'failed')
         throw new ApiError('JOB_NOT_FAILED', { message: `the job is ${job.status}; only a failed job can be retried` })
-      await checkQueuedSteps(c.var.db, c.var.user.id)
-      await enqueueSteps(c.env.CONVERSIONS, await reopenFailedJob(c.var.db, job))
+      const { reopened, steps, made } = await reopenFailedJob(c.var.db, job)
+      await enqueueSteps(c.env.CONVERSIONS, reopened)
       c.header('location', `/jobs/${job.id}`)
-      return c.json(await jobView(c.var.db, c.var.config, links(c), { ...job, status: 'running', error: null }), 202)
+      const view = shapeJobView(c.var.config, links(c), { ...job, status: 'running', error: null }, steps, made)
+      return c.json(await view, 202)
     })
     .openapi(fileTreeRoute, async (c) => {
       const id = c.req.valid('param').id

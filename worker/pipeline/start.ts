@@ -7,7 +7,7 @@ import { converterForFile, converterToward, unavailableReason } from '../convert
 import type { Database } from '../db/client'
 import { ApiError } from '../errors'
 import type { FileRow } from '../files/records'
-import { checkQueuedSteps, createJob, findJob, jobNotFound, keepWithinShare, type JobRow } from './jobs'
+import { createJob, findJob, jobNotFound, type JobRow, type StepRow } from './jobs'
 import { sealOptions } from './job-secrets'
 import { checkCallbackUrl } from './webhooks'
 import { enqueueSteps, type StepMessage } from '../queue'
@@ -27,17 +27,29 @@ export async function autoConvert(c: Context<AppEnv>, row: FileRow): Promise<voi
 }
 
 export async function startJob(
+  deps: { db: Database; queue: Queue<StepMessage>; ai?: Ai | undefined },
+  config: Config,
+  file: FileRow,
+  request: StartRequest = {},
+): Promise<JobRow> {
+  return (await startJobWithView(deps, config, file, request)).job
+}
+
+type StartRequest = {
+  options?: Record<string, string | number | boolean>
+  callbackUrl?: string
+  target?: string
+  bounded?: boolean
+}
+
+/** startJob, answering also the rows of the job's view (its steps and files), read in the round trip that wrote it. */
+export async function startJobWithView(
   /** `ai`: the AI binding, which decides whether audio → text can run here (converters' `unavailable`). */
   deps: { db: Database; queue: Queue<StepMessage>; ai?: Ai | undefined },
   config: Config,
   file: FileRow,
-  request: {
-    options?: Record<string, string | number | boolean>
-    callbackUrl?: string
-    target?: string
-    bounded?: boolean
-  } = {},
-): Promise<JobRow> {
+  request: StartRequest = {},
+): Promise<{ job: JobRow; steps: StepRow[]; made: FileRow[] }> {
   const choice = request.target ? converterToward(file, request.target) : converterForFile(file)
   if (!choice.converter)
     throw new ApiError(choice.status === 415 ? 'UNSUPPORTED_FORMAT' : 'NOT_CONVERTIBLE', { message: choice.refusal })
@@ -46,13 +58,17 @@ export async function startJob(
   if (unavailable)
     throw new ApiError('CONVERTER_NOT_CONFIGURED', { message: unavailable, details: { converter: converter.name } })
   const callbackUrl = request.callbackUrl ? await checkCallbackUrl(config, request.callbackUrl) : undefined
-  if (request.bounded !== false) await checkQueuedSteps(deps.db, file.userId)
   const options = await sealOptions(config, file.userId, request.options)
-  const { job, step } = await createJob(deps.db, file, converter, { options, callbackUrl, target: request.target })
-  if (step && request.bounded !== false) await keepWithinShare(deps.db, file.userId, job, step)
+  // Bounded by STEPS_MAX_QUEUED_PER_USER unless told otherwise (429 past it).
+  const { job, step, steps, made } = await createJob(deps.db, file, converter, {
+    options,
+    callbackUrl,
+    target: request.target,
+    bounded: request.bounded !== false,
+  })
   // No step: an equal job is already queued or running, and this request follows it.
   if (step) await enqueueSteps(deps.queue, [step])
-  return job
+  return { job, steps, made }
 }
 
 const POLL_MS = 200
