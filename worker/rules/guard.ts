@@ -6,7 +6,7 @@ import type { AuthUser } from '../auth/users'
 import { ApiError } from '../errors'
 import type { CompiledOperation, CompiledRoute, Operation } from './compile'
 import { evaluate, injectedValue, specialise, type ResourceFields } from './evaluate'
-import type { ModelStore } from './store'
+import { callerFields, type ModelStore } from './store'
 import { toWhere } from './to-where'
 
 export function forbidden(operation: CompiledOperation, message = 'not allowed'): ApiError {
@@ -19,12 +19,20 @@ export function notFound(route: CompiledRoute): ApiError {
     : new ApiError('RECORD_NOT_FOUND', { message: `${route.model} record not found` })
 }
 
-/** The caller-specialised `_readAll` rule as SQL, or 403 when it can never pass for this caller. */
-export function listCondition(route: CompiledRoute, store: ModelStore, user: AuthUser): SQL {
+/**
+ * The `_readAll` rule as SQL for the caller their token names, `@user.*` read from their row in the same statement
+ * (callerFields): the list goes in the session check's round trip, before the caller is read. checkListAllowed
+ * settles the 403 once they are.
+ */
+export function listCondition(route: CompiledRoute, store: ModelStore, callerId: string): SQL {
+  return toWhere(route.operations._readAll.rule, store.resolve, callerFields(callerId))
+}
+
+/** 403 when the caller-specialised `_readAll` rule can never pass for this caller (the rows read are dropped). */
+export function checkListAllowed(route: CompiledRoute, user: AuthUser): void {
   const operation = route.operations._readAll
   const rule = specialise(operation.rule, user)
   if (rule.kind === 'const' && !rule.value) throw forbidden(operation)
-  return toWhere(rule, store.resolve)
 }
 
 /**

@@ -4,11 +4,11 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
-import { authorizedBatch, requireAuth } from '../auth/middleware'
+import { authorizedBatch, callerId, requireAuth } from '../auth/middleware'
 import { ApiError } from '../errors'
 import { resourceFields, type Scalar } from './evaluate'
 import type { CompiledRoute } from './compile'
-import { checkCreate, checkPrivileged, listCondition, permitted, withInjected } from './guard'
+import { checkCreate, checkListAllowed, checkPrivileged, listCondition, permitted, withInjected } from './guard'
 import { recordsStore, usersStore, type ModelStore } from './store'
 import { displayName, parseFilterValue, readableShape, withDefaults } from '../models/values'
 
@@ -126,26 +126,33 @@ function mountResource(app: ReturnType<typeof newRouter>, route: CompiledRoute, 
   })
 
   register(
-    describe({
-      method: 'get',
-      path: route.collectionPath,
-      summary: `List ${route.model} records, newest first`,
-      description: `${ruleText('_readAll')}. The rule filters the query itself. Filter by any readable field: \`?field=value\`.`,
-      request: { params: collectionParams, query: listQuery },
-      responses: { 200: jsonResponse(z.array(Record), 'One page of records; the next page is in the Link header') },
-    }),
+    describe(
+      {
+        method: 'get',
+        path: route.collectionPath,
+        summary: `List ${route.model} records, newest first`,
+        description: `${ruleText('_readAll')}. The rule filters the query itself. Filter by any readable field: \`?field=value\`.`,
+        request: { params: collectionParams, query: listQuery },
+        responses: { 200: jsonResponse(z.array(Record), 'One page of records; the next page is in the Link header') },
+      },
+      { sharesRoundTrip: true },
+    ),
     async (c) => {
       const store = storeFor(c)
       const { limit, cursor } = validated(c, 'query') as { limit: number; cursor?: string }
       const equals = filtersOf(route, c.req.query())
       const parentId = parentOf(c)
       if (route.parent && parentId) equals.push([route.parent.foreignKey, parentId])
-      const rows = await store.list({
-        where: listCondition(route, store, c.var.user),
+      // The rule reads the caller's fields from their row, so the list shares the session check's round trip.
+      const list = await store.listQuery({
+        where: listCondition(route, store, callerId(c)),
         equals,
         limit: limit + 1,
         before: cursor,
       })
+      const [found] = await authorizedBatch(c, [list.query])
+      checkListAllowed(route, c.var.user)
+      const rows = list.found(found)
       const page = rows.slice(0, limit)
       if (rows.length > limit) c.header('link', nextLink(c, String(page.at(-1)!._id), limit))
       return c.json(

@@ -3,6 +3,7 @@
 // never care which one they talk to.
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm'
 import type { BatchItem } from 'drizzle-orm/batch'
+import { alias, type SQLiteColumn } from 'drizzle-orm/sqlite-core'
 import { createUser, findUser, findUserQuery, updateAccount, type UserRecord } from '../auth/users'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
@@ -13,7 +14,8 @@ import { deleteUserFiles } from '../files/records'
 import { ApiError } from '../errors'
 import { userUploadsRemoval, type UploadRow } from '../files/resumable'
 import type { ResourceFields, Scalar } from './evaluate'
-import { jsonPath, type FieldAccess, type FieldResolver } from './to-where'
+import { jsonPath, type CallerResolver, type FieldAccess, type FieldResolver } from './to-where'
+import type { UserField } from './parse'
 import type { CompiledRoute } from './compile'
 
 export interface StoreDeps {
@@ -24,7 +26,7 @@ export interface StoreDeps {
 }
 
 export interface ListQuery {
-  /** The `_readAll` rule as SQL (already specialised for the caller). */
+  /** The `_readAll` rule as SQL (specialised for the caller, or reading the caller's fields: callerFields). */
   readonly where: SQL
   /** field = value conditions: the relation's foreign key and the client's filters on readable fields. */
   readonly equals: ReadonlyArray<readonly [field: string, value: Scalar]>
@@ -39,7 +41,9 @@ export interface ModelStore {
   /** The read of one record as a statement a batch can carry (the session check's round trip), and what turns its
    * rows into the record. */
   findQuery(id: string): { query: BatchItem<'sqlite'>; found(rows: unknown): ResourceFields | undefined }
-  list(query: ListQuery): Promise<ResourceFields[]>
+  /** The list as a statement a batch can carry (the session check's round trip), and what turns its rows into
+   * records. */
+  listQuery(query: ListQuery): Promise<{ query: BatchItem<'sqlite'>; found(rows: unknown): ResourceFields[] }>
   insert(fields: Record<string, unknown>): Promise<ResourceFields>
   /** `current`: the record as find or findQuery answered it this request, so that it is not read again. */
   update(id: string, fields: Record<string, unknown>, current?: ResourceFields): Promise<ResourceFields>
@@ -59,6 +63,26 @@ function listConditions(resolve: FieldResolver, query: ListQuery, idColumn: SQL 
   const conditions = [query.where, ...query.equals.map(([field, value]) => equalsCondition(resolve(field), value))]
   if (query.before) conditions.push(lt(idColumn as typeof users.id, query.before))
   return conditions
+}
+
+/** The alias the caller's row is read under, apart from the rows a list of users reads. */
+const CALLER = 'caller'
+
+/**
+ * The caller's fields (`@user.*`) read in SQL from their row, by the id their token names: a list's rule needs no
+ * read of the caller before the list (the role is not in the token).
+ */
+export function callerFields(callerId: string): CallerResolver {
+  const caller = alias(users, CALLER)
+  const ofCaller = (column: SQLiteColumn) =>
+    sql`(select ${column} from ${users} as ${sql.identifier(CALLER)} where ${caller.id} = ${callerId})`
+  const fields: Record<UserField, FieldAccess> = {
+    _id: { kind: 'column', column: sql`${callerId}`, type: 'text' },
+    email: { kind: 'column', column: ofCaller(caller.email), type: 'text' },
+    role: { kind: 'column', column: ofCaller(caller.role), type: 'text' },
+    email_verified: { kind: 'column', column: ofCaller(caller.emailVerified), type: 'boolean' },
+  }
+  return (field) => fields[field]
 }
 
 // ---- Users -----------------------------------------------------------------------------------------------
@@ -114,14 +138,16 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
         found: (rows) => (rows as UserRecord[])[0] && fieldsOf((rows as UserRecord[])[0]!),
       }
     },
-    async list(query) {
-      const rows = await db
-        .select()
-        .from(users)
-        .where(and(...listConditions(resolve, query, users.id)))
-        .orderBy(desc(users.id))
-        .limit(query.limit)
-      return rows.map(userFields)
+    async listQuery(query) {
+      return {
+        query: db
+          .select()
+          .from(users)
+          .where(and(...listConditions(resolve, query, users.id)))
+          .orderBy(desc(users.id))
+          .limit(query.limit),
+        found: (rows) => (rows as UserRecord[]).map(userFields),
+      }
     },
     async insert(fields) {
       const values = Object.fromEntries(
@@ -249,15 +275,17 @@ export function recordsStore(deps: StoreDeps, route: CompiledRoute, indexedField
     findQuery(id) {
       return { query: findQuery(id), found: (rows) => (rows as RecordRow[])[0] && fieldsOf((rows as RecordRow[])[0]!) }
     },
-    async list(query) {
+    async listQuery(query) {
       await ensureIndexes(deps.d1, route, indexedFields)
-      const rows = await db
-        .select()
-        .from(records)
-        .where(and(ofModel, ...listConditions(recordResolver, query, records.id as unknown as typeof users.id)))
-        .orderBy(desc(records.id))
-        .limit(query.limit)
-      return rows.map(recordFields)
+      return {
+        query: db
+          .select()
+          .from(records)
+          .where(and(ofModel, ...listConditions(recordResolver, query, records.id as unknown as typeof users.id)))
+          .orderBy(desc(records.id))
+          .limit(query.limit),
+        found: (rows) => (rows as RecordRow[]).map(recordFields),
+      }
     },
     async insert(fields) {
       const now = Date.now()

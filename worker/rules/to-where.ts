@@ -1,8 +1,10 @@
-// A rule specialised for the caller (evaluate.ts `specialise`) as a SQL condition, so `_readAll` filters in the
-// query instead of after it: a list can never leak rows, and pagination counts only visible rows. The SQL keeps
-// the evaluator's meaning: strict types, and a missing or null field fails `=` and `!=` alike.
+// A rule as a SQL condition, so `_readAll` filters in the query instead of after it: a list can never leak rows, and
+// pagination counts only visible rows. The rule is specialised for the caller (evaluate.ts `specialise`), or its
+// `@user.*` fields are read in SQL from the caller's row (a CallerResolver), so that the list needs no caller read
+// before it and goes in the session check's round trip (issue 30). The SQL keeps the evaluator's meaning: strict
+// types, and a missing or null field fails `=` and `!=` alike.
 import { and, not, or, sql, type SQL } from 'drizzle-orm'
-import type { Operand, Rule } from './parse'
+import type { Operand, Rule, UserField } from './parse'
 import type { Scalar } from './evaluate'
 
 /** How a resource field is read in SQL: a typed column, or a path in a JSON column. */
@@ -11,6 +13,10 @@ export type FieldAccess =
   | { readonly kind: 'json'; readonly document: SQL; readonly path: string }
 
 export type FieldResolver = (field: string) => FieldAccess
+
+/** How the caller's fields (`@user.*`) are read in SQL, for a rule not specialised for the caller. They are never
+ * null: the caller exists, or the session check refuses the request. */
+export type CallerResolver = (field: UserField) => FieldAccess
 
 const NEVER = sql`0`
 
@@ -57,29 +63,43 @@ function fieldValue(access: FieldAccess): SQL {
   return access.kind === 'column' ? access.column : extract(access)
 }
 
-function compare(op: '=' | '!=', left: Operand, right: Operand, resolve: FieldResolver): SQL {
-  if (left.kind === 'literal' && right.kind === 'resource') return compare(op, right, left, resolve)
-  if (left.kind !== 'resource') throw new Error('rule is not specialised for the caller')
-  const access = resolve(left.field)
+function accessOf(operand: Operand, resolve: FieldResolver, caller: CallerResolver | undefined): FieldAccess {
+  if (operand.kind === 'resource') return resolve(operand.field)
+  if (operand.kind === 'user' && caller) return caller(operand.field)
+  throw new Error('rule is not specialised for the caller')
+}
+
+function compare(
+  op: '=' | '!=',
+  left: Operand,
+  right: Operand,
+  resolve: FieldResolver,
+  caller: CallerResolver | undefined,
+): SQL {
+  // Two literals (a constant a specialised rule has folded): strict equality, as the evaluator's.
+  if (left.kind === 'literal' && right.kind === 'literal')
+    return (op === '=') === (left.value === right.value) ? sql`1` : NEVER
+  if (left.kind === 'literal') return compare(op, right, left, resolve, caller)
+  const access = accessOf(left, resolve, caller)
   if (right.kind === 'literal') {
     const equals = equalsLiteral(access, right.value)
     return op === '=' ? equals : (and(hasScalar(access), not(equals)) as SQL)
   }
-  if (right.kind !== 'resource') throw new Error('rule is not specialised for the caller')
-  const other = resolve(right.field)
+  const other = accessOf(right, resolve, caller)
   const same = sql`(${scalarKind(access)} = ${scalarKind(other)} AND ${fieldValue(access)} = ${fieldValue(other)})`
   return and(hasScalar(access), hasScalar(other), op === '=' ? same : not(same)) as SQL
 }
 
-export function toWhere(rule: Rule, resolve: FieldResolver): SQL {
+/** `caller`: how `@user.*` is read, for a rule not specialised for the caller. */
+export function toWhere(rule: Rule, resolve: FieldResolver, caller?: CallerResolver): SQL {
   switch (rule.kind) {
     case 'const':
       return rule.value ? sql`1` : NEVER
     case 'compare':
-      return compare(rule.op, rule.left, rule.right, resolve)
+      return compare(rule.op, rule.left, rule.right, resolve, caller)
     case 'and':
-      return and(...rule.items.map((item) => toWhere(item, resolve))) as SQL
+      return and(...rule.items.map((item) => toWhere(item, resolve, caller))) as SQL
     case 'or':
-      return or(...rule.items.map((item) => toWhere(item, resolve))) as SQL
+      return or(...rule.items.map((item) => toWhere(item, resolve, caller))) as SQL
   }
 }
