@@ -99,4 +99,49 @@ describe('a fair share of the queue', { timeout: 180_000 }, () => {
       (count) => count === 0,
     )
   })
+
+  // Last: the first test's final conversion may start its held step after the next test has reset the hold, and
+  // then holds the queue until that test releases it; this test's failing job must run before its flood.
+  it('refuses a retry past the bound with the same 429, and reopens nothing (the job stays failed)', async () => {
+    const flooder = await signUp()
+    const bad = await uploaded(flooder, 'bad.tbroken', 'x')
+    const jobId = (await callJson('POST', `/files/${bad._id}/convert`, { token: flooder.token, headers: async })).body
+      ._id as string
+    await until(
+      'the job failed',
+      async () => (await callJson('GET', `/jobs/${jobId}`, { token: flooder.token })).body.status,
+      (status) => status === 'failed',
+    )
+    const files = await Promise.all(
+      Array.from({ length: STEPS_MAX_QUEUED_PER_USER }, (_, i) => uploaded(flooder, `full-${i}.thold`, `full ${i}`)),
+    )
+    for (const file of files)
+      expect((await call('POST', `/files/${file._id}/convert`, { token: flooder.token, headers: async })).status).toBe(
+        202,
+      )
+    const before = (await callJson('GET', `/jobs/${jobId}`, { token: flooder.token })).body
+    const refused = await callJson('POST', `/jobs/${jobId}/retry`, { token: flooder.token })
+    expect(refused).toMatchObject({
+      status: 429,
+      body: {
+        code: 'RATE_LIMITED',
+        retry_after: 10,
+        message: `${STEPS_MAX_QUEUED_PER_USER} of your conversion steps are queued or running: ask again in 10 s`,
+      },
+    })
+    expect(refused.headers.get('retry-after')).toBe('10')
+    const after = (await callJson('GET', `/jobs/${jobId}`, { token: flooder.token })).body
+    expect(after).toEqual({ ...before, events_url: after.events_url })
+    expect(after.status).toBe('failed')
+
+    hold.release()
+    await until(
+      'the flood drained',
+      () => queuedSteps(openDatabase(env.DB), flooder.id),
+      (count) => count === 0,
+    )
+    const retried = await callJson('POST', `/jobs/${jobId}/retry`, { token: flooder.token })
+    expect(retried).toMatchObject({ status: 202, body: { status: 'running', error: null } })
+    expect(retried.body.steps.map((step: { status: string }) => step.status)).toEqual(['queued'])
+  })
 })
