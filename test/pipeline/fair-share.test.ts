@@ -18,6 +18,19 @@ afterEach(() => hold.release())
 
 const async = { prefer: 'respond-async' }
 
+/** The answer past the bound: 429 RATE_LIMITED with Retry-After. */
+function expectTooManySteps(refused: Awaited<ReturnType<typeof callJson>>) {
+  expect(refused).toMatchObject({
+    status: 429,
+    body: {
+      code: 'RATE_LIMITED',
+      retry_after: 10,
+      message: `${STEPS_MAX_QUEUED_PER_USER} of your conversion steps are queued or running: ask again in 10 s`,
+    },
+  })
+  expect(refused.headers.get('retry-after')).toBe('10')
+}
+
 describe('a fair share of the queue', { timeout: 180_000 }, () => {
   it("refuses a user's 21st queued conversion with 429 and Retry-After; another user converts and previews meanwhile", async () => {
     const flooder = await signUp()
@@ -36,15 +49,7 @@ describe('a fair share of the queue', { timeout: 180_000 }, () => {
       token: flooder.token,
       headers: async,
     })
-    expect(refused).toMatchObject({
-      status: 429,
-      body: {
-        code: 'RATE_LIMITED',
-        retry_after: 10,
-        message: `${STEPS_MAX_QUEUED_PER_USER} of your conversion steps are queued or running: ask again in 10 s`,
-      },
-    })
-    expect(refused.headers.get('retry-after')).toBe('10')
+    expectTooManySteps(refused)
     expect(
       await env.DB.prepare('SELECT COUNT(*) AS n FROM jobs WHERE file_id = ?').bind(files.at(-1)!._id).first('n'),
     ).toBe(0)
@@ -121,15 +126,7 @@ describe('a fair share of the queue', { timeout: 180_000 }, () => {
       )
     const before = (await callJson('GET', `/jobs/${jobId}`, { token: flooder.token })).body
     const refused = await callJson('POST', `/jobs/${jobId}/retry`, { token: flooder.token })
-    expect(refused).toMatchObject({
-      status: 429,
-      body: {
-        code: 'RATE_LIMITED',
-        retry_after: 10,
-        message: `${STEPS_MAX_QUEUED_PER_USER} of your conversion steps are queued or running: ask again in 10 s`,
-      },
-    })
-    expect(refused.headers.get('retry-after')).toBe('10')
+    expectTooManySteps(refused)
     const after = (await callJson('GET', `/jobs/${jobId}`, { token: flooder.token })).body
     expect(after).toEqual({ ...before, events_url: after.events_url })
     expect(after.status).toBe('failed')
