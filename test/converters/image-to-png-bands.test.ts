@@ -11,6 +11,7 @@ import { imageToPng } from '../../worker/converters/image-to-png'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { PNG_BANDED_ROWS_BYTES } from '../../worker/engines/image/png'
 import { readPngHeader } from '../../worker/engines/png/encode'
+import { concatBytes } from '../support/bytes'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 
 const WIDTH = 2100
@@ -49,14 +50,7 @@ function pngOf(rgba: Uint8Array, filterOf: (y: number) => number = () => 0): Uin
   new DataView(ihdr.buffer).setUint32(0, WIDTH)
   new DataView(ihdr.buffer).setUint32(4, HEIGHT)
   ihdr.set([8, 6, 0, 0, 0], 8)
-  const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 0 })), chunk('IEND', new Uint8Array(0))]
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
-  let at = 0
-  for (const part of parts) {
-    out.set(part, at)
-    at += part.length
-  }
-  return out
+  return concatBytes([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 0 })), chunk('IEND', new Uint8Array(0)))
 }
 
 function picture(pixel: (x: number, y: number) => [number, number, number, number]): Uint8Array {
