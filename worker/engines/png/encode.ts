@@ -50,6 +50,21 @@ const BYTES_PER_TURN = 512 * 1024
 /** Pixel bytes read for the colour and alpha analysis between two turns (~1 ms of JavaScript on an idle core). */
 const SCAN_BYTES_PER_TURN = 256 * 1024
 
+const IDAT = new TextEncoder().encode('IDAT')
+
+/**
+ * An IDAT chunk as three pieces, the compressor's output itself between its length and type and its CRC: wrapped
+ * in a copy, every output byte of the compressor was garbage once (22 MiB for a 12 MP photo's PNG).
+ */
+function idatPieces(data: Uint8Array): Uint8Array[] {
+  const head = new Uint8Array(8)
+  new DataView(head.buffer).setUint32(0, data.length)
+  head.set(IDAT, 4)
+  const crc = new Uint8Array(4)
+  new DataView(crc.buffer).setUint32(0, crc32(data, crc32(IDAT)))
+  return [head, data, crc]
+}
+
 function chunk(type: string, data: Uint8Array): Uint8Array {
   const out = new Uint8Array(12 + data.length)
   const view = new DataView(out.buffer)
@@ -276,7 +291,7 @@ export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> |
           controller.close()
           return
         }
-        controller.enqueue(chunk('IDAT', value))
+        for (const piece of idatPieces(value)) controller.enqueue(piece)
       },
       cancel: (reason) => {
         compressor.destroy(reason instanceof Error ? reason : undefined)
