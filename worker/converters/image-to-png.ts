@@ -71,9 +71,11 @@ export const imageToPng = defineConverter({
     const limits = { maxPixels: IMAGE_MAX_PIXELS, maxSide: IMAGE_MAX_SIDE }
     const header = await refusedAs(input.name, () => measureImage(bytes))
     if (!(IMAGE_MAX_DIMENSION > 0 && Math.max(header.width, header.height) > IMAGE_MAX_DIMENSION)) {
+      // The picture's size kept, not its rows: the decoder's heap (73 MiB for a 12 MP JPEG) is let go before the
+      // output is stored, not held by this generator until the next output is asked for.
       const encoded =
         (await refusedAs(input.name, () => withImageBands(bytes, header, limits, encodeBands))) ??
-        (await refusedAs(input.name, () => withImageRows(bytes, header, limits, async (pixels) => ({ pixels, png: await encodeRows(pixels) }))))
+        (await refusedAs(input.name, () => withImageRows(bytes, header, limits, async (pixels) => ({ pixels: { width: pixels.width, height: pixels.height }, png: await encodeRows(pixels) }))))
       if (encoded) {
         const { pixels, png } = encoded.result
         // A PNG that would not get smaller makes no output (see above).
