@@ -38,8 +38,11 @@ function chunk(type: string, data: Uint8Array): Uint8Array {
   return out
 }
 
-/** An 8-bit RGBA PNG of `rgba`, every row filter type `filter` (0, None, unless a test breaks one). */
-function pngOf(rgba: Uint8Array, filterOf: (y: number) => number = () => 0): Uint8Array {
+/**
+ * An 8-bit RGBA PNG of `rgba`, every row filter type `filterOf(y)` (0, None, unless a test breaks one), its zlib
+ * stream cut to `idatBytes` when given.
+ */
+function pngOf(rgba: Uint8Array, filterOf: (y: number) => number = () => 0, idatBytes?: number): Uint8Array {
   const stride = WIDTH * 4
   const raw = new Uint8Array(HEIGHT * (stride + 1))
   for (let y = 0; y < HEIGHT; y++) {
@@ -50,7 +53,7 @@ function pngOf(rgba: Uint8Array, filterOf: (y: number) => number = () => 0): Uin
   new DataView(ihdr.buffer).setUint32(0, WIDTH)
   new DataView(ihdr.buffer).setUint32(4, HEIGHT)
   ihdr.set([8, 6, 0, 0, 0], 8)
-  return concatBytes([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 0 })), chunk('IEND', new Uint8Array(0)))
+  return concatBytes([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 0 }).subarray(0, idatBytes)), chunk('IEND', new Uint8Array(0)))
 }
 
 function picture(pixel: (x: number, y: number) => [number, number, number, number]): Uint8Array {
@@ -85,5 +88,11 @@ describe('image → PNG of a large PNG, read in bands', () => {
   it('refuses a row with an unknown filter type near the end, as the whole-rows path does', async () => {
     const input = pngOf(picture((x, y) => [x & 255, y & 255, 0, 200]), (y) => (y === HEIGHT - 3 ? 9 : 0))
     await expect(convertAll(imageToPng, inputFromBytes('bad.png', input), testContext())).rejects.toMatchObject({ retryable: false, message: 'the PNG image cannot be decoded' })
+  })
+
+  it('refuses image data cut short (found by the first reading, which goes to the end)', async () => {
+    // Opaque gray: the first reading goes to the end too (nothing settles the channels earlier).
+    const input = pngOf(picture((x) => [x & 255, x & 255, x & 255, 255]), undefined, HEIGHT * (WIDTH * 4 + 1) - 100_000)
+    await expect(convertAll(imageToPng, inputFromBytes('cut.png', input), testContext())).rejects.toMatchObject({ retryable: false, message: 'the PNG image cannot be decoded' })
   })
 })
