@@ -241,10 +241,6 @@ export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> |
   // One buffer for every batch's filtered rows, written again once the compressor has taken it (its write's
   // callback): a slice a batch was the whole picture's filtered rows in garbage (34 MiB for a 12 MP photo).
   let filtered: Uint8Array | undefined
-  const write = (bytes: Uint8Array) =>
-    new Promise<void>((resolve, reject) => {
-      compressor.write(bytes, (error) => (error ? reject(error) : resolve()))
-    })
   const writing = (async () => {
     const outputChannels = await format.outputChannels
     const filter = rowFilter(width * outputChannels, outputChannels)
@@ -258,7 +254,7 @@ export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> |
         for (let r = 0; r < rows; r++) convertRow(source.row(first + r), width, channels, outputChannels, filter.row(r))
         y += rows
         filtered ??= new Uint8Array(filter.batchRows * (width * outputChannels + 1))
-        await write(filter.filter(rows, filtered))
+        await written(compressor, filter.filter(rows, filtered))
         await turn(rows * rowUnits)
       }
     }
@@ -299,6 +295,17 @@ export function encodePngRows(format: RowsFormat, batches: Iterable<PixelRows> |
     },
     { highWaterMark: 0 },
   )
+}
+
+/**
+ * Writes `bytes` to the compressor and waits until it has taken them. Out here, so that the callback, which the
+ * compressor's handle may keep past the stream's end, holds nothing of the encoder's scope: its rows may be a view
+ * of a decoder's heap, which would keep that whole WASM memory alive.
+ */
+function written(compressor: ReturnType<typeof createDeflate>, bytes: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    compressor.write(bytes, (error) => (error ? reject(error) : resolve()))
+  })
 }
 
 export async function encodePngBytes(image: RawImage, options: EncodeOptions = {}): Promise<Uint8Array> {
