@@ -6,7 +6,8 @@
 // rows in the decoder's heap (withImageRows): no RGBA copy of the picture.
 import type { ImageRows } from '../engines/image/decode'
 import type { ImageLimits } from '../engines/image/limits'
-import { ImageRefusedError, measureImage, openImage, withImageRows } from '../engines/image/open'
+import { ImageRefusedError, measureImage, openImage, withImageBands, withImageRows } from '../engines/image/open'
+import type { PngBands } from '../engines/image/png'
 import { type DrawBox, fitWithin } from '../engines/image/resize'
 import { encodePng, encodePngRows, type PngChunks, pngChunks, reducedRowChannels } from '../engines/png/encode'
 import { imageToPngInfo } from './catalog/image-to-png'
@@ -48,6 +49,32 @@ function encodeRows({ width, height, channels, rows }: ImageRows): Promise<PngCh
   )
 }
 
+/**
+ * The PNG of a large PNG read in bands twice (its rows never whole: 46 MiB at 12 MP RGBA): once for the channels its
+ * pixels need (stopped as soon as colour and alpha are both known to stay), once into the encoder.
+ */
+async function encodeBands(png: PngBands): Promise<{ pixels: { width: number; height: number }; png: PngChunks }> {
+  const { width, height, channels } = png
+  const hasAlpha = channels === 2 || channels === 4
+  const hasColour = channels >= 3
+  let keepAlpha = false
+  let keepColour = false
+  const isSettled = () => (keepAlpha || !hasAlpha) && (keepColour || !hasColour)
+  if (!isSettled()) {
+    for await (const rows of png.bands()) {
+      const needed = await reducedRowChannels(width, channels, rows)
+      keepAlpha ||= needed === 2 || needed === 4
+      keepColour ||= needed >= 3
+      if (isSettled()) break
+    }
+  }
+  const outputChannels = hasColour && keepColour ? (hasAlpha && keepAlpha ? 4 : 3) : hasAlpha && keepAlpha ? 2 : 1
+  return {
+    pixels: { width, height },
+    png: await pngChunks(encodePngRows({ width, height, channels, outputChannels }, png.bands())),
+  }
+}
+
 export const imageToPng = defineConverter({
   ...imageToPngInfo,
   async *convert(input, ctx) {
@@ -57,9 +84,16 @@ export const imageToPng = defineConverter({
     const limits = { maxPixels: IMAGE_MAX_PIXELS, maxSide: IMAGE_MAX_SIDE }
     const header = await refusedAs(input.name, () => measureImage(bytes))
     if (!(IMAGE_MAX_DIMENSION > 0 && Math.max(header.width, header.height) > IMAGE_MAX_DIMENSION)) {
-      const encoded = await refusedAs(input.name, () =>
-        withImageRows(bytes, header, limits, async (pixels) => ({ pixels, png: await encodeRows(pixels) })),
-      )
+      // The picture's size kept, not its rows: the decoder's heap (73 MiB for a 12 MP JPEG) is let go before the
+      // output is stored, not held by this generator until the next output is asked for.
+      const encoded =
+        (await refusedAs(input.name, () => withImageBands(bytes, header, limits, encodeBands))) ??
+        (await refusedAs(input.name, () =>
+          withImageRows(bytes, header, limits, async (pixels) => ({
+            pixels: { width: pixels.width, height: pixels.height },
+            png: await encodeRows(pixels),
+          })),
+        ))
       if (encoded) {
         const { pixels, png } = encoded.result
         // A PNG that would not get smaller makes no output (see above).

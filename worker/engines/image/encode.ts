@@ -36,13 +36,29 @@ function rgba(image: RawImage): Uint8Array {
   return out
 }
 
-/** Lossy WebP at `quality` (0–100), with libwebp's low_memory (a 2048-px page's encoder heap 47 → 33 MiB). */
+/**
+ * The largest picture whose alpha plane libwebp compresses (losslessly, as VP8L: hash chains and a 4-byte-a-pixel
+ * copy) inside the budget: at 1024 × 1024 the encoder's heap is 34 MiB, at 2048 × 1536 82 MiB (55 with the alpha
+ * plane stored raw). Above it the alpha plane is stored raw: a byte a pixel more in the file (3 MiB at 2048 × 1536).
+ */
+export const WEBP_COMPRESSED_ALPHA_MAX_PIXELS = 1024 * 1024
+
+/**
+ * Lossy WebP at `quality` (0–100), with libwebp's low_memory (a 2048-px page's encoder heap 47 → 33 MiB). A
+ * picture without transparency has no alpha plane (libwebp drops an opaque one), whatever its channels.
+ */
 export async function encodeWebp(image: RawImage, quality = 80): Promise<Uint8Array> {
   const encoder = await (initEmscriptenModule(
     webpEncoderFactory as never,
     webpEncWasm as WebAssembly.Module,
   ) as Promise<Encoder>)
-  const out = encoder.encode(rgba(image), image.width, image.height, { ...webpDefaults, quality, low_memory: 1 })
+  const alpha_compression = image.width * image.height > WEBP_COMPRESSED_ALPHA_MAX_PIXELS ? 0 : 1
+  const out = encoder.encode(rgba(image), image.width, image.height, {
+    ...webpDefaults,
+    quality,
+    low_memory: 1,
+    alpha_compression,
+  })
   if (!out) throw new Error('the WebP encoder failed')
   return new Uint8Array(out)
 }

@@ -68,18 +68,25 @@ export async function inflateInto(
 /**
  * Inflates `pieces` into `sink`, which takes each piece of output as it comes (a view valid during the call, at
  * `at` bytes from the start) and at most `maxBytes` in all: for a reader that keeps only a band of the output (a
- * PNG's rows downscaled as they come) instead of a target for the whole of it.
+ * PNG's rows downscaled as they come) instead of a target for the whole of it. The inflating waits for a sink that
+ * answers a promise; a sink that throws stops it (its error is the answer's).
  */
+type Sink = (chunk: Uint8Array, at: number) => void | Promise<void>
+
 export async function inflateToSink(
   pieces: readonly Uint8Array[],
   format: 'deflate' | 'deflate-raw',
   maxBytes: number,
-  sink: (chunk: Uint8Array, at: number) => void,
+  sink: Sink,
 ): Promise<Inflated> {
   if (maxBytes <= ONE_CALL_BYTES) {
     const target = new Uint8Array(maxBytes)
     const inflated = await inflateInto(pieces, format, target)
-    sink(target.subarray(0, inflated.length), 0)
+    try {
+      await sink(target.subarray(0, inflated.length), 0)
+    } catch (error) {
+      return { ...inflated, error: inflated.error ?? (error as Error) }
+    }
     return inflated
   }
   return inflateInPieces(pieces, format, maxBytes, sink)
@@ -186,7 +193,7 @@ async function inflateInPieces(
   pieces: readonly Uint8Array[],
   format: 'deflate' | 'deflate-raw',
   maxBytes: number,
-  sink: (chunk: Uint8Array, at: number) => void,
+  sink: Sink,
 ): Promise<Inflated> {
   const stream = new DecompressionStream(format)
   const writer = stream.writable.getWriter()
@@ -212,7 +219,7 @@ async function inflateInPieces(
         buffer = value.buffer as ArrayBuffer
         made += value.length
         const taken = Math.min(value.length, maxBytes - length)
-        if (taken > 0) sink(value.subarray(0, taken), length)
+        if (taken > 0) await sink(value.subarray(0, taken), length)
         length += taken
         if (taken < value.length) {
           isCut = true

@@ -5,7 +5,8 @@ import type { RawImage } from '../png/encode'
 import { decodeImage, decodeImageDrawn, decodeImageRows, type ImageRows } from './decode'
 import { readImageHeader, type ImageHeader } from './header'
 import { MAX_JPEG_SCANS, readJpegStructure } from './jpeg-end'
-import { type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
+import { checkImageLimits, type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
+import { PngDecodeError, type PngBands, pngBands } from './png'
 import type { DrawBox } from './resize'
 
 /** The image is refused before or while decoding; `status` is the HTTP status its client gets (415 or 422). */
@@ -81,14 +82,42 @@ export async function withImageRows<T>(
   }
 }
 
+/**
+ * Runs `use` on a large common PNG read in bands (png.ts's pngBands: its rows never whole, read again as often as
+ * asked); undefined, with nothing decoded, for the images it does not read that way. A fault of the file found
+ * while `use` reads it is refused as a decoding fault is.
+ */
+export async function withImageBands<T>(
+  bytes: Uint8Array,
+  header: ImageHeader,
+  limits: ImageLimits,
+  use: (png: PngBands) => Promise<T>,
+): Promise<{ result: T } | undefined> {
+  if (header.format !== 'png') return undefined
+  const png = await refusing(header, async () => {
+    checkImageLimits(header, limits)
+    return pngBands(bytes)
+  })
+  if (!png) return undefined
+  try {
+    return { result: await use(png) }
+  } catch (error) {
+    throw error instanceof PngDecodeError ? refusal(header, error) : error
+  }
+}
+
 async function refusing<T>(header: ImageHeader, decode: () => Promise<T>): Promise<T> {
   try {
     return await decode()
   } catch (error) {
-    if (error instanceof ImageTooLargeError) throw new ImageRefusedError(error.message, 422, { cause: error })
-    const reason = error instanceof ImageStructureError ? `: ${error.message}` : ''
-    throw new ImageRefusedError(`the ${header.format.toUpperCase()} image cannot be decoded${reason}`, 422, {
-      cause: error,
-    })
+    throw refusal(header, error)
   }
+}
+
+function refusal(header: ImageHeader, error: unknown): ImageRefusedError {
+  if (error instanceof ImageTooLargeError) return new ImageRefusedError(error.message, 422, { cause: error })
+  const reason = error instanceof ImageStructureError ? `: ${error.message}` : ''
+  return new ImageRefusedError(`the ${header.format.toUpperCase()} image cannot be decoded${reason}`, 422, {
+    cause: error,
+  })
 }

@@ -123,19 +123,21 @@ export async function decodePngRows(bytes: Uint8Array): Promise<PngPixels | unde
   }
 }
 
-/** Rows inflated and unfiltered at a time by decodePngDrawn: about WORK_BYTES_PER_TURN of them. */
+/** Rows inflated and unfiltered at a time by decodePngBands: about WORK_BYTES_PER_TURN of them. */
 const bandRows = rowsPerTurn
 
+type Structure = NonNullable<ReturnType<typeof readStructure>>
+
 /**
- * The PNG drawn into `box` (drawInto's pixels, RGBA) without its whole rows ever existing: the IDAT stream is
- * inflated in pieces into a band of rows in a small heap, each band unfiltered there and handed to a RowsDrawer,
- * the band's last row kept as the next one's row above. A 12 MP RGBA PNG's preview holds about 1 MiB of rows
- * instead of 46 MiB. Undefined, with nothing decoded, for the PNGs decodePngRows does not read either.
+ * The PNG's rows a band at a time, its whole rows never existing: the IDAT stream is inflated in pieces into a band
+ * of rows in a small heap (about 1 MiB of rows), each band unfiltered there and handed to `onBand`, the band's last
+ * row kept as the next one's row above. The inflating waits for `onBand`; the band's rows are valid until it
+ * resolves. `onBand` answering false stops the decode there (the rest is neither inflated nor checked).
  */
-export async function decodePngDrawn(bytes: Uint8Array, box: DrawBox): Promise<RawImage | undefined> {
-  const structure = readStructure(bytes)
-  if (!structure) return undefined
-  const { width, height, channels, idat } = structure
+async function decodePngBands(
+  { width, height, channels, idat }: Structure,
+  onBand: (rows: PixelRows) => boolean | undefined | Promise<boolean | undefined>,
+): Promise<void> {
   const stride = width * channels
   const filtered = height * (stride + 1)
   const band = Math.min(height, bandRows(stride))
@@ -146,19 +148,22 @@ export async function decodePngDrawn(bytes: Uint8Array, box: DrawBox): Promise<R
   const bytesNeeded = at + (band + 1) * (stride + 1)
   if (bytesNeeded > wasm.memory.buffer.byteLength)
     wasm.memory.grow(Math.ceil((bytesNeeded - wasm.memory.buffer.byteLength) / PAGE_BYTES))
-  const drawer = new RowsDrawer({ width, height }, channels, box)
   const bandBytes = band * (stride + 1)
   let filled = 0
   let rowsDone = 0
   let failure: Error | undefined
-  const unfilterBand = () => {
+  let isStopped = false
+  const unfilterBand = async () => {
     const rows = filled / (stride + 1)
     const first = rowsDone === 0 ? 0 : 1
     const data = rowsDone === 0 ? at + stride + 1 : at
     const badRow = wasm.unfilter_rows(data, stride, first, first + rows, channels)
     if (badRow) throw new PngDecodeError(`row ${rowsDone + badRow - 1 - first} has an unknown filter type`)
-    for (let r = first; r < first + rows; r++)
-      drawer.push(new Uint8Array(wasm.memory.buffer, data + r * stride, stride))
+    if (
+      (await onBand({ rows, row: (r) => new Uint8Array(wasm.memory.buffer, data + (first + r) * stride, stride) })) ===
+      false
+    )
+      isStopped = true
     // The band's last row is the next band's row above.
     new Uint8Array(wasm.memory.buffer).copyWithin(
       at,
@@ -168,27 +173,118 @@ export async function decodePngDrawn(bytes: Uint8Array, box: DrawBox): Promise<R
     rowsDone += rows
     filled = 0
   }
-  const inflated = await inflateToSink(idat, 'deflate', filtered, (chunk) => {
-    if (failure) return
+  const inflated = await inflateToSink(idat, 'deflate', filtered, async (chunk) => {
     try {
-      for (let from = 0; from < chunk.length; ) {
+      for (let from = 0; from < chunk.length && !isStopped; ) {
         const taken = Math.min(chunk.length - from, bandBytes - filled)
         new Uint8Array(wasm.memory.buffer, at + stride + 1 + filled, taken).set(chunk.subarray(from, from + taken))
         filled += taken
         from += taken
-        if (filled === bandBytes) unfilterBand()
+        if (filled === bandBytes) await unfilterBand()
       }
     } catch (error) {
       failure = error as Error
     }
+    // Thrown into the inflating, which stops there.
+    if (failure || isStopped) throw failure ?? new Error('stopped')
   })
   if (failure) throw failure
+  if (isStopped) return
   if (inflated.error)
     throw new PngDecodeError(`the image data cannot be inflated: ${inflated.error.message}`, { cause: inflated.error })
   if (inflated.isCut)
     throw new PngDecodeError(`the image data cannot be inflated: it holds more than the ${filtered} bytes of its rows`)
   if (inflated.length !== filtered)
     throw new PngDecodeError(`the image data holds ${inflated.length} bytes of rows, not ${filtered}`)
-  if (filled > 0) unfilterBand()
+  if (filled > 0) await unfilterBand()
+}
+
+/**
+ * The PNG drawn into `box` (drawInto's pixels, RGBA) without its whole rows ever existing (decodePngBands): a 12 MP
+ * RGBA PNG's preview holds about 1 MiB of rows instead of 46 MiB. Undefined, with nothing decoded, for the PNGs
+ * decodePngRows does not read either.
+ */
+export async function decodePngDrawn(bytes: Uint8Array, box: DrawBox): Promise<RawImage | undefined> {
+  const structure = readStructure(bytes)
+  if (!structure) return undefined
+  const drawer = new RowsDrawer(structure, structure.channels, box)
+  await decodePngBands(structure, (rows) => {
+    for (let r = 0; r < rows.rows; r++) drawer.push(rows.row(r))
+    return undefined
+  })
   return drawer.image()
+}
+
+/** Rows above this size are read in bands (pngBands) by image → PNG rather than held whole (decodePngRows). */
+export const PNG_BANDED_ROWS_BYTES = 16 * 2 ** 20
+
+/** A PNG read a band of rows at a time, as often as asked (each reading inflates the IDAT stream again). */
+export interface PngBands {
+  readonly width: number
+  readonly height: number
+  readonly channels: 1 | 2 | 3 | 4
+  /**
+   * The rows from the first, a band a batch (decodePngBands), each batch valid until the next is asked for; a
+   * reading left early (a break) stops inflating there.
+   */
+  bands(): AsyncIterable<PixelRows>
+}
+
+/**
+ * The PNG as bands (PngBands) when it is of the kinds read here and its rows are larger than PNG_BANDED_ROWS_BYTES;
+ * undefined otherwise (nothing decoded). The caller has checked its IHDR size against the image limits.
+ */
+export function pngBands(bytes: Uint8Array): PngBands | undefined {
+  const structure = readStructure(bytes)
+  if (!structure || structure.height * (structure.width * structure.channels + 1) <= PNG_BANDED_ROWS_BYTES)
+    return undefined
+  const { width, height, channels } = structure
+  return { width, height, channels, bands: () => ({ [Symbol.asyncIterator]: () => bandsPulled(structure) }) }
+}
+
+/**
+ * decodePngBands's bands, which it pushes, as an iterator the reader pulls: each band is handed out and the decode
+ * waits until the next is asked for (or the reading ends: return() stops the decode).
+ */
+function bandsPulled(structure: Structure): AsyncIterator<PixelRows> {
+  type Next = IteratorResult<PixelRows> | { failure: unknown }
+  const ready: Next[] = []
+  let waiting: ((next: Next) => void) | undefined
+  let resume: ((goOn: boolean) => void) | undefined
+  const hand = (next: Next) => {
+    if (waiting) waiting(next)
+    else ready.push(next)
+    waiting = undefined
+  }
+  let started: Promise<void> | undefined
+  const start = () => {
+    started ??= decodePngBands(
+      structure,
+      (rows) =>
+        new Promise<boolean>((resolve) => {
+          resume = resolve
+          hand({ value: rows, done: false })
+        }),
+    ).then(
+      () => hand({ value: undefined, done: true }),
+      (failure: unknown) => hand({ failure }),
+    )
+  }
+  return {
+    async next() {
+      start()
+      // The band handed out before has been read: the decode goes on.
+      resume?.(true)
+      resume = undefined
+      const next = ready.shift() ?? (await new Promise<Next>((resolve) => (waiting = resolve)))
+      if ('failure' in next) throw next.failure
+      return next
+    },
+    async return() {
+      resume?.(false)
+      resume = undefined
+      if (started) await started
+      return { value: undefined, done: true }
+    },
+  }
 }

@@ -34,8 +34,11 @@ export interface RowFilter {
   readonly batchRows: number
   /** Where row `r` of the next batch is to be written (`stride` bytes). */
   row(r: number): Uint8Array
-  /** Filters the first `rows` rows written since the last call; the answer is a copy the caller may keep. */
-  filter(rows: number): Uint8Array
+  /**
+   * Filters the first `rows` rows written since the last call; the answer is a copy the caller may keep, written
+   * into `into` when given (at least `rows × (stride + 1)` bytes: a buffer the caller reuses, no garbage a batch).
+   */
+  filter(rows: number, into?: Uint8Array): Uint8Array
 }
 
 export function rowFilter(stride: number, bpp: number): RowFilter {
@@ -61,12 +64,15 @@ function wasmRowFilter(stride: number, bpp: number): RowFilter {
   return {
     batchRows,
     row: (r) => heap().subarray(inputAt + r * stride, inputAt + (r + 1) * stride),
-    filter(rows) {
+    filter(rows, into) {
       if (previous) heap().set(previous, previousAt)
       wasm.filter_rows(inputAt, stride, rows, bpp, previous ? 1 : 0, scratchAt, outputAt)
       const bytes = heap()
-      const filtered = bytes.slice(outputAt, outputAt + rows * (stride + 1))
-      previous = bytes.slice(inputAt + (rows - 1) * stride, inputAt + rows * stride)
+      const output = bytes.subarray(outputAt, outputAt + rows * (stride + 1))
+      const filtered = into ? into.subarray(0, output.length) : output.slice()
+      if (into) filtered.set(output)
+      previous ??= new Uint8Array(stride)
+      previous.set(bytes.subarray(inputAt + (rows - 1) * stride, inputAt + rows * stride))
       return filtered
     },
   }
@@ -79,8 +85,8 @@ function jsRowFilter(stride: number, bpp: number): RowFilter {
   return {
     batchRows: 1,
     row: () => current,
-    filter() {
-      const filtered = new Uint8Array(stride + 1)
+    filter(_, into) {
+      const filtered = into ? into.subarray(0, stride + 1) : new Uint8Array(stride + 1)
       filterRow(current, previous, bpp, candidates, filtered)
       const spare = previous ?? new Uint8Array(stride)
       previous = current
