@@ -84,21 +84,18 @@ export function photoJpeg(): Uint8Array {
  */
 export async function grantAdmin(state: string, email: string): Promise<void> {
   if (!/^[a-z0-9.@_-]+$/i.test(email)) throw new Error(`not a test address: ${email}`)
-  const { status, stderr } = await finished(
-    'wrangler',
-    [
-      'd1',
-      'execute',
-      'DB',
-      '--local',
-      '--persist-to',
-      state,
-      '--command',
-      `UPDATE users SET role = 'admin' WHERE email = '${email}'`,
-    ],
-    { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
-  )
-  if (status !== 0) throw new Error(`wrangler d1 execute failed: ${stderr}`)
+  const command = `UPDATE users SET role = 'admin' WHERE email = '${email}'`
+  const args = ['d1', 'execute', 'DB', '--local', '--persist-to', state, '--command', command]
+  // The running Worker writes the same SQLite file: a write of its own at that moment answers SQLITE_BUSY, which
+  // the next attempt outlives.
+  for (let attempt = 1; ; attempt++) {
+    const { status, stderr } = await finished('wrangler', args, {
+      cwd: root,
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+    })
+    if (status === 0) return
+    if (attempt === 5 || !stderr.includes('SQLITE_BUSY')) throw new Error(`wrangler d1 execute failed: ${stderr}`)
+  }
 }
 
 export function uniqueEmail(prefix: string): string {
