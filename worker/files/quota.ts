@@ -16,10 +16,11 @@
 // A resumable upload passes its upload id as `id` and its TTL as `ttlMs`: calling holdQuota again with the same id
 // (each part, with the new total) resizes that one reservation; `releaseQuota(db, id)` ends it on abort or expiry
 // and `commitQuota(db, id)` in the completing batch. With FILES_QUOTA_BYTES = 0 nothing is reserved or checked.
-import { eq, lte, sql } from 'drizzle-orm'
+import { eq, lte, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../db/client'
+import { insertForUser } from '../db/guarded'
 import { newId } from '../db/ids'
-import { storageReservations } from '../db/schema'
+import { storageReservations, users } from '../db/schema'
 import { ApiError } from '../errors'
 
 const HOUR_MS = 60 * 60 * 1000
@@ -89,6 +90,44 @@ async function tryReserve(
     ON CONFLICT (id) DO UPDATE SET bytes = excluded.bytes, expires_at = excluded.expires_at
     RETURNING id`)
   return rows.length > 0
+}
+
+/**
+ * A first reservation as statements for a batch (the session check's, issue 30): the INSERT reserves `bytes` for
+ * `id` when the user's usage leaves room and `guard` holds (callerIsLive: a refused token reserves nothing) and
+ * answers the id; the read after it is what the user uses beside it, for the 413's message. Settle the batch's two
+ * results with `settleReservation`. With FILES_QUOTA_BYTES = 0 nothing is reserved.
+ */
+export function reservationQueries(
+  db: Database,
+  quotaBytes: number,
+  userId: string,
+  options: HoldOptions & { readonly id: string; readonly guard: SQL },
+) {
+  const now = Date.now()
+  const bytes = options.bytes ?? 1
+  const room = sql`${quotaBytes} > 0 and ${usedSql(userId, now, options.id)} - ${options.reclaimBytes ?? 0} + ${bytes} <= ${quotaBytes}`
+  const row = { id: options.id, userId, bytes, expiresAt: now + (options.ttlMs ?? HOUR_MS) }
+  return [
+    insertForUser(db, storageReservations, row, userId, sql`${options.guard} and ${room}`).returning({
+      id: storageReservations.id,
+    }),
+    db
+      .select({ used: sql<number>`${usedSql(userId, now, options.id)}`.mapWith(Number) })
+      .from(users)
+      .where(eq(users.id, userId)),
+  ] as const
+}
+
+/** The 413 QUOTA_EXCEEDED when `reservationQueries`' INSERT reserved nothing (and a quota is set). */
+export function settleReservation(
+  [reserved, [usage]]: readonly [ReadonlyArray<{ id: string }>, ReadonlyArray<{ used: number }>],
+  quotaBytes: number,
+  options: HoldOptions = {},
+): void {
+  if (quotaBytes === 0 || reserved.length > 0) return
+  const used = Math.max(0, Number(usage?.used ?? 0) - (options.reclaimBytes ?? 0))
+  throw quotaExceeded(used, quotaBytes, options.bytes)
 }
 
 export function commitQuota(db: Database, id: string) {

@@ -5,6 +5,7 @@
 // parts into a normal file record whose hash and type are read back from the stored bytes; aborting, expiring or
 // deleting the user leaves nothing behind.
 import { and, asc, eq, gt, lte, sql, type SQL } from 'drizzle-orm'
+import type { BatchResponse } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
@@ -14,7 +15,7 @@ import { objectKey } from './keys'
 import type { FileRow } from './records'
 import { SNIFF_BYTES, sniffContentType } from './sniff'
 import { fileRow } from './store'
-import { commitQuota, holdQuota, releaseQuota } from './quota'
+import { commitQuota, holdQuota, releaseQuota, reservationQueries, settleReservation } from './quota'
 import { cleanPrefix, extensionOf, safeFileName } from './upload'
 
 export type UploadRow = typeof uploads.$inferSelect
@@ -164,7 +165,20 @@ export async function findOwnedUpload(db: Database, userId: string, id: string, 
   return ownedUpload(await ownedUploadQuery(db, userId, id), now)
 }
 
-export async function startUpload(deps: UploadDeps, userId: string, start: UploadStart): Promise<UploadRow> {
+/** The session check still owed, for the quota hold to share its round trip (authorizedBatch, guarded by callerIsLive). */
+export interface SharedCheck {
+  readonly guard: SQL
+  batch(queries: Reservation): Promise<BatchResponse<Reservation>>
+}
+type Reservation = ReturnType<typeof reservationQueries>
+
+/** Two sequential D1 round trips (issue 30): the session check with the quota hold, then R2, then the record. */
+export async function startUpload(
+  deps: UploadDeps,
+  userId: string,
+  start: UploadStart,
+  check: SharedCheck,
+): Promise<UploadRow> {
   checkResumableTotal(deps.config, start.size)
   const defaultPartBytes = Math.min(DEFAULT_PART_BYTES, deps.config.FILES_MAX_PART_BYTES)
   const partBytes =
@@ -178,7 +192,10 @@ export async function startUpload(deps: UploadDeps, userId: string, start: Uploa
   const name = safeFileName(start.name)
   const prefix = cleanPrefix(start.prefix, userId)
   const key = objectKey(userId, id, prefix)
-  await holdUploadQuota(deps, { id, userId, length: start.size ?? null })
+  const quota = deps.config.FILES_QUOTA_BYTES
+  const hold = { id, bytes: Math.max(1, start.size ?? 1), ttlMs: ttlMs(deps.config) }
+  const held = await check.batch(reservationQueries(deps.db, quota, userId, { ...hold, guard: check.guard }))
+  settleReservation(held, quota, { bytes: start.size === undefined ? undefined : hold.bytes })
   const multipart = await deps.bucket.createMultipartUpload(key).catch(async (error) => {
     await releaseQuota(deps.db, id)
     throw error

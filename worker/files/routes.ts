@@ -274,7 +274,7 @@ const startUploadRoute = route({
   method: 'post',
   path: '/files/uploads',
   summary: 'Start a resumable upload (for files bigger than one request)',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { body: jsonBody(StartUploadBody) },
   responses: {
     201: jsonResponse(UploadSchema, 'The upload: send parts, then complete it'),
@@ -468,16 +468,22 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
       .openapi(startUploadRoute, async (c) => {
         const body = c.req.valid('json')
         const modified = typeof body.modified === 'string' ? Date.parse(body.modified) : body.modified
-        const upload = await startUpload(uploadDeps(c), c.var.user.id, {
-          protocol: 'parts',
-          name: cleanFileName(body.name),
-          prefix: body.prefix,
-          modified,
-          size: body.size,
-          partBytes: body.part_bytes,
-        })
+        const upload = await startUpload(
+          uploadDeps(c),
+          callerId(c),
+          {
+            protocol: 'parts',
+            name: cleanFileName(body.name),
+            prefix: body.prefix,
+            modified,
+            size: body.size,
+            partBytes: body.part_bytes,
+          },
+          { guard: callerIsLive(c), batch: (queries) => authorizedBatch(c, queries) },
+        )
         c.header('location', `/files/uploads/${upload.id}`)
-        return c.json(await uploadView(c, upload), 201)
+        // A new upload has no parts yet.
+        return c.json(await uploadView(c, upload, []), 201)
       })
       .openapi(readUploadRoute, async (c) => {
         const id = c.req.valid('param').uploadId
