@@ -102,16 +102,22 @@ export function reservationQueries(
   db: Database,
   quotaBytes: number,
   userId: string,
-  options: HoldOptions & { readonly id: string; readonly guard: SQL },
+  options: HoldOptions & { readonly id: string; readonly guard: SQL; readonly sized?: SQL },
 ) {
   const now = Date.now()
-  const bytes = options.bytes ?? 1
+  // `sized`: the bytes as SQL, read in the statement itself (a resumable upload's declared size or its parts' sum).
+  const bytes = options.sized ?? sql`${options.bytes ?? 1}`
   const room = sql`${quotaBytes} > 0 and ${usedSql(userId, now, options.id)} - ${options.reclaimBytes ?? 0} + ${bytes} <= ${quotaBytes}`
-  const row = { id: options.id, userId, bytes, expiresAt: now + (options.ttlMs ?? HOUR_MS) }
+  // insertForUser takes SQL for a column's value (the bytes read in the statement).
+  const row = { id: options.id, userId, bytes: bytes as unknown as number, expiresAt: now + (options.ttlMs ?? HOUR_MS) }
   return [
-    insertForUser(db, storageReservations, row, userId, sql`${options.guard} and ${room}`).returning({
-      id: storageReservations.id,
-    }),
+    // A reservation that is there already (a resumable upload's) is resized, as holdQuota does.
+    insertForUser(db, storageReservations, row, userId, sql`${options.guard} and ${room}`)
+      .onConflictDoUpdate({
+        target: storageReservations.id,
+        set: { bytes: sql`excluded.bytes`, expiresAt: sql`excluded.expires_at` },
+      })
+      .returning({ id: storageReservations.id }),
     db
       .select({ used: sql<number>`${usedSql(userId, now, options.id)}`.mapWith(Number) })
       .from(users)

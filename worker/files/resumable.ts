@@ -360,8 +360,43 @@ function checkJoinable(upload: UploadRow, parts: readonly PartRow[]) {
  * (`knownHash` when the bytes were hashed on their way in, else read back). The upload row stays, pointing at
  * the file, until it expires: a tus client asking HEAD after a lost response still learns it is complete.
  */
-export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownHash?: string): Promise<FileRow> {
-  const parts = await listParts(deps.db, upload)
+/**
+ * The hold a complete renews, as statements for the session check's batch (issue 30): what holdUploadQuota reserves
+ * (the declared size, or the parts' sum), read in the statement, and only while the upload is the caller's, unexpired
+ * and unfinished. The parts it counts are the parts the same batch reads, so the size agrees with completeUpload's.
+ */
+export function completionReservation(
+  db: Database,
+  config: Config,
+  userId: string,
+  id: string,
+  guard: SQL,
+  now: number,
+) {
+  const partsSum = sql`(select coalesce(sum(${uploadParts.size}), 0) from ${uploadParts} where ${uploadParts.uploadId} = ${id})`
+  const declared = sql`(select ${uploads.length} from ${uploads} where ${uploads.id} = ${id})`
+  const open = sql`exists (select 1 from ${uploads} where ${uploads.id} = ${id} and ${uploads.userId} = ${userId} and ${uploads.fileId} is null and ${uploads.expiresAt} > ${now})`
+  return reservationQueries(db, config.FILES_QUOTA_BYTES, userId, {
+    id,
+    sized: sql`max(1, coalesce(${declared}, ${partsSum}))`,
+    ttlMs: ttlMs(config),
+    guard: sql`${guard} and ${open}`,
+  })
+}
+
+/** What the route read in the session check's round trip: the parts, and the hold (completionReservation). */
+export interface CompletionRead {
+  readonly parts: PartRow[]
+  readonly held: BatchResponse<ReturnType<typeof completionReservation>>
+}
+
+export async function completeUpload(
+  deps: UploadDeps,
+  upload: UploadRow,
+  knownHash?: string,
+  read?: CompletionRead,
+): Promise<FileRow> {
+  const parts = read?.parts ?? (await listParts(deps.db, upload))
   // No parts at all: an abort may have removed the upload, its parts with it, since this request read it (404).
   if (parts.length === 0 && upload.length !== 0) {
     const raced = await raceOutcome(deps, upload)
@@ -370,7 +405,8 @@ export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownH
   const size = upload.length === 0 && parts.length === 0 ? 0 : checkJoinable(upload, parts)
   checkResumableTotal(deps.config, size)
   // The reservation covers the size already (a parts upload without a declared size grew it part by part).
-  await holdUploadQuota(deps, upload, size)
+  if (read) settleReservation(read.held, deps.config.FILES_QUOTA_BYTES, { bytes: Math.max(1, upload.length ?? size) })
+  else await holdUploadQuota(deps, upload, size)
   const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
   try {
     if (parts.length === 0) {

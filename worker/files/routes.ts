@@ -37,6 +37,7 @@ import {
   ownedUploadQuery,
   raceOutcome,
   startUpload,
+  completionReservation,
   uploadNotFound,
   uploadPart,
   type PartRow,
@@ -507,8 +508,16 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
         return c.json(stored, 200)
       })
       .openapi(completeRoute, async (c) => {
-        const upload = await callerUpload(c, c.req.valid('param').uploadId)
-        const row = await completeUpload(uploadDeps(c), upload)
+        const id = c.req.valid('param').uploadId
+        const now = Date.now()
+        // The upload, its parts and the quota hold in the session check's round trip; the record after R2 joins them.
+        const [rows, parts, ...held] = await authorizedBatch(c, [
+          ownedUploadQuery(c.var.db, callerId(c), id),
+          listParts(c.var.db, { id }),
+          ...completionReservation(c.var.db, c.var.config, callerId(c), id, callerIsLive(c), now),
+        ])
+        const upload = ownedUpload(rows, now)
+        const row = await completeUpload(uploadDeps(c), upload, undefined, { parts, held })
         await afterUpload(c, row)
         return c.json(await shape(c, row), 201)
       })
