@@ -272,6 +272,52 @@ export function partRuleViolation(
   return undefined
 }
 
+/** What a part's request carries that its checks read (the body's presence and its Content-Length). */
+function partRequestFits(config: Config, body: unknown, length: number): boolean {
+  return !!body && Number.isFinite(length) && length > 0 && length <= config.FILES_MAX_PART_BYTES
+}
+
+/**
+ * The hold a part renews, as statements for the session check's batch (issue 30): what holdUploadQuota reserves (the
+ * declared size, or the other parts' sum and this one), read in the statement, and only when uploadPart's checks
+ * would pass (the upload the caller's, open, a parts upload; R2's part rule; the total allowed), so that a refused
+ * part changes no reservation.
+ */
+export function partReservation(
+  db: Database,
+  config: Config,
+  userId: string,
+  id: string,
+  part: { readonly number: number; readonly body: unknown; readonly length: number },
+  guard: SQL,
+  now: number,
+) {
+  const fits = partRequestFits(config, part.body, part.length)
+  const bytes = fits ? part.length : 0
+  const n = part.number
+  const others = sql`(select coalesce(sum(${uploadParts.size}), 0) from ${uploadParts} where ${uploadParts.uploadId} = ${id} and ${uploadParts.partNumber} != ${n})`
+  const lastPart = sql`max(1, (${uploads.length} + ${uploads.partBytes} - 1) / ${uploads.partBytes})`
+  // partRuleViolation, in SQL.
+  const rule = sql`${bytes} <= ${uploads.partBytes} and case when ${uploads.length} is null then
+      (${bytes} = ${uploads.partBytes} or not exists (select 1 from ${uploadParts} where ${uploadParts.uploadId} = ${id} and ${uploadParts.partNumber} > ${n}))
+      and not exists (select 1 from ${uploadParts} where ${uploadParts.uploadId} = ${id} and ${uploadParts.partNumber} < ${n} and ${uploadParts.size} < ${uploads.partBytes})
+    else ${n} <= ${lastPart} and ${bytes} = case when ${n} = ${lastPart} then ${uploads.length} - (${lastPart} - 1) * ${uploads.partBytes} else ${uploads.partBytes} end end`
+  const open = sql`${fits ? 1 : 0} = 1 and exists (select 1 from ${uploads} where ${uploads.id} = ${id} and ${uploads.userId} = ${userId} and ${uploads.fileId} is null and ${uploads.expiresAt} > ${now} and ${uploads.protocol} = 'parts' and ${rule} and ${others} + ${bytes} <= ${config.FILES_MAX_RESUMABLE_BYTES})`
+  const declared = sql`(select ${uploads.length} from ${uploads} where ${uploads.id} = ${id})`
+  return reservationQueries(db, config.FILES_QUOTA_BYTES, userId, {
+    id,
+    sized: sql`max(1, coalesce(${declared}, ${others} + ${bytes}))`,
+    ttlMs: ttlMs(config),
+    guard: sql`${guard} and ${open}`,
+  })
+}
+
+/** What the part route read in the session check's round trip: the parts, and the hold (partReservation). */
+export interface PartRead {
+  readonly parts: PartRow[]
+  readonly held: BatchResponse<ReturnType<typeof partReservation>>
+}
+
 /** Stores one part of the parts API (sending a part number again replaces it). The body must have a known length. */
 export async function uploadPart(
   deps: UploadDeps,
@@ -279,6 +325,7 @@ export async function uploadPart(
   partNumber: number,
   body: ReadableStream<Uint8Array> | null,
   length: number,
+  read?: PartRead,
 ) {
   if (!body || !Number.isFinite(length) || length <= 0) throw invalid('a part needs a body and its Content-Length')
   if (upload.protocol !== 'parts')
@@ -290,12 +337,21 @@ export async function uploadPart(
       details: { max_part_bytes: maxPartBytes },
     })
   // A part sent again replaces the earlier one: only the others count.
-  const others = (await listParts(deps.db, upload)).filter((part) => part.partNumber !== partNumber)
+  const others = (read?.parts ?? (await listParts(deps.db, upload))).filter((part) => part.partNumber !== partNumber)
   const violation = partRuleViolation(upload, partNumber, length, others)
   if (violation) throw unequalPart(violation, upload.partBytes)
   const total = others.reduce((sum, part) => sum + part.size, length)
   checkResumableTotal(deps.config, total)
-  await holdUploadQuota(deps, upload, total)
+  const quota = deps.config.FILES_QUOTA_BYTES
+  const held = read?.held
+  if (!held || (quota > 0 && held[0].length === 0)) {
+    // Held in the check's batch (partReservation) unless the quota had no room: the usage read beside the hold says
+    // so. Were its SQL ever to refuse a part these checks pass while there is room, the hold is taken here as before
+    // (a round trip more, never a wrong 413).
+    const bytes = Math.max(1, upload.length ?? total)
+    if (held && Number(held[1][0]?.used ?? 0) + bytes > quota) settleReservation(held, quota, { bytes })
+    else await holdUploadQuota(deps, upload, total)
+  }
   try {
     // R2 takes a stream only with a known length; the fixed-length stream also refuses a body that differs from
     // its Content-Length.

@@ -38,6 +38,7 @@ import {
   raceOutcome,
   startUpload,
   completionReservation,
+  partReservation,
   uploadNotFound,
   uploadPart,
   type PartRow,
@@ -497,14 +498,25 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
       })
       .openapi(partRoute, async (c) => {
         const { uploadId, part } = c.req.valid('param')
-        const upload = await callerUpload(c, uploadId)
-        const stored = await uploadPart(
-          uploadDeps(c),
-          upload,
-          part,
-          c.req.raw.body,
-          Number(c.req.header('content-length')),
-        )
+        const body = c.req.raw.body
+        const length = Number(c.req.header('content-length'))
+        const now = Date.now()
+        // The upload, its parts and the quota hold in the session check's round trip; the part's row after R2.
+        const [rows, parts, ...held] = await authorizedBatch(c, [
+          ownedUploadQuery(c.var.db, callerId(c), uploadId),
+          listParts(c.var.db, { id: uploadId }),
+          ...partReservation(
+            c.var.db,
+            c.var.config,
+            callerId(c),
+            uploadId,
+            { number: part, body, length },
+            callerIsLive(c),
+            now,
+          ),
+        ])
+        const upload = ownedUpload(rows, now)
+        const stored = await uploadPart(uploadDeps(c), upload, part, body, length, { parts, held })
         return c.json(stored, 200)
       })
       .openapi(completeRoute, async (c) => {
