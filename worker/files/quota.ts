@@ -32,6 +32,8 @@ export interface QuotaHold {
   ensure(totalBytes: number): Promise<void>
   /** The statement that ends the reservation, for the batch that writes the file record. */
   commit(): ReturnType<typeof commitQuota>
+  /** Says the batch with `commit()` succeeded: `release` has nothing left to end (and costs no round trip). */
+  committed(): void
   release(): Promise<void>
 }
 
@@ -102,12 +104,18 @@ export function reservationQueries(
   db: Database,
   quotaBytes: number,
   userId: string,
-  options: HoldOptions & { readonly id: string; readonly guard: SQL; readonly sized?: SQL },
+  options: HoldOptions & { readonly id: string; readonly guard: SQL; readonly sized?: SQL; readonly ahead?: number },
 ) {
   const now = Date.now()
+  const used = sql`${usedSql(userId, now, options.id)} - ${options.reclaimBytes ?? 0}`
   // `sized`: the bytes as SQL, read in the statement itself (a resumable upload's declared size or its parts' sum).
-  const bytes = options.sized ?? sql`${options.bytes ?? 1}`
-  const room = sql`${quotaBytes} > 0 and ${usedSql(userId, now, options.id)} - ${options.reclaimBytes ?? 0} + ${bytes} <= ${quotaBytes}`
+  // `ahead`: an unknown size holds that much when the quota has room for it, else one byte (as ensure grows a hold).
+  const bytes =
+    options.sized ??
+    (options.bytes === undefined && options.ahead
+      ? sql`case when ${used} + ${options.ahead} <= ${quotaBytes} then ${options.ahead} else 1 end`
+      : sql`${options.bytes ?? 1}`)
+  const room = sql`${quotaBytes} > 0 and ${used} + ${options.bytes ?? 1} <= ${quotaBytes} and ${used} + ${bytes} <= ${quotaBytes}`
   // insertForUser takes SQL for a column's value (the bytes read in the statement).
   const row = { id: options.id, userId, bytes: bytes as unknown as number, expiresAt: now + (options.ttlMs ?? HOUR_MS) }
   return [
@@ -117,7 +125,7 @@ export function reservationQueries(
         target: storageReservations.id,
         set: { bytes: sql`excluded.bytes`, expiresAt: sql`excluded.expires_at` },
       })
-      .returning({ id: storageReservations.id }),
+      .returning({ id: storageReservations.id, bytes: storageReservations.bytes }),
     db
       .select({ used: sql<number>`${usedSql(userId, now, options.id)}`.mapWith(Number) })
       .from(users)
@@ -127,7 +135,7 @@ export function reservationQueries(
 
 /** The 413 QUOTA_EXCEEDED when `reservationQueries`' INSERT reserved nothing (and a quota is set). */
 export function settleReservation(
-  [reserved, [usage]]: readonly [ReadonlyArray<{ id: string }>, ReadonlyArray<{ used: number }>],
+  [reserved, [usage]]: readonly [ReadonlyArray<{ id: string; bytes: number }>, ReadonlyArray<{ used: number }>],
   quotaBytes: number,
   options: HoldOptions = {},
 ): void {
@@ -151,10 +159,39 @@ export async function holdQuota(
   userId: string,
   options: HoldOptions = {},
 ): Promise<QuotaHold> {
-  const id = options.id ?? newId()
+  const { hold, reserve, exceeded } = quotaHold(db, quotaBytes, userId, { ...options, id: options.id ?? newId() }, 0)
+  // An unknown size needs room for one byte at least: a user at the quota is refused before sending anything.
+  if (quotaBytes > 0 && !(await reserve(options.bytes ?? 1))) throw await exceeded(options.bytes)
+  return hold
+}
+
+/**
+ * The hold that `reservationQueries` took in a batch (settled by `settleReservation`), to grow and end as holdQuota's:
+ * `id` and the options are the ones the queries were built with.
+ */
+export function adoptedHold(
+  db: Database,
+  quotaBytes: number,
+  userId: string,
+  options: HoldOptions & { readonly id: string },
+  held: readonly [ReadonlyArray<{ id: string; bytes: number }>, ReadonlyArray<{ used: number }>],
+): QuotaHold {
+  settleReservation(held, quotaBytes, options)
+  return quotaHold(db, quotaBytes, userId, options, Number(held[0][0]?.bytes ?? 0)).hold
+}
+
+function quotaHold(
+  db: Database,
+  quotaBytes: number,
+  userId: string,
+  options: HoldOptions & { readonly id: string },
+  alreadyReserved: number,
+): { hold: QuotaHold; reserve(bytes: number): Promise<boolean>; exceeded(size?: number): Promise<ApiError> } {
+  const id = options.id
   const reclaimBytes = options.reclaimBytes ?? 0
   const ttlMs = options.ttlMs ?? HOUR_MS
-  let reserved = 0
+  let reserved = alreadyReserved
+  let committed = false
   const exceeded = async (size?: number) =>
     quotaExceeded(await usedBytes(db, userId, { exceptId: id, reclaimBytes }), quotaBytes, size)
   const reserve = async (bytes: number) => {
@@ -172,11 +209,14 @@ export async function holdQuota(
       throw await exceeded()
     },
     commit: () => commitQuota(db, id),
-    release: () => releaseQuota(db, id),
+    committed: () => {
+      committed = true
+    },
+    release: async () => {
+      if (!committed) await releaseQuota(db, id)
+    },
   }
-  // An unknown size needs room for one byte at least: a user at the quota is refused before sending anything.
-  if (quotaBytes > 0 && !(await reserve(options.bytes ?? 1))) throw await exceeded(options.bytes)
-  return hold
+  return { hold, reserve, exceeded }
 }
 
 /** The scheduled sweep: reservations whose holder died (they stopped counting at expiry) are removed. */

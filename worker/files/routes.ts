@@ -24,7 +24,7 @@ import {
 } from './records'
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
-import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
+import { cleanFileName, extensionOf, readUpload, reserveUpload, reserveUploadWithCheck } from './upload'
 import {
   completeUpload,
   finishAbort,
@@ -95,7 +95,7 @@ const upload = route({
   method: 'post',
   path: '/files',
   summary: 'Upload a file (the raw body, or multipart field "file"), streamed to storage',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { headers: uploadHeaders, body: { required: true, content: multipartFile } },
   responses: {
     201: jsonResponse(FileResponseSchema, 'The stored file'),
@@ -538,8 +538,12 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
         return c.json({ message: 'upload aborted' }, 200)
       })
       .openapi(upload, async (c) => {
-        const incoming = await readUpload(c.req.raw, c.var.user.id)
-        const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size)
+        const incoming = await readUpload(c.req.raw, callerId(c))
+        // The quota hold in the session check's round trip; the record and the hold's end in one batch after R2.
+        const limits = await reserveUploadWithCheck(c.var.db, c.var.config, callerId(c), incoming.size, {
+          guard: callerIsLive(c),
+          batch: (queries) => authorizedBatch(c, queries),
+        })
         const row = await storeFile(
           { db: c.var.db, bucket: c.env.BUCKET },
           { ...incoming, ...limits, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },
