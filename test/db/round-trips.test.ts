@@ -532,3 +532,37 @@ describe("a part's quota hold in the session check's round trip", () => {
     expect(await reservation(id)).toEqual(held)
   })
 })
+
+describe('an upload whose quota hold shares the session check', () => {
+  it('reserves, starts and stores nothing for a token whose session was logged out', async () => {
+    const alice = await signUp()
+    const started = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'x.bin', size: 3 } })
+    const id = started.body.upload_id as string
+    const rows = (query: string, value: string) =>
+      env.DB.prepare(query)
+        .bind(value)
+        .all()
+        .then((result) => result.results)
+    const state = async () => [
+      await rows('SELECT * FROM storage_reservations WHERE user_id = ?', alice.id),
+      await rows('SELECT * FROM uploads WHERE user_id = ?', alice.id),
+      await rows('SELECT * FROM upload_parts WHERE upload_id = ?', id),
+      await rows('SELECT * FROM files WHERE user_id = ?', alice.id),
+    ]
+    const before = await state()
+    expect((await call('POST', '/auth/logout', { token: alice.token })).status).toBeLessThan(300)
+    const refused = [
+      await call('POST', '/files', { token: alice.token, body: 'hello', headers: { 'x-edgefloor-name': 'a.txt' } }),
+      await call('POST', '/files/uploads', { token: alice.token, json: { name: 'y.bin', size: 3 } }),
+      await call('POST', '/files/tus', { token: alice.token, headers: { ...TUS, 'upload-length': '3' } }),
+      await call('PUT', `/files/uploads/${id}/1`, {
+        token: alice.token,
+        body: 'abc',
+        headers: { 'content-length': '3' },
+      }),
+      await call('POST', `/files/uploads/${id}/complete`, { token: alice.token }),
+    ]
+    expect(refused.map((response) => response.status)).toEqual([401, 401, 401, 401, 401])
+    expect(await state()).toEqual(before)
+  })
+})
