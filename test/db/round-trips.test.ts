@@ -492,3 +492,77 @@ describe('sequential D1 round trips per route', () => {
     expect(TABLE.exec(guide)?.[1], `the table should be:\n${table}`).toBe(table)
   })
 })
+
+describe("a part's quota hold in the session check's round trip", () => {
+  const reservation = async (id: string) =>
+    env.DB.prepare('SELECT bytes, expires_at FROM storage_reservations WHERE id = ?').bind(id).first()
+  const putPart = (user: TestUser, id: string, part: number, body: string) =>
+    counted('PUT', `/files/uploads/${id}/${part}`, {
+      token: user.token,
+      body,
+      headers: { 'content-length': String(body.length) },
+    })
+
+  it('holds a declared size with the part, and a refused part leaves the hold as it was', async () => {
+    const alice = await signUp()
+    const started = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'x.bin', size: 3 } })
+    const id = started.body.upload_id as string
+    const before = await reservation(id)
+    expect(before).toMatchObject({ bytes: 3 })
+    // R2's part rule: a declared 3 bytes are one part of 3 (partRuleViolation); 2 bytes are refused before R2.
+    const refused = await putPart(alice, id, 1, 'ab')
+    expect(refused.status).toBe(400)
+    expect(await reservation(id)).toEqual(before)
+    const stored = await putPart(alice, id, 1, 'abc')
+    expect(stored).toMatchObject({ status: 200, sequential: 2 })
+    expect(await reservation(id)).toMatchObject({ bytes: 3 })
+  })
+
+  it("grows an unknown size's hold by the part, and a part after the last is refused without growing it", async () => {
+    const alice = await signUp()
+    const id = (await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'y.bin' } })).body
+      .upload_id as string
+    const first = await putPart(alice, id, 1, 'abc')
+    expect(first).toMatchObject({ status: 200, sequential: 2 })
+    const held = await reservation(id)
+    expect(held).toMatchObject({ bytes: 3 })
+    // Part 1 is short, so it is the last: part 2 cannot follow it.
+    const refused = await putPart(alice, id, 2, 'de')
+    expect(refused.status).toBe(400)
+    expect(await reservation(id)).toEqual(held)
+  })
+})
+
+describe('an upload whose quota hold shares the session check', () => {
+  it('reserves, starts and stores nothing for a token whose session was logged out', async () => {
+    const alice = await signUp()
+    const started = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'x.bin', size: 3 } })
+    const id = started.body.upload_id as string
+    const rows = (query: string, value: string) =>
+      env.DB.prepare(query)
+        .bind(value)
+        .all()
+        .then((result) => result.results)
+    const state = async () => [
+      await rows('SELECT * FROM storage_reservations WHERE user_id = ?', alice.id),
+      await rows('SELECT * FROM uploads WHERE user_id = ?', alice.id),
+      await rows('SELECT * FROM upload_parts WHERE upload_id = ?', id),
+      await rows('SELECT * FROM files WHERE user_id = ?', alice.id),
+    ]
+    const before = await state()
+    expect((await call('POST', '/auth/logout', { token: alice.token })).status).toBeLessThan(300)
+    const refused = [
+      await call('POST', '/files', { token: alice.token, body: 'hello', headers: { 'x-edgefloor-name': 'a.txt' } }),
+      await call('POST', '/files/uploads', { token: alice.token, json: { name: 'y.bin', size: 3 } }),
+      await call('POST', '/files/tus', { token: alice.token, headers: { ...TUS, 'upload-length': '3' } }),
+      await call('PUT', `/files/uploads/${id}/1`, {
+        token: alice.token,
+        body: 'abc',
+        headers: { 'content-length': '3' },
+      }),
+      await call('POST', `/files/uploads/${id}/complete`, { token: alice.token }),
+    ]
+    expect(refused.map((response) => response.status)).toEqual([401, 401, 401, 401, 401])
+    expect(await state()).toEqual(before)
+  })
+})

@@ -16,10 +16,11 @@
 // A resumable upload passes its upload id as `id` and its TTL as `ttlMs`: calling holdQuota again with the same id
 // (each part, with the new total) resizes that one reservation; `releaseQuota(db, id)` ends it on abort or expiry
 // and `commitQuota(db, id)` in the completing batch. With FILES_QUOTA_BYTES = 0 nothing is reserved or checked.
-import { eq, lte, sql } from 'drizzle-orm'
+import { eq, lte, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../db/client'
+import { insertForUser } from '../db/guarded'
 import { newId } from '../db/ids'
-import { storageReservations } from '../db/schema'
+import { storageReservations, users } from '../db/schema'
 import { ApiError } from '../errors'
 
 const HOUR_MS = 60 * 60 * 1000
@@ -31,6 +32,8 @@ export interface QuotaHold {
   ensure(totalBytes: number): Promise<void>
   /** The statement that ends the reservation, for the batch that writes the file record. */
   commit(): ReturnType<typeof commitQuota>
+  /** Says the batch with `commit()` succeeded: `release` has nothing left to end (and costs no round trip). */
+  committed(): void
   release(): Promise<void>
 }
 
@@ -91,6 +94,56 @@ async function tryReserve(
   return rows.length > 0
 }
 
+/**
+ * A first reservation as statements for a batch (the session check's, issue 30): the INSERT reserves `bytes` for
+ * `id` when the user's usage leaves room and `guard` holds (callerIsLive: a refused token reserves nothing) and
+ * answers the id; the read after it is what the user uses beside it, for the 413's message. Settle the batch's two
+ * results with `settleReservation`. With FILES_QUOTA_BYTES = 0 nothing is reserved.
+ */
+export function reservationQueries(
+  db: Database,
+  quotaBytes: number,
+  userId: string,
+  options: HoldOptions & { readonly id: string; readonly guard: SQL; readonly sized?: SQL; readonly ahead?: number },
+) {
+  const now = Date.now()
+  const used = sql`${usedSql(userId, now, options.id)} - ${options.reclaimBytes ?? 0}`
+  // `sized`: the bytes as SQL, read in the statement itself (a resumable upload's declared size or its parts' sum).
+  // `ahead`: an unknown size holds that much when the quota has room for it, else one byte (as ensure grows a hold).
+  const bytes =
+    options.sized ??
+    (options.bytes === undefined && options.ahead
+      ? sql`case when ${used} + ${options.ahead} <= ${quotaBytes} then ${options.ahead} else 1 end`
+      : sql`${options.bytes ?? 1}`)
+  const room = sql`${quotaBytes} > 0 and ${used} + ${options.bytes ?? 1} <= ${quotaBytes} and ${used} + ${bytes} <= ${quotaBytes}`
+  // insertForUser takes SQL for a column's value (the bytes read in the statement).
+  const row = { id: options.id, userId, bytes: bytes as unknown as number, expiresAt: now + (options.ttlMs ?? HOUR_MS) }
+  return [
+    // A reservation that is there already (a resumable upload's) is resized, as holdQuota does.
+    insertForUser(db, storageReservations, row, userId, sql`${options.guard} and ${room}`)
+      .onConflictDoUpdate({
+        target: storageReservations.id,
+        set: { bytes: sql`excluded.bytes`, expiresAt: sql`excluded.expires_at` },
+      })
+      .returning({ id: storageReservations.id, bytes: storageReservations.bytes }),
+    db
+      .select({ used: sql<number>`${usedSql(userId, now, options.id)}`.mapWith(Number) })
+      .from(users)
+      .where(eq(users.id, userId)),
+  ] as const
+}
+
+/** The 413 QUOTA_EXCEEDED when `reservationQueries`' INSERT reserved nothing (and a quota is set). */
+export function settleReservation(
+  [reserved, [usage]]: readonly [ReadonlyArray<{ id: string; bytes: number }>, ReadonlyArray<{ used: number }>],
+  quotaBytes: number,
+  options: HoldOptions = {},
+): void {
+  if (quotaBytes === 0 || reserved.length > 0) return
+  const used = Math.max(0, Number(usage?.used ?? 0) - (options.reclaimBytes ?? 0))
+  throw quotaExceeded(used, quotaBytes, options.bytes)
+}
+
 export function commitQuota(db: Database, id: string) {
   return db.delete(storageReservations).where(eq(storageReservations.id, id))
 }
@@ -106,10 +159,39 @@ export async function holdQuota(
   userId: string,
   options: HoldOptions = {},
 ): Promise<QuotaHold> {
-  const id = options.id ?? newId()
+  const { hold, reserve, exceeded } = quotaHold(db, quotaBytes, userId, { ...options, id: options.id ?? newId() }, 0)
+  // An unknown size needs room for one byte at least: a user at the quota is refused before sending anything.
+  if (quotaBytes > 0 && !(await reserve(options.bytes ?? 1))) throw await exceeded(options.bytes)
+  return hold
+}
+
+/**
+ * The hold that `reservationQueries` took in a batch (settled by `settleReservation`), to grow and end as holdQuota's:
+ * `id` and the options are the ones the queries were built with.
+ */
+export function adoptedHold(
+  db: Database,
+  quotaBytes: number,
+  userId: string,
+  options: HoldOptions & { readonly id: string },
+  held: readonly [ReadonlyArray<{ id: string; bytes: number }>, ReadonlyArray<{ used: number }>],
+): QuotaHold {
+  settleReservation(held, quotaBytes, options)
+  return quotaHold(db, quotaBytes, userId, options, Number(held[0][0]?.bytes ?? 0)).hold
+}
+
+function quotaHold(
+  db: Database,
+  quotaBytes: number,
+  userId: string,
+  options: HoldOptions & { readonly id: string },
+  alreadyReserved: number,
+): { hold: QuotaHold; reserve(bytes: number): Promise<boolean>; exceeded(size?: number): Promise<ApiError> } {
+  const id = options.id
   const reclaimBytes = options.reclaimBytes ?? 0
   const ttlMs = options.ttlMs ?? HOUR_MS
-  let reserved = 0
+  let reserved = alreadyReserved
+  let committed = false
   const exceeded = async (size?: number) =>
     quotaExceeded(await usedBytes(db, userId, { exceptId: id, reclaimBytes }), quotaBytes, size)
   const reserve = async (bytes: number) => {
@@ -127,11 +209,14 @@ export async function holdQuota(
       throw await exceeded()
     },
     commit: () => commitQuota(db, id),
-    release: () => releaseQuota(db, id),
+    committed: () => {
+      committed = true
+    },
+    release: async () => {
+      if (!committed) await releaseQuota(db, id)
+    },
   }
-  // An unknown size needs room for one byte at least: a user at the quota is refused before sending anything.
-  if (quotaBytes > 0 && !(await reserve(options.bytes ?? 1))) throw await exceeded(options.bytes)
-  return hold
+  return { hold, reserve, exceeded }
 }
 
 /** The scheduled sweep: reservations whose holder died (they stopped counting at expiry) are removed. */

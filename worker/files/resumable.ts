@@ -5,6 +5,7 @@
 // parts into a normal file record whose hash and type are read back from the stored bytes; aborting, expiring or
 // deleting the user leaves nothing behind.
 import { and, asc, eq, gt, lte, sql, type SQL } from 'drizzle-orm'
+import type { BatchResponse } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
@@ -14,7 +15,7 @@ import { objectKey } from './keys'
 import type { FileRow } from './records'
 import { SNIFF_BYTES, sniffContentType } from './sniff'
 import { fileRow } from './store'
-import { commitQuota, holdQuota, releaseQuota } from './quota'
+import { commitQuota, holdQuota, releaseQuota, reservationQueries, settleReservation } from './quota'
 import { cleanPrefix, extensionOf, safeFileName } from './upload'
 
 export type UploadRow = typeof uploads.$inferSelect
@@ -164,7 +165,20 @@ export async function findOwnedUpload(db: Database, userId: string, id: string, 
   return ownedUpload(await ownedUploadQuery(db, userId, id), now)
 }
 
-export async function startUpload(deps: UploadDeps, userId: string, start: UploadStart): Promise<UploadRow> {
+/** The session check still owed, for the quota hold to share its round trip (authorizedBatch, guarded by callerIsLive). */
+export interface SharedCheck {
+  readonly guard: SQL
+  batch(queries: Reservation): Promise<BatchResponse<Reservation>>
+}
+type Reservation = ReturnType<typeof reservationQueries>
+
+/** Two sequential D1 round trips (issue 30): the session check with the quota hold, then R2, then the record. */
+export async function startUpload(
+  deps: UploadDeps,
+  userId: string,
+  start: UploadStart,
+  check: SharedCheck,
+): Promise<UploadRow> {
   checkResumableTotal(deps.config, start.size)
   const defaultPartBytes = Math.min(DEFAULT_PART_BYTES, deps.config.FILES_MAX_PART_BYTES)
   const partBytes =
@@ -178,7 +192,10 @@ export async function startUpload(deps: UploadDeps, userId: string, start: Uploa
   const name = safeFileName(start.name)
   const prefix = cleanPrefix(start.prefix, userId)
   const key = objectKey(userId, id, prefix)
-  await holdUploadQuota(deps, { id, userId, length: start.size ?? null })
+  const quota = deps.config.FILES_QUOTA_BYTES
+  const hold = { id, bytes: Math.max(1, start.size ?? 1), ttlMs: ttlMs(deps.config) }
+  const held = await check.batch(reservationQueries(deps.db, quota, userId, { ...hold, guard: check.guard }))
+  settleReservation(held, quota, { bytes: start.size === undefined ? undefined : hold.bytes })
   const multipart = await deps.bucket.createMultipartUpload(key).catch(async (error) => {
     await releaseQuota(deps.db, id)
     throw error
@@ -255,6 +272,52 @@ export function partRuleViolation(
   return undefined
 }
 
+/** What a part's request carries that its checks read (the body's presence and its Content-Length). */
+function partRequestFits(config: Config, body: unknown, length: number): boolean {
+  return !!body && Number.isFinite(length) && length > 0 && length <= config.FILES_MAX_PART_BYTES
+}
+
+/**
+ * The hold a part renews, as statements for the session check's batch (issue 30): what holdUploadQuota reserves (the
+ * declared size, or the other parts' sum and this one), read in the statement, and only when uploadPart's checks
+ * would pass (the upload the caller's, open, a parts upload; R2's part rule; the total allowed), so that a refused
+ * part changes no reservation.
+ */
+export function partReservation(
+  db: Database,
+  config: Config,
+  userId: string,
+  id: string,
+  part: { readonly number: number; readonly body: unknown; readonly length: number },
+  guard: SQL,
+  now: number,
+) {
+  const fits = partRequestFits(config, part.body, part.length)
+  const bytes = fits ? part.length : 0
+  const n = part.number
+  const others = sql`(select coalesce(sum(${uploadParts.size}), 0) from ${uploadParts} where ${uploadParts.uploadId} = ${id} and ${uploadParts.partNumber} != ${n})`
+  const lastPart = sql`max(1, (${uploads.length} + ${uploads.partBytes} - 1) / ${uploads.partBytes})`
+  // partRuleViolation, in SQL.
+  const rule = sql`${bytes} <= ${uploads.partBytes} and case when ${uploads.length} is null then
+      (${bytes} = ${uploads.partBytes} or not exists (select 1 from ${uploadParts} where ${uploadParts.uploadId} = ${id} and ${uploadParts.partNumber} > ${n}))
+      and not exists (select 1 from ${uploadParts} where ${uploadParts.uploadId} = ${id} and ${uploadParts.partNumber} < ${n} and ${uploadParts.size} < ${uploads.partBytes})
+    else ${n} <= ${lastPart} and ${bytes} = case when ${n} = ${lastPart} then ${uploads.length} - (${lastPart} - 1) * ${uploads.partBytes} else ${uploads.partBytes} end end`
+  const open = sql`${fits ? 1 : 0} = 1 and exists (select 1 from ${uploads} where ${uploads.id} = ${id} and ${uploads.userId} = ${userId} and ${uploads.fileId} is null and ${uploads.expiresAt} > ${now} and ${uploads.protocol} = 'parts' and ${rule} and ${others} + ${bytes} <= ${config.FILES_MAX_RESUMABLE_BYTES})`
+  const declared = sql`(select ${uploads.length} from ${uploads} where ${uploads.id} = ${id})`
+  return reservationQueries(db, config.FILES_QUOTA_BYTES, userId, {
+    id,
+    sized: sql`max(1, coalesce(${declared}, ${others} + ${bytes}))`,
+    ttlMs: ttlMs(config),
+    guard: sql`${guard} and ${open}`,
+  })
+}
+
+/** What the part route read in the session check's round trip: the parts, and the hold (partReservation). */
+export interface PartRead {
+  readonly parts: PartRow[]
+  readonly held: BatchResponse<ReturnType<typeof partReservation>>
+}
+
 /** Stores one part of the parts API (sending a part number again replaces it). The body must have a known length. */
 export async function uploadPart(
   deps: UploadDeps,
@@ -262,6 +325,7 @@ export async function uploadPart(
   partNumber: number,
   body: ReadableStream<Uint8Array> | null,
   length: number,
+  read?: PartRead,
 ) {
   if (!body || !Number.isFinite(length) || length <= 0) throw invalid('a part needs a body and its Content-Length')
   if (upload.protocol !== 'parts')
@@ -273,12 +337,21 @@ export async function uploadPart(
       details: { max_part_bytes: maxPartBytes },
     })
   // A part sent again replaces the earlier one: only the others count.
-  const others = (await listParts(deps.db, upload)).filter((part) => part.partNumber !== partNumber)
+  const others = (read?.parts ?? (await listParts(deps.db, upload))).filter((part) => part.partNumber !== partNumber)
   const violation = partRuleViolation(upload, partNumber, length, others)
   if (violation) throw unequalPart(violation, upload.partBytes)
   const total = others.reduce((sum, part) => sum + part.size, length)
   checkResumableTotal(deps.config, total)
-  await holdUploadQuota(deps, upload, total)
+  const quota = deps.config.FILES_QUOTA_BYTES
+  const held = read?.held
+  if (!held || (quota > 0 && held[0].length === 0)) {
+    // Held in the check's batch (partReservation) unless the quota had no room: the usage read beside the hold says
+    // so. Were its SQL ever to refuse a part these checks pass while there is room, the hold is taken here as before
+    // (a round trip more, never a wrong 413).
+    const bytes = Math.max(1, upload.length ?? total)
+    if (held && Number(held[1][0]?.used ?? 0) + bytes > quota) settleReservation(held, quota, { bytes })
+    else await holdUploadQuota(deps, upload, total)
+  }
   try {
     // R2 takes a stream only with a known length; the fixed-length stream also refuses a body that differs from
     // its Content-Length.
@@ -343,8 +416,43 @@ function checkJoinable(upload: UploadRow, parts: readonly PartRow[]) {
  * (`knownHash` when the bytes were hashed on their way in, else read back). The upload row stays, pointing at
  * the file, until it expires: a tus client asking HEAD after a lost response still learns it is complete.
  */
-export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownHash?: string): Promise<FileRow> {
-  const parts = await listParts(deps.db, upload)
+/**
+ * The hold a complete renews, as statements for the session check's batch (issue 30): what holdUploadQuota reserves
+ * (the declared size, or the parts' sum), read in the statement, and only while the upload is the caller's, unexpired
+ * and unfinished. The parts it counts are the parts the same batch reads, so the size agrees with completeUpload's.
+ */
+export function completionReservation(
+  db: Database,
+  config: Config,
+  userId: string,
+  id: string,
+  guard: SQL,
+  now: number,
+) {
+  const partsSum = sql`(select coalesce(sum(${uploadParts.size}), 0) from ${uploadParts} where ${uploadParts.uploadId} = ${id})`
+  const declared = sql`(select ${uploads.length} from ${uploads} where ${uploads.id} = ${id})`
+  const open = sql`exists (select 1 from ${uploads} where ${uploads.id} = ${id} and ${uploads.userId} = ${userId} and ${uploads.fileId} is null and ${uploads.expiresAt} > ${now})`
+  return reservationQueries(db, config.FILES_QUOTA_BYTES, userId, {
+    id,
+    sized: sql`max(1, coalesce(${declared}, ${partsSum}))`,
+    ttlMs: ttlMs(config),
+    guard: sql`${guard} and ${open}`,
+  })
+}
+
+/** What the route read in the session check's round trip: the parts, and the hold (completionReservation). */
+export interface CompletionRead {
+  readonly parts: PartRow[]
+  readonly held: BatchResponse<ReturnType<typeof completionReservation>>
+}
+
+export async function completeUpload(
+  deps: UploadDeps,
+  upload: UploadRow,
+  knownHash?: string,
+  read?: CompletionRead,
+): Promise<FileRow> {
+  const parts = read?.parts ?? (await listParts(deps.db, upload))
   // No parts at all: an abort may have removed the upload, its parts with it, since this request read it (404).
   if (parts.length === 0 && upload.length !== 0) {
     const raced = await raceOutcome(deps, upload)
@@ -353,7 +461,8 @@ export async function completeUpload(deps: UploadDeps, upload: UploadRow, knownH
   const size = upload.length === 0 && parts.length === 0 ? 0 : checkJoinable(upload, parts)
   checkResumableTotal(deps.config, size)
   // The reservation covers the size already (a parts upload without a declared size grew it part by part).
-  await holdUploadQuota(deps, upload, size)
+  if (read) settleReservation(read.held, deps.config.FILES_QUOTA_BYTES, { bytes: Math.max(1, upload.length ?? size) })
+  else await holdUploadQuota(deps, upload, size)
   const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
   try {
     if (parts.length === 0) {

@@ -24,7 +24,7 @@ import {
 } from './records'
 import { verifyFileToken } from './signed-url'
 import { replaceFileContent, storeFile } from './store'
-import { cleanFileName, extensionOf, readUpload, reserveUpload } from './upload'
+import { cleanFileName, extensionOf, readUpload, reserveUpload, reserveUploadWithCheck } from './upload'
 import {
   completeUpload,
   finishAbort,
@@ -37,6 +37,8 @@ import {
   ownedUploadQuery,
   raceOutcome,
   startUpload,
+  completionReservation,
+  partReservation,
   uploadNotFound,
   uploadPart,
   type PartRow,
@@ -93,7 +95,7 @@ const upload = route({
   method: 'post',
   path: '/files',
   summary: 'Upload a file (the raw body, or multipart field "file"), streamed to storage',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { headers: uploadHeaders, body: { required: true, content: multipartFile } },
   responses: {
     201: jsonResponse(FileResponseSchema, 'The stored file'),
@@ -274,7 +276,7 @@ const startUploadRoute = route({
   method: 'post',
   path: '/files/uploads',
   summary: 'Start a resumable upload (for files bigger than one request)',
-  middleware: [requireAuth()] as const,
+  middleware: [requireAuth({ sharesRoundTrip: true })] as const,
   request: { body: jsonBody(StartUploadBody) },
   responses: {
     201: jsonResponse(UploadSchema, 'The upload: send parts, then complete it'),
@@ -468,16 +470,22 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
       .openapi(startUploadRoute, async (c) => {
         const body = c.req.valid('json')
         const modified = typeof body.modified === 'string' ? Date.parse(body.modified) : body.modified
-        const upload = await startUpload(uploadDeps(c), c.var.user.id, {
-          protocol: 'parts',
-          name: cleanFileName(body.name),
-          prefix: body.prefix,
-          modified,
-          size: body.size,
-          partBytes: body.part_bytes,
-        })
+        const upload = await startUpload(
+          uploadDeps(c),
+          callerId(c),
+          {
+            protocol: 'parts',
+            name: cleanFileName(body.name),
+            prefix: body.prefix,
+            modified,
+            size: body.size,
+            partBytes: body.part_bytes,
+          },
+          { guard: callerIsLive(c), batch: (queries) => authorizedBatch(c, queries) },
+        )
         c.header('location', `/files/uploads/${upload.id}`)
-        return c.json(await uploadView(c, upload), 201)
+        // A new upload has no parts yet.
+        return c.json(await uploadView(c, upload, []), 201)
       })
       .openapi(readUploadRoute, async (c) => {
         const id = c.req.valid('param').uploadId
@@ -490,19 +498,38 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
       })
       .openapi(partRoute, async (c) => {
         const { uploadId, part } = c.req.valid('param')
-        const upload = await callerUpload(c, uploadId)
-        const stored = await uploadPart(
-          uploadDeps(c),
-          upload,
-          part,
-          c.req.raw.body,
-          Number(c.req.header('content-length')),
-        )
+        const body = c.req.raw.body
+        const length = Number(c.req.header('content-length'))
+        const now = Date.now()
+        // The upload, its parts and the quota hold in the session check's round trip; the part's row after R2.
+        const [rows, parts, ...held] = await authorizedBatch(c, [
+          ownedUploadQuery(c.var.db, callerId(c), uploadId),
+          listParts(c.var.db, { id: uploadId }),
+          ...partReservation(
+            c.var.db,
+            c.var.config,
+            callerId(c),
+            uploadId,
+            { number: part, body, length },
+            callerIsLive(c),
+            now,
+          ),
+        ])
+        const upload = ownedUpload(rows, now)
+        const stored = await uploadPart(uploadDeps(c), upload, part, body, length, { parts, held })
         return c.json(stored, 200)
       })
       .openapi(completeRoute, async (c) => {
-        const upload = await callerUpload(c, c.req.valid('param').uploadId)
-        const row = await completeUpload(uploadDeps(c), upload)
+        const id = c.req.valid('param').uploadId
+        const now = Date.now()
+        // The upload, its parts and the quota hold in the session check's round trip; the record after R2 joins them.
+        const [rows, parts, ...held] = await authorizedBatch(c, [
+          ownedUploadQuery(c.var.db, callerId(c), id),
+          listParts(c.var.db, { id }),
+          ...completionReservation(c.var.db, c.var.config, callerId(c), id, callerIsLive(c), now),
+        ])
+        const upload = ownedUpload(rows, now)
+        const row = await completeUpload(uploadDeps(c), upload, undefined, { parts, held })
         await afterUpload(c, row)
         return c.json(await shape(c, row), 201)
       })
@@ -511,8 +538,12 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
         return c.json({ message: 'upload aborted' }, 200)
       })
       .openapi(upload, async (c) => {
-        const incoming = await readUpload(c.req.raw, c.var.user.id)
-        const limits = await reserveUpload(c.var.db, c.var.config, c.var.user.id, incoming.size)
+        const incoming = await readUpload(c.req.raw, callerId(c))
+        // The quota hold in the session check's round trip; the record and the hold's end in one batch after R2.
+        const limits = await reserveUploadWithCheck(c.var.db, c.var.config, callerId(c), incoming.size, {
+          guard: callerIsLive(c),
+          batch: (queries) => authorizedBatch(c, queries),
+        })
         const row = await storeFile(
           { db: c.var.db, bucket: c.env.BUCKET },
           { ...incoming, ...limits, userId: c.var.user.id, fileModifiedAt: incoming.modifiedAt },

@@ -264,6 +264,7 @@ async function writeFileAndRecord(deps: StoreDeps, file: NewFile): Promise<FileR
       forgetPendingDelete(deps.db, key),
       ...(file.quota ? [file.quota.commit()] : []),
     ])
+    file.quota?.committed()
     return row!
   } catch (error) {
     if (file.originKey) {

@@ -5,7 +5,7 @@ import { z, type RouteConfig } from '@hono/zod-openapi'
 import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { describeRoute, errorResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
-import { requireAuth } from '../auth/middleware'
+import { authorizedBatch, callerId, callerIsLive, requireAuth } from '../auth/middleware'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import type { FileRow } from './records'
@@ -69,6 +69,8 @@ const options = describeRoute({
 const create = route({
   method: 'post',
   path: '/files/tus',
+  // The session check shares its round trip with the quota hold (startUpload).
+  middleware: [tusResumable, requireAuth({ sharesRoundTrip: true }), tusVersion] as const,
   summary:
     'tus creation (Upload-Length, Upload-Metadata filename/filetype/prefix/modified); a body of application/offset+octet-stream is the first bytes (creation-with-upload)',
   request: {
@@ -289,12 +291,12 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
       if (length === undefined) throw new ApiError('VALIDATION_FAILED', { message: 'Upload-Length is required' })
       const metadataHeader = c.req.header('upload-metadata')
       const fields = uploadFields(parseUploadMetadata(metadataHeader))
-      let upload = await startUpload(deps(c), c.var.user.id, {
-        protocol: 'tus',
-        ...fields,
-        size: length,
-        metadata: metadataHeader,
-      })
+      let upload = await startUpload(
+        deps(c),
+        callerId(c),
+        { protocol: 'tus', ...fields, size: length, metadata: metadataHeader },
+        { guard: callerIsLive(c), batch: (queries) => authorizedBatch(c, queries) },
+      )
       let file: FileRow | undefined
       const hasBytes = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() === OFFSET_STREAM
       if (hasBytes || length === 0) {

@@ -1,12 +1,15 @@
 // POST /files and content replacement: the client's X-Edgefloor-* headers read and checked, the file (a multipart
 // part, or the raw request body) streamed to storage with its type sniffed from the first bytes, the quota enforced.
+import type { SQL } from 'drizzle-orm'
+import type { BatchResponse } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
+import { newId } from '../db/ids'
 import { ApiError } from '../errors'
 import { checkName } from '../names'
 import { type BlockSource, concatBytes, prependBlock, readRequestBody } from './blocks'
 import { dispositionParam, readMultipartFile } from './multipart'
-import { holdQuota, quotaExceeded, usedBytes, type QuotaHold } from './quota'
+import { adoptedHold, holdQuota, quotaExceeded, reservationQueries, usedBytes, type QuotaHold } from './quota'
 import { SNIFF_BYTES, sniffContentType } from './sniff'
 
 export interface UploadMeta {
@@ -218,6 +221,29 @@ export async function reserveUpload(
   })
   return { maxBytes, quota }
 }
+
+/**
+ * reserveUpload in the session check's round trip (issue 30): the size limit, then the hold's statements in the
+ * check's batch (guarded by callerIsLive). An unknown size holds 1 MiB ahead when the quota has room for it (as the
+ * hold grows while the bytes arrive), so a small upload needs no round trip more.
+ */
+export async function reserveUploadWithCheck(
+  db: Database,
+  config: Config,
+  userId: string,
+  declaredSize: number | undefined,
+  check: { readonly guard: SQL; batch(queries: Reservation): Promise<BatchResponse<Reservation>> },
+): Promise<{ maxBytes: number; quota: QuotaHold }> {
+  const maxBytes = config.FILES_MAX_BYTES
+  if (declaredSize !== undefined && declaredSize > maxBytes) throw tooLarge(maxBytes)
+  const options = { id: newId(), bytes: declaredSize }
+  const held = await check.batch(
+    reservationQueries(db, config.FILES_QUOTA_BYTES, userId, { ...options, guard: check.guard, ahead: MiB }),
+  )
+  return { maxBytes, quota: adoptedHold(db, config.FILES_QUOTA_BYTES, userId, options, held) }
+}
+type Reservation = ReturnType<typeof reservationQueries>
+const MiB = 1024 * 1024
 
 /**
  * What this user may still store in one file; 413 at once when the declared size is already too much. A check,
