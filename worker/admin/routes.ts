@@ -5,11 +5,10 @@
 import { z, type RouteConfig } from '@hono/zod-openapi'
 import { and, desc, eq, lt, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
-import { errorResponse, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
+import { errorResponse, Id, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { authorizedBatch, requireAuth } from '../auth/middleware'
-import { SessionView } from '../auth/routes'
+import { SessionView, UserFields } from '../auth/routes'
 import { endSession, listSessions } from '../auth/sessions'
-import { ID_PATTERN } from '../db/ids'
 import { users } from '../db/schema'
 import { ApiError } from '../errors'
 import { FileMetadataSchema, filesPage, listFilesQuery, toFileMetadata } from '../files/records'
@@ -20,24 +19,13 @@ const tags = ['Admin']
 const ADMIN_RULE = '@user.role=admin'
 const PAGE_MAX = 100
 
-const Id = z.string().regex(ID_PATTERN, 'must be a 24-character hex id')
 const UserParams = z.object({ id: Id.openapi({ description: "the user's _id" }) })
 const Page = {
   limit: z.coerce.number().int().min(1).max(PAGE_MAX).default(50),
   cursor: Id.optional().openapi({ description: 'the last _id of the previous page (see the Link header)' }),
 }
 
-const AdminUser = z
-  .object({
-    _id: z.string(),
-    email: z.string(),
-    name: z.string(),
-    role: z.string(),
-    email_verified: z.boolean(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .openapi('AdminUser')
+const AdminUser = z.object(UserFields).openapi('AdminUser')
 
 const AdminSession = SessionView.omit({ current: true }).openapi('AdminSession')
 

@@ -61,18 +61,17 @@ const Token = z.string().min(10).max(4096)
 export const LoginUser = z
   .object({ _id: z.string(), email: z.string(), name: z.string(), role: z.string() })
   .openapi('LoginUser')
-const PublicUser = z
-  .object({
-    _id: z.string(),
-    email: z.string(),
-    name: z.string(),
-    role: z.string(),
-    email_verified: z.boolean(),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .catchall(z.unknown())
-  .openapi('User')
+/** An account's own fields as every user view answers them (the account's, an admin's list). */
+export const UserFields = {
+  _id: z.string(),
+  email: z.string(),
+  name: z.string(),
+  role: z.string(),
+  email_verified: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+}
+const PublicUser = z.object(UserFields).catchall(z.unknown()).openapi('User')
 const Message = z.object({ message: z.string() }).openapi('Message')
 export const Session = z
   .object({

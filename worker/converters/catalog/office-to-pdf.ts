@@ -31,17 +31,20 @@ const OFFICE_TYPES = [
   'text/csv',
 ]
 
+/** The settings of a converter that posts a document whole to the Gotenberg sidecar (Office, HTML and Markdown). */
+export const GOTENBERG_SETTINGS = [
+  'GOTENBERG_URL',
+  'GOTENBERG_USERNAME',
+  'GOTENBERG_PASSWORD',
+  'GOTENBERG_ACCESS_CLIENT_ID',
+  'GOTENBERG_ACCESS_CLIENT_SECRET',
+  'GOTENBERG_TIMEOUT_MS',
+  'OFFICE_MAX_BYTES',
+] as const
+
 export const officeToPdfInfo = describeConverter({
   name: 'office-to-pdf',
-  settings: [
-    'GOTENBERG_URL',
-    'GOTENBERG_USERNAME',
-    'GOTENBERG_PASSWORD',
-    'GOTENBERG_ACCESS_CLIENT_ID',
-    'GOTENBERG_ACCESS_CLIENT_SECRET',
-    'GOTENBERG_TIMEOUT_MS',
-    'OFFICE_MAX_BYTES',
-  ],
+  settings: GOTENBERG_SETTINGS,
   from: [
     '.doc',
     '.docx',
