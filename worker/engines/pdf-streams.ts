@@ -367,9 +367,9 @@ function* objectHeadersBefore(
 
 /**
  * Finds indirect objects by number in the file's bytes (built on first use: few dictionaries need it). Each object
- * is parsed once, however many dictionaries name it (thousands of streams naming one 350 KB /DecodeParms were
- * parsed again for each: minutes of CPU), and all of them together within the file's size and a little more: only
- * objects nested in one another's strings could pass that, and such a file is refused.
+ * is parsed once, however many dictionaries name it (docs/hostile-inputs.md: shared-params.pdf). All of them
+ * together stay within the file's size and a little more: only objects nested in one another's strings could pass
+ * that, and such a file is refused.
  */
 export class ObjectIndex {
   private bodies: Map<string, number> | undefined
@@ -639,7 +639,7 @@ class Output {
     this.buffer[this.length++] = byte
     if (this.length === PIECE_BYTES) this.flush()
   }
-  /** Bytes copied in runs (an LZW entry is up to 4096 bytes: one call a byte was most of its cost). */
+  /** Bytes copied in runs: an LZW entry is up to 4096 bytes, and a call a byte would cost more than the decoding. */
   pushAll(bytes: Uint8Array): void {
     this.buffer ??= new Uint8Array(PIECE_BYTES)
     for (let offset = 0; offset < bytes.length; ) {
@@ -904,8 +904,8 @@ const MIN_INPUT_PIECE_BYTES = 16
 const OUTPUT_PIECE_BYTES = 128 * 1024
 
 /**
- * Bytes read and decoded between two pauses of measurePdfStreams (~2 ms of inflating on an idle core): a bomb is
- * measured up to its budget (tens of MiB) in slices, with a turn of the event loop between them.
+ * Bytes read and decoded between two pauses of measurePdfStreams. A bomb is measured up to its budget in slices,
+ * with a turn of the event loop between them.
  */
 export const WORK_BYTES_PER_TURN = 256 * 1024
 

@@ -1,15 +1,14 @@
-// PDFium compiled to WASM (@hyzyla/pdfium, MIT/Apache-2.0), instantiated from the statically imported module
-// (workerd compiles no WebAssembly from bytes), driven through its C API so that a page never exists whole:
-// the PDF is streamed into the WASM heap (no second copy in JavaScript) and each page is rendered in strips of
-// at most STRIP_BYTES that the PNG encoder reads straight from the heap (small enough that one strip is a few tens
-// of milliseconds of drawing: the encoder gives the event loop a turn between them, see event-loop.ts).
-// One instance per isolate, reused while its heap stays under REUSE_MAX_HEAP_BYTES (WASM memory never shrinks:
-// a heap grown by a huge page would stay for every later document), else dropped and made anew. A fresh
-// instance per document was tried first: discarded instances live until the garbage collector runs, and three
-// image-heavy pages in a row took wrangler dev's isolate down. An engine error drops the instance too, so a
-// corrupted heap is never reused. Before PDFium decodes anything, pdf-streams.ts measures what each stream
-// decodes to (PDFium inflates a stream whole) against the caller's byte budget, an encrypted document's streams
-// decrypted first with the key pdf-crypt.ts finds as PDFium will.
+// PDFium compiled to WASM (@hyzyla/pdfium, MIT/Apache-2.0), driven through its C API so that a page never exists
+// whole. The module is imported statically: workerd compiles no WebAssembly from bytes.
+// The PDF is streamed into the WASM heap (no second copy in JavaScript). Each page is rendered in strips of at most
+// STRIP_BYTES that the PNG encoder reads straight from the heap, with a turn of the event loop between strips.
+// One instance per isolate, reused while its heap stays under REUSE_MAX_HEAP_BYTES, else dropped and made anew.
+// WASM memory never shrinks, so a heap grown by a huge page would stay for every later document. Discarded
+// instances live until the garbage collector runs, so one instance per document piles up heaps. An engine error
+// drops the instance too: a corrupted heap is never reused.
+// Before PDFium decodes anything, pdf-streams.ts measures what each stream decodes to against the caller's byte
+// budget (PDFium inflates a stream whole). An encrypted document's streams are decrypted first with the key
+// pdf-crypt.ts finds, as PDFium will.
 import { PDFiumLibrary } from '@hyzyla/pdfium'
 import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
 import { inTurns } from './event-loop'
@@ -175,9 +174,9 @@ let shared: Promise<PdfiumModule> | undefined
 
 /**
  * Removes the accessors the emscripten glue defines on globalThis while a module is made (hookGlobalSymbolAccess:
- * a warning for each symbol emscripten no longer defines, only where none exists yet). Their closures hold the
- * module's scope, and with it its WASM memory: the first instance of an isolate was never collected (135 MiB kept
- * after a 12 MP page image, measured by check:deploy).
+ * a warning for each symbol emscripten does not define, only where none exists yet). Their closures hold the
+ * module's scope, and with it its WASM memory: the instance would never be collected (docs/platform-limits.md,
+ * "What the engines do").
  */
 function forgetGlobalHooks(before: ReadonlySet<PropertyKey>): void {
   for (const key of Reflect.ownKeys(globalThis)) {
@@ -233,7 +232,7 @@ const FPDF_PAGEOBJ_FORM = 5
  * What PDFium's heap holds to draw an image, besides the document: its decoded bitmap (4 bytes a pixel at most) and,
  * for a progressive JPEG (DCTDecode), libjpeg's coefficients for the whole frame (jpeg-memory.ts). A DCT stream behind
  * another filter cannot be read here and counts as the worst JPEG of its size (three full components, buffered).
- * check:deploy measured 126 MiB for a 12 MP progressive 4:4:4 JPEG in a page.
+ * The bound's reason is measured in docs/platform-limits.md, "What is refused, and why".
  */
 export const IMAGE_HEAP_MAX_BYTES = 64 * 2 ** 20
 

@@ -33,28 +33,27 @@ export interface EncodeOptions {
 
 /**
  * zlib through node:zlib (native in workerd as in Node) rather than CompressionStream, which offers no strategy:
- * Z_FILTERED, libpng's strategy for filtered rows. Level 5 rather than zlib's default 6: on the bench images
- * (bench/image-to-png.ts) 0.68–0.93 of level 6's deflate time for PNGs 0.8–1.2% larger (level 6 had been chosen
- * against the default strategy: 0–2% smaller in 0.93 of the time); level 4 made screenshots 3% larger. Output in
- * 64 KiB pieces (one IDAT each) rather than zlib's 16 KiB: a quarter of the stream events and chunk CRCs.
+ * Z_FILTERED, libpng's strategy for filtered rows. Level 5 rather than zlib's default 6: less deflate time for
+ * files about 1% larger (docs/benchmarks.md, "Engine constants"). Output in 64 KiB pieces (one IDAT each) rather
+ * than zlib's 16 KiB: a quarter of the stream events and chunk CRCs.
  */
 const DEFLATE_OPTIONS = { level: 5, strategy: zlibConstants.Z_FILTERED, chunkSize: 64 * 1024 }
 const SIGNATURE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 const COLOR_TYPE = { 1: 0, 2: 4, 3: 2, 4: 6 } as const
 /**
- * Row bytes filtered and compressed between two turns of the event loop (~10 ms of work on an idle core), with the
- * bytes read for rows converted to fewer channels (convertedRowUnits): a page or photo is encoded in slices, so
- * requests sharing the isolate wait for one slice, not the whole image.
+ * Row bytes filtered and compressed between two turns of the event loop, plus the bytes read for rows converted to
+ * fewer channels (convertedRowUnits). A page or photo is encoded in slices, so requests sharing the isolate wait
+ * for one slice, not the whole image.
  */
 const BYTES_PER_TURN = 512 * 1024
-/** Pixel bytes read for the colour and alpha analysis between two turns (~1 ms of JavaScript on an idle core). */
+/** Pixel bytes read for the colour and alpha analysis between two turns. */
 const SCAN_BYTES_PER_TURN = 256 * 1024
 
 const IDAT = new TextEncoder().encode('IDAT')
 
 /**
- * An IDAT chunk as three pieces, the compressor's output itself between its length and type and its CRC: wrapped
- * in a copy, every output byte of the compressor was garbage once (22 MiB for a 12 MP photo's PNG).
+ * An IDAT chunk as three pieces, the compressor's output itself between its length and type and its CRC. A copy
+ * would make every compressed byte garbage once (docs/platform-limits.md, "What the engines do").
  */
 function idatPieces(data: Uint8Array): Uint8Array[] {
   const head = new Uint8Array(8)
@@ -99,8 +98,7 @@ export function reducedChannels(image: RawImage): Promise<Channels> {
 
 /**
  * reducedChannels over rows `width` pixels of `channels` wide (rows read from a decoder's heap, say), a turn of the
- * event loop every SCAN_BYTES_PER_TURN: an opaque or gray picture is read to its last pixel (12 MP of RGBA is
- * ~100 ms of JavaScript).
+ * event loop every SCAN_BYTES_PER_TURN: an opaque or gray picture is read to its last pixel.
  */
 export async function reducedRowChannels(width: number, channels: Channels, rows: PixelRows): Promise<Channels> {
   const hasAlpha = channels === 2 || channels === 4
@@ -162,7 +160,7 @@ export class PngChannelsError extends Error {
   }
 }
 
-/** RGBA read as one little-endian 32-bit word a pixel (R in the low byte, A in the high one) is ~4× faster in V8. */
+/** RGBA read as one little-endian 32-bit word a pixel (R in the low byte, A in the high one): faster in V8 than bytes. */
 const isLittleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
 
 /** A row of RGBA pixels as 32-bit words, if its bytes are 4-byte aligned (rows of an RGBA image are). */
@@ -215,7 +213,7 @@ function convertRow(input: Uint8Array, width: number, channels: number, outChann
 
 /**
  * Row units counted between two turns for rows converted channel by channel in JavaScript (RGBA → gray, say): the
- * conversion reads every input byte, so counting the output bytes alone let one slice read 2 MiB of RGBA.
+ * conversion reads every input byte, which counting the output bytes alone would leave out of a slice.
  */
 const convertedRowUnits = (width: number, channels: number, outputChannels: number) =>
   width * (outputChannels + (channels === outputChannels ? 0 : channels))
@@ -250,7 +248,7 @@ export function encodePngRows(
   // Its errors reach the reader (next() rejects); without a listener Node-style streams would also throw them.
   compressor.on('error', () => {})
   // One buffer for every batch's filtered rows, written again once the compressor has taken it (its write's
-  // callback): a slice a batch was the whole picture's filtered rows in garbage (34 MiB for a 12 MP photo).
+  // callback). A slice a batch would leave the whole picture's filtered rows as garbage.
   let filtered: Uint8Array | undefined
   const writing = (async () => {
     const outputChannels = await format.outputChannels

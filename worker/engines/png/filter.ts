@@ -1,8 +1,8 @@
 // PNG row filtering: the five filters and libpng's choice among them (smallest sum of the filtered bytes read as
-// signed), in WebAssembly SIMD (filter.c, built into filter.wasm by `npm run build:wasm`): the five sums in one
-// pass over the row with explicit 16-byte vectors, then only the chosen filter written; about 25× faster than the
-// same loops in JavaScript (7× the auto-vectorised C it replaced, 2.2 against 15.4 ms of CPU on the 1 MP screenshot). The JavaScript version stays as the reference the tests compare against and for
-// rows too wide for the module's bounded memory.
+// signed), in WebAssembly SIMD (filter.c, built into filter.wasm by `npm run build:wasm`). The five sums take one
+// pass over the row with explicit 16-byte vectors, then only the chosen filter is written (speed against
+// JavaScript: docs/benchmarks.md, "Engines: kept or removed"). The JavaScript version is the reference the tests
+// compare against, and filters rows too wide for the module's bounded memory.
 import filterWasm from './filter.wasm'
 
 /** Rows filtered per call: enough to amortise the copies, bounded so the module's memory stays small. */

@@ -21,15 +21,15 @@ export interface PageGeometry {
 export const MAX_MARKS_PER_BASE = 30
 
 /**
- * Characters one page may draw, per cell of its grid: a page of combining-mark stacks takes the renderer seconds
- * (83,000 characters: ~3 s), a page of plain text ~5,000. Three per cell leaves room for pointed Hebrew or
- * Vietnamese and refuses a page of mark towers.
+ * Characters one page may draw, per cell of its grid. A page of combining-mark stacks takes the renderer seconds
+ * (docs/benchmarks.md, "Engine constants"); a page of plain text is about one per cell. Three per cell leaves room
+ * for pointed Hebrew or Vietnamese and refuses a page of mark towers.
  */
 export const MAX_CHARS_PER_CELL = 3
 
 /**
- * Characters a caller writes between two turns of the event loop (a few milliseconds of layout on an idle core):
- * the 5 MB worst cases took 0.2–1.6 s in one synchronous call before, holding every request of the isolate.
+ * Characters a caller writes between two turns of the event loop: a few milliseconds of layout. One synchronous
+ * call over a 5 MB text would hold every request of the isolate.
  */
 export const TURN_CHARS = 64 * 1024
 
@@ -53,7 +53,7 @@ export class TextTooLongError extends Error {
 }
 
 const MARK = /\p{M}/u
-/** Per BMP code point: 0 not yet known, 1 a combining mark, 2 not one (a regular expression per character of a CJK text was its slowest step). */
+/** Per BMP code point: 0 not yet known, 1 a combining mark, 2 not one. A regular expression per character is slow on CJK text. */
 const markCache = new Uint8Array(0x10000)
 
 /** Whether a code point is a combining mark (general category M), the common block without a regular expression. */

@@ -71,7 +71,7 @@ const textElements = (
 const svgOpen = (style: PageStyle) =>
   `<svg xmlns="http://www.w3.org/2000/svg" width="${style.widthPx}" height="${style.heightPx}" viewBox="0 0 ${style.widthPx} ${style.heightPx}">`
 
-/** The whole page as one SVG on a white rectangle: what one resvg call drew before pages were drawn in bands. */
+/** The whole page as one SVG on a white rectangle: the reference the bands draw pixel for pixel. */
 export function pageSvg(lines: readonly string[], style: PageStyle, fallback: FallbackFonts = NO_FALLBACK): string {
   return `${svgOpen(style)}<rect width="100%" height="100%" fill="#fff"/>${textElements(lines, 0, lines.length, style, fallback)}</svg>`
 }
@@ -81,9 +81,8 @@ const linesSvg = (lines: readonly string[], from: number, to: number, style: Pag
   `${svgOpen(style)}${textElements(lines, from, to, style, fallback)}</svg>`
 
 /**
- * Text lines per resvg tree. A page is one resvg call no more: parsing a full page (usvg shapes and outlines every
- * glyph) and rendering it were each one synchronous call of tens of milliseconds on an idle core; a few lines are
- * a few milliseconds, with a turn of the event loop between them.
+ * Text lines per resvg tree. Parsing a full page (usvg shapes and outlines every glyph) and rendering it are each
+ * one long synchronous call. A few lines take a few milliseconds, with a turn of the event loop between them.
  */
 const LINES_PER_GROUP = 4
 /**
