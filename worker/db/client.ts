@@ -1,8 +1,8 @@
-// The drizzle client over the D1 binding, with the schema: one per binding and isolate, since building it maps the
-// relations of every table (a measurable share of a small request), and it keeps no per-request state.
-// Each request runs its statements in its own D1 session (D1's Sessions API, read replication): `runInSession` puts
-// the session in an AsyncLocalStorage, and the client's statements go to whichever session the request running them
-// is in, or to the binding itself outside any (the queue consumer, the sweeps).
+// The drizzle client over the D1 binding, with the schema. One per binding and isolate: building it maps the
+// relations of every table (docs/benchmarks.md, "Accounts"), and it keeps no per-request state.
+// Each request runs its statements in its own D1 session (D1's Sessions API, read replication). `runInSession` puts
+// the session in an AsyncLocalStorage; a statement goes to the session of the request running it, or to the binding
+// outside any (the queue consumer, the sweeps).
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { drizzle } from 'drizzle-orm/d1'
 import * as schema from './schema'

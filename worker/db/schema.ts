@@ -246,11 +246,10 @@ export const files = sqliteTable(
 
 /**
  * Previews of stored files: one R2 object each, under a key made of the file's content hash and the preview's
- * parameters. They count in their owner's quota and go with their file (the foreign key refuses a preview of a
- * file deleted while it was made; the files module deletes the objects). The consumer Worker draws them: a row is
- * `queued` from the first request until it is `ready` (its object stored, its size counted) or `failed` (the
- * reason and the status its conversion answers, kept for PREVIEW_FAILURE_TTL so a hostile file is not drawn again
- * on every request).
+ * parameters. They count in their owner's quota and go with their file. The foreign key refuses a preview of a
+ * file deleted while it is drawn; the files module deletes the objects. The consumer Worker draws them.
+ * A row is `queued` from the first request until it is `ready` (object stored, size counted) or `failed`.
+ * A failure keeps its reason and status for PREVIEW_FAILURE_TTL, so a hostile file is not drawn on every request.
  */
 export const previews = sqliteTable(
   'previews',

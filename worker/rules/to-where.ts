@@ -1,8 +1,8 @@
 // A rule as a SQL condition, so `_readAll` filters in the query instead of after it: a list can never leak rows, and
 // pagination counts only visible rows. The rule is specialised for the caller (evaluate.ts `specialise`), or its
 // `@user.*` fields are read in SQL from the caller's row (a CallerResolver), so that the list needs no caller read
-// before it and goes in the session check's round trip (issue 30). The SQL keeps the evaluator's meaning: strict
-// types, and a missing or null field fails `=` and `!=` alike.
+// before it and goes in the session check's round trip. The SQL keeps the evaluator's meaning: strict types, and a
+// missing or null field fails `=` and `!=` alike.
 import { and, not, or, sql, type SQL } from 'drizzle-orm'
 import type { Operand, Rule, UserField } from './parse'
 import type { Scalar } from './evaluate'
