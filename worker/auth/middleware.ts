@@ -2,13 +2,13 @@
 // user's security stamp (password reset, "log out everywhere") and the token's session (logout, refresh-token reuse,
 // DELETE /auth/sessions/:id), so any of them ends the token at once. That read also brings the account (all but the
 // password hash), so a route about the caller needs no second one. Its statement is prepared once per database
-// client and isolate: building it anew cost more than verifying the token (bench:auth, docs/benchmarks.md).
-// A route can share that round trip (issue 30: far from D1 each one is a network round trip): with
+// client and isolate: building it costs more than verifying the token (docs/benchmarks.md, "Accounts").
+// A route can share that round trip, since far from D1 each one is a network round trip. With
 // `requireAuth({ sharesRoundTrip: true })` the middleware verifies the token's signature only, and the route's first
-// reads go in one batch with the check (`authorizedBatch`); their results are dropped unless the check passes. A
-// route that never calls it is checked after it answers, its answer replaced by the 401. A write route shares it too
-// and writes after it, but for a write that must go in that batch, guarded by `callerIsLive`. An API key (efk_…) is
-// checked at once, with its scopes held to the route (auth/api-keys.ts): it has no session to share a round trip with.
+// reads go in one batch with the check (`authorizedBatch`); their results are dropped unless the check passes.
+// A route that never calls it is checked after it answers, its answer replaced by the 401. A write route writes
+// after the check, or in its batch guarded by `callerIsLive`. An API key (efk_…) is checked at once, its scopes held
+// to the route (auth/api-keys.ts): it has no session to share a round trip with.
 import type { BatchItem, BatchResponse } from 'drizzle-orm/batch'
 import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm'
 import type { Context } from 'hono'
