@@ -1,7 +1,7 @@
 // Upload bytes read in turns from a small ring of reused blocks. workerd hands a request body to JavaScript in
-// 4 KiB reads unless asked for more (a BYOB reader's readAtLeast fills a whole block natively), and a fresh block
-// per read is 100 MiB of short-lived buffers per 100 MiB upload that V8 frees late (+54 MiB of workerd memory
-// measured). Two blocks: the one the caller holds, and the next one, filled from the socket meanwhile.
+// 4 KiB reads unless asked for more; a BYOB reader's readAtLeast fills a whole block natively. A fresh block per
+// read would make as many short-lived bytes as the upload, which V8 frees late (docs/benchmarks.md, "Files").
+// Two blocks: the one the caller holds, and the next one, filled from the socket meanwhile.
 import { ApiError } from '../errors'
 
 /**

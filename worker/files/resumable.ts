@@ -172,7 +172,7 @@ export interface SharedCheck {
 }
 type Reservation = ReturnType<typeof reservationQueries>
 
-/** Two sequential D1 round trips (issue 30): the session check with the quota hold, then R2, then the record. */
+/** Two sequential D1 round trips: the session check with the quota hold, then R2, then the record. */
 export async function startUpload(
   deps: UploadDeps,
   userId: string,
@@ -278,7 +278,7 @@ function partRequestFits(config: Config, body: unknown, length: number): boolean
 }
 
 /**
- * The hold a part renews, as statements for the session check's batch (issue 30): what holdUploadQuota reserves (the
+ * The hold a part renews, as statements for the session check's batch: what holdUploadQuota reserves (the
  * declared size, or the other parts' sum and this one), read in the statement, and only when uploadPart's checks
  * would pass (the upload the caller's, open, a parts upload; R2's part rule; the total allowed), so that a refused
  * part changes no reservation.
@@ -346,8 +346,8 @@ export async function uploadPart(
   const held = read?.held
   if (!held || (quota > 0 && held[0].length === 0)) {
     // Held in the check's batch (partReservation) unless the quota had no room: the usage read beside the hold says
-    // so. Were its SQL ever to refuse a part these checks pass while there is room, the hold is taken here as before
-    // (a round trip more, never a wrong 413).
+    // so. Should its SQL refuse a part these checks pass while there is room, the hold is taken here: a round trip
+    // more, never a wrong 413.
     const bytes = Math.max(1, upload.length ?? total)
     if (held && Number(held[1][0]?.used ?? 0) + bytes > quota) settleReservation(held, quota, { bytes })
     else await holdUploadQuota(deps, upload, total)
@@ -417,7 +417,7 @@ function checkJoinable(upload: UploadRow, parts: readonly PartRow[]) {
  * the file, until it expires: a tus client asking HEAD after a lost response still learns it is complete.
  */
 /**
- * The hold a complete renews, as statements for the session check's batch (issue 30): what holdUploadQuota reserves
+ * The hold a complete renews, as statements for the session check's batch: what holdUploadQuota reserves
  * (the declared size, or the parts' sum), read in the statement, and only while the upload is the caller's, unexpired
  * and unfinished. The parts it counts are the parts the same batch reads, so the size agrees with completeUpload's.
  */

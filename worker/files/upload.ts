@@ -223,7 +223,7 @@ export async function reserveUpload(
 }
 
 /**
- * reserveUpload in the session check's round trip (issue 30): the size limit, then the hold's statements in the
+ * reserveUpload in the session check's round trip: the size limit, then the hold's statements in the
  * check's batch (guarded by callerIsLive). An unknown size holds 1 MiB ahead when the quota has room for it (as the
  * hold grows while the bytes arrive), so a small upload needs no round trip more.
  */
