@@ -39,7 +39,7 @@ async function draw(deps: DrawDeps, file: FileRow, params: PreviewParams): Promi
 }
 
 /**
- * Draws, encodes and stores the preview the message asks for, unless its row is no longer queued (drawn by an
+ * Draws, encodes and stores the preview the message asks for, unless its row has left `queued` (drawn by an
  * earlier delivery, or gone with its file or content). A failure of the file's own (hostile, truncated, too
  * large, no such page) or of the quota settles the row as failed with its reason; anything else throws, and the
  * queue delivers the message again.

@@ -1,9 +1,9 @@
 // Previews from the location's cache (Cache API): a preview is immutable for its file's content and its parameters,
 // so it is kept under a key of the owner, the content hash, the file's kind and the variant, and a repeat is answered
 // without D1's preview row or R2. The owner is in the key so that no one learns from a fast answer that another
-// account holds the same bytes. Only the route reads it, after it has authorized the caller on the file (bearer token, or a signed
-// URL checked against the owner's current stamp): a revoked link or a deleted file answers 401 or 404 before the cache
-// is asked, and a replaced file has another hash, so another key.
+// account holds the same bytes. Only the route reads it, after it has authorized the caller on the file (bearer
+// token, or a signed URL checked against the owner's current stamp). A revoked link or a deleted file answers 401
+// or 404 before the cache is asked; a replaced file has another hash, so another key.
 import type { FileRow } from '../files/records'
 import { type PreviewParams, variantName } from './params'
 

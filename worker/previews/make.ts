@@ -97,7 +97,7 @@ async function sendDrawing(deps: PreviewDeps, file: FileRow, key: string, params
   }
 }
 
-/** The row once it is no longer queued (or gone), or as it stands when `waitMs` runs out; waiting is I/O only. */
+/** The row once it has left `queued` (or is gone), or as it stands when `waitMs` runs out; waiting is I/O only. */
 async function waitForPreview(
   db: Database,
   file: FileRow,

@@ -1,5 +1,5 @@
-// Which previews may be drawn: images and texts have only their first page, AVIF has a smaller box. Free of the request schemas (zod), so the
-// engine Workers that draw previews bundle none of them.
+// Which previews may be drawn: images and texts have only their first page, AVIF has a smaller box.
+// Free of the request schemas (zod), so the engine Workers that draw previews bundle none of them.
 import { ConversionError } from '../converters/converter'
 import type { PreviewKind } from '../files/preview-kind'
 import type { PreviewParams } from './params'
@@ -10,8 +10,8 @@ export function onlyFirstPage(params: PreviewParams, what: string): void {
 }
 
 /**
- * AVIF previews are at most this many pixels a side: libavif's encoder grew its heap to 94 MiB for a 1449 × 2048 text
- * page (npm run check:deploy), which with the decoded picture does not fit a Worker's 128 MB; at 1024 it takes about 35 MiB.
+ * AVIF previews are at most this many pixels a side. Above it libavif's encoder heap and the decoded picture do not
+ * fit a Worker's 128 MB (docs/platform-limits.md, "What is refused, and why").
  */
 export const AVIF_PREVIEW_MAX_SIDE = 1024
 
