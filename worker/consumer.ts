@@ -45,8 +45,7 @@ export function consumerHandlers<E extends Omit<ConsumerEnv, keyof EngineBinding
       await runSweeps({ db: openDatabase(env.DB), bucket: env.BUCKET, config: loadConfig(env) })
     },
     // Conversion steps and preview drawings (worker/previews/draw.ts) come on queues of their own and share the dead
-    // letter queue: every batch is dispatched by each message's kind (a drawing sent before the queues were split
-    // still arrives on the conversions' queue).
+    // letter queue. Every batch is dispatched by each message's kind, so a drawing on the conversions' queue runs too.
     async queue(batch, env, ctx) {
       const deps = pipelineDeps(env, ctx, enginesOf(env))
       const { step, preview, unreadable } = messagesByKind(batch.messages)

@@ -1,5 +1,6 @@
-// The API Worker (wrangler.toml): HTTP through the Hono app; it only produces conversion steps and preview drawings,
-// which the consumer Worker (worker/consumer.ts, wrangler.consumer.toml) runs. The Durable Object is exported for its binding.
+// The API Worker (wrangler.toml): HTTP through the Hono app. It only produces conversion steps and preview drawings,
+// which the consumer Worker (worker/consumer.ts, wrangler.consumer.toml) runs. The Durable Object is exported for
+// its binding.
 import { createApp } from './app'
 import type { QueueMessage } from './queue'
 

@@ -34,8 +34,8 @@ export interface MessagesByKind {
 const isText = (value: unknown): value is string => typeof value === 'string'
 
 /**
- * The message a body carries. Bodies sent before messages had a `kind` (`{ jobId, stepId }`, `{ preview }`) may
- * still be queued while a deploy rolls out, and still run.
+ * The message a body carries. Bodies without a `kind` (`{ jobId, stepId }`, `{ preview }`, from an older producer)
+ * may be queued while a deploy rolls out: they run too.
  */
 export function readQueueMessage(body: unknown): QueueMessage | undefined {
   if (typeof body !== 'object' || body === null) return undefined

@@ -15,7 +15,7 @@ import { FileMetadataSchema, filesPage, listFilesQuery, toFileMetadata } from '.
 import { JobSummarySchema, toJobSummary, userJobsQueries } from '../pipeline/jobs'
 
 const tags = ['Admin']
-/** The role these routes need: the rule the /users routes use for admins (worker/rules/resources.ts). */
+/** The role these routes need: the rule the /users routes use for admins (worker/models/resources.ts). */
 const ADMIN_RULE = '@user.role=admin'
 const PAGE_MAX = 100
 

@@ -16,7 +16,7 @@ import type { PreviewParams } from '../previews/params'
 export interface WireError {
   readonly message: string
   readonly retryable: boolean
-  /** Absent from an engine Worker of the deploy before codes: the retry flag then chooses the default code. */
+  /** Absent from an engine Worker deployed without error codes: the retry flag then chooses the default code. */
   readonly code?: ConversionErrorCode
 }
 
