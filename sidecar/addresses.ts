@@ -9,7 +9,10 @@ import ipaddr from 'ipaddr.js'
 
 const IPV4_COMPATIBLE = { ipv4Compatible: [ipaddr.IPv6.parse('::'), 96] as [ipaddr.IPv6, number] }
 
-/** The special-use range an IP address is in (ipaddr.js's name, e.g. `loopback`, `rfc6052`), or undefined for a global unicast one. */
+/**
+ * The special-use range an IP address is in (ipaddr.js's name, e.g. `loopback`, `rfc6052`), or undefined for a global
+ * unicast one.
+ */
 export function specialUseRange(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'invalid'
   const parsed = ipaddr.parse(address)

@@ -45,7 +45,9 @@ function formFiles(form: FormData): Map<string, File> {
   return files
 }
 
-/** Gotenberg's Markdown route: index.html's {{ toHTML "file.md" }} become the Markdown files as HTML (GitHub's flavour). */
+/**
+ * Gotenberg's Markdown route: index.html's {{ toHTML "file.md" }} become the Markdown files as HTML (GitHub's flavour).
+ */
 async function markdownIndex(index: string, files: Map<string, File>): Promise<string> {
   const calls = [...index.matchAll(/\{\{\s*toHTML\s+"([^"]+)"\s*\}\}/g)]
   const missing = [...new Set(calls.map((call) => call[1]!).filter((name) => !files.has(name)))]

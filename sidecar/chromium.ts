@@ -253,7 +253,10 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 export const contentTypeOf = (name: string) =>
   CONTENT_TYPES[name.split('.').pop()!.toLowerCase()] ?? 'application/octet-stream'
 
-/** Status codes as Gotenberg reads them: "499" is one code, "400-499"-style ranges are written as 499 meaning 4xx (its X99 rule). */
+/**
+ * Status codes as Gotenberg reads them: "499" is one code, "400-499"-style ranges are written as 499 meaning 4xx (its
+ * X99 rule).
+ */
 export function statusMatches(codes: readonly number[], status: number): boolean {
   return codes.some(
     (code) => code === status || (code % 100 === 99 && Math.floor(code / 100) === Math.floor(status / 100)),
@@ -278,7 +281,9 @@ export class ChromiumBrowser {
     this.options = options
   }
 
-  /** Refuses a URL the policy does not let a page reach (the URL route's main page, checked before Chromium loads it). */
+  /**
+   * Refuses a URL the policy does not let a page reach (the URL route's main page, checked before Chromium loads it).
+   */
   checkUrl(url: string): void {
     checkUrl(url, this.options.policy)
   }
@@ -479,8 +484,8 @@ export class ChromiumBrowser {
           const { singlePage, ...rest } = job.output.print
           const print: Record<string, unknown> = { ...rest, transferMode: 'ReturnAsBase64' }
           if (singlePage) {
-            // One page as tall as the content (Gotenberg's singlePage): the document's height in inches, at 96 px an inch.
-            // Gotenberg's way: the layout's content height, and the first page only (what a forced page break leaves over).
+            // One page as tall as the content (Gotenberg's singlePage): the layout's content height in inches, at 96 px
+            // an inch, as Gotenberg measures it. Only the first page is kept (what a forced page break leaves over).
             const { cssContentSize } = (await send('Page.getLayoutMetrics')) as { cssContentSize: { height: number } }
             print.paperHeight =
               cssContentSize.height / 96 + Number(print.marginTop ?? 0) + Number(print.marginBottom ?? 0)
@@ -521,7 +526,10 @@ export class ChromiumBrowser {
     }
   }
 
-  /** Waits until no request has been in flight for 500 ms (Chromium's networkIdle lifecycle event, as Gotenberg waits for it). */
+  /**
+   * Waits until no request has been in flight for 500 ms (Chromium's networkIdle lifecycle event, as Gotenberg waits
+   * for it).
+   */
   private async networkIdle(
     devtools: DevTools,
     sessionId: string,
@@ -627,7 +635,10 @@ export class ChromiumBrowser {
   }
 }
 
-/** Polls an expression until it is true, as Gotenberg's waitForExpression does; an exception or undefined is the client's error. */
+/**
+ * Polls an expression until it is true, as Gotenberg's waitForExpression does; an exception or undefined is the
+ * client's error.
+ */
 async function waitFor(
   send: (method: string, params?: Record<string, unknown>) => Promise<Record<string, unknown>>,
   expression: string,

@@ -1,6 +1,6 @@
-// Gotenberg's downloadFrom form field: [{"url": "...", "extraHttpHeaders": {...}, "embedded": false, "field": ""}], each URL
-// fetched by the sidecar (never by LibreOffice) under the download policy, following at most 5 redirects (each hop
-// checked again), within a time and size limit; the files join the form as if uploaded (`embeds` when embedded).
+// Gotenberg's downloadFrom form field: [{"url": "...", "extraHttpHeaders": {...}, "embedded": false, "field": ""}],
+// each URL fetched by the sidecar (never by LibreOffice) under the download policy, following at most 5 redirects (each
+// hop checked again), within a time and size limit; the files join the form as if uploaded (`embeds` when embedded).
 import { randomUUID } from 'node:crypto'
 import { goJsonError } from './form-rules.ts'
 import { FormError } from './gotenberg-form.ts'

@@ -1,10 +1,10 @@
-// The LibreOffice pool: `processes` slots, each with one long-lived LibreOffice (sidecar/office-process.ts) on
-// its own profile converting one document at a time (concurrent conversions in one process deadlock), fed from a
-// bounded FIFO queue, and a warm standby started beside it halfway through. A process retires after `restartAfter` conversions
-// as soon as its standby is ready, and the standby takes over at once while the old one quits; a conversion that
-// outlives the timeout kills its process, and one that dies mid-conversion is answered as unavailable (clients
-// retry); either way the standby takes over. All files live under one temp root per port, swept at start and
-// at close, so even a sidecar killed with SIGKILL leaves nothing past its next start.
+// The LibreOffice pool: `processes` slots fed from a bounded FIFO queue. Each slot has one long-lived LibreOffice
+// (sidecar/office-process.ts) on its own profile, converting one document at a time: concurrent conversions in one
+// process deadlock. A process retires after `restartAfter` conversions, once its standby is ready: the standby starts
+// halfway through, so it takes over at once while the old one quits. A conversion that outlives the timeout kills its
+// process; one that dies mid-conversion is answered as unavailable (clients retry). Either way the standby takes over.
+// All files live under one temp root per port, swept at start and at close, so even a sidecar killed with SIGKILL
+// leaves nothing past its next start.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -1,7 +1,8 @@
 // The Edgefloor sidecar: a Gotenberg-8-compatible HTTP API over real LibreOffice, Debian's Chromium, qpdf and
-// exiftool, for this machine (no Docker) and for self-hosters. Routes: POST /forms/libreoffice/convert (and Gotenberg
-// 6's /convert/office alias), /forms/pdfengines/* (sidecar/pdfengines.ts), /forms/chromium/* (sidecar/chromium-
-// routes.ts), GET /, /favicon.ico, /health, /version, /prometheus/metrics. Run: node sidecar/server.ts (SIDECAR_HOST, SIDECAR_PORT).
+// exiftool, for this machine (no Docker) and for self-hosters. Routes: POST /forms/libreoffice/convert (and
+// Gotenberg 6's /convert/office alias), /forms/pdfengines/* (sidecar/pdfengines.ts), /forms/chromium/*
+// (sidecar/chromium-routes.ts), GET /, /favicon.ico, /health, /version, /prometheus/metrics.
+// Run: node sidecar/server.ts (SIDECAR_HOST, SIDECAR_PORT).
 import { randomUUID, timingSafeEqual } from 'node:crypto'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -211,7 +212,10 @@ export interface SidecarOptions {
     readonly concurrency: number
     readonly policy: UrlPolicy
   }
-  /** Serves Gotenberg's PDF engines routes (SIDECAR_PDFENGINES_DISABLE=true turns them off, as PDFENGINES_DISABLE_ROUTES). */
+  /**
+   * Serves Gotenberg's PDF engines routes (SIDECAR_PDFENGINES_DISABLE=true turns them off, as
+   * PDFENGINES_DISABLE_ROUTES).
+   */
   readonly pdfEnginesDisabled: boolean
 }
 
@@ -277,7 +281,8 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
       disabled: env.SIDECAR_CHROMIUM_DISABLE === 'true',
       program: env.SIDECAR_CHROMIUM || '/usr/lib/chromium/chromium',
       concurrency: Math.max(1, number('SIDECAR_CHROMIUM_PAGES', 2)),
-      // SIDECAR_CHROMIUM_DENY_PRIVATE=true: no loopback or private address for pages, even the hosts listed for the rest.
+      // SIDECAR_CHROMIUM_DENY_PRIVATE=true: no loopback or private address for pages, even the hosts listed for the
+      // rest.
       policy: {
         ...policy('SIDECAR_CHROMIUM_ALLOW_LIST', 'SIDECAR_CHROMIUM_DENY_LIST'),
         ...(env.SIDECAR_CHROMIUM_DENY_PRIVATE === 'true' ? { privateHosts: [] } : {}),
@@ -333,7 +338,9 @@ function authorized(request: IncomingMessage, options: SidecarOptions): boolean 
   return given.length === expected.length && timingSafeEqual(given, expected)
 }
 
-/** Formats LibreOffice reads that Gotenberg 8.34's list lacks (PowerPoint shows, tab-separated values): accepted too. */
+/**
+ * Formats LibreOffice reads that Gotenberg 8.34's list lacks (PowerPoint shows, tab-separated values): accepted too.
+ */
 const MORE_EXTENSIONS = ['ppsx', 'ppsm', 'tsv']
 
 const isConvertible = (name: string) =>
@@ -673,8 +680,8 @@ export async function startSidecar(
   sharedPool?: LibreOfficePool,
   sharedChromium?: ChromiumBrowser,
 ): Promise<RunningSidecar> {
-  // Its own pool is made once the port is ours: its temp root is named by the port (swept at start), and
-  // LibreOffice starts now, so the first conversion finds it warm. Requests wait for it in the queue meanwhile.
+  // Its own pool is made once the port is ours: its temp root is named by the port (swept at start). LibreOffice
+  // starts here, so the first conversion finds it warm; requests wait for it in the queue meanwhile.
   let pool = sharedPool as LibreOfficePool
   let chromium = sharedChromium as ChromiumBrowser
   const webhookJobs: WebhookJobs = new Set()
@@ -785,7 +792,7 @@ export async function startSidecar(
     profile: `${sidecarRoot(port)}-chromium`,
     log: options.log ?? logLine,
   })
-  // Started now, as LibreOffice is, so the first page finds it warm and /health tells whether it runs.
+  // Started with the server, as LibreOffice is, so the first page finds it warm and /health tells whether it runs.
   // Awaited like LibreOffice's first start: /health answers up once the sidecar is started (Gotenberg's readiness).
   if (!options.chromium.disabled && !sharedChromium)
     await chromium
