@@ -63,7 +63,10 @@ export async function buildConsoleBundle(outDir = join(root, 'public', 'static')
   }
 }
 
-/** Swagger UI as its package builds it (a script defining `SwaggerUIBundle`), less the source map it names but that is not served. */
+/**
+ * Swagger UI as its package builds it (a script defining `SwaggerUIBundle`), less the source map it names but that is
+ * not served.
+ */
 function copySwaggerUi(outDir: string): { script: string; style: string } {
   const dist = join(root, 'node_modules', 'swagger-ui-dist')
   const script = readFileSync(join(dist, 'swagger-ui-bundle.js'), 'utf8').replace(

@@ -1,7 +1,7 @@
 // The consumer Worker's config as `wrangler dev` runs it beside the API Worker (`-c wrangler.toml -c <this>`):
 // wrangler.consumer.toml less its Workers AI binding, in a folder of its own with the run's settings as .dev.vars.
-// Its [dev] section disables containers: the sidecar's Durable Object forwards to GOTENBERG_URL, so no Docker is needed.
-// Wrangler 4.156 gives `--local` and `--env-file` to the first config only: a second config's AI binding (which has
+// Its [dev] section disables containers: the sidecar's Durable Object forwards to GOTENBERG_URL, so no Docker is
+// needed. Wrangler 4.156 gives `--local` and `--env-file` to the first config only: a second config's AI binding (which has
 // no local simulator) starts a remote proxy session that fails without a Cloudflare account and stops `wrangler
 // dev`, and the second Worker reads its secrets from the .dev.vars beside its config, never from `--env-file`.
 // Locally the API Worker's AI binding is not simulated either, so TRANSCRIBE_PROVIDER=auto uses TRANSCRIBE_URL.
@@ -11,7 +11,10 @@ import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
-/** Writes `dir`/wrangler.consumer.toml and `dir`/.dev.vars (`settings`: secrets and overrides); answers the config's path. */
+/**
+ * Writes `dir`/wrangler.consumer.toml and `dir`/.dev.vars (`settings`: secrets and overrides); answers the config's
+ * path.
+ */
 export function writeLocalConsumerConfig(dir: string, settings: Record<string, string>): string {
   const toml = readFileSync(join(root, 'wrangler.consumer.toml'), 'utf8')
   const local = toml

@@ -1,5 +1,5 @@
-// `npm test`: the typecheck, the lint and check:deploy run beside the suite instead of before it. The suite mostly waits (on
-// workerd, LibreOffice and the queues), so on 2 cores tsc's ~40 s of one core fit in its gaps; they run at a lower
+// `npm test`: the typecheck and the lint run beside the suite instead of before it. The suite mostly waits (on
+// workerd, LibreOffice and the queues), so on 2 cores tsc's one busy core fits in its gaps. They run at a lower
 // priority (nice) so the suite's own work comes first. Their output is printed once the suite is done, and
 // `npm test` fails when any of them fails. Arguments go to vitest: `npm test -- --project unit`.
 // Every server the run starts in a process group (bench/process-group.ts: wrangler dev, workerd) is recorded in a
@@ -58,8 +58,8 @@ process.on('SIGTERM', () => {
   for (const child of running) child.kill('SIGTERM')
 })
 
-// check:deploy (bench/check-deploy.ts, `npm run check:deploy`) is not run here yet: the API Worker's startup and
-// three previews' memory still pass its bounds (docs/platform-limits.md), and a red check would hold back every change.
+// check:deploy (bench/check-deploy.ts, `npm run check:deploy`) is not run here: the API Worker's startup is over its
+// bound and three steps' memory at its edge (docs/platform-limits.md), and a red check would hold back every change.
 const checks = [
   run('typecheck', 'nice', ['-n', '10', bin('tsc'), '--noEmit'], true),
   run('lint and format', 'nice', ['-n', '10', bin('biome'), 'check'], true),

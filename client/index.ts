@@ -36,7 +36,10 @@ export function downloadName(file: Pick<FileRecord, 'name' | 'extension'>): stri
 }
 
 export interface ClientOptions {
-  /** Where the tokens live; memory by default. `webStorageTokenStore(sessionStorage)` keeps a tab's session across reloads. */
+  /**
+   * Where the tokens live; memory by default. `webStorageTokenStore(sessionStorage)` keeps a tab's session across
+   * reloads.
+   */
   tokenStore?: TokenStore
   /** An access token to start with (kept in the store). */
   token?: string

@@ -103,7 +103,9 @@ export interface RegisterResult {
   message: string
 }
 
-/** What `PUT /auth/user` changes: name, custom fields with `u`, and (confirmed by `current_password`) email or password. */
+/**
+ * What `PUT /auth/user` changes: name, custom fields with `u`, and (confirmed by `current_password`) email or password.
+ */
 export interface AccountChanges {
   name?: string
   /** A new address: unverified until its owner follows the link mailed to it. */
