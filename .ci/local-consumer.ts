@@ -1,9 +1,9 @@
 // The consumer Worker's config as `wrangler dev` runs it beside the API Worker (`-c wrangler.toml -c <this>`):
 // wrangler.consumer.toml less its Workers AI binding, in a folder of its own with the run's settings as .dev.vars.
-// Its [dev] section disables containers: the sidecar's Durable Object forwards to GOTENBERG_URL, so no Docker is
-// needed. Wrangler 4.156 gives `--local` and `--env-file` to the first config only: a second config's AI binding (which has
-// no local simulator) starts a remote proxy session that fails without a Cloudflare account and stops `wrangler
-// dev`, and the second Worker reads its secrets from the .dev.vars beside its config, never from `--env-file`.
+// Its [dev] section disables containers: the sidecar's Durable Object forwards to GOTENBERG_URL (no Docker needed).
+// Wrangler 4.156 gives `--local` and `--env-file` to the first config only. So a second config's AI binding (no local
+// simulator) would start a remote proxy session, which fails without a Cloudflare account and stops `wrangler dev`.
+// And the second Worker reads its secrets from the .dev.vars beside its config, never from `--env-file`.
 // Locally the API Worker's AI binding is not simulated either, so TRANSCRIBE_PROVIDER=auto uses TRANSCRIBE_URL.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'

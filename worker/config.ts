@@ -142,7 +142,10 @@ export const configSchema = z
         }
         return origins
       }),
-    /** Build the URLs the API answers (tus Location) from X-Forwarded-Host/-Proto or Forwarded: only behind a proxy that sets them. */
+    /**
+     * Build the URLs the API answers (tus Location) from X-Forwarded-Host/-Proto or Forwarded: only behind a proxy that
+     * sets them.
+     */
     TRUST_FORWARDED_HOST: flag(false),
 
     // email
@@ -153,7 +156,7 @@ export const configSchema = z
 
     // files
     // The largest request body Cloudflare passes to a Worker on the zone's plan: 100 MB on Free and Pro, 200 MB on
-    // Business, 500 MB on Enterprise (Workers limits, "Request limits"); read as decimal megabytes, the smaller reading.
+    // Business, 500 MB on Enterprise (Workers limits, "Request limits"). Read as decimal megabytes: the smaller one.
     REQUEST_MAX_BYTES: integer(100_000_000, 1),
     FILES_MAX_BYTES: integer(95 * MiB, 1),
     FILES_MAX_RESUMABLE_BYTES: integer(5 * 1024 * MiB, 1),
@@ -188,7 +191,10 @@ export const configSchema = z
           .map((host) => host.trim().toLowerCase())
           .filter(Boolean),
       ),
-    /** The DNS-over-HTTPS JSON endpoint callback_url names are resolved with, to refuse special-use addresses; empty: not resolved. */
+    /**
+     * The DNS-over-HTTPS JSON endpoint callback_url names are resolved with, to refuse special-use addresses; empty:
+     * not resolved.
+     */
     WEBHOOK_DNS_URL: z.union([z.literal(''), z.url()]).default('https://cloudflare-dns.com/dns-query'),
 
     // image → PNG

@@ -8,7 +8,10 @@ interface ErrorEntry {
   readonly message: string
 }
 
-/** Every code the API answers with. The error table of docs/api-and-client.md and the OpenAPI `Error.code` enum are this table. */
+/**
+ * Every code the API answers with.
+ * The error table of docs/api-and-client.md and the OpenAPI `Error.code` enum are this table.
+ */
 export const ERRORS = {
   VALIDATION_FAILED: { status: 400, message: 'invalid request' },
   MALFORMED_REQUEST: { status: 400, message: 'the request body cannot be read' },

@@ -58,7 +58,10 @@ export function readQueueMessage(body: unknown): QueueMessage | undefined {
   return undefined
 }
 
-/** The batch's messages sorted by kind, each carrying its body as read (acknowledging or retrying the delivered message). */
+/**
+ * The batch's messages sorted by kind, each carrying its body as read (acknowledging or
+ * retrying the delivered message).
+ */
 export function messagesByKind(messages: readonly Message<unknown>[]): MessagesByKind {
   const sorted: MessagesByKind = { step: [], preview: [], unreadable: [] }
   for (const message of messages) {

@@ -15,7 +15,10 @@ import { toAuthUser, type AccountRecord, type AuthUser } from './users'
 export const API_KEY_PREFIX = 'efk_'
 /** `efk_` and 32 random bytes as 43 base64url characters. */
 const API_KEY_PATTERN = /^efk_[A-Za-z0-9_-]{43}$/
-/** How much of a key GET /auth/api-keys shows: the prefix and 8 of its random characters (48 bits, no help to a guesser). */
+/**
+ * How much of a key GET /auth/api-keys shows: the prefix and 8 of its random characters.
+ * 48 bits of 256 are no help to a guesser.
+ */
 const SHOWN_LENGTH = API_KEY_PREFIX.length + 8
 
 export const API_KEY_SCOPES = ['files:read', 'files:write', 'convert'] as const
@@ -59,7 +62,9 @@ export const ROUTE_SCOPES: Readonly<Record<string, ApiKeyScope>> = {
   'POST /jobs/:id/retry': 'convert',
 }
 
-/** The scope a request needs, or undefined when no key may make it. HEAD is GET's (Hono answers HEAD from GET routes). */
+/**
+ * The scope a request needs, or undefined when no key may make it. HEAD is GET's (Hono answers HEAD from GET routes).
+ */
 export function requiredScope(method: string, routePath: string): ApiKeyScope | undefined {
   const upper = method.toUpperCase()
   return ROUTE_SCOPES[`${upper} ${routePath}`] ?? (upper === 'HEAD' ? ROUTE_SCOPES[`GET ${routePath}`] : undefined)

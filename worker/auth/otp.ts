@@ -111,7 +111,9 @@ export function base32Decode(text: string): Uint8Array | undefined {
   return new Uint8Array(out)
 }
 
-/** The otpauth:// URI of Google Authenticator's Key Uri Format: label `issuer:account`, issuer repeated as a parameter. */
+/**
+ * The otpauth:// URI of Google Authenticator's Key Uri Format: label `issuer:account`, issuer repeated as a parameter.
+ */
 export function otpauthUri(
   issuer: string,
   account: string,

@@ -98,7 +98,9 @@ export function guardedDelayMs(excess: number, limit: number): number {
 }
 
 export interface LockoutHooks {
-  /** Called once, when a failure brings the account to its hourly ceiling (the route emails the owner a sign-in link). */
+  /**
+   * Called once, when a failure brings the account to its hourly ceiling (the route emails the owner a sign-in link).
+   */
   readonly onCeilingReached?: () => void
 }
 

@@ -132,7 +132,10 @@ function limitAccountAttempts(c: Ctx, action: string, userId: string) {
   return enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [`${action}:account:${userId}`])
 }
 
-/** A password-reset email to the account of `email`, if there is one: at most one per address every few minutes and a few a day, whoever asks. */
+/**
+ * A password-reset email to the account of `email`, if there is one: at most one per address every few minutes and a
+ * few a day, whoever asks.
+ */
 async function mailResetLink(c: Ctx, email: string): Promise<void> {
   const user = await findUserByEmail(c.var.db, email)
   if (user && (await mayMailReset(c.env.RATE_LIMITER, user.email)))
@@ -433,7 +436,8 @@ function updateSelfEndpoint(schemas: ValueSchemas) {
       const changed = await updateAccount(c.var.db, c.var.config, user, { name, email, password, values })
       let session: Awaited<ReturnType<typeof openSession>> | undefined
       if (password !== undefined) {
-        // As a reset: every session and token ends (the new security stamp ends the access tokens); this device goes on.
+        // As a reset: every session and token ends (the new security stamp ends the access tokens).
+        // This device goes on.
         await endAllSessions(c.var.db, user.id)
         await clearLoginGuard(c.env.RATE_LIMITER, normalizeEmail(changed.user.email))
         session = await openSession(c, changed.user)

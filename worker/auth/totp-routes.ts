@@ -24,7 +24,8 @@ import {
 import { findUserQuery, loginShape, tokenSpending } from './users'
 
 const tags = ['Second factor']
-// Each route reads the caller's factor in the session check's round trip (requireAuth sharesRoundTrip, authorizedBatch).
+// Each route reads the caller's factor in the session check's round trip (requireAuth sharesRoundTrip,
+// authorizedBatch).
 const secured = <const R extends Parameters<typeof securedRoute>[1]>(config: R) =>
   securedRoute(tags, { middleware: [requireAuth({ sharesRoundTrip: true })] as const, ...config })
 

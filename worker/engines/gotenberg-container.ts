@@ -21,7 +21,7 @@ const START_TIMEOUT_MS = 60_000
 const SIDECAR_ENV = {
   SIDECAR_HOST: '0.0.0.0',
   SIDECAR_PORT: String(SIDECAR_PORT),
-  // Sized to the instance type (standard-1, 4 GiB: docs/gotenberg.md has the measured memory): two processes, two pages.
+  // Sized to the instance type (standard-1, 4 GiB; measured memory in docs/gotenberg.md): two processes, two pages.
   SIDECAR_PROCESSES: '2',
   SIDECAR_CHROMIUM_PAGES: '2',
   SIDECAR_HEALTH_LOGGING: 'false',

@@ -22,7 +22,9 @@ export class PdfPasswordError extends Error {
   override readonly name = 'PdfPasswordError'
 }
 
-/** The document is encrypted by a handler other than the standard one (public-key, a vendor's): PDFium refuses it too. */
+/**
+ * The document is encrypted by a handler other than the standard one (public-key, a vendor's): PDFium refuses it too.
+ */
 export class PdfSecurityHandlerError extends Error {
   override readonly name = 'PdfSecurityHandlerError'
 }
@@ -191,7 +193,9 @@ function revision4Key(
   return key
 }
 
-/** Twenty RC4 passes with the key XORed with 19 … 0 (algorithms 5 and 7, revision 3 and later), or one (revision 2). */
+/**
+ * Twenty RC4 passes with the key XORed with 19 … 0 (algorithms 5 and 7, revision 3 and later), or one (revision 2).
+ */
 function rc4Passes(key: Uint8Array, data: Uint8Array, revision: number): Uint8Array {
   if (revision === 2) return rc4(key, data)
   let out = data
@@ -287,7 +291,9 @@ function revision6Key(encrypt: EncryptDictionary, password: Uint8Array, isOwner:
   return plain[8] === 0x46 || encrypt.boolean('EncryptMetadata', true) ? key : undefined
 }
 
-/** PDFium's other reading of a non-ASCII password: UTF-8 → Latin-1 for revisions 2–4, Latin-1 → UTF-8 for 5 and 6. */
+/**
+ * PDFium's other reading of a non-ASCII password: UTF-8 → Latin-1 for revisions 2–4, Latin-1 → UTF-8 for 5 and 6.
+ */
 function otherEncoding(password: Uint8Array, revision: number): Uint8Array | undefined {
   if (password.every((byte) => byte < 0x80)) return undefined
   if (revision >= 5) return new TextEncoder().encode(String.fromCharCode(...password))

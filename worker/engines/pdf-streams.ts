@@ -385,7 +385,9 @@ export class ObjectIndex {
     private readonly options: { keepStrings?: boolean; maxObjectBytes?: number } = {},
   ) {}
 
-  /** The file's bytes: asked again each time when given as a function (a WASM heap grown meanwhile replaces its view). */
+  /**
+   * The file's bytes: asked again each time when given as a function (a WASM heap grown meanwhile replaces its view).
+   */
   private get bytes(): Uint8Array {
     return typeof this.source === 'function' ? this.source() : this.source
   }

@@ -69,7 +69,9 @@ export function readRequestBody(body: ReadableStream<Uint8Array>): BlockSource {
   }
 }
 
-/** A stream's chunks as they come (each is the caller's to keep); `describe` turns a failed read into the error heard. */
+/**
+ * A stream's chunks as they come (each is the caller's to keep); `describe` turns a failed read into the error heard.
+ */
 export function readChunks(
   stream: ReadableStream<Uint8Array>,
   describe: (error: unknown) => unknown = (error) => error,

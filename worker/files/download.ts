@@ -59,7 +59,10 @@ function entityTags(header: string): Array<{ weak: boolean; tag: string }> | '*'
 
 const httpDate = (header: string | null) => (header ? Date.parse(header) : Number.NaN)
 
-/** RFC 9110 §13.2.2 for GET: If-Match, else If-Unmodified-Since (→ 412); then If-None-Match, else If-Modified-Since (→ 304). */
+/**
+ * RFC 9110 §13.2.2 for GET: If-Match, else If-Unmodified-Since (→ 412).
+ * Then If-None-Match, else If-Modified-Since (→ 304).
+ */
 export function evaluatePreconditions(headers: Headers, current: Validators): PreconditionOutcome {
   const ifMatch = headers.get('if-match')
   if (ifMatch !== null) {

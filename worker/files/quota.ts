@@ -1,6 +1,6 @@
-// The storage quota (FILES_QUOTA_BYTES): bytes are reserved in D1 before they are written, so parallel writers
-// cannot pass the quota together. A user's usage is the sum of their files' sizes plus their unexpired
-// reservations (storage_reservations) and previews, read and compared inside the one SQL statement that reserves: D1 runs a
+// The storage quota (FILES_QUOTA_BYTES): bytes are reserved in D1 before they are written, so parallel writers cannot
+// pass the quota together. A user's usage is the sum of their files' sizes plus their unexpired reservations
+// (storage_reservations) and previews, read and compared inside the one SQL statement that reserves: D1 runs a
 // statement atomically, so two reservations never both see the same bytes free.
 //
 // Contract, for every writer of a user's bytes (POST /files, PUT /files/:id, conversion outputs, resumable parts):

@@ -105,8 +105,9 @@ export async function findFileOf(db: Database, userId: string, id: string): Prom
 }
 
 /**
- * The files of the jobs `jobIds` (a parenthesised list, or a select of job ids, which drizzle parenthesises) made, or their steps took from an earlier job (a reusable
- * converter's output, an Office document's PDF): a step's `output_ids` names both.
+ * The files of the jobs `jobIds` (a parenthesised list, or a select of job ids, which drizzle parenthesises)
+ * made, or their steps took from an earlier job (a reusable converter's output, an Office document's PDF): a
+ * step's `output_ids` names both.
  */
 export function madeOrReusedBy(jobIds: SQL): SQL {
   return or(
@@ -120,7 +121,10 @@ export function filesOfJob(db: Database, userId: string | SQLWrapper, jobId: str
   return db.query.files.findMany({ where: and(madeOrReusedBy(sql`(${jobId})`), eq(files.userId, userId)) })
 }
 
-/** The files the jobs of `jobIds` (a subquery of the caller's jobs) made or took, as a query a route can batch with others. */
+/**
+ * The files the jobs of `jobIds` (a subquery of the caller's jobs) made or took, as a query a
+ * route can batch with others.
+ */
 export function filesOfJobs(db: Database, userId: string, jobIds: SQLWrapper) {
   return db.query.files.findMany({ where: and(eq(files.userId, userId), madeOrReusedBy(sql`${jobIds}`)) })
 }

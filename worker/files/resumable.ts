@@ -85,7 +85,9 @@ async function holdUploadQuota(deps: UploadDeps, upload: Pick<UploadRow, 'id' | 
   })
 }
 
-/** The part size of a tus upload of `length` bytes: the default, or whole MiBs large enough to stay in the part budget. */
+/**
+ * The part size of a tus upload of `length` bytes: the default, or whole MiBs large enough to stay in the part budget.
+ */
 export function tusPartBytes(length: number, defaultPartBytes = DEFAULT_PART_BYTES): number {
   return Math.max(defaultPartBytes, Math.ceil(length / TUS_PART_BUDGET / MiB) * MiB)
 }
@@ -151,7 +153,10 @@ export async function raceOutcome(
   return undefined
 }
 
-/** The error to answer for a failure: the race it lost when there was one, else the failure itself (a 4xx of its own stays). */
+/**
+ * The error to answer for a failure: the race it lost when there was one, else the failure itself
+ * (a 4xx of its own stays).
+ */
 export async function explainFailure(
   deps: Pick<UploadDeps, 'db' | 'bucket'>,
   upload: UploadRow,
@@ -165,7 +170,9 @@ export async function findOwnedUpload(db: Database, userId: string, id: string, 
   return ownedUpload(await ownedUploadQuery(db, userId, id), now)
 }
 
-/** The session check still owed, for the quota hold to share its round trip (authorizedBatch, guarded by callerIsLive). */
+/**
+ * The session check still owed, for the quota hold to share its round trip (authorizedBatch, guarded by callerIsLive).
+ */
 export interface SharedCheck {
   readonly guard: SQL
   batch(queries: Reservation): Promise<BatchResponse<Reservation>>

@@ -489,7 +489,7 @@ export function fileRoutes(afterUpload: AfterUpload = async () => {}) {
       })
       .openapi(readUploadRoute, async (c) => {
         const id = c.req.valid('param').uploadId
-        // The parts are read with the upload, by its id: another user's id answers no upload, and its parts are dropped.
+        // The parts are read with the upload, by its id. Another user's upload id answers none; its parts are dropped.
         const [rows, parts] = await authorizedBatch(c, [
           ownedUploadQuery(c.var.db, callerId(c), id),
           listParts(c.var.db, { id }),

@@ -63,7 +63,10 @@ export async function signToken(
   return `${expires}.${base64url(signature)}`
 }
 
-/** Whether the token was signed for this purpose, resource and owner (with the owner's current stamp) and has not expired. */
+/**
+ * Whether the token was signed for this purpose, resource and owner (with the owner's current
+ * stamp) and has not expired.
+ */
 export async function verifyToken(
   config: Config,
   purpose: SignedPurpose,

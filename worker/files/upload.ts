@@ -41,7 +41,10 @@ export function cleanFileName(raw: string): string {
   return safeFileName(name)
 }
 
-/** A display name: no path, no control characters, at most 255 characters; a format character (a bidi control) is 400 (worker/names.ts). */
+/**
+ * A display name: no path, no control characters, at most 255 characters; a format character (a bidi control) is 400
+ * (worker/names.ts).
+ */
 export function safeFileName(raw: string): string {
   const name = raw
     .replace(/[\u0000-\u001f\u007f]/g, '')

@@ -26,5 +26,8 @@ export async function imagePixels(
   return image
 }
 
-/** The size of the whole image as the preview draws it: fitted in the box (contain) or filling it (cover), never enlarged. */
+/**
+ * The size of the whole image as the preview draws it: fitted in the box (contain) or filling
+ * it (cover), never enlarged.
+ */
 export { drawnSize } from '../engines/image/resize'

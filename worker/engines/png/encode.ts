@@ -160,7 +160,9 @@ export class PngChannelsError extends Error {
   }
 }
 
-/** RGBA read as one little-endian 32-bit word a pixel (R in the low byte, A in the high one): faster in V8 than bytes. */
+/**
+ * RGBA read as one little-endian 32-bit word a pixel (R in the low byte, A in the high one): faster in V8 than bytes.
+ */
 const isLittleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
 
 /** A row of RGBA pixels as 32-bit words, if its bytes are 4-byte aligned (rows of an RGBA image are). */

@@ -53,7 +53,10 @@ export class TextTooLongError extends Error {
 }
 
 const MARK = /\p{M}/u
-/** Per BMP code point: 0 not yet known, 1 a combining mark, 2 not one. A regular expression per character is slow on CJK text. */
+/**
+ * Per BMP code point: 0 not yet known, 1 a combining mark, 2 not one.
+ * A regular expression per character is slow on CJK text.
+ */
 const markCache = new Uint8Array(0x10000)
 
 /** Whether a code point is a combining mark (general category M), the common block without a regular expression. */

@@ -13,7 +13,9 @@ export const TRANSCRIBE_SETTINGS = [
 
 type ProviderSettings = Pick<Config, 'TRANSCRIBE_PROVIDER' | 'TRANSCRIBE_URL'>
 
-/** What the AI binding answers where it cannot run: local dev (`wrangler dev`, the tests), where it only runs remotely. */
+/**
+ * What the AI binding answers where it cannot run: local dev (`wrangler dev`, the tests), where it only runs remotely.
+ */
 export const LOCAL_MODE = /run remotely|remote resource|not supported in local/i
 
 const SERVERS = 'an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)'
