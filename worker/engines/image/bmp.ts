@@ -1,6 +1,6 @@
 // A small decoder for uncompressed BMP (24- and 32-bit BI_RGB, and 32-bit BI_BITFIELDS in the usual BGRA
 // layout): the formats screenshots and exports produce. Palette and RLE bitmaps are refused by name. Rows are
-// converted in bands with a turn of the event loop between them (a 12 MP bitmap is ~0.1–0.3 s of JavaScript).
+// converted in bands with a turn of the event loop between them: a 12 MP bitmap is a long stretch of JavaScript.
 import { workTurns } from '../event-loop'
 import type { RawImage } from '../png/encode'
 

@@ -1,11 +1,13 @@
-// Decoding images to RGBA pixels. JPEG with libjpeg-turbo in WASM (jpeg.ts), PNG and WebP through the Squoosh
-// codecs compiled to WASM (imported statically: workerd compiles no WebAssembly from bytes): WebP and AVIF (the
-// Squoosh libavif build) in a fresh instance per image, dropped with it (a WASM memory never shrinks: an instance
-// kept per isolate stayed at its largest image's heap for every later step); PNG's wasm-bindgen module keeps its one
-// instance (its glue refuses a second), and only the PNGs the fast path (png.ts) does not read reach it; GIF (first frame) read by omggif and decoded
-// in slices (gif.ts), TIFF (first page) with UTIF (utif2, bounded and in slices: tiff.ts), BMP in TypeScript. Every
-// decode first checks, from the structure that decoder reads, every area it would allocate against the caller's
-// limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE): the check lives here, so every path to a decoder (conversions,
+// Decoding images to RGBA pixels. The WASM codecs are imported statically: workerd compiles no WebAssembly from bytes.
+// - JPEG: libjpeg-turbo (jpeg.ts).
+// - WebP and AVIF: the Squoosh codecs, a fresh instance per image, dropped with it. A WASM memory never shrinks, so
+//   an instance kept per isolate would stay at its largest image's heap for every later step.
+// - PNG: the fast path (png.ts); the other PNGs go to Squoosh's wasm-bindgen module, which keeps its one instance
+//   (its glue refuses a second).
+// - GIF (first frame): omggif's structure, decoded in slices (gif.ts). TIFF (first page): UTIF, bounded and in
+//   slices (tiff.ts). BMP: TypeScript (bmp.ts).
+// Every decode first checks, from the structure that decoder reads, every area it would allocate against the
+// caller's limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE). The check lives here, so every path to a decoder (conversions,
 // previews) gets it.
 import { decode as decodePngWasm } from '@jsquash/png/decode'
 import initPng from '@jsquash/png/codec/pkg/squoosh_png.js'
@@ -107,11 +109,11 @@ const ALLOCATOR_EDGE_BYTES = 256
 
 /**
  * Runs a Squoosh decoder's `decode` so that the pixels it answers stay in its heap instead of being copied into
- * JavaScript (46 MiB for 12 MP): its glue makes them with `new Uint8ClampedArray(view of the heap)`, which is a copy;
- * for that one call the constructor answers the view itself. The decoder frees the block before it returns, and
- * free() may write its bookkeeping at the block's ends, so those bytes are saved when the view is made and put back
- * after (pixels of a few hundred bytes are copied as before); nothing else runs in that instance (a fresh one per image), so the rest stays as decoded. The view keeps
- * the instance's memory, which goes with the image.
+ * JavaScript. Its glue makes them with `new Uint8ClampedArray(view of the heap)`, which is a copy; for that one call
+ * the constructor answers the view itself. The decoder frees the block before it returns, and free() may write its
+ * bookkeeping at the block's ends: those bytes are saved when the view is made and put back after. Pixels of a few
+ * hundred bytes are copied. Nothing else runs in that instance (a fresh one per image), so the rest stays as
+ * decoded. The view keeps the instance's memory, which goes with the image.
  */
 function withPixelsInHeap<T>(decode: () => T): T {
   const copying = globalThis.Uint8ClampedArray

@@ -1,6 +1,6 @@
 // Encoding RGBA pixels to WebP and AVIF with the Squoosh codecs compiled to WASM (@jsquash/webp, @jsquash/avif),
-// imported statically (workerd compiles no WebAssembly from bytes); a fresh instance per image, dropped with it: a
-// WASM memory never shrinks, and an AVIF encoder kept per isolate stayed at its largest preview's heap.
+// imported statically (workerd compiles no WebAssembly from bytes). A fresh instance per image, dropped with it: a
+// WASM memory never shrinks, so an AVIF encoder kept per isolate would stay at its largest preview's heap.
 // The factories are called directly rather than through the packages' init(), which picks a build by feature
 // detection and would need the matching .wasm: the SIMD WebP build and the single-threaded AVIF one are the
 // ones workerd runs.
@@ -38,14 +38,14 @@ function rgba(image: RawImage): Uint8Array {
 
 /**
  * The largest picture whose alpha plane libwebp compresses (losslessly, as VP8L: hash chains and a 4-byte-a-pixel
- * copy) inside the budget: at 1024 × 1024 the encoder's heap is 34 MiB, at 2048 × 1536 82 MiB (55 with the alpha
- * plane stored raw). Above it the alpha plane is stored raw: a byte a pixel more in the file (3 MiB at 2048 × 1536).
+ * copy) inside the budget. Above it the alpha plane is stored raw: a byte a pixel more in the file. The heaps
+ * measured: docs/platform-limits.md, "What the engines do".
  */
 export const WEBP_COMPRESSED_ALPHA_MAX_PIXELS = 1024 * 1024
 
 /**
- * Lossy WebP at `quality` (0–100), with libwebp's low_memory (a 2048-px page's encoder heap 47 → 33 MiB). A
- * picture without transparency has no alpha plane (libwebp drops an opaque one), whatever its channels.
+ * Lossy WebP at `quality` (0–100), with libwebp's low_memory: a smaller encoder heap (docs/platform-limits.md).
+ * A picture without transparency has no alpha plane (libwebp drops an opaque one), whatever its channels.
  */
 export async function encodeWebp(image: RawImage, quality = 80): Promise<Uint8Array> {
   const encoder = await (initEmscriptenModule(

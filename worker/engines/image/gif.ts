@@ -1,7 +1,8 @@
-// A GIF's first frame as RGBA on its logical screen, in slices with a turn of the event loop between them: omggif
-// reads the structure (the frame's place, palette, transparency, interlacing); its one-call decodeAndBlitFrameRGBA
-// (0.4–0.9 s for 12 MP) is replaced by this file's own LZW decoder, written here as a generator that pauses every
-// PIXELS_PER_SLICE indices, and the indices painted row by row, pausing the same way.
+// A GIF's first frame as RGBA on its logical screen, in slices with a turn of the event loop between them.
+// omggif reads the structure (the frame's place, palette, transparency, interlacing). Its one-call
+// decodeAndBlitFrameRGBA would hold the isolate for the whole frame, so this file has its own LZW decoder: a
+// generator that pauses every PIXELS_PER_SLICE indices. The indices are painted row by row, pausing the same way.
+// Measured against omggif: docs/benchmarks.md, "Engines: kept or removed".
 import { GifReader } from 'omggif'
 import { inTurns } from '../event-loop'
 import type { RawImage } from '../png/encode'
@@ -113,7 +114,10 @@ function* decodeIndices(data: Uint8Array, start: number, output: Uint8Array): Ge
   }
 }
 
-/** The screen row of the frame's `row`th stored row: interlaced frames store rows 0, 8, 16 …, 4, 12 …, 2, 6 …, 1, 3 …. */
+/**
+ * The screen row of the frame's `row`th stored row.
+ * Interlaced frames store rows 0, 8, 16 …, 4, 12 …, 2, 6 …, 1, 3 ….
+ */
 function interlacedRow(row: number, height: number): number {
   const passes = [
     [0, 8],

@@ -1,8 +1,8 @@
 // Image dimensions read from the structure each decoder will decode, before any decoding, so a pixel flood (a
 // tiny file that claims 60000×60000 pixels, or a small GIF screen whose first frame is huge) is refused before it
-// can take memory: GIF's logical screen and its first frame's image descriptor, AVIF's primary item (pitm → ipma →
-// its ispe), every other item's ispe and each AV1 sequence header's largest frame, WebP's VP8X canvas and each VP8/VP8L/ANMF frame, TIFF's first IFD (and its
-// tiles), PNG's IHDR, the JPEG frame's SOF, BMP's header.
+// can take memory: GIF's logical screen and its first frame's image descriptor; AVIF's primary item (pitm → ipma →
+// its ispe), every other item's ispe and each AV1 sequence header's largest frame; WebP's VP8X canvas and each
+// VP8/VP8L/ANMF frame; TIFF's first IFD (and its tiles); PNG's IHDR; the JPEG frame's SOF; BMP's header.
 import { type Extent, ImageStructureError } from './limits'
 import { readTiffFirstIfd } from './tiff'
 import { hasAscii } from '../../magic'

@@ -1,7 +1,7 @@
 // Inflating an image's compressed data (PNG's IDAT stream, a TIFF's Deflate strip) straight into the buffer its
 // rows go to, with the runtime's native zlib (DecompressionStream) fed in small pieces and a turn of the event loop
-// every WORK_BYTES_PER_TURN of output: a 12 MP picture is ~0.3–0.6 s of inflating, which one call would hold
-// every other request of the isolate for. The output stops at the target's size, so a bomb never inflates further.
+// every WORK_BYTES_PER_TURN of output. One call over a 12 MP picture would hold every other request of the isolate
+// (docs/platform-limits.md). The output stops at the target's size, so a bomb never inflates further.
 import { inflateRawSync, inflateSync } from 'node:zlib'
 import pako from 'pako'
 import { workTurns, yieldToEventLoop } from '../event-loop'
@@ -15,15 +15,14 @@ const MIN_PIECE_BYTES = 1024
 const MAX_PIECE_BYTES = 64 * 1024
 /** Output read from the decompressor at a time, into the one buffer it is read into. */
 const READ_BYTES = 256 * 1024
-/** Output between two turns of the event loop (a few milliseconds of inflating on an idle core). */
+/** Output between two turns of the event loop: a few milliseconds of inflating. */
 export const WORK_BYTES_PER_TURN = 1024 * 1024
 
 /**
- * Targets up to this size are inflated in one native call first (a few milliseconds on an idle core: a 1 MP
- * screenshot's 3 MiB of rows), with the output capped at the target's size: handing a stream that small to
- * DecompressionStream piece by piece cost more in turns than the inflating itself (bench:image's screenshot: 95 ms
- * against 43). Data the one call cannot finish within the target (corrupt, truncated, longer) goes the piecewise
- * way, which says how far it got and why it stopped.
+ * Targets up to this size (a 1 MP screenshot's 3 MiB of rows) are inflated in one native call first, with the
+ * output capped at the target's size. Piece by piece, a stream that small costs more in turns than in inflating
+ * (docs/benchmarks.md, "Engine constants"). Data the one call cannot finish within the target (corrupt, truncated,
+ * longer) goes the piecewise way, which says how far it got and why it stopped.
  */
 const ONE_CALL_BYTES = 4 * 1024 * 1024
 
@@ -58,8 +57,8 @@ export async function inflateInto(
       target.set(whole)
       return { length: whole.length, isCut: false }
     }
-    // Corrupt, cut short or larger than the target: at most the target, at once. A DecompressionStream costs about
-    // a millisecond to make and tear down and a turn of the event loop a piece, and a TIFF may have 20,000 such strips.
+    // Corrupt, cut short or larger than the target: at most the target, at once. A DecompressionStream has a fixed
+    // cost to make and tear down, and a turn of the event loop a piece; a TIFF may have 20,000 such strips.
     return inflateSmall(pieces, format, target)
   }
   return inflateInPieces(pieces, format, target.length, (chunk, at) => target.set(chunk, at))
@@ -197,8 +196,8 @@ async function inflateInPieces(
 ): Promise<Inflated> {
   const stream = new DecompressionStream(format)
   const writer = stream.writable.getWriter()
-  // Read into one buffer, handed back and forth (a BYOB reader): the decompressor's own chunks would each be a new
-  // ArrayBuffer, 46 MiB of garbage for a 12 MP picture's rows that the isolate holds until a collection.
+  // Read into one buffer, handed back and forth (a BYOB reader). The decompressor's own chunks would each be a new
+  // ArrayBuffer: garbage the size of the picture's rows, held until a collection.
   const reader = stream.readable.getReader({ mode: 'byob' })
   let buffer = new ArrayBuffer(READ_BYTES)
   const turn = workTurns(WORK_BYTES_PER_TURN)

@@ -2,12 +2,12 @@
 // warns "Premature end of JPEG file" and fills the missing rows with gray), so a truncated upload is found here, by
 // walking its markers and scans to the end-of-image marker, before it is decoded into a half-gray picture. Each
 // scan of a progressive JPEG is a pass of libjpeg-turbo over the whole image, and nothing in the format or in our
-// build (libjpeg-turbo 2.0: no TJPARAM_SCANLIMIT, no djpeg -maxscans) bounds their count: a 95 KB file whose last
-// scan is repeated 1000 times held one synchronous decode for 25 s. The walk counts them first.
+// build (libjpeg-turbo 2.0: no TJPARAM_SCANLIMIT, no djpeg -maxscans) bounds their count (docs/hostile-inputs.md:
+// jpeg-scans.jpg). The walk counts them first.
 
 const isRestart = (marker: number) => marker >= 0xd0 && marker <= 0xd7
 
-/** Scans (SOS segments) a JPEG may hold to be decoded: 10× libjpeg's own progressive script, which writes 10. */
+/** Scans (SOS segments) a JPEG may hold to be decoded: ten times the 10 of libjpeg's own progressive script. */
 export const MAX_JPEG_SCANS = 100
 
 export interface JpegStructure {

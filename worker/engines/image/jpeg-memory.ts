@@ -4,7 +4,10 @@
 // a coefficient, 64 a block, whatever the output's scale (libjpeg's jdcoefct.c, whole_image buffers). The output's
 // pixels, the file's copy in the heap and these coefficients are the decode's memory.
 
-/** The most a decode may hold in libjpeg-turbo's heap: the rest of 128 MB is the file in JS, the PNG or preview made and the runtime. */
+/**
+ * The most a decode may hold in libjpeg-turbo's heap: the rest of 128 MB is the file in JS, the PNG or
+ * preview made and the runtime.
+ */
 export const JPEG_HEAP_MAX_BYTES = 80 * 2 ** 20
 
 export interface JpegFrame {
@@ -12,7 +15,10 @@ export interface JpegFrame {
   readonly height: number
   /** Each component's sampling factors. */
   readonly components: readonly { readonly h: number; readonly v: number }[]
-  /** True when the decoder buffers the whole frame's coefficients (progressive, or a first scan without every component). */
+  /**
+   * True when the decoder buffers the whole frame's coefficients (progressive, or a first scan
+   * without every component).
+   */
   readonly isBuffered: boolean
 }
 

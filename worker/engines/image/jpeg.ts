@@ -1,13 +1,13 @@
 // JPEG decoding with libjpeg-turbo compiled to WASM (@cwasm/jpeg-turbo: libjpeg-turbo 2.0's TurboJPEG API, MIT
-// wrapper, IJG/BSD code), imported statically (workerd compiles no WebAssembly from bytes). It replaced Squoosh's
+// wrapper, IJG/BSD code), imported statically (workerd compiles no WebAssembly from bytes). Chosen over Squoosh's
 // mozjpeg build: the same pixels byte for byte (both are libjpeg-turbo's islow IDCT and fancy upsampling; checked on
-// 4:4:4, 4:2:2, 4:2:0 and gray files), about 3× less CPU (a 12 MP photo: ~100 ms against ~300 ms), and it decodes
-// to RGB straight into its heap, where the PNG encoder reads the rows: no RGBA copy of the picture outside it.
-// A fresh instance per decode, dropped with its pixels: a WASM memory never shrinks, and one kept per isolate stayed
-// at the largest picture's heap (117 MiB for a 12 MP progressive 4:4:4 JPEG) for every later step. A preview asks
-// for the size it draws: libjpeg-turbo scales by DCT (1/8 to 8/8), so a 12 MP photo is decoded at 1/8 for a
-// thumbnail and the full-size pixels never exist. The heap a decode needs is estimated from the frame first
-// (jpeg-memory.ts), and a JPEG past JPEG_HEAP_MAX_BYTES is refused before anything is allocated.
+// 4:4:4, 4:2:2, 4:2:0 and gray files), less CPU (docs/benchmarks.md, "Engine constants"), and RGB decoded straight
+// into its heap, where the PNG encoder reads the rows: no RGBA copy of the picture outside it.
+// A fresh instance per decode, dropped with its pixels: a WASM memory never shrinks, so one kept per isolate would
+// stay at the largest picture's heap for every later step. A preview asks for the size it draws: libjpeg-turbo
+// scales by DCT (1/8 to 8/8), so a 12 MP photo is decoded at 1/8 for a thumbnail and the full-size pixels never
+// exist. The heap a decode needs is estimated from the frame first (jpeg-memory.ts), and a JPEG past
+// JPEG_HEAP_MAX_BYTES is refused before anything is allocated.
 import jpegTurboWasm from '@cwasm/jpeg-turbo/jpeg-turbo.wasm'
 import type { PixelRows } from '../png/encode'
 import { JPEG_HEAP_MAX_BYTES, jpegHeapBytes, readJpegFrame } from './jpeg-memory'
@@ -113,7 +113,7 @@ export interface JpegPixels {
  * with `atLeast`, at the smallest DCT scale at least that large (a preview's size), else at full size. The caller has
  * checked the frame's size against the image limits (decodeImage, decodeJpegRows); the heap the decode needs is
  * checked here (ImageTooLargeError). Warnings (corrupt data libjpeg decodes past) keep the pixels, as mozjpeg's
- * decoder did; errors throw.
+ * decoder does; errors throw.
  */
 export function decodeJpeg(
   bytes: Uint8Array,

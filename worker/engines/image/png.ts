@@ -1,10 +1,10 @@
-// A fast path for the PNGs most files are (8-bit gray, gray+alpha, RGB or RGBA, not interlaced, no tRNS): the
-// IDAT stream inflated by the runtime's native zlib (DecompressionStream, in pieces: inflate.ts) straight into a
-// WASM heap, and the rows unfiltered there in batches (filter.c's unfilter_rows, in an instance of its own), a turn
-// of the event loop between any two slices; the rows stay there, in the file's own channels: no RGBA expansion, no
-// copy out of the heap. Squoosh's decoder (Rust's png crate in WASM, then an RGBA copy) took about twice as long on
-// a 1 MP screenshot. Any other PNG (palette, 16-bit, fewer bits, interlaced, tRNS) answers undefined and goes to
-// Squoosh's decoder as before.
+// A fast path for the PNGs most files are (8-bit gray, gray+alpha, RGB or RGBA, not interlaced, no tRNS). The IDAT
+// stream is inflated by the runtime's native zlib (DecompressionStream, in pieces: inflate.ts) straight into a WASM
+// heap. The rows are unfiltered there in batches (filter.c's unfilter_rows, in an instance of its own), a turn of
+// the event loop between any two slices. They stay there in the file's own channels: no RGBA expansion, no copy out
+// of the heap. Squoosh's decoder (Rust's png crate in WASM, then an RGBA copy) is slower (docs/benchmarks.md,
+// "Engine constants"). Any other PNG (palette, 16-bit, fewer bits, interlaced, tRNS) answers undefined and goes to
+// Squoosh's decoder.
 import { yieldToEventLoop } from '../event-loop'
 import type { PixelRows, RawImage } from '../png/encode'
 import filterWasm from '../png/filter.wasm'
@@ -38,7 +38,7 @@ export interface PngPixels {
 }
 
 // A fresh instance per decode, its memory grown to the picture (IMAGE_MAX_PIXELS bounds it) and dropped once the
-// caller releases the rows (a WASM memory never shrinks: one kept per isolate stayed at the largest picture's size).
+// caller releases the rows (a WASM memory never shrinks: one kept per isolate would stay at the largest picture's).
 // One decode at a time: a decode's rows stay in its heap while the caller encodes them, so the next decode waits.
 let turn: Promise<void> = Promise.resolve()
 
@@ -200,8 +200,8 @@ async function decodePngBands(
 }
 
 /**
- * The PNG drawn into `box` (drawInto's pixels, RGBA) without its whole rows ever existing (decodePngBands): a 12 MP
- * RGBA PNG's preview holds about 1 MiB of rows instead of 46 MiB. Undefined, with nothing decoded, for the PNGs
+ * The PNG drawn into `box` (drawInto's pixels, RGBA) without its whole rows ever existing (decodePngBands): a
+ * preview holds about 1 MiB of rows, whatever the picture's size. Undefined, with nothing decoded, for the PNGs
  * decodePngRows does not read either.
  */
 export async function decodePngDrawn(bytes: Uint8Array, box: DrawBox): Promise<RawImage | undefined> {

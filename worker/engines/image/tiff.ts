@@ -155,10 +155,10 @@ interface UtifInternals {
 const utif = UTIF as unknown as UtifInternals
 
 /**
- * Work (bytes decoded or converted) between two turns of the event loop: UTIF decodes a whole page and converts it to
- * RGBA in one call each (0.3–0.8 s for 12 MP), so the page is done here strip by strip (tile by tile), Deflate in
- * pieces (inflate.ts), and the RGBA conversion in bands of rows. 128 KiB of RGBA is ~0.5 ms of UTIF's per-pixel
- * JavaScript on an idle core: with 1 MiB bands (~4 ms each) GET / took 3× its idle time while a TIFF converted.
+ * Work (bytes decoded or converted) between two turns of the event loop. UTIF decodes a whole page and converts it
+ * to RGBA in one long call each, so the page is done here strip by strip (tile by tile), Deflate in pieces
+ * (inflate.ts), and the RGBA conversion in bands of rows. Why 128 KiB and not more: docs/benchmarks.md, "Engine
+ * constants".
  */
 const WORK_BYTES_PER_TURN = 128 * 1024
 
@@ -167,7 +167,7 @@ const WORK_BYTES_PER_TURN = 128 * 1024
  * and for the strip: CCITT's longest codes for one-pixel runs are under 8 bytes for a byte of pixels (and an EOL a
  * row), LZW and PackBits under 2, Deflate about 1. UTIF's decoders run to the end of the byte count they are given
  * whatever the strip holds (PackBits' no-op byte, LZW's clear code and Deflate's empty blocks decode to nothing), and
- * every strip may name the whole file: 20,000 one-row strips of a 1 MB file were 20,000 passes over it.
+ * every strip may name the whole file: 20,000 one-row strips of a 1 MB file would be 20,000 passes over it.
  */
 const MAX_INPUT_PER_OUTPUT_BYTE = 8
 const MAX_INPUT_PER_ROW = 4
@@ -208,7 +208,7 @@ async function decodeBlock(
   let sourceEnd = end
   if (compression !== 1) {
     // As UTIF does: the zlib stream without its 2-byte header and 4-byte checksum. Corrupt data keeps what was
-    // inflated before it, as pako did for UTIF.
+    // inflated before it, as pako does for UTIF.
     const inflated = await inflateInto(
       [data.subarray(start + 2, Math.max(start + 2, end - 4))],
       'deflate-raw',
@@ -322,7 +322,7 @@ async function toRgbaInBands(
   const { width, height } = img
   const rowBytes = height > 0 ? raster.length / height : 0
   // A raster of 4 bytes a pixel (8-bit RGBA, the largest) is converted in place, band by band: each band is read
-  // whole before its RGBA is written over it, and the 46 MiB of a second 12 MP picture are never made.
+  // whole before its RGBA is written over it, so no second copy of the picture is made.
   const rgba = rowBytes === width * 4 ? raster : new Uint8Array(width * height * 4)
   const band = Math.max(1, Math.floor(WORK_BYTES_PER_TURN / (width * 4)))
   for (let row = 0; row < height; row += band) {
@@ -336,7 +336,10 @@ async function toRgbaInBands(
   return rgba
 }
 
-/** The first page as RGBA, in slices with a turn of the event loop between them; readTiffFirstIfd must have accepted the bytes. */
+/**
+ * The first page as RGBA, in slices with a turn of the event loop between them.
+ * readTiffFirstIfd must have accepted the bytes.
+ */
 export async function decodeTiffFirstPage(
   bytes: Uint8Array,
 ): Promise<{ width: number; height: number; data: Uint8Array }> {
