@@ -1,9 +1,8 @@
-// Images to optimized PNG, in the Worker: openImage (the engine's one entry, shared with previews) reads the
-// header, then the WASM decoders (which refuse a pixel flood before decoding: every area they would allocate is
-// checked against IMAGE_MAX_PIXELS and IMAGE_MAX_SIDE),
-// an optional downscale, and the streaming PNG encoder. A PNG that would not get smaller (and is not resized)
-// produces no output, which ends the chain. JPEGs and the common PNGs that keep their size are encoded from the
-// rows in the decoder's heap (withImageRows): no RGBA copy of the picture.
+// Images to optimized PNG: openImage (the engine's one entry, shared with previews) reads the header, then the WASM
+// decoders, an optional downscale, and the streaming PNG encoder. The decoders refuse a pixel flood before
+// decoding: every area they would allocate is checked against IMAGE_MAX_PIXELS and IMAGE_MAX_SIDE.
+// A PNG that would not get smaller (and is not resized) produces no output, which ends the chain. JPEGs and the
+// common PNGs that keep their size are encoded from the rows in the decoder's heap (withImageRows): no RGBA copy.
 import type { ImageRows } from '../engines/image/decode'
 import type { ImageLimits } from '../engines/image/limits'
 import { ImageRefusedError, measureImage, openImage, withImageBands, withImageRows } from '../engines/image/open'
@@ -50,8 +49,8 @@ function encodeRows({ width, height, channels, rows }: ImageRows): Promise<PngCh
 }
 
 /**
- * The PNG of a large PNG read in bands twice (its rows never whole: 46 MiB at 12 MP RGBA): once for the channels its
- * pixels need (stopped as soon as colour and alpha are both known to stay), once into the encoder.
+ * The PNG of a large PNG read in bands twice, its rows never whole: once for the channels its pixels need (stopped
+ * as soon as colour and alpha are both known to stay), once into the encoder.
  */
 async function encodeBands(png: PngBands): Promise<{ pixels: { width: number; height: number }; png: PngChunks }> {
   const { width, height, channels } = png
@@ -84,8 +83,8 @@ export const imageToPng = defineConverter({
     const limits = { maxPixels: IMAGE_MAX_PIXELS, maxSide: IMAGE_MAX_SIDE }
     const header = await refusedAs(input.name, () => measureImage(bytes))
     if (!(IMAGE_MAX_DIMENSION > 0 && Math.max(header.width, header.height) > IMAGE_MAX_DIMENSION)) {
-      // The picture's size kept, not its rows: the decoder's heap (73 MiB for a 12 MP JPEG) is let go before the
-      // output is stored, not held by this generator until the next output is asked for.
+      // The picture's size kept, not its rows: the decoder's heap is let go before the output is stored, not held by
+      // this generator until the next output is asked for.
       const encoded =
         (await refusedAs(input.name, () => withImageBands(bytes, header, limits, encodeBands))) ??
         (await refusedAs(input.name, () =>

@@ -10,8 +10,8 @@ const startsWith = (bytes: Uint8Array, signature: readonly number[]) => signatur
 
 /**
  * Whether a zip ends with its end of central directory record (in its last 22 + 65,535 bytes, the comment's most).
- * A zip cut short has none: LibreOffice then cannot read it as a package and its type detection goes on to other
- * import filters, which opened such a .docx as WordPerfect (a PDF of "PK…" garbage) in LibreOffice 7.4.
+ * A zip cut short has none: LibreOffice then cannot read it as a package, and its type detection goes on to other
+ * import filters (LibreOffice 7.4 opens such a .docx as WordPerfect: a PDF of "PK…" garbage).
  */
 function hasZipEnd(bytes: Uint8Array): boolean {
   for (let at = bytes.length - 22; at >= Math.max(0, bytes.length - 22 - 65_535); at--) {

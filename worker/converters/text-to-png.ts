@@ -64,10 +64,10 @@ async function loadFallbackFonts(resources: ResourceReader | undefined): Promise
 }
 
 /**
- * 128 KiB of gray rows between two turns of a page's encoder: a quarter of the encoder's default (a 10 ms stretch
- * on an idle core), so that a page's stretches are as short as its resvg calls' (GET / p95 while one-line pages
- * were converted back to back: 3.2× idle at 512 KiB, 2.0× at 128 KiB). A page is 2.2 MB of gray rows at 150 dpi:
- * 17 turns instead of 5. In the encoder's units: RGBA rows converted to gray count 5 a pixel (4 read, 1 written).
+ * 128 KiB of gray rows between two turns of a page's encoder: a quarter of the encoder's default, so that a page's
+ * stretches are as short as its resvg calls' (docs/benchmarks.md, "Engine constants"). A page is 2.2 MB of gray
+ * rows at 150 dpi: 17 turns instead of 5. In the encoder's units, RGBA rows converted to gray count 5 a pixel (4
+ * read, 1 written).
  */
 const PAGE_BYTES_PER_TURN = 5 * 128 * 1024
 
@@ -109,7 +109,7 @@ export const textToPng = defineConverter({
       // Read, decoded and laid out a piece at a time, a turn of the event loop after each: the layout keeps only
       // its lines (TEXT_MAX_PAGES bounds them), never the text, and 5 MB of it is seconds of work on a busy core.
       // A turn after TURN_CHARS bytes (each at most one character of layout), not after each of a stream's 4 KiB
-      // chunks: a turn costs ~1 ms of waiting in workerd (1,280 of them took zero-width.txt from 0.2 to 1.8 s).
+      // chunks: each turn waits in workerd (docs/benchmarks.md, "Engine constants").
       const layout = startLayout(geometry, ctx.settings.TEXT_MAX_PAGES)
       const turn = workTurns(TURN_CHARS)
       for await (const piece of decodeTextPieces(input.stream(), TURN_CHARS)) {

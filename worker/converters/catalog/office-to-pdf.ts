@@ -102,7 +102,10 @@ const overlay = (kind: 'watermark' | 'stamp') => ({
  * a list and 64 MiB a filled part, which 512 KiB of values cannot reach on a document within OFFICE_MAX_BYTES.
  */
 export const VARIABLES_MAX_CHARS = 512 * 1024
-/** The Factur-X invoice XML, inline: a Factur-X/ZUGFeRD CII invoice is a few KiB to a few hundred for long EXTENDED ones. */
+/**
+ * The Factur-X invoice XML, inline: a Factur-X/ZUGFeRD CII invoice is a few KiB to a few
+ * hundred for long EXTENDED ones.
+ */
 export const FACTURX_XML_MAX_CHARS = 384 * 1024
 
 /** Gotenberg's `variables`: name → string, or list → rows (objects of strings) repeating a table row. Checked by
@@ -122,8 +125,11 @@ const variables = z
     example: { company: 'Smith & Sons', items: [{ name: 'Widget', qty: '2' }] },
   })
 
-/** Gotenberg 8's LibreOffice-route options a job may ask for, with Gotenberg's names and ranges. Left out: merge
- * and split (one document per job, one PDF out), and the options the sidecar refuses (docs/conversion-and-previews.md, Office to PDF). */
+/**
+ * Gotenberg 8's LibreOffice-route options a job may ask for, with Gotenberg's names and ranges. Left out: merge and
+ * split (one document per job, one PDF out), and the options the sidecar refuses (docs/conversion-and-previews.md,
+ * Office to PDF).
+ */
 export const OFFICE_OPTIONS = {
   landscape: flag,
   nativePageRanges: z.string().regex(PAGE_RANGES).max(200),
