@@ -1,6 +1,7 @@
-// Secrets among a job's options (a document's `password`, the `userPassword` and `ownerPassword` a PDF is encrypted with): sealed with AES-GCM before they reach D1, under a key
-// derived (HKDF) from JWT_SECRET for this one purpose and bound to the job's owner; opened only for the converter;
-// never shown in a job view, event or webhook; wiped from the row when the job ends (done or failed).
+// Secrets among a job's options: a document's `password`, the `userPassword` and `ownerPassword` a PDF is encrypted
+// with. Sealed with AES-GCM before they reach D1, under a key derived (HKDF) from JWT_SECRET for this one purpose and
+// bound to the job's owner. Opened only for the converter; never shown in a job view, event or webhook; wiped from
+// the row when the job ends (done or failed).
 import type { Config } from '../config'
 import { openSealed, sealBytes } from '../sealing'
 

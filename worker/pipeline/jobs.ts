@@ -179,7 +179,10 @@ export function jobViewQueries(db: Database, userId: string | SQLWrapper, id: st
   ] as const
 }
 
-/** The queries of the views of a file's jobs (the caller's, newest first): jobs, their steps, their files, for one batch. */
+/**
+ * The queries of the views of a file's jobs (the caller's, newest first): jobs, their steps, their files, for one
+ * batch.
+ */
 export function fileJobsQueries(db: Database, userId: string, fileId: string) {
   const ids = db
     .select({ id: jobs.id })
@@ -294,7 +297,10 @@ async function activeStepsByUser(db: Database) {
 
 type ActiveSteps = Awaited<ReturnType<typeof activeStepsByUser>>
 
-/** The users a step of `userId` gives way to: others with a step waiting and fewer active steps, when this user has a backlog. */
+/**
+ * The users a step of `userId` gives way to, when this user has a backlog: others with a step waiting and fewer
+ * active steps.
+ */
 function usersAhead(active: ActiveSteps, userId: string): ActiveSteps {
   const mine = active.find((row) => row.userId === userId)?.steps ?? 0
   // A few steps of one user (a chain, a PDF's pages) run as they come; only a backlog takes turns.
@@ -314,7 +320,8 @@ export async function shouldYieldTurn(db: Database, userId: string): Promise<boo
 /**
  * The turn a step of `userId` gives, if it must give one: the step to run in its place, the oldest never-run step of
  * the waiting user with the fewest active steps. Only a user's first answers are run in another's turn (a user with
- * at most YIELD_ABOVE_STEPS active steps); steps waiting to be retried keep their backoff. None of them: the step only goes to the back of the line.
+ * at most YIELD_ABOVE_STEPS active steps); steps waiting to be retried keep their backoff. None of them: the step
+ * only goes to the back of the line.
  */
 export async function turnToGive(db: Database, userId: string): Promise<{ step?: StepMessage } | undefined> {
   const ahead = usersAhead(await activeStepsByUser(db), userId)
@@ -340,7 +347,10 @@ export async function turnToGive(db: Database, userId: string): Promise<{ step?:
   return { step: step && { kind: 'step', ...step } }
 }
 
-/** A step's run was handed over by another user's step (runStep's `handedOver`): it counts as the step's first attempt. */
+/**
+ * A step's run was handed over by another user's step (runStep's `handedOver`): it counts as the step's first
+ * attempt.
+ */
 export const HANDED_OVER = 'handed over'
 
 /**
@@ -364,10 +374,10 @@ export async function claimStep(db: Database, stepId: string, attempt: number | 
 
 /**
  * Creates the job and its first step (queued), unless an equal job (same file, same content, same options) is
- * queued or running: then answers that one and no step. The caller enqueues the step it gets. One round trip (issue
- * 30): the job is written guarded by the user's share when `bounded` (counted inside the INSERT, so racing requests
- * cannot pass it together: 429 past it, nothing written), its step guarded by the job's write, and the job is read
- * back with its steps and files for the answer.
+ * queued or running: then answers that one and no step. The caller enqueues the step it gets. One round trip: the
+ * job is written guarded by the user's share when `bounded` (counted inside the INSERT, so racing requests cannot
+ * pass it together: 429 past it, nothing written), its step guarded by the job's write, and the job is read back
+ * with its steps and files for the answer.
  */
 export async function createJob(
   db: Database,
@@ -638,7 +648,10 @@ export async function shapeJobView(
 
 export const JobSummarySchema = JobSchema.omit({ files: true, events_url: true }).openapi('JobSummary')
 
-/** A job without its files and signed events link: what an admin sees of another user's job (worker/admin/routes.ts). */
+/**
+ * A job without its files and signed events link: what an admin sees of another user's job
+ * (worker/admin/routes.ts).
+ */
 export function toJobSummary(job: JobRow, steps: StepRow[]): z.infer<typeof JobSummarySchema> {
   return {
     _id: job.id,

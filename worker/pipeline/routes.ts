@@ -375,7 +375,8 @@ export function pipelineRoutes() {
             ? await shapeJobView(c.var.config, ownerLinks, job, rows.steps, rows.made)
             : await jobView(c.var.db, c.var.config, ownerLinks, job)
           rows = undefined
-          // Compared without the signed URLs (download, preview, events): their expiry moves every second, the job does not.
+          // Compared without the signed URLs (download, preview, events): their expiry moves every second, the job
+          // does not.
           const { events_url: _events, ...unsigned } = view
           const state = JSON.stringify({
             ...unsigned,

@@ -342,13 +342,16 @@ export function retryDelaySeconds(attempt: number): number {
 
 /** How long a step that let another user go first waits before it is delivered again. */
 const YIELD_DELAY_SECONDS = 1
-/** How long a step's message waits when a handed-over turn runs the step; its next delivery takes over a run that died. */
+/**
+ * How long a step's message waits when a handed-over turn runs the step. Its next delivery takes over a run that
+ * died.
+ */
 const TAKEN_RETRY_SECONDS = 30
 
 /**
  * A step whose user has more steps in line than another user who is waiting gives its turn: it is sent again as a
  * new message after YIELD_DELAY_SECONDS (its attempts are not spent) and this one acknowledged, and the waiting
- * user's oldest step that never ran is run now in its place, so that user's first answer does not wait for the
+ * user's oldest step that never ran is run at once in its place, so that user's first answer does not wait for the
  * messages in line before its own. A step already started (its delivery ended without settling it) never yields.
  * Answers whether it gave its turn.
  */

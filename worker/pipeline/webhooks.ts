@@ -104,7 +104,7 @@ const ATTEMPTS = 4
 export async function notifyJobFinished(deps: { db: Database; config: Config }, jobId: string): Promise<void> {
   const job = await findJob(deps.db, jobId)
   if (!job?.callbackUrl) return
-  // The name may point elsewhere by now (DNS rebinding): its addresses are checked again.
+  // The name may point elsewhere since the last check (DNS rebinding): its addresses are checked again.
   const checked = await checkCallbackHost(deps.config, new URL(job.callbackUrl)).catch((error: unknown) => error)
   if (checked instanceof ApiError) {
     console.warn(JSON.stringify({ level: 'warn', job: job.id, message: `webhook not delivered: ${checked.message}` }))
