@@ -27,7 +27,10 @@ const tags = ['tus']
 const OFFSET_STREAM = 'application/offset+octet-stream'
 const IdParams = z.object({ id: Id })
 
-/** Tus-Resumable on every answer (tus: "MUST be included in every request and response except for OPTIONS requests"), errors too. */
+/**
+ * Tus-Resumable on every answer, errors too (tus: "MUST be included in every request and response except for OPTIONS
+ * requests").
+ */
 const tusResumable = createMiddleware<AppEnv>(async (c, next) => {
   try {
     await next()

@@ -77,7 +77,10 @@ export function uploadFields(metadata: Record<string, string>) {
   }
 }
 
-/** Upload-Checksum "algorithm base64digest": 400 for an algorithm this server does not have (tus: "400 Bad Request if the checksum algorithm is not supported"). */
+/**
+ * Upload-Checksum "algorithm base64digest": 400 for an algorithm this server does not have (tus: "400 Bad Request if
+ * the checksum algorithm is not supported").
+ */
 export function parseChecksum(header: string | undefined): { algorithm: string; expected: string } | undefined {
   if (header === undefined) return undefined
   const [name = '', expected = '', extra] = header.trim().split(' ')
@@ -261,7 +264,7 @@ export async function appendToUpload(
     )
   }
   if (limit === 0) {
-    // Nothing left to send (an empty file): complete now.
+    // Nothing left to send (an empty file): complete at once.
     const file = await completeUpload(deps, upload)
     return { upload: { ...upload, fileId: file.id }, file, interrupted: false }
   }
