@@ -21,16 +21,19 @@ export interface AppEnv {
     account: AccountRecord
     /** The session of the caller's access token (set by requireAuth). */
     sessionId: string
-    /** A verified access token whose session check waits to share the route's first round trip (requireAuth `sharesRoundTrip`). */
+    /**
+     * A verified access token whose session check waits to share the route's first round trip (requireAuth
+     * `sharesRoundTrip`).
+     */
     pendingClaims: (TokenClaims & { sid: string }) | undefined
   }
 }
 
 export function newRouter() {
   return new OpenAPIHono<AppEnv>({
-    // Hono's default SmartRouter builds a RegExpRouter from every route at the first request, which refuses this app's
-    // paths (`/auth/oauth/:provider/link` beside `/auth/oauth/exchange`) and falls back to the TrieRouter: the failed
-    // build was paid at every cold start. The TrieRouter is the router the app already ran on.
+    // Hono's default SmartRouter builds a RegExpRouter from every route at the first request. It refuses this app's
+    // paths (`/auth/oauth/:provider/link` beside `/auth/oauth/exchange`) and falls back to the TrieRouter, paying the
+    // failed build at every cold start. Naming the TrieRouter gives the same matches without it.
     router: new TrieRouter(),
     defaultHook: (result) => {
       if (result.success) return
