@@ -129,7 +129,7 @@ export function remoteConverter<K extends keyof Config>(
       const call = engine
         .convert(info.name, wireInput(input), new Source(input), wireContext(ctx), outputs, resources(ctx))
         .finally(() => outputs.end())
-      // Awaited after the outputs; observed now so that a pipeline stopping early leaves no unhandled rejection.
+      // Awaited after the outputs; observed here so that a pipeline stopping early leaves no unhandled rejection.
       call.catch(() => {})
       try {
         for (let output = await outputs.next(); output; output = await outputs.next()) yield output

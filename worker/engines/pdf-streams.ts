@@ -527,7 +527,7 @@ export function findPdfStreams(bytes: Uint8Array, work?: PdfScanWork): PdfStream
 
 /**
  * findPdfStreams in slices: pauses (yields) after about WORK_BYTES_PER_TURN of the file scanned and parsed, and
- * asks `fileBytes` again after each pause. The bytes of a large file's dictionaries took a second in one call.
+ * asks `fileBytes` again after each pause: one call over a large file's dictionaries is a long stretch.
  */
 export function* findPdfStreamsInSlices(fileBytes: () => Uint8Array, work?: PdfScanWork): Generator<void, PdfStream[]> {
   const streams: PdfStream[] = []
@@ -896,10 +896,10 @@ function filterSink(filter: string, next: Sink, earlyChange: number): Sink {
 const isZlibHeader = (cmf = 0, flg = 0) => (cmf & 0x0f) === 8 && cmf >> 4 <= 7 && (cmf * 256 + flg) % 31 === 0
 
 /**
- * Input fed to the first filter at a time, at most: small, and smaller still once a stream is seen to expand (the
- * next piece is sized from the output per input byte so far to give about OUTPUT_PIECE_BYTES), so that one piece
- * of a bomb never decodes to more than that and a bit: Deflate expands up to 1032:1, LZW up to ~2700:1 (12-bit
- * codes for 4096-byte entries), i.e. 1–2.6 MiB for a KiB.
+ * Input fed to the first filter at a time, at most. Once a stream is seen to expand, the next piece is smaller:
+ * sized from the output per input byte so far to give about OUTPUT_PIECE_BYTES. So one piece of a bomb never
+ * decodes to much more than that. Deflate expands up to 1032:1, LZW up to ~2700:1 (12-bit codes for 4096-byte
+ * entries): 1–2.6 MiB for a KiB.
  */
 const INPUT_PIECE_BYTES = 1024
 const MIN_INPUT_PIECE_BYTES = 16
@@ -928,12 +928,12 @@ function nextPieceBytes(inputBytes: number, outputBytes: number): number {
 const fedLimit = (fileBytes: number) => 2 * fileBytes + 64 * 1024
 
 /**
- * Runs each stream's filter chain, counting every filter's output and keeping none, and throws a
- * PdfStreamTooLargeError as soon as one stream or all of them (with `alreadyBytes` counted before) pass the budget,
- * a PdfStreamSyntaxError when the streams together feed their filters more than fedLimit (so the work is linear in
- * the file: at most fedLimit for each reading of a stream, and its output within the budget).
- * Returns the bytes counted. Pauses (yields) after every WORK_BYTES_PER_TURN of work; `fileBytes` is asked again
- * after each pause (a WASM heap grown meanwhile replaces its view).
+ * Runs each stream's filter chain, counting every filter's output and keeping none. Returns the bytes counted.
+ * Throws a PdfStreamTooLargeError as soon as one stream or all of them (with `alreadyBytes` counted before) pass
+ * the budget. Throws a PdfStreamSyntaxError when the streams together feed their filters more than fedLimit, so
+ * the work is linear in the file: at most fedLimit for each reading of a stream, and its output within the budget.
+ * Pauses (yields) after every WORK_BYTES_PER_TURN of work. `fileBytes` is asked again after each pause: a WASM heap
+ * grown meanwhile replaces its view.
  */
 export function* measurePdfStreams(
   fileBytes: () => Uint8Array,

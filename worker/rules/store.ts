@@ -190,11 +190,11 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
 
 /** What deleting an account reads first, for one batch (DELETE /auth/user adds its session check to it). */
 /**
- * Deletes the account and everything it owns in one D1 batch (all or nothing): its unfinished uploads, its files,
- * their previews, the user row and the records of `children` (relation routes under /users whose records belong to
- * a user); then the stored bytes, and the R2 side of the uploads the batch removed (the cascade would drop their
- * rows but leave the R2 multipart uploads). Sessions, refresh tokens, API keys, second factors, passkeys and jobs go
- * with the user row (their foreign keys cascade).
+ * Deletes the account and everything it owns. One D1 batch (all or nothing) removes its unfinished uploads, its
+ * files, their previews, the user row and the records of `children` (relation routes under /users whose records
+ * belong to a user). Then go the stored bytes and the R2 side of the uploads the batch removed: the cascade would
+ * drop their rows but leave the R2 multipart uploads. Sessions, refresh tokens, API keys, second factors, passkeys
+ * and jobs go with the user row (their foreign keys cascade).
  */
 export async function deleteAccount(
   deps: Pick<StoreDeps, 'db' | 'bucket'>,

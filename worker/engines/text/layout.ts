@@ -178,10 +178,10 @@ class Units {
 }
 
 /**
- * One source line's characters → display lines no wider than `columns`, handed to `emit` as they are made: a run
- * of white space or of other characters (a token) fits on the current line, or white space that does not fit ends
- * it, or a word starts the next one, or a word wider than a line is broken into line-sized pieces. Only the current
- * token (while it may still fit a line) and the current display line are kept.
+ * One source line's characters → display lines no wider than `columns`, handed to `emit` as they are made. A token
+ * (a run of white space or of other characters) fits on the current line; or white space that does not fit ends
+ * it; or a word starts the next one; or a word wider than a line is broken into line-sized pieces. Only the
+ * current token (while it may still fit a line) and the current display line are kept.
  */
 class LineWrapper {
   private readonly line = new Units()

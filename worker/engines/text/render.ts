@@ -116,9 +116,9 @@ const resvgOptions = (fallback: FallbackFonts): ResvgOptions => ({
 })
 
 /**
- * Groups of consecutive ink groups no other group's ink reaches into: each is drawn in one resvg call on a pixmap
- * holding all of its ink, so no path is clipped at a band's edge (tiny-skia's clipper would move the clipped edges
- * by a rounding and change their anti-aliasing) and every pixel is blended from the same paths in the same order
+ * Groups of consecutive ink groups no other group's ink reaches into. Each is drawn in one resvg call on a pixmap
+ * holding all of its ink, so no path is clipped at a band's edge: tiny-skia's clipper would move the clipped edges
+ * by a rounding and change their anti-aliasing. Every pixel is then blended from the same paths in the same order
  * as on the whole page. Ordinary lines are a band each; accents and stacked marks reaching into a neighbour merge
  * the two.
  */
@@ -152,9 +152,9 @@ function whiteRows(width: number, rows: number): PixelRows {
 
 /**
  * The page's RGBA pixels top to bottom in bands, pixel for pixel what one resvg call on `pageSvg` draws, with a
- * turn of the event loop between two resvg calls: first each group of LINES_PER_GROUP lines is parsed and its ink
- * measured, then each band of ink is drawn on a pixmap of its own rows (rows without ink are white without
- * resvg). The band's memory is the caller's until it asks for the next one.
+ * turn of the event loop between two resvg calls. First each group of LINES_PER_GROUP lines is parsed and its ink
+ * measured. Then each band of ink is drawn on a pixmap of its own rows; rows without ink are white without resvg.
+ * The band's memory is the caller's until it asks for the next one.
  */
 export async function* drawPageBands(
   lines: readonly string[],

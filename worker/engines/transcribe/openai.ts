@@ -93,9 +93,9 @@ export function openAiTranscriber(options: {
 const quoted = (value: string) => `"${value.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A')}"`
 
 /**
- * A multipart/form-data body (RFC 7578) of the file and the fields, streamed from the file's parts as they are (no
- * copy of the audio: FormData and File would copy a chunk of up to 24 MiB twice) through a FixedLengthStream, so the
- * request has a Content-Length as FormData's would.
+ * A multipart/form-data body (RFC 7578) of the file and the fields, streamed from the file's parts as they are
+ * through a FixedLengthStream, so the request has a Content-Length as FormData's would. No copy of the audio:
+ * FormData and File would copy a chunk twice.
  */
 function multipartForm(
   fields: Record<string, string>,
