@@ -165,7 +165,7 @@ export class EdgefloorClient {
     return session
   }
 
-  /** Exchanges the refresh token for new tokens now (the client also does it by itself when a token expires). */
+  /** Exchanges the refresh token for new tokens at once (the client also does it by itself when a token expires). */
   async refresh(): Promise<Session> {
     const refreshToken = this.tokens.get()?.refresh_token
     if (!refreshToken)

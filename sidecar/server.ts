@@ -281,8 +281,8 @@ export function optionsFromEnv(env: Readonly<Record<string, string | undefined>>
       disabled: env.SIDECAR_CHROMIUM_DISABLE === 'true',
       program: env.SIDECAR_CHROMIUM || '/usr/lib/chromium/chromium',
       concurrency: Math.max(1, number('SIDECAR_CHROMIUM_PAGES', 2)),
-      // SIDECAR_CHROMIUM_DENY_PRIVATE=true: no loopback or private address for pages, even the hosts listed for the
-      // rest.
+      // SIDECAR_CHROMIUM_DENY_PRIVATE=true: no loopback or private address for pages, even a host listed for the
+      // other features.
       policy: {
         ...policy('SIDECAR_CHROMIUM_ALLOW_LIST', 'SIDECAR_CHROMIUM_DENY_LIST'),
         ...(env.SIDECAR_CHROMIUM_DENY_PRIVATE === 'true' ? { privateHosts: [] } : {}),

@@ -131,7 +131,7 @@ export function requireAuth(options: { missingUserStatus?: 401 | 404; sharesRoun
     }
     c.set('pendingClaims', await verifiedClaims(c.var.config, token))
     await next()
-    // The route never checked (it read nothing, or failed before): check now; a refusal replaces its answer.
+    // The route never checked (it read nothing, or failed before): check here; a refusal replaces its answer.
     const claims = c.var.pendingClaims
     if (claims)
       setCaller(c, settleCheck(await sessionCheck(c.var.db).get({ sub: claims.sub, sid: claims.sid }), claims, options))

@@ -350,10 +350,12 @@ async function plainProfile(provider: OAuthProvider, accessToken: string): Promi
 export type OAuthIdentityRow = typeof oauthIdentities.$inferSelect
 
 /**
- * The account this identity signs in to, and a one-time code for the app to exchange for its session: the account
- * it is linked to; else the signed-in account that asked to link it; else the account with its address, linked only
- * when the provider says the address is verified and the account has verified it too; else a new account
- * (AUTH_DEFAULT_ROLE), verified when the provider says so.
+ * The account this identity signs in to, and a one-time code for the app to exchange for its session. In order:
+ * - the account it is linked to;
+ * - the signed-in account that asked to link it;
+ * - the account with its address, linked only when the provider says the address is verified and the account has
+ *   verified it too;
+ * - a new account (AUTH_DEFAULT_ROLE), verified when the provider says so.
  *
  * A returning identity (linked already) is one round trip: the account read, its last use and the code written
  * only if it is linked (to the account that asked to link it, when one did).

@@ -109,8 +109,8 @@ const normalizeRecoveryCode = (code: string) => code.toLowerCase().replace(/[^a-
 
 /**
  * The writes that replace the user's recovery codes with new ones (answered once), for the batch of the write they
- * follow: each new code is inserted only when the statement before it changed a row (the proof spent or the factor
- * confirmed, then the code before it), and the old codes are deleted only once the last new one is in.
+ * follow. Each new code is inserted only when the statement before it changed a row: the proof spent or the factor
+ * confirmed, then the code before it. The old codes are deleted only once the last new one is in.
  */
 async function recoveryCodeReplacement(db: Database, userId: string) {
   const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode)

@@ -201,9 +201,9 @@ export async function spendToken(db: Database, jti: string, expiresAtSeconds: nu
 }
 
 /**
- * The write that records a user's single-use token as spent, for a batch: it answers one row when it did, none when
- * the token was spent already or, with a condition, when the user is gone or `condition` does not hold (then nothing
- * is written).
+ * The write that records a user's single-use token as spent, for a batch. It answers one row when it did. It
+ * answers none, and writes nothing, when the token was spent already or, with a condition, when the user is gone or
+ * `condition` does not hold.
  */
 export function tokenSpending(
   db: Database,

@@ -5,8 +5,8 @@
 import { ApiError } from '../errors'
 
 /**
- * Bytes in turns. A view answered by read() is the caller's until its next read() or cancel(): then its memory
- * may be filled again, so a caller awaits every write of a view before reading on, and copies what it keeps.
+ * Bytes in turns. A view answered by read() is the caller's until its next read() or cancel(), when its memory may
+ * be filled again. So a caller awaits every write of a view before reading on, and copies what it keeps.
  * read() answers undefined at the end (and again after it).
  */
 export interface BlockSource {

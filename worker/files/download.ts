@@ -22,8 +22,8 @@ export interface ByteRange {
 }
 
 /**
- * The one byte range a Range header asks of a file of `size` bytes (RFC 9110 §14.1.2): an end past the file is
- * clamped to its last byte, a suffix longer than the file is the whole file; 'unsatisfiable' when the range starts
+ * The one byte range a Range header asks of a file of `size` bytes (RFC 9110 §14.1.2). An end past the file is
+ * clamped to its last byte; a suffix longer than the file is the whole file. 'unsatisfiable' when the range starts
  * past the end (→ 416). A missing, malformed or multi-range header answers undefined: the whole file (→ 200).
  */
 export function requestedRange(header: string | null, size: number): ByteRange | 'unsatisfiable' | undefined {

@@ -36,8 +36,8 @@ const currentContent = (file: Pick<FileRow, 'id' | 'hash'>) =>
 
 /**
  * Writes the row `queued` while the file still holds this content and its owner has fewer than `maxQueued`
- * drawings queued (checked in the same statement, so requests at once cannot pass it together); answers whether
- * this call wrote it (the caller then sends the drawing to the queue). A row already there is left.
+ * drawings queued. Both are checked in the same statement, so requests at once cannot pass the bound together.
+ * Answers whether this call wrote it (the caller then sends the drawing to the queue). A row already there is left.
  */
 export async function queuePreview(
   db: Database,

@@ -95,10 +95,10 @@ async function tryReserve(
 }
 
 /**
- * A first reservation as statements for a batch (the session check's): the INSERT reserves `bytes` for
- * `id` when the user's usage leaves room and `guard` holds (callerIsLive: a refused token reserves nothing) and
- * answers the id; the read after it is what the user uses beside it, for the 413's message. Settle the batch's two
- * results with `settleReservation`. With FILES_QUOTA_BYTES = 0 nothing is reserved.
+ * A first reservation as statements for a batch (the session check's). The INSERT reserves `bytes` for `id` when
+ * the user's usage leaves room and `guard` holds (callerIsLive: a refused token reserves nothing), and answers the
+ * id. The read after it is what the user uses beside it, for the 413's message. Settle the batch's two results with
+ * `settleReservation`. With FILES_QUOTA_BYTES = 0 nothing is reserved.
  */
 export function reservationQueries(
   db: Database,

@@ -128,8 +128,10 @@ export function ownedUpload(rows: UploadRow[], now = Date.now()): UploadRow {
 
 /**
  * What another request did to the upload while this one worked on it, read back from D1 and R2 after a step
- * failed or lost its condition: the upload is gone (terminated, aborted, expired, its user deleted: 404), complete
- * (409: tus's offset conflict, or UPLOAD_COMPLETED for the parts API), or moved on by another PATCH (409).
+ * failed or lost its condition:
+ * - gone (terminated, aborted, expired, its user deleted): 404;
+ * - complete: 409 (tus's offset conflict, or UPLOAD_COMPLETED for the parts API);
+ * - moved on by another PATCH: 409.
  * Undefined when the upload is as this request found it: the failure is its own.
  */
 export async function raceOutcome(
@@ -285,10 +287,10 @@ function partRequestFits(config: Config, body: unknown, length: number): boolean
 }
 
 /**
- * The hold a part renews, as statements for the session check's batch: what holdUploadQuota reserves (the
- * declared size, or the other parts' sum and this one), read in the statement, and only when uploadPart's checks
- * would pass (the upload the caller's, open, a parts upload; R2's part rule; the total allowed), so that a refused
- * part changes no reservation.
+ * The hold a part renews, as statements for the session check's batch. It reserves what holdUploadQuota reserves
+ * (the declared size, or the other parts' sum and this one), read in the statement. It does so only when
+ * uploadPart's checks would pass (the upload the caller's, open, a parts upload; R2's part rule; the total
+ * allowed), so a refused part changes no reservation.
  */
 export function partReservation(
   db: Database,
@@ -586,8 +588,8 @@ export async function sweepExpiredUploads(deps: Pick<UploadDeps, 'db' | 'bucket'
 
 /**
  * When a user is deleted: the delete of their uploads' rows, for the batch that deletes the account (their quota
- * reservations go with it, by cascade), and what aborts the R2 side of the rows it answers, after that batch: so no R2
- * multipart upload outlives them.
+ * reservations go with it, by cascade). And what aborts the R2 side of the rows it answers, after that batch, so no
+ * R2 multipart upload outlives them.
  */
 export function userUploadsRemoval(db: Database, userId: string) {
   return {

@@ -281,11 +281,11 @@ async function writeFileAndRecord(deps: StoreDeps, file: NewFile): Promise<FileR
 }
 
 /**
- * Replaces a file's bytes (PUT /files/:id with a file): new object under a new key, then one D1 batch that points
- * the record at it, removes every conversion of the old content (found in the same batch, so one a step stored
- * meanwhile goes too) and commits the quota hold. Only then are the old objects deleted, and a failure there is
- * recorded for the sweep: once the record is committed, its object is never deleted. Answers 409 when another
- * replace committed first (the record no longer points at the bytes this one read).
+ * Replaces a file's bytes (PUT /files/:id with a file). The new object goes under a new key. Then one D1 batch
+ * points the record at it, removes every conversion of the old content (found in the same batch, so one a step
+ * stored meanwhile goes too) and commits the quota hold. Only then are the old objects deleted; a failure there is
+ * recorded for the sweep. Once the record is committed, its object is never deleted. Answers 409 when another
+ * replace committed first (the record points at other bytes than this one read).
  */
 export async function replaceFileContent(
   deps: StoreDeps,
