@@ -109,9 +109,9 @@ export interface ConverterInfo<K extends keyof Config = keyof Config> {
    */
   readonly unreachable?: Readonly<Record<string, string>>
   /**
-   * Optional: true when one output per source content is enough (a LibreOffice or Chromium run on the sidecar): a
-   * step finds the output an earlier job's step of this converter made from the same content with the same options
-   * and takes it instead of converting again, or waits while such a step is converting. For converters of one output.
+   * Optional: true when one output per source content is enough (a LibreOffice or Chromium run on the sidecar). A
+   * step takes the output an earlier job's step of this converter made from the same content with the same options,
+   * instead of converting again, or waits while such a step is converting. For converters of one output.
    */
   readonly reusable?: boolean
   /**

@@ -13,9 +13,9 @@ import { imageToPngInfo } from './catalog/image-to-png'
 import { ConversionError, defineConverter } from './converter'
 
 /**
- * The image decoded through the engine's one entry (the structure it will decode measured and checked against
- * the limits before anything is allocated), its refusals as ConversionErrors: image → PNG and previews (which pass
- * the box they draw in, so that the image is decoded no larger than it needs and drawn into it).
+ * The image decoded through the engine's one entry, its refusals as ConversionErrors. The structure it will decode
+ * is measured and checked against the limits before anything is allocated. Used by image → PNG and by previews,
+ * which pass the box they draw in: the image is decoded no larger than it needs and drawn into it.
  */
 export function openImageInput(
   name: string,

@@ -84,11 +84,11 @@ export type ConverterChoice =
   | { readonly converter?: undefined; readonly refusal: string; readonly status: 415 | 422 }
 
 /**
- * The converter for a stored file: by its extension when a converter claims it and reads its sniffed type, by
- * the sniffed type when no converter claims or refuses the extension; otherwise why not (422 for an empty file,
- * for bytes the extension's converter does not read and for an extension a converter refuses; 415 when nothing
- * converts the kind of file). An extension whose converter refuses the bytes is refused outright, never
- * converted by another converter's reading of them.
+ * The converter for a stored file: by its extension when a converter claims it and reads its sniffed type; by the
+ * sniffed type when no converter claims or refuses the extension. Otherwise why not: 422 for an empty file, for
+ * bytes the extension's converter does not read and for an extension a converter refuses; 415 when nothing
+ * converts the kind of file. An extension whose converter refuses the bytes is refused outright, never converted
+ * by another converter's reading of them.
  */
 export function converterForFile(file: {
   readonly name: string

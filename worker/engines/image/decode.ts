@@ -219,9 +219,9 @@ export interface ImageRows {
 }
 
 /**
- * For an encoder that reads rows, without the RGBA copy decodeImage makes: a JPEG as RGB (gray for a grayscale
- * file) in libjpeg-turbo's heap, a common PNG (8-bit, not interlaced, no palette or tRNS) in its own channels in
- * png.ts's heap, after the checks of decodeImage. Undefined, with nothing decoded, for the other images.
+ * For an encoder that reads rows, without the RGBA copy decodeImage makes, after the checks of decodeImage. A JPEG
+ * as RGB (gray for a grayscale file) in libjpeg-turbo's heap; a common PNG (8-bit, not interlaced, no palette or
+ * tRNS) in its own channels in png.ts's heap. Undefined, with nothing decoded, for the other images.
  */
 export async function decodeImageRows(bytes: Uint8Array, limits: ImageLimits): Promise<ImageRows | undefined> {
   const header = readImageHeader(bytes)
@@ -232,8 +232,8 @@ export async function decodeImageRows(bytes: Uint8Array, limits: ImageLimits): P
 
 /**
  * The image drawn into a preview's box (drawInto), after the checks of decodeImage, decoded no larger than it
- * needs: a common PNG a band of rows at a time straight into the drawing (png.ts's decodePngDrawn: its rows never
- * whole), a JPEG at the smallest DCT scale that covers the drawing, the others whole and then drawn.
+ * needs. A common PNG goes a band of rows at a time straight into the drawing (png.ts's decodePngDrawn: its rows
+ * never whole). A JPEG is decoded at the smallest DCT scale that covers the drawing; the others whole, then drawn.
  */
 export async function decodeImageDrawn(bytes: Uint8Array, limits: ImageLimits, box: DrawBox): Promise<RawImage> {
   const header = readImageHeader(bytes)

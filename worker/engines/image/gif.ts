@@ -14,15 +14,15 @@ const PIXELS_PER_SLICE = 512 * 1024
 const TABLE_SIZE = 4096
 
 /**
- * The frame's palette indices from its LZW data at `start` (the minimum code size, then sub-blocks of at most 255
- * bytes, ended by an empty one), written into `output` (GIF89a, appendix F: variable-length codes packed from the
- * least significant bit, a clear code and an end code above the roots, the code width growing by one bit whenever
- * the next free entry needs it, up to 12 bits, and no growth once the table is full).
+ * The frame's palette indices from its LZW data at `start`, written into `output`. The data is the minimum code
+ * size, then sub-blocks of at most 255 bytes, ended by an empty one. GIF89a, appendix F: variable-length codes
+ * packed from the least significant bit, a clear code and an end code above the roots. The code width grows by one
+ * bit whenever the next free entry needs it, up to 12 bits, and not once the table is full.
  *
  * The table stores each string as its prefix entry and its last index, with its length and first index, so a
  * string is written back to front straight into `output`. Data that asks for more indices than the frame holds
- * stops at the last whole string that fits, data that ends early or names an entry that does not exist yet leaves
- * the rest at index 0: what omggif's one-call decoder gives for the same bytes (the tests compare).
+ * stops at the last whole string that fits. Data that ends early or names an entry that does not exist yet leaves
+ * the rest at index 0. Both are what omggif's one-call decoder gives for the same bytes (the tests compare).
  */
 function* decodeIndices(data: Uint8Array, start: number, output: Uint8Array): Generator<void, void> {
   const rootBits = data[start] ?? 0

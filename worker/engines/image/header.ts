@@ -254,11 +254,14 @@ function itemLocations(
 }
 
 /**
- * AVIF (HEIF): the primary item's spatial extent (meta → pitm names the item, iprp → ipma lists its properties,
- * their indexes point into ipco, and one of them is its ispe), plus every other ispe of the file (grid tiles and
- * alpha planes are decoded with the primary; a thumbnail larger than the limits is refused too), plus the frame
- * size each AV1 item's own sequence header allows (what the AV1 decoder allocates, whatever ispe says): in its
- * coded data (iinf → iloc) and in any av1C property. The primary's coded frame may not exceed its ispe.
+ * AVIF (HEIF): the areas its decoder allocates.
+ * - The primary item's spatial extent: meta → pitm names the item, iprp → ipma lists its properties, their indexes
+ *   point into ipco, and one of them is its ispe.
+ * - Every other ispe of the file: grid tiles and alpha planes are decoded with the primary, and a thumbnail larger
+ *   than the limits is refused too.
+ * - The frame size each AV1 item's own sequence header allows, in its coded data (iinf → iloc) and in any av1C
+ *   property: the AV1 decoder allocates that, whatever ispe says.
+ * The primary's coded frame may not exceed its ispe.
  */
 function avifHeader(bytes: Uint8Array, view: DataView): { width: number; height: number; extents: Extent[] } {
   const meta = boxes(bytes, view, 0, bytes.length).find((box) => box.type === 'meta')

@@ -7,9 +7,9 @@ import pako from 'pako'
 import { workTurns, yieldToEventLoop } from '../event-loop'
 
 /**
- * Input handed to the decompressor at a time, sized from the output each input byte made so far so that a piece
- * makes about WORK_BYTES_PER_TURN: a bomb (Deflate expands at most 1032:1) goes in 1 KiB pieces, ~1 MiB each, and
- * a photo's data in 64 KiB pieces (fewer turns).
+ * Input handed to the decompressor at a time, sized from the output each input byte made so far, so that a piece
+ * makes about WORK_BYTES_PER_TURN. A bomb (Deflate expands at most 1032:1) goes in 1 KiB pieces, ~1 MiB each; a
+ * photo's data in 64 KiB pieces (fewer turns).
  */
 const MIN_PIECE_BYTES = 1024
 const MAX_PIECE_BYTES = 64 * 1024
@@ -65,9 +65,9 @@ export async function inflateInto(
 }
 
 /**
- * Inflates `pieces` into `sink`, which takes each piece of output as it comes (a view valid during the call, at
- * `at` bytes from the start) and at most `maxBytes` in all: for a reader that keeps only a band of the output (a
- * PNG's rows downscaled as they come) instead of a target for the whole of it. The inflating waits for a sink that
+ * Inflates `pieces` into `sink`, which takes each piece of output as it comes: a view valid during the call, at
+ * `at` bytes from the start, at most `maxBytes` in all. For a reader that keeps only a band of the output (a PNG's
+ * rows downscaled as they come) instead of a target for the whole of it. The inflating waits for a sink that
  * answers a promise; a sink that throws stops it (its error is the answer's).
  */
 type Sink = (chunk: Uint8Array, at: number) => void | Promise<void>

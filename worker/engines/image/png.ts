@@ -129,9 +129,9 @@ const bandRows = rowsPerTurn
 type Structure = NonNullable<ReturnType<typeof readStructure>>
 
 /**
- * The PNG's rows a band at a time, its whole rows never existing: the IDAT stream is inflated in pieces into a band
- * of rows in a small heap (about 1 MiB of rows), each band unfiltered there and handed to `onBand`, the band's last
- * row kept as the next one's row above. The inflating waits for `onBand`; the band's rows are valid until it
+ * The PNG's rows a band at a time, its whole rows never existing. The IDAT stream is inflated in pieces into a band
+ * of rows in a small heap (about 1 MiB of rows). Each band is unfiltered there and handed to `onBand`; its last row
+ * is kept as the next one's row above. The inflating waits for `onBand`; the band's rows are valid until it
  * resolves. `onBand` answering false stops the decode there (the rest is neither inflated nor checked).
  */
 async function decodePngBands(

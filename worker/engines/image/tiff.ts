@@ -164,10 +164,10 @@ const WORK_BYTES_PER_TURN = 128 * 1024
 
 /**
  * Compressed bytes read for one strip or tile, at most, for each byte it decodes to, and a little more for each row
- * and for the strip: CCITT's longest codes for one-pixel runs are under 8 bytes for a byte of pixels (and an EOL a
- * row), LZW and PackBits under 2, Deflate about 1. UTIF's decoders run to the end of the byte count they are given
- * whatever the strip holds (PackBits' no-op byte, LZW's clear code and Deflate's empty blocks decode to nothing), and
- * every strip may name the whole file: 20,000 one-row strips of a 1 MB file would be 20,000 passes over it.
+ * and for the strip. CCITT's longest codes for one-pixel runs are under 8 bytes for a byte of pixels (and an EOL a
+ * row), LZW and PackBits under 2, Deflate about 1. UTIF's decoders run to the end of the byte count they are given,
+ * whatever the strip holds: PackBits' no-op byte, LZW's clear code and Deflate's empty blocks decode to nothing.
+ * And every strip may name the whole file: 20,000 one-row strips of a 1 MB file would be 20,000 passes over it.
  */
 const MAX_INPUT_PER_OUTPUT_BYTE = 8
 const MAX_INPUT_PER_ROW = 4
@@ -175,9 +175,9 @@ const MAX_INPUT_SLACK = 1024
 
 /**
  * Decodes one strip or tile into `target` at `offset` (`rows` rows of `rowBytes`), as UTIF.decodeImage would, with
- * turns: Deflate is inflated in pieces (at most the bytes the strip can hold: a bomb stops there) and its rows fixed
- * up (predictor, byte order) in bands; an uncompressed strip is copied in bands; LZW, PackBits and CCITT strips are
- * UTIF's own decoders, one call a strip.
+ * turns. Deflate is inflated in pieces, at most the bytes the strip can hold (a bomb stops there), and its rows are
+ * fixed up (predictor, byte order) in bands. An uncompressed strip is copied in bands. LZW, PackBits and CCITT
+ * strips go to UTIF's own decoders, one call a strip.
  */
 async function decodeBlock(
   img: Ifd,
