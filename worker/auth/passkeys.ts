@@ -10,9 +10,9 @@ import { passkeyChallenges, passkeys, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { sha256Hex } from './sessions'
 
-// @simplewebauthn/server and its ASN.1 and X.509 parsers are a large share of the bundle (docs/sign-in.md), and
-// evaluating them registers decorators and a Reflect polyfill: loaded on the first passkey request, not when every
-// isolate starts.
+// @simplewebauthn/server and its ASN.1 and X.509 parsers are a large share of the bundle (docs/sign-in.md).
+// Evaluating them registers decorators and a Reflect polyfill, so they load on the first passkey request, not at
+// every isolate's start.
 const webauthn = () => import('@simplewebauthn/server')
 
 const CHALLENGE_TTL_MS = 5 * 60_000

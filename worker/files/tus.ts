@@ -114,9 +114,9 @@ export interface AppendRequest {
 }
 
 /**
- * The bytes of one PATCH (or a creation-with-upload POST), gathered into parts of `upload.partBytes`: one part
- * goes to R2 while the next one fills (two part buffers at most, reused), and the part numbers the request will
- * need are taken from D1 in one write when its length is known.
+ * The bytes of one PATCH (or a creation-with-upload POST), gathered into parts of `upload.partBytes`. One part goes
+ * to R2 while the next one fills (two part buffers at most, reused). When the request's length is known, the part
+ * numbers it needs are taken from D1 in one write.
  */
 class PartWriter {
   readonly parts: { partNumber: number; etag: string; size: number }[] = []
@@ -240,9 +240,9 @@ async function receive(
 }
 
 /**
- * Applies a PATCH: the offset must be the upload's (409 otherwise, changing nothing), the bytes are stored as
- * full parts plus a new tail, the checksum (when sent) is checked before anything counts (460: nothing kept), and
- * the bytes that complete the upload turn it into a file record.
+ * Applies a PATCH. The offset must be the upload's (409 otherwise, changing nothing). The bytes are stored as full
+ * parts plus a new tail. The checksum, when sent, is checked before anything counts (460: nothing kept). The bytes
+ * that complete the upload turn it into a file record.
  */
 export async function appendToUpload(
   deps: UploadDeps,

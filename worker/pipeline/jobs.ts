@@ -374,10 +374,11 @@ export async function claimStep(db: Database, stepId: string, attempt: number | 
 
 /**
  * Creates the job and its first step (queued), unless an equal job (same file, same content, same options) is
- * queued or running: then answers that one and no step. The caller enqueues the step it gets. One round trip: the
- * job is written guarded by the user's share when `bounded` (counted inside the INSERT, so racing requests cannot
- * pass it together: 429 past it, nothing written), its step guarded by the job's write, and the job is read back
- * with its steps and files for the answer.
+ * queued or running: then answers that one and no step. The caller enqueues the step it gets. One round trip:
+ * - the job, guarded by the user's share when `bounded` (counted inside the INSERT, so racing requests cannot pass
+ *   it together: 429 past it, nothing written);
+ * - its step, guarded by the job's write;
+ * - the job read back with its steps and files for the answer.
  */
 export async function createJob(
   db: Database,
@@ -472,9 +473,9 @@ export async function ensureSteps(db: Database, steps: StepRow[]): Promise<StepR
 const PEER_STEP_STALE_MS = 10 * 60 * 1000
 
 /**
- * For a step of a `reusable` converter: the file another job's step of the same converter made from the same source
- * content (its key) with the same options, if one is done; else whether such a step is converting now (then this
- * one waits for it rather than converting the same document a second time). One round trip.
+ * For a step of a `reusable` converter, in one round trip: the file another job's step of the same converter made
+ * from the same source content (its key) with the same options, if one is done. Else whether such a step is
+ * converting: this one then waits for it rather than converting the same document a second time.
  */
 export async function earlierOutput(
   db: Database,

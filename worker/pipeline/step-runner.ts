@@ -271,7 +271,7 @@ async function pauseStep(
   await requeueStep(deps.queue, { kind: 'step', jobId: rest.jobId, stepId: rest.id }, YIELD_DELAY_SECONDS)
 }
 
-/** The step is done with these outputs (made now, or an earlier job's): the chain goes on from each. */
+/** The step is done with these outputs (its own, or an earlier job's): the chain goes on from each. */
 async function finishStep(deps: PipelineDeps, job: JobRow, step: StepRow, outputs: FileRow[]): Promise<void> {
   const queued = await ensureSteps(deps.db, followingSteps(job, outputs))
   await updateStep(deps.db, step.id, { status: 'done', outputIds: outputs.map((file) => file.id) })
@@ -349,8 +349,8 @@ const YIELD_DELAY_SECONDS = 1
 const TAKEN_RETRY_SECONDS = 30
 
 /**
- * A step whose user has more steps in line than another user who is waiting gives its turn: it is sent again as a
- * new message after YIELD_DELAY_SECONDS (its attempts are not spent) and this one acknowledged, and the waiting
+ * A step whose user has more steps in line than another user who is waiting gives its turn. It is sent again as a
+ * new message after YIELD_DELAY_SECONDS (its attempts are not spent) and this one is acknowledged. The waiting
  * user's oldest step that never ran is run at once in its place, so that user's first answer does not wait for the
  * messages in line before its own. A step already started (its delivery ended without settling it) never yields.
  * Answers whether it gave its turn.

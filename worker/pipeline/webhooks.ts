@@ -32,9 +32,9 @@ const AAAA = 28
 const DNS_TIMEOUT_MS = 3000
 
 /**
- * The addresses a name has, from the DNS-over-HTTPS JSON API at WEBHOOK_DNS_URL (Cloudflare's 1.1.1.1 by default:
- * a Worker has no resolver of its own), A and AAAA; undefined when they cannot be known (the resolver is off,
- * unreachable, or fails), and then the caller relies on the platform (see checkCallbackUrl).
+ * The A and AAAA addresses a name has, from the DNS-over-HTTPS JSON API at WEBHOOK_DNS_URL (Cloudflare's 1.1.1.1
+ * by default: a Worker has no resolver of its own). Undefined when they cannot be known (the resolver is off,
+ * unreachable, or fails): the caller then relies on the platform (see checkCallbackUrl).
  */
 export async function resolveHost(config: Config, name: string): Promise<string[] | undefined> {
   if (!config.WEBHOOK_DNS_URL) return undefined
@@ -63,8 +63,8 @@ export async function resolveHost(config: Config, name: string): Promise<string[
 
 /**
  * A callback URL must be https (http only with WEBHOOK_ALLOW_HTTP, for local receivers) and may reach only global
- * unicast addresses (sidecar/addresses.ts, the sidecar's classifier too): an address literal is checked as it is,
- * a localhost name is refused, and any other name is resolved and refused when one of its addresses is special-use.
+ * unicast addresses (sidecar/addresses.ts, the sidecar's classifier too). An address literal is checked as it is;
+ * a localhost name is refused; any other name is resolved and refused when one of its addresses is special-use.
  * A name that cannot be resolved here (no resolver offline) is taken: on Cloudflare a Worker's fetch goes out through
  * Cloudflare's network, which does not connect to private addresses. Hosts in WEBHOOK_ALLOWED_HOSTS are taken as
  * they are (tests). Checked when the job is asked for and again before each delivery (a name can change meanwhile).
