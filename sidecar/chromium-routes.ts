@@ -66,7 +66,6 @@ async function markdownIndex(index: string, files: Map<string, File>): Promise<s
 
 const FORMATS = ['png', 'jpeg', 'webp'] as const
 
-/** Runs one Chromium route on a read form. */
 export async function runChromiumRoute(
   route: ChromiumRoute,
   form: FormData,

@@ -386,7 +386,6 @@ async function readForm(request: IncomingMessage, options: SidecarOptions): Prom
 const CFB_MAGIC = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]
 const PAGE_RANGES = /^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*$/
 
-/** The LibreOffice settings of the route's settings. */
 function pdfOptions(settings: RouteSettings): PdfOptions {
   return {
     nativePageRanges: settings.nativePageRanges?.replace(/\s+/g, ''),

@@ -48,7 +48,6 @@ export class RateLimiter extends DurableObject<Env> {
     this.ctx.storage.kv.put('window', { windowStart, count: count + 1 })
   }
 
-  /** Forgets the count. */
   async clear(): Promise<void> {
     this.ctx.storage.kv.delete('window')
   }

@@ -321,7 +321,6 @@ export const nameOf = (value: PdfValue | undefined) =>
 const asArray = (value: PdfValue | undefined): PdfValue[] =>
   Array.isArray(value) ? value : value === undefined || value === null ? [] : [value]
 
-/** Whether the bytes at `at` spell `word`. */
 export function spells(bytes: Uint8Array, at: number, word: string): boolean {
   for (let i = 0; i < word.length; i++) if (bytes[at + i] !== word.charCodeAt(i)) return false
   return true
