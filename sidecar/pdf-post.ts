@@ -464,8 +464,8 @@ function findInNameTree(objects: QpdfObjects, node: unknown, key: string, depth 
 }
 
 /**
- * Factur-X / ZUGFeRD on a PDF/A-3 PDF: the invoice XML attached as factur-x.xml (text/xml), its file
- * specification marked /AFRelationship /Alternative and listed in the catalog's /AF array, and the XMP given the
+ * Factur-X / ZUGFeRD on a PDF/A-3 PDF. The invoice XML is attached as factur-x.xml (text/xml). Its file
+ * specification is marked /AFRelationship /Alternative and listed in the catalog's /AF array. The XMP gets the
  * fx: properties with their PDF/A extension schema. qpdf attaches; qpdf's JSON update writes the rest.
  */
 export async function attachFacturX(

@@ -110,8 +110,8 @@ export function sandboxed(installation: Installation, folder: string, bridge: st
 }
 
 /**
- * A tool that reads user input (qpdf, exiftool) inside bubblewrap, as LibreOffice is: no network, a cleared
- * environment, the installed software read-only (/usr and the loader's cache, Perl's /etc/perl for exiftool), and of
+ * A tool that reads user input (qpdf, exiftool) inside bubblewrap, as LibreOffice is. No network, a cleared
+ * environment, the installed software read-only (/usr and the loader's cache, Perl's /etc/perl for exiftool). Of
  * the rest of the disk only `folders` (the request's own), read-write. A metadata value or a PDF that names
  * /etc/passwd, a FIFO or a socket of the host finds nothing there.
  */

@@ -264,9 +264,9 @@ export function isLoopbackUrl(url: string): boolean {
 }
 
 /**
- * Why GOTENBERG_URL cannot be used as set: a sidecar off this machine is reached over HTTPS only (documents and
- * credentials cross the internet), and with credentials (basic auth or an Access service token, whole) so that no
- * one else converts on it. Loopback stays open: the local sidecar, and a Container reached through its binding.
+ * Why GOTENBERG_URL cannot be used as set. A sidecar off this machine is reached over HTTPS only: documents and
+ * credentials cross the internet. It needs credentials too (basic auth or an Access service token, whole), so that
+ * no one else converts on it. Loopback stays open: the local sidecar, and a Container reached through its binding.
  */
 function gotenbergUrlProblem(config: {
   GOTENBERG_URL: string

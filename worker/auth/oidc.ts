@@ -259,9 +259,9 @@ export interface ProviderIdentity {
 }
 
 /**
- * Finishes the code flow at the provider: checks the authorization response (state, RFC 9207 `iss`, errors),
- * exchanges the code with the PKCE verifier, and for OIDC validates the ID token (iss, aud, exp, iat, nonce) and
- * its signature against the provider's JWKS. Any failure is OAUTH_FAILED, its cause logged.
+ * Finishes the code flow at the provider. Checks the authorization response (state, RFC 9207 `iss`, errors), then
+ * exchanges the code with the PKCE verifier. For OIDC, validates the ID token (iss, aud, exp, iat, nonce) and its
+ * signature against the provider's JWKS. Any failure is OAUTH_FAILED, its cause logged.
  */
 export async function finishAuthorization(
   provider: OAuthProvider,

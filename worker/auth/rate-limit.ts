@@ -111,11 +111,11 @@ const guarded = (retryAfter: number) =>
   })
 
 /**
- * Runs a login attempt under the lockout policy: refused (429) when this (email, address) already failed
+ * Runs a login attempt under the lockout policy. It is refused (429) when this (email, address) already failed
  * AUTH_RATE_LIMIT_PER_MINUTE times this minute, or when the email failed more than the ceiling (3× that, from
  * any addresses) and this address failed it at least once. Past 6N failures in an hour, from any addresses, every
  * try of the account waits its turn, the turns growing apart (guardedDelayMs): fresh addresses do not buy fresh
- * guesses. That is a delay, not a lock: the owner is emailed a password-reset link when the ceiling is reached, and
+ * guesses. That is a delay, not a lock. The owner is emailed a password-reset link when the ceiling is reached, and
  * that link lets them in whatever the guesser does. A failure (`attempt` throwing INVALID_CREDENTIALS) is counted;
  * a success counts nothing.
  */

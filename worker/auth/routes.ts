@@ -353,8 +353,8 @@ const CurrentPassword = z.string().min(1).max(1024).openapi({
 
 /**
  * The caller's account row (with its password hash) and their session's start, in the session check's round trip,
- * plus `more` reads; then the change confirmed when `confirm` says so (the attempts counted per account: a stolen
- * token cannot guess the password at leisure).
+ * plus `more` reads. Then the change is confirmed when `confirm` says so. The attempts are counted per account, so a
+ * stolen token cannot guess the password at leisure.
  */
 async function callerAccount<const Q extends readonly BatchItem<'sqlite'>[]>(
   c: Ctx,

@@ -37,9 +37,9 @@ export function totpFactorQuery(db: Database, userId: string) {
 }
 
 /**
- * After a login's password step: an account that confirmed a factor gets no session yet but 401
- * SECOND_FACTOR_REQUIRED with a short-lived token for POST /auth/login/totp (PocketBase's way: a client that knows no
- * second factor sees a refused login, never a session without one).
+ * After a login's password step: an account that confirmed a factor gets no session yet, but 401
+ * SECOND_FACTOR_REQUIRED with a short-lived token for POST /auth/login/totp. PocketBase's way: a client that knows no
+ * second factor sees a refused login, never a session without one.
  */
 export async function requireSecondStep(
   config: Config,

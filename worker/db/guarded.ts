@@ -11,10 +11,10 @@ import { users } from './schema'
 export const previousChanged: SQL = sql`changes() > 0`
 
 /**
- * INSERT of one row of a user's that happens only while the user exists and `condition` holds (by default: the
- * batch's previous write changed a row): `insert … select <the row> from users where id = ? and <condition>`
- * (`userId` may be a subquery).
- * (drizzle batches no raw statement with parameters, so the row is selected from the user's.)
+ * INSERT of one row of a user's that happens only while the user exists and `condition` holds. By default the
+ * condition is that the batch's previous write changed a row. The SQL is
+ * `insert … select <the row> from users where id = ? and <condition>` (`userId` may be a subquery): drizzle batches
+ * no raw statement with parameters, so the row is selected from the user's.
  */
 export function insertForUser<T extends SQLiteTable>(
   db: Database,

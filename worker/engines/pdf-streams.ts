@@ -402,7 +402,8 @@ export class ObjectIndex {
       const { bytes } = this
       for (let at = bytes.indexOf(0x6f); at >= 0; at = bytes.indexOf(0x6f, at + 1)) {
         const header = objectHeaderAt(bytes, at)
-        if (header) this.bodies.set(`${header.object} ${header.generation}`, header.body) // the last one wins, as with updates
+        // The last one wins, as with incremental updates.
+        if (header) this.bodies.set(`${header.object} ${header.generation}`, header.body)
       }
     }
     const body = this.bodies.get(key)
@@ -464,9 +465,10 @@ function streamDictionary(
 const MAX_GAP_BEFORE_ENDSTREAM = 4096
 
 /**
- * Where the data end by /Length, as PDFium's ReadStream reads it: the number when `endstream` follows it after
- * white space and comments; 'unverified' when /Length is missing, not a whole number, or not followed by
- * `endstream`; 'unknown' when it names an object (PDFium may find that in an object stream) or the gap is too long.
+ * Where the data end by /Length, as PDFium's ReadStream reads it:
+ * - the number, when `endstream` follows it after white space and comments;
+ * - 'unverified', when /Length is missing, not a whole number, or not followed by `endstream`;
+ * - 'unknown', when it names an object (PDFium may find that in an object stream) or the gap is too long.
  */
 function lengthEnd(bytes: Uint8Array, start: number, length: PdfValue | undefined): number | 'unverified' | 'unknown' {
   if (length && typeof length === 'object' && 'ref' in length) return 'unknown'

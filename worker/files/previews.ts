@@ -114,9 +114,8 @@ export async function failPreview(
 
 /**
  * Stores a queued preview's bytes and marks its row ready; 413 when the owner's quota has no room for them. The row
- * changes only while the file still exists with the same content and the row is still queued: a preview drawn
- * while its file was deleted or replaced (the row went with it) is removed again (answers false) instead of being
- * left behind.
+ * changes only while the file still exists with the same content and the row is still queued. A preview drawn
+ * while its file was deleted or replaced (the row went with it) is removed again (answers false), not left behind.
  */
 export async function storePreview(
   deps: { db: Database; bucket: R2Bucket; config: Config },

@@ -436,9 +436,11 @@ export async function callerUpload(c: Context<AppEnv>, id: string): Promise<Uplo
   return ownedUpload(rows)
 }
 
-/** Aborts the caller's unfinished upload: read and removed in the session check's round trip (the removal guarded
- * by the check), its R2 side and its quota after. 404 when it is not theirs, 409 or 404 when another request
- * completed or aborted it first. */
+/**
+ * Aborts the caller's unfinished upload. It is read and removed in the session check's round trip (the removal
+ * guarded by the check); its R2 side and its quota go after. 404 when it is not theirs; 409 or 404 when another
+ * request completed or aborted it first.
+ */
 export async function abortCallerUpload(c: Context<AppEnv>, id: string): Promise<void> {
   const now = Date.now()
   const deps = { db: c.var.db, bucket: c.env.BUCKET }

@@ -21,8 +21,8 @@ export function notFound(route: CompiledRoute): ApiError {
 
 /**
  * The `_readAll` rule as SQL for the caller their token names, `@user.*` read from their row in the same statement
- * (callerFields): the list goes in the session check's round trip, before the caller is read. checkListAllowed
- * settles the 403 once they are.
+ * (callerFields). So the list goes in the session check's round trip, before the caller is read.
+ * checkListAllowed settles the 403 once they are.
  */
 export function listCondition(route: CompiledRoute, store: ModelStore, callerId: string): SQL {
   return toWhere(route.operations._readAll.rule, store.resolve, callerFields(callerId))

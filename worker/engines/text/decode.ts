@@ -21,9 +21,9 @@ export interface TextPiece {
 }
 
 /**
- * A stream's text in pieces, each decoded from at most `pieceBytes` bytes (a character split between two pieces
- * comes whole in the second), so that a caller can give the event loop a turn between them and never hold the
- * whole text. Stops reading when the caller stops asking.
+ * A stream's text in pieces, each decoded from at most `pieceBytes` bytes. A character split between two pieces
+ * comes whole in the second. A caller can give the event loop a turn between pieces and never hold the whole text.
+ * Stops reading when the caller stops asking.
  */
 export async function* decodeTextPieces(
   stream: ReadableStream<Uint8Array>,

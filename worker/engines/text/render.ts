@@ -87,8 +87,8 @@ const linesSvg = (lines: readonly string[], from: number, to: number, style: Pag
 const LINES_PER_GROUP = 4
 /**
  * Font bytes the parsed groups of a page may hold at once. Each resvg instance copies its fonts into WASM memory
- * (@resvg/resvg-wasm 2.6 has no shared font database): with the bundled font alone (340 KiB) a page's groups stay
- * parsed between measuring and drawing; with large fallback fonts each group is parsed again to draw it instead.
+ * (@resvg/resvg-wasm 2.6 has no shared font database). With the bundled font alone (340 KiB) a page's groups stay
+ * parsed between measuring and drawing. With large fallback fonts each group is parsed again to draw it.
  */
 const RETAINED_FONT_BYTES = 8 * 1024 * 1024
 /** Rows around a group's bounding box: its anti-aliased edges touch the rows its box only enters. */
