@@ -22,8 +22,8 @@ function hasZipEnd(bytes: Uint8Array): boolean {
 
 /**
  * What LibreOffice should open, checked again on the bytes (the registry checked the sniffed type): a zip, an OLE2
- * compound file, RTF, or for .csv text that is not markup (HTML, XML and SVG sniff as text; LibreOffice would
- * parse them as markup).
+ * compound file, RTF, or for .csv text that is not markup. HTML, XML and SVG sniff as text, and LibreOffice would
+ * parse them as markup.
  */
 function officeContent(bytes: Uint8Array, extension: string): string | undefined {
   if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04]))

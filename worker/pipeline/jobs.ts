@@ -355,9 +355,9 @@ export const HANDED_OVER = 'handed over'
 
 /**
  * Marks the step running for one run, answering whether this run has it. Its own message's delivery takes a queued
- * step, or a running one that an earlier delivery started (that delivery ended without settling it); a turn handed
- * over takes only a step that never ran, and marks it as its first attempt. So a step's message delivered while a
- * handed-over turn runs it finds it taken (and comes again); its next delivery takes it over if it is still running.
+ * step, or a running one that an earlier delivery started and ended without settling. A turn handed over takes only
+ * a step that never ran, and marks it as its first attempt. So a step's message delivered while a handed-over turn
+ * runs it finds it taken (and comes again); its next delivery takes it over if it is still running.
  */
 export async function claimStep(db: Database, stepId: string, attempt: number | typeof HANDED_OVER): Promise<boolean> {
   const isClaimable =
@@ -545,10 +545,10 @@ export async function failJob(db: Database, job: JobRow, message: string, code: 
 }
 
 /**
- * A failed job made runnable again: every step that did not finish goes back to queued, the failed ones and
+ * A failed job made runnable again: every step that did not finish goes back to queued. That is the failed ones and
  * those the failure left behind (their messages came after the job had failed and were settled unrun). One round
- * trip: the job is reopened guarded by the user's share (429 past it, nothing written), its steps guarded by that
- * write, and its steps and files are read back for the answer. Answers the steps reopened, for the caller to enqueue.
+ * trip: the job reopened, guarded by the user's share (429 past it, nothing written); its steps, guarded by that
+ * write; its steps and files read back for the answer. Answers the steps reopened, for the caller to enqueue.
  */
 export async function reopenFailedJob(
   db: Database,

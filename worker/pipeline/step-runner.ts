@@ -101,7 +101,7 @@ export interface RunOptions {
   readonly handedOver?: boolean
   /**
    * Between outputs, a first run of a part (a PDF's pages) ends early when its user has a backlog and another user
-   * waits: the step keeps the outputs it made and the rest of its part becomes a new step at the back of the line.
+   * waits. The step keeps the outputs it made; the rest of its part becomes a new step at the back of the line.
    */
   readonly mayPause?: boolean
 }

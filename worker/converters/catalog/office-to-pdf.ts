@@ -217,8 +217,8 @@ export const OfficeOptionsSchema = z
 
 /**
  * The options as a job keeps them (variables as its JSON text, Gotenberg's form value), or why the source cannot
- * take them: variables fill Word templates only, and Factur-X needs the Office conversion (the sidecar would
- * answer 400; refused before a job exists).
+ * take them. Variables fill Word templates only; Factur-X needs the Office conversion. The sidecar would answer
+ * 400, so they are refused before a job exists.
  */
 export function officeJobOptions(
   extension: string,

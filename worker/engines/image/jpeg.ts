@@ -109,9 +109,9 @@ export interface JpegPixels {
 }
 
 /**
- * Decodes a whole JPEG into a fresh decoder's heap: 'rgb' gives 3 channels (1 for a grayscale file), 'rgba' always 4;
- * with `atLeast`, at the smallest DCT scale at least that large (a preview's size), else at full size. The caller has
- * checked the frame's size against the image limits (decodeImage, decodeJpegRows); the heap the decode needs is
+ * Decodes a whole JPEG into a fresh decoder's heap. 'rgb' gives 3 channels (1 for a grayscale file), 'rgba' always
+ * 4. With `atLeast`, at the smallest DCT scale at least that large (a preview's size), else at full size. The caller
+ * has checked the frame's size against the image limits (decodeImage, decodeJpegRows); the heap the decode needs is
  * checked here (ImageTooLargeError). Warnings (corrupt data libjpeg decodes past) keep the pixels, as mozjpeg's
  * decoder does; errors throw.
  */
