@@ -112,8 +112,8 @@ function inflateWhole(
 /**
  * A stream the one call could not finish within a small target, inflated with pako, synchronously (the one call's
  * bound: at most the target). Pieces are flushed one by one, so what precedes a fault is kept as the piecewise way
- * keeps it. A piece is at most 1 KiB, and at most what Deflate's largest ratio (1032:1) inflates to what the target
- * still takes (one byte at the least). So a bomb inflates at most 2 KiB past the target.
+ * keeps it. A piece is at most 1 KiB of input, and at most what inflates, at Deflate's largest ratio (1032:1), to
+ * what the target still takes plus 1 KiB (one byte at the least). So a bomb inflates at most 2 KiB past the target.
  */
 function inflateSmall(pieces: readonly Uint8Array[], format: 'deflate' | 'deflate-raw', target: Uint8Array): Inflated {
   const inflator = new pako.Inflate({ raw: format === 'deflate-raw', chunkSize: 64 * 1024 })
