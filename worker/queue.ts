@@ -59,8 +59,8 @@ export function readQueueMessage(body: unknown): QueueMessage | undefined {
 }
 
 /**
- * The batch's messages sorted by kind, each carrying its body as read (acknowledging or
- * retrying the delivered message).
+ * The batch's messages sorted by kind. Each carries its body as read; its ack and retry act on the delivered
+ * message.
  */
 export function messagesByKind(messages: readonly Message<unknown>[]): MessagesByKind {
   const sorted: MessagesByKind = { step: [], preview: [], unreadable: [] }

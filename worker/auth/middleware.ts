@@ -176,8 +176,8 @@ export function callerStamp(c: Context<AppEnv>): string {
 }
 
 /**
- * The session of the caller's access token: from the verified token while the session check waits (API keys have none:
- * '').
+ * The session of the caller's access token: from the verified token while the session check waits.
+ * API keys have none: ''.
  */
 export function callerSessionId(c: Context<AppEnv>): string {
   return c.var.pendingClaims?.sid ?? c.var.sessionId

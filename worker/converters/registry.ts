@@ -135,8 +135,8 @@ function convertersReading(file: { readonly extension: string; readonly contentT
 }
 
 /**
- * The converters that read an extension (a chain's later links: their inputs are named by the
- * converter that made them).
+ * The converters that read an extension: a chain's later links, whose inputs are named by the converter that made
+ * them.
  */
 function stepsFrom(extension: string): readonly ConverterInfo[] {
   return converters.filter((converter) => converter.from.includes(extension))

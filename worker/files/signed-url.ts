@@ -64,8 +64,8 @@ export async function signToken(
 }
 
 /**
- * Whether the token was signed for this purpose, resource and owner (with the owner's current
- * stamp) and has not expired.
+ * Whether the token was signed for this purpose, resource and owner (with the owner's current stamp), and has not
+ * expired yet.
  */
 export async function verifyToken(
   config: Config,

@@ -10,7 +10,7 @@ export function onlyFirstPage(params: PreviewParams, what: string): void {
 }
 
 /**
- * AVIF previews are at most this many pixels a side. Above it libavif's encoder heap and the decoded picture do not
+ * AVIF previews are at most this many pixels a side. Larger, libavif's encoder heap and the decoded picture may not
  * fit a Worker's 128 MB (docs/platform-limits.md, "What is refused, and why").
  */
 export const AVIF_PREVIEW_MAX_SIDE = 1024

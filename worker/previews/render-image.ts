@@ -27,7 +27,7 @@ export async function imagePixels(
 }
 
 /**
- * The size of the whole image as the preview draws it: fitted in the box (contain) or filling
- * it (cover), never enlarged.
+ * The size of the whole image as the preview draws it, never enlarged: fitted in the box (contain) or filling it
+ * (cover).
  */
 export { drawnSize } from '../engines/image/resize'

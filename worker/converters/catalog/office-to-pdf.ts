@@ -103,8 +103,8 @@ const overlay = (kind: 'watermark' | 'stamp') => ({
  */
 export const VARIABLES_MAX_CHARS = 512 * 1024
 /**
- * The Factur-X invoice XML, inline: a Factur-X/ZUGFeRD CII invoice is a few KiB to a few
- * hundred for long EXTENDED ones.
+ * The Factur-X invoice XML, inline. A Factur-X/ZUGFeRD CII invoice is a few KiB, a few hundred for long EXTENDED
+ * ones.
  */
 export const FACTURX_XML_MAX_CHARS = 384 * 1024
 

@@ -112,8 +112,8 @@ const ALLOCATOR_EDGE_BYTES = 256
  * JavaScript. Its glue makes them with `new Uint8ClampedArray(view of the heap)`, which is a copy; for that one call
  * the constructor answers the view itself. The decoder frees the block before it returns, and free() may write its
  * bookkeeping at the block's ends: those bytes are saved when the view is made and put back after. Pixels of a few
- * hundred bytes are copied. Nothing else runs in that instance (a fresh one per image), so the rest stays as
- * decoded. The view keeps the instance's memory, which goes with the image.
+ * hundred bytes at most are copied, as the glue does. Nothing else runs in that instance (a fresh one per image), so
+ * the rest stays as decoded. The view keeps the instance's memory, which goes with the image.
  */
 function withPixelsInHeap<T>(decode: () => T): T {
   const copying = globalThis.Uint8ClampedArray
