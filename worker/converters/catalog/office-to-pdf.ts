@@ -8,7 +8,7 @@ import {
   facturXRefusal,
   parseVariables,
   VARIABLES_EXTENSIONS,
-} from '../../../sidecar/form-rules.ts'
+} from '../../../shared/form-rules.ts'
 import { describeConverter } from '../converter'
 
 /**
@@ -106,7 +106,7 @@ export const VARIABLES_MAX_CHARS = 512 * 1024
 export const FACTURX_XML_MAX_CHARS = 384 * 1024
 
 /** Gotenberg's `variables`: name → string, or list → rows (objects of strings) repeating a table row. Checked by
- * the sidecar's own parser (sidecar/form-rules.ts), so the Worker refuses exactly what the sidecar would. */
+ * the sidecar's own parser (shared/form-rules.ts), so the Worker refuses exactly what the sidecar would. */
 const variables = z
   .record(z.string(), z.union([z.string(), z.array(z.record(z.string(), z.string()))]))
   .superRefine((value, ctx) => {
