@@ -19,9 +19,9 @@ const TIERS: readonly { name: string; files: readonly RegExp[] }[] = [
   { name: 'files/converters', files: [/^worker\/(files|converters|auth|rules|models|email)\//] },
   { name: 'engines', files: [/^worker\/engines\//] },
   { name: 'db', files: [/^worker\/db\//] },
-  // Leaves every tier may use: the error table, the settings, name checks, sealing, magic numbers, and zod's one
-  // locale (the bundles' [alias] of zod's locales index).
-  { name: 'leaves', files: [/^worker\/(errors|config|names|sealing|magic|zod-locales)\.ts$/] },
+  // Leaves every tier may use: the error table and how a conversion fails, the settings, name checks, sealing, magic
+  // numbers, and zod's one locale (the bundles' [alias] of zod's locales index).
+  { name: 'leaves', files: [/^worker\/(errors|conversion-error|config|names|sealing|magic|zod-locales)\.ts$/] },
   // The code the sidecar runs too (the address classifier, Gotenberg's form rules): below every Worker folder.
   { name: 'shared', files: [/^shared\//] },
 ]
@@ -81,6 +81,23 @@ describe('the folder order of worker/', () => {
         'worker/db/schema.ts',
       ].map(tierName),
     ).toEqual(['routes', 'routes', 'files/converters', 'pipeline/previews', 'db'])
+  })
+})
+
+// The pipeline asks the registry (STYLE.md §3): above the converters, only the Worker's entries (which wire each
+// converter's work to where it runs) name a converter, its catalog entry or its options.
+describe('converters named only by the registry', () => {
+  it('lets the pipeline, previews, files and routes import only the interface and the registry of converters/', () => {
+    const named = Object.entries(sources).flatMap(([path, source]) =>
+      /^worker\/(pipeline|previews|files|auth|rules|models|email|docs|admin)\/|^worker\/[\w-]+\.ts$/.test(path) &&
+      !/^worker\/(index|consumer|sweeps)\.ts$/.test(path)
+        ? relativeImports(path, source)
+            .filter((target) => target.startsWith('worker/converters/'))
+            .filter((target) => !/^worker\/converters\/(converter|registry)(\.ts)?$/.test(target))
+            .map((target) => `${path} → ${target}`)
+        : [],
+    )
+    expect(named).toEqual([])
   })
 })
 

@@ -1,8 +1,39 @@
 // The one interface every converter implements. A converter turns one stored file into one or more new
 // files; it knows nothing of HTTP, queues or D1 (the pipeline does), only its input, its own settings (the keys
 // it lists in `settings`, never the whole config with its secrets) and engines.
+import type { ZodType } from 'zod'
 import type { Config } from '../config'
-import type { ErrorCode } from '../errors'
+
+// Converters and the engines' entry points fail alike; the class is a leaf so that engines throw it too.
+export { ConversionError, type ConversionErrorCode } from '../conversion-error'
+
+/** Option values as a job keeps them and a converter reads them (ctx.options). */
+export type OptionValues = Record<string, string | number | boolean>
+
+/**
+ * The options a client may give a job for a converter (`options` of POST /files/:id/convert), declared by the
+ * converter: the registry joins every converter's into the request's schema, so the pipeline names none of them.
+ * A job's options are one set for its whole chain: every step reads them.
+ */
+export interface ConverterOptions {
+  /** Each option by its name on the wire, with its type and limits. Each name is declared by one converter. */
+  readonly fields: Readonly<Record<string, ZodType>>
+  /** The longest text a job keeps for one option (a value kept as JSON text counts as that text). */
+  readonly storedMaxChars: number
+  /** The options whose values are secrets: sealed before they reach D1, never shown, wiped when the job ends. */
+  readonly secrets?: readonly string[]
+  /** Why these options cannot go together (a rule across fields), or undefined. */
+  refuse?(options: Readonly<Record<string, unknown>>): string | undefined
+  /**
+   * The options as a job keeps them, for a source of this lower-case extension with its dot: this converter's
+   * fields in their stored form (a JSON value as its text), the others as they came; or why the source cannot take
+   * them (an option for another kind of document).
+   */
+  store?(
+    extension: string,
+    options: Readonly<Record<string, unknown>>,
+  ): { readonly options: OptionValues } | { readonly refusal: string }
+}
 
 /** The source file of a conversion step. The bytes come from storage on demand. */
 export interface ConversionInput {
@@ -38,7 +69,7 @@ export interface ConversionContext<K extends keyof Config = keyof Config> {
   /** The converter's own settings: only the keys it lists in `settings`. */
   readonly settings: Pick<Config, K>
   /** Options given by the client in the convert request (e.g. { landscape: true, password: "…" }). */
-  readonly options: Readonly<Record<string, string | number | boolean>>
+  readonly options: Readonly<OptionValues>
   /** Set when the pipeline runs one part of a step that `plan` split. */
   readonly part?: PartRange
   /** Bindings an engine may need; only what exists in this runtime. */
@@ -120,6 +151,8 @@ export interface ConverterInfo<K extends keyof Config = keyof Config> {
    * GET /convert/:extension reports it; it sees the converter's own settings and the bindings, never an engine.
    */
   unavailable?(settings: Pick<Config, K>, bindings: { readonly ai?: Ai | undefined }): Promise<string | undefined>
+  /** Optional: the options a job may carry for this converter (ConverterOptions). */
+  readonly options?: ConverterOptions
 }
 
 /** A converter: its info and the work, which only the consumer Worker bundles (worker/converters/runnable.ts). */
@@ -152,33 +185,4 @@ export function settingsFor<K extends keyof Config>(converter: ConverterInfo<K>,
 /** Whether a file with one of the converter's extensions converts here, given the type sniffed from its bytes. */
 export function acceptsWithExtension(converter: ConverterInfo, contentType: string): boolean {
   return converter.accepts === undefined || converter.accepts.includes(contentType)
-}
-
-/** The codes of worker/errors.ts a conversion fails with. */
-export type ConversionErrorCode = Extract<
-  ErrorCode,
-  | 'CONVERSION_FAILED'
-  | 'FILE_TOO_LARGE'
-  | 'QUOTA_EXCEEDED'
-  | 'UNSUPPORTED_FORMAT'
-  | 'CONVERTER_MISCONFIGURED'
-  | 'CONVERTER_UNAVAILABLE'
-  | 'CONVERTER_TIMEOUT'
->
-
-/**
- * A failed conversion. `retryable` alone decides what the queue does: true for transient causes (a sidecar
- * that is down, a 5xx, a rate limit), false for the input's own faults (corrupt, encrypted, too large).
- * `code` is the error table's (worker/errors.ts): the job stores it and the API answers it with `message`.
- */
-export class ConversionError extends Error {
-  override readonly name = 'ConversionError'
-  readonly retryable: boolean
-  readonly code: ConversionErrorCode
-
-  constructor(message: string, options: { retryable?: boolean; code?: ConversionErrorCode; cause?: unknown } = {}) {
-    super(message, { cause: options.cause })
-    this.retryable = options.retryable ?? false
-    this.code = options.code ?? (this.retryable ? 'CONVERTER_UNAVAILABLE' : 'CONVERSION_FAILED')
-  }
 }

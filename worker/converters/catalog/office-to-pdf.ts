@@ -9,7 +9,7 @@ import {
   parseVariables,
   VARIABLES_EXTENSIONS,
 } from '../../../shared/form-rules.ts'
-import { describeConverter } from '../converter'
+import { describeConverter, type OptionValues } from '../converter'
 
 /**
  * The sniffed types (worker/files/sniff.ts) of office documents: a zip (typed by its office extension, or plain
@@ -31,6 +31,27 @@ const OFFICE_TYPES = [
   'text/csv',
 ]
 
+const OFFICE_EXTENSIONS = [
+  '.doc',
+  '.docx',
+  '.docm',
+  '.dotx',
+  '.odt',
+  '.ott',
+  '.rtf',
+  '.xls',
+  '.xlsx',
+  '.xlsm',
+  '.ods',
+  '.csv',
+  '.ppt',
+  '.pptx',
+  '.pps',
+  '.ppsx',
+  '.odp',
+  '.odg',
+]
+
 /** The settings of a converter that posts a document whole to the Gotenberg sidecar (Office, HTML and Markdown). */
 export const GOTENBERG_SETTINGS = [
   'GOTENBERG_URL',
@@ -41,35 +62,6 @@ export const GOTENBERG_SETTINGS = [
   'GOTENBERG_TIMEOUT_MS',
   'OFFICE_MAX_BYTES',
 ] as const
-
-export const officeToPdfInfo = describeConverter({
-  name: 'office-to-pdf',
-  settings: GOTENBERG_SETTINGS,
-  from: [
-    '.doc',
-    '.docx',
-    '.docm',
-    '.dotx',
-    '.odt',
-    '.ott',
-    '.rtf',
-    '.xls',
-    '.xlsx',
-    '.xlsm',
-    '.ods',
-    '.csv',
-    '.ppt',
-    '.pptx',
-    '.pps',
-    '.ppsx',
-    '.odp',
-    '.odg',
-  ],
-  accepts: OFFICE_TYPES,
-  to: '.pdf',
-  // A preview draws from this PDF and a conversion continues from it: one LibreOffice run per document content.
-  reusable: true,
-})
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false'])])
 const PAGE_RANGES = /^\d+(-\d*)?(,\d+(-\d*)?)*$/
@@ -190,42 +182,58 @@ export const OFFICE_OPTIONS = {
   facturxDocumentType: z.enum(FACTURX_TYPES).openapi({ description: 'with facturxXml (default INVOICE)' }),
 }
 
-/** The options as a request gives them; Factur-X checked across fields with the sidecar's own rule. */
-export const OfficeOptionsSchema = z
-  .strictObject(OFFICE_OPTIONS)
-  .partial()
-  .superRefine((options, ctx) => {
-    const {
-      facturxXml,
-      facturxConformanceLevel: conformanceLevel,
-      facturxDocumentType: documentType,
+/** Factur-X's fields checked together with the sidecar's own rule. */
+function refuseOptions(options: Readonly<Record<string, unknown>>): string | undefined {
+  const { facturxXml, facturxConformanceLevel, facturxDocumentType, pdfa, userPassword } = options as Partial<
+    Record<keyof typeof OFFICE_OPTIONS, string>
+  >
+  return facturXRefusal(
+    {
+      invoices: facturxXml ? 1 : 0,
+      conformanceLevel: facturxConformanceLevel,
+      documentType: facturxDocumentType,
       pdfa,
       userPassword,
-    } = options
-    const refusal = facturXRefusal(
-      { invoices: facturxXml ? 1 : 0, conformanceLevel, documentType, pdfa, userPassword },
-      (name) => `option '${name}'`,
-    )
-    if (refusal) ctx.addIssue({ code: 'custom', message: refusal })
-  })
+    },
+    (name) => `option '${name}'`,
+  )
+}
 
 /**
  * The options as a job keeps them (variables as its JSON text, Gotenberg's form value), or why the source cannot
  * take them: variables fill Word templates only, and Factur-X needs the Office conversion (the sidecar would
  * answer 400; refused before a job exists).
  */
-export function officeJobOptions(
+function storeOptions(
   extension: string,
-  options: z.infer<typeof OfficeOptionsSchema>,
-): { options: Record<string, string | number | boolean> } | { refusal: string } {
-  const { variables: values, ...rest } = options
+  options: Readonly<Record<string, unknown>>,
+): { options: OptionValues } | { refusal: string } {
+  const { variables: values, ...rest } = options as OptionValues & { variables?: unknown }
   if (values && !appliesVariables(extension))
     return {
       refusal: `option 'variables' applies to Word documents (${VARIABLES_EXTENSIONS.join(', ')}) only, not to ${extension || 'a file without extension'}`,
     }
-  if (options.facturxXml && !officeToPdfInfo.from.includes(extension))
+  if (options.facturxXml && !OFFICE_EXTENSIONS.includes(extension))
     return {
       refusal: `option 'facturxXml' applies to Office documents converted to PDF only, not to ${extension || 'a file without extension'}`,
     }
   return { options: values ? { ...rest, variables: JSON.stringify(values) } : rest }
 }
+
+export const officeToPdfInfo = describeConverter({
+  name: 'office-to-pdf',
+  settings: GOTENBERG_SETTINGS,
+  from: OFFICE_EXTENSIONS,
+  accepts: OFFICE_TYPES,
+  to: '.pdf',
+  // A preview draws from this PDF and a conversion continues from it: one LibreOffice run per document content.
+  reusable: true,
+  options: {
+    fields: OFFICE_OPTIONS,
+    // The longest a job keeps: variables as its JSON text, or the Factur-X XML.
+    storedMaxChars: Math.max(VARIABLES_MAX_CHARS, FACTURX_XML_MAX_CHARS),
+    secrets: ['password', 'userPassword', 'ownerPassword'],
+    refuse: refuseOptions,
+    store: storeOptions,
+  },
+})
