@@ -56,7 +56,7 @@ export interface PartRange {
   readonly end: number
 }
 
-/** Read-only files under one prefix of the file store (the converter's `resourcePrefix` setting), never user files. */
+/** Read-only files under one prefix of the file store (the converter's `…_PREFIX` setting), never user files. */
 export interface ResourceReader {
   /** Up to `limit` objects under the prefix. */
   list(limit: number): Promise<Array<{ readonly key: string; readonly size: number }>>
@@ -76,7 +76,7 @@ export interface ConversionContext<K extends keyof Config = keyof Config> {
   readonly ai?: Ai
   /** The sidecar Container's stub (GOTENBERG_CONTAINER), when the Worker has one: Gotenberg's routes go through it. */
   readonly gotenberg?: { fetch(request: Request): Promise<Response> }
-  /** Resources stored under the converter's `resourcePrefix` (fallback fonts); absent when it names none. */
+  /** Resources stored under the converter's `…_PREFIX` setting (fallback fonts); absent when it lists none. */
   readonly resources?: ResourceReader
   readonly signal?: AbortSignal
   /** Which delivery of the step this is (1 on the first): converters may report it, never depend on it. */
@@ -103,16 +103,28 @@ export interface ConversionPlan {
   readonly sourceMetadata?: Readonly<Record<string, unknown>>
 }
 
+/** What a converter refuses, with reasons (lower-case extensions with the dot as keys). */
+export interface Refusals {
+  /**
+   * Extensions of this converter's kind of input that it cannot take ({ '.wma': 'Windows Media Audio is not …' }):
+   * a file with one is refused with 422 and that reason.
+   */
+  readonly sources?: Readonly<Record<string, string>>
+  /** Targets no chain from this converter's inputs reaches ({ '.txt': 'reading text in images (OCR) is not supported' }). */
+  readonly targets?: Readonly<Record<string, string>>
+}
+
 /**
  * What a converter reads and makes, and what it refuses: plain data, no engine behind it. The API Worker chooses
  * converters from these alone (worker/converters/catalog/), so it bundles no conversion engine.
  */
 export interface ConverterInfo<K extends keyof Config = keyof Config> {
   readonly name: string
-  /** The settings the converter reads: the pipeline gives it these and no others (none when absent). */
+  /**
+   * The settings the converter reads: the pipeline gives it these and no others (none when absent). A listed setting
+   * named `…_PREFIX` names a prefix of the file store it reads resources under (ctx.resources, resourcePrefixSetting).
+   */
   readonly settings?: readonly K[]
-  /** Optional: the setting naming a prefix of the file store it may read resources under (ctx.resources). */
-  readonly resourcePrefix?: K
   /** Extensions with the dot, lower-case: ['.pdf']. */
   readonly from: readonly string[]
   /**
@@ -128,17 +140,8 @@ export interface ConverterInfo<K extends keyof Config = keyof Config> {
    * default chain; it may then share a source extension with the default converter of that extension.
    */
   readonly onRequest?: boolean
-  /**
-   * Optional: extensions of this converter's kind of input that it cannot take, each with the reason (lower-case,
-   * with the dot: { '.wma': 'Windows Media Audio is not …' }). A file with one is refused with 422 and that reason
-   * before any job starts.
-   */
-  readonly refuses?: Readonly<Record<string, string>>
-  /**
-   * Optional: targets no chain from this converter's inputs reaches, each with the reason a client is given
-   * (lower-case, with the dot: { '.txt': 'reading text in images (OCR) is not supported' }).
-   */
-  readonly unreachable?: Readonly<Record<string, string>>
+  /** Optional: what the converter says no to before any job starts, each with the reason a client is given. */
+  readonly refusals?: Refusals
   /**
    * Optional: true when one output per source content is enough (a LibreOffice or Chromium run on the sidecar): a
    * step finds the output an earlier job's step of this converter made from the same content with the same options
@@ -180,6 +183,11 @@ export function defineConverter<const K extends keyof Config>(converter: Convert
 /** The slice of the configuration a converter listed, and nothing else. */
 export function settingsFor<K extends keyof Config>(converter: ConverterInfo<K>, config: Config): Pick<Config, K> {
   return Object.fromEntries((converter.settings ?? []).map((key) => [key, config[key]])) as Pick<Config, K>
+}
+
+/** The setting naming the prefix of the file store a converter reads resources under: its listed `…_PREFIX` setting. */
+export function resourcePrefixSetting<K extends keyof Config>(converter: ConverterInfo<K>): K | undefined {
+  return converter.settings?.find((key) => key.endsWith('_PREFIX'))
 }
 
 /** Whether a file with one of the converter's extensions converts here, given the type sniffed from its bytes. */

@@ -56,7 +56,7 @@ export function buildRegistry(converters: readonly ConverterInfo[]): Registry {
   }
   const options = new Map<string, ConverterInfo>()
   for (const converter of converters) {
-    for (const extension of Object.keys(converter.refuses ?? {})) {
+    for (const extension of Object.keys(converter.refusals?.sources ?? {})) {
       const claimed = byExtension.get(extension)
       if (claimed) throw new Error(`converter ${converter.name} refuses ${extension}, which ${claimed.name} claims`)
     }
@@ -125,7 +125,8 @@ export function converterForFile(file: {
 /** Why a converter refuses a lower-case extension with its dot (".wma"), when one does. */
 export function refusalFor(extension: string): string | undefined {
   const lower = extension.toLowerCase()
-  return converters.find((converter) => converter.refuses && Object.hasOwn(converter.refuses, lower))?.refuses?.[lower]
+  const sources = converters.map((converter) => converter.refusals?.sources)
+  return sources.find((reasons) => reasons && Object.hasOwn(reasons, lower))?.[lower]
 }
 
 /** Every converter that reads this stored file, the default one first (the first link of any chain from it). */
@@ -165,7 +166,7 @@ export function converterToward(
     }
     frontier = next
   }
-  const reason = first.map((converter) => converter.unreachable?.[wanted]).find(Boolean)
+  const reason = first.map((converter) => converter.refusals?.targets?.[wanted]).find(Boolean)
   if (reason) return { refusal: `"${file.name}" cannot be converted to ${wanted}: ${reason}`, status: 422 }
   const choice = converterForFile(file)
   if (!choice.converter) return choice
