@@ -118,7 +118,7 @@ export interface Refusals {
  * What a converter reads and makes, and what it refuses: plain data, no engine behind it. The API Worker chooses
  * converters from these alone (worker/converters/catalog/), so it bundles no conversion engine.
  */
-export interface ConverterInfo<K extends keyof Config = keyof Config> {
+export interface ConverterInfo<K extends keyof Config = keyof Config> extends ConverterCapabilities<K> {
   readonly name: string
   /**
    * The settings the converter reads: the pipeline gives it these and no others (none when absent). A listed setting
@@ -127,34 +127,38 @@ export interface ConverterInfo<K extends keyof Config = keyof Config> {
   readonly settings?: readonly K[]
   /** Extensions with the dot, lower-case: ['.pdf']. */
   readonly from: readonly string[]
-  /**
-   * Optional: the sniffed content types this converter reads ('image/jpeg'). A file whose extension no converter
-   * claims converts here by its type (a JPEG named photo.bin); one with an extension in `from` must have a listed
-   * type (see acceptsWithExtension). Without it, every type passes (text formats have no magic number).
-   */
-  readonly accepts?: readonly string[]
   /** Target extension with the dot: '.png'. */
   readonly to: string
+}
+
+/** What only some converters declare, each optional (docs/architecture.md, The Converter interface). */
+export interface ConverterCapabilities<K extends keyof Config = keyof Config> {
   /**
-   * Optional: true for a converter that runs only when a client asks for its target (`to: ".txt"`), never in the
-   * default chain; it may then share a source extension with the default converter of that extension.
+   * The sniffed content types this converter reads ('image/jpeg'). A file whose extension no converter claims
+   * converts here by its type (a JPEG named photo.bin); one with an extension in `from` must have a listed type (see
+   * acceptsWithExtension). Without it, every type passes (text formats have no magic number).
+   */
+  readonly accepts?: readonly string[]
+  /**
+   * True for a converter that runs only when a client asks for its target (`to: ".txt"`), never in the default
+   * chain; it may then share a source extension with the default converter of that extension.
    */
   readonly onRequest?: boolean
-  /** Optional: what the converter says no to before any job starts, each with the reason a client is given. */
+  /** What the converter says no to before any job starts, each with the reason a client is given. */
   readonly refusals?: Refusals
   /**
-   * Optional: true when one output per source content is enough (a LibreOffice or Chromium run on the sidecar): a
-   * step finds the output an earlier job's step of this converter made from the same content with the same options
-   * and takes it instead of converting again, or waits while such a step is converting. For converters of one output.
+   * True when one output per source content is enough (a LibreOffice or Chromium run on the sidecar): a step finds
+   * the output an earlier job's step of this converter made from the same content with the same options and takes
+   * it instead of converting again, or waits while such a step is converting. For converters of one output.
    */
   readonly reusable?: boolean
   /**
-   * Optional: why the converter cannot run here, naming the setting to change (a provider that is not configured),
-   * or undefined when it can. The API Worker asks before it starts a job (503 CONVERTER_NOT_CONFIGURED) and
+   * Why the converter cannot run here, naming the setting to change (a provider that is not configured), or
+   * undefined when it can. The API Worker asks before it starts a job (503 CONVERTER_NOT_CONFIGURED) and
    * GET /convert/:extension reports it; it sees the converter's own settings and the bindings, never an engine.
    */
   unavailable?(settings: Pick<Config, K>, bindings: { readonly ai?: Ai | undefined }): Promise<string | undefined>
-  /** Optional: the options a job may carry for this converter (ConverterOptions). */
+  /** The options a job may carry for this converter. */
   readonly options?: ConverterOptions
 }
 
