@@ -2,13 +2,13 @@
 // (worker/converters/catalog/), never its engines: the API Worker chooses converters from it and bundles no engine;
 // the consumer Worker finds the work by name (worker/converters/runnable.ts). Two converters claiming one source
 // extension (or sniffed type) is a programming error, refused when the module loads (so at start-up, and in tests).
+import { z } from '@hono/zod-openapi'
 import { audioToTextInfo } from './catalog/audio-to-text'
 import { htmlToPdfInfo } from './catalog/html-to-pdf'
 import { imageToPngInfo } from './catalog/image-to-png'
 import { officeToPdfInfo } from './catalog/office-to-pdf'
 import { pdfToPngInfo, pdfToTextInfo } from './catalog/pdf'
 import { textToPngInfo } from './catalog/text-to-png'
-import { z } from '@hono/zod-openapi'
 import type { Config } from '../config'
 import { acceptsWithExtension, settingsFor, type ConverterInfo, type OptionValues } from './converter'
 

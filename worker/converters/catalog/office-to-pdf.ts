@@ -31,6 +31,7 @@ const OFFICE_TYPES = [
   'text/csv',
 ]
 
+/** The extensions of the documents LibreOffice converts here: Word, Excel, PowerPoint, OpenDocument, RTF and CSV. */
 const OFFICE_EXTENSIONS = [
   '.doc',
   '.docx',
