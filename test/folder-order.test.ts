@@ -99,6 +99,17 @@ describe('converters named only by the registry', () => {
     )
     expect(named).toEqual([])
   })
+
+  it('lets previews draw through the engines: at run time they import nothing of converters/', () => {
+    const previews = Object.entries(sources).filter(([path]) => path.startsWith('worker/previews/'))
+    const reached = previews.flatMap(([path, source]) =>
+      relativeImports(path, source)
+        .filter((target) => target.startsWith('worker/converters/'))
+        .map((target) => `${path} → ${target}`),
+    )
+    expect(previews.length).toBeGreaterThan(0)
+    expect(reached).toEqual([])
+  })
 })
 
 // Code both deployables run (the Worker and the sidecar) lives in shared/ and imports neither of them: the sidecar runs

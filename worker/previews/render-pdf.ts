@@ -1,7 +1,8 @@
 // A PDF page's preview pixels, through the entry point the PDF converters read PDFs by (readPdfInput: PDF_MAX_BYTES,
 // PDF_MAX_PAGES, PDF_MAX_IMAGE_PIXELS), drawn at the box's size, never larger; a cover crop draws only the box.
 import type { Config } from '../config'
-import { ConversionError, type ConversionInput } from '../converters/converter'
+import { ConversionError } from '../conversion-error'
+import type { ConversionInput } from '../converters/converter'
 import { checkPageCount, type PdfReadSettings, readPdfInput } from '../engines/pdf-input'
 import type { RawImage } from '../engines/png/encode'
 import type { PreviewParams } from './params'
