@@ -10,7 +10,7 @@ import { once } from 'node:events'
 import { STATUS_CODES } from 'node:http'
 import { rm } from 'node:fs/promises'
 import type { Readable, Writable } from 'node:stream'
-import { goJsonError } from './form-rules.ts'
+import { goJsonError } from '../shared/form-rules.ts'
 import { parseGoBool } from './gotenberg-form.ts'
 import { checkUrl, sendRequest, UrlRefusedError, type UrlPolicy } from './outbound.ts'
 

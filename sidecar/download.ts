@@ -2,7 +2,7 @@
 // each URL fetched by the sidecar (never by LibreOffice) under the download policy, following at most 5 redirects (each
 // hop checked again), within a time and size limit; the files join the form as if uploaded (`embeds` when embedded).
 import { randomUUID } from 'node:crypto'
-import { goJsonError } from './form-rules.ts'
+import { goJsonError } from '../shared/form-rules.ts'
 import { FormError } from './gotenberg-form.ts'
 import { checkUrl, OutboundError, sendRequest, type UrlPolicy } from './outbound.ts'
 

@@ -1,7 +1,7 @@
 // Reads the form of Gotenberg 8's LibreOffice route into settings, validated as Gotenberg validates it: every
 // invalid field is named in one 400 ("Invalid form data: ..."), booleans follow Go's strconv.ParseBool, and a
 // Gotenberg option this server cannot honour is refused with a 400 naming it, never accepted and ignored.
-import { facturXRefusal, goJsonError, parseVariables, type Variables } from './form-rules.ts'
+import { facturXRefusal, goJsonError, parseVariables, type Variables } from '../shared/form-rules.ts'
 
 /** A client error: the status and Gotenberg's wording. */
 export class FormError extends Error {

@@ -6,7 +6,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import type { LookupFunction } from 'node:net'
-import { addressLiteral, specialUseRange } from './addresses.ts'
+import { addressLiteral, specialUseRange } from '../shared/addresses.ts'
 
 /** Which URLs one feature may reach (Gotenberg's --webhook-allow-list / --webhook-deny-list and the like). */
 export interface UrlPolicy {
@@ -26,7 +26,7 @@ export class OutboundError extends Error {}
 /**
  * Whether an IP address may not be reached: any special-use one (loopback, private, link-local with the cloud
  * metadata address, multicast, reserved, and every IPv6 form that carries an IPv4 address), by the classifier the
- * Worker's webhooks use too (sidecar/addresses.ts).
+ * Worker's webhooks use too (shared/addresses.ts).
  */
 export function isPrivateAddress(address: string): boolean {
   return specialUseRange(address) !== undefined

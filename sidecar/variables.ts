@@ -5,7 +5,7 @@
 // it into, the value written into the run where it starts (keeping its formatting), "\n" a line break, "\t" a tab.
 // Placeholders without a value stay as written.
 import { inflateRawSync } from 'node:zlib'
-import { appliesVariables, parseVariables, VARIABLES_EXTENSIONS, type Variables } from './form-rules.ts'
+import { appliesVariables, parseVariables, VARIABLES_EXTENSIONS, type Variables } from '../shared/form-rules.ts'
 import { entryData, zipEntries } from './inspect.ts'
 import { zip } from './zip.ts'
 

@@ -4,7 +4,7 @@
 // the models they share are in models/ now; files ↔ previews did: preview-kind.ts is in files/ now). Like the cycle
 // test it reads run-time imports: `import type` is erased before the Worker runs.
 import { describe, expect, it } from 'vitest'
-import { importGraph, sources } from './support/import-graph'
+import { importGraph, relativeImports, sources } from './support/import-graph'
 
 /** The tiers, highest first. A file is in the first tier one of whose patterns its path matches. */
 const TIERS: readonly { name: string; files: readonly RegExp[] }[] = [
@@ -19,9 +19,11 @@ const TIERS: readonly { name: string; files: readonly RegExp[] }[] = [
   { name: 'files/converters', files: [/^worker\/(files|converters|auth|rules|models|email)\//] },
   { name: 'engines', files: [/^worker\/engines\//] },
   { name: 'db', files: [/^worker\/db\//] },
-  // Leaves every tier may use: the error table, the settings, name checks, sealing, magic numbers, and zod's one
-  // locale (the bundles' [alias] of zod's locales index).
-  { name: 'leaves', files: [/^worker\/(errors|config|names|sealing|magic|zod-locales)\.ts$/] },
+  // Leaves every tier may use: the error table and how a conversion fails, the settings, name checks, sealing, magic
+  // numbers, and zod's one locale (the bundles' [alias] of zod's locales index).
+  { name: 'leaves', files: [/^worker\/(errors|conversion-error|config|names|sealing|magic|zod-locales)\.ts$/] },
+  // The code the sidecar runs too (the address classifier, Gotenberg's form rules): below every Worker folder.
+  { name: 'shared', files: [/^shared\//] },
 ]
 
 const ROUTES = TIERS.findIndex((tier) => tier.name === 'routes')
@@ -39,7 +41,7 @@ function folderOf(path: string): string {
 describe('the folder order of worker/', () => {
   const graph = importGraph()
 
-  it('puts every worker/ file in a tier', () => {
+  it('puts every worker/ and shared/ file in a tier', () => {
     expect(Object.keys(sources).length).toBeGreaterThan(50)
     expect(Object.keys(sources).filter((path) => !path.endsWith('.d.ts') && tierOf(path) < 0)).toEqual([])
   })
@@ -79,6 +81,59 @@ describe('the folder order of worker/', () => {
         'worker/db/schema.ts',
       ].map(tierName),
     ).toEqual(['routes', 'routes', 'files/converters', 'pipeline/previews', 'db'])
+  })
+})
+
+// The pipeline asks the registry (STYLE.md §3): above the converters, only the Worker's entries (which wire each
+// converter's work to where it runs) name a converter, its catalog entry or its options.
+describe('converters named only by the registry', () => {
+  it('lets the pipeline, previews, files and routes import only the interface and the registry of converters/', () => {
+    const named = Object.entries(sources).flatMap(([path, source]) =>
+      /^worker\/(pipeline|previews|files|auth|rules|models|email|docs|admin)\/|^worker\/[\w-]+\.ts$/.test(path) &&
+      !/^worker\/(index|consumer|sweeps)\.ts$/.test(path)
+        ? relativeImports(path, source)
+            .filter((target) => target.startsWith('worker/converters/'))
+            .filter((target) => !/^worker\/converters\/(converter|registry)(\.ts)?$/.test(target))
+            .map((target) => `${path} → ${target}`)
+        : [],
+    )
+    expect(named).toEqual([])
+  })
+
+  it('lets previews draw through the engines: at run time they import nothing of converters/', () => {
+    const previews = Object.entries(sources).filter(([path]) => path.startsWith('worker/previews/'))
+    const reached = previews.flatMap(([path, source]) =>
+      relativeImports(path, source)
+        .filter((target) => target.startsWith('worker/converters/'))
+        .map((target) => `${path} → ${target}`),
+    )
+    expect(previews.length).toBeGreaterThan(0)
+    expect(reached).toEqual([])
+  })
+})
+
+// Code both deployables run (the Worker and the sidecar) lives in shared/ and imports neither of them: the sidecar runs
+// it as Node runs TypeScript, without a bundler, so its own imports name their files with `.ts`.
+describe('shared/', () => {
+  const shared = Object.entries(sources).filter(([path]) => path.startsWith('shared/'))
+
+  it('holds what the Worker runs of the sidecar: the Worker imports nothing of sidecar/', () => {
+    expect(shared.length).toBeGreaterThan(0)
+    const fromSidecar = Object.entries(sources).flatMap(([path, source]) =>
+      relativeImports(path, source)
+        .filter((target) => target.startsWith('sidecar/'))
+        .map((target) => `${path} → ${target}`),
+    )
+    expect(fromSidecar).toEqual([])
+  })
+
+  it('imports nothing of worker/ or sidecar/, and names its own files as Node needs them', () => {
+    const outside = shared.flatMap(([path, source]) =>
+      relativeImports(path, source)
+        .filter((target) => !target.startsWith('shared/') || !target.endsWith('.ts'))
+        .map((target) => `${path} → ${target}`),
+    )
+    expect(outside).toEqual([])
   })
 })
 

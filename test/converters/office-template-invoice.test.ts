@@ -2,7 +2,7 @@
 // sidecar: the filled template's text read back by the PDF-to-text step, the Factur-X PDF read by qpdf and exiftool
 // (test/setup/pdf-inspector.ts), and the requests the route refuses with 400 before any job exists. The rules
 // are Gotenberg's (pkg/modules/libreoffice/api/variables.go, pkg/modules/pdfengines's Factur-X at v8.34.0), as the
-// sidecar states them once in sidecar/form-rules.ts.
+// sidecar states them once in shared/form-rules.ts.
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the templates hold Gotenberg's ${name} placeholders
 import { inject } from 'vitest'
 import { describe, expect, it } from 'vitest'

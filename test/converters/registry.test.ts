@@ -2,7 +2,15 @@
 // for a stored file by its extension and the type sniffed from its bytes (and the extensions a converter refuses).
 import { describe, expect, it } from 'vitest'
 import type { Converter } from '../../worker/converters/converter'
-import { buildRegistry, converterForFile, registerConverter } from '../../worker/converters/registry'
+import {
+  buildRegistry,
+  converterForFile,
+  JobOptionsRequest,
+  OPTION_MAX_CHARS,
+  registerConverter,
+  SECRET_OPTIONS,
+  storedJobOptions,
+} from '../../worker/converters/registry'
 
 const stub = (name: string, from: string[], accepts?: string[]): Converter => ({
   name,
@@ -32,6 +40,47 @@ describe('buildRegistry', () => {
     expect(converterForFile({ name: 'a.txt', extension: '.txt', contentType: 'text/plain' }).converter?.name).toBe(
       'text-to-png',
     )
+  })
+})
+
+describe("converters' options", () => {
+  const withOption = (name: string, from: string): Converter => ({
+    ...stub(name, [from]),
+    options: { fields: { password: JobOptionsRequest.shape.password! }, storedMaxChars: 256 },
+  })
+
+  it('refuses two converters declaring one option', () => {
+    expect(() => buildRegistry([withOption('a', '.one'), withOption('b', '.two')])).toThrow(
+      'converters a and b both claim option password',
+    )
+  })
+
+  it("joins every converter's options into the request's schema, and refuses an unknown one", () => {
+    expect(JobOptionsRequest.safeParse({ landscape: true, password: 'x' }).success).toBe(true)
+    const unknown = JobOptionsRequest.safeParse({ landscape: true, dpi: 300 })
+    expect(unknown.error?.issues).toEqual([expect.objectContaining({ code: 'unrecognized_keys', keys: ['dpi'] })])
+  })
+
+  it("applies a converter's rule across its fields (Factur-X is PDF/A-3b)", () => {
+    const result = JobOptionsRequest.safeParse({ facturxXml: '<x/>', pdfa: 'PDF/A-2b' })
+    expect(result.error?.issues.map((issue) => issue.message)).toEqual([
+      "option 'pdfa' is invalid (got 'PDF/A-2b', resulting to Factur-X needs PDF/A-3b)",
+    ])
+  })
+
+  it('stores each option as its converter keeps it, or says why the source cannot take it', () => {
+    expect(storedJobOptions('.docx', { landscape: true, variables: { name: 'Ada' } })).toEqual({
+      options: { landscape: true, variables: '{"name":"Ada"}' },
+    })
+    expect(storedJobOptions('.xlsx', { variables: { name: 'Ada' } })).toEqual({
+      refusal: "option 'variables' applies to Word documents (.docx, .docm, .dotx, .dotm) only, not to .xlsx",
+    })
+    expect(storedJobOptions('.pdf', { password: 'x' })).toEqual({ options: { password: 'x' } })
+  })
+
+  it('takes the secrets and the longest stored value from the converters that declare them', () => {
+    expect([...SECRET_OPTIONS].sort()).toEqual(['ownerPassword', 'password', 'userPassword'])
+    expect(OPTION_MAX_CHARS).toBe(512 * 1024)
   })
 })
 

@@ -1,6 +1,7 @@
 // text → PNG pages rendered by resvg in WASM with the bundled font.
 import { describe, expect, it } from 'vitest'
-import { pageStyle, textToPng } from '../../worker/converters/text-to-png'
+import { textToPng } from '../../worker/converters/text-to-png'
+import { pageStyle } from '../../worker/engines/text/page'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { readPngHeader, type RawImage } from '../../worker/engines/png/encode'
 import { TURN_CHARS } from '../../worker/engines/text/layout'

@@ -3,7 +3,8 @@
 // and anti-aliasing included, on pages made to straddle seams (accents, descenders, stacked marks, fallback glyphs).
 import { Resvg } from '@cf-wasm/resvg/workerd'
 import { describe, expect, it } from 'vitest'
-import { pageStyle, textToPng } from '../../worker/converters/text-to-png'
+import { textToPng } from '../../worker/converters/text-to-png'
+import { pageStyle } from '../../worker/engines/text/page'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { readPngHeader } from '../../worker/engines/png/encode'
 import { MAX_MARKS_PER_BASE } from '../../worker/engines/text/layout'

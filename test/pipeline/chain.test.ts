@@ -56,7 +56,7 @@ describe('POST /files/:id/convert', () => {
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
     const seen = await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).json()
-    // The AI binding is a binding, not a setting; no `resources` since test-settings names no resourcePrefix.
+    // The AI binding is a binding, not a setting; no `resources` since test-settings lists no `…_PREFIX` setting.
     expect(seen).toEqual({ settings: ['PDF_DPI'], context: ['ai', 'attempt', 'jobId', 'options', 'settings'] })
   })
 

@@ -1,5 +1,5 @@
 // Which addresses a job's callback_url may reach: only global unicast ones, by the classifier the sidecar uses too
-// (sidecar/addresses.ts). Literals are checked as written, in every IPv6 spelling of an IPv4 address; names are
+// (shared/addresses.ts). Literals are checked as written, in every IPv6 spelling of an IPv4 address; names are
 // resolved (the loopback receiver's DNS-over-HTTPS stand-in plays 1.1.1.1) and refused when any address they have
 // is special-use. The URL is checked at the request, whatever the chain, also when nothing is converted.
 import { env } from 'cloudflare:test'

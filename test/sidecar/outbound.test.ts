@@ -60,7 +60,7 @@ describe('private addresses', () => {
     ['fe80::1', true],
     ['::ffff:127.0.0.1', true],
     ['::ffff:10.0.0.1', true],
-    // IPv6 spellings of an IPv4 address (sidecar/addresses.ts): IPv4-compatible (RFC 4291 §2.5.5.1), IPv4-mapped,
+    // IPv6 spellings of an IPv4 address (shared/addresses.ts): IPv4-compatible (RFC 4291 §2.5.5.1), IPv4-mapped,
     // IPv4-translated (RFC 6145), NAT64 (RFC 6052 §2.1 "64:ff9b::/96", RFC 8215 "64:ff9b:1::/48"), Teredo
     // (RFC 4380, 2001::/32), 6to4 (RFC 3056, 2002::/16): each is refused whatever IPv4 address it carries.
     ['::7f00:1', true],

@@ -4,39 +4,12 @@
 // A PNG that would not get smaller (and is not resized) produces no output, which ends the chain. JPEGs and the
 // common PNGs that keep their size are encoded from the rows in the decoder's heap (withImageRows): no RGBA copy.
 import type { ImageRows } from '../engines/image/decode'
-import type { ImageLimits } from '../engines/image/limits'
-import { ImageRefusedError, measureImage, openImage, withImageBands, withImageRows } from '../engines/image/open'
+import { measureImage, openImageInput, refusedAs, withImageBands, withImageRows } from '../engines/image/open'
 import type { PngBands } from '../engines/image/png'
-import { type DrawBox, fitWithin } from '../engines/image/resize'
+import { fitWithin } from '../engines/image/resize'
 import { encodePng, encodePngRows, type PngChunks, pngChunks, reducedRowChannels } from '../engines/png/encode'
 import { imageToPngInfo } from './catalog/image-to-png'
-import { ConversionError, defineConverter } from './converter'
-
-/**
- * The image decoded through the engine's one entry, its refusals as ConversionErrors. The structure it will decode
- * is measured and checked against the limits before anything is allocated. Used by image → PNG and by previews,
- * which pass the box they draw in: the image is decoded no larger than it needs and drawn into it.
- */
-export function openImageInput(
-  name: string,
-  bytes: Uint8Array,
-  limits: ImageLimits,
-  box?: DrawBox,
-): ReturnType<typeof openImage> {
-  return refusedAs(name, () => openImage(bytes, limits, box))
-}
-
-async function refusedAs<T>(name: string, open: () => T | Promise<T>): Promise<T> {
-  try {
-    return await open()
-  } catch (error) {
-    if (!(error instanceof ImageRefusedError)) throw error
-    throw new ConversionError(error.status === 415 ? `"${name}" is ${error.message}` : error.message, {
-      code: error.status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED',
-      cause: error,
-    })
-  }
-}
+import { defineConverter } from './converter'
 
 /**
  * The PNG of rows in a decoder's heap, with the fewest channels their pixels allow, read to its end (the rows are

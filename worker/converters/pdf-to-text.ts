@@ -2,7 +2,8 @@
 // page by page in PDFium's reading order, pages separated by form feeds as pdftotext separates them. The text
 // is streamed to storage a page at a time, so a long document never sits whole in memory.
 import { pdfToTextInfo } from './catalog/pdf'
-import { checkPageCount, fromInput } from './pdf-to-png'
+import { checkPageCount } from '../engines/pdf-input'
+import { fromInput } from './pdf-to-png'
 import { ConversionError, defineConverter, type ConversionOutput } from './converter'
 
 /** A page with more characters than this is cut there: no real page has a million characters. */

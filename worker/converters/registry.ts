@@ -2,6 +2,7 @@
 // (worker/converters/catalog/), never its engines: the API Worker chooses converters from it and bundles no engine;
 // the consumer Worker finds the work by name (worker/converters/runnable.ts). Two converters claiming one source
 // extension (or sniffed type) is a programming error, refused when the module loads (so at start-up, and in tests).
+import { z } from '@hono/zod-openapi'
 import { audioToTextInfo } from './catalog/audio-to-text'
 import { htmlToPdfInfo } from './catalog/html-to-pdf'
 import { imageToPngInfo } from './catalog/image-to-png'
@@ -9,7 +10,7 @@ import { officeToPdfInfo } from './catalog/office-to-pdf'
 import { pdfToPngInfo, pdfToTextInfo } from './catalog/pdf'
 import { textToPngInfo } from './catalog/text-to-png'
 import type { Config } from '../config'
-import { acceptsWithExtension, settingsFor, type ConverterInfo } from './converter'
+import { acceptsWithExtension, settingsFor, type ConverterInfo, type OptionValues } from './converter'
 
 /** Every converter of the service; each converter adds its info here with one line. */
 const CONVERTERS: readonly ConverterInfo[] = [
@@ -53,11 +54,13 @@ export function buildRegistry(converters: readonly ConverterInfo[]): Registry {
     for (const contentType of converter.accepts ?? [])
       if (!GENERIC_TYPES.has(contentType)) claim(byContentType, contentType, converter)
   }
+  const options = new Map<string, ConverterInfo>()
   for (const converter of converters) {
-    for (const extension of Object.keys(converter.refuses ?? {})) {
+    for (const extension of Object.keys(converter.refusals?.sources ?? {})) {
       const claimed = byExtension.get(extension)
       if (claimed) throw new Error(`converter ${converter.name} refuses ${extension}, which ${claimed.name} claims`)
     }
+    for (const name of Object.keys(converter.options?.fields ?? {})) claim(options, `option ${name}`, converter)
   }
   return { byExtension, byContentType }
 }
@@ -122,7 +125,8 @@ export function converterForFile(file: {
 /** Why a converter refuses a lower-case extension with its dot (".wma"), when one does. */
 export function refusalFor(extension: string): string | undefined {
   const lower = extension.toLowerCase()
-  return converters.find((converter) => converter.refuses && Object.hasOwn(converter.refuses, lower))?.refuses?.[lower]
+  const sources = converters.map((converter) => converter.refusals?.sources)
+  return sources.find((reasons) => reasons && Object.hasOwn(reasons, lower))?.[lower]
 }
 
 /** Every converter that reads this stored file, the default one first (the first link of any chain from it). */
@@ -165,7 +169,7 @@ export function converterToward(
     }
     frontier = next
   }
-  const reason = first.map((converter) => converter.unreachable?.[wanted]).find(Boolean)
+  const reason = first.map((converter) => converter.refusals?.targets?.[wanted]).find(Boolean)
   if (reason) return { refusal: `"${file.name}" cannot be converted to ${wanted}: ${reason}`, status: 422 }
   const choice = converterForFile(file)
   if (!choice.converter) return choice
@@ -232,6 +236,43 @@ export async function unavailableTargets(
   const stillReached = new Set(walkChains(extension, new Set(reasons.keys())).targets)
   const reason = [...new Set(reasons.values())].join('; ')
   return Object.fromEntries(targets.filter((target) => !stillReached.has(target)).map((target) => [target, reason]))
+}
+
+/**
+ * The options a job may carry (`options` of POST /files/:id/convert): every converter's fields, each optional, an
+ * unknown one refused, and each converter's rule across its fields. Built from the service's converters once.
+ */
+export const JobOptionsRequest = z
+  .strictObject(Object.assign({}, ...CONVERTERS.map((converter) => converter.options?.fields ?? {})))
+  .partial()
+  .superRefine((options, ctx) => {
+    for (const converter of CONVERTERS) {
+      const refusal = converter.options?.refuse?.(options)
+      if (refusal) ctx.addIssue({ code: 'custom', message: refusal })
+    }
+  })
+
+/** The longest text a job keeps for one option, whichever converter declares it. */
+export const OPTION_MAX_CHARS = Math.max(0, ...CONVERTERS.map((converter) => converter.options?.storedMaxChars ?? 0))
+
+/** The options whose values are secrets (sealed in D1, never shown, wiped when the job ends), from every converter. */
+export const SECRET_OPTIONS: readonly string[] = CONVERTERS.flatMap((converter) => converter.options?.secrets ?? [])
+
+/**
+ * A request's options (checked by JobOptionsRequest) as a job keeps them for a source of this extension, each
+ * converter storing its own; or why the source cannot take one of them.
+ */
+export function storedJobOptions(
+  extension: string,
+  options: Readonly<Record<string, unknown>>,
+): { readonly options: OptionValues } | { readonly refusal: string } {
+  let stored: { readonly options: OptionValues } = { options: options as OptionValues }
+  for (const converter of CONVERTERS) {
+    const result = converter.options?.store?.(extension.toLowerCase(), stored.options)
+    if (result && 'refusal' in result) return result
+    if (result) stored = result
+  }
+  return stored
 }
 
 /** A converter by its name, as stored on a job step. */

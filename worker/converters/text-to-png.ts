@@ -6,41 +6,22 @@ import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode
 import { decodeTextPieces } from '../engines/text/decode'
 import {
   MAX_CHARS_PER_CELL,
-  type PageGeometry,
   startLayout,
   TextTooDenseError,
   TextTooLongError,
   TURN_CHARS,
 } from '../engines/text/layout'
+import { pageStyle } from '../engines/text/page'
 import {
-  ADVANCE_EM,
   drawable,
   drawPageBands,
   fallbackFonts,
-  lineHeightPx,
   NO_FALLBACK,
   type FallbackFonts,
   type PageStyle,
 } from '../engines/text/render'
 import { textToPngInfo } from './catalog/text-to-png'
 import { ConversionError, defineConverter, type ResourceReader } from './converter'
-
-const A4_INCHES = { width: 8.27, height: 11.69 }
-const MARGIN_INCHES = 0.6
-const FONT_POINTS = 10
-const TAB_SIZE = 8
-
-export function pageStyle(dpi: number): { style: PageStyle; geometry: PageGeometry } {
-  const style: PageStyle = {
-    widthPx: Math.round(A4_INCHES.width * dpi),
-    heightPx: Math.round(A4_INCHES.height * dpi),
-    marginPx: Math.round(MARGIN_INCHES * dpi),
-    fontPx: (FONT_POINTS / 72) * dpi,
-  }
-  const columns = Math.floor((style.widthPx - 2 * style.marginPx) / (style.fontPx * ADVANCE_EM))
-  const rows = Math.floor((style.heightPx - 2 * style.marginPx - style.fontPx * 0.3) / lineHeightPx(style))
-  return { style, geometry: { columns, rows, tabSize: TAB_SIZE } }
-}
 
 /** Fallback fonts at most this large in all: they are read whole for every conversion. */
 const FALLBACK_FONTS_MAX_BYTES = 24 * 1024 * 1024

@@ -1,14 +1,13 @@
-// Secrets among a job's options: a document's `password`, the `userPassword` and `ownerPassword` a PDF is encrypted
-// with. Sealed with AES-GCM before they reach D1, under a key derived (HKDF) from JWT_SECRET for this one purpose and
+// Secrets among a job's options: those its converters declare secret (SECRET_OPTIONS), such as a document's
+// `password`. Sealed with AES-GCM before they reach D1, under a key derived (HKDF) from JWT_SECRET for this one purpose and
 // bound to the job's owner. Opened only for the converter; never shown in a job view, event or webhook; wiped from
 // the row when the job ends (done or failed).
 import type { Config } from '../config'
+import type { OptionValues } from '../converters/converter'
+import { SECRET_OPTIONS } from '../converters/registry'
 import { openSealed, sealBytes } from '../sealing'
 
-export type JobOptions = Record<string, string | number | boolean>
-
-/** Option names whose values are secrets. */
-export const SECRET_OPTIONS = ['password', 'userPassword', 'ownerPassword'] as const
+export type JobOptions = OptionValues
 
 const SEALED = 'sealed:v1:'
 const PURPOSE = 'job option secrets'

@@ -4,15 +4,15 @@ import { z } from '@hono/zod-openapi'
 import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, ne, or, type SQL, sql, type SQLWrapper } from 'drizzle-orm'
 import { isUniqueViolation } from '../auth/users'
 import type { Config } from '../config'
-import type { ConversionErrorCode, ConverterInfo, PartRange } from '../converters/converter'
-import { VARIABLES_MAX_CHARS } from '../converters/catalog/office-to-pdf'
+import type { ConversionErrorCode, ConverterInfo, OptionValues as JobOptions, PartRange } from '../converters/converter'
+import { OPTION_MAX_CHARS, SECRET_OPTIONS } from '../converters/registry'
 import type { Database } from '../db/client'
 import { insertForUser, previousChanged } from '../db/guarded'
 import { newId } from '../db/ids'
 import { jobs, jobSteps, users } from '../db/schema'
 import { iso } from '../db/times'
 import { ApiError, ERROR_CODES, ERRORS } from '../errors'
-import { publicOptions, SECRET_OPTIONS } from './job-secrets'
+import { publicOptions } from './job-secrets'
 import {
   FileResponseSchema,
   filesOfJob,
@@ -35,7 +35,7 @@ export const EVENTS_URL_TTL_SECONDS = 600
 
 export const JobOptionsSchema = z.record(
   z.string().max(64),
-  z.union([z.string().max(VARIABLES_MAX_CHARS), z.number(), z.boolean()]),
+  z.union([z.string().max(OPTION_MAX_CHARS), z.number(), z.boolean()]),
 )
 
 export const StepSchema = z
@@ -229,8 +229,6 @@ function jobsWithSteps(db: Database, ids: SQLWrapper) {
     db.query.jobSteps.findMany({ where: inArray(jobSteps.jobId, ids), orderBy: [jobSteps.createdAt, jobSteps.id] }),
   ] as const
 }
-
-type JobOptions = Record<string, string | number | boolean>
 
 /** The options with their keys sorted: equal options are equal JSON, which the one-active-job index compares. */
 const sortedOptions = (options: JobOptions = {}): JobOptions =>

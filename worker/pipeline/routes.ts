@@ -6,8 +6,14 @@ import { streamSSE } from 'hono/streaming'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
 import { authorizedBatch, callerId, deferBearer, requireAuth } from '../auth/middleware'
 import { verifyToken, type Owner } from '../files/signed-url'
-import { officeJobOptions, OfficeOptionsSchema } from '../converters/catalog/office-to-pdf'
-import { converterFor, reachableTargets, refusalFor, unavailableTargets } from '../converters/registry'
+import {
+  converterFor,
+  JobOptionsRequest,
+  reachableTargets,
+  refusalFor,
+  storedJobOptions,
+  unavailableTargets,
+} from '../converters/registry'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import {
@@ -101,9 +107,9 @@ const ConvertBody = z
         description:
           'the extension the chain ends at (see GET /convert/:extension `targets`); without it, the default chain',
       }),
-    options: OfficeOptionsSchema.optional().openapi({
+    options: JobOptionsRequest.optional().openapi({
       description:
-        "passed to the converters: Gotenberg 8's LibreOffice options for Office documents (docs/conversion-and-previews.md, Office to PDF), password for a protected PDF or Office document; an unknown option is refused",
+        "passed to the converters of the chain, each option declared by the converter that reads it: Gotenberg 8's LibreOffice options for Office documents (docs/conversion-and-previews.md, Office to PDF), password for a protected PDF or Office document; an unknown option is refused",
     }),
     callback_url: z
       .string()
@@ -322,7 +328,7 @@ export function pipelineRoutes() {
       if (body.callback_url) await checkCallbackUrl(c.var.config, body.callback_url)
       // Already what was asked for (text stays text): nothing to make, the file itself is the answer.
       if (target && target === file.extension) return c.json([await toFileResponse(file, c.var.config, links(c))], 200)
-      const stored = body.options && officeJobOptions(file.extension, body.options)
+      const stored = body.options && storedJobOptions(file.extension, body.options)
       if (stored && 'refusal' in stored)
         throw new ApiError('VALIDATION_FAILED', { message: `invalid request: ${stored.refusal}` })
       const { job, steps, made } = await startJobWithView(pipelineOf(c), c.var.config, file, {

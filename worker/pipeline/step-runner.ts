@@ -4,6 +4,7 @@
 import type { Config } from '../config'
 import {
   ConversionError,
+  resourcePrefixSetting,
   settingsFor,
   type ConversionContext,
   type ConversionOutput,
@@ -166,7 +167,8 @@ export async function runStep(
   const input = storedInput(deps.bucket, source)
   const options = await openOptions(deps.config, job.userId, job.options)
   // The converter sees its own settings and resources, not the whole config (secrets) nor the bucket.
-  const resourcePrefix = converter.resourcePrefix && deps.config[converter.resourcePrefix]
+  const prefixSetting = resourcePrefixSetting(converter)
+  const resourcePrefix = prefixSetting && deps.config[prefixSetting]
   const context: ConversionContext<keyof Config> = {
     jobId: job.id,
     settings: settingsFor(converter, deps.config),

@@ -5,7 +5,7 @@ import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { ApiError } from '../errors'
 import { findJob } from './jobs'
-import { addressLiteral, isLocalName, specialUseRange } from '../../sidecar/addresses.ts'
+import { addressLiteral, isLocalName, specialUseRange } from '../../shared/addresses.ts'
 
 const encoder = new TextEncoder()
 
@@ -63,7 +63,7 @@ export async function resolveHost(config: Config, name: string): Promise<string[
 
 /**
  * A callback URL must be https (http only with WEBHOOK_ALLOW_HTTP, for local receivers) and may reach only global
- * unicast addresses (sidecar/addresses.ts, the sidecar's classifier too). An address literal is checked as it is;
+ * unicast addresses (shared/addresses.ts, the sidecar's classifier too). An address literal is checked as it is;
  * a localhost name is refused; any other name is resolved and refused when one of its addresses is special-use.
  * A name that cannot be resolved here (no resolver offline) is taken: on Cloudflare a Worker's fetch goes out through
  * Cloudflare's network, which does not connect to private addresses. Hosts in WEBHOOK_ALLOWED_HOSTS are taken as

@@ -3,7 +3,7 @@
 // itself runs in the engine Worker of the file's kind (worker/engine-workers/). The message names the file, its
 // content (in the key) and the parameters; every effect is idempotent, as Queues deliver at least once.
 import type { Config } from '../config'
-import { ConversionError } from '../converters/converter'
+import { ConversionError } from '../conversion-error'
 import type { Database } from '../db/client'
 import type { Engines } from '../engine-workers/engines'
 import { ApiError, describeError } from '../errors'

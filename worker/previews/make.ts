@@ -3,7 +3,7 @@
 // The files module stores it (counted in the quota, deleted with its file or content). An Office document is
 // previewed from its PDF, which the chain makes when it is missing: meanwhile the caller is told to come back.
 import type { Config } from '../config'
-import { ConversionError } from '../converters/converter'
+import { ConversionError } from '../conversion-error'
 import type { Database } from '../db/client'
 import { ApiError, ERRORS } from '../errors'
 import {

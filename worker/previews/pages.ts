@@ -1,6 +1,6 @@
 // Which previews may be drawn: images and texts have only their first page, AVIF has a smaller box.
 // Free of the request schemas (zod), so the engine Workers that draw previews bundle none of them.
-import { ConversionError } from '../converters/converter'
+import { ConversionError } from '../conversion-error'
 import type { PreviewKind } from '../files/preview-kind'
 import type { PreviewParams } from './params'
 

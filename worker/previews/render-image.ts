@@ -2,7 +2,7 @@
 // checked against the limits before anything is decoded), fitted or cropped to the box.
 import type { Config } from '../config'
 import type { ConversionInput } from '../converters/converter'
-import { openImageInput } from '../converters/image-to-png'
+import { openImageInput } from '../engines/image/open'
 import type { RawImage } from '../engines/png/encode'
 import { onlyFirstPage } from './pages'
 import type { PreviewParams } from './params'

@@ -1,28 +1,26 @@
-// A PDF page's preview pixels, through the PDF converters' fromInput (PDF_MAX_BYTES, PDF_MAX_PAGES,
-// PDF_MAX_IMAGE_PIXELS), drawn at the box's size, never larger; a cover crop draws only the box.
+// A PDF page's preview pixels, through the entry point the PDF converters read PDFs by (readPdfInput: PDF_MAX_BYTES,
+// PDF_MAX_PAGES, PDF_MAX_IMAGE_PIXELS), drawn at the box's size, never larger; a cover crop draws only the box.
 import type { Config } from '../config'
-import { PDF_SETTINGS } from '../converters/catalog/pdf'
-import { ConversionError, type ConversionInput } from '../converters/converter'
-import { checkPageCount, fromInput, type PdfContext } from '../converters/pdf-to-png'
+import { ConversionError } from '../conversion-error'
+import type { ConversionInput } from '../converters/converter'
+import { checkPageCount, type PdfReadSettings, readPdfInput } from '../engines/pdf-input'
 import type { RawImage } from '../engines/png/encode'
 import type { PreviewParams } from './params'
 
 export async function pdfPixels(
   input: ConversionInput,
   params: PreviewParams,
-  config: Pick<Config, (typeof PDF_SETTINGS)[number]>,
+  config: PdfReadSettings & Pick<Config, 'PDF_MAX_PAGES'>,
 ): Promise<RawImage> {
-  const settings = Object.fromEntries(PDF_SETTINGS.map((key) => [key, config[key]])) as PdfContext['settings']
   // The box bounds what is drawn (2048 × 2048 at most, 16 MiB of RGBA): every documented size works on ordinary
   // pages, whatever PDF_MAX_PAGE_PIXELS says for conversions (an A4 page 2048 high is 2.97 MP). The streams keep at
   // least the conversions' budget, so a small preview decodes what a conversion does.
-  const ctx: PdfContext = {
-    jobId: 'preview',
-    settings: { ...settings, PDF_MAX_PAGE_PIXELS: Math.max(config.PDF_MAX_PAGE_PIXELS, params.width * params.height) },
-    options: {},
+  const settings = {
+    ...config,
+    PDF_MAX_PAGE_PIXELS: Math.max(config.PDF_MAX_PAGE_PIXELS, params.width * params.height),
   }
   let pixels: RawImage | undefined
-  for await (const image of fromInput(input, ctx, async function* (pdf) {
+  for await (const image of readPdfInput(input, settings, undefined, async function* (pdf) {
     checkPageCount(pdf.pageCount, config.PDF_MAX_PAGES)
     if (params.page > pdf.pageCount)
       throw new ConversionError(`the PDF has ${pdf.pageCount} pages; page ${params.page} does not exist`)

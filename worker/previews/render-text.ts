@@ -1,18 +1,16 @@
 // A text's preview pixels: its first page, laid out and drawn as text → PNG draws it, scaled to the box.
 import type { ConversionInput } from '../converters/converter'
-import { pageStyle } from '../converters/text-to-png'
 import { coverInto, fitInto } from '../engines/image/resize'
 import type { RawImage } from '../engines/png/encode'
 import { decodeText } from '../engines/text/decode'
 import { layoutPages } from '../engines/text/layout'
+import { A4_INCHES, pageStyle } from '../engines/text/page'
 import { renderPage } from '../engines/text/render'
 import { onlyFirstPage } from './pages'
 import type { PreviewParams } from './params'
 
 /** A text preview shows the first page: these first bytes hold more than a page's worth of characters. */
 export const TEXT_PREVIEW_BYTES = 64 * 1024
-const A4_HEIGHT_INCHES = 11.69
-const A4_WIDTH_INCHES = 8.27
 
 /** The first TEXT_PREVIEW_BYTES of the file (or all of it), without reading the rest. */
 async function firstBytes(input: ConversionInput, maxBytes: number): Promise<Uint8Array> {
@@ -36,7 +34,7 @@ async function firstBytes(input: ConversionInput, maxBytes: number): Promise<Uin
 export async function textPixels(input: ConversionInput, params: PreviewParams): Promise<RawImage> {
   onlyFirstPage(params, 'a text preview')
   const text = decodeText(await firstBytes(input, TEXT_PREVIEW_BYTES))
-  const ratios = [params.width / A4_WIDTH_INCHES, params.height / A4_HEIGHT_INCHES]
+  const ratios = [params.width / A4_INCHES.width, params.height / A4_INCHES.height]
   const dpi = params.fit === 'cover' ? Math.max(...ratios) : Math.min(...ratios)
   const { style, geometry } = pageStyle(dpi)
   const [first = ['']] = layoutPages(text, geometry)

@@ -38,7 +38,7 @@ export const audioToTextInfo = describeConverter({
   // What the sniffer calls these containers (an M4A of another brand sniffs as video/mp4): anything else named
   // .mp3 or .wav is refused before a job starts.
   accepts: ['audio/mpeg', 'audio/wav', 'audio/mp4', 'video/mp4', 'audio/ogg', 'audio/flac', 'video/webm'],
-  refuses: REFUSED,
+  refusals: { sources: REFUSED },
   to: '.txt',
   // On the default local set-up neither provider runs: Workers AI has no local mode and TRANSCRIBE_URL is empty.
   unavailable: (settings, { ai }) => transcriptionUnavailable(settings, ai),

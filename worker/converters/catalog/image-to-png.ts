@@ -7,7 +7,9 @@ export const imageToPngInfo = describeConverter({
   from: ['.jpg', '.jpeg', '.jfif', '.png', '.webp', '.gif', '.bmp', '.tif', '.tiff', '.avif'],
   accepts: ['image/jpeg', 'image/png', 'image/webp', 'image/gif', 'image/bmp', 'image/tiff', 'image/avif'],
   to: '.png',
-  unreachable: {
-    '.txt': 'reading the text in an image needs OCR (optical character recognition), which is not supported',
+  refusals: {
+    targets: {
+      '.txt': 'reading the text in an image needs OCR (optical character recognition), which is not supported',
+    },
   },
 })

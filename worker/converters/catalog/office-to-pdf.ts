@@ -8,8 +8,8 @@ import {
   facturXRefusal,
   parseVariables,
   VARIABLES_EXTENSIONS,
-} from '../../../sidecar/form-rules.ts'
-import { describeConverter } from '../converter'
+} from '../../../shared/form-rules.ts'
+import { describeConverter, type OptionValues } from '../converter'
 
 /**
  * The sniffed types (worker/files/sniff.ts) of office documents: a zip (typed by its office extension, or plain
@@ -31,6 +31,28 @@ const OFFICE_TYPES = [
   'text/csv',
 ]
 
+/** The extensions of the documents LibreOffice converts here: Word, Excel, PowerPoint, OpenDocument, RTF and CSV. */
+const OFFICE_EXTENSIONS = [
+  '.doc',
+  '.docx',
+  '.docm',
+  '.dotx',
+  '.odt',
+  '.ott',
+  '.rtf',
+  '.xls',
+  '.xlsx',
+  '.xlsm',
+  '.ods',
+  '.csv',
+  '.ppt',
+  '.pptx',
+  '.pps',
+  '.ppsx',
+  '.odp',
+  '.odg',
+]
+
 /** The settings of a converter that posts a document whole to the Gotenberg sidecar (Office, HTML and Markdown). */
 export const GOTENBERG_SETTINGS = [
   'GOTENBERG_URL',
@@ -41,35 +63,6 @@ export const GOTENBERG_SETTINGS = [
   'GOTENBERG_TIMEOUT_MS',
   'OFFICE_MAX_BYTES',
 ] as const
-
-export const officeToPdfInfo = describeConverter({
-  name: 'office-to-pdf',
-  settings: GOTENBERG_SETTINGS,
-  from: [
-    '.doc',
-    '.docx',
-    '.docm',
-    '.dotx',
-    '.odt',
-    '.ott',
-    '.rtf',
-    '.xls',
-    '.xlsx',
-    '.xlsm',
-    '.ods',
-    '.csv',
-    '.ppt',
-    '.pptx',
-    '.pps',
-    '.ppsx',
-    '.odp',
-    '.odg',
-  ],
-  accepts: OFFICE_TYPES,
-  to: '.pdf',
-  // A preview draws from this PDF and a conversion continues from it: one LibreOffice run per document content.
-  reusable: true,
-})
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false'])])
 const PAGE_RANGES = /^\d+(-\d*)?(,\d+(-\d*)?)*$/
@@ -109,7 +102,7 @@ export const VARIABLES_MAX_CHARS = 512 * 1024
 export const FACTURX_XML_MAX_CHARS = 384 * 1024
 
 /** Gotenberg's `variables`: name → string, or list → rows (objects of strings) repeating a table row. Checked by
- * the sidecar's own parser (sidecar/form-rules.ts), so the Worker refuses exactly what the sidecar would. */
+ * the sidecar's own parser (shared/form-rules.ts), so the Worker refuses exactly what the sidecar would. */
 const variables = z
   .record(z.string(), z.union([z.string(), z.array(z.record(z.string(), z.string()))]))
   .superRefine((value, ctx) => {
@@ -196,42 +189,58 @@ export const OFFICE_OPTIONS = {
   facturxDocumentType: z.enum(FACTURX_TYPES).openapi({ description: 'with facturxXml (default INVOICE)' }),
 }
 
-/** The options as a request gives them; Factur-X checked across fields with the sidecar's own rule. */
-export const OfficeOptionsSchema = z
-  .strictObject(OFFICE_OPTIONS)
-  .partial()
-  .superRefine((options, ctx) => {
-    const {
-      facturxXml,
-      facturxConformanceLevel: conformanceLevel,
-      facturxDocumentType: documentType,
+/** Factur-X's fields checked together with the sidecar's own rule. */
+function refuseOptions(options: Readonly<Record<string, unknown>>): string | undefined {
+  const { facturxXml, facturxConformanceLevel, facturxDocumentType, pdfa, userPassword } = options as Partial<
+    Record<keyof typeof OFFICE_OPTIONS, string>
+  >
+  return facturXRefusal(
+    {
+      invoices: facturxXml ? 1 : 0,
+      conformanceLevel: facturxConformanceLevel,
+      documentType: facturxDocumentType,
       pdfa,
       userPassword,
-    } = options
-    const refusal = facturXRefusal(
-      { invoices: facturxXml ? 1 : 0, conformanceLevel, documentType, pdfa, userPassword },
-      (name) => `option '${name}'`,
-    )
-    if (refusal) ctx.addIssue({ code: 'custom', message: refusal })
-  })
+    },
+    (name) => `option '${name}'`,
+  )
+}
 
 /**
  * The options as a job keeps them (variables as its JSON text, Gotenberg's form value), or why the source cannot
  * take them. Variables fill Word templates only; Factur-X needs the Office conversion. The sidecar would answer
  * 400, so they are refused before a job exists.
  */
-export function officeJobOptions(
+function storeOptions(
   extension: string,
-  options: z.infer<typeof OfficeOptionsSchema>,
-): { options: Record<string, string | number | boolean> } | { refusal: string } {
-  const { variables: values, ...rest } = options
+  options: Readonly<Record<string, unknown>>,
+): { options: OptionValues } | { refusal: string } {
+  const { variables: values, ...rest } = options as OptionValues & { variables?: unknown }
   if (values && !appliesVariables(extension))
     return {
       refusal: `option 'variables' applies to Word documents (${VARIABLES_EXTENSIONS.join(', ')}) only, not to ${extension || 'a file without extension'}`,
     }
-  if (options.facturxXml && !officeToPdfInfo.from.includes(extension))
+  if (options.facturxXml && !OFFICE_EXTENSIONS.includes(extension))
     return {
       refusal: `option 'facturxXml' applies to Office documents converted to PDF only, not to ${extension || 'a file without extension'}`,
     }
   return { options: values ? { ...rest, variables: JSON.stringify(values) } : rest }
 }
+
+export const officeToPdfInfo = describeConverter({
+  name: 'office-to-pdf',
+  settings: GOTENBERG_SETTINGS,
+  from: OFFICE_EXTENSIONS,
+  accepts: OFFICE_TYPES,
+  to: '.pdf',
+  // A preview draws from this PDF and a conversion continues from it: one LibreOffice run per document content.
+  reusable: true,
+  options: {
+    fields: OFFICE_OPTIONS,
+    // The longest a job keeps: variables as its JSON text, or the Factur-X XML.
+    storedMaxChars: Math.max(VARIABLES_MAX_CHARS, FACTURX_XML_MAX_CHARS),
+    secrets: ['password', 'userPassword', 'ownerPassword'],
+    refuse: refuseOptions,
+    store: storeOptions,
+  },
+})

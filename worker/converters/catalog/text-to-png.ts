@@ -4,7 +4,6 @@ import { describeConverter } from '../converter'
 export const textToPngInfo = describeConverter({
   name: 'text-to-png',
   settings: ['TEXT_MAX_BYTES', 'TEXT_MAX_PAGES', 'PDF_DPI', 'TEXT_FONTS_PREFIX'],
-  resourcePrefix: 'TEXT_FONTS_PREFIX',
   from: ['.txt'],
   to: '.png',
 })

@@ -1,6 +1,7 @@
 // The image decoders' one entry (image → PNG and previews): the header read first, a truncated JPEG refused,
 // then decodeImage (or decodeImageRows), which checks every area it would allocate against the limits; each
 // refusal says why.
+import { ConversionError } from '../../conversion-error'
 import type { RawImage } from '../png/encode'
 import { decodeImage, decodeImageDrawn, decodeImageRows, type ImageRows } from './decode'
 import { readImageHeader, type ImageHeader } from './header'
@@ -120,4 +121,31 @@ function refusal(header: ImageHeader, error: unknown): ImageRefusedError {
   return new ImageRefusedError(`the ${header.format.toUpperCase()} image cannot be decoded${reason}`, 422, {
     cause: error,
   })
+}
+
+/**
+ * The image decoded through openImage (the structure it will decode measured and checked against
+ * the limits before anything is allocated), its refusals as ConversionErrors: image → PNG and previews (which pass
+ * the box they draw in, so that the image is decoded no larger than it needs and drawn into it).
+ */
+export function openImageInput(
+  name: string,
+  bytes: Uint8Array,
+  limits: ImageLimits,
+  box?: DrawBox,
+): ReturnType<typeof openImage> {
+  return refusedAs(name, () => openImage(bytes, limits, box))
+}
+
+/** `open` run with the image's refusals as ConversionErrors, the file named where its kind is refused. */
+export async function refusedAs<T>(name: string, open: () => T | Promise<T>): Promise<T> {
+  try {
+    return await open()
+  } catch (error) {
+    if (!(error instanceof ImageRefusedError)) throw error
+    throw new ConversionError(error.status === 415 ? `"${name}" is ${error.message}` : error.message, {
+      code: error.status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED',
+      cause: error,
+    })
+  }
 }

@@ -1,4 +1,4 @@
-// Gotenberg's rules for the form fields the Worker validates too, before a job exists (worker/converters/
+// Gotenberg's rules for the form fields the Worker validates too, before a job exists (worker/converters/catalog/
 // office-to-pdf.ts imports this file): `variables` and Factur-X. Stated once here, for both sides: so this file
 // imports nothing, and nothing Node-only.
 
