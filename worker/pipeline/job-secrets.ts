@@ -1,7 +1,7 @@
 // Secrets among a job's options: those its converters declare secret (SECRET_OPTIONS), such as a document's
-// `password`. Sealed with AES-GCM before they reach D1, under a key derived (HKDF) from JWT_SECRET for this one purpose and
-// bound to the job's owner. Opened only for the converter; never shown in a job view, event or webhook; wiped from
-// the row when the job ends (done or failed).
+// `password`. Sealed with AES-GCM before they reach D1, under a key derived (HKDF) from JWT_SECRET for this one
+// purpose and bound to the job's owner. Opened only for the converter; never shown in a job view, event or webhook;
+// wiped from the row when the job ends (done or failed).
 import type { Config } from '../config'
 import type { OptionValues } from '../converters/converter'
 import { SECRET_OPTIONS } from '../converters/registry'
