@@ -220,7 +220,13 @@ const SCENARIOS: Record<string, Scenario> = {
     {
       token: alice.token,
       body: 'abc',
-      headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      // An HTTP client sends Content-Length (a Request made here has none).
+      headers: {
+        ...TUS,
+        'upload-offset': '0',
+        'content-type': 'application/offset+octet-stream',
+        'content-length': '3',
+      },
     },
   ],
   'DELETE /files/tus/:id': async ({ alice }) => [

@@ -34,18 +34,30 @@ async function tusUpload(user: TestUser, length: number) {
   return new URL(res.headers.get('location')!).pathname
 }
 
-const patch = (user: TestUser, path: string, offset: number, body: BodyInit) =>
+/** A PATCH with the Content-Length an HTTP client sends (a Request made here has none): `length`, or the bytes'. */
+const patch = (
+  user: TestUser,
+  path: string,
+  offset: number,
+  body: BodyInit,
+  length = body instanceof Uint8Array ? body.byteLength : undefined,
+) =>
   call('PATCH', path, {
     token: user.token,
     body,
-    headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' },
+    headers: {
+      ...TUS,
+      'upload-offset': String(offset),
+      'content-type': 'application/offset+octet-stream',
+      ...(length === undefined ? {} : { 'content-length': String(length) }),
+    },
   })
 
 /** A PATCH whose body the test holds open after `first` bytes; `finish` sends the rest and answers the response. */
 function heldPatch(user: TestUser, path: string, bytes: Uint8Array, first: number) {
   const held = heldBody()
   held.send(bytes.slice(0, first))
-  const response = patch(user, path, 0, held.body)
+  const response = patch(user, path, 0, held.body, bytes.length)
   return {
     finish: async () => {
       held.send(bytes.slice(first))
@@ -137,7 +149,7 @@ describe('tus races', { timeout: 120_000 }, () => {
     expect((await patch(user, path, 0, bytes.slice(0, 1000))).status).toBe(204)
     const held = heldBody()
     held.send(bytes.slice(1000, 1500))
-    const response = patch(user, path, 1000, held.body)
+    const response = patch(user, path, 1000, held.body, bytes.length - 1000)
     await settle()
     expect((await call('DELETE', path, { token: user.token, headers: TUS })).status).toBe(204)
     held.send(bytes.slice(1500))

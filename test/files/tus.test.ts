@@ -48,7 +48,14 @@ const patch = (
   call('PATCH', path, {
     token: user.token,
     body: bytes,
-    headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', ...headers },
+    headers: {
+      ...TUS,
+      'upload-offset': String(offset),
+      'content-type': 'application/offset+octet-stream',
+      // As an HTTP client sends it (a Request made here has none): the PATCH's D1 work then goes before its bytes.
+      'content-length': String(bytes.byteLength),
+      ...headers,
+    },
     ...options,
   })
 
