@@ -403,6 +403,10 @@ export async function appendToUpload(
   }
   // The hold renewed in the session check's batch: refused, nothing was taken (413 before any byte).
   if (prepared) settleReservation(prepared.held, deps.config.FILES_QUOTA_BYTES, { bytes: Math.max(1, length) })
+  // A PATCH that would not complete the upload cannot claim the offset a completing one holds: 409 before its bytes.
+  const isHeld = upload.leaseHolders > 0 && (upload.leaseUntil ?? 0) > Date.now()
+  if (prepared && isHeld && request.contentLength !== undefined && request.contentLength < limit)
+    throw offsetMismatch('a PATCH completing the upload is under way; ask HEAD for its offset', upload.offset)
   if (limit === 0) {
     // Nothing left to send (an empty file, or a completion that failed after its claim): complete now.
     const file = await completeUpload(deps, upload)
