@@ -76,6 +76,17 @@ const tusCreated = async (user: TestUser) => {
 const partsUpload = async (user: TestUser) =>
   (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big.bin' } })).body.upload_id as string
 const TUS = { 'tus-resumable': '1.0.0' }
+/** A tus PATCH of `body` at `offset`, with the Content-Length an HTTP client sends (a Request made here has none). */
+const tusPatch = (token: string, offset: number, body: string | Uint8Array) => ({
+  token,
+  body,
+  headers: {
+    ...TUS,
+    'upload-offset': String(offset),
+    'content-type': 'application/offset+octet-stream',
+    'content-length': String(typeof body === 'string' ? body.length : body.byteLength),
+  },
+})
 
 const nowSeconds = () => Date.now() / 1000
 /** A new account with a TOTP factor started (not confirmed): its secret, for the codes the test computes. */
@@ -217,17 +228,7 @@ const SCENARIOS: Record<string, Scenario> = {
   'PATCH /files/tus/:id': async ({ alice }) => [
     'PATCH',
     `/files/tus/${await tusCreated(alice)}`,
-    {
-      token: alice.token,
-      body: 'abc',
-      // An HTTP client sends Content-Length (a Request made here has none).
-      headers: {
-        ...TUS,
-        'upload-offset': '0',
-        'content-type': 'application/offset+octet-stream',
-        'content-length': '3',
-      },
-    },
+    tusPatch(alice.token, 0, 'abc'),
   ],
   'DELETE /files/tus/:id': async ({ alice }) => [
     'DELETE',
@@ -550,16 +551,7 @@ describe('a tus PATCH in two round trips, whatever it carries', () => {
     })
     const path = new URL(created.headers.get('location')!).pathname
     const patchAt = (from: number, to: number) =>
-      counted('PATCH', path, {
-        token: alice.token,
-        body: bytes.subarray(from, to),
-        headers: {
-          ...TUS,
-          'upload-offset': String(from),
-          'content-type': 'application/offset+octet-stream',
-          'content-length': String(to - from),
-        },
-      })
+      counted('PATCH', path, tusPatch(alice.token, from, bytes.subarray(from, to)))
     const cuts = [0, 1000, 8 * MiB + 1000, bytes.length]
     const counts = []
     for (let i = 0; i + 1 < cuts.length; i++) counts.push(await patchAt(cuts[i]!, cuts[i + 1]!))
@@ -609,16 +601,7 @@ describe('an upload whose quota hold shares the session check', () => {
         headers: { 'content-length': '3' },
       }),
       await call('POST', `/files/uploads/${id}/complete`, { token: alice.token }),
-      await call('PATCH', tusPath, {
-        token: alice.token,
-        body: 'abc',
-        headers: {
-          ...TUS,
-          'upload-offset': '0',
-          'content-type': 'application/offset+octet-stream',
-          'content-length': '3',
-        },
-      }),
+      await call('PATCH', tusPath, tusPatch(alice.token, 0, 'abc')),
     ]
     expect(refused.map((response) => response.status)).toEqual([401, 401, 401, 401, 401, 401])
     expect(await state()).toEqual(before)

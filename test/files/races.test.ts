@@ -201,6 +201,15 @@ describe('tus races', { timeout: 120_000 }, () => {
   })
 })
 
+/** The file a completing PATCH answered (X-Edgefloor-File-Id) has exactly `bytes`. */
+async function expectFileBytes(user: TestUser, done: Response, bytes: Uint8Array) {
+  expect(done.status).toBe(204)
+  const download = await call('GET', `/files/${done.headers.get('x-edgefloor-file-id')}/download`, {
+    token: user.token,
+  })
+  expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes)
+}
+
 /** The upload's row as the PATCH's first batch leaves it: the part numbers taken, the lease, the expiry. */
 const uploadState = (path: string) =>
   env.DB.prepare('SELECT offset, next_part, lease_holders, lease_until, expires_at FROM uploads WHERE id = ?')
@@ -287,12 +296,7 @@ describe('tus: the completing PATCH holds the offset', { timeout: 120_000 }, () 
     expect(await uploadState(path)).toMatchObject({ offset: 0, lease_holders: 0 })
     expect(await objectsOf(user)).toEqual([])
     expect((await patch(user, path, 0, bytes.subarray(0, 1000))).status).toBe(204)
-    const done = await patch(user, path, 1000, bytes.subarray(1000))
-    expect(done.status).toBe(204)
-    const download = await call('GET', `/files/${done.headers.get('x-edgefloor-file-id')}/download`, {
-      token: user.token,
-    })
-    expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes)
+    await expectFileBytes(user, await patch(user, path, 1000, bytes.subarray(1000)), bytes)
     await expectConsistent(user)
   })
 
@@ -309,12 +313,7 @@ describe('tus: the completing PATCH holds the offset', { timeout: 120_000 }, () 
     await hold(Date.now() - 1)
     expect((await patch(user, path, 0, bytes.subarray(0, 1000))).status).toBe(204)
     await hold(Date.now() + 60_000)
-    const done = await patch(user, path, 1000, bytes.subarray(1000))
-    expect(done.status).toBe(204)
-    const download = await call('GET', `/files/${done.headers.get('x-edgefloor-file-id')}/download`, {
-      token: user.token,
-    })
-    expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes)
+    await expectFileBytes(user, await patch(user, path, 1000, bytes.subarray(1000)), bytes)
   })
 
   it('a completing PATCH cut short stores what arrived once it gives the offset back (tus: "store as much of the received data as possible")', async () => {
@@ -328,12 +327,30 @@ describe('tus: the completing PATCH holds the offset', { timeout: 120_000 }, () 
     held.end()
     expect((await short).headers.get('upload-offset')).toBe('1200')
     expect(await uploadState(path)).toMatchObject({ offset: 1200, lease_holders: 0 })
-    const done = await patch(user, path, 1200, bytes.subarray(1200))
-    expect(done.status).toBe(204)
-    const download = await call('GET', `/files/${done.headers.get('x-edgefloor-file-id')}/download`, {
-      token: user.token,
-    })
-    expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes)
+    await expectFileBytes(user, await patch(user, path, 1200, bytes.subarray(1200)), bytes)
+  })
+
+  it("a completing PATCH that died after R2's join, before its record: the next PATCH is 409, and termination leaves nothing in R2", async () => {
+    const user = await signUp()
+    const bytes = pdfBytes(9 * MiB + 10)
+    const path = await tusUpload(user, bytes.length)
+    expect((await patch(user, path, 0, bytes.subarray(0, 9 * MiB))).status).toBe(204)
+    // What the dead PATCH left: R2 joined (here, the part stored so far), no record, the offset where it was.
+    const row = (await env.DB.prepare('SELECT key, r2_upload_id FROM uploads WHERE id = ?')
+      .bind(path.split('/').pop())
+      .first<{ key: string; r2_upload_id: string }>())!
+    const parts = await env.DB.prepare('SELECT part_number, etag FROM upload_parts WHERE upload_id = ?')
+      .bind(path.split('/').pop())
+      .all<{ part_number: number; etag: string }>()
+    await env.BUCKET.resumeMultipartUpload(row.key, row.r2_upload_id).complete(
+      parts.results.map((part) => ({ partNumber: part.part_number, etag: part.etag })),
+    )
+    const next = await answer(await patch(user, path, 9 * MiB, bytes.subarray(9 * MiB)))
+    expect(next).toMatchObject({ status: 409, body: { code: 'UPLOAD_OFFSET_MISMATCH' } })
+    expect((await rowsOf(user)).files).toEqual([])
+    expect((await call('DELETE', path, { token: user.token, headers: TUS })).status).toBe(204)
+    expect(await objectsOf(user)).toEqual([])
+    expect(await rowsOf(user)).toEqual({ files: [], uploads: [], reservations: 0 })
   })
 
   it('a PATCH of a logged-out token, after the upload expired, or past the quota takes nothing: no part numbers, no lease, no hold renewed', async () => {
