@@ -376,6 +376,17 @@ describe('tus: auth, owners, limits', { timeout: 120_000 }, () => {
     expect((await callWithSettings(settings, 'POST', '/files', { token: user.token, body: form() })).status).toBe(201)
   })
 
+  it("a parts upload's id is no tus upload URL: a PATCH there is 404 and takes nothing", async () => {
+    const user = await signUp()
+    const started = await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'p.bin', size: 10 } })
+    const id = started.body.upload_id as string
+    const row = () =>
+      env.DB.prepare('SELECT offset, next_part, lease_holders FROM uploads WHERE id = ?').bind(id).first()
+    const before = await row()
+    expect((await patch(user, `/files/tus/${id}`, 0, new Uint8Array(10))).status).toBe(404)
+    expect(await row()).toEqual(before)
+  })
+
   it('refuses a deferred length, a missing length and malformed metadata with 400', async () => {
     const user = await signUp()
     const post = (headers: Record<string, string>) =>

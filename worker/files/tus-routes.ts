@@ -175,10 +175,10 @@ const patchResponses = {
     'No such upload, expired, or not yours; or terminated (or its user deleted) while the bytes were arriving',
   ),
   409: errorResponse(
-    "Upload-Offset is not the upload's offset (ask HEAD), or the upload is complete (another PATCH may have completed it meanwhile)",
+    "Upload-Offset is not the upload's offset (ask HEAD), the upload is complete (another PATCH may have completed it meanwhile), or a PATCH completing the upload holds the offset",
   ),
   412: errorResponse('Tus-Resumable is not 1.0.0'),
-  413: errorResponse('More bytes than the upload has left'),
+  413: errorResponse("More bytes than the upload has left, or the quota no longer has room for the upload's length"),
   415: errorResponse('Content-Type is not application/offset+octet-stream'),
   460: errorResponse('Checksum mismatch: nothing of the bytes was kept'),
 } as const

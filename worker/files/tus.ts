@@ -184,6 +184,7 @@ export function patchQueries(
       and(
         eq(uploads.id, id),
         eq(uploads.userId, userId),
+        eq(uploads.protocol, 'tus'),
         isNull(uploads.fileId),
         gt(uploads.expiresAt, now),
         eq(uploads.offset, head.offset),
@@ -225,6 +226,8 @@ export function preparedPatch(
   now: number,
 ): { upload: UploadRow; prepared: PreparedPatch } {
   const upload = ownedUpload(rows, now)
+  // A parts upload's id is no tus upload URL: its part numbers are the client's.
+  if (upload.protocol !== 'tus') throw uploadNotFound()
   const took = taken[0]
   const bytes = head.contentLength ?? 0
   const completes = (upload.length ?? 0) - upload.offset === bytes
