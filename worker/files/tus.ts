@@ -10,6 +10,7 @@
 // PATCH holds the offset from the first batch (a lease): no other PATCH's claim moves it while the holder may join.
 import { and, asc, eq, gt, isNull, type SQL, sql } from 'drizzle-orm'
 import type { BatchResponse } from 'drizzle-orm/batch'
+import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { insertForUser, previousChanged } from '../db/guarded'
 import { files, storageReservations, uploadParts, uploads } from '../db/schema'
@@ -35,7 +36,6 @@ import {
   uploadNotFound,
   uploadTtlMs,
 } from './resumable'
-import type { Config } from '../config'
 import { readRequestBody } from './blocks'
 import { parseModified } from './upload'
 
@@ -411,7 +411,7 @@ export async function appendToUpload(
   if (prepared && isHeld && request.contentLength !== undefined && request.contentLength < limit)
     throw offsetMismatch('a PATCH completing the upload is under way; ask HEAD for its offset', upload.offset)
   if (limit === 0) {
-    // Nothing left to send (an empty file, or a completion that failed after its claim): complete now.
+    // Nothing left to send (an empty file, or a completion refused after its claim): complete now.
     const file = await completeUpload(deps, upload)
     return { upload: { ...upload, fileId: file.id }, file, interrupted: false }
   }
