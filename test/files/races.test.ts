@@ -353,6 +353,35 @@ describe('tus: the completing PATCH holds the offset', { timeout: 120_000 }, () 
     expect(await rowsOf(user)).toEqual({ files: [], uploads: [], reservations: 0 })
   })
 
+  it("a completing PATCH that died after R2's join of the whole upload: once its lease ends, the next completing PATCH writes the dead one's record (409: another request completed it) and HEAD names the file", async () => {
+    const user = await signUp()
+    const dead = pdfBytes(3000)
+    const path = await tusUpload(user, dead.length)
+    const id = path.split('/').pop()!
+    const row = (await env.DB.prepare('SELECT key, r2_upload_id FROM uploads WHERE id = ?')
+      .bind(id)
+      .first<{ key: string; r2_upload_id: string }>())!
+    // What the dead PATCH left: part 1 taken and joined, its lease (now ended) still counting it, no record.
+    const multipart = env.BUCKET.resumeMultipartUpload(row.key, row.r2_upload_id)
+    const part = await multipart.uploadPart(1, dead)
+    await multipart.complete([part])
+    await env.DB.prepare('UPDATE uploads SET next_part = 2, lease_holders = 1, lease_until = ? WHERE id = ?')
+      .bind(Date.now() - 1, id)
+      .run()
+    const next = await answer(await patch(user, path, 0, pdfBytes(3000).reverse()))
+    expect(next).toEqual({
+      status: 409,
+      body: { message: expect.stringContaining('completed'), code: 'UPLOAD_OFFSET_MISMATCH', offset: dead.length },
+    })
+    const head = await call('HEAD', path, { token: user.token, headers: TUS })
+    expect(head.headers.get('upload-offset')).toBe(String(dead.length))
+    const download = await call('GET', `/files/${head.headers.get('x-edgefloor-file-id')}/download`, {
+      token: user.token,
+    })
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(dead)
+    expect(await expectConsistent(user)).toMatchObject({ files: [{ id, size: dead.length }], reservations: 0 })
+  })
+
   it('a PATCH of a logged-out token, after the upload expired, or past the quota takes nothing: no part numbers, no lease, no hold renewed', async () => {
     const user = await signUp()
     const settings = { FILES_QUOTA_BYTES: String(MiB) }

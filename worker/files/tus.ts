@@ -421,7 +421,8 @@ export async function appendToUpload(
     return await storeBytes(deps, upload, request.body, request, prepared, lease)
   } catch (error) {
     // A holder that will not join gives the offset back (a join that failed, too: R2 joins once).
-    await lease?.release()
+    if ((await lease?.release()) && (await recordOrphan(deps, upload)))
+      throw offsetMismatch('another request completed the upload; HEAD names its file', length)
     // A termination, a user's deletion or another PATCH that came first answers 404 or 409, not the R2 or D1
     // failure it caused here.
     throw await explainFailure(deps, upload, error)
@@ -429,10 +430,33 @@ export async function appendToUpload(
 }
 
 /**
+ * A completing PATCH that died between R2's join and its record left the joined object, and a multipart upload no
+ * PATCH can add to. Once no other holder of the lease may still be joining (this one has given its count back, and
+ * none is left, or the lease has ended), those bytes are the whole upload (R2 joins only a PATCH's whole, checked
+ * bytes): this PATCH writes their record in the batch the dead one would have sent, guarded by the same offset.
+ * True when it did.
+ */
+async function recordOrphan(deps: UploadDeps, upload: UploadRow): Promise<boolean> {
+  const row = await deps.db.query.uploads.findFirst({ where: eq(uploads.id, upload.id) }).catch(() => undefined)
+  if (!row || row.fileId || row.offset !== upload.offset) return false
+  if (row.leaseHolders > 0 && (row.leaseUntil ?? 0) > Date.now()) return false
+  const object = await deps.bucket.head(upload.key).catch(() => null)
+  if (!object || object.size !== upload.length) return false
+  try {
+    const file = await joinedFileRow(deps.bucket, upload, object.size)
+    const [claimed] = await deps.db.batch(completionStatements(deps, upload, file))
+    return claimed.length > 0
+  } catch {
+    return false
+  }
+}
+
+/**
  * A completing PATCH's hold on the offset (uploads.lease_until, lease_holders), taken in the session check's batch.
  * While it lasts, a claim that moves the offset without completing the upload is refused (409), so the offset R2's
  * join was made for is still the upload's when the record's batch runs. Completing PATCHes share it: of two, R2
- * joins one (a second join of one multipart upload fails), and the record's batch is guarded by the offset.
+ * joins one (Cloudflare: a multipart upload "can be completed or aborted at any time … by a parallel invocation of
+ * your Worker", and its operations then fail), and the record's batch is guarded by the offset.
  */
 class OffsetLease {
   private released = false
@@ -466,17 +490,20 @@ class OffsetLease {
 
   /**
    * Gives its count back, while its lease lasts by this clock: once it has ended, another PATCH may have counted
-   * holders from 1 again, and taking one off would take that one's (the lease then simply ends).
+   * holders from 1 again, and taking one off would take that one's (the lease then simply ends). True when it did.
    */
-  async release(): Promise<void> {
+  async release(): Promise<boolean> {
     const now = Date.now()
-    if (this.released || now + JOIN_MARGIN_MS >= this.until) return
+    if (this.released || now + JOIN_MARGIN_MS >= this.until) return false
     this.released = true
-    await this.db
+    return this.db
       .update(uploads)
       .set({ leaseHolders: sql`max(0, ${uploads.leaseHolders} - 1)` })
       .where(and(eq(uploads.id, this.upload.id), gt(uploads.leaseUntil, now)))
-      .catch(() => {})
+      .then(
+        () => true,
+        () => false,
+      )
   }
 }
 
