@@ -174,6 +174,28 @@ describe('tus core protocol', { timeout: 120_000 }, () => {
     expect((await callJson('GET', `/files/${id}`, { token: user.token })).body.hash).toBe(await sha256Hex(whole))
   })
 
+  it('PATCHes without Content-Length (streamed bodies) are taken as they come: equal parts, and the same file', async () => {
+    const user = await signUp()
+    const whole = pdfBytes(9 * MiB + 5)
+    const path = await create(user, whole.length)
+    for (const [from, to] of [
+      [0, 1000],
+      [1000, 8 * MiB + 1],
+      [8 * MiB + 1, whole.length],
+    ] as const) {
+      const streamed = await call('PATCH', path, {
+        token: user.token,
+        body: new Blob([whole.subarray(from, to)]).stream(),
+        headers: { ...TUS, 'upload-offset': String(from), 'content-type': 'application/offset+octet-stream' },
+      })
+      expect(streamed.status).toBe(204)
+      expect(streamed.headers.get('upload-offset')).toBe(String(to))
+    }
+    const id = path.split('/').pop()!
+    expect((await callJson('GET', `/files/${id}`, { token: user.token })).body.hash).toBe(await sha256Hex(whole))
+    expect(await objectsOf(user)).toHaveLength(1)
+  })
+
   it('"If the offsets do not match, the Server MUST respond with the 409 Conflict status without modifying the upload resource"', async () => {
     const user = await signUp()
     const path = await create(user, 100)
