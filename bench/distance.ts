@@ -23,13 +23,14 @@ interface Route {
   /** R2 round trips the route needs besides D1 (in the baseline). */
   r2Trips: number
   isRead: boolean
-  request(): [string, RequestInit]
+  /** The request to time (what it needs made first, untimed). */
+  request(): [string, RequestInit] | Promise<[string, RequestInit]>
 }
 
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 async function timed(worker: DevWorker, route: Route, distance: Distance): Promise<number> {
-  const [path, init] = route.request()
+  const [path, init] = await route.request()
   const headers = new Headers(init.headers)
   headers.set('x-bench-distance', distance)
   headers.set('x-bench-delays', `${PRIMARY_MS},${REPLICA_MS},${R2_MS}`)
@@ -58,11 +59,14 @@ try {
       body: '{}',
     })
   ).json()) as { _id: string }
-  const tus = await fetch(`${worker.url}/files/tus`, {
-    method: 'POST',
-    headers: { ...auth, 'tus-resumable': '1.0.0', 'upload-length': '10' },
-  })
-  const tusPath = new URL(tus.headers.get('location')!).pathname
+  const tusUpload = async (length: number) => {
+    const tus = await fetch(`${worker!.url}/files/tus`, {
+      method: 'POST',
+      headers: { ...auth, 'tus-resumable': '1.0.0', 'upload-length': String(length) },
+    })
+    return new URL(tus.headers.get('location')!).pathname
+  }
+  const tusPath = await tusUpload(10)
   const seeded = await fetch(`${worker.url}/__bench/cache-preview/${file._id}`, { method: 'POST' })
   if (seeded.status !== 204) throw new Error(`seeding the preview cache: ${seeded.status}`)
 
@@ -84,6 +88,25 @@ try {
     read('GET /files/:id/preview (edge cache hit)', `/files/${file._id}/preview?w=64`, 0, {
       headers: { accept: 'image/webp' },
     }),
+    {
+      // A fresh upload each time (made untimed); R2 stores the part, joins, and is read for the type.
+      name: 'PATCH /files/tus/:id (completing the upload, a write)',
+      r2Trips: 3,
+      isRead: false,
+      request: async () => [
+        await tusUpload(5),
+        {
+          method: 'PATCH',
+          headers: {
+            ...auth,
+            'tus-resumable': '1.0.0',
+            'upload-offset': '0',
+            'content-type': 'application/offset+octet-stream',
+          },
+          body: 'small',
+        },
+      ],
+    },
     {
       name: 'POST /files (a write)',
       r2Trips: 1,

@@ -77,15 +77,21 @@ function delayedD1(binding: D1Database, delays: Delays): D1Database {
   } as unknown as D1Database
 }
 
-/** Every call on the bucket waits R2_MS first (a get's body then streams at loopback speed). */
-function delayedR2(bucket: R2Bucket, r2Ms: number): R2Bucket {
+/**
+ * Every call on the bucket, or on a multipart upload it answers, waits R2_MS first (a get's body then streams at
+ * loopback speed). `resumeMultipartUpload` makes no request: it answers at once, its upload's calls are delayed.
+ */
+function delayedR2<T extends object>(bucket: T, r2Ms: number): T {
   return new Proxy(bucket, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown
       if (typeof value !== 'function') return value
+      const call = (...args: unknown[]) => (value as (...args: unknown[]) => unknown).apply(target, args)
+      if (property === 'resumeMultipartUpload') return (...args: unknown[]) => delayedR2(call(...args) as object, r2Ms)
       return async (...args: unknown[]) => {
         await wait(r2Ms)
-        return (value as (...args: unknown[]) => unknown).apply(target, args)
+        const result = await call(...args)
+        return property === 'createMultipartUpload' ? delayedR2(result as object, r2Ms) : result
       }
     },
   })

@@ -76,6 +76,17 @@ const tusCreated = async (user: TestUser) => {
 const partsUpload = async (user: TestUser) =>
   (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big.bin' } })).body.upload_id as string
 const TUS = { 'tus-resumable': '1.0.0' }
+/** A tus PATCH of `body` at `offset`, with the Content-Length an HTTP client sends (a Request made here has none). */
+const tusPatch = (token: string, offset: number, body: string | Uint8Array) => ({
+  token,
+  body,
+  headers: {
+    ...TUS,
+    'upload-offset': String(offset),
+    'content-type': 'application/offset+octet-stream',
+    'content-length': String(typeof body === 'string' ? body.length : body.byteLength),
+  },
+})
 
 const nowSeconds = () => Date.now() / 1000
 /** A new account with a TOTP factor started (not confirmed): its secret, for the codes the test computes. */
@@ -217,11 +228,7 @@ const SCENARIOS: Record<string, Scenario> = {
   'PATCH /files/tus/:id': async ({ alice }) => [
     'PATCH',
     `/files/tus/${await tusCreated(alice)}`,
-    {
-      token: alice.token,
-      body: 'abc',
-      headers: { ...TUS, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
-    },
+    tusPatch(alice.token, 0, 'abc'),
   ],
   'DELETE /files/tus/:id': async ({ alice }) => [
     'DELETE',
@@ -533,8 +540,36 @@ describe("a part's quota hold in the session check's round trip", () => {
   })
 })
 
+describe('a tus PATCH in two round trips, whatever it carries', () => {
+  it('a tail, a full part, and the rest that completes the upload (its hash read back): two each, and the file whole', async () => {
+    const alice = await signUp()
+    const MiB = 1024 * 1024
+    const bytes = new Uint8Array(9 * MiB + 3000).map((_, i) => (i * 13 + (i >> 11)) & 0xff)
+    const created = await call('POST', '/files/tus', {
+      token: alice.token,
+      headers: { ...TUS, 'upload-length': String(bytes.length) },
+    })
+    const path = new URL(created.headers.get('location')!).pathname
+    const patchAt = (from: number, to: number) =>
+      counted('PATCH', path, tusPatch(alice.token, from, bytes.subarray(from, to)))
+    const cuts = [0, 1000, 8 * MiB + 1000, bytes.length]
+    const counts = []
+    for (let i = 0; i + 1 < cuts.length; i++) counts.push(await patchAt(cuts[i]!, cuts[i + 1]!))
+    expect(counts.map(({ status, sequential }) => ({ status, sequential }))).toEqual([
+      { status: 204, sequential: 2 },
+      { status: 204, sequential: 2 },
+      { status: 204, sequential: 2 },
+    ])
+    const record = await callJson('GET', `/files/${path.split('/').pop()}`, { token: alice.token })
+    expect(record.body).toMatchObject({
+      size: bytes.length,
+      hash: new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)).toHex(),
+    })
+  })
+})
+
 describe('an upload whose quota hold shares the session check', () => {
-  it('reserves, starts and stores nothing for a token whose session was logged out', async () => {
+  it('reserves, starts and stores nothing for a token whose session was logged out (a tus PATCH takes no part number and no lease either)', async () => {
     const alice = await signUp()
     const started = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'x.bin', size: 3 } })
     const id = started.body.upload_id as string
@@ -549,6 +584,11 @@ describe('an upload whose quota hold shares the session check', () => {
       await rows('SELECT * FROM upload_parts WHERE upload_id = ?', id),
       await rows('SELECT * FROM files WHERE user_id = ?', alice.id),
     ]
+    const tusPath = new URL(
+      (await call('POST', '/files/tus', { token: alice.token, headers: { ...TUS, 'upload-length': '3' } })).headers.get(
+        'location',
+      )!,
+    ).pathname
     const before = await state()
     expect((await call('POST', '/auth/logout', { token: alice.token })).status).toBeLessThan(300)
     const refused = [
@@ -561,8 +601,9 @@ describe('an upload whose quota hold shares the session check', () => {
         headers: { 'content-length': '3' },
       }),
       await call('POST', `/files/uploads/${id}/complete`, { token: alice.token }),
+      await call('PATCH', tusPath, tusPatch(alice.token, 0, 'abc')),
     ]
-    expect(refused.map((response) => response.status)).toEqual([401, 401, 401, 401, 401])
+    expect(refused.map((response) => response.status)).toEqual([401, 401, 401, 401, 401, 401])
     expect(await state()).toEqual(before)
   })
 })

@@ -4,7 +4,7 @@
 // hold are sent at once, several rounds, and every interleaving they hit must answer so.
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import { call, callJson } from '../support/api'
+import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { grantRole } from '../support/roles'
 
@@ -34,18 +34,30 @@ async function tusUpload(user: TestUser, length: number) {
   return new URL(res.headers.get('location')!).pathname
 }
 
-const patch = (user: TestUser, path: string, offset: number, body: BodyInit) =>
+/** A PATCH with the Content-Length an HTTP client sends (a Request made here has none): `length`, or the bytes'. */
+const patch = (
+  user: TestUser,
+  path: string,
+  offset: number,
+  body: BodyInit,
+  length = body instanceof Uint8Array ? body.byteLength : undefined,
+) =>
   call('PATCH', path, {
     token: user.token,
     body,
-    headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' },
+    headers: {
+      ...TUS,
+      'upload-offset': String(offset),
+      'content-type': 'application/offset+octet-stream',
+      ...(length === undefined ? {} : { 'content-length': String(length) }),
+    },
   })
 
 /** A PATCH whose body the test holds open after `first` bytes; `finish` sends the rest and answers the response. */
 function heldPatch(user: TestUser, path: string, bytes: Uint8Array, first: number) {
   const held = heldBody()
   held.send(bytes.slice(0, first))
-  const response = patch(user, path, 0, held.body)
+  const response = patch(user, path, 0, held.body, bytes.length)
   return {
     finish: async () => {
       held.send(bytes.slice(first))
@@ -137,7 +149,7 @@ describe('tus races', { timeout: 120_000 }, () => {
     expect((await patch(user, path, 0, bytes.slice(0, 1000))).status).toBe(204)
     const held = heldBody()
     held.send(bytes.slice(1000, 1500))
-    const response = patch(user, path, 1000, held.body)
+    const response = patch(user, path, 1000, held.body, bytes.length - 1000)
     await settle()
     expect((await call('DELETE', path, { token: user.token, headers: TUS })).status).toBe(204)
     held.send(bytes.slice(1500))
@@ -175,6 +187,242 @@ describe('tus races', { timeout: 120_000 }, () => {
     expect((await answer(await slow.finish())).status).toBe(404)
     expect(await objectsOf(user)).toEqual([])
     expect(await rowsOf(user)).toEqual({ files: [], uploads: [], reservations: 0 })
+  })
+  it('two PATCHes completing one upload sent at once without Content-Length (claimed first, then joined): never a 5xx', async () => {
+    const user = await signUp()
+    const bytes = pdfBytes(3000)
+    const path = await tusUpload(user, bytes.length)
+    const stream = () => new Blob([bytes]).stream()
+    const statuses = (await Promise.all([patch(user, path, 0, stream()), patch(user, path, 0, stream())]))
+      .map((res) => res.status)
+      .sort()
+    expect(statuses).toEqual([204, 409])
+    expect((await rowsOf(user)).files).toEqual([{ id: expect.any(String), size: bytes.length }])
+  })
+})
+
+/** The file a completing PATCH answered (X-Edgefloor-File-Id) has exactly `bytes`. */
+async function expectFileBytes(user: TestUser, done: Response, bytes: Uint8Array) {
+  expect(done.status).toBe(204)
+  const download = await call('GET', `/files/${done.headers.get('x-edgefloor-file-id')}/download`, {
+    token: user.token,
+  })
+  expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes)
+}
+
+/** The upload's row as the PATCH's first batch leaves it: the part numbers taken, the lease, the expiry. */
+const uploadState = (path: string) =>
+  env.DB.prepare('SELECT offset, next_part, lease_holders, lease_until, expires_at FROM uploads WHERE id = ?')
+    .bind(path.split('/').pop())
+    .first<{
+      offset: number
+      next_part: number
+      lease_holders: number
+      lease_until: number | null
+      expires_at: number
+    }>()
+
+// The PATCH that completes an upload joins its parts in R2 before its batch claims the offset (two D1 round trips,
+// issue 30). It holds the offset from its first batch: R2's join cannot be undone, so no other PATCH may move the
+// offset it was made for. tus 1.0 (https://tus.io/protocols/resumable-upload), PATCH: "If the offsets do not match,
+// the Server MUST respond with the 409 Conflict status without modifying the upload resource."
+describe('tus: the completing PATCH holds the offset', { timeout: 120_000 }, () => {
+  it('a smaller PATCH at the offset a completing PATCH holds: 409 before its bytes; the completing one 204, its bytes exactly, its record once, its hold ended', async () => {
+    const user = await signUp()
+    const bytes = pdfBytes(3000)
+    const path = await tusUpload(user, bytes.length)
+    const completing = heldPatch(user, path, bytes, 1000)
+    await settle()
+    expect((await uploadState(path))!.lease_holders).toBe(1)
+    const smaller = await answer(await patch(user, path, 0, pdfBytes(500).reverse()))
+    expect(smaller).toEqual({
+      status: 409,
+      body: { message: expect.stringContaining('completing'), code: 'UPLOAD_OFFSET_MISMATCH', offset: 0 },
+    })
+    const done = await completing.finish()
+    expect(done.status).toBe(204)
+    const fileId = done.headers.get('x-edgefloor-file-id')!
+    const download = await call('GET', `/files/${fileId}/download`, { token: user.token })
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes)
+    expect(await rowsOf(user)).toEqual({
+      files: [{ id: fileId, size: bytes.length }],
+      uploads: [{ id: fileId, file_id: fileId }],
+      reservations: 0,
+    })
+    expect(await uploadState(path)).toMatchObject({ offset: bytes.length, lease_holders: 0, lease_until: null })
+    // Sent again, it changes nothing (tus: 409 for an offset that is not the upload's).
+    expect((await patch(user, path, 0, bytes)).status).toBe(409)
+    expect((await rowsOf(user)).files).toHaveLength(1)
+  })
+
+  it('a smaller PATCH still sending when a completing PATCH arrives: the completing one 204, the smaller 409, and nothing of the smaller is kept', async () => {
+    const user = await signUp()
+    const bytes = pdfBytes(3000)
+    const path = await tusUpload(user, bytes.length)
+    const held = heldBody()
+    held.send(pdfBytes(200).reverse())
+    const smaller = patch(user, path, 0, held.body, 1000)
+    await settle()
+    const completing = await patch(user, path, 0, bytes)
+    expect(completing.status).toBe(204)
+    held.send(pdfBytes(800))
+    held.end()
+    expect((await answer(await smaller)).status).toBe(409)
+    const fileId = completing.headers.get('x-edgefloor-file-id')!
+    const download = await call('GET', `/files/${fileId}/download`, { token: user.token })
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(bytes)
+    // The file's object only: the smaller PATCH's tail went when its claim lost.
+    expect(await expectConsistent(user)).toMatchObject({ files: [{ id: fileId, size: bytes.length }], reservations: 0 })
+  })
+
+  it('a completing PATCH refused for its checksum keeps nothing and gives the offset back: a smaller PATCH goes at once', async () => {
+    // tus checksum extension: "the Server MUST respond with the 460 Checksum Mismatch status … the uploaded chunk
+    // MUST be discarded, and the upload and its offset MUST NOT be updated."
+    const user = await signUp()
+    const bytes = pdfBytes(9 * MiB)
+    const path = await tusUpload(user, bytes.length)
+    const refused = await call('PATCH', path, {
+      token: user.token,
+      body: bytes,
+      headers: {
+        ...TUS,
+        'upload-offset': '0',
+        'content-type': 'application/offset+octet-stream',
+        'content-length': String(bytes.length),
+        'upload-checksum': `sha256 ${new Uint8Array(32).toBase64()}`,
+      },
+    })
+    expect(refused.status).toBe(460)
+    expect(await uploadState(path)).toMatchObject({ offset: 0, lease_holders: 0 })
+    expect(await objectsOf(user)).toEqual([])
+    expect((await patch(user, path, 0, bytes.subarray(0, 1000))).status).toBe(204)
+    await expectFileBytes(user, await patch(user, path, 1000, bytes.subarray(1000)), bytes)
+    await expectConsistent(user)
+  })
+
+  it('a PATCH that died holding the offset: a completing PATCH still completes; a smaller one is 409 until the lease ends, then goes', async () => {
+    const user = await signUp()
+    const bytes = pdfBytes(3000)
+    const path = await tusUpload(user, bytes.length)
+    const hold = (until: number) =>
+      env.DB.prepare('UPDATE uploads SET lease_holders = 1, lease_until = ? WHERE id = ?')
+        .bind(until, path.split('/').pop())
+        .run()
+    await hold(Date.now() + 60_000)
+    expect((await patch(user, path, 0, bytes.subarray(0, 1000))).status).toBe(409)
+    await hold(Date.now() - 1)
+    expect((await patch(user, path, 0, bytes.subarray(0, 1000))).status).toBe(204)
+    await hold(Date.now() + 60_000)
+    await expectFileBytes(user, await patch(user, path, 1000, bytes.subarray(1000)), bytes)
+  })
+
+  it('a completing PATCH cut short stores what arrived once it gives the offset back (tus: "store as much of the received data as possible")', async () => {
+    const user = await signUp()
+    const bytes = pdfBytes(3000)
+    const path = await tusUpload(user, bytes.length)
+    const held = heldBody()
+    held.send(bytes.subarray(0, 1200))
+    const short = patch(user, path, 0, held.body, bytes.length)
+    await settle()
+    held.end()
+    expect((await short).headers.get('upload-offset')).toBe('1200')
+    expect(await uploadState(path)).toMatchObject({ offset: 1200, lease_holders: 0 })
+    await expectFileBytes(user, await patch(user, path, 1200, bytes.subarray(1200)), bytes)
+  })
+
+  it("a completing PATCH that died after R2's join, before its record: the next PATCH is 409, and termination leaves nothing in R2", async () => {
+    const user = await signUp()
+    const bytes = pdfBytes(9 * MiB + 10)
+    const path = await tusUpload(user, bytes.length)
+    expect((await patch(user, path, 0, bytes.subarray(0, 9 * MiB))).status).toBe(204)
+    // What the dead PATCH left: R2 joined (here, the part stored so far), no record, the offset where it was.
+    const row = (await env.DB.prepare('SELECT key, r2_upload_id FROM uploads WHERE id = ?')
+      .bind(path.split('/').pop())
+      .first<{ key: string; r2_upload_id: string }>())!
+    const parts = await env.DB.prepare('SELECT part_number, etag FROM upload_parts WHERE upload_id = ?')
+      .bind(path.split('/').pop())
+      .all<{ part_number: number; etag: string }>()
+    await env.BUCKET.resumeMultipartUpload(row.key, row.r2_upload_id).complete(
+      parts.results.map((part) => ({ partNumber: part.part_number, etag: part.etag })),
+    )
+    const next = await answer(await patch(user, path, 9 * MiB, bytes.subarray(9 * MiB)))
+    expect(next).toMatchObject({ status: 409, body: { code: 'UPLOAD_OFFSET_MISMATCH' } })
+    expect((await rowsOf(user)).files).toEqual([])
+    expect((await call('DELETE', path, { token: user.token, headers: TUS })).status).toBe(204)
+    expect(await objectsOf(user)).toEqual([])
+    expect(await rowsOf(user)).toEqual({ files: [], uploads: [], reservations: 0 })
+  })
+
+  it("a completing PATCH that died after R2's join of the whole upload: once its lease ends, the next completing PATCH writes the dead one's record (409: another request completed it) and HEAD names the file", async () => {
+    const user = await signUp()
+    const dead = pdfBytes(3000)
+    const path = await tusUpload(user, dead.length)
+    const id = path.split('/').pop()!
+    const row = (await env.DB.prepare('SELECT key, r2_upload_id FROM uploads WHERE id = ?')
+      .bind(id)
+      .first<{ key: string; r2_upload_id: string }>())!
+    // What the dead PATCH left: part 1 taken and joined, its lease (now ended) still counting it, no record.
+    const multipart = env.BUCKET.resumeMultipartUpload(row.key, row.r2_upload_id)
+    const part = await multipart.uploadPart(1, dead)
+    await multipart.complete([part])
+    await env.DB.prepare('UPDATE uploads SET next_part = 2, lease_holders = 1, lease_until = ? WHERE id = ?')
+      .bind(Date.now() - 1, id)
+      .run()
+    const next = await answer(await patch(user, path, 0, pdfBytes(3000).reverse()))
+    expect(next).toEqual({
+      status: 409,
+      body: { message: expect.stringContaining('completed'), code: 'UPLOAD_OFFSET_MISMATCH', offset: dead.length },
+    })
+    const head = await call('HEAD', path, { token: user.token, headers: TUS })
+    expect(head.headers.get('upload-offset')).toBe(String(dead.length))
+    const download = await call('GET', `/files/${head.headers.get('x-edgefloor-file-id')}/download`, {
+      token: user.token,
+    })
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(dead)
+    expect(await expectConsistent(user)).toMatchObject({ files: [{ id, size: dead.length }], reservations: 0 })
+  })
+
+  it('a PATCH of a logged-out token, after the upload expired, or past the quota takes nothing: no part numbers, no lease, no hold renewed', async () => {
+    const user = await signUp()
+    const settings = { FILES_QUOTA_BYTES: String(MiB) }
+    const created = await callWithSettings(settings, 'POST', '/files/tus', {
+      token: user.token,
+      headers: { ...TUS, 'upload-length': String(600 * 1024) },
+    })
+    const path = new URL(created.headers.get('location')!).pathname
+    const id = path.split('/').pop()!
+    const reservation = () =>
+      env.DB.prepare('SELECT bytes, expires_at FROM storage_reservations WHERE id = ?').bind(id).first()
+    const before = { upload: await uploadState(path), reservation: await reservation() }
+    const bytes = pdfBytes(600 * 1024)
+    const patchWith = (token: string, quota = settings) =>
+      callWithSettings(quota, 'PATCH', path, {
+        token,
+        body: bytes,
+        headers: {
+          ...TUS,
+          'upload-offset': '0',
+          'content-type': 'application/offset+octet-stream',
+          'content-length': String(bytes.length),
+        },
+      })
+    // The quota lowered under the upload's declared size: 413 before any byte.
+    const overQuota = await patchWith(user.token, { FILES_QUOTA_BYTES: String(500 * 1024) })
+    expect(overQuota.status).toBe(413)
+    expect(await overQuota.json()).toMatchObject({ code: 'QUOTA_EXCEEDED' })
+    // Logged out: the session check refuses it in the same batch.
+    const other = await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })
+    expect((await call('POST', '/auth/logout', { token: other.body.token })).status).toBeLessThan(300)
+    expect((await patchWith(other.body.token)).status).toBe(401)
+    expect({ upload: await uploadState(path), reservation: await reservation() }).toEqual(before)
+    // Expired: 404.
+    await env.DB.prepare('UPDATE uploads SET expires_at = ? WHERE id = ?')
+      .bind(Date.now() - 1, id)
+      .run()
+    const expired = { upload: await uploadState(path), reservation: await reservation() }
+    expect((await patchWith(user.token)).status).toBe(404)
+    expect({ upload: await uploadState(path), reservation: await reservation() }).toEqual(expired)
+    expect(await objectsOf(user)).toEqual([])
   })
 })
 

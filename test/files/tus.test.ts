@@ -48,7 +48,14 @@ const patch = (
   call('PATCH', path, {
     token: user.token,
     body: bytes,
-    headers: { ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', ...headers },
+    headers: {
+      ...TUS,
+      'upload-offset': String(offset),
+      'content-type': 'application/offset+octet-stream',
+      // As an HTTP client sends it (a Request made here has none): the PATCH's D1 work then goes before its bytes.
+      'content-length': String(bytes.byteLength),
+      ...headers,
+    },
     ...options,
   })
 
@@ -165,6 +172,28 @@ describe('tus core protocol', { timeout: 120_000 }, () => {
     expect(upload).toEqual({ part_bytes: 8 * MiB, tail_bytes: 13 * MiB + 7 - 8 * MiB, offset: 13 * MiB + 7 })
     expect((await patch(user, path, 13 * MiB + 7, whole.subarray(13 * MiB + 7))).status).toBe(204)
     expect((await callJson('GET', `/files/${id}`, { token: user.token })).body.hash).toBe(await sha256Hex(whole))
+  })
+
+  it('PATCHes without Content-Length (streamed bodies) are taken as they come: equal parts, and the same file', async () => {
+    const user = await signUp()
+    const whole = pdfBytes(9 * MiB + 5)
+    const path = await create(user, whole.length)
+    for (const [from, to] of [
+      [0, 1000],
+      [1000, 8 * MiB + 1],
+      [8 * MiB + 1, whole.length],
+    ] as const) {
+      const streamed = await call('PATCH', path, {
+        token: user.token,
+        body: new Blob([whole.subarray(from, to)]).stream(),
+        headers: { ...TUS, 'upload-offset': String(from), 'content-type': 'application/offset+octet-stream' },
+      })
+      expect(streamed.status).toBe(204)
+      expect(streamed.headers.get('upload-offset')).toBe(String(to))
+    }
+    const id = path.split('/').pop()!
+    expect((await callJson('GET', `/files/${id}`, { token: user.token })).body.hash).toBe(await sha256Hex(whole))
+    expect(await objectsOf(user)).toHaveLength(1)
   })
 
   it('"If the offsets do not match, the Server MUST respond with the 409 Conflict status without modifying the upload resource"', async () => {
@@ -367,6 +396,17 @@ describe('tus: auth, owners, limits', { timeout: 120_000 }, () => {
     const path = new URL(started.headers.get('location')!).pathname
     expect((await callWithSettings(settings, 'DELETE', path, { token: user.token, headers: TUS })).status).toBe(204)
     expect((await callWithSettings(settings, 'POST', '/files', { token: user.token, body: form() })).status).toBe(201)
+  })
+
+  it("a parts upload's id is no tus upload URL: a PATCH there is 404 and takes nothing", async () => {
+    const user = await signUp()
+    const started = await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'p.bin', size: 10 } })
+    const id = started.body.upload_id as string
+    const row = () =>
+      env.DB.prepare('SELECT offset, next_part, lease_holders FROM uploads WHERE id = ?').bind(id).first()
+    const before = await row()
+    expect((await patch(user, `/files/tus/${id}`, 0, new Uint8Array(10))).status).toBe(404)
+    expect(await row()).toEqual(before)
   })
 
   it('refuses a deferred length, a missing length and malformed metadata with 400', async () => {

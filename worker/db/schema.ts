@@ -404,6 +404,13 @@ export const uploads = sqliteTable(
     nextPart: integer('next_part').notNull().default(1),
     /** tus: the PATCH that last moved the offset (its parts are recorded only if it did). */
     patchId: text('patch_id'),
+    /**
+     * tus: a PATCH that carries what is left holds the offset until then (R2 joins the parts before its batch writes
+     * the offset and the record): no other PATCH's claim moves the offset while a holder may be joining.
+     */
+    leaseUntil: integer('lease_until'),
+    /** tus: the completing PATCHes holding the lease (a reset to 1 once it has ended: one that died stops counting). */
+    leaseHolders: integer('lease_holders').notNull().default(0),
     /** tus: Upload-Metadata as the client sent it (answered on HEAD). */
     metadata: text('metadata'),
     /** The file record the upload became; the row stays until it expires so HEAD still answers. */

@@ -137,6 +137,8 @@ export function ownedUpload(rows: UploadRow[], now = Date.now()): UploadRow {
 export async function raceOutcome(
   deps: Pick<UploadDeps, 'db' | 'bucket'>,
   upload: UploadRow,
+  /** This request's own join made the upload's object: it says nothing of another request. */
+  options: { joined?: boolean } = {},
 ): Promise<ApiError | undefined> {
   const [current, file] = await Promise.all([
     deps.db.query.uploads.findFirst({ where: eq(uploads.id, upload.id) }),
@@ -150,8 +152,13 @@ export async function raceOutcome(
   }
   if (file) return completedMeanwhile()
   if (!current) return uploadNotFound()
-  // R2 joined the parts for another complete whose record is not written yet (an abort removes the row first).
-  if (upload.protocol === 'parts' && (await deps.bucket.head(upload.key))) return completedMeanwhile()
+  // R2 joined the parts for another complete (or completing PATCH) whose record is not written yet (an abort
+  // removes the row first).
+  if (!options.joined && (await deps.bucket.head(upload.key))) {
+    return upload.protocol === 'tus'
+      ? offsetMismatch('the upload is complete', current.length ?? current.offset)
+      : completedMeanwhile()
+  }
   return undefined
 }
 
@@ -227,6 +234,8 @@ export async function startUpload(
     tailBytes: 0,
     nextPart: 1,
     patchId: null,
+    leaseUntil: null,
+    leaseHolders: 0,
     metadata: start.metadata ?? null,
     fileId: null,
     expiresAt: now + ttlMs(deps.config),
@@ -400,7 +409,7 @@ async function digestOf(bucket: R2Bucket, key: string): Promise<string> {
 }
 
 /** Checks the parts against R2's rule once more before R2 is asked to join them. */
-function checkJoinable(upload: UploadRow, parts: readonly PartRow[]) {
+export function checkJoinable(upload: UploadRow, parts: ReadonlyArray<Pick<PartRow, 'partNumber' | 'size'>>) {
   if (parts.length === 0) throw incomplete('the upload has no parts yet')
   if (upload.protocol === 'parts') {
     const gap = parts.findIndex((part, index) => part.partNumber !== index + 1)
@@ -455,6 +464,59 @@ export interface CompletionRead {
   readonly held: BatchResponse<ReturnType<typeof completionReservation>>
 }
 
+/**
+ * R2 joins the parts into the upload's object (an empty upload is an empty object). Another request that completed
+ * or aborted the upload first answers as it (R2: "The specified multipart upload does not exist").
+ */
+export async function joinParts(
+  deps: Pick<UploadDeps, 'db' | 'bucket'>,
+  upload: UploadRow,
+  parts: ReadonlyArray<Pick<PartRow, 'partNumber' | 'etag'>>,
+): Promise<void> {
+  const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
+  try {
+    if (parts.length === 0) {
+      // An empty upload: R2 cannot complete a multipart upload without parts.
+      await deps.bucket.put(upload.key, new Uint8Array(0))
+      await multipart.abort().catch(() => {})
+    } else {
+      await multipart.complete(parts.map((part) => ({ partNumber: part.partNumber, etag: part.etag })))
+    }
+  } catch (error) {
+    throw await explainFailure(deps, upload, error)
+  }
+}
+
+/** The file record of a joined upload: its type sniffed from the stored bytes, its SHA-256 `knownHash` or read back. */
+export async function joinedFileRow(
+  bucket: R2Bucket,
+  upload: UploadRow,
+  size: number,
+  knownHash?: string,
+): Promise<FileRow> {
+  // (A ranged get of an empty object fails in local R2: there is nothing to read anyway.)
+  const head = size === 0 ? null : await bucket.get(upload.key, { range: { offset: 0, length: SNIFF_BYTES } })
+  const contentType = sniffContentType(
+    new Uint8Array(head ? await head.arrayBuffer() : new ArrayBuffer(0)),
+    upload.extension,
+  )
+  const hash = knownHash ?? (await digestOf(bucket, upload.key))
+  return fileRow(
+    {
+      userId: upload.userId,
+      name: upload.name,
+      extension: upload.extension,
+      contentType,
+      prefix: upload.prefix,
+      fileModifiedAt: upload.fileModifiedAt,
+    },
+    upload.id,
+    upload.key,
+    { size, hash },
+    Date.now(),
+  )
+}
+
 export async function completeUpload(
   deps: UploadDeps,
   upload: UploadRow,
@@ -472,42 +534,9 @@ export async function completeUpload(
   // The reservation covers the size already (a parts upload without a declared size grew it part by part).
   if (read) settleReservation(read.held, deps.config.FILES_QUOTA_BYTES, { bytes: Math.max(1, upload.length ?? size) })
   else await holdUploadQuota(deps, upload, size)
-  const multipart = deps.bucket.resumeMultipartUpload(upload.key, upload.r2UploadId)
+  await joinParts(deps, upload, parts)
   try {
-    if (parts.length === 0) {
-      // An empty upload: R2 cannot complete a multipart upload without parts.
-      await deps.bucket.put(upload.key, new Uint8Array(0))
-      await multipart.abort().catch(() => {})
-    } else {
-      await multipart.complete(parts.map((part) => ({ partNumber: part.partNumber, etag: part.etag })))
-    }
-  } catch (error) {
-    // Another request completed or aborted the upload first (R2: "The specified multipart upload does not exist").
-    throw await explainFailure(deps, upload, error)
-  }
-  try {
-    // (A ranged get of an empty object fails in local R2: there is nothing to read anyway.)
-    const head = size === 0 ? null : await deps.bucket.get(upload.key, { range: { offset: 0, length: SNIFF_BYTES } })
-    const contentType = sniffContentType(
-      new Uint8Array(head ? await head.arrayBuffer() : new ArrayBuffer(0)),
-      upload.extension,
-    )
-    const hash = knownHash ?? (await digestOf(deps.bucket, upload.key))
-    const now = Date.now()
-    const row = fileRow(
-      {
-        userId: upload.userId,
-        name: upload.name,
-        extension: upload.extension,
-        contentType,
-        prefix: upload.prefix,
-        fileModifiedAt: upload.fileModifiedAt,
-      },
-      upload.id,
-      upload.key,
-      { size, hash },
-      now,
-    )
+    const row = await joinedFileRow(deps.bucket, upload, size, knownHash)
     // The record is written only while the upload is still there and unfinished: its key comes from the upload's
     // row, and NULL (the row aborted, or its user deleted, meanwhile) fails the batch as a whole.
     const guardedKey = sql<string>`(select ${uploads.key} from ${uploads} where ${uploads.id} = ${upload.id} and ${uploads.fileId} is null)`
@@ -528,14 +557,27 @@ export async function completeUpload(
     ])
     return row
   } catch (error) {
-    const race = await raceOutcome(deps, upload)
-    // Another complete wrote the record: the object is its file's.
-    if (race?.code === 'UPLOAD_COMPLETED') throw race
-    await deps.bucket.delete(upload.key)
-    await deps.db.delete(uploads).where(eq(uploads.id, upload.id))
-    await releaseQuota(deps.db, upload.id)
-    throw race ?? error
+    throw await dropJoined(deps, upload, error)
   }
+}
+
+/**
+ * After this request's join, its record not written (the upload went, or another request moved it on, or D1 failed):
+ * the joined object goes with the upload, whose multipart upload R2 has consumed, unless another request's record
+ * has it. Answers the error to throw.
+ */
+export async function dropJoined(
+  deps: Pick<UploadDeps, 'db' | 'bucket'>,
+  upload: UploadRow,
+  error: unknown,
+): Promise<unknown> {
+  const race = await raceOutcome(deps, upload, { joined: true })
+  const recorded = await deps.db.query.files.findFirst({ where: eq(files.id, upload.id), columns: { id: true } })
+  if (recorded) return race ?? completedMeanwhile()
+  await deps.bucket.delete(upload.key)
+  await deps.db.delete(uploads).where(eq(uploads.id, upload.id))
+  await releaseQuota(deps.db, upload.id)
+  return race ?? error
 }
 
 /**
@@ -567,14 +609,22 @@ export function uploadRemovalQueries(db: Database, userId: string, id: string, c
 /** After an upload's row was removed: its R2 side aborted, then its quota released. After, not with the row: a
  * completion racing the abort may have made the reservation again (test/files/races.test.ts). */
 export async function finishAbort(deps: Pick<UploadDeps, 'db' | 'bucket'>, removed: UploadRow): Promise<void> {
-  if (!removed.fileId) {
-    await deps.bucket
-      .resumeMultipartUpload(removed.key, removed.r2UploadId)
-      .abort()
-      .catch(() => {})
-  }
+  if (!removed.fileId) await abortObjects(deps.bucket, removed)
   if (removed.tailKey) await deps.bucket.delete(removed.tailKey)
   await releaseQuota(deps.db, removed.id)
+}
+
+/**
+ * What an unfinished upload holds in R2 besides its tail: the multipart upload, and the object R2 joined for a
+ * completing tus PATCH that never wrote its record (it died between R2's join and its batch). No record has the key
+ * of an upload without a file: a record is written only in the batch that marks the upload complete.
+ */
+async function abortObjects(bucket: R2Bucket, upload: UploadRow): Promise<void> {
+  await bucket
+    .resumeMultipartUpload(upload.key, upload.r2UploadId)
+    .abort()
+    .catch(() => {})
+  if (upload.protocol === 'tus') await bucket.delete(upload.key)
 }
 
 const SWEEP_BATCH = 100
@@ -596,12 +646,7 @@ export function userUploadsRemoval(db: Database, userId: string) {
     statement: db.delete(uploads).where(eq(uploads.userId, userId)).returning(),
     async abortRemoved(bucket: R2Bucket, removed: UploadRow[]): Promise<void> {
       for (const upload of removed) {
-        if (!upload.fileId) {
-          await bucket
-            .resumeMultipartUpload(upload.key, upload.r2UploadId)
-            .abort()
-            .catch(() => {})
-        }
+        if (!upload.fileId) await abortObjects(bucket, upload)
         if (upload.tailKey) await bucket.delete(upload.tailKey)
       }
     },

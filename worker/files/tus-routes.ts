@@ -18,6 +18,8 @@ import {
   expiresHeader,
   parseChecksum,
   parseUploadMetadata,
+  patchQueries,
+  preparedPatch,
   TUS_EXTENSIONS,
   TUS_VERSION,
   uploadFields,
@@ -176,10 +178,10 @@ const patchResponses = {
     'No such upload, expired, or not yours; or terminated (or its user deleted) while the bytes were arriving',
   ),
   409: errorResponse(
-    "Upload-Offset is not the upload's offset (ask HEAD), or the upload is complete (another PATCH may have completed it meanwhile)",
+    "Upload-Offset is not the upload's offset (ask HEAD), the upload is complete (another PATCH may have completed it meanwhile), or a PATCH completing the upload holds the offset",
   ),
   412: errorResponse('Tus-Resumable is not 1.0.0'),
-  413: errorResponse('More bytes than the upload has left'),
+  413: errorResponse("More bytes than the upload has left, or the quota no longer has room for the upload's length"),
   415: errorResponse('Content-Type is not application/offset+octet-stream'),
   460: errorResponse('Checksum mismatch: nothing of the bytes was kept'),
 } as const
@@ -247,23 +249,25 @@ function uploadHeaders(upload: UploadRow, file?: FileRow): Record<string, string
   }
 }
 
-/** PATCH's body and headers into the engine; 204 with the new offset. */
-async function appendBytes(
-  c: Context<AppEnv>,
-  upload: UploadRow,
-  offset: number | undefined,
-  afterUpload: AfterUpload,
-) {
+/**
+ * PATCH's headers checked, then its upload read (and what its bytes need from D1 taken) in the session check's round
+ * trip, then its body into the engine; 204 with the new offset.
+ */
+async function appendBytes(c: Context<AppEnv>, id: string, afterUpload: AfterUpload) {
+  const offset = byteCount(c.req.header('upload-offset'), 'Upload-Offset')
   if (offset === undefined) throw new ApiError('VALIDATION_FAILED', { message: 'Upload-Offset is required' })
   if (c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() !== OFFSET_STREAM) {
     throw new ApiError('CONTENT_TYPE_UNSUPPORTED', { message: `a PATCH needs Content-Type: ${OFFSET_STREAM}` })
   }
-  const result = await appendToUpload(deps(c), upload, {
-    offset,
-    body: c.req.raw.body,
-    contentLength: byteCount(c.req.header('content-length'), 'Content-Length'),
-    checksum: parseChecksum(c.req.header('upload-checksum')),
-  })
+  const head = { offset, contentLength: byteCount(c.req.header('content-length'), 'Content-Length') }
+  const checksum = parseChecksum(c.req.header('upload-checksum'))
+  const now = Date.now()
+  const read = await authorizedBatch(
+    c,
+    patchQueries(c.var.db, c.var.config, callerId(c), id, head, callerIsLive(c), now),
+  )
+  const { upload, prepared } = preparedPatch(read, head, now)
+  const result = await appendToUpload(deps(c), upload, { ...head, body: c.req.raw.body, checksum }, prepared)
   if (result.file) await afterUpload(c, result.file)
   return c.body(null, 204, uploadHeaders(result.upload, result.file))
 }
@@ -335,10 +339,7 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
       }
       return c.json(body, 200)
     })
-    .openapi(patch, async (c) => {
-      const upload = await callerUpload(c, c.req.valid('param').id)
-      return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'), afterUpload)
-    })
+    .openapi(patch, async (c) => appendBytes(c, c.req.valid('param').id, afterUpload))
     .openapi(terminate, async (c) => terminateUpload(c, c.req.valid('param').id))
     .openapi(override, async (c) => {
       const method = c.req.header('x-http-method-override')?.toUpperCase()
@@ -347,8 +348,7 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
           message: 'POST on an upload URL needs X-HTTP-Method-Override: PATCH or DELETE',
         })
       if (method === 'DELETE') return terminateUpload(c, c.req.valid('param').id)
-      const upload = await callerUpload(c, c.req.valid('param').id)
-      return appendBytes(c, upload, byteCount(c.req.header('upload-offset'), 'Upload-Offset'), afterUpload)
+      return appendBytes(c, c.req.valid('param').id, afterUpload)
     })
   const { middleware: _handled, ...headOperation } = head
   router.openAPIRegistry.registerPath(headOperation)
