@@ -4,7 +4,7 @@
 // next PATCH's bytes, as tus's S3 stores keep their "incomplete part". Nothing of a PATCH counts until one D1
 // batch records its parts and the new offset, on the condition that the offset is still the one it started from:
 // of two PATCHes racing at one offset, one wins and the other answers 409 having changed nothing.
-// A PATCH is two sequential D1 round trips (issue 30): the session check's batch reads the upload and its parts,
+// A PATCH is two sequential D1 round trips: the session check's batch reads the upload and its parts,
 // renews the quota hold and takes the part numbers; its second writes the offset, or, for the PATCH that completes
 // the upload, the offset and the file record, after R2 has joined the parts. R2's join cannot be undone, so that
 // PATCH holds the offset from the first batch (a lease): no other PATCH's claim moves it while the holder may join.
