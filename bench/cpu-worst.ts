@@ -150,6 +150,13 @@ async function startGotenberg(pdf: Uint8Array): Promise<{ url: string; server: S
   return { url: `http://127.0.0.1:${port}`, server }
 }
 
+/** A photo-like RGB image of `pixels` at 4:3, for the inputs refused at IMAGE_MAX_PIXELS by a memory bound. */
+function photoOf(pixels: number) {
+  const width = Math.floor(Math.sqrt((pixels * 4) / 3))
+  const height = Math.floor(pixels / width)
+  return sharp(photoPixels(width, height), { raw: { width, height, channels: 4 } }).removeAlpha()
+}
+
 async function consumerSteps(vars: Readonly<Record<string, string>>): Promise<CpuStep[]> {
   const setting = (name: string) => Number(vars[name])
   const cached = (make: () => Promise<Uint8Array>) => {
@@ -207,6 +214,21 @@ async function consumerSteps(vars: Readonly<Record<string, string>>): Promise<Cp
       input: text,
     },
     ...memorySteps,
+    // What a memory bound refuses at IMAGE_MAX_PIXELS (the answers above), just inside that bound.
+    {
+      worker: 'image engine',
+      label: 'AVIF of 4.0 MP (at its most allowed: about 4.1 MP) → PNG',
+      path: '/convert/image-to-png?name=photo.avif',
+      input: cached(async () => photoOf(4_000_000).avif({ quality: 50, effort: 0 }).toBuffer()),
+    },
+    {
+      worker: 'image engine',
+      label: 'JPEG progressive 4:4:4 of 8.5 MP (at its most allowed: 80 MiB of coefficients) → PNG',
+      path: '/convert/image-to-png?name=photo.jpg',
+      input: cached(async () =>
+        photoOf(8_500_000).jpeg({ quality: 90, progressive: true, chromaSubsampling: '4:4:4' }).toBuffer(),
+      ),
+    },
     {
       worker: 'consumer',
       label: `Office → PDF: ${setting('OFFICE_MAX_BYTES')} bytes to the sidecar, a ${(setting('PDF_MAX_BYTES') / MiB).toFixed(0)} MiB PDF back`,

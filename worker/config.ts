@@ -61,7 +61,7 @@ export const CPU_MARGIN = 3
  * cell; text → PNG draws every page in one step), a PDF page's megapixel (a 12 MP JPEG under a dense drawing), and a
  * GiB of a resumable upload hashed back from R2 when it completes.
  */
-export const MEASURED_CPU_MS = { textPageAt150Dpi: 331, pdfPageMegapixel: 835, hashedGiB: 550 } as const
+export const MEASURED_CPU_MS = { textPageAt150Dpi: 331, pdfPageMegapixel: 880, hashedGiB: 550 } as const
 
 /** The CPU ms of each bounded step or request the settings allow at their worst, from MEASURED_CPU_MS. */
 export function worstCpuMs(settings: {
