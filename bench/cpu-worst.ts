@@ -5,7 +5,7 @@
 // its request to its answer (each thread's schedstat under /proc): an upper bound of what Cloudflare counts (the isolate's
 // thread only), with the request's receiving in it. The baseline is an empty request's, printed first.
 // Each figure is set against the Worker's `[limits] cpu_ms` (wrangler.consumer.toml, wrangler.toml).
-// BENCH_CPU_STEPS=word runs only the steps whose label has it; BENCH_CPU_TEXT_PAGES=n draws n text pages and scales.
+// BENCH_CPU_STEPS=word runs only the steps whose label has it; BENCH_CPU_ONLY=api or consumer one Worker's.
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { join } from 'node:path'
@@ -166,9 +166,8 @@ async function consumerSteps(vars: Readonly<Record<string, string>>): Promise<Cp
   const perStep = setting('CONVERT_PAGES_PER_STEP')
   const pdf = cached(() => pdfStep(vars))
   const fillScale = (4 * setting('PDF_MAX_PAGE_PIXELS')) / pdfOfFills(vars, FILLS).byteLength
-  const textPages = Number(process.env.BENCH_CPU_TEXT_PAGES ?? 0)
   const text = cached(async () => denseText(setting('TEXT_MAX_BYTES')))
-  // The memory check's steps, but text → PNG whole (one step draws every page: the converter has no plan).
+  // The memory check's steps, but text → PNG as a whole step (the memory check draws 3 pages).
   const memorySteps = (await steps(vars)).filter((step) => !step.path.startsWith('/convert/text-to-png'))
   const hostile: CpuStep[] = HOSTILE_CASES.filter((hostile) => hostile.expect !== 'refused').map((hostile) => ({
     worker: 'consumer',
@@ -207,10 +206,9 @@ async function consumerSteps(vars: Readonly<Record<string, string>>): Promise<Cp
     },
     {
       worker: 'text engine',
-      label: textPages
-        ? `text → PNG: ${setting('TEXT_MAX_BYTES')} bytes, ${textPages} pages drawn, scaled to all`
-        : `text → PNG: ${setting('TEXT_MAX_BYTES')} bytes of dense text, every page (one step)`,
-      path: `/convert/text-to-png?name=text.txt${textPages ? `&outputs=${textPages}` : ''}`,
+      // The plan lays the whole text out, and a text of one part goes on to draw it in the same step.
+      label: `text → PNG: ${setting('TEXT_MAX_BYTES')} bytes of dense text, its plan and its first ${perStep} pages`,
+      path: `/convert/text-to-png?name=text.txt&outputs=${perStep}`,
       input: text,
     },
     ...memorySteps,

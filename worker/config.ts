@@ -51,28 +51,35 @@ export const MULTIPART_OVERHEAD_BYTES = 256 * 1024
  * The CPU one conversion step and one API request may use: wrangler.consumer.toml's and wrangler.toml's `[limits]
  * cpu_ms`, which a Worker cannot read (test/config/platform-limits.test.ts holds them equal).
  */
-export const CPU_STEP_LIMIT_MS = 200_000
+export const CPU_STEP_LIMIT_MS = 60_000
 export const CPU_REQUEST_LIMIT_MS = 30_000
 /** How far below its limit the measured worst of a step or request must stay: other hardware, inputs not measured. */
 export const CPU_MARGIN = 3
 /**
  * CPU ms of the costliest unit of each piece of work the settings bound, measured as deployed (`npm run bench:cpu`,
- * docs/platform-limits.md "CPU per invocation"): a text page at 150 dpi of the densest text taken (three characters a
- * cell; text → PNG draws every page in one step), a PDF page's megapixel (a 12 MP JPEG under a dense drawing), and a
- * GiB of a resumable upload hashed back from R2 when it completes.
+ * docs/platform-limits.md "CPU per invocation"): a MiB of text laid out (a text step lays the whole text out twice at
+ * most: its plan, then its part), a text page drawn at 150 dpi of the densest text taken (three characters a cell),
+ * a PDF page's megapixel (a 12 MP JPEG under a dense drawing), and a GiB of a resumable upload hashed back from R2.
  */
-export const MEASURED_CPU_MS = { textPageAt150Dpi: 331, pdfPageMegapixel: 880, hashedGiB: 550 } as const
+export const MEASURED_CPU_MS = {
+  textLayoutMiB: 200,
+  textPageAt150Dpi: 331,
+  pdfPageMegapixel: 880,
+  hashedGiB: 570,
+} as const
 
 /** The CPU ms of each bounded step or request the settings allow at their worst, from MEASURED_CPU_MS. */
 export function worstCpuMs(settings: {
-  TEXT_MAX_PAGES: number
+  TEXT_MAX_BYTES: number
   PDF_DPI: number
   CONVERT_PAGES_PER_STEP: number
   PDF_MAX_PAGE_PIXELS: number
   FILES_MAX_RESUMABLE_BYTES: number
 }): { textStep: number; pdfStep: number; resumableComplete: number } {
   return {
-    textStep: settings.TEXT_MAX_PAGES * MEASURED_CPU_MS.textPageAt150Dpi * (settings.PDF_DPI / 150) ** 2,
+    textStep:
+      2 * (settings.TEXT_MAX_BYTES / MiB) * MEASURED_CPU_MS.textLayoutMiB +
+      settings.CONVERT_PAGES_PER_STEP * MEASURED_CPU_MS.textPageAt150Dpi * (settings.PDF_DPI / 150) ** 2,
     pdfStep: settings.CONVERT_PAGES_PER_STEP * (settings.PDF_MAX_PAGE_PIXELS / 1e6) * MEASURED_CPU_MS.pdfPageMegapixel,
     resumableComplete: (settings.FILES_MAX_RESUMABLE_BYTES / (1024 * MiB)) * MEASURED_CPU_MS.hashedGiB,
   }
@@ -280,10 +287,10 @@ export const configSchema = z
     const seconds = (ms: number) => `about ${Math.ceil(ms / 1000)} s of CPU`
     const cpuChecks = [
       [
-        'TEXT_MAX_PAGES',
+        'TEXT_MAX_BYTES',
         worst.textStep,
         CPU_STEP_LIMIT_MS,
-        `${config.TEXT_MAX_PAGES} text pages at ${config.PDF_DPI} dpi (PDF_DPI) are one step`,
+        `a text step lays out up to ${config.TEXT_MAX_BYTES} bytes (TEXT_MAX_BYTES) twice and draws ${config.CONVERT_PAGES_PER_STEP} pages (CONVERT_PAGES_PER_STEP) at ${config.PDF_DPI} dpi (PDF_DPI)`,
         'the consumer Worker',
       ],
       [

@@ -90,11 +90,11 @@ describe('[limits]', () => {
 
   it.each([
     [
-      { TEXT_MAX_PAGES: '1000' },
-      /TEXT_MAX_PAGES: 1000 text pages at 150 dpi \(PDF_DPI\) are one step: about \d+ s of CPU, more than a 3× margin leaves of the consumer Worker's 200000 ms \(\[limits\] cpu_ms\)/,
+      { TEXT_MAX_BYTES: String(100 * 1024 ** 2) },
+      /TEXT_MAX_BYTES: a text step lays out up to 104857600 bytes \(TEXT_MAX_BYTES\) twice and draws 10 pages \(CONVERT_PAGES_PER_STEP\) at 150 dpi \(PDF_DPI\): about \d+ s of CPU, more than a 3× margin leaves of the consumer Worker's 60000 ms \(\[limits\] cpu_ms\)/,
     ],
-    [{ PDF_DPI: '300' }, /TEXT_MAX_PAGES: 200 text pages at 300 dpi \(PDF_DPI\) are one step: about \d+ s of CPU/],
-    [{ CONVERT_PAGES_PER_STEP: '100' }, /CONVERT_PAGES_PER_STEP: a step of 100 PDF pages of 2200000 pixels/],
+    [{ PDF_DPI: '600' }, /TEXT_MAX_BYTES: a text step .* draws 10 pages \(CONVERT_PAGES_PER_STEP\) at 600 dpi/],
+    [{ CONVERT_PAGES_PER_STEP: '20' }, /CONVERT_PAGES_PER_STEP: a step of 20 PDF pages of 2200000 pixels/],
     [
       { FILES_MAX_RESUMABLE_BYTES: String(100 * 1024 ** 3) },
       /FILES_MAX_RESUMABLE_BYTES: completing a resumable upload of 107374182400 bytes hashes it back from R2: about \d+ s of CPU, more than a 3× margin leaves of the API Worker's 30000 ms/,
@@ -104,7 +104,7 @@ describe('[limits]', () => {
   })
 
   it('takes a setting raised where another is lowered to keep the step inside', () => {
-    const config = loadConfig({ ...secret, PDF_DPI: '300', TEXT_MAX_PAGES: '50' })
-    expect(config.TEXT_MAX_PAGES).toBe(50)
+    const config = loadConfig({ ...secret, PDF_DPI: '600', CONVERT_PAGES_PER_STEP: '2' })
+    expect(config.PDF_DPI).toBe(600)
   })
 })
