@@ -215,6 +215,29 @@ describe('text → PNG through the pipeline', () => {
     ])
   })
 
+  it('converts a text longer than a step (CONVERT_PAGES_PER_STEP, 10) in steps, each page named n of the total', async () => {
+    const user = await signUp()
+    const { geometry } = pageStyle(150)
+    const lines = Array.from({ length: geometry.rows * 10 + 1 }, (_, i) => `line ${i + 1}`)
+    const txt = await uploaded(user, 'long.txt', `${lines.join('\n')}\n`)
+    const res = await callJson('POST', `/files/${txt._id}/convert`, { token: user.token })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const names = res.body
+      .map((file: { name: string }) => file.name)
+      .sort((a: string, b: string) => a.localeCompare(b, 'en', { numeric: true }))
+    expect(names).toEqual(Array.from({ length: 11 }, (_, i) => `long (${i + 1} of 11)`))
+    // The planning step split the pages into two steps, one of CONVERT_PAGES_PER_STEP pages and one of the rest.
+    const [job] = (await callJson('GET', `/files/${txt._id}/jobs`, { token: user.token })).body
+    const steps = job.steps
+      .map((step: { part: { start: number; end: number } | null; status: string }) => [step.part, step.status])
+      .sort((a: [{ start: number } | null], b: [{ start: number } | null]) => (a[0]?.start ?? -1) - (b[0]?.start ?? -1))
+    expect(steps).toEqual([
+      [null, 'split'],
+      [{ start: 0, end: 10 }, 'done'],
+      [{ start: 10, end: 11 }, 'done'],
+    ])
+  })
+
   it('draws accented Latin, Greek and Cyrillic with their own glyphs, not replacement boxes', async () => {
     const scripts = ['àéîõüçñÀÉÎÕÜÇÑ', 'αβγδεζηθΑΒΓΔΕΖΗΘ', 'абвгдежзАБВГДЕЖЗ']
     for (const line of scripts) expect(drawable(line)).toBe(line) // the bundled font covers them
