@@ -1,9 +1,10 @@
 // `npm run bench:cpu`'s API Worker entry: the API Worker (its default export, so the bundle is its code) plus the
-// CPU-heavy work of its longest requests, alone: one argon2id password hash (sign-up, login, password change), and
+// CPU-heavy work of its longest requests, alone: one argon2id password hash (sign-up, login, password change), a
+// login's check against an imported bcrypt hash, and
 // SHA-256 over N MiB streamed through a DigestStream, as completing a resumable upload hashes its parts back from R2
 // (worker/files/resumable.ts digestOf). The bytes are one 1 MiB chunk written again and again, so the figure is the
 // hashing's and not the making of the bytes'.
-import { hashPassword } from '../../worker/auth/passwords'
+import { hashPassword, verifyPassword } from '../../worker/auth/passwords'
 import worker from '../../worker/index'
 
 const MiB = 1024 * 1024
@@ -29,6 +30,11 @@ export default {
     if (url.pathname === '/__bench/empty') return new Response(null, { status: 204 })
     if (url.pathname === '/__bench/hash') {
       await hashPassword('a benchmark password')
+      return new Response(null, { status: 204 })
+    }
+    // A login against an imported bcrypt hash (checked with its own cost, then rehashed to argon2id).
+    if (url.pathname === '/__bench/bcrypt') {
+      await verifyPassword(url.searchParams.get('hash') ?? '', 'a benchmark password')
       return new Response(null, { status: 204 })
     }
     if (url.pathname === '/__bench/digest')
