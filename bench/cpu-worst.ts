@@ -2,8 +2,8 @@
 // longest request work, as deployed: each Worker built with `wrangler deploy --dry-run` and run by workerd from the
 // bundle (bench/check-deploy.ts builds and starts them; its memory entry, bench/workers/deploy-memory.ts, runs one
 // converter or preview on the POSTed bytes). A step's CPU is the workerd process's, every thread's, from just before
-// its request to its answer (each thread's schedstat under /proc): an upper bound of what Cloudflare counts (the isolate's
-// thread only), with the request's receiving in it. The baseline is an empty request's, printed first.
+// its request to its answer (each thread's schedstat under /proc): an upper bound of what Cloudflare counts (the
+// isolate's thread only), with the request's receiving in it. The baseline is an empty request's, printed first.
 // Each figure is set against the Worker's `[limits] cpu_ms` (wrangler.consumer.toml, wrangler.toml).
 // BENCH_CPU_STEPS=word runs only the steps whose label has it; BENCH_CPU_ONLY=api or consumer one Worker's.
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -131,7 +131,10 @@ function pdfOfText(vars: Readonly<Record<string, string>>): Uint8Array {
   return buildPdf(Array.from({ length: pages }, () => ({ width: 612, height: 792, helvetica: true, content })))
 }
 
-/** An OFFICE_MAX_BYTES zip-shaped document: the converter checks its signature and end record, the stand-in reads it. */
+/**
+ * An OFFICE_MAX_BYTES zip-shaped document: the converter checks its signature and its end record, and the stand-in
+ * only reads it.
+ */
 function officeDocument(bytes: number): Uint8Array {
   const document = Buffer.alloc(bytes)
   for (let i = 0; i < bytes; i += 4096) document[i] = i & 255
@@ -140,7 +143,7 @@ function officeDocument(bytes: number): Uint8Array {
   return document
 }
 
-/** A Gotenberg stand-in on loopback: reads the form whole and answers `pdf` (LibreOffice's time is not the Worker's). */
+/** A Gotenberg stand-in on loopback: reads the form whole, answers `pdf` (LibreOffice's time is not the Worker's). */
 async function startGotenberg(pdf: Uint8Array): Promise<{ url: string; server: Server }> {
   const server = createServer((request, response) => {
     request.resume()
@@ -242,9 +245,9 @@ const hostileBytes = async (hostile: HostileCase) =>
   hostile.encryption ? encryptWithQpdf(await hostile.bytes(), hostile.encryption) : hostile.bytes()
 
 /**
- * The CPU ms the process's threads have had so far (each task's schedstat under /proc/<pid>/task, in nanoseconds). A step starts and
- * ends no thread of workerd's, so the difference of two readings is its work; check-deploy's cpuSeconds adds clock
- * ticks of threads gone since spawn, whose 10 ms granularity would blur a hash's 15 ms.
+ * The CPU ms the process's threads have had so far (each task's schedstat under /proc/<pid>/task, in nanoseconds). A
+ * step starts and ends no thread of workerd's, so the difference of two readings is its work; check-deploy's
+ * cpuSeconds adds clock ticks of threads gone since spawn, whose 10 ms granularity would blur a hash's 15 ms.
  */
 function threadsCpuMs(pid: number): number {
   let nanoseconds = 0
