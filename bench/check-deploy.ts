@@ -32,9 +32,9 @@ const API_STARTUP_RATIO = 3
 const OTHER_STARTUP_RATIO = 5
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim() || 100)
 
-const scratch = join(tmpdir(), `edgefloor-check-deploy-${process.pid}`)
+export const scratch = join(tmpdir(), `edgefloor-check-deploy-${process.pid}`)
 
-interface Bundle {
+export interface Bundle {
   readonly name: string
   readonly dir: string
   readonly compatibilityDate: string
@@ -52,7 +52,7 @@ interface Bundle {
  * `wrangler deploy --dry-run` of a config (its `main`, or `entry` in its place) into a folder of its own. Even a dry
  * run builds a [[containers]] image with Docker; `--containers-rollout=none` bundles the Worker without it.
  */
-function build(name: string, config: string, entry?: string): Bundle {
+export function build(name: string, config: string, entry?: string): Bundle {
   const dir = join(scratch, name)
   const args = [
     WRANGLER,
@@ -207,7 +207,7 @@ function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return Number(kib) * 1024
 }
 
-interface Running {
+export interface Running {
   readonly url: string
   readonly pid: number
   /** CPU seconds from spawn to the first answer to GET /, and the peak resident bytes then. */
@@ -217,7 +217,7 @@ interface Running {
 }
 
 /** Starts workerd on the bundle and waits for its first answer to GET / (which must be a 2xx). */
-async function startWorkerd(
+export async function startWorkerd(
   bundle: Bundle,
   extra: Record<string, string> = {},
   v8Flags: readonly string[] = [],
@@ -278,7 +278,7 @@ const median = (values: readonly number[]) => {
 // Inputs: the worst each converter and preview is allowed to take at the default settings, made here.
 
 /** 4000 × 3000 = IMAGE_MAX_PIXELS of RGBA: gradients with noise, so that every codec has real work. */
-function photoPixels(width: number, height: number): Buffer {
+export function photoPixels(width: number, height: number): Buffer {
   const pixels = Buffer.alloc(width * height * 4)
   let seed = 29
   for (let y = 0; y < height; y++) {
@@ -373,7 +373,7 @@ function pdfWithImage(
  * TEXT_MAX_BYTES of text that still fits TEXT_MAX_PAGES pages: each cell a letter and two combining marks (7 bytes of
  * UTF-8, MAX_CHARS_PER_CELL characters), in words on lines of 79 cells.
  */
-function denseText(maxBytes: number): Uint8Array {
+export function denseText(maxBytes: number): Uint8Array {
   const word = 'e\u20d7\u20d1'.repeat(7)
   const line = `${Array.from({ length: 10 }, () => word).join(' ')}\n`
   const bytes = Buffer.from(line.repeat(Math.floor(maxBytes / Buffer.byteLength(line))))
@@ -401,16 +401,16 @@ function wavOf(maxBytes: number): Uint8Array {
 }
 
 /** The deployed Worker whose isolate runs a step (docs/platform-limits.md, "Five Workers"). */
-type StepWorker = 'image engine' | 'PDF engine' | 'text engine' | 'consumer'
+export type StepWorker = 'image engine' | 'PDF engine' | 'text engine' | 'consumer'
 
-interface Step {
+export interface Step {
   readonly worker: StepWorker
   readonly label: string
   readonly path: string
   readonly input: () => Promise<Uint8Array>
 }
 
-async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
+export async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
   const setting = (name: string) => Number(vars[name])
   const maxPixels = setting('IMAGE_MAX_PIXELS')
   const width = Math.floor(Math.sqrt((maxPixels * 4) / 3))
@@ -574,7 +574,7 @@ async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
 }
 
 /** An OpenAI-compatible transcription stand-in on loopback: it reads each chunk and answers a line of text. */
-async function startTranscriber(): Promise<{ url: string; server: Server }> {
+export async function startTranscriber(): Promise<{ url: string; server: Server }> {
   const server = createServer((request, response) => {
     request.resume()
     request.on('end', () =>
@@ -589,7 +589,7 @@ async function startTranscriber(): Promise<{ url: string; server: Server }> {
 }
 
 /** A POST without a deadline (fetch's is 300 s for the headers: a step on a busy machine may take longer). */
-function post(url: string, body: Uint8Array): Promise<{ ok: boolean; status: number; text: string }> {
+export function post(url: string, body: Uint8Array): Promise<{ ok: boolean; status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const sent = request(
       url,
@@ -722,114 +722,119 @@ async function measureStep(
   return afterBytes
 }
 
-mkdirSync(scratch, { recursive: true })
-try {
-  const secrets = { JWT_SECRET: 'check-deploy-secret-at-least-32-characters' }
-  // Built with an engine Worker's config (the consumer's compatibility date, flags and minify, no binding): wrangler
-  // refuses the consumer's config for an entry that does not export its Durable Object class (GotenbergContainer).
-  const hono = build('hono-minimal', 'wrangler.engine-text.toml', 'bench/workers/hono-minimal.ts')
-  // `npm run check:deploy -- --startup-only` (or --memory-only; CHECK_DEPLOY_ONLY=startup|memory) runs one half.
-  const only = process.argv.includes('--startup-only')
-    ? 'startup'
-    : process.argv.includes('--memory-only')
-      ? 'memory'
-      : process.env.CHECK_DEPLOY_ONLY
-  const workers =
-    only === 'memory'
-      ? []
-      : [
-          { bundle: build('api', 'wrangler.toml'), bound: API_STARTUP_RATIO },
-          {
-            bundle: build('consumer', 'wrangler.consumer.toml', 'bench/workers/consumer-fetch.ts'),
-            bound: OTHER_STARTUP_RATIO,
-          },
-          ...['pdf', 'image', 'text'].map((family) => ({
-            bundle: build(
-              `engine-${family}`,
-              `wrangler.engine-${family}.toml`,
-              `bench/workers/engine-${family}-fetch.ts`,
-            ),
-            bound: OTHER_STARTUP_RATIO,
-          })),
-        ]
-  // References, with no bound: what a ratio is made of. A one-route @hono/zod-openapi Worker (zod and its OpenAPI
-  // registry, built as the API Worker is), and the API Worker's modules beside the minimal Hono Worker, never imported:
-  // workerd compiles every module of a Worker at startup, so that much of the API Worker's ratio is its bundle's size,
-  // whatever runs at startup.
-  const references =
-    only === 'memory'
-      ? []
-      : [
-          {
-            bundle: build('zod-openapi-minimal', 'wrangler.consumer.toml', 'bench/workers/zod-openapi-minimal.ts'),
-            label: 'one-route zod-openapi Worker',
-          },
-          { bundle: compiledBeside(hono, workers[0]!.bundle), label: 'API bundle, compiled only' },
-        ]
-  const sizes = (bundle: Bundle) =>
-    readdirSync(bundle.dir)
-      .filter((file) => moduleKind(file))
-      .reduce((sum, file) => sum + readFileSync(join(bundle.dir, file)).byteLength, 0)
+/** The check itself; bench/cpu-worst.ts imports this module's pieces without running it. */
+async function main(): Promise<void> {
+  mkdirSync(scratch, { recursive: true })
+  try {
+    const secrets = { JWT_SECRET: 'check-deploy-secret-at-least-32-characters' }
+    // Built with an engine Worker's config (the consumer's compatibility date, flags and minify, no binding): wrangler
+    // refuses the consumer's config for an entry that does not export its Durable Object class (GotenbergContainer).
+    const hono = build('hono-minimal', 'wrangler.engine-text.toml', 'bench/workers/hono-minimal.ts')
+    // `npm run check:deploy -- --startup-only` (or --memory-only; CHECK_DEPLOY_ONLY=startup|memory) runs one half.
+    const only = process.argv.includes('--startup-only')
+      ? 'startup'
+      : process.argv.includes('--memory-only')
+        ? 'memory'
+        : process.env.CHECK_DEPLOY_ONLY
+    const workers =
+      only === 'memory'
+        ? []
+        : [
+            { bundle: build('api', 'wrangler.toml'), bound: API_STARTUP_RATIO },
+            {
+              bundle: build('consumer', 'wrangler.consumer.toml', 'bench/workers/consumer-fetch.ts'),
+              bound: OTHER_STARTUP_RATIO,
+            },
+            ...['pdf', 'image', 'text'].map((family) => ({
+              bundle: build(
+                `engine-${family}`,
+                `wrangler.engine-${family}.toml`,
+                `bench/workers/engine-${family}-fetch.ts`,
+              ),
+              bound: OTHER_STARTUP_RATIO,
+            })),
+          ]
+    // References, with no bound: what a ratio is made of. A one-route @hono/zod-openapi Worker (zod and its OpenAPI
+    // registry, built as the API Worker is), and the API Worker's modules beside the minimal Hono Worker, never imported:
+    // workerd compiles every module of a Worker at startup, so that much of the API Worker's ratio is its bundle's size,
+    // whatever runs at startup.
+    const references =
+      only === 'memory'
+        ? []
+        : [
+            {
+              bundle: build('zod-openapi-minimal', 'wrangler.consumer.toml', 'bench/workers/zod-openapi-minimal.ts'),
+              label: 'one-route zod-openapi Worker',
+            },
+            { bundle: compiledBeside(hono, workers[0]!.bundle), label: 'API bundle, compiled only' },
+          ]
+    const sizes = (bundle: Bundle) =>
+      readdirSync(bundle.dir)
+        .filter((file) => moduleKind(file))
+        .reduce((sum, file) => sum + readFileSync(join(bundle.dir, file)).byteLength, 0)
 
-  // Startup, runs interleaved so that a busy moment of the machine falls on every Worker alike.
-  const seconds = new Map<string, number[]>()
-  let honoPeakBytes = Number.POSITIVE_INFINITY
-  for (let run = 0; run < (only === 'memory' ? 1 : STARTUP_RUNS); run++) {
-    for (const bundle of [
-      hono,
-      ...workers.map((worker) => worker.bundle),
-      ...(only === 'memory' ? [] : references.map((reference) => reference.bundle)),
-    ]) {
-      const running = await startWorkerd(bundle, secrets)
-      await running.stop()
-      seconds.set(bundle.name, [...(seconds.get(bundle.name) ?? []), running.startupSeconds])
-      if (bundle === hono) honoPeakBytes = Math.min(honoPeakBytes, running.startupPeakBytes)
+    // Startup, runs interleaved so that a busy moment of the machine falls on every Worker alike.
+    const seconds = new Map<string, number[]>()
+    let honoPeakBytes = Number.POSITIVE_INFINITY
+    for (let run = 0; run < (only === 'memory' ? 1 : STARTUP_RUNS); run++) {
+      for (const bundle of [
+        hono,
+        ...workers.map((worker) => worker.bundle),
+        ...(only === 'memory' ? [] : references.map((reference) => reference.bundle)),
+      ]) {
+        const running = await startWorkerd(bundle, secrets)
+        await running.stop()
+        seconds.set(bundle.name, [...(seconds.get(bundle.name) ?? []), running.startupSeconds])
+        if (bundle === hono) honoPeakBytes = Math.min(honoPeakBytes, running.startupPeakBytes)
+      }
     }
-  }
-  const baseline = median(seconds.get(hono.name)!)
-  if (only !== 'memory')
-    console.log(
-      `\nStartup: workerd's CPU from spawn to the first answer, median of ${STARTUP_RUNS} runs (Cloudflare allows 1 s)`,
-    )
-  if (only !== 'memory')
-    console.log(
-      `${'Worker'.padEnd(28)}${'bundle MiB'.padStart(11)}${'CPU ms'.padStart(9)}${'× Hono'.padStart(8)}${'bound'.padStart(7)}`,
-    )
-  if (only !== 'memory')
-    console.log(
-      `${'minimal Hono Worker'.padEnd(28)}${mib(sizes(hono)).padStart(11)}${(baseline * 1000).toFixed(0).padStart(9)}${'1.0'.padStart(8)}${''.padStart(7)}`,
-    )
-  for (const { bundle, bound } of workers) {
-    const ratio = median(seconds.get(bundle.name)!) / baseline
-    const label =
-      bundle.name === 'api'
-        ? 'API Worker'
-        : bundle.name === 'consumer'
-          ? 'consumer Worker'
-          : `${bundle.name.replace('engine-', '')} engine Worker`
-    console.log(
-      `${label.padEnd(28)}${mib(sizes(bundle)).padStart(11)}${(median(seconds.get(bundle.name)!) * 1000).toFixed(0).padStart(9)}${ratio.toFixed(1).padStart(8)}${`${bound}×`.padStart(7)}`,
-    )
-    if (ratio > bound)
-      failures.push(`${label} starts in ${ratio.toFixed(1)}× the minimal Hono Worker's CPU; the bound is ${bound}×`)
-  }
-  if (only !== 'memory') {
-    for (const { bundle, label } of references) {
-      const ratio = median(seconds.get(bundle.name)!) / baseline
+    const baseline = median(seconds.get(hono.name)!)
+    if (only !== 'memory')
       console.log(
-        `${label.padEnd(28)}${mib(sizes(bundle)).padStart(11)}${(median(seconds.get(bundle.name)!) * 1000).toFixed(0).padStart(9)}${ratio.toFixed(1).padStart(8)}${'(ref)'.padStart(7)}`,
+        `\nStartup: workerd's CPU from spawn to the first answer, median of ${STARTUP_RUNS} runs (Cloudflare allows 1 s)`,
       )
+    if (only !== 'memory')
+      console.log(
+        `${'Worker'.padEnd(28)}${'bundle MiB'.padStart(11)}${'CPU ms'.padStart(9)}${'× Hono'.padStart(8)}${'bound'.padStart(7)}`,
+      )
+    if (only !== 'memory')
+      console.log(
+        `${'minimal Hono Worker'.padEnd(28)}${mib(sizes(hono)).padStart(11)}${(baseline * 1000).toFixed(0).padStart(9)}${'1.0'.padStart(8)}${''.padStart(7)}`,
+      )
+    for (const { bundle, bound } of workers) {
+      const ratio = median(seconds.get(bundle.name)!) / baseline
+      const label =
+        bundle.name === 'api'
+          ? 'API Worker'
+          : bundle.name === 'consumer'
+            ? 'consumer Worker'
+            : `${bundle.name.replace('engine-', '')} engine Worker`
+      console.log(
+        `${label.padEnd(28)}${mib(sizes(bundle)).padStart(11)}${(median(seconds.get(bundle.name)!) * 1000).toFixed(0).padStart(9)}${ratio.toFixed(1).padStart(8)}${`${bound}×`.padStart(7)}`,
+      )
+      if (ratio > bound)
+        failures.push(`${label} starts in ${ratio.toFixed(1)}× the minimal Hono Worker's CPU; the bound is ${bound}×`)
     }
+    if (only !== 'memory') {
+      for (const { bundle, label } of references) {
+        const ratio = median(seconds.get(bundle.name)!) / baseline
+        console.log(
+          `${label.padEnd(28)}${mib(sizes(bundle)).padStart(11)}${(median(seconds.get(bundle.name)!) * 1000).toFixed(0).padStart(9)}${ratio.toFixed(1).padStart(8)}${'(ref)'.padStart(7)}`,
+        )
+      }
+    }
+
+    if (only !== 'startup') await measureMemory(secrets, honoPeakBytes)
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
   }
 
-  if (only !== 'startup') await measureMemory(secrets, honoPeakBytes)
-} finally {
-  rmSync(scratch, { recursive: true, force: true })
+  if (failures.length) {
+    console.log(`\ncheck:deploy failed:\n${failures.map((failure) => `- ${failure}`).join('\n')}`)
+    process.exitCode = 1
+  } else {
+    console.log('\ncheck:deploy passed')
+  }
 }
 
-if (failures.length) {
-  console.log(`\ncheck:deploy failed:\n${failures.map((failure) => `- ${failure}`).join('\n')}`)
-  process.exitCode = 1
-} else {
-  console.log('\ncheck:deploy passed')
-}
+if (import.meta.filename === process.argv[1]) await main()

@@ -46,6 +46,44 @@ const MiB = 1024 * 1024
  * FILES_MAX_BYTES plus this must fit REQUEST_MAX_BYTES, or the edge answers its own HTML 413 before the Worker runs.
  */
 export const MULTIPART_OVERHEAD_BYTES = 256 * 1024
+
+/**
+ * The CPU one conversion step and one API request may use: wrangler.consumer.toml's and wrangler.toml's `[limits]
+ * cpu_ms`, which a Worker cannot read (test/config/platform-limits.test.ts holds them equal).
+ */
+export const CPU_STEP_LIMIT_MS = 60_000
+export const CPU_REQUEST_LIMIT_MS = 30_000
+/** How far below its limit the measured worst of a step or request must stay: other hardware, inputs not measured. */
+export const CPU_MARGIN = 3
+/**
+ * CPU ms of the costliest unit of each piece of work the settings bound, measured as deployed (`npm run bench:cpu`,
+ * docs/platform-limits.md "CPU per invocation"): a MiB of text laid out (a text step lays the whole text out twice at
+ * most: its plan, then its part), a text page drawn at 150 dpi of the densest text taken (three characters a cell),
+ * a PDF page's megapixel (a 12 MP JPEG under a dense drawing), and a GiB of a resumable upload hashed back from R2.
+ */
+export const MEASURED_CPU_MS = {
+  textLayoutMiB: 200,
+  textPageAt150Dpi: 331,
+  pdfPageMegapixel: 880,
+  hashedGiB: 570,
+} as const
+
+/** The CPU ms of each bounded step or request the settings allow at their worst, from MEASURED_CPU_MS. */
+export function worstCpuMs(settings: {
+  TEXT_MAX_BYTES: number
+  PDF_DPI: number
+  CONVERT_PAGES_PER_STEP: number
+  PDF_MAX_PAGE_PIXELS: number
+  FILES_MAX_RESUMABLE_BYTES: number
+}): { textStep: number; pdfStep: number; resumableComplete: number } {
+  return {
+    textStep:
+      2 * (settings.TEXT_MAX_BYTES / MiB) * MEASURED_CPU_MS.textLayoutMiB +
+      settings.CONVERT_PAGES_PER_STEP * MEASURED_CPU_MS.textPageAt150Dpi * (settings.PDF_DPI / 150) ** 2,
+    pdfStep: settings.CONVERT_PAGES_PER_STEP * (settings.PDF_MAX_PAGE_PIXELS / 1e6) * MEASURED_CPU_MS.pdfPageMegapixel,
+    resumableComplete: (settings.FILES_MAX_RESUMABLE_BYTES / (1024 * MiB)) * MEASURED_CPU_MS.hashedGiB,
+  }
+}
 /** One sign-in provider (worker/auth/oidc.ts): a preset (google, microsoft, apple, github), an OpenID Connect issuer
  * (discovery), or the endpoints of a plain OAuth 2.0 provider; its client secret with it. */
 const OAuthProviderSchema = z.strictObject({
@@ -249,6 +287,39 @@ export const configSchema = z
         code: 'custom',
         path: ['FILES_MAX_PART_BYTES'],
         message: `a part of ${FILES_MAX_PART_BYTES} bytes does not fit one request body (REQUEST_MAX_BYTES ${REQUEST_MAX_BYTES})`,
+      })
+    }
+    const worst = worstCpuMs(config)
+    const seconds = (ms: number) => `about ${Math.ceil(ms / 1000)} s of CPU`
+    const cpuChecks = [
+      [
+        'TEXT_MAX_BYTES',
+        worst.textStep,
+        CPU_STEP_LIMIT_MS,
+        `a text step lays out up to ${config.TEXT_MAX_BYTES} bytes (TEXT_MAX_BYTES) twice and draws ${config.CONVERT_PAGES_PER_STEP} pages (CONVERT_PAGES_PER_STEP) at ${config.PDF_DPI} dpi (PDF_DPI)`,
+        'the consumer Worker',
+      ],
+      [
+        'CONVERT_PAGES_PER_STEP',
+        worst.pdfStep,
+        CPU_STEP_LIMIT_MS,
+        `a step of ${config.CONVERT_PAGES_PER_STEP} PDF pages of ${config.PDF_MAX_PAGE_PIXELS} pixels (PDF_MAX_PAGE_PIXELS)`,
+        'the consumer Worker',
+      ],
+      [
+        'FILES_MAX_RESUMABLE_BYTES',
+        worst.resumableComplete,
+        CPU_REQUEST_LIMIT_MS,
+        `completing a resumable upload of ${config.FILES_MAX_RESUMABLE_BYTES} bytes hashes it back from R2`,
+        'the API Worker',
+      ],
+    ] as const
+    for (const [path, ms, limitMs, work, worker] of cpuChecks) {
+      if (ms * CPU_MARGIN <= limitMs) continue
+      ctx.addIssue({
+        code: 'custom',
+        path: [path],
+        message: `${work}: ${seconds(ms)}, more than a ${CPU_MARGIN}× margin leaves of ${worker}'s ${limitMs} ms ([limits] cpu_ms)`,
       })
     }
     const problem = gotenbergUrlProblem(config)

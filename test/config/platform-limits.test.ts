@@ -4,7 +4,14 @@
 import { describe, expect, it } from 'vitest'
 import { unstable_readConfig } from 'wrangler'
 import { root } from '../../bench/wrangler-dev.ts'
-import { loadConfig, MULTIPART_OVERHEAD_BYTES } from '../../worker/config.ts'
+import {
+  CPU_MARGIN,
+  CPU_REQUEST_LIMIT_MS,
+  CPU_STEP_LIMIT_MS,
+  loadConfig,
+  MULTIPART_OVERHEAD_BYTES,
+  worstCpuMs,
+} from '../../worker/config.ts'
 
 const secret = { JWT_SECRET: 'x'.repeat(32) }
 const vars = (file: string) => unstable_readConfig({ config: `${root}/${file}` }).vars as Record<string, string>
@@ -58,8 +65,46 @@ describe('request body limits', () => {
 })
 
 describe('[limits]', () => {
-  it('sets each Worker a CPU limit, which only Workers Paid allows (the Free plan has 10 ms)', () => {
-    expect(unstable_readConfig({ config: `${root}/wrangler.toml` }).limits).toEqual({ cpu_ms: 30_000 })
-    expect(unstable_readConfig({ config: `${root}/wrangler.consumer.toml` }).limits).toEqual({ cpu_ms: 60_000 })
+  const limits = (file: string) => unstable_readConfig({ config: `${root}/${file}` }).limits
+
+  it('sets each Worker a CPU limit, which only Workers Paid allows (the Free plan has 10 ms), the one config.ts checks', () => {
+    expect(limits('wrangler.toml')).toEqual({ cpu_ms: CPU_REQUEST_LIMIT_MS })
+    expect(limits('wrangler.consumer.toml')).toEqual({ cpu_ms: CPU_STEP_LIMIT_MS })
+    // Cloudflare's Workers limits: "CPU time: 5 min" on Workers Paid, `cpu_ms` "up to 300,000".
+    expect(CPU_STEP_LIMIT_MS).toBeLessThanOrEqual(300_000)
+  })
+
+  it("gives the engine Workers the consumer's limit: a call through a service binding shares its invocation's CPU", () => {
+    for (const family of ['pdf', 'image', 'text'])
+      expect(limits(`wrangler.engine-${family}.toml`)).toEqual({ cpu_ms: CPU_STEP_LIMIT_MS })
+  })
+
+  it('takes the default settings, whose worst steps and requests stay a margin below the limits', () => {
+    for (const file of ['wrangler.toml', 'wrangler.consumer.toml']) {
+      const worst = worstCpuMs(loadConfig({ ...vars(file), ...secret }))
+      expect(worst.textStep * CPU_MARGIN).toBeLessThanOrEqual(CPU_STEP_LIMIT_MS)
+      expect(worst.pdfStep * CPU_MARGIN).toBeLessThanOrEqual(CPU_STEP_LIMIT_MS)
+      expect(worst.resumableComplete * CPU_MARGIN).toBeLessThanOrEqual(CPU_REQUEST_LIMIT_MS)
+    }
+  })
+
+  it.each([
+    [
+      { TEXT_MAX_BYTES: String(100 * 1024 ** 2) },
+      /TEXT_MAX_BYTES: a text step lays out up to 104857600 bytes \(TEXT_MAX_BYTES\) twice and draws 10 pages \(CONVERT_PAGES_PER_STEP\) at 150 dpi \(PDF_DPI\): about \d+ s of CPU, more than a 3× margin leaves of the consumer Worker's 60000 ms \(\[limits\] cpu_ms\)/,
+    ],
+    [{ PDF_DPI: '600' }, /TEXT_MAX_BYTES: a text step .* draws 10 pages \(CONVERT_PAGES_PER_STEP\) at 600 dpi/],
+    [{ CONVERT_PAGES_PER_STEP: '20' }, /CONVERT_PAGES_PER_STEP: a step of 20 PDF pages of 2200000 pixels/],
+    [
+      { FILES_MAX_RESUMABLE_BYTES: String(100 * 1024 ** 3) },
+      /FILES_MAX_RESUMABLE_BYTES: completing a resumable upload of 107374182400 bytes hashes it back from R2: about \d+ s of CPU, more than a 3× margin leaves of the API Worker's 30000 ms/,
+    ],
+  ])('refuses %o at start-up: its worst step or request would pass the CPU limit', (settings, message) => {
+    expect(() => loadConfig({ ...secret, ...settings })).toThrow(message)
+  })
+
+  it('takes a setting raised where another is lowered to keep the step inside', () => {
+    const config = loadConfig({ ...secret, PDF_DPI: '600', CONVERT_PAGES_PER_STEP: '2' })
+    expect(config.PDF_DPI).toBe(600)
   })
 })

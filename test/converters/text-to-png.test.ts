@@ -42,6 +42,38 @@ describe('text-to-png', () => {
     expect(await inkIn(png, { x0: 0, y0: 0.2, x1: 1, y1: 1 })).toBe(0)
   })
 
+  it('plans a long text in steps of CONVERT_PAGES_PER_STEP pages, and a step draws only its own', async () => {
+    // A step's CPU is bounded by its pages, as a PDF's is: 200 dense pages in one step were about a minute of CPU
+    // as deployed, and Cloudflare ends an invocation at its [limits] cpu_ms (docs/platform-limits.md).
+    const { geometry } = pageStyle(72)
+    const lines = Array.from({ length: geometry.rows * 3 + 1 }, (_, i) => `line ${i + 1}`)
+    const input = inputFromBytes('steps.txt', encode(lines.join('\n')))
+    const ctx = testContext({ settings: { PDF_DPI: 72, CONVERT_PAGES_PER_STEP: 3 } })
+    expect(await textToPng.plan!(input, ctx)).toEqual({
+      total: 4,
+      parts: [
+        { start: 0, end: 3 },
+        { start: 3, end: 4 },
+      ],
+    })
+    const outputs = await convertAll(textToPng, input, { ...ctx, part: { start: 3, end: 4 } })
+    expect(outputs.map((output) => [output.index, output.total, output.metadata])).toEqual([
+      [3, 4, { page: 4, width: 595, height: 842, dpi: 72 }],
+    ])
+    // The last page holds the one line left over, at its top.
+    const last = await outputBytes(outputs[0]!)
+    expect(await inkIn(last, { x0: 0, y0: 0.04, x1: 0.3, y1: 0.1 })).toBeGreaterThan(0)
+    expect(await inkIn(last, { x0: 0, y0: 0.2, x1: 1, y1: 1 })).toBe(0)
+  })
+
+  it('refuses a text past TEXT_MAX_PAGES when it plans, before any page is drawn', async () => {
+    const { geometry } = pageStyle(72)
+    const input = inputFromBytes('long.txt', encode('x\n'.repeat(geometry.rows * 3 + 1)))
+    await expect(textToPng.plan!(input, testContext({ settings: { PDF_DPI: 72, TEXT_MAX_PAGES: 3 } }))).rejects.toThrow(
+      /the limit is 3 \(TEXT_MAX_PAGES\)/,
+    )
+  })
+
   it('breaks a long text into pages, in order', async () => {
     const { geometry } = pageStyle(72)
     const lines = Array.from({ length: geometry.rows * 2 + 1 }, (_, i) => `line ${i + 1}`)
@@ -181,6 +213,29 @@ describe('text → PNG through the pipeline', () => {
     expect(res.status).toBe(200)
     expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([
       ['readme (1 of 1)', txt._id],
+    ])
+  })
+
+  it('converts a text longer than a step (CONVERT_PAGES_PER_STEP, 10) in steps, each page named n of the total', async () => {
+    const user = await signUp()
+    const { geometry } = pageStyle(150)
+    const lines = Array.from({ length: geometry.rows * 10 + 1 }, (_, i) => `line ${i + 1}`)
+    const txt = await uploaded(user, 'long.txt', `${lines.join('\n')}\n`)
+    const res = await callJson('POST', `/files/${txt._id}/convert`, { token: user.token })
+    expect(res.status, JSON.stringify(res.body)).toBe(200)
+    const names = res.body
+      .map((file: { name: string }) => file.name)
+      .sort((a: string, b: string) => a.localeCompare(b, 'en', { numeric: true }))
+    expect(names).toEqual(Array.from({ length: 11 }, (_, i) => `long (${i + 1} of 11)`))
+    // The planning step split the pages into two steps, one of CONVERT_PAGES_PER_STEP pages and one of the rest.
+    const [job] = (await callJson('GET', `/files/${txt._id}/jobs`, { token: user.token })).body
+    const steps = job.steps
+      .map((step: { part: { start: number; end: number } | null; status: string }) => [step.part, step.status])
+      .sort((a: [{ start: number } | null], b: [{ start: number } | null]) => (a[0]?.start ?? -1) - (b[0]?.start ?? -1))
+    expect(steps).toEqual([
+      [null, 'split'],
+      [{ start: 0, end: 10 }, 'done'],
+      [{ start: 10, end: 11 }, 'done'],
     ])
   })
 

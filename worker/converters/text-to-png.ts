@@ -6,6 +6,7 @@ import { encodePngRows, PngChannelsError, pngBytes } from '../engines/png/encode
 import { decodeTextPieces } from '../engines/text/decode'
 import {
   MAX_CHARS_PER_CELL,
+  type PageGeometry,
   startLayout,
   TextTooDenseError,
   TextTooLongError,
@@ -21,7 +22,13 @@ import {
   type PageStyle,
 } from '../engines/text/render'
 import { textToPngInfo } from './catalog/text-to-png'
-import { ConversionError, defineConverter, type ResourceReader } from './converter'
+import {
+  type ConversionContext,
+  ConversionError,
+  type ConversionInput,
+  defineConverter,
+  type ResourceReader,
+} from './converter'
 
 /** Fallback fonts at most this large in all: they are read whole for every conversion. */
 const FALLBACK_FONTS_MAX_BYTES = 24 * 1024 * 1024
@@ -75,38 +82,61 @@ async function encodeTextPage(
   }
 }
 
+/**
+ * The text's pages of display lines, laid out a piece at a time. Each step lays the whole text out again: its pages'
+ * names carry the total ("3 of 175").
+ */
+async function layOutText(
+  input: ConversionInput,
+  settings: ConversionContext<'TEXT_MAX_BYTES' | 'TEXT_MAX_PAGES' | 'PDF_DPI'>['settings'],
+  geometry: PageGeometry,
+): Promise<string[][]> {
+  const maxBytes = settings.TEXT_MAX_BYTES
+  if (input.size > maxBytes)
+    throw new ConversionError(
+      `"${input.name}" is ${input.size} bytes; text pages are drawn from texts of at most ${maxBytes} bytes (TEXT_MAX_BYTES)`,
+      { code: 'FILE_TOO_LARGE' },
+    )
+  try {
+    // Read, decoded and laid out a piece at a time, a turn of the event loop after each: the layout keeps only
+    // its lines (TEXT_MAX_PAGES bounds them), never the text, and 5 MB of it is seconds of work on a busy core.
+    // A turn after TURN_CHARS bytes (each at most one character of layout), not after each of a stream's 4 KiB
+    // chunks: each turn waits in workerd (docs/benchmarks.md, "Engine constants").
+    const layout = startLayout(geometry, settings.TEXT_MAX_PAGES)
+    const turn = workTurns(TURN_CHARS)
+    for await (const piece of decodeTextPieces(input.stream(), TURN_CHARS)) {
+      layout.write(piece.text)
+      await turn(piece.bytes)
+    }
+    return layout.end()
+  } catch (error) {
+    if (error instanceof TextTooLongError)
+      throw new ConversionError(`${error.message}; the limit is ${settings.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
+    if (error instanceof TextTooDenseError)
+      throw new ConversionError(
+        `${error.message}, ${MAX_CHARS_PER_CELL} per cell of its ${geometry.columns} × ${geometry.rows} grid`,
+      )
+    throw error
+  }
+}
+
 export const textToPng = defineConverter({
   ...textToPngInfo,
+  // Pages in steps of CONVERT_PAGES_PER_STEP, as a PDF's: a step's CPU is bounded by that many pages, not by
+  // TEXT_MAX_PAGES (docs/platform-limits.md, CPU per invocation).
+  async plan(input, ctx) {
+    const pages = await layOutText(input, ctx.settings, pageStyle(ctx.settings.PDF_DPI).geometry)
+    const perStep = ctx.settings.CONVERT_PAGES_PER_STEP
+    const parts = []
+    for (let start = 0; start < pages.length; start += perStep)
+      parts.push({ start, end: Math.min(pages.length, start + perStep) })
+    return { total: pages.length, parts }
+  },
   async *convert(input, ctx) {
-    const maxBytes = ctx.settings.TEXT_MAX_BYTES
-    if (input.size > maxBytes)
-      throw new ConversionError(
-        `"${input.name}" is ${input.size} bytes; text pages are drawn from texts of at most ${maxBytes} bytes (TEXT_MAX_BYTES)`,
-        { code: 'FILE_TOO_LARGE' },
-      )
     const { style, geometry } = pageStyle(ctx.settings.PDF_DPI)
-    let pages: string[][]
-    try {
-      // Read, decoded and laid out a piece at a time, a turn of the event loop after each: the layout keeps only
-      // its lines (TEXT_MAX_PAGES bounds them), never the text, and 5 MB of it is seconds of work on a busy core.
-      // A turn after TURN_CHARS bytes (each at most one character of layout), not after each of a stream's 4 KiB
-      // chunks: each turn waits in workerd (docs/benchmarks.md, "Engine constants").
-      const layout = startLayout(geometry, ctx.settings.TEXT_MAX_PAGES)
-      const turn = workTurns(TURN_CHARS)
-      for await (const piece of decodeTextPieces(input.stream(), TURN_CHARS)) {
-        layout.write(piece.text)
-        await turn(piece.bytes)
-      }
-      pages = layout.end()
-    } catch (error) {
-      if (error instanceof TextTooLongError)
-        throw new ConversionError(`${error.message}; the limit is ${ctx.settings.TEXT_MAX_PAGES} (TEXT_MAX_PAGES)`)
-      if (error instanceof TextTooDenseError)
-        throw new ConversionError(
-          `${error.message}, ${MAX_CHARS_PER_CELL} per cell of its ${geometry.columns} × ${geometry.rows} grid`,
-        )
-      throw error
-    }
+    const all = await layOutText(input, ctx.settings, geometry)
+    const { start, end } = ctx.part ?? { start: 0, end: all.length }
+    const pages = all.slice(start, Math.min(end, all.length))
     let needsFallback = false
     for (const lines of pages) {
       needsFallback = lines.some((line) => drawable(line) !== line)
@@ -114,15 +144,15 @@ export const textToPng = defineConverter({
       await yieldToEventLoop()
     }
     const fallback = needsFallback ? await loadFallbackFonts(ctx.resources) : NO_FALLBACK
-    for (const [index, lines] of pages.entries()) {
+    for (const [offset, lines] of pages.entries()) {
       const body = await encodeTextPage(lines, style, fallback)
       yield {
-        index,
-        total: pages.length,
+        index: start + offset,
+        total: all.length,
         extension: '.png',
         contentType: 'image/png',
         body,
-        metadata: { page: index + 1, width: style.widthPx, height: style.heightPx, dpi: ctx.settings.PDF_DPI },
+        metadata: { page: start + offset + 1, width: style.widthPx, height: style.heightPx, dpi: ctx.settings.PDF_DPI },
       }
     }
   },

@@ -50,7 +50,7 @@ export function remoteEngines(env: EngineBindings): Engines {
       remoteConverter(pdfToPngInfo, env.PDF_ENGINE, true),
       remoteConverter(pdfToTextInfo, env.PDF_ENGINE, false),
       remoteConverter(imageToPngInfo, env.IMAGE_ENGINE, false),
-      remoteConverter(textToPngInfo, env.TEXT_ENGINE, false),
+      remoteConverter(textToPngInfo, env.TEXT_ENGINE, true),
     ].map((converter) => [converter.name, converter]),
   )
   const drawers: Record<PreviewKindDrawn, EngineService> = {

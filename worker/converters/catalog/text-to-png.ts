@@ -3,7 +3,7 @@ import { describeConverter } from '../converter'
 
 export const textToPngInfo = describeConverter({
   name: 'text-to-png',
-  settings: ['TEXT_MAX_BYTES', 'TEXT_MAX_PAGES', 'PDF_DPI', 'TEXT_FONTS_PREFIX'],
+  settings: ['TEXT_MAX_BYTES', 'TEXT_MAX_PAGES', 'PDF_DPI', 'TEXT_FONTS_PREFIX', 'CONVERT_PAGES_PER_STEP'],
   from: ['.txt'],
   to: '.png',
 })
