@@ -32,10 +32,8 @@ async function refusedAs<T>(name: string, open: () => T | Promise<T>): Promise<T
     return await open()
   } catch (error) {
     if (!(error instanceof ImageRefusedError)) throw error
-    throw new ConversionError(error.status === 415 ? `"${name}" is ${error.message}` : error.message, {
-      code: error.status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED',
-      cause: error,
-    })
+    const message = error.code === 'UNSUPPORTED_FORMAT' ? `"${name}" is ${error.message}` : error.message
+    throw new ConversionError(message, { code: error.code, cause: error })
   }
 }
 
