@@ -153,9 +153,11 @@ describe('owners of tables and of the bucket', () => {
     expect([...new Set([...importers('jobs'), ...importers('jobSteps')])]).toEqual(['worker/pipeline/jobs.ts'])
   })
 
-  it('reads and writes files and previews only in files/', () => {
+  it("reads and writes files and previews only in files/, never in its route files (a handler calls the module's query)", () => {
     expect(
-      [...importers('files'), ...importers('previews')].filter((path) => !path.startsWith('worker/files/')),
+      [...importers('files'), ...importers('previews')].filter(
+        (path) => !path.startsWith('worker/files/') || /routes\.ts$/.test(path),
+      ),
     ).toEqual([])
   })
 
@@ -166,5 +168,22 @@ describe('owners of tables and of the bucket', () => {
         /\b(bucket|BUCKET)\.(get|put|head|list|delete|createMultipartUpload|resumeMultipartUpload)\(/.test(source),
     )
     expect(calls.map(([path]) => path)).toEqual([])
+  })
+})
+
+// One helper each (issue 33): times answered through db/times.ts's `iso`, and bytes through the platform's own
+// helpers where workerd has them (Uint8Array.prototype.toHex/toBase64, Uint8Array.fromBase64, node:zlib's crc32).
+describe('one helper each', () => {
+  const written = (pattern: RegExp, owner?: string) =>
+    Object.entries(sources)
+      .filter(([path, source]) => path !== owner && !path.endsWith('.d.ts') && pattern.test(source))
+      .map(([path]) => path)
+
+  it('formats times only through db/times.ts', () => {
+    expect(written(/\.toISOString\(/, 'worker/db/times.ts')).toEqual([])
+  })
+
+  it("writes no hex, base64 or CRC-32 of its own where workerd's are", () => {
+    expect(written(/toString\(16\)\.padStart\(2|\bbtoa\(|\batob\(|0xedb88320/i)).toEqual([])
   })
 })

@@ -4,12 +4,11 @@
 // Workers as `wrangler deploy --dry-run` does and reads esbuild's metafile: only zod's own modules may reach the
 // replacement, and zod's default error map (zod/v4/locales/en.js, which zod's classic schemas install on first use)
 // is the one bundled, so every message stays zod's English one.
-import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { root } from '../../bench/wrangler-dev.ts'
+import { buildWorker } from '../support/wrangler-build.ts'
 
 const scratch = mkdtempSync(join(tmpdir(), 'edgefloor-zod-locales-'))
 afterAll(() => rmSync(scratch, { recursive: true, force: true }))
@@ -20,27 +19,7 @@ interface Metafile {
 
 function bundleInputs(config: string): Metafile['inputs'] {
   const out = join(scratch, config)
-  const built = spawnSync(
-    process.execPath,
-    [
-      join(root, 'node_modules/wrangler/bin/wrangler.js'),
-      'deploy',
-      '--dry-run',
-      '--containers-rollout=none',
-      '--outdir',
-      out,
-      '--metafile',
-      join(out, 'meta.json'),
-      '-c',
-      config,
-    ],
-    {
-      cwd: root,
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-      encoding: 'utf8',
-    },
-  )
-  if (built.status !== 0) throw new Error(`wrangler could not build ${config}:\n${built.stdout}\n${built.stderr}`)
+  buildWorker(config, out, ['--metafile', join(out, 'meta.json')])
   return (JSON.parse(readFileSync(join(out, 'meta.json'), 'utf8')) as Metafile).inputs
 }
 

@@ -10,7 +10,7 @@ import { signUp } from '../support/accounts'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
 import { turnsDuring } from '../support/turns'
-import { pdfFlateBomb } from '../hostile/corpus'
+import { pdfFlateBomb, pdfJpegRepeatedScans } from '../hostile/corpus'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
 
@@ -306,6 +306,28 @@ describe('PDF → PNG through the pipeline', () => {
       }),
     )
     expect(firstInkColumns).toEqual(Array.from({ length: 23 }, (_, i) => 8 * (i + 1)))
+  })
+
+  it('refuses a page drawing a JPEG of more than 100 scans before PDFium decodes it, and draws the same JPEG of 5', async () => {
+    // Issue 29: each scan is a pass of libjpeg over the whole image (jpeg-scans.jpg took 25 s). PDFium's libjpeg has
+    // no scan limit either: the page's JPEG is counted as the image engine counts it (jpeg-end.ts).
+    const refused = await convertAll(
+      pdfToPng,
+      inputFromBytes('scans.pdf', pdfJpegRepeatedScans(1000)),
+      testContext({ settings: { PDF_DPI: 72 } }),
+    ).catch((error) => error)
+    expect(refused).toMatchObject({
+      name: 'ConversionError',
+      code: 'CONVERSION_FAILED',
+      retryable: false,
+      message: 'page 1 holds a JPEG image of 1002 scans; at most 100 are decoded (each is a pass over the whole image)',
+    })
+    const [page] = await convertAll(
+      pdfToPng,
+      inputFromBytes('scans.pdf', pdfJpegRepeatedScans(3)),
+      testContext({ settings: { PDF_DPI: 72 } }),
+    )
+    expect(readPngHeader(await outputBytes(page!))).toMatchObject({ width: 846, height: 124 })
   })
 
   it.each([

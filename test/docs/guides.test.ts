@@ -7,7 +7,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { unstable_readConfig } from 'wrangler'
 import { root } from '../../bench/wrangler-dev.ts'
-import { configSchema } from '../../worker/config.ts'
+import { configSchema, loadConfig } from '../../worker/config.ts'
 
 const README_MAX_LINES = 250
 
@@ -92,6 +92,23 @@ describe('the README and the guides in docs/', () => {
   it("never hard-code the size of a file in the README's first upload", () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8')
     expect(readme).not.toMatch(/x-edgefloor-size:\s*\d/i)
+  })
+
+  it("quote FILES_MAX_BYTES's default where they give its figure (issue 29: no stale sizes)", () => {
+    const { FILES_MAX_BYTES } = loadConfig({ JWT_SECRET: 'x'.repeat(32) })
+    const stale: string[] = []
+    for (const file of markdownFiles()) {
+      // Prose only: a code example may choose its own sizes (the client's tus threshold).
+      const lines = readFileSync(file, 'utf8')
+        .replace(/^```[\s\S]*?^```/gm, (block) => block.replace(/[^\n]/g, ''))
+        .split('\n')
+      lines.forEach((line, i) => {
+        if (!line.includes('`FILES_MAX_BYTES`') && !/one request up to/i.test(line)) return
+        for (const [figure, mib] of line.matchAll(/(\d+(?:\.\d+)?) MiB/g))
+          if (Number(mib) * 2 ** 20 !== FILES_MAX_BYTES) stale.push(`${relative(root, file)}:${i + 1}: ${figure}`)
+      })
+    }
+    expect(stale).toEqual([])
   })
 })
 

@@ -64,7 +64,7 @@ describe('the JPEG scan limit (issue 29)', () => {
     }
     expect(refusal).toBeInstanceOf(ImageRefusedError)
     expect(refusal).toMatchObject({
-      status: 422,
+      code: 'CONVERSION_FAILED',
       message: 'the JPEG image has 1002 scans; at most 100 are decoded (each is a pass over the whole image)',
     })
   })

@@ -99,31 +99,51 @@ describe('workers-ai transcriber', () => {
   )
 
   it.each([
-    ['Binding AI needs to be run remotely', false, 502, 'no transcription provider is available here'],
-    ['AiError: 3040: Capacity temporarily exceeded, please try again.', true, 503, 'Workers AI: '],
-    ['AiError: 3036: You have used up your daily free allocation of 10,000 neurons.', true, 503, 'Workers AI: '],
-    ['4006: you have used up your daily free allocation of 10,000 neurons', true, 503, 'Workers AI: '],
-    ['AiError: 3007: Request timeout', true, 503, 'Workers AI: '],
-    ['AiError: 3008: Request was aborted', true, 503, 'Workers AI: '],
-    ["AiError: 5006: Error: required properties at '/' are 'audio'", false, 422, 'Workers AI: AiError: 5006'],
-    ['AiError: 5004: Invalid data type for base64 input: object', false, 422, 'Workers AI: '],
-    ['AiError: 3003: Request is missing headers or body: body', false, 422, 'Workers AI: '],
-    ['AiError: 3006: Request is too large', false, 413, 'Workers AI: '],
-    ['AiError: 5007: No such model @cf/openai/whisperx or task', false, 502, 'Workers AI: '],
-    ['AiError: 3042: The model name is invalid', false, 502, 'Workers AI: '],
-    ['AiError: 3023: Service unavailable for account', false, 502, 'Workers AI: '],
+    [
+      'Binding AI needs to be run remotely',
+      false,
+      'CONVERTER_MISCONFIGURED',
+      'no transcription provider is available here',
+    ],
+    ['AiError: 3040: Capacity temporarily exceeded, please try again.', true, 'CONVERTER_UNAVAILABLE', 'Workers AI: '],
+    [
+      'AiError: 3036: You have used up your daily free allocation of 10,000 neurons.',
+      true,
+      'CONVERTER_UNAVAILABLE',
+      'Workers AI: ',
+    ],
+    [
+      '4006: you have used up your daily free allocation of 10,000 neurons',
+      true,
+      'CONVERTER_UNAVAILABLE',
+      'Workers AI: ',
+    ],
+    ['AiError: 3007: Request timeout', true, 'CONVERTER_UNAVAILABLE', 'Workers AI: '],
+    ['AiError: 3008: Request was aborted', true, 'CONVERTER_UNAVAILABLE', 'Workers AI: '],
+    [
+      "AiError: 5006: Error: required properties at '/' are 'audio'",
+      false,
+      'CONVERSION_FAILED',
+      'Workers AI: AiError: 5006',
+    ],
+    ['AiError: 5004: Invalid data type for base64 input: object', false, 'CONVERSION_FAILED', 'Workers AI: '],
+    ['AiError: 3003: Request is missing headers or body: body', false, 'CONVERSION_FAILED', 'Workers AI: '],
+    ['AiError: 3006: Request is too large', false, 'FILE_TOO_LARGE', 'Workers AI: '],
+    ['AiError: 5007: No such model @cf/openai/whisperx or task', false, 'CONVERTER_MISCONFIGURED', 'Workers AI: '],
+    ['AiError: 3042: The model name is invalid', false, 'CONVERTER_MISCONFIGURED', 'Workers AI: '],
+    ['AiError: 3023: Service unavailable for account', false, 'CONVERTER_MISCONFIGURED', 'Workers AI: '],
     // Without a documented code, an HTTP status in the message decides; with neither, it is transient.
-    ['InferenceUpstreamError: 500 Internal', true, 503, 'Workers AI: '],
-    ['AiError: 400 Bad input: audio is not decodable', false, 422, 'Workers AI: AiError: 400'],
-    ['AiError: 9999: something new', true, 503, 'Workers AI: '],
-  ])('maps "%s" to retryable=%s, status %s', async (message, retryable, status, start) => {
+    ['InferenceUpstreamError: 500 Internal', true, 'CONVERTER_UNAVAILABLE', 'Workers AI: '],
+    ['AiError: 400 Bad input: audio is not decodable', false, 'CONVERSION_FAILED', 'Workers AI: AiError: 400'],
+    ['AiError: 9999: something new', true, 'CONVERTER_UNAVAILABLE', 'Workers AI: '],
+  ])('maps "%s" to retryable=%s, code %s', async (message, retryable, code, start) => {
     const { ai } = standInAi(() => {
       throw new Error(message)
     })
     const failure = await workersAiTranscriber(ai, '@cf/openai/whisper-large-v3-turbo')
       .transcribe(audio)
       .catch((error) => error)
-    expect(failure).toMatchObject({ name: 'TranscriptionError', retryable, status })
+    expect(failure).toMatchObject({ name: 'TranscriptionError', retryable, code })
     expect(failure.message.startsWith(start)).toBe(true)
   })
 

@@ -623,6 +623,25 @@ export function pdfRunLengthToEnd(streams = 1000, dataBytes = 1000, pages = 40):
   ])
 }
 
+/**
+ * A one-page PDF that draws jpegRepeatedScans as an image XObject (DCTDecode): PDFium's own libjpeg would make a
+ * pass over the image's 163,835 blocks for each of its scans.
+ */
+export function pdfJpegRepeatedScans(refinements = 1000): Uint8Array {
+  const jpeg = jpegRepeatedScans(refinements)
+  const content = 'q 846 0 0 124 0 0 cm /Im0 Do Q'
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 846 124] /Contents 4 0 R /Resources << /XObject << /Im0 5 0 R >> >> >>',
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    streamObject(
+      '/Type /XObject /Subtype /Image /Width 8456 /Height 1240 /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /DCTDecode',
+      jpeg,
+    ),
+  ])
+}
+
 /** A stream dictionary with a 1 MB word of digits that ends in a letter (a number pattern that backtracks on it). */
 export function pdfLongWord(digits = 1_000_000): Uint8Array {
   return rawPdf([...ONE_PAGE, `<< /Length 1 /W ${'1'.repeat(digits)}x >>\nstream\nx\nendstream`])
@@ -953,6 +972,13 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     expect: 'failed',
     reason: /streams' data overlap/,
     bytes: async () => pdfRunLengthToEnd(),
+  },
+  {
+    name: 'jpeg-scans-in-page.pdf',
+    why: "a page drawing the 1002-scan JPEG of jpeg-scans.jpg, which PDFium's libjpeg would decode",
+    expect: 'failed',
+    reason: /page 1 holds a JPEG image of 1002 scans; at most 100 are decoded/,
+    bytes: async () => pdfJpegRepeatedScans(1000),
   },
   {
     name: 'long-word.pdf',

@@ -10,6 +10,7 @@ import { authorizedBatch, requireAuth } from '../auth/middleware'
 import { SessionView, UserFields } from '../auth/routes'
 import { endSession, listSessions } from '../auth/sessions'
 import { users } from '../db/schema'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { FileMetadataSchema, filesPage, listFilesQuery, toFileMetadata } from '../files/records'
 import { JobSummarySchema, toJobSummary, userJobsQueries } from '../pipeline/jobs'
@@ -112,8 +113,6 @@ const endSessionRoute = securedRoute(tags, {
     ...refusals,
   },
 })
-
-const iso = (ms: number) => new Date(ms).toISOString()
 
 /** 403 unless the caller (known once the route's first batch settled the session check) is an admin. */
 function requireAdmin(c: Context<AppEnv>): void {

@@ -48,7 +48,7 @@ function apiKeyView(row: ApiKeyRow) {
     name: row.name,
     prefix: row.prefix,
     scopes: row.scopes as (typeof API_KEY_SCOPES)[number][],
-    created_at: new Date(row.createdAt).toISOString(),
+    created_at: iso(row.createdAt),
     expires_at: iso(row.expiresAt),
     last_used_at: iso(row.lastUsedAt),
   }

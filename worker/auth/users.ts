@@ -5,6 +5,7 @@ import type { Database } from '../db/client'
 import { insertForUser } from '../db/guarded'
 import { newId } from '../db/ids'
 import { spentTokens, totpFactors, users } from '../db/schema'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { userValueSchemas } from '../models/resources'
 import { readableValues, withDefaults, type ValueSchemas, type ValuesMap } from '../models/values'
@@ -60,8 +61,8 @@ export function publicShape(user: AccountRecord, schemas: ValueSchemas = userVal
     name: user.name,
     role: user.role,
     email_verified: user.emailVerified,
-    created_at: new Date(user.createdAt).toISOString(),
-    updated_at: new Date(user.updatedAt).toISOString(),
+    created_at: iso(user.createdAt),
+    updated_at: iso(user.updatedAt),
     ...readableValues(schemas, user.values),
   }
 }

@@ -75,14 +75,14 @@ function toConversionError(error: TranscriptionError): ConversionError {
   if (error.retryable)
     return new ConversionError('the transcription service is unavailable', {
       ...options,
-      code: error.status === 502 ? 'CONVERTER_MISCONFIGURED' : 'CONVERTER_UNAVAILABLE',
+      code: error.code === 'CONVERTER_MISCONFIGURED' ? 'CONVERTER_MISCONFIGURED' : 'CONVERTER_UNAVAILABLE',
     })
-  if (error.status === 502)
+  if (error.code === 'CONVERTER_MISCONFIGURED')
     return new ConversionError('no transcription service is configured, or it is misconfigured', {
       ...options,
       code: 'CONVERTER_MISCONFIGURED',
     })
-  if (error.status === 413)
+  if (error.code === 'FILE_TOO_LARGE')
     return new ConversionError('the audio is too large for the transcription service', {
       ...options,
       code: 'FILE_TOO_LARGE',

@@ -5,6 +5,7 @@ import { ConversionError } from '../conversion-error'
 import {
   eachFromPdf,
   PdfImageTooLargeError,
+  PdfJpegScansError,
   PdfOpenError,
   PdfPageTooLargeError,
   PdfStreamSyntaxError,
@@ -70,6 +71,7 @@ export async function* readPdfInput<T>(
       throw new ConversionError(`${error.message}; ${limit}`)
     }
     if (error instanceof PdfStreamSyntaxError) throw new ConversionError(`the PDF cannot be read: ${error.message}`)
+    if (error instanceof PdfJpegScansError) throw new ConversionError(error.message)
     if (error instanceof PdfImageTooLargeError) {
       if (error.heapBytes) throw new ConversionError(error.message)
       const limit = settings.PDF_MAX_IMAGE_PIXELS

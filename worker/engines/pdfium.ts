@@ -12,6 +12,7 @@
 import { PDFiumLibrary } from '@hyzyla/pdfium'
 import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
 import { inTurns } from './event-loop'
+import { MAX_JPEG_SCANS, readJpegStructure } from './image/jpeg-end'
 import { coefficientBytes, readJpegFrame } from './image/jpeg-memory'
 import { findPdfDecryptions, type PdfDecryption, PdfPasswordError, PdfSecurityHandlerError } from './pdf-crypt'
 import { findPdfStreamsInSlices, measurePdfStreams, PdfStreamSyntaxError, PdfStreamTooLargeError } from './pdf-streams'
@@ -98,6 +99,22 @@ export class PdfImageTooLargeError extends Error {
       heapBytes
         ? `page ${page} holds a ${width} × ${height} image that needs about ${Math.ceil(heapBytes / 2 ** 20)} MiB to decode; PDF images are decoded in at most ${IMAGE_HEAP_MAX_BYTES / 2 ** 20} MiB (a Worker has 128 MB)`
         : `page ${page} holds a ${width} × ${height} image`,
+    )
+  }
+}
+
+/**
+ * A page draws a JPEG of more scans than MAX_JPEG_SCANS: each is a pass of PDFium's libjpeg over the whole image, and
+ * nothing in the format bounds their count (the image engine refuses the same file, jpeg-end.ts).
+ */
+export class PdfJpegScansError extends Error {
+  override readonly name = 'PdfJpegScansError'
+  constructor(
+    readonly page: number,
+    readonly scans: number,
+  ) {
+    super(
+      `page ${page} holds a JPEG image of ${scans} scans; at most ${MAX_JPEG_SCANS} are decoded (each is a pass over the whole image)`,
     )
   }
 }
@@ -236,7 +253,13 @@ const FPDF_PAGEOBJ_FORM = 5
  */
 export const IMAGE_HEAP_MAX_BYTES = 64 * 2 ** 20
 
-function imageHeapBytes(module: PdfiumModule, image: number, width: number, height: number): number {
+/** imageHeapBytes' answer, with the scans of a JPEG it could read (0 for any other image). */
+interface ImageCost {
+  readonly heapBytes: number
+  readonly jpegScans: number
+}
+
+function imageHeapBytes(module: PdfiumModule, image: number, width: number, height: number): ImageCost {
   const bitmap = width * height * BYTES_PER_PIXEL
   const filters: string[] = []
   const name = module.wasmExports.malloc(64)
@@ -250,30 +273,32 @@ function imageHeapBytes(module: PdfiumModule, image: number, width: number, heig
   } finally {
     module.wasmExports.free(name)
   }
-  if (!filters.includes('DCTDecode') && !filters.includes('DCT')) return bitmap
-  const worst = bitmap + width * height * 3 * 2
+  if (!filters.includes('DCTDecode') && !filters.includes('DCT')) return { heapBytes: bitmap, jpegScans: 0 }
+  const worst = { heapBytes: bitmap + width * height * 3 * 2, jpegScans: 0 }
   if (filters.length !== 1) return worst
   const length = module._FPDFImageObj_GetImageDataRaw(image, 0, 0)
   const raw = length > 0 ? module.wasmExports.malloc(length) : 0
   if (!raw) return worst
   try {
     module._FPDFImageObj_GetImageDataRaw(image, raw, length)
-    const frame = readJpegFrame(module.HEAPU8.subarray(raw, raw + length))
-    return frame ? bitmap + coefficientBytes(frame) : worst
+    const jpeg = module.HEAPU8.subarray(raw, raw + length)
+    const frame = readJpegFrame(jpeg)
+    const { scans } = readJpegStructure(jpeg)
+    return { heapBytes: frame ? bitmap + coefficientBytes(frame) : worst.heapBytes, jpegScans: scans }
   } finally {
     module.wasmExports.free(raw)
   }
 }
 
 /**
- * The largest image a page draws, its form XObjects included (PDFium decodes an image at full size), and the most
- * heap one of them needs to decode (imageHeapBytes).
+ * The largest image a page draws, its form XObjects included (PDFium decodes an image at full size), the most
+ * heap one of them needs to decode (imageHeapBytes), and the most scans of one of its JPEGs.
  */
 function largestImage(
   module: PdfiumModule,
   page: number,
-): { width: number; height: number; heapBytes: number; heapWidth: number; heapHeight: number } {
-  const largest = { width: 0, height: 0, heapBytes: 0, heapWidth: 0, heapHeight: 0 }
+): { width: number; height: number; heapBytes: number; heapWidth: number; heapHeight: number; jpegScans: number } {
+  const largest = { width: 0, height: 0, heapBytes: 0, heapWidth: 0, heapHeight: 0, jpegScans: 0 }
   const size = module.wasmExports.malloc(8)
   try {
     const visit = (count: number, objectAt: (index: number) => number): void => {
@@ -286,8 +311,9 @@ function largestImage(
           const width = module.HEAPU32[size / 4]!
           const height = module.HEAPU32[size / 4 + 1]!
           if (width * height > largest.width * largest.height) Object.assign(largest, { width, height })
-          const heapBytes = imageHeapBytes(module, object, width, height)
+          const { heapBytes, jpegScans } = imageHeapBytes(module, object, width, height)
           if (heapBytes > largest.heapBytes) Object.assign(largest, { heapBytes, heapWidth: width, heapHeight: height })
+          largest.jpegScans = Math.max(largest.jpegScans, jpegScans)
         }
       }
     }
@@ -421,6 +447,7 @@ export async function* eachFromPdf<T>(
                   throw new PdfImageTooLargeError(index + 1, image.width, image.height)
                 if (image.heapBytes > IMAGE_HEAP_MAX_BYTES)
                   throw new PdfImageTooLargeError(index + 1, image.heapWidth, image.heapHeight, image.heapBytes)
+                if (image.jpegScans > MAX_JPEG_SCANS) throw new PdfJpegScansError(index + 1, image.jpegScans)
                 yield* renderStrips(module, page, area, scale)
               } finally {
                 module._FPDF_ClosePage(page)
@@ -436,6 +463,7 @@ export async function* eachFromPdf<T>(
     const isDocumentFault = [
       PdfOpenError,
       PdfImageTooLargeError,
+      PdfJpegScansError,
       PdfPageTooLargeError,
       PdfStreamTooLargeError,
       PdfStreamSyntaxError,

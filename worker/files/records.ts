@@ -5,7 +5,7 @@ import { and, desc, eq, inArray, isNull, like, lt, or, sql, type SQL, type SQLWr
 import type { BatchItem } from 'drizzle-orm/batch'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
-import { files, previews } from '../db/schema'
+import { files, previews, users } from '../db/schema'
 import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { previewKind } from './preview-kind'
@@ -280,6 +280,23 @@ export async function fileTree(
 /** A file by id whoever owns it: only for a request that proved its right another way (a signed file link). */
 export async function findFileById(db: Database, id: string): Promise<FileRow | undefined> {
   return db.query.files.findFirst({ where: eq(files.id, id) })
+}
+
+/**
+ * A file by id whoever owns it, with its owner's security stamp, in one read: for a request that proves its right by
+ * a signed file link, which a changed stamp voids.
+ */
+export async function findFileWithOwnerStamp(
+  db: Database,
+  id: string,
+): Promise<{ file: FileRow; securityStamp: string } | undefined> {
+  const [found] = await db
+    .select({ file: files, securityStamp: users.securityStamp })
+    .from(files)
+    .innerJoin(users, eq(users.id, files.userId))
+    .where(eq(files.id, id))
+    .limit(1)
+  return found
 }
 
 /** Adds facts about the content (page_count, …) to a file's metadata. */

@@ -1,11 +1,10 @@
 // File endpoints: parse the request, call the files module, shape the answer. Every route but the download
 // (which also accepts a signed URL) requires the bearer token, and every lookup is scoped to the caller.
 import { z, type RouteConfig } from '@hono/zod-openapi'
-import { eq } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
 import { authorizedBatch, callerId, callerIsLive, deferBearer, requireAuth } from '../auth/middleware'
-import { files, users } from '../db/schema'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import { streamDownload } from './download'
@@ -19,6 +18,7 @@ import {
   listFilesQuery,
   ownedFile,
   ownedFileQuery,
+  findFileWithOwnerStamp,
   toFileResponse,
   type FileRow,
 } from './records'
@@ -357,7 +357,7 @@ async function uploadView(c: Context<AppEnv>, upload: UploadRow, stored?: PartRo
     parts: parts.map((part) => ({ part: part.partNumber, size: part.size })),
     part_bytes: upload.partBytes,
     size: upload.length,
-    expires_at: new Date(upload.expiresAt).toISOString(),
+    expires_at: iso(upload.expiresAt),
     min_part_bytes: MIN_PART_BYTES,
     max_part_bytes: config.FILES_MAX_PART_BYTES,
     max_bytes: config.FILES_MAX_RESUMABLE_BYTES,
@@ -403,12 +403,7 @@ function filePage(c: Context<AppEnv>, query: PageQuery, rows: FileRow[]) {
  */
 export async function downloadOwner(c: Context<AppEnv>, id: string, signed: string | undefined): Promise<FileRow> {
   if (signed) {
-    const [found] = await c.var.db
-      .select({ file: files, securityStamp: users.securityStamp })
-      .from(files)
-      .innerJoin(users, eq(users.id, files.userId))
-      .where(eq(files.id, id))
-      .limit(1)
+    const found = await findFileWithOwnerStamp(c.var.db, id)
     if (
       !found ||
       !(await verifyFileToken(c.var.config, signed, found.file.id, {

@@ -6,6 +6,7 @@ import type { Context } from 'hono'
 import { createMiddleware } from 'hono/factory'
 import { describeRoute, errorResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
 import { authorizedBatch, callerId, callerIsLive, requireAuth } from '../auth/middleware'
+import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { requestOrigin } from '../origin'
 import type { FileRow } from './records'
@@ -334,7 +335,7 @@ export function tusRoutes(afterUpload: AfterUpload = async () => {}) {
         offset: upload.offset,
         length: upload.length ?? 0,
         part_bytes: upload.partBytes,
-        expires_at: new Date(upload.expiresAt).toISOString(),
+        expires_at: iso(upload.expiresAt),
         file_id: upload.fileId,
       }
       return c.json(body, 200)

@@ -8,14 +8,15 @@ import { readImageHeader, type ImageHeader } from './header'
 import { MAX_JPEG_SCANS, readJpegStructure } from './jpeg-end'
 import { checkImageLimits, type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
 import { PngDecodeError, type PngBands, pngBands } from './png'
+import type { ErrorCode } from '../../errors'
 import type { DrawBox } from './resize'
 
-/** The image is refused before or while decoding; `status` is the HTTP status its client gets (415 or 422). */
+/** The image is refused before or while decoding, with the code of the error table its client gets. */
 export class ImageRefusedError extends Error {
   override readonly name = 'ImageRefusedError'
   constructor(
     message: string,
-    readonly status: 415 | 422,
+    readonly code: Extract<ErrorCode, 'UNSUPPORTED_FORMAT' | 'CONVERSION_FAILED'>,
     options?: { cause?: unknown },
   ) {
     super(message, options)
@@ -28,21 +29,23 @@ export function measureImage(bytes: Uint8Array): ImageHeader {
   try {
     header = readImageHeader(bytes)
   } catch (error) {
-    throw new ImageRefusedError(`the image cannot be decoded: ${(error as Error).message}`, 422, { cause: error })
+    throw new ImageRefusedError(`the image cannot be decoded: ${(error as Error).message}`, 'CONVERSION_FAILED', {
+      cause: error,
+    })
   }
-  if (!header) throw new ImageRefusedError('not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image', 415)
+  if (!header) throw new ImageRefusedError('not a JPEG, PNG, WebP, GIF, BMP, TIFF or AVIF image', 'UNSUPPORTED_FORMAT')
   if (header.format === 'jpeg') {
     const { isWhole, scans } = readJpegStructure(bytes)
     if (!isWhole)
       throw new ImageRefusedError(
         'the JPEG image cannot be decoded: the file ends before its end-of-image marker (truncated)',
-        422,
+        'CONVERSION_FAILED',
       )
     // Each scan is a pass over the whole image: their count, not the file's size, sets the decoder's work.
     if (scans > MAX_JPEG_SCANS)
       throw new ImageRefusedError(
         `the JPEG image has ${scans} scans; at most ${MAX_JPEG_SCANS} are decoded (each is a pass over the whole image)`,
-        422,
+        'CONVERSION_FAILED',
       )
   }
   return header
@@ -116,11 +119,16 @@ async function refusing<T>(header: ImageHeader, decode: () => Promise<T>): Promi
 }
 
 function refusal(header: ImageHeader, error: unknown): ImageRefusedError {
-  if (error instanceof ImageTooLargeError) return new ImageRefusedError(error.message, 422, { cause: error })
+  if (error instanceof ImageTooLargeError)
+    return new ImageRefusedError(error.message, 'CONVERSION_FAILED', { cause: error })
   const reason = error instanceof ImageStructureError ? `: ${error.message}` : ''
-  return new ImageRefusedError(`the ${header.format.toUpperCase()} image cannot be decoded${reason}`, 422, {
-    cause: error,
-  })
+  return new ImageRefusedError(
+    `the ${header.format.toUpperCase()} image cannot be decoded${reason}`,
+    'CONVERSION_FAILED',
+    {
+      cause: error,
+    },
+  )
 }
 
 /**
@@ -143,9 +151,7 @@ export async function refusedAs<T>(name: string, open: () => T | Promise<T>): Pr
     return await open()
   } catch (error) {
     if (!(error instanceof ImageRefusedError)) throw error
-    throw new ConversionError(error.status === 415 ? `"${name}" is ${error.message}` : error.message, {
-      code: error.status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED',
-      cause: error,
-    })
+    const message = error.code === 'UNSUPPORTED_FORMAT' ? `"${name}" is ${error.message}` : error.message
+    throw new ConversionError(message, { code: error.code, cause: error })
   }
 }

@@ -9,7 +9,7 @@ import { isWorkersAiUnavailable, workersAiTranscriber } from './workers-ai'
 const NOT_CONFIGURED =
   'no transcription provider is available here: Workers AI runs only when deployed (TRANSCRIBE_PROVIDER=auto or workers-ai) and TRANSCRIBE_URL is not set. Set TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI), or TRANSCRIBE_PROVIDER=openai with it'
 
-export const noProvider = () => new TranscriptionError(NOT_CONFIGURED, { status: 502 })
+export const noProvider = () => new TranscriptionError(NOT_CONFIGURED, { code: 'CONVERTER_MISCONFIGURED' })
 
 type TranscribeSettings = Pick<Config, (typeof TRANSCRIBE_SETTINGS)[number]>
 
@@ -19,7 +19,7 @@ export function transcriberFor(config: TranscribeSettings, ai: Ai | undefined): 
   if (config.TRANSCRIBE_PROVIDER === 'openai') {
     if (!config.TRANSCRIBE_URL)
       throw new TranscriptionError(`TRANSCRIBE_PROVIDER=openai needs TRANSCRIBE_URL. ${NOT_CONFIGURED}`, {
-        status: 502,
+        code: 'CONVERTER_MISCONFIGURED',
       })
     return openAiFrom(config, config.TRANSCRIBE_URL, chunkBytes)
   }

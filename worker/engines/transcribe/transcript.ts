@@ -1,23 +1,28 @@
 // The one shape every transcription provider is normalised to, joining the transcripts of consecutive chunks
 // (timestamps shifted by each chunk's start), and WebVTT from it.
+import type { ErrorCode } from '../../errors'
 
 /**
  * A provider's failure. Its message may name the server or a setting: for the log. `reason` is the provider's
- * own complaint about the audio, fit for the client; `retryable` and `status` say what the pipeline does with it.
+ * own complaint about the audio, fit for the client; `retryable` and `code` (of the error table) say what the
+ * pipeline does with it.
  */
 export class TranscriptionError extends Error {
   override readonly name = 'TranscriptionError'
   readonly retryable: boolean
-  readonly status: 413 | 422 | 502 | 503
+  readonly code: Extract<
+    ErrorCode,
+    'FILE_TOO_LARGE' | 'CONVERSION_FAILED' | 'CONVERTER_MISCONFIGURED' | 'CONVERTER_UNAVAILABLE'
+  >
   readonly reason: string | undefined
 
   constructor(
     message: string,
-    options: { retryable?: boolean; status?: TranscriptionError['status']; reason?: string; cause?: unknown } = {},
+    options: { retryable?: boolean; code?: TranscriptionError['code']; reason?: string; cause?: unknown } = {},
   ) {
     super(message, { cause: options.cause })
     this.retryable = options.retryable ?? false
-    this.status = options.status ?? (this.retryable ? 503 : 422)
+    this.code = options.code ?? (this.retryable ? 'CONVERTER_UNAVAILABLE' : 'CONVERSION_FAILED')
     this.reason = options.reason
   }
 }

@@ -89,33 +89,33 @@ export const isWorkersAiUnavailable = (error: unknown): boolean => error instanc
 const unavailable = () =>
   new WorkersAiUnavailable(
     'no transcription provider is available here: Workers AI runs only when deployed. Set TRANSCRIBE_PROVIDER=openai and TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)',
-    { status: 502 },
+    { code: 'CONVERTER_MISCONFIGURED' },
   )
 
 /**
  * Workers AI's documented error codes ("Errors" in the Workers AI platform docs), each with whether a later try
- * can succeed and the status a client sees. 5006 (the input does not match the model's schema) and 4006 (daily
+ * can succeed and the code a client sees. 5006 (the input does not match the model's schema) and 4006 (daily
  * free allocation used up) are not in that table but are what the binding answers in those cases.
  */
-const ERROR_CODES: Record<number, { retryable: boolean; status?: TranscriptionError['status'] }> = {
+const ERROR_CODES: Record<number, { retryable: boolean; code?: TranscriptionError['code'] }> = {
   3007: { retryable: true }, // timeout
   3008: { retryable: true }, // aborted
   3036: { retryable: true }, // account limited: rate or daily allocation
   3040: { retryable: true }, // out of capacity
   4006: { retryable: true }, // daily free allocation used up
   3003: { retryable: false }, // incomplete request
-  3006: { retryable: false, status: 413 }, // request too large
+  3006: { retryable: false, code: 'FILE_TOO_LARGE' }, // request too large
   5004: { retryable: false }, // invalid data (base64)
   5006: { retryable: false }, // input validation
-  3023: { retryable: false, status: 502 }, // account blocked
-  3039: { retryable: false, status: 502 }, // finetune missing files
-  3041: { retryable: false, status: 502 }, // account not allowed for private model
-  3042: { retryable: false, status: 502 }, // invalid model id
-  5005: { retryable: false, status: 502 }, // LoRA unsupported
-  5007: { retryable: false, status: 502 }, // no such model
-  5016: { retryable: false, status: 502 }, // model terms not agreed
-  5018: { retryable: false, status: 502 }, // account not allowed for private model
-  5019: { retryable: false, status: 502 }, // deprecated SDK
+  3023: { retryable: false, code: 'CONVERTER_MISCONFIGURED' }, // account blocked
+  3039: { retryable: false, code: 'CONVERTER_MISCONFIGURED' }, // finetune missing files
+  3041: { retryable: false, code: 'CONVERTER_MISCONFIGURED' }, // account not allowed for private model
+  3042: { retryable: false, code: 'CONVERTER_MISCONFIGURED' }, // invalid model id
+  5005: { retryable: false, code: 'CONVERTER_MISCONFIGURED' }, // LoRA unsupported
+  5007: { retryable: false, code: 'CONVERTER_MISCONFIGURED' }, // no such model
+  5016: { retryable: false, code: 'CONVERTER_MISCONFIGURED' }, // model terms not agreed
+  5018: { retryable: false, code: 'CONVERTER_MISCONFIGURED' }, // account not allowed for private model
+  5019: { retryable: false, code: 'CONVERTER_MISCONFIGURED' }, // deprecated SDK
 }
 
 /** The documented code in a binding error ("AiError: 3040: Capacity temporarily exceeded…"), if any. */
