@@ -52,7 +52,7 @@ interface Bundle {
  * `wrangler deploy --dry-run` of a config (its `main`, or `entry` in its place) into a folder of its own. Even a dry
  * run builds a [[containers]] image with Docker; `--containers-rollout=none` bundles the Worker without it.
  */
-function build(name: string, config: string, entry?: string): Bundle {
+function build(name: string, config: string, entry?: string, extraArgs: readonly string[] = []): Bundle {
   const dir = join(scratch, name)
   const args = [
     WRANGLER,
@@ -64,6 +64,7 @@ function build(name: string, config: string, entry?: string): Bundle {
     '-c',
     config,
     ...(entry ? [entry] : []),
+    ...extraArgs,
   ]
   const built = spawnSync(process.execPath, args, {
     cwd: root,
@@ -751,6 +752,10 @@ try {
             ),
             bound: OTHER_STARTUP_RATIO,
           })),
+          {
+            bundle: build('passkeys', 'wrangler.passkeys.toml', 'bench/workers/passkeys-fetch.ts'),
+            bound: OTHER_STARTUP_RATIO,
+          },
         ]
   // References, with no bound: what a ratio is made of. A one-route @hono/zod-openapi Worker (zod and its OpenAPI
   // registry, built as the API Worker is), and the API Worker's modules beside the minimal Hono Worker, never imported:
@@ -761,7 +766,12 @@ try {
       ? []
       : [
           {
-            bundle: build('zod-openapi-minimal', 'wrangler.consumer.toml', 'bench/workers/zod-openapi-minimal.ts'),
+            // From an engine Worker's config, as the minimal Worker is (the consumer's binds a Durable Object this entry
+            // does not export), with the API Worker's zod alias.
+            bundle: build('zod-openapi-minimal', 'wrangler.engine-text.toml', 'bench/workers/zod-openapi-minimal.ts', [
+              '--alias',
+              '../locales/index.js:./worker/zod-locales.ts',
+            ]),
             label: 'one-route zod-openapi Worker',
           },
           { bundle: compiledBeside(hono, workers[0]!.bundle), label: 'API bundle, compiled only' },
@@ -806,7 +816,9 @@ try {
         ? 'API Worker'
         : bundle.name === 'consumer'
           ? 'consumer Worker'
-          : `${bundle.name.replace('engine-', '')} engine Worker`
+          : bundle.name === 'passkeys'
+            ? 'passkey Worker'
+            : `${bundle.name.replace('engine-', '')} engine Worker`
     console.log(
       `${label.padEnd(28)}${mib(sizes(bundle)).padStart(11)}${(median(seconds.get(bundle.name)!) * 1000).toFixed(0).padStart(9)}${ratio.toFixed(1).padStart(8)}${`${bound}×`.padStart(7)}`,
     )
