@@ -1,6 +1,6 @@
 // The self-description of the API: GET /openapi.json (generated from the zod schemas of every route), and the
 // two pages the Worker serves from its static assets (public/): the API reference at /docs and the console.
-import { type OpenAPIHono, z } from '@hono/zod-openapi'
+import { type OpenAPIHono, type RouteHandler, z } from '@hono/zod-openapi'
 import type { AppEnv } from '../api'
 import { describeRoute, errorResponse } from '../api'
 import { ApiError } from '../errors'
@@ -159,3 +159,7 @@ export const serviceStatusRoute = describeRoute({
     },
   },
 })
+
+/** GET /: the service's name, version and status. */
+export const serviceStatus: RouteHandler<typeof serviceStatusRoute, AppEnv> = (c) =>
+  c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200)
