@@ -9,6 +9,7 @@ import { accountsApp } from '../worker/groups/accounts'
 import { adminApp } from '../worker/groups/admin'
 import { type GroupName, groupOf, lazyApp } from '../worker/groups/dispatch'
 import { filesApp } from '../worker/groups/files'
+import { pagesApp } from '../worker/groups/pages'
 import { resourcesApp } from '../worker/groups/resources'
 import { statusApp } from '../worker/groups/status'
 import { requestFor } from './support/api'
@@ -32,6 +33,7 @@ const groups: Record<Exclude<GroupName, 'whole'>, () => { routes: RouteEntry[] }
   files: filesApp,
   admin: adminApp,
   resources: resourcesApp,
+  pages: pagesApp,
 }
 
 describe('the route groups of the API Worker', () => {
@@ -47,17 +49,16 @@ describe('the route groups of the API Worker', () => {
         named.filter(([, group]) => group === name).map(([route]) => route),
       )
     }
-    // The rest (the OpenAPI document and the pages) is the whole app's.
-    expect(new Set(named.filter(([, group]) => group === 'whole').map(([route]) => route.split('/')[1]))).toEqual(
-      new Set(['openapi.json', 'docs', 'console', 'static']),
-    )
+    // The rest, the OpenAPI document of every route, is the whole app's.
+    expect(named.filter(([, group]) => group === 'whole').map(([route]) => route)).toEqual(['GET /openapi.json'])
   })
 
-  it('sends the resource routes to their group, and an unknown path to the whole app', async () => {
+  it('sends the resource routes to their group, and a path no route takes to the smallest', async () => {
     expect(await groupOf('/users/0123456789abcdef01234567/posts')).toBe('resources')
     expect(await groupOf('/openapi.json')).toBe('whole')
-    expect(await groupOf('/constructor')).toBe('whole')
-    expect(await groupOf('//auth/login')).toBe('whole')
+    expect(await groupOf('/static/console.js')).toBe('pages')
+    expect(await groupOf('/constructor')).toBe('status')
+    expect(await groupOf('//auth/login')).toBe('status')
     expect(await groupOf('/')).toBe('status')
     expect(await groupOf('/auth/login')).toBe('accounts')
     expect(await groupOf('/jobs/x')).toBe('files')
@@ -70,6 +71,9 @@ describe('the route groups of the API Worker', () => {
       ['GET', '/'],
       ['POST', '/'],
       ['GET', '/nowhere'],
+      ['GET', '//auth/login'],
+      ['GET', '/static/no file'],
+      ['POST', '/docs'],
       ['PATCH', '/auth/login'],
       ['GET', '/auth/nowhere'],
       ['GET', '/auth/user'],

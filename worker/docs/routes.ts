@@ -128,6 +128,11 @@ export function mountDocs(app: OpenAPIHono<AppEnv>, info: DocumentInfo) {
       200,
     ),
   )
+  mountPages(app)
+}
+
+/** The two pages and their files, from the static assets (public/). */
+export function mountPages(app: OpenAPIHono<AppEnv>) {
   app.openapi(docsPageRoute, (c) => servePage(c.env.ASSETS, c.req.url, '/docs'))
   app.openapi(consolePageRoute, (c) => servePage(c.env.ASSETS, c.req.url, '/console'))
   app.openapi(
