@@ -779,11 +779,11 @@ try {
           },
           { bundle: compiledBeside(hono, workers[0]!.bundle), label: 'API bundle, compiled only' },
           // The API Worker builds a route group on its first request (worker/groups/dispatch.ts): a cold start whose
-          // first request is another group's pays that group, and a path no group takes builds the whole app.
+          // first request is another group's pays that group, and the OpenAPI document builds the whole app.
           ...[
             ['accounts', '/auth/user'],
             ['files', '/files'],
-            ['whole', '/nowhere'],
+            ['whole', '/openapi.json'],
           ].map(([group, path]) => ({
             bundle: { ...workers[0]!.bundle, name: `api-${group}`, firstPath: path },
             label: `API, first ${path}`,
