@@ -72,6 +72,8 @@ describe('the route groups of the API Worker', () => {
       ['POST', '/'],
       ['GET', '/nowhere'],
       ['GET', '//auth/login'],
+      ['GET', '/%61uth/user'],
+      ['GET', '/auth%2Fuser'],
       ['GET', '/static/no file'],
       ['POST', '/docs'],
       ['PATCH', '/auth/login'],
