@@ -38,7 +38,7 @@ const builders: Record<GroupName, () => Promise<Fetches>> = {
   whole: () => import('../app').then((app) => app.createApp()),
 }
 
-/** The group that answers a path (Hono's, undecoded). The resource routes take the first segments their models name
+/** The group that answers a path, as Hono's router reads it (getPath). The resource routes take the first segments their models name
  * (worker/models/resources.ts): one that a group of routes takes as well goes to the whole app, which mounts both as
  * app.ts orders them. A first segment no route takes goes to the status group, whose shell answers 404 as the whole
  * app's does. */
