@@ -124,6 +124,9 @@ function workerdProject(
           // The consumer Worker's Container class, bound under a name of its own: the pipeline here converts through
           // GOTENBERG_URL, and a test converts through the class (with no container, as wrangler dev runs it).
           durableObjects: { SIDECAR_CONTAINER: { className: 'GotenbergContainer', useSQLite: true } },
+          // The passkey Worker (wrangler.passkeys.toml) is the entrypoint test/setup/worker-entry.ts exports: the pool runs
+          // one Worker, and the API Worker's calls still cross a service binding through Workers RPC.
+          serviceBindings: { PASSKEYS: { name: 'edgefloor', entrypoint: 'PasskeyWorker' } },
           bindings: {
             JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
             // A quota so large no test reaches it by uploading, finite so a test can bring one user near it (a

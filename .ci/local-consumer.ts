@@ -45,8 +45,14 @@ export function writeLocalConsumerConfig(dir: string, settings: Record<string, s
   return path
 }
 
-/** The engine Workers' configs, run as they are beside the consumer (they have no binding and no setting). */
-export const ENGINE_CONFIGS = ['wrangler.engine-pdf.toml', 'wrangler.engine-image.toml', 'wrangler.engine-text.toml']
+/** The configs of the Workers behind service bindings, run as they are (they have no binding and no setting): the
+ * passkey Worker beside the API Worker, the engine Workers beside the consumer. */
+export const SERVICE_CONFIGS = [
+  'wrangler.passkeys.toml',
+  'wrangler.engine-pdf.toml',
+  'wrangler.engine-image.toml',
+  'wrangler.engine-text.toml',
+]
 
-/** `wrangler dev` arguments for the engine Workers: one `-c` each. */
-export const engineConfigArgs = () => ENGINE_CONFIGS.flatMap((config) => ['-c', join(root, config)])
+/** `wrangler dev` arguments for the Workers behind service bindings: one `-c` each. */
+export const serviceConfigArgs = () => SERVICE_CONFIGS.flatMap((config) => ['-c', join(root, config)])

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { configSchema } from '../worker/config.ts'
-import { engineConfigArgs, writeLocalConsumerConfig } from './local-consumer.ts'
+import { serviceConfigArgs, writeLocalConsumerConfig } from './local-consumer.ts'
 import { localPorts, type LocalPorts } from './local-ports.ts'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -143,14 +143,14 @@ if (hasLibreOffice && existsSync(sidecarEntry)) {
   })
 }
 
-say(`starting the API Worker on http://127.0.0.1:${apiPort}, and the consumer and engine Workers beside it`)
+say(`starting the API Worker on http://127.0.0.1:${apiPort}, and the consumer, passkey and engine Workers beside it`)
 serve('worker', 'wrangler', [
   'dev',
   '-c',
   'wrangler.toml',
   '-c',
   consumerConfig,
-  ...engineConfigArgs(),
+  ...serviceConfigArgs(),
   '--local',
   '--ip',
   '127.0.0.1',

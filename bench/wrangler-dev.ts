@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { engineConfigArgs, writeLocalConsumerConfig } from '../.ci/local-consumer.ts'
+import { serviceConfigArgs, writeLocalConsumerConfig } from '../.ci/local-consumer.ts'
 import { type ProcessGroup, spawnGroup } from './process-group.ts'
 
 export const root = fileURLToPath(new URL('..', import.meta.url))
@@ -99,7 +99,7 @@ export async function launchDevWorker(
           'wrangler.toml',
           '-c',
           writeLocalConsumerConfig(join(state, 'consumer'), { ...settings, ...consumerVars }),
-          ...engineConfigArgs(),
+          ...serviceConfigArgs(),
         ]
       : [entry]
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false' }

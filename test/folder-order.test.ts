@@ -8,8 +8,12 @@ import { importGraph, relativeImports, sources } from './support/import-graph'
 
 /** The tiers, highest first. A file is in the first tier one of whose patterns its path matches. */
 const TIERS: readonly { name: string; files: readonly RegExp[] }[] = [
-  // Each deployed Worker's entry and what only an entry runs (the scheduled sweeps, the engine Workers).
-  { name: 'entries', files: [/^worker\/(index|consumer|app|sweeps)\.ts$/, /^worker\/engine-workers\//] },
+  // Each deployed Worker's entry and what only an entry runs (the app, its shell and its route groups, the scheduled
+  // sweeps, the engine Workers).
+  {
+    name: 'entries',
+    files: [/^worker\/(index|consumer|app|app-shell|sweeps)\.ts$/, /^worker\/(engine-workers|groups)\//],
+  },
   // HTTP: route files, the OpenAPI document and the route declaration helpers.
   {
     name: 'routes',

@@ -3,7 +3,7 @@
 // hooks; this reads every worker/ source and fails naming the cycle if one comes back. `import type` is left out:
 // it is erased before the Worker runs. The order of folders is test/folder-order.test.ts.
 import { describe, expect, it } from 'vitest'
-import { importGraph } from './support/import-graph'
+import { importGraph, sources } from './support/import-graph'
 
 /** Every cycle, each as the chain of files from its first to itself again. */
 function cycles(graph: Map<string, string[]>): string[][] {
@@ -24,6 +24,28 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found
 }
 
+/** Every worker/ file `entry` reaches at run time, each with the chain of imports that reaches it. */
+function reachedFrom(graph: Map<string, string[]>, entry: string): Map<string, string> {
+  const reached = new Map<string, string>([[entry, entry]])
+  const queue = [entry]
+  while (queue.length > 0) {
+    const file = queue.shift()!
+    for (const next of graph.get(file) ?? []) {
+      if (reached.has(next)) continue
+      reached.set(next, `${reached.get(file)} → ${next}`)
+      queue.push(next)
+    }
+  }
+  return reached
+}
+
+/** Whether a source imports `pkg` (or a path of it) at run time: statically, re-exported or dynamically. */
+const importsPackage = (source: string, pkg: string) =>
+  new RegExp(
+    `^\\s*(?:import|export)\\s+(?!type\\b)(?:[^'";]*?\\sfrom\\s+)?['"]${pkg}[/'"]|import\\(\\s*['"]${pkg}[/'"]`,
+    'm',
+  ).test(source)
+
 describe('the import graph of worker/', () => {
   const graph = importGraph()
 
@@ -42,16 +64,7 @@ describe('the import graph of worker/', () => {
   // a bundle is compiled before its first request (the 1 s startup limit), so the API Worker must reach no engine and
   // no converter's work: it chooses converters from their info (worker/converters/catalog/) alone.
   it('keeps every conversion engine and converter out of the API Worker (worker/index.ts)', () => {
-    const reached = new Map<string, string>([['worker/index.ts', 'worker/index.ts']])
-    const queue = ['worker/index.ts']
-    while (queue.length > 0) {
-      const file = queue.shift()!
-      for (const next of graph.get(file) ?? []) {
-        if (reached.has(next)) continue
-        reached.set(next, `${reached.get(file)} → ${next}`)
-        queue.push(next)
-      }
-    }
+    const reached = reachedFrom(graph, 'worker/index.ts')
     const engines = [...reached.keys()].filter(
       (path) => path.startsWith('worker/engines/') && path !== 'worker/engines/transcribe/settings.ts',
     )
@@ -64,5 +77,19 @@ describe('the import graph of worker/', () => {
     expect([...engines, ...work].map((path) => reached.get(path))).toEqual([])
     // The consumer Worker does reach them: the walk above would find them if they were imported.
     expect(graph.get('worker/consumer.ts')).toBeDefined()
+  })
+
+  // Issue 29: the WebAuthn ceremonies' libraries (@simplewebauthn/server, its ASN.1 and X.509 parsers: a third of the
+  // API Worker's bundle, which workerd compiles at every cold start) run in the passkey Worker (wrangler.passkeys.toml),
+  // which the API Worker calls through its PASSKEYS binding. A dynamic import would not do: it stays in the bundle.
+  it('keeps the WebAuthn libraries out of the API Worker and in the passkey Worker', () => {
+    const api = [...reachedFrom(graph, 'worker/index.ts')]
+    expect(
+      api.filter(([file]) => importsPackage(sources[file]!, '@simplewebauthn/server')).map(([, chain]) => chain),
+    ).toEqual([])
+    const passkeys = [...reachedFrom(graph, 'worker/auth/passkey-worker.ts').keys()]
+    expect(passkeys.filter((file) => importsPackage(sources[file]!, '@simplewebauthn/server'))).toEqual([
+      'worker/auth/webauthn.ts',
+    ])
   })
 })

@@ -18,6 +18,14 @@ interface D1Binding {
 
 const read = (file: string) => unstable_readConfig({ config: file.startsWith('/') ? file : join(root, file) })
 const api = read('wrangler.toml')
+/** A config's settings, D1, R2, queue and service bindings: none for a Worker reached only through its binding. */
+const ownBindings = (config: ReturnType<typeof read>) => [
+  config.vars,
+  config.d1_databases,
+  config.r2_buckets,
+  config.queues.producers ?? [],
+  config.services ?? [],
+]
 const consumer = read('wrangler.consumer.toml')
 
 describe('wrangler.toml (the API Worker)', () => {
@@ -136,13 +144,20 @@ describe('wrangler.engine-*.toml (the engine Workers)', () => {
       expect(engine.name).toBe(`edgefloor-engine-${family}`)
       expect(engine.main).toBe(join(root, `worker/engine-workers/${family}.ts`))
       expect(engine.workers_dev).toBe(false)
-      expect([
-        engine.vars,
-        engine.d1_databases,
-        engine.r2_buckets,
-        engine.queues.producers ?? [],
-        engine.services ?? [],
-      ]).toEqual([{}, [], [], [], []])
+      expect(ownBindings(engine)).toEqual([{}, [], [], [], []])
     }
+  })
+})
+
+describe('wrangler.passkeys.toml (the passkey Worker)', () => {
+  it("is the API Worker's PASSKEYS service binding, with no binding, setting or route of its own", () => {
+    expect(
+      api.services?.map((service: { binding: string; service: string }) => [service.binding, service.service]),
+    ).toEqual([['PASSKEYS', 'edgefloor-passkeys']])
+    const passkeys = read('wrangler.passkeys.toml')
+    expect(passkeys.name).toBe('edgefloor-passkeys')
+    expect(passkeys.main).toBe(join(root, 'worker/auth/passkey-worker.ts'))
+    expect(passkeys.workers_dev).toBe(false)
+    expect(ownBindings(passkeys)).toEqual([{}, [], [], [], []])
   })
 })

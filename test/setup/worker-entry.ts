@@ -14,3 +14,6 @@ export default { ...api, ...consumer } satisfies ExportedHandler<Env, QueueMessa
 
 export { RateLimiter } from '../../worker/index'
 export { GotenbergContainer } from '../../worker/consumer'
+// The passkey Worker's entrypoint: vitest.config.ts points the API Worker's PASSKEYS binding at it in this Worker, so
+// the ceremonies go through Workers RPC as deployed (there, wrangler.passkeys.toml is a Worker of its own).
+export { default as PasskeyWorker } from '../../worker/auth/passkey-worker'

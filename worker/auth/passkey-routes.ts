@@ -16,6 +16,7 @@ import {
   registerPasskey,
   registrationOptions,
   removePasskey,
+  passkeyWorker,
   type PasskeyRow,
 } from './passkeys'
 import { clientAddress, enforceRateLimit } from './rate-limit'
@@ -154,7 +155,7 @@ export function passkeyRoutes() {
   return newRouter()
     .openapi(registerOptionsRoute, async (c) => {
       const [existing] = await authorizedBatch(c, [listPasskeys(c.var.db, callerId(c))])
-      return c.json(await registrationOptions(c.var.db, c.var.config, c.var.user, existing), 200)
+      return c.json(await registrationOptions(c.var.db, c.var.config, passkeyWorker(c.env), c.var.user, existing), 200)
     })
     .openapi(registerRoute, async (c) => {
       const { credential, name } = c.req.valid('json')
@@ -164,6 +165,7 @@ export function passkeyRoutes() {
       const passkey = await registerPasskey(
         c.var.db,
         c.var.config,
+        passkeyWorker(c.env),
         c.var.user.id,
         credential as RegistrationResponseJSON,
         name?.trim() || 'passkey',
@@ -175,7 +177,7 @@ export function passkeyRoutes() {
       await enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [
         `passkey-options:ip:${clientAddress(c.var.config, c.req.raw.headers)}`,
       ])
-      return c.json(await authenticationOptions(c.var.db, c.var.config), 200)
+      return c.json(await authenticationOptions(c.var.db, c.var.config, passkeyWorker(c.env)), 200)
     })
     .openapi(loginRoute, async (c) => {
       await enforceRateLimit(c.env.RATE_LIMITER, c.var.config, [
@@ -184,6 +186,7 @@ export function passkeyRoutes() {
       const { user, used } = await authenticatePasskey(
         c.var.db,
         c.var.config,
+        passkeyWorker(c.env),
         c.req.valid('json').credential as AuthenticationResponseJSON,
       )
       if (c.var.config.AUTH_REQUIRE_EMAIL_VERIFICATION && !user.emailVerified) {

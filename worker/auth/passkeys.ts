@@ -1,7 +1,17 @@
-// Passkeys (WebAuthn) through @simplewebauthn/server: registering one for a signed-in account (several per
-// account), signing in with one (discoverable credentials: no email typed), listing and removing them. Every
-// challenge is stored (as SHA-256) for one use and five minutes. Owns passkeys and passkey_challenges.
-import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server'
+// Passkeys (WebAuthn): registering one for a signed-in account (several per account), signing in with one
+// (discoverable credentials: no email typed), listing and removing them. Every challenge is stored (as SHA-256) for
+// one use and five minutes. Owns passkeys and passkey_challenges. The ceremonies themselves (@simplewebauthn/server
+// and its ASN.1 and X.509 parsers) run in the passkey Worker (webauthn.ts), reached through the PASSKEYS binding.
+import type {
+  AuthenticationResponseJSON,
+  CredentialDeviceType,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  WebAuthnCredential,
+} from '@simplewebauthn/server'
 import { and, asc, eq, lt, type SQL } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
@@ -10,10 +20,42 @@ import { passkeyChallenges, passkeys, users } from '../db/schema'
 import { ApiError } from '../errors'
 import { sha256Hex } from './sessions'
 
-// @simplewebauthn/server and its ASN.1 and X.509 parsers are a large share of the bundle (docs/sign-in.md).
-// Evaluating them registers decorators and a Reflect polyfill, so they load on the first passkey request, not at
-// every isolate's start.
-const webauthn = () => import('@simplewebauthn/server')
+/** A verification's options as Workers RPC carries them: the challenge the API Worker took for the answer (null when
+ * none was: the answer fails) in place of @simplewebauthn's callback. */
+type OverRpc<F extends (options: never) => unknown> = Omit<Parameters<F>[0], 'expectedChallenge'> & {
+  expectedChallenge: string | null
+}
+
+/** A verification that failed, and why (for the log: the client learns only PASSKEY_INVALID). */
+interface Refused {
+  verified: false
+  reason: string
+}
+
+/** The WebAuthn ceremonies (webauthn.ts), which the passkey Worker runs. A verification that fails answers why. */
+export interface WebAuthnCeremonies {
+  registrationOptions(
+    options: Parameters<typeof generateRegistrationOptions>[0],
+  ): ReturnType<typeof generateRegistrationOptions>
+  verifyRegistration(request: OverRpc<typeof verifyRegistrationResponse>): Promise<
+    | Refused
+    | {
+        verified: true
+        credential: WebAuthnCredential
+        credentialDeviceType: CredentialDeviceType
+        credentialBackedUp: boolean
+      }
+  >
+  authenticationOptions(
+    options: Parameters<typeof generateAuthenticationOptions>[0],
+  ): ReturnType<typeof generateAuthenticationOptions>
+  verifyAuthentication(
+    request: OverRpc<typeof verifyAuthenticationResponse>,
+  ): Promise<Refused | { verified: true; newCounter: number }>
+}
+
+/** The passkey Worker behind the API Worker's PASSKEYS service binding (wrangler.toml, wrangler.passkeys.toml). */
+export const passkeyWorker = (env: Env): WebAuthnCeremonies => env.PASSKEYS as unknown as WebAuthnCeremonies
 
 const CHALLENGE_TTL_MS = 5 * 60_000
 /** Passkeys one account may hold; each is offered in excludeCredentials when registering another. */
@@ -69,14 +111,14 @@ export function listPasskeys(db: Database, userId: string) {
 export async function registrationOptions(
   db: Database,
   config: Config,
+  ceremonies: WebAuthnCeremonies,
   user: { id: string; email: string; name: string },
   existing: PasskeyRow[],
 ) {
   if (existing.length >= MAX_PASSKEYS_PER_USER)
     throw new ApiError('PASSKEY_LIMIT_REACHED', { details: { max_passkeys: MAX_PASSKEYS_PER_USER } })
   const rp = relyingParty(config)
-  const { generateRegistrationOptions } = await webauthn()
-  const options = await generateRegistrationOptions({
+  const options = await ceremonies.registrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: user.email,
@@ -112,30 +154,24 @@ export async function challengeTaking(
 export async function registerPasskey(
   db: Database,
   config: Config,
+  ceremonies: WebAuthnCeremonies,
   userId: string,
   response: RegistrationResponseJSON,
   name: string,
   taken: { challenge: string; row: typeof passkeyChallenges.$inferSelect | undefined },
 ): Promise<PasskeyRow> {
   const rp = relyingParty(config)
-  const { verifyRegistrationResponse } = await webauthn()
   const isTaken = isChallengeFor(taken.row, 'register', userId)
-  let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>
-  try {
+  const verification = await ceremonies.verifyRegistration({
+    response,
     // The challenge was taken already: the one the answer names, which is the one checked here.
-    const expectedChallenge = async (answered: string) => answered === taken.challenge && isTaken
-    verification = await verifyRegistrationResponse({
-      response,
-      expectedChallenge,
-      expectedOrigin: rp.origins,
-      expectedRPID: rp.id,
-      requireUserVerification: false,
-    })
-  } catch (error) {
-    throw new ApiError('PASSKEY_INVALID', { cause: error })
-  }
-  if (!verification.verified) throw new ApiError('PASSKEY_INVALID')
-  const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo
+    expectedChallenge: isTaken ? taken.challenge : null,
+    expectedOrigin: rp.origins,
+    expectedRPID: rp.id,
+    requireUserVerification: false,
+  })
+  if (!verification.verified) throw new ApiError('PASSKEY_INVALID', { cause: new Error(verification.reason) })
+  const { credential, credentialDeviceType, credentialBackedUp } = verification
   const now = Date.now()
   const inserted = await db
     .insert(passkeys)
@@ -158,9 +194,11 @@ export async function registerPasskey(
 }
 
 /** The options for navigator.credentials.get(): any discoverable credential of this relying party. */
-export async function authenticationOptions(db: Database, config: Config) {
-  const { generateAuthenticationOptions } = await webauthn()
-  const options = await generateAuthenticationOptions({ rpID: relyingParty(config).id, userVerification: 'preferred' })
+export async function authenticationOptions(db: Database, config: Config, ceremonies: WebAuthnCeremonies) {
+  const options = await ceremonies.authenticationOptions({
+    rpID: relyingParty(config).id,
+    userVerification: 'preferred',
+  })
   await storeChallenge(db, options.challenge, 'login', null)
   return options
 }
@@ -170,7 +208,12 @@ export async function authenticationOptions(db: Database, config: Config) {
  * last use (for the batch that starts the session). 401 otherwise. The passkey is read and the challenge the answer
  * names is spent in one round trip: any answer spends it, an unknown credential's too, so a probe cannot reuse one.
  */
-export async function authenticatePasskey(db: Database, config: Config, response: AuthenticationResponseJSON) {
+export async function authenticatePasskey(
+  db: Database,
+  config: Config,
+  ceremonies: WebAuthnCeremonies,
+  response: AuthenticationResponseJSON,
+) {
   const taking = await challengeTaking(db, response)
   // Apart, not joined: in a batch D1 answers rows as objects, where the user's `id` would overwrite the passkey's.
   const [[passkey], [user], [taken]] = await db.batch([
@@ -191,30 +234,24 @@ export async function authenticatePasskey(db: Database, config: Config, response
   const found = { passkey, user }
   const isChallengeTaken = isChallengeFor(taken, 'login', null)
   const rp = relyingParty(config)
-  const { verifyAuthenticationResponse } = await webauthn()
-  let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
-  try {
-    verification = await verifyAuthenticationResponse({
-      response,
-      // The challenge was taken above: the one the answer names, which is the one checked here.
-      expectedChallenge: async (answered: string) => answered === taking.challenge && isChallengeTaken,
-      expectedOrigin: rp.origins,
-      expectedRPID: rp.id,
-      credential: {
-        id: found.passkey.credentialId,
-        publicKey: Uint8Array.fromBase64(found.passkey.publicKey, { alphabet: 'base64url' }),
-        counter: found.passkey.counter,
-        transports: found.passkey.transports,
-      },
-      requireUserVerification: false,
-    })
-  } catch (error) {
-    throw new ApiError('PASSKEY_INVALID', { cause: error })
-  }
-  if (!verification.verified) throw new ApiError('PASSKEY_INVALID')
+  const verification = await ceremonies.verifyAuthentication({
+    response,
+    // The challenge was taken above: the one the answer names, which is the one checked here.
+    expectedChallenge: isChallengeTaken ? taking.challenge : null,
+    expectedOrigin: rp.origins,
+    expectedRPID: rp.id,
+    credential: {
+      id: found.passkey.credentialId,
+      publicKey: Uint8Array.fromBase64(found.passkey.publicKey, { alphabet: 'base64url' }),
+      counter: found.passkey.counter,
+      transports: found.passkey.transports,
+    },
+    requireUserVerification: false,
+  })
+  if (!verification.verified) throw new ApiError('PASSKEY_INVALID', { cause: new Error(verification.reason) })
   const used = db
     .update(passkeys)
-    .set({ counter: verification.authenticationInfo.newCounter, lastUsedAt: Date.now() })
+    .set({ counter: verification.newCounter, lastUsedAt: Date.now() })
     .where(eq(passkeys.id, found.passkey.id))
   return { user: found.user, used }
 }

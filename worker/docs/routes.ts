@@ -1,6 +1,6 @@
 // The self-description of the API: GET /openapi.json (generated from the zod schemas of every route), and the
 // two pages the Worker serves from its static assets (public/): the API reference at /docs and the console.
-import { type OpenAPIHono, z } from '@hono/zod-openapi'
+import { type OpenAPIHono, type RouteHandler, z } from '@hono/zod-openapi'
 import type { AppEnv } from '../api'
 import { describeRoute, errorResponse } from '../api'
 import { ApiError } from '../errors'
@@ -128,6 +128,11 @@ export function mountDocs(app: OpenAPIHono<AppEnv>, info: DocumentInfo) {
       200,
     ),
   )
+  mountPages(app)
+}
+
+/** The two pages and their files, from the static assets (public/). */
+export function mountPages(app: OpenAPIHono<AppEnv>) {
   app.openapi(docsPageRoute, (c) => servePage(c.env.ASSETS, c.req.url, '/docs'))
   app.openapi(consolePageRoute, (c) => servePage(c.env.ASSETS, c.req.url, '/console'))
   app.openapi(
@@ -159,3 +164,7 @@ export const serviceStatusRoute = describeRoute({
     },
   },
 })
+
+/** GET /: the service's name, version and status. */
+export const serviceStatus: RouteHandler<typeof serviceStatusRoute, AppEnv> = (c) =>
+  c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200)
