@@ -1,34 +1,19 @@
 // Drives the Worker through its own fetch handler in workerd, as a client would.
 import { exports } from 'cloudflare:workers'
 import type { ResourceConfig } from '../../worker/models/resources'
+import { type CallOptions, requestFor } from './request'
 
-export const BASE = 'http://edgefloor.test'
+export { BASE, type CallOptions, randomIp, requestFor } from './request'
 
-export interface CallOptions {
-  token?: string
-  json?: unknown
-  body?: BodyInit
-  headers?: Record<string, string>
-  /** Client address as Cloudflare reports it; a fresh one per call unless given (rate limits are per IP). */
-  ip?: string
-}
-
-export function randomIp(): string {
-  const octet = () => Math.floor(Math.random() * 254) + 1
-  return `10.${octet()}.${octet()}.${octet()}`
+/** A parsed answer: the status, the JSON body (undefined when there is none) and the headers. */
+export interface JsonAnswer<Body> {
+  status: number
+  body: Body
+  headers: Headers
 }
 
 export async function call(method: string, path: string, options: CallOptions = {}): Promise<Response> {
-  const headers = new Headers(options.headers)
-  headers.set('cf-connecting-ip', options.ip ?? randomIp())
-  if (options.token) headers.set('authorization', `Bearer ${options.token}`)
-  let body = options.body
-  if (options.json !== undefined) {
-    headers.set('content-type', 'application/json')
-    body = JSON.stringify(options.json)
-  }
-  // The Worker's own answer, redirects included (a fetch would follow them: provider sign-in answers 302).
-  return exports.default.fetch(new Request(`${BASE}${path}`, { method, headers, body, redirect: 'manual' }))
+  return exports.default.fetch(requestFor(method, path, options))
 }
 
 /** Calls and parses the JSON body, returning both. */
@@ -36,10 +21,13 @@ export async function callJson<T = any>(
   method: string,
   path: string,
   options: CallOptions = {},
-): Promise<{ status: number; body: T; headers: Headers }> {
-  const response = await call(method, path, options)
+): Promise<JsonAnswer<T>> {
+  return readJson(await call(method, path, options)) as Promise<JsonAnswer<T>>
+}
+
+async function readJson(response: Response): Promise<JsonAnswer<unknown>> {
   const text = await response.text()
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, headers: response.headers }
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers }
 }
 
 /**
@@ -55,29 +43,17 @@ export async function callWithSettings(
   return callBuiltApp({ settings }, method, path, options)
 }
 
-/** Calls a Worker built with other models and resource routes (e.g. the Posts example). */
-export async function callWithResources(
+/**
+ * Calls a Worker built with other models and resource routes (e.g. the Posts example). Their routes come from
+ * configuration, so the body is what the caller says it is.
+ */
+export async function callWithResources<Body = any>(
   resources: ResourceConfig,
   method: string,
   path: string,
   options: CallOptions = {},
-) {
-  const response = await callBuiltApp({ resources }, method, path, options)
-  const text = await response.text()
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any, headers: response.headers }
-}
-
-/** The Request a call sends: a client address, the bearer token, a JSON body. */
-export function requestFor(method: string, path: string, options: CallOptions = {}): Request {
-  const headers = new Headers(options.headers)
-  headers.set('cf-connecting-ip', options.ip ?? randomIp())
-  if (options.token) headers.set('authorization', `Bearer ${options.token}`)
-  let body = options.body
-  if (options.json !== undefined) {
-    headers.set('content-type', 'application/json')
-    body = JSON.stringify(options.json)
-  }
-  return new Request(`${BASE}${path}`, { method, headers, body })
+): Promise<JsonAnswer<Body>> {
+  return readJson(await callBuiltApp({ resources }, method, path, options)) as Promise<JsonAnswer<Body>>
 }
 
 async function callBuiltApp(
