@@ -8,7 +8,7 @@ import { ConversionError, type Converter } from '../../worker/converters/convert
 import { converterNamed, registerConverter } from '../../worker/converters/registry'
 import { openDatabase } from '../../worker/db/client'
 import { newId } from '../../worker/db/ids'
-import { consumeDeadLetters, runStep, type PipelineDeps } from '../../worker/pipeline/step-runner'
+import { runStep, type PipelineDeps } from '../../worker/pipeline/step-runner'
 import { createJob } from '../../worker/pipeline/jobs'
 import type { StepMessage } from '../../worker/queue'
 import { findOwnedFile } from '../../worker/files/records'
@@ -18,6 +18,7 @@ import { signUp, type TestUser } from '../support/accounts'
 import { heldHasStarted, hold, registerChainConverters, resetHold } from '../support/chain-converters'
 import { multipartBody, uploaded } from '../support/files'
 import { pollJob } from '../support/jobs'
+import { DEAD_LETTER_QUEUE, deliver } from '../support/queue'
 import { localEngines } from '../../worker/engine-workers/local'
 
 /** Two pages, planned as two parts: page 1 at once, page 2 once the test releases `hold`. */
@@ -182,26 +183,15 @@ describe('each event once', { timeout: 120_000 }, () => {
   const deliveries = async (path: string) =>
     (await (await fetch(`${env.WEBHOOK_RECEIVER_URL}/deliveries?path=${path}`)).json()) as Array<{ body: string }>
 
-  function pipelineDeps(): PipelineDeps & { background: Promise<unknown>[] } {
-    const background: Promise<unknown>[] = []
+  function pipelineDeps(): PipelineDeps {
     return {
       db: openDatabase(env.DB),
       bucket: env.BUCKET,
       queue: env.CONVERSIONS,
       config: loadConfig(env),
       engines: localEngines,
-      waitUntil: (promise) => background.push(promise),
-      background,
+      waitUntil: () => {},
     }
-  }
-
-  function deadLetterBatch(body: StepMessage, attempts: number) {
-    return {
-      queue: 'edgefloor-conversions-dlq',
-      messages: [{ id: 'm1', timestamp: new Date(), body, attempts, ack: () => {}, retry: () => {} }],
-      ackAll: () => {},
-      retryAll: () => {},
-    } as unknown as MessageBatch<StepMessage>
   }
 
   it('sends job.failed once when a failed step is delivered again, and the dead letter counts the real attempts', async () => {
@@ -219,9 +209,10 @@ describe('each event once', { timeout: 120_000 }, () => {
     // The failed step reaches the dead-letter consumer too (a redelivery raced its failure): the job stays as it
     // was, and no second job.failed goes out.
     const job = await callJson('GET', `/jobs/${jobId}`, { token: user.token })
-    const deps = pipelineDeps()
-    await consumeDeadLetters(deadLetterBatch({ kind: 'step', jobId, stepId: job.body.steps[0]._id }, 1).messages, deps)
-    await Promise.all(deps.background)
+    const deadLetter = await deliver(DEAD_LETTER_QUEUE, [
+      { body: { kind: 'step', jobId, stepId: job.body.steps[0]._id }, attempts: 1 },
+    ])
+    expect(deadLetter).toMatchObject({ outcome: 'ok', explicitAcks: ['m1'] })
     const sent = await deliveries(path)
     expect(sent).toHaveLength(1)
     expect(JSON.parse(sent[0]!.body)).toMatchObject({ event: 'job.failed' })
@@ -230,11 +221,12 @@ describe('each event once', { timeout: 120_000 }, () => {
     // A step the queue delivered six times: its dead letter (whose own count starts at 1) says six.
     // Made without a queue message, so only this test delivers it.
     const busy = await uploaded(user, 'six.tallbusy', 'x')
+    const deps = pipelineDeps()
     const created = await createJob(deps.db, await findOwnedFile(deps.db, user.id, busy._id), alwaysBusy, {})
     const message: StepMessage = { kind: 'step', jobId: created.job.id, stepId: created.step!.id }
     for (let attempt = 1; attempt <= 6; attempt++)
       await expect(runStep(deps, message, attempt)).rejects.toThrow('the engine is busy')
-    await consumeDeadLetters(deadLetterBatch(message, 1).messages, deps)
+    expect(await deliver(DEAD_LETTER_QUEUE, [{ body: message, attempts: 1 }])).toMatchObject({ explicitAcks: ['m1'] })
     expect((await callJson('GET', `/jobs/${message.jobId}`, { token: user.token })).body.error).toBe(
       'test-always-busy on "six.tallbusy" failed: gave up after 6 attempts: the engine is busy',
     )
