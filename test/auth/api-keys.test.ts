@@ -93,7 +93,7 @@ describe('API keys', () => {
     }
     expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body).toHaveLength(1)
 
-    expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body[0].last_used_at).toEqual(
+    expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body[0]!.last_used_at).toEqual(
       expect.any(String),
     )
     const revoked = await callJson('DELETE', `/auth/api-keys/${_id}`, { token: user.token })

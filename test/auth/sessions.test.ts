@@ -63,8 +63,8 @@ describe('sessions: access tokens end with their session', () => {
       created_at: expect.any(String),
       last_used_at: expect.any(String),
     })
-    expect(current._id).not.toBe(phoneSession._id)
-    expect((await callJson('DELETE', `/auth/sessions/${phoneSession._id}`, { token: user.token })).body).toEqual({
+    expect(current!._id).not.toBe(phoneSession!._id)
+    expect((await callJson('DELETE', `/auth/sessions/${phoneSession!._id}`, { token: user.token })).body).toEqual({
       message: 'session ended',
     })
     expect((await me(phone.body.token)).status).toBe(401)
@@ -75,14 +75,14 @@ describe('sessions: access tokens end with their session', () => {
       (await callJson('GET', '/auth/sessions', { token: user.token })).body.map(
         (session: { _id: string }) => session._id,
       ),
-    ).toEqual([current._id])
+    ).toEqual([current!._id])
   })
 
   it("answers 404 for another user's session id, exactly as for an unknown one, and ends nothing", async () => {
     const alice = await signUp()
     const mallory = await signUp()
     const [aliceSession] = (await callJson('GET', '/auth/sessions', { token: alice.token })).body
-    const theirs = await callJson('DELETE', `/auth/sessions/${aliceSession._id}`, { token: mallory.token })
+    const theirs = await callJson('DELETE', `/auth/sessions/${aliceSession!._id}`, { token: mallory.token })
     const unknown = await callJson('DELETE', '/auth/sessions/0123456789abcdef01234567', { token: mallory.token })
     expect(theirs).toMatchObject({ status: 404, body: { message: 'session not found', code: 'SESSION_NOT_FOUND' } })
     expect(unknown.body).toEqual(theirs.body)

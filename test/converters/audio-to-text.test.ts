@@ -557,8 +557,8 @@ describe('audio → txt → png through the pipeline', () => {
       metadata: { word_count: 9, language: 'english' },
     })
     expect(vtt).toMatchObject({ parent_file: mp3._id, content_type: 'text/vtt' })
-    expect(png.parent_file).toBe(txt._id)
-    expect(await (await call('GET', `/files/${txt._id}/download`, { token: user.token })).text()).toBe(
+    expect(png!.parent_file).toBe(txt!._id)
+    expect(await (await call('GET', `/files/${txt!._id}/download`, { token: user.token })).text()).toBe(
       'The quick brown fox. Jumps over the lazy dog.\n',
     )
   })
@@ -577,14 +577,14 @@ describe('audio → txt → png through the pipeline', () => {
     ])
     expect(await standInRequests(name)).toHaveLength(3) // 503, 503, then the transcript
     const [job] = (await callJson('GET', `/files/${clip._id}/jobs`, { token: user.token })).body
-    expect(job.steps.find((step: { source_file: string }) => step.source_file === clip._id)).toMatchObject({
+    expect(job!.steps.find((step: { source_file: string }) => step.source_file === clip._id)).toMatchObject({
       status: 'done',
       attempts: 3,
     })
     const all = (await callJson('GET', '/files', { token: user.token })).body
-    const children = all.filter((file: { parent_file: string }) => file.parent_file === clip._id)
+    const children = all.filter((file) => file.parent_file === clip._id)
     expect(children.map((file: { name: string }) => file.name).sort()).toEqual([`${base} (1 of 2)`, `${base} (2 of 2)`])
-    expect(await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).text()).toBe(
+    expect(await (await call('GET', `/files/${res.body[0]!._id}/download`, { token: user.token })).text()).toBe(
       'The quick brown fox. Jumps over the lazy dog.\n',
     )
   }, 60_000)

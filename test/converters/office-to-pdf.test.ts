@@ -168,7 +168,7 @@ describe('Office → PDF → PNG pages through the pipeline', () => {
           name: `${base} (${i + 1} of ${pages})`,
           extension: '.png',
           content_type: 'image/png',
-          parent_file: pdf._id,
+          parent_file: pdf!._id,
           part_index: i,
           part_total: pages,
         })
@@ -188,7 +188,7 @@ describe('Office → PDF → PNG pages through the pipeline', () => {
     expect(res.status).toBe(200)
     const [pdf] = res.body
     expect(pdf).toMatchObject({ name: 'Accessible (1 of 1)', content_type: 'application/pdf', parent_file: source._id })
-    const { bytes } = await downloadBytes(`/files/${pdf._id}/download`, { token: user.token })
+    const { bytes } = await downloadBytes(`/files/${pdf!._id}/download`, { token: user.token })
     const text = new TextDecoder('latin1').decode(bytes)
     expect(text).toMatch(/pdfuaid:part(="1"|>1<)/)
     expect(text).toContain('/StructTreeRoot')

@@ -71,7 +71,7 @@ describe('POST /files/:id/convert { to: ".txt" }', { timeout: 180_000 }, () => {
         metadata: { page_count: 3 },
       },
     ])
-    const text = await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).text()
+    const text = await (await call('GET', `/files/${res.body[0]!._id}/download`, { token: user.token })).text()
     expect(words(text)).toEqual(words(reference.text))
   })
 
@@ -81,7 +81,7 @@ describe('POST /files/:id/convert { to: ".txt" }', { timeout: 180_000 }, () => {
     const res = await callJson('POST', `/files/${file._id}/convert`, { token: user.token, json: { to: 'txt' } })
     expect(res.status).toBe(200)
     expect(res.body.map((made: { extension: string }) => made.extension)).toEqual(['.pdf', '.txt'])
-    const text = await (await call('GET', `/files/${res.body[1]._id}/download`, { token: user.token })).text()
+    const text = await (await call('GET', `/files/${res.body[1]!._id}/download`, { token: user.token })).text()
     expect(words(text)).toEqual(words(inject('pdfTexts')['hello.pdf'].text))
   })
 

@@ -178,9 +178,7 @@ describe('text → PNG through the pipeline', () => {
     const txt = await uploaded(user, 'readme.txt', 'Edgefloor turns text into pages.\n')
     const res = await callJson('POST', `/files/${txt._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([
-      ['readme (1 of 1)', txt._id],
-    ])
+    expect(res.body.map((file) => [file.name, file.parent_file])).toEqual([['readme (1 of 1)', txt._id]])
   })
 
   it('draws accented Latin, Greek and Cyrillic with their own glyphs, not replacement boxes', async () => {

@@ -17,7 +17,7 @@ import { D1Recorder } from '../support/counting-d1'
 import { uploaded } from '../support/files'
 import { grantRole } from '../support/roles'
 import { registerChainConverters } from '../support/chain-converters'
-import { SoftwareAuthenticator } from '../support/authenticator'
+import { type RegistrationOptions, type SignInOptions, SoftwareAuthenticator } from '../support/authenticator'
 import { APP_URL, backToApp, exchange, loginAt, signInThrough, startSignIn, throughProvider } from '../support/oauth'
 import { base32Decode, totp } from '../../worker/auth/otp'
 
@@ -105,18 +105,20 @@ const providerAccount = async () => {
   ).searchParams.get('code')!
   const session = await exchange(code)
   const identities = await callJson('GET', '/auth/identities', { token: session.body.token })
-  return { token: session.body.token as string, identityId: identities.body[0]._id as string }
+  return { token: session.body.token, identityId: identities.body[0]!._id }
 }
 /** A passkey registered by a software authenticator for the user. */
 const passkeyOf = async (user: TestUser) => {
   const authenticator = await SoftwareAuthenticator.create()
-  const options = await callJson('POST', '/auth/passkeys/register/options', { token: user.token })
+  const options = await callJson<RegistrationOptions>('POST', '/auth/passkeys/register/options', {
+    token: user.token,
+  })
   const registered = await callJson('POST', '/auth/passkeys/register', {
     token: user.token,
     json: { credential: await authenticator.register(options.body) },
   })
   expect(registered.status).toBe(201)
-  return { authenticator, passkeyId: registered.body._id as string, userHandle: options.body.user.id as string }
+  return { authenticator, passkeyId: registered.body._id, userHandle: options.body.user.id }
 }
 
 /** A valid request of each route, as its owner would send it (2xx), on real resources. */
@@ -408,13 +410,15 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   'POST /auth/passkeys/register': async () => {
     const user = await signUp()
-    const options = await callJson('POST', '/auth/passkeys/register/options', { token: user.token })
+    const options = await callJson<RegistrationOptions>('POST', '/auth/passkeys/register/options', {
+      token: user.token,
+    })
     const credential = await (await SoftwareAuthenticator.create()).register(options.body)
     return ['POST', '/auth/passkeys/register', { token: user.token, json: { credential, name: 'laptop' } }]
   },
   'POST /auth/passkeys/login': async () => {
     const { authenticator, userHandle } = await passkeyOf(await signUp())
-    const options = await callJson('POST', '/auth/passkeys/login/options')
+    const options = await callJson<SignInOptions>('POST', '/auth/passkeys/login/options')
     return [
       'POST',
       '/auth/passkeys/login',

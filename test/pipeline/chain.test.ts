@@ -43,10 +43,10 @@ describe('POST /files/:id/convert', () => {
     expect(names).toEqual(['notes (1 of 2)', 'notes (2 of 2)', 'notes (1 of 1)', 'notes (1 of 1)'])
     const [part1, part2, upper1, upper2] = res.body
     expect(part1).toMatchObject({ parent_file: source._id, part_index: 0, part_total: 2, metadata: { half: 0 } })
-    expect(part2.parent_file).toBe(source._id)
-    expect(upper1.parent_file).toBe(part1._id)
-    expect(upper2.parent_file).toBe(part2._id)
-    expect(await (await call('GET', `/files/${upper2._id}/download`, { token: user.token })).text()).toBe('WXYZ')
+    expect(part2!.parent_file).toBe(source._id)
+    expect(upper1!.parent_file).toBe(part1!._id)
+    expect(upper2!.parent_file).toBe(part2!._id)
+    expect(await (await call('GET', `/files/${upper2!._id}/download`, { token: user.token })).text()).toBe('WXYZ')
     const original = await callJson('GET', `/files/${source._id}`, { token: user.token })
     expect(original.body).toMatchObject({ hash: source.hash, size: 8 })
   })
@@ -55,7 +55,7 @@ describe('POST /files/:id/convert', () => {
     const source = await uploaded(user, 'probe.tsettings', 'x')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    const seen = await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).json()
+    const seen = await (await call('GET', `/files/${res.body[0]!._id}/download`, { token: user.token })).json()
     // The AI binding is a binding, not a setting; no `resources` since test-settings names no resourcePrefix.
     expect(seen).toEqual({ settings: ['PDF_DPI'], context: ['ai', 'attempt', 'jobId', 'options', 'settings'] })
   })
@@ -155,7 +155,7 @@ describe('POST /files/:id/convert', () => {
     const source = await uploaded(user, 'busy.tflaky', 'x')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).text()).toBe(
+    expect(await (await call('GET', `/files/${res.body[0]!._id}/download`, { token: user.token })).text()).toBe(
       'worked on attempt 3',
     )
   }, 60_000)
@@ -228,7 +228,7 @@ describe('redelivery', () => {
     const source = await uploaded(user, 'again.tsplit', 'abcdefgh')
     const done = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(done.status).toBe(200)
-    const job = await callJson('GET', `/jobs/${done.body[0].job_id}`, { token: user.token })
+    const job = await callJson('GET', `/jobs/${done.body[0]!.job_id}`, { token: user.token })
     // Deliver every step's message again, three times, as at-least-once delivery may.
     const { runStep } = await import('../../worker/pipeline/step-runner')
     const { openDatabase } = await import('../../worker/db/client')
@@ -261,13 +261,13 @@ describe('redelivery', () => {
     const source = await uploaded(user, 'deploy.tpart', 'abc')
     const done = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(done.status).toBe(200)
-    const jobId = done.body[0].job_id
+    const jobId = done.body[0]!.job_id!
     const [step] = (await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body.steps
     // As if its message had been sent by the Worker before this one and not yet delivered.
     await env.DB.prepare('DELETE FROM files WHERE job_id = ?').bind(jobId).run()
-    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step._id).run()
+    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step!._id).run()
     await env.DB.prepare("UPDATE jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(jobId).run()
-    await env.CONVERSIONS.send({ jobId, stepId: step._id })
+    await env.CONVERSIONS.send({ jobId, stepId: step!._id })
     const job = await pollJob(jobId, user)
     expect(job).toMatchObject({ status: 'done', steps: [{ status: 'done' }] })
     expect(job.files.map((file: { name: string }) => file.name)).toEqual(['deploy (1 of 1)'])
@@ -277,16 +277,16 @@ describe('redelivery', () => {
     const source = await uploaded(user, 'thrice.tpart', 'abc', { 'x-edgefloor-prefix': 'inbox' })
     const done = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(done.status).toBe(200)
-    const jobId = done.body[0].job_id
+    const jobId = done.body[0]!.job_id!
     const [step] = (await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body.steps
-    const key = `u/${user.id}/inbox/${step._id}-0`
+    const key = `u/${user.id}/inbox/${step!._id}-0`
     expect(await env.DB.prepare('SELECT key FROM files WHERE job_id = ?').bind(jobId).first('key')).toBe(key)
     // As if the step had written its object and died before D1 recorded it: the object stays, the record goes.
     await env.DB.prepare('DELETE FROM files WHERE job_id = ?').bind(jobId).run()
-    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step._id).run()
+    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step!._id).run()
     await env.DB.prepare("UPDATE jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(jobId).run()
     for (let delivery = 0; delivery < 3; delivery++)
-      await env.CONVERSIONS.send({ kind: 'step', jobId, stepId: step._id })
+      await env.CONVERSIONS.send({ kind: 'step', jobId, stepId: step!._id })
     const job = await pollJob(jobId, user)
     expect(job.status).toBe('done')
     expect(job.files.map((file: { name: string }) => file.name)).toEqual(['thrice (1 of 1)'])

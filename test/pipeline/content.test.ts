@@ -210,7 +210,7 @@ describe('each event once', { timeout: 120_000 }, () => {
     // was, and no second job.failed goes out.
     const job = await callJson('GET', `/jobs/${jobId}`, { token: user.token })
     const deadLetter = await deliver(DEAD_LETTER_QUEUE, [
-      { body: { kind: 'step', jobId, stepId: job.body.steps[0]._id }, attempts: 1 },
+      { body: { kind: 'step', jobId, stepId: job.body.steps[0]!._id }, attempts: 1 },
     ])
     expect(deadLetter).toMatchObject({ outcome: 'ok', explicitAcks: ['m1'] })
     const sent = await deliveries(path)

@@ -22,7 +22,7 @@ describe('dead letters', () => {
       headers: { prefer: 'respond-async' },
     })
     const jobId = started.body._id
-    const stepId = started.body.steps[0]._id
+    const stepId = started.body.steps[0]!._id
     // Let the real queue deliver it once (it fails and is retried later).
     await pollJob(jobId, user, (job) => (job.steps[0]?.attempts ?? 0) >= 1)
     const deadLetter = await deliver(DEAD_LETTER_QUEUE, [{ body: { kind: 'step', jobId, stepId }, attempts: 6 }])

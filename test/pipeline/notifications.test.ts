@@ -195,7 +195,7 @@ describe('webhooks', () => {
     expect(delivery!.headers['content-type']).toBe('application/json')
     const timestamp = delivery!.headers['x-edgefloor-timestamp']!
     expect(delivery!.headers['x-edgefloor-signature']).toBe(
-      await signatureOf(job.webhook_secret, `${timestamp}.${delivery!.body}`),
+      await signatureOf(job.webhook_secret!, `${timestamp}.${delivery!.body}`),
     )
   })
 
@@ -236,7 +236,7 @@ describe('FILES_AUTO_CONVERT', () => {
     const file = await res.json<{ _id: string }>()
     const [listed] = (await callJson('GET', `/files/${file._id}/jobs`, { token: user.token })).body
     expect(listed).toMatchObject({ file_id: file._id })
-    const job = await pollJob(listed._id, user)
+    const job = await pollJob(listed!._id, user)
     expect(job.status).toBe('done')
     expect(job.files.map((made) => [made.name, made.parent_file])).toEqual([['auto (1 of 1)', file._id]])
   })

@@ -33,7 +33,7 @@ describe('a step failing after two of its four outputs', () => {
       files: [],
       steps: [{ status: 'failed', attempts: 1, error: 'piece 3 is corrupt' }],
     })
-    expect((await outputRecords(res.body.job)).results).toEqual([])
+    expect((await outputRecords(res.body.job!)).results).toEqual([])
     const objects = await env.BUCKET.list({ prefix: `u/${user.id}/halfway/` })
     expect(objects.objects.map((object) => object.key)).toEqual([`u/${user.id}/halfway/${source._id}`])
     expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body).toMatchObject({
@@ -47,10 +47,10 @@ describe('a step failing after two of its four outputs', () => {
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
     expect(res.body.map((file: { name: string }) => file.name)).toEqual([1, 2, 3, 4].map((n) => `again (${n} of 4)`))
-    const [step] = (await callJson('GET', `/jobs/${res.body[0].job_id}`, { token: user.token })).body.steps
+    const [step] = (await callJson('GET', `/jobs/${res.body[0]!.job_id}`, { token: user.token })).body.steps
     expect(step).toMatchObject({ status: 'done', attempts: 2 })
-    const keys = [0, 1, 2, 3].map((index) => `u/${user.id}/again/${step._id}-${index}`)
-    expect((await outputRecords(res.body[0].job_id)).results.map((row) => row.key)).toEqual(keys)
+    const keys = [0, 1, 2, 3].map((index) => `u/${user.id}/again/${step!._id}-${index}`)
+    expect((await outputRecords(res.body[0]!.job_id!)).results.map((row) => row.key)).toEqual(keys)
     const objects = await env.BUCKET.list({ prefix: `u/${user.id}/again/` })
     expect(objects.objects.map((object) => object.key).sort()).toEqual(
       [`u/${user.id}/again/${source._id}`, ...keys].sort(),

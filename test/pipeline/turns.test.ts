@@ -173,11 +173,11 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     const paused = (await jobOf(flooder, flood[0]!.jobId)).body
     expect(paused.status).toBe('running')
     expect(paused.steps).toMatchObject([
-      { status: 'done', part: { start: 0, end: 1 }, outputs: [paused.files[0]._id] },
+      { status: 'done', part: { start: 0, end: 1 }, outputs: [paused.files[0]!._id] },
       { status: 'queued', part: { start: 1, end: 4 }, attempts: 0 },
     ])
     expect(deps.sent).toEqual([
-      { body: { kind: 'step', jobId: flood[0]!.jobId, stepId: paused.steps[1]._id }, delaySeconds: 1 },
+      { body: { kind: 'step', jobId: flood[0]!.jobId, stepId: paused.steps[1]!._id }, delaySeconds: 1 },
     ])
     expect(ran).toEqual([{ jobId: flood[0]!.jobId, index: 0 }])
 

@@ -155,7 +155,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     expect(record.preview_url).toMatch(new RegExp(`/files/${file._id}/preview\\?token=`))
     const signed = await call(
       'GET',
-      `${new URL(record.preview_url).pathname}${new URL(record.preview_url).search}&w=64`,
+      `${new URL(record.preview_url!).pathname}${new URL(record.preview_url!).search}&w=64`,
     )
     expect(signed.status).toBe(200)
     expect(signed.headers.get('content-type')).toBe('image/webp')
@@ -351,7 +351,7 @@ describe('hostile inputs through the preview path end as they do through convers
     expect(previewed.status).toBe(converted.status)
     expect(converted.body.message).toMatch(/ failed: /)
     expect(previewed.body).toEqual({
-      message: converted.body.message.replace(/^[a-z-]+ on ".*?" failed: /, ''),
+      message: converted.body.message!.replace(/^[a-z-]+ on ".*?" failed: /, ''),
       code: converted.body.code,
     })
     expect(await previewObjects(user, file._id)).toEqual([])

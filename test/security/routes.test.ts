@@ -165,9 +165,9 @@ async function aliceResources(alice: TestUser): Promise<Owned> {
     jobId: job.body._id,
     uploadId: upload.body.upload_id,
     tusId,
-    sessionId: sessions.body[0]._id,
+    sessionId: sessions.body[0]!._id,
     apiKeyId: apiKey.body._id,
-    identityId: identities.body[0]._id,
+    identityId: identities.body[0]!._id,
     passkeyId,
   }
 }

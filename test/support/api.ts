@@ -1,28 +1,49 @@
 // Drives the Worker through its own fetch handler in workerd, as a client would.
 import { exports } from 'cloudflare:workers'
+import { expect } from 'vitest'
 import type { ResourceConfig } from '../../worker/models/resources'
+import type { Answer, AnswersByStatus, ResourceRecord } from './answers'
 import { type CallOptions, requestFor } from './request'
 
+export type { Answer, ErrorAnswer, ResourceRecord } from './answers'
 export { BASE, type CallOptions, randomIp, requestFor } from './request'
 
-/** A parsed answer: the status, the JSON body (undefined when there is none) and the headers. */
-export interface JsonAnswer<Body> {
+/**
+ * A parsed answer: the status, the JSON body (undefined when there is none) and the headers. `ByStatus` is the
+ * body of each status the route declares, for `bodyAt`; it exists in types only.
+ */
+export interface JsonAnswer<Body, ByStatus = Record<number, unknown>> {
   status: number
   body: Body
   headers: Headers
+  readonly byStatus?: ByStatus
+}
+
+/** Asserts the answer's status and gives its body as the route declares it for that status. */
+export function bodyAt<ByStatus, Status extends keyof ByStatus & number>(
+  answer: JsonAnswer<unknown, ByStatus>,
+  status: Status,
+): ByStatus[Status] {
+  expect(answer.status, JSON.stringify(answer.body)).toBe(status)
+  return answer.body as ByStatus[Status]
 }
 
 export async function call(method: string, path: string, options: CallOptions = {}): Promise<Response> {
   return exports.default.fetch(requestFor(method, path, options))
 }
 
-/** Calls and parses the JSON body, returning both. */
-export async function callJson<T = any>(
-  method: string,
-  path: string,
-  options: CallOptions = {},
-): Promise<JsonAnswer<T>> {
-  return readJson(await call(method, path, options)) as Promise<JsonAnswer<T>>
+/**
+ * Calls and parses the JSON body. The body's type is the route's own (test/support/answers.ts) when the path is a
+ * literal or a template; for any other path it is `unknown` unless the caller names it: `callJson<Job>(…)`.
+ */
+export async function callJson<Method extends string, Path extends string>(
+  method: Method,
+  path: Path,
+  options?: CallOptions,
+): Promise<JsonAnswer<Answer<Method, Path>, AnswersByStatus<Method, Path>>>
+export async function callJson<Body>(method: string, path: string, options?: CallOptions): Promise<JsonAnswer<Body>>
+export async function callJson(method: string, path: string, options: CallOptions = {}): Promise<JsonAnswer<unknown>> {
+  return readJson(await call(method, path, options))
 }
 
 async function readJson(response: Response): Promise<JsonAnswer<unknown>> {
@@ -45,9 +66,9 @@ export async function callWithSettings(
 
 /**
  * Calls a Worker built with other models and resource routes (e.g. the Posts example). Their routes come from
- * configuration, so the body is what the caller says it is.
+ * configuration: the body is a record unless the caller says otherwise (`ResourceRecord[]` for a list).
  */
-export async function callWithResources<Body = any>(
+export async function callWithResources<Body = ResourceRecord>(
   resources: ResourceConfig,
   method: string,
   path: string,
