@@ -64,6 +64,28 @@ export async function callWithSettings(
   return callBuiltApp({ settings }, method, path, options)
 }
 
+/** callWithSettings, and parses the JSON body as callJson does. */
+export async function callJsonWithSettings<Method extends string, Path extends string>(
+  settings: Partial<Record<keyof Env, string>>,
+  method: Method,
+  path: Path,
+  options?: CallOptions,
+): Promise<JsonAnswer<Answer<Method, Path>, AnswersByStatus<Method, Path>>>
+export async function callJsonWithSettings<Body>(
+  settings: Partial<Record<keyof Env, string>>,
+  method: string,
+  path: string,
+  options?: CallOptions,
+): Promise<JsonAnswer<Body>>
+export async function callJsonWithSettings(
+  settings: Partial<Record<keyof Env, string>>,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<JsonAnswer<unknown>> {
+  return readJson(await callBuiltApp({ settings }, method, path, options))
+}
+
 /**
  * Calls a Worker built with other models and resource routes (e.g. the Posts example). Their routes come from
  * configuration: the body is a record unless the caller says otherwise (`ResourceRecord[]` for a list).
