@@ -16,6 +16,9 @@ const partRequest = (user: TestUser, bytes: Uint8Array): CallOptions => ({
 const sendPart = (user: TestUser, uploadId: string, part: number, bytes: Uint8Array) =>
   callJson('PUT', `/files/uploads/${uploadId}/${part}`, partRequest(user, bytes))
 
+/** The same routes on a Worker built with other limits (same D1 and R2, so an upload carries over). */
+const withSettings = callJsonWithSettings
+
 describe('resumable uploads', { timeout: 120_000 }, () => {
   it('stores parts sent in separate requests (in any order, one twice) and completes them into a file', async () => {
     const user = await signUp()
@@ -145,7 +148,7 @@ describe('resumable upload limits', { timeout: 120_000 }, () => {
   it('takes files over FILES_MAX_BYTES (its own limit is FILES_MAX_RESUMABLE_BYTES) and tells the limits', async () => {
     const user = await signUp()
     const settings = { FILES_MAX_BYTES: '1024' }
-    const start = await callJsonWithSettings(settings, 'POST', '/files/uploads', {
+    const start = await withSettings(settings, 'POST', '/files/uploads', {
       token: user.token,
       json: { name: 'big.bin', part_bytes: 5 * MiB },
     })
@@ -155,30 +158,22 @@ describe('resumable upload limits', { timeout: 120_000 }, () => {
     })
     const id = start.body.upload_id
     expect(
-      (
-        await callJsonWithSettings(
-          settings,
-          'PUT',
-          `/files/uploads/${id}/1`,
-          partRequest(user, new Uint8Array(5 * MiB)),
-        )
-      ).status,
-    ).toBe(200)
-    expect(
-      (await callJsonWithSettings(settings, 'PUT', `/files/uploads/${id}/2`, partRequest(user, new Uint8Array(10))))
+      (await withSettings(settings, 'PUT', `/files/uploads/${id}/1`, partRequest(user, new Uint8Array(5 * MiB))))
         .status,
     ).toBe(200)
-    const done = await callJsonWithSettings(settings, 'POST', `/files/uploads/${id}/complete`, { token: user.token })
+    expect(
+      (await withSettings(settings, 'PUT', `/files/uploads/${id}/2`, partRequest(user, new Uint8Array(10)))).status,
+    ).toBe(200)
+    const done = await withSettings(settings, 'POST', `/files/uploads/${id}/complete`, { token: user.token })
     expect(done).toMatchObject({ status: 201, body: { size: 5 * MiB + 10 } })
   })
 
   it('refuses a part over FILES_MAX_PART_BYTES with 413 and stores nothing of it', async () => {
     const user = await signUp()
     const settings = { FILES_MAX_PART_BYTES: String(5 * MiB) }
-    const id = (
-      await callJsonWithSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'a.bin' } })
-    ).body.upload_id
-    const res = await callJsonWithSettings(
+    const id = (await withSettings(settings, 'POST', '/files/uploads', { token: user.token, json: { name: 'a.bin' } }))
+      .body.upload_id
+    const res = await withSettings(
       settings,
       'PUT',
       `/files/uploads/${id}/1`,
@@ -197,7 +192,7 @@ describe('resumable upload limits', { timeout: 120_000 }, () => {
   it('refuses what takes the upload past FILES_MAX_RESUMABLE_BYTES, counting a part sent again once', async () => {
     const user = await signUp()
     const settings = { FILES_MAX_RESUMABLE_BYTES: String(6 * MiB) }
-    const tooBig = await callJsonWithSettings(settings, 'POST', '/files/uploads', {
+    const tooBig = await withSettings(settings, 'POST', '/files/uploads', {
       token: user.token,
       json: { name: 'a.bin', size: 6 * MiB + 1 },
     })
@@ -206,13 +201,13 @@ describe('resumable upload limits', { timeout: 120_000 }, () => {
       body: { message: `the upload would have ${6 * MiB + 1} bytes; a resumable upload may have at most ${6 * MiB}` },
     })
     const id = (
-      await callJsonWithSettings(settings, 'POST', '/files/uploads', {
+      await withSettings(settings, 'POST', '/files/uploads', {
         token: user.token,
         json: { name: 'a.bin', part_bytes: 5 * MiB },
       })
     ).body.upload_id
     const send = (part: number, bytes: number) =>
-      callJsonWithSettings(settings, 'PUT', `/files/uploads/${id}/${part}`, partRequest(user, new Uint8Array(bytes)))
+      withSettings(settings, 'PUT', `/files/uploads/${id}/${part}`, partRequest(user, new Uint8Array(bytes)))
     expect((await send(1, 5 * MiB)).status).toBe(200)
     expect((await send(1, 5 * MiB)).status).toBe(200)
     const over = await send(2, 2 * MiB)
@@ -222,7 +217,7 @@ describe('resumable upload limits', { timeout: 120_000 }, () => {
     })
     expect((await send(2, MiB)).status).toBe(200)
     // A lower limit at completion refuses it too, and loses nothing: the parts wait for a retry.
-    const lower = await callJsonWithSettings(
+    const lower = await withSettings(
       { FILES_MAX_RESUMABLE_BYTES: String(5 * MiB) },
       'POST',
       `/files/uploads/${id}/complete`,
@@ -230,40 +225,28 @@ describe('resumable upload limits', { timeout: 120_000 }, () => {
     )
     expect(lower.status).toBe(413)
     expect((await callJson('GET', `/files/uploads/${id}`, { token: user.token })).body.parts).toHaveLength(2)
-    expect(
-      (await callJsonWithSettings(settings, 'POST', `/files/uploads/${id}/complete`, { token: user.token })).status,
-    ).toBe(201)
+    expect((await withSettings(settings, 'POST', `/files/uploads/${id}/complete`, { token: user.token })).status).toBe(
+      201,
+    )
   })
 
   it('refuses parts past the quota', async () => {
     const user = await signUp()
     const settings = { FILES_QUOTA_BYTES: String(5 * MiB + 100) }
     const id = (
-      await callJsonWithSettings(settings, 'POST', '/files/uploads', {
+      await withSettings(settings, 'POST', '/files/uploads', {
         token: user.token,
         json: { name: 'a.bin', part_bytes: 5 * MiB },
       })
     ).body.upload_id
     expect(
-      (
-        await callJsonWithSettings(
-          settings,
-          'PUT',
-          `/files/uploads/${id}/1`,
-          partRequest(user, new Uint8Array(5 * MiB)),
-        )
-      ).status,
+      (await withSettings(settings, 'PUT', `/files/uploads/${id}/1`, partRequest(user, new Uint8Array(5 * MiB))))
+        .status,
     ).toBe(200)
-    const over = await callJsonWithSettings(
-      settings,
-      'PUT',
-      `/files/uploads/${id}/2`,
-      partRequest(user, new Uint8Array(101)),
-    )
+    const over = await withSettings(settings, 'PUT', `/files/uploads/${id}/2`, partRequest(user, new Uint8Array(101)))
     expect(over).toMatchObject({ status: 413, body: { code: 'QUOTA_EXCEEDED', used: 0, quota: 5 * MiB + 100 } })
     expect(
-      (await callJsonWithSettings(settings, 'PUT', `/files/uploads/${id}/2`, partRequest(user, new Uint8Array(100))))
-        .status,
+      (await withSettings(settings, 'PUT', `/files/uploads/${id}/2`, partRequest(user, new Uint8Array(100)))).status,
     ).toBe(200)
   })
 })
