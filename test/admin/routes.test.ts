@@ -72,11 +72,11 @@ describe('GET /admin/users', () => {
       },
     ])
     const byName = await callJson('GET', `/admin/users?q=${encodeURIComponent('50% lidd')}`, { token: admin.token })
-    expect(byName.body.map((user: { _id: string }) => user._id)).toEqual([alice.id])
+    expect(byName.body.map((user) => user._id)).toEqual([alice.id])
     // As wildcards "_x" would match the "ex" of every example.com address, and "0%l" every name with a 0 and an l.
     const underscore = await callJson('GET', `/admin/users?q=${encodeURIComponent('_x')}`, { token: admin.token })
     expect(underscore.body.length).toBeGreaterThan(0)
-    expect(underscore.body.every((user: { email: string }) => user.email.includes('_x'))).toBe(true)
+    expect(underscore.body.every((user) => user.email.includes('_x'))).toBe(true)
     expect((await callJson('GET', `/admin/users?q=${encodeURIComponent('0%l')}`, { token: admin.token })).body).toEqual(
       [],
     )
@@ -127,11 +127,7 @@ describe("a user's files, jobs and sessions", () => {
     })
     expect(jobs.body[0]).not.toHaveProperty('events_url')
     expect(jobs.body[0]).not.toHaveProperty('files')
-    expect(
-      jobs.body.some(
-        (job: { status: string; error_code: string | null }) => job.status === 'done' && job.error_code === null,
-      ),
-    ).toBe(true)
+    expect(jobs.body.some((job) => job.status === 'done' && job.error_code === null)).toBe(true)
   })
 
   it("lists Alice's sessions and ends one: its token stops working at once", async () => {
@@ -148,7 +144,7 @@ describe("a user's files, jobs and sessions", () => {
     })
     const own = await callJson('GET', '/auth/sessions', { token: second.body.token })
     const current = own.body.find((session) => session.current)!._id
-    expect(sessions.body.map((session: { _id: string }) => session._id)).toContain(current)
+    expect(sessions.body.map((session) => session._id)).toContain(current)
 
     const ended = await callJson('DELETE', `/admin/users/${alice.id}/sessions/${current}`, { token: admin.token })
     expect(ended).toMatchObject({ status: 200, body: { message: 'session ended' } })

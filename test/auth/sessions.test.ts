@@ -55,8 +55,8 @@ describe('sessions: access tokens end with their session', () => {
     expect(list.status).toBe(200)
     expect(list.headers.get('cache-control')).toBe('no-store')
     expect(list.body).toHaveLength(2)
-    const current = list.body.find((session: { current: boolean }) => session.current)
-    const phoneSession = list.body.find((session: { current: boolean }) => !session.current)
+    const current = list.body.find((session) => session.current)
+    const phoneSession = list.body.find((session) => !session.current)
     expect(phoneSession).toMatchObject({
       device: 'Phone/1.0',
       address: '10.1.2.3',
@@ -71,11 +71,9 @@ describe('sessions: access tokens end with their session', () => {
     expect((await call('POST', '/auth/refresh', { json: { refresh_token: phone.body.refresh_token } })).status).toBe(
       401,
     )
-    expect(
-      (await callJson('GET', '/auth/sessions', { token: user.token })).body.map(
-        (session: { _id: string }) => session._id,
-      ),
-    ).toEqual([current!._id])
+    expect((await callJson('GET', '/auth/sessions', { token: user.token })).body.map((session) => session._id)).toEqual(
+      [current!._id],
+    )
   })
 
   it("answers 404 for another user's session id, exactly as for an unknown one, and ends nothing", async () => {

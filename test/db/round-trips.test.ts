@@ -74,7 +74,7 @@ const tusCreated = async (user: TestUser) => {
   return res.headers.get('location')!.split('/').pop()!
 }
 const partsUpload = async (user: TestUser) =>
-  (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big.bin' } })).body.upload_id as string
+  (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big.bin' } })).body.upload_id
 const TUS = { 'tus-resumable': '1.0.0' }
 
 const nowSeconds = () => Date.now() / 1000
@@ -82,7 +82,7 @@ const nowSeconds = () => Date.now() / 1000
 const totpStarted = async () => {
   const user = await signUp()
   const started = await callJson('POST', '/auth/totp', { token: user.token })
-  return { user, secret: base32Decode(started.body.secret as string)! }
+  return { user, secret: base32Decode(started.body.secret)! }
 }
 /** A new account with a confirmed TOTP factor. Its next code is the next step's (RFC 6238 §5.2: a step is used once;
  * a verifier accepts one step either side of now). */
@@ -510,7 +510,7 @@ describe("a part's quota hold in the session check's round trip", () => {
   it('holds a declared size with the part, and a refused part leaves the hold as it was', async () => {
     const alice = await signUp()
     const started = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'x.bin', size: 3 } })
-    const id = started.body.upload_id as string
+    const id = started.body.upload_id
     const before = await reservation(id)
     expect(before).toMatchObject({ bytes: 3 })
     // R2's part rule: a declared 3 bytes are one part of 3 (partRuleViolation); 2 bytes are refused before R2.
@@ -541,7 +541,7 @@ describe('an upload whose quota hold shares the session check', () => {
   it('reserves, starts and stores nothing for a token whose session was logged out', async () => {
     const alice = await signUp()
     const started = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'x.bin', size: 3 } })
-    const id = started.body.upload_id as string
+    const id = started.body.upload_id
     const rows = (query: string, value: string) =>
       env.DB.prepare(query)
         .bind(value)
