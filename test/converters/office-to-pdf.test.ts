@@ -235,10 +235,10 @@ describe('office-to-pdf: Gotenberg options through POST /files/:id/convert', () 
       options: { metadata: '{"Title":"Quarterly"}', exportBookmarks: false, rotateAngle: 90 },
     })
     expect(JSON.stringify(job)).not.toMatch(/p4ss|own3r/)
-    const pdf = job.files.find((file: { content_type: string }) => file.content_type === 'application/pdf')
+    const pdf = job.files.find((file) => file.content_type === 'application/pdf')
     const { bytes } = await downloadBytes(`/files/${pdf!._id}/download`, { token: user.token })
     expect(new TextDecoder('latin1').decode(bytes)).toContain('/Encrypt')
-    expect(job.files.filter((file: { content_type: string }) => file.content_type === 'image/png')).toHaveLength(1)
+    expect(job.files.filter((file) => file.content_type === 'image/png')).toHaveLength(1)
   })
 })
 

@@ -272,19 +272,19 @@ describe('PDF → PNG through the pipeline', () => {
     // The planning step (split into parts), then one step per range of CONVERT_PAGES_PER_STEP pages (the steps
     // were made together: their listed order says nothing, so they are sorted by range here).
     const pdfSteps = job!.steps
-      .filter((step: { converter: string }) => step.converter === 'pdf-to-png')
+      .filter((step) => step.converter === 'pdf-to-png')
       .sort(
         (a: { part: { start: number } | null }, b: { part: { start: number } | null }) =>
           (a.part?.start ?? -1) - (b.part?.start ?? -1),
       )
-    expect(pdfSteps.map((step: { part: unknown; status: string }) => [step.part, step.status])).toEqual([
+    expect(pdfSteps.map((step) => [step.part, step.status])).toEqual([
       [null, 'split'],
       [{ start: 0, end: 10 }, 'done'],
       [{ start: 10, end: 20 }, 'done'],
       [{ start: 20, end: 23 }, 'done'],
     ])
     const firstInkColumns = await Promise.all(
-      res.body.map(async (file: { _id: string }) => {
+      res.body.map(async (file) => {
         const image = await decodeImage(
           (await downloadBytes(`/files/${file._id}/download`, { token: user.token })).bytes,
           TEST_IMAGE_LIMITS,

@@ -222,7 +222,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     expect(readImageHeader(ready.bytes)).toMatchObject({ format: 'png', height: 256 })
     // Made through the chain toward .pdf only: the PDF exists, no PNG pages were made for the preview.
     const children = (await callJson('GET', `/files/${file._id}/files`, { token: user.token })).body
-    expect(children.map((child: { extension: string }) => child.extension)).toEqual(['.pdf'])
+    expect(children.map((child) => child.extension)).toEqual(['.pdf'])
   })
 
   it('is deleted with its file', async () => {
