@@ -140,7 +140,7 @@ describe('the quota reached by a conversion', { timeout: 180_000 }, () => {
     const measured = await uploaded(measure, 'Pages.pdf', threePages)
     const pages = await callJson('POST', `/files/${measured._id}/convert`, { token: measure.token })
     expect(pages.status).toBe(200)
-    const sizes: number[] = pages.body.map((page: { size: number }) => page.size)
+    const sizes: number[] = pages.body.map((page) => page.size)
     // The test binds FILES_QUOTA_BYTES to 1 TiB: a record standing for what the user already stores leaves room
     // for the first page and half of the second.
     const owner = await signUp()

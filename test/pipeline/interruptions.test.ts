@@ -54,7 +54,7 @@ describe('POST /files/:id/convert when CONVERT_WAIT_MS runs out', () => {
     hold.release()
     const job = await pollJob(body._id, user)
     expect(job.status).toBe('done')
-    expect(job.files.map((file: { name: string }) => file.name)).toEqual(['slow (1 of 1)'])
+    expect(job.files.map((file) => file.name)).toEqual(['slow (1 of 1)'])
     expect(await (await call('GET', `/files/${job.files[0]!._id}/download`, { token: user.token })).text()).toBe(
       'later',
     )

@@ -47,9 +47,11 @@ describe('GET /files/:id/tree', () => {
     expect(tree.body.jobs).toHaveLength(1)
     const [job] = tree.body.jobs
     expect(job).toMatchObject({ file_id: source._id, status: 'done', error: null, error_code: null })
-    expect(job!.steps.map((step: { converter: string; status: string }) => `${step.converter}:${step.status}`)).toEqual(
-      ['test-split:done', 'test-upper:done', 'test-upper:done'],
-    )
+    expect(job!.steps.map((step) => `${step.converter}:${step.status}`)).toEqual([
+      'test-split:done',
+      'test-upper:done',
+      'test-upper:done',
+    ])
     expect(job!.files.map((file: TreeFile) => file._id)).toEqual([part1!._id, part2!._id, upper1!._id, upper2!._id])
   })
 

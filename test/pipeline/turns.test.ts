@@ -190,9 +190,7 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     await consume(deps, delivery(deps.sent[0]!.body), delivery(deps.sent[0]!.body))
     const done = (await jobOf(flooder, flood[0]!.jobId)).body
     expect(done.status).toBe('done')
-    expect(done.files.map((file: { name: string }) => file.name)).toEqual(
-      [1, 2, 3, 4].map((n) => `pages-0 (${n} of 4)`),
-    )
+    expect(done.files.map((file) => file.name)).toEqual([1, 2, 3, 4].map((n) => `pages-0 (${n} of 4)`))
     expect(ran.filter((run) => run.jobId === flood[0]!.jobId).map((run) => run.index)).toEqual([0, 1, 2, 3])
     // The rest of the flood runs whole (no one waits).
     await consume(deps, ...flood.slice(1).map((body) => delivery(body)))
