@@ -13,7 +13,7 @@ import { createJob } from '../../worker/pipeline/jobs'
 import type { StepMessage } from '../../worker/queue'
 import { findOwnedFile } from '../../worker/files/records'
 import { threePages } from '../fixtures/pdf/pdfs'
-import { call, callJson, callWithSettings } from '../support/api'
+import { call, callJson, callJsonWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { heldHasStarted, hold, registerChainConverters, resetHold } from '../support/chain-converters'
 import { multipartBody, uploaded } from '../support/files'
@@ -197,12 +197,12 @@ describe('each event once', { timeout: 120_000 }, () => {
   it('sends job.failed once when a failed step is delivered again, and the dead letter counts the real attempts', async () => {
     const file = await uploaded(user, 'hooked-once.tbroken', 'x')
     const path = `/once/${file._id}`
-    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${file._id}/convert`, {
+    const res = await callJsonWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${file._id}/convert`, {
       token: user.token,
       json: { callback_url: receiver(path) },
     })
     expect(res.status).toBe(422)
-    const { job: jobId } = await res.json<{ job: string }>()
+    const jobId = res.body.job!
     const deadline = Date.now() + 30_000
     while ((await deliveries(path)).length < 1 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 100))
