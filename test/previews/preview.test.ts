@@ -13,14 +13,14 @@ import { newId } from '../../worker/db/ids'
 import { failPreview, findPreview, queuePreview, storePreview, sweepPreviewRows } from '../../worker/files/previews'
 import { findFileOf } from '../../worker/files/records'
 import { PREVIEW_MAX_QUEUED_PER_USER, PREVIEW_REQUEUE_MS } from '../../worker/previews/make'
-import { drawPreview, previewDeadLetters } from '../../worker/previews/draw'
-import type { PreviewMessage } from '../../worker/queue'
+import { drawPreview } from '../../worker/previews/draw'
 import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
 import { multipartBody, uploaded } from '../support/files'
 import { officeDocument } from '../support/office-documents'
 import { buildPdf } from '../support/pdf'
+import { DEAD_LETTER_QUEUE, deliver } from '../support/queue'
 import { localEngines } from '../../worker/engine-workers/local'
 
 /** An 800 × 400 image: left half red, right half blue (so a cover crop's centre shows both). */
@@ -513,14 +513,10 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const row = (await findFileOf(db, user.id, file._id))!
     const key = `p/${user.id}/${file._id}/${file.hash}/64x64-contain-p1.png`
     expect(await queuePreview(db, row, key)).toBe(true)
-    const acked: string[] = []
-    const message = {
-      body: { kind: 'preview', preview: { fileId: file._id, userId: user.id, key, params: pngParams } },
-      attempts: 1,
-      ack: () => acked.push(key),
-    } as unknown as Message<PreviewMessage>
-    await previewDeadLetters([message], drawDeps())
-    expect(acked).toEqual([key])
+    const deadLetter = await deliver(DEAD_LETTER_QUEUE, [
+      { body: { kind: 'preview', preview: { fileId: file._id, userId: user.id, key, params: pngParams } } },
+    ])
+    expect(deadLetter).toMatchObject({ outcome: 'ok', explicitAcks: ['m1'], retryMessages: [] })
     expect(await previewRows(file._id)).toMatchObject([
       { key, status: 'failed', error: 'the preview could not be drawn: ask again later', error_status: 503 },
     ])
