@@ -48,9 +48,16 @@ type Fits<Path extends string[], Route extends string[], Loose extends boolean> 
     ? true
     : false
 
+/** The routes under the path's first segment (`/files/…`): the only ones worth matching segment by segment. */
+type Candidates<Path extends string> = Path extends `/${infer First}/${string}`
+  ? IsLiteral<First> extends true
+    ? Extract<keyof Routes & string, `/${First}/${string}`>
+    : keyof Routes & string
+  : keyof Routes & string
+
 type Matching<Path extends string, Loose extends boolean> = {
-  [Route in keyof Routes & string]: Fits<Split<Path>, Split<Route>, Loose> extends true ? Route : never
-}[keyof Routes & string]
+  [Route in Candidates<Path>]: Fits<Split<Path>, Split<Route>, Loose> extends true ? Route : never
+}[Candidates<Path>]
 
 /** The route template a path is for: itself when it is one, else the routes it fits strictly, else loosely. */
 export type RouteOf<Path extends string> = Path extends keyof Routes
