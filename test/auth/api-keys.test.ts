@@ -21,7 +21,7 @@ async function makeKey(user: TestUser, scopes: string[], extra: Record<string, u
 }
 
 const upload = (token: string) =>
-  call('POST', '/files', {
+  callJson('POST', '/files', {
     token,
     body: multipartBody('from-a-key.txt', 'hello'),
     headers: { 'x-edgefloor-name': 'from-a-key.txt' },
@@ -69,7 +69,7 @@ describe('API keys', () => {
     const refused = await upload(key)
     expect(refused.status).toBe(403)
     expect(refused.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="files:write"')
-    expect(await refused.json()).toEqual({
+    expect(refused.body).toEqual({
       message: 'this API key lacks the scope files:write',
       code: 'INSUFFICIENT_SCOPE',
       scope: 'files:write',
@@ -112,7 +112,7 @@ describe('API keys', () => {
     const writer = await makeKey(user, ['files:write'])
     const created = await upload(writer.key)
     expect(created.status).toBe(201)
-    const fileId = ((await created.json()) as { _id: string })._id
+    const fileId = created.body._id
     expect((await call('GET', `/files/${fileId}`, { token: writer.key })).status).toBe(403)
     const converter = await makeKey(user, ['convert'])
     const info = await callJson('GET', '/convert/txt', { token: converter.key })
