@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
 import { sha256Hex } from '../support/bytes'
 import { MAX_API_KEYS_PER_USER, ROUTE_SCOPES } from '../../worker/auth/api-keys'
-import { call, callJson } from '../support/api'
+import { bodyAt, call, callJson } from '../support/api'
 import { signUp, tokenIn, waitForEmail, type TestUser } from '../support/accounts'
 import { multipartBody, uploaded } from '../support/files'
 
@@ -16,8 +16,7 @@ async function makeKey(user: TestUser, scopes: string[], extra: Record<string, u
     token: user.token,
     json: { name: 'server', scopes, ...extra },
   })
-  expect(res.status).toBe(201)
-  return res.body as { _id: string; key: string; prefix: string; scopes: string[]; last_used_at: string | null }
+  return bodyAt(res, 201)
 }
 
 const upload = (token: string) =>

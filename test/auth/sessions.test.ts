@@ -158,7 +158,7 @@ describe('client addresses', () => {
     // Trusted (wrangler.toml, Cloudflare in front), the session records the address Cloudflare reported.
     const user = await signUp()
     await call('POST', '/auth/login', { ip: '10.77.0.1', json: { email: user.email, password: user.password } })
-    const sessions = (await callJson('GET', '/auth/sessions', { token: user.token })).body as Array<{ address: string }>
+    const sessions = (await callJson('GET', '/auth/sessions', { token: user.token })).body
     expect(sessions.map((session) => session.address)).toContain('10.77.0.1')
   })
 })

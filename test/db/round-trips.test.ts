@@ -59,13 +59,10 @@ const userToken = async (type: 'verify' | 'reset', user: TestUser) => {
 const newSessionId = async (user: TestUser) => {
   await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })
   const sessions = await callJson('GET', '/auth/sessions', { token: user.token })
-  return (sessions.body as Array<{ _id: string; current: boolean }>).find((session) => !session.current)!._id
+  return sessions.body.find((session) => !session.current)!._id
 }
 const freshLogin = async (user: TestUser) =>
-  (await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })).body as {
-    token: string
-    refresh_token: string
-  }
+  (await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })).body
 const tusCreated = async (user: TestUser) => {
   const res = await callJson('POST', '/files/tus', {
     token: user.token,
