@@ -67,8 +67,7 @@ describe("a job's events_url (EventSource: no headers)", () => {
       token: owner.token,
       headers: { prefer: 'respond-async' },
     })
-    expect(started.status).toBe(202)
-    return started.body as { _id: string; events_url: string }
+    return bodyAt(started, 202)
   }
   const pathOf = (url: string) => {
     const parsed = new URL(url)
