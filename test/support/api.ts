@@ -1,32 +1,11 @@
 // Drives the Worker through its own fetch handler in workerd, as a client would.
 import { exports } from 'cloudflare:workers'
-import { expect } from 'vitest'
 import type { ResourceConfig } from '../../worker/models/resources'
 import type { Answer, AnswersByStatus, ResourceRecord } from './answers'
-import { type CallOptions, requestFor } from './request'
+import { type CallOptions, type JsonAnswer, readJson, requestFor } from './request'
 
 export type { Answer, ErrorAnswer, ResourceRecord } from './answers'
-export { BASE, type CallOptions, randomIp, requestFor } from './request'
-
-/**
- * A parsed answer: the status, the JSON body (undefined when there is none) and the headers. `ByStatus` is the
- * body of each status the route declares, for `bodyAt`; it exists in types only.
- */
-export interface JsonAnswer<Body, ByStatus = Record<number, unknown>> {
-  status: number
-  body: Body
-  headers: Headers
-  readonly byStatus?: ByStatus
-}
-
-/** Asserts the answer's status and gives its body as the route declares it for that status. */
-export function bodyAt<ByStatus, Status extends keyof ByStatus & number>(
-  answer: JsonAnswer<unknown, ByStatus>,
-  status: Status,
-): ByStatus[Status] {
-  expect(answer.status, JSON.stringify(answer.body)).toBe(status)
-  return answer.body as ByStatus[Status]
-}
+export { BASE, bodyAt, type CallOptions, type JsonAnswer, randomIp, requestFor } from './request'
 
 export async function call(method: string, path: string, options: CallOptions = {}): Promise<Response> {
   return exports.default.fetch(requestFor(method, path, options))
@@ -44,11 +23,6 @@ export async function callJson<Method extends string, Path extends string>(
 export async function callJson<Body>(method: string, path: string, options?: CallOptions): Promise<JsonAnswer<Body>>
 export async function callJson(method: string, path: string, options: CallOptions = {}): Promise<JsonAnswer<unknown>> {
   return readJson(await call(method, path, options))
-}
-
-async function readJson(response: Response): Promise<JsonAnswer<unknown>> {
-  const text = await response.text()
-  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers }
 }
 
 /**
