@@ -5,7 +5,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:
 import { HTTPException } from 'hono/http-exception'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createApp } from '../worker/app'
-import { BASE } from './support/api'
+import { BASE, requestFor } from './support/api'
 
 const SECRET = 'D1_ERROR: no such column: users.password_hash at /srv/edgefloor/worker/db/client.ts:42'
 
@@ -95,10 +95,9 @@ describe('an unexpected exception in a handler', () => {
         return Reflect.get(target, property)
       },
     })
-    const request = new Request(`${BASE}/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'cf-connecting-ip': '10.9.9.9' },
-      body: JSON.stringify({ email: 'someone@example.com', password: 'whatever it is' }),
+    const request = requestFor('POST', '/auth/login', {
+      ip: '10.9.9.9',
+      json: { email: 'someone@example.com', password: 'whatever it is' },
     })
     const response = await fetchFrom(createApp(), request, { ...env, DB: failingD1 })
     expect(response.status).toBe(500)

@@ -2,7 +2,7 @@
 // sessions, and ending a session; every one refused 403 (naming the rule) to a user who is not an admin, and to
 // an API key, whatever the id.
 import { beforeAll, describe, expect, it } from 'vitest'
-import { call, callJson } from '../support/api'
+import { call, callJson, type ErrorAnswer } from '../support/api'
 import { signUp, uniqueEmail, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
 import { grantRole } from '../support/roles'
@@ -45,7 +45,7 @@ describe('the admin routes refuse everyone but admins', () => {
       })
     ).body.key
     for (const [method, path] of ADMIN_PATHS()) {
-      const res = await callJson(method!, path!, { token: key })
+      const res = await callJson<ErrorAnswer>(method!, path!, { token: key })
       expect(res.status, `${method} ${path}`).toBe(403)
       expect(res.body.code).toBe('INSUFFICIENT_SCOPE')
     }
@@ -72,11 +72,11 @@ describe('GET /admin/users', () => {
       },
     ])
     const byName = await callJson('GET', `/admin/users?q=${encodeURIComponent('50% lidd')}`, { token: admin.token })
-    expect(byName.body.map((user: { _id: string }) => user._id)).toEqual([alice.id])
+    expect(byName.body.map((user) => user._id)).toEqual([alice.id])
     // As wildcards "_x" would match the "ex" of every example.com address, and "0%l" every name with a 0 and an l.
     const underscore = await callJson('GET', `/admin/users?q=${encodeURIComponent('_x')}`, { token: admin.token })
     expect(underscore.body.length).toBeGreaterThan(0)
-    expect(underscore.body.every((user: { email: string }) => user.email.includes('_x'))).toBe(true)
+    expect(underscore.body.every((user) => user.email.includes('_x'))).toBe(true)
     expect((await callJson('GET', `/admin/users?q=${encodeURIComponent('0%l')}`, { token: admin.token })).body).toEqual(
       [],
     )
@@ -87,8 +87,8 @@ describe('GET /admin/users', () => {
     expect(first.body).toHaveLength(2)
     const next = first.headers.get('link')!
     expect(next).toMatch(/^<\/admin\/users\?.*cursor=[0-9a-f]{24}.*>; rel="next"$/)
-    const second = await callJson('GET', /<([^>]+)>/.exec(next)![1]!, { token: admin.token })
-    expect(second.body[0]._id < first.body[1]._id).toBe(true)
+    const second = await callJson<typeof first.body>('GET', /<([^>]+)>/.exec(next)![1]!, { token: admin.token })
+    expect(second.body[0]!._id < first.body[1]!._id).toBe(true)
   })
 
   it('refuses a query longer than an email address with 400', async () => {
@@ -127,11 +127,7 @@ describe("a user's files, jobs and sessions", () => {
     })
     expect(jobs.body[0]).not.toHaveProperty('events_url')
     expect(jobs.body[0]).not.toHaveProperty('files')
-    expect(
-      jobs.body.some(
-        (job: { status: string; error_code: string | null }) => job.status === 'done' && job.error_code === null,
-      ),
-    ).toBe(true)
+    expect(jobs.body.some((job) => job.status === 'done' && job.error_code === null)).toBe(true)
   })
 
   it("lists Alice's sessions and ends one: its token stops working at once", async () => {
@@ -147,8 +143,8 @@ describe("a user's files, jobs and sessions", () => {
       last_used_at: expect.any(String),
     })
     const own = await callJson('GET', '/auth/sessions', { token: second.body.token })
-    const current = own.body.find((session: { current: boolean }) => session.current)._id
-    expect(sessions.body.map((session: { _id: string }) => session._id)).toContain(current)
+    const current = own.body.find((session) => session.current)!._id
+    expect(sessions.body.map((session) => session._id)).toContain(current)
 
     const ended = await callJson('DELETE', `/admin/users/${alice.id}/sessions/${current}`, { token: admin.token })
     expect(ended).toMatchObject({ status: 200, body: { message: 'session ended' } })
@@ -158,7 +154,8 @@ describe("a user's files, jobs and sessions", () => {
     expect(
       (await callJson('DELETE', `/admin/users/${alice.id}/sessions/${current}`, { token: admin.token })).body.code,
     ).toBe('SESSION_NOT_FOUND')
-    const alicesOther = (await callJson('GET', `/admin/users/${alice.id}/sessions`, { token: admin.token })).body[0]._id
+    const alicesOther = (await callJson('GET', `/admin/users/${alice.id}/sessions`, { token: admin.token })).body[0]!
+      ._id
     expect(
       (await callJson('DELETE', `/admin/users/${mallory.id}/sessions/${alicesOther}`, { token: admin.token })).body
         .code,
@@ -167,7 +164,9 @@ describe("a user's files, jobs and sessions", () => {
 
   it('answers 404 USER_NOT_FOUND for a user who does not exist', async () => {
     for (const kind of ['files', 'jobs', 'sessions']) {
-      const res = await callJson('GET', `/admin/users/0123456789abcdef01234567/${kind}`, { token: admin.token })
+      const res = await callJson<ErrorAnswer>('GET', `/admin/users/0123456789abcdef01234567/${kind}`, {
+        token: admin.token,
+      })
       expect(res.status, kind).toBe(404)
       expect(res.body.code).toBe('USER_NOT_FOUND')
     }

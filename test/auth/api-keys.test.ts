@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
 import { sha256Hex } from '../support/bytes'
 import { MAX_API_KEYS_PER_USER, ROUTE_SCOPES } from '../../worker/auth/api-keys'
-import { call, callJson } from '../support/api'
+import { bodyAt, call, callJson } from '../support/api'
 import { signUp, tokenIn, waitForEmail, type TestUser } from '../support/accounts'
 import { multipartBody, uploaded } from '../support/files'
 
@@ -16,12 +16,11 @@ async function makeKey(user: TestUser, scopes: string[], extra: Record<string, u
     token: user.token,
     json: { name: 'server', scopes, ...extra },
   })
-  expect(res.status).toBe(201)
-  return res.body as { _id: string; key: string; prefix: string; scopes: string[]; last_used_at: string | null }
+  return bodyAt(res, 201)
 }
 
 const upload = (token: string) =>
-  call('POST', '/files', {
+  callJson('POST', '/files', {
     token,
     body: multipartBody('from-a-key.txt', 'hello'),
     headers: { 'x-edgefloor-name': 'from-a-key.txt' },
@@ -69,7 +68,7 @@ describe('API keys', () => {
     const refused = await upload(key)
     expect(refused.status).toBe(403)
     expect(refused.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="files:write"')
-    expect(await refused.json()).toEqual({
+    expect(refused.body).toEqual({
       message: 'this API key lacks the scope files:write',
       code: 'INSUFFICIENT_SCOPE',
       scope: 'files:write',
@@ -93,7 +92,7 @@ describe('API keys', () => {
     }
     expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body).toHaveLength(1)
 
-    expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body[0].last_used_at).toEqual(
+    expect((await callJson('GET', '/auth/api-keys', { token: user.token })).body[0]!.last_used_at).toEqual(
       expect.any(String),
     )
     const revoked = await callJson('DELETE', `/auth/api-keys/${_id}`, { token: user.token })
@@ -112,7 +111,7 @@ describe('API keys', () => {
     const writer = await makeKey(user, ['files:write'])
     const created = await upload(writer.key)
     expect(created.status).toBe(201)
-    const fileId = ((await created.json()) as { _id: string })._id
+    const fileId = created.body._id
     expect((await call('GET', `/files/${fileId}`, { token: writer.key })).status).toBe(403)
     const converter = await makeKey(user, ['convert'])
     const info = await callJson('GET', '/convert/txt', { token: converter.key })

@@ -156,11 +156,11 @@ describe('OpenID Connect sign-in against a real OpenID Provider (oidc-provider o
       'OAUTH_IDENTITY_TAKEN',
     )
 
-    expect(await callJson('DELETE', `/auth/identities/${identity._id}`, { token: other.token })).toMatchObject({
+    expect(await callJson('DELETE', `/auth/identities/${identity!._id}`, { token: other.token })).toMatchObject({
       status: 404,
       body: { code: 'IDENTITY_NOT_FOUND' },
     })
-    expect(await callJson('DELETE', `/auth/identities/${identity._id}`, { token: user.token })).toMatchObject({
+    expect(await callJson('DELETE', `/auth/identities/${identity!._id}`, { token: user.token })).toMatchObject({
       status: 200,
       body: { message: 'the provider was unlinked' },
     })

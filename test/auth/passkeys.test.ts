@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { callJson } from '../support/api'
 import { signUp } from '../support/accounts'
+import type { RegistrationOptions, SignInOptions } from '../support/authenticator'
 
 const b64url = (text: string) => btoa(text).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')
 
@@ -49,7 +50,7 @@ describe('passkeys', () => {
       expect(res.status, JSON.stringify(credential)).toBe(400)
       expect(res.body.code).toBe('VALIDATION_FAILED')
     }
-    const { body: options } = await callJson('POST', '/auth/passkeys/login/options')
+    const { body: options } = await callJson<SignInOptions>('POST', '/auth/passkeys/login/options')
     const unknown = {
       id: 'AAAA',
       rawId: 'AAAA',
@@ -66,7 +67,9 @@ describe('passkeys', () => {
       body: { code: 'PASSKEY_INVALID' },
     })
 
-    const { body: creation } = await callJson('POST', '/auth/passkeys/register/options', { token: user.token })
+    const { body: creation } = await callJson<RegistrationOptions>('POST', '/auth/passkeys/register/options', {
+      token: user.token,
+    })
     const forged = {
       id: 'AAAA',
       rawId: 'AAAA',
@@ -82,7 +85,9 @@ describe('passkeys', () => {
     ).toMatchObject({ status: 401, body: { code: 'PASSKEY_INVALID' } })
     // Another user's challenge is not this user's.
     const other = await signUp()
-    const { body: theirs } = await callJson('POST', '/auth/passkeys/register/options', { token: other.token })
+    const { body: theirs } = await callJson<RegistrationOptions>('POST', '/auth/passkeys/register/options', {
+      token: other.token,
+    })
     const stolen = {
       ...forged,
       response: { ...forged.response, clientDataJSON: clientData('webauthn.create', theirs.challenge) },

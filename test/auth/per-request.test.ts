@@ -5,7 +5,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from 'cloudflare:
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../worker/app'
 import { signUp } from '../support/accounts'
-import { BASE, call, randomIp } from '../support/api'
+import { call, requestFor } from '../support/api'
 
 type Statement = D1PreparedStatement
 
@@ -53,8 +53,7 @@ describe('the per-request cost of an authenticated route (issue 23)', () => {
 
   async function getUser(token: string): Promise<Response> {
     const ctx = createExecutionContext()
-    const headers = { authorization: `Bearer ${token}`, 'cf-connecting-ip': randomIp() }
-    const response = await app.fetch(new Request(`${BASE}/auth/user`, { headers }), countingEnv, ctx)
+    const response = await app.fetch(requestFor('GET', '/auth/user', { token }), countingEnv, ctx)
     await waitOnExecutionContext(ctx)
     return response
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { call, callJson, callWithSettings, randomIp } from '../support/api'
+import { call, callJson, callJsonWithSettings, callWithSettings, randomIp } from '../support/api'
 import { emailsTo, signUp, tokenIn, uniqueEmail, waitForEmail, type TestUser } from '../support/accounts'
 
 describe('rate limits', () => {
@@ -184,9 +184,11 @@ describe('per-account rate limits on token endpoints (3 a minute here, each atte
       let refreshToken = (await signUp()).refreshToken
       const results: number[] = []
       for (let i = 0; i < 4; i++) {
-        const res = await callWithSettings(limited, 'POST', '/auth/refresh', { json: { refresh_token: refreshToken } })
+        const res = await callJsonWithSettings(limited, 'POST', '/auth/refresh', {
+          json: { refresh_token: refreshToken },
+        })
         results.push(res.status)
-        if (res.status === 200) refreshToken = ((await res.json()) as { refresh_token: string }).refresh_token
+        if (res.status === 200) refreshToken = res.body.refresh_token
       }
       return results
     })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { call, callJson } from '../support/api'
+import { type Answer, call, callJson, type ErrorAnswer } from '../support/api'
 import { emailsTo, signUp, tokenIn, uniqueEmail, waitForEmail } from '../support/accounts'
 
 describe('register', () => {
@@ -189,7 +189,7 @@ describe('custom user fields (Users values map)', () => {
 describe('Layout B aliases (/register, /login, /user/reset/password)', () => {
   it('registers at /register and logs in at /login exactly as Layout A does', async () => {
     const email = uniqueEmail('layout-b')
-    const registered = await callJson('POST', '/register', {
+    const registered = await callJson<Answer<'POST', '/auth/register'>>('POST', '/register', {
       json: { email, password: 'layout b password', name: 'Bea' },
     })
     expect(registered.status).toBe(201)
@@ -197,7 +197,9 @@ describe('Layout B aliases (/register, /login, /user/reset/password)', () => {
     expect(JSON.stringify(registered.body)).not.toContain('password')
     expect((await emailsTo(email)).length).toBe(1)
 
-    const login = await callJson('POST', '/login', { json: { email, password: 'layout b password' } })
+    const login = await callJson<Answer<'POST', '/auth/login'>>('POST', '/login', {
+      json: { email, password: 'layout b password' },
+    })
     expect(login.status).toBe(200)
     expect(Object.keys(login.body).sort()).toEqual(['expires_in', 'refresh_token', 'token', 'user'])
     expect(login.body.user).toEqual({ _id: registered.body.user._id, email, name: 'Bea', role: 'user' })
@@ -213,7 +215,9 @@ describe('Layout B aliases (/register, /login, /user/reset/password)', () => {
       status: 409,
       body: { message: 'an account with this email already exists', code: 'EMAIL_TAKEN' },
     })
-    const invalid = await callJson('POST', '/register', { json: { email: 'not-an-email', password: 'long enough' } })
+    const invalid = await callJson<ErrorAnswer>('POST', '/register', {
+      json: { email: 'not-an-email', password: 'long enough' },
+    })
     expect(invalid.status).toBe(400)
     expect(invalid.body.message).toContain('email')
     const wrong = await callJson('POST', '/login', { json: { email: taken.email, password: 'wrong password' } })

@@ -154,7 +154,7 @@ describe('PUT /auth/user', () => {
     expect((await callJson('POST', '/auth/refresh', { json: { refresh_token: elsewhere.refresh_token } })).status).toBe(
       401,
     )
-    expect((await callJson('GET', '/auth/user', { token: res.body.session.token })).status).toBe(200)
+    expect((await callJson('GET', '/auth/user', { token: res.body.session!.token })).status).toBe(200)
     expect(
       (await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })).status,
     ).toBe(401)

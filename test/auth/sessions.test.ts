@@ -55,34 +55,32 @@ describe('sessions: access tokens end with their session', () => {
     expect(list.status).toBe(200)
     expect(list.headers.get('cache-control')).toBe('no-store')
     expect(list.body).toHaveLength(2)
-    const current = list.body.find((session: { current: boolean }) => session.current)
-    const phoneSession = list.body.find((session: { current: boolean }) => !session.current)
+    const current = list.body.find((session) => session.current)
+    const phoneSession = list.body.find((session) => !session.current)
     expect(phoneSession).toMatchObject({
       device: 'Phone/1.0',
       address: '10.1.2.3',
       created_at: expect.any(String),
       last_used_at: expect.any(String),
     })
-    expect(current._id).not.toBe(phoneSession._id)
-    expect((await callJson('DELETE', `/auth/sessions/${phoneSession._id}`, { token: user.token })).body).toEqual({
+    expect(current!._id).not.toBe(phoneSession!._id)
+    expect((await callJson('DELETE', `/auth/sessions/${phoneSession!._id}`, { token: user.token })).body).toEqual({
       message: 'session ended',
     })
     expect((await me(phone.body.token)).status).toBe(401)
     expect((await call('POST', '/auth/refresh', { json: { refresh_token: phone.body.refresh_token } })).status).toBe(
       401,
     )
-    expect(
-      (await callJson('GET', '/auth/sessions', { token: user.token })).body.map(
-        (session: { _id: string }) => session._id,
-      ),
-    ).toEqual([current._id])
+    expect((await callJson('GET', '/auth/sessions', { token: user.token })).body.map((session) => session._id)).toEqual(
+      [current!._id],
+    )
   })
 
   it("answers 404 for another user's session id, exactly as for an unknown one, and ends nothing", async () => {
     const alice = await signUp()
     const mallory = await signUp()
     const [aliceSession] = (await callJson('GET', '/auth/sessions', { token: alice.token })).body
-    const theirs = await callJson('DELETE', `/auth/sessions/${aliceSession._id}`, { token: mallory.token })
+    const theirs = await callJson('DELETE', `/auth/sessions/${aliceSession!._id}`, { token: mallory.token })
     const unknown = await callJson('DELETE', '/auth/sessions/0123456789abcdef01234567', { token: mallory.token })
     expect(theirs).toMatchObject({ status: 404, body: { message: 'session not found', code: 'SESSION_NOT_FOUND' } })
     expect(unknown.body).toEqual(theirs.body)
@@ -160,7 +158,7 @@ describe('client addresses', () => {
     // Trusted (wrangler.toml, Cloudflare in front), the session records the address Cloudflare reported.
     const user = await signUp()
     await call('POST', '/auth/login', { ip: '10.77.0.1', json: { email: user.email, password: user.password } })
-    const sessions = (await callJson('GET', '/auth/sessions', { token: user.token })).body as Array<{ address: string }>
+    const sessions = (await callJson('GET', '/auth/sessions', { token: user.token })).body
     expect(sessions.map((session) => session.address)).toContain('10.77.0.1')
   })
 })

@@ -5,7 +5,7 @@ import bcrypt from 'bcryptjs'
 import { decodeJwt, SignJWT } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { newId } from '../../worker/db/ids'
-import { call, callJson, callWithSettings } from '../support/api'
+import { call, callJson, callJsonWithSettings, callWithSettings } from '../support/api'
 import { signUp, tokenIn, uniqueEmail, waitForEmail } from '../support/accounts'
 
 const secret = new TextEncoder().encode(env.JWT_SECRET)
@@ -248,13 +248,7 @@ describe('token lifetimes follow the configuration', () => {
     expect((await callWithSettings(settings, 'POST', '/auth/register', { json: { email, password } })).status).toBe(201)
     expect(lifetimeOf(tokenIn(await waitForEmail(email, 1)))).toBe(2 * 3600)
 
-    const login = await callWithSettings(settings, 'POST', '/auth/login', { json: { email, password } })
-    const session = (await login.json()) as {
-      token: string
-      refresh_token: string
-      expires_in: number
-      user: { _id: string }
-    }
+    const session = (await callJsonWithSettings(settings, 'POST', '/auth/login', { json: { email, password } })).body
     expect(lifetimeOf(session.token)).toBe(15 * 60)
     expect(session.expires_in).toBe(15 * 60)
     const refreshTtl = await env.DB.prepare(
@@ -264,10 +258,9 @@ describe('token lifetimes follow the configuration', () => {
       .first('ttl')
     expect(refreshTtl).toBe(2 * 24 * 3600 * 1000)
 
-    const refreshed = await callWithSettings(settings, 'POST', '/auth/refresh', {
-      json: { refresh_token: session.refresh_token },
-    })
-    const rotated = (await refreshed.json()) as { token: string; expires_in: number }
+    const rotated = (
+      await callJsonWithSettings(settings, 'POST', '/auth/refresh', { json: { refresh_token: session.refresh_token } })
+    ).body
     expect(lifetimeOf(rotated.token)).toBe(15 * 60)
     expect(rotated.expires_in).toBe(15 * 60)
 

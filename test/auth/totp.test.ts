@@ -103,7 +103,7 @@ async function enrol(user: TestUser) {
     json: { code: await totp(secret, nowSeconds()) },
   })
   expect(confirmed.status).toBe(200)
-  return { secret, started: started.body, recoveryCodes: confirmed.body.recovery_codes as string[] }
+  return { secret, started: started.body, recoveryCodes: confirmed.body.recovery_codes }
 }
 
 /** A six-digit code that none of the accepted steps shows. */
@@ -125,7 +125,7 @@ async function passwordStep(user: TestUser) {
     methods: ['totp', 'recovery_code'],
   })
   expect(res.body).not.toHaveProperty('token')
-  return res.body.second_factor_token as string
+  return res.body.second_factor_token!
 }
 
 describe('the TOTP second factor', () => {

@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import { call, callJson, callWithSettings } from '../support/api'
+import { call, callJson, callJsonWithSettings, callWithSettings } from '../support/api'
 import { emailsTo, signUp, tokenIn, uniqueEmail, waitForEmail } from '../support/accounts'
 
 describe('email verification', () => {
@@ -62,10 +62,10 @@ describe('email verification', () => {
 
   it('gives new users the configured default role', async () => {
     const email = uniqueEmail()
-    const res = await callWithSettings({ AUTH_DEFAULT_ROLE: 'member' }, 'POST', '/auth/register', {
+    const res = await callJsonWithSettings({ AUTH_DEFAULT_ROLE: 'member' }, 'POST', '/auth/register', {
       json: { email, password: 'long enough' },
     })
-    expect(((await res.json()) as any).user.role).toBe('member')
+    expect(res.body.user.role).toBe('member')
   })
 })
 

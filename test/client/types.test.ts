@@ -17,6 +17,7 @@ import { ERROR_CODES, type ErrorCode } from '../../worker/errors'
 import type { FileResponse } from '../../worker/files/records'
 import type { JobView } from '../../worker/pipeline/jobs'
 import type { ConvertInfo } from '../../worker/pipeline/routes'
+import { type Answer, bodyAt, callJson } from '../support/api'
 import { signUp } from '../support/accounts'
 import { uploaded } from '../support/files'
 
@@ -82,5 +83,37 @@ describe("@edgefloor/client's standalone types", () => {
     expectTypeOf<PackageConversionTargets>().toEqualTypeOf<z.infer<typeof ConvertInfo>>()
     expectTypeOf<PackageErrorCode>().toEqualTypeOf<ErrorCode>()
     expect([...PACKAGE_ERROR_CODES]).toEqual(ERROR_CODES)
+  })
+})
+
+// The tests' own calls (test/support/api.ts) read bodies with the same route types, found from the method and path.
+describe('callJson: bodies typed by the route a method and path name', () => {
+  it('types a literal or template path by its route, and anything else as unknown until named', async () => {
+    const user = await signUp()
+    const file = await uploaded(user, 'typed.txt', 'typed')
+    const read = await callJson('GET', `/files/${file._id}`, { token: user.token })
+    expectTypeOf(read.body._id).toEqualTypeOf<string>()
+    expectTypeOf(read.body.parent_file).toEqualTypeOf<string | null>()
+    // An error answer's fields sit beside the record's: a test asserts the status, then reads either.
+    expectTypeOf(read.body.code).toEqualTypeOf<ErrorCode | undefined>()
+    expect(read.body).toMatchObject({ _id: file._id, name: 'typed.txt', files: [] })
+
+    // `/files/uploads` is its own route, not `/files/:id`; a query string does not change the route.
+    expectTypeOf<Answer<'POST', '/files/uploads'>>().not.toEqualTypeOf<Answer<'GET', `/files/${string}`>>()
+    expectTypeOf<Answer<'GET', '/files?limit=2'>>().toEqualTypeOf<Answer<'GET', '/files'>>()
+    expectTypeOf<Answer<'GET', `/jobs/${string}`>>().toHaveProperty('steps')
+    // A path TypeScript only knows as a string, or a route mounted by statement (resource routes), is unknown.
+    expectTypeOf<Answer<'GET', string>>().toBeUnknown()
+    expectTypeOf<Answer<'GET', `/users/${string}`>>().toBeUnknown()
+
+    // Two success answers (200 with the files, 202 with the job): bodyAt asserts the status and gives its type.
+    const started = await callJson('POST', `/files/${file._id}/convert`, {
+      token: user.token,
+      headers: { prefer: 'respond-async' },
+    })
+    const job = bodyAt(started, 202)
+    expectTypeOf(job.file_id).toEqualTypeOf<string>()
+    expectTypeOf(job.steps).toEqualTypeOf<JobView['steps']>()
+    expect(job.file_id).toBe(file._id)
   })
 })

@@ -101,7 +101,7 @@ describe('JPEG → PNG through the pipeline', () => {
       parent_file: jpeg._id,
       metadata: { width: 64, height: 48 },
     })
-    const download = await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })
+    const download = await call('GET', `/files/${res.body[0]!._id}/download`, { token: user.token })
     expect(readPngHeader(new Uint8Array(await download.arrayBuffer()))).toMatchObject({ width: 64, height: 48 })
   })
 
@@ -123,10 +123,8 @@ describe('JPEG → PNG through the pipeline', () => {
     expect(jpeg.content_type).toBe('image/jpeg')
     const res = await callJson('POST', `/files/${jpeg._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([
-      ['photo (1 of 1)', jpeg._id],
-    ])
-    expect(res.body[0].metadata).toMatchObject({ width: 64, height: 48, source_format: 'jpeg' })
+    expect(res.body.map((file) => [file.name, file.parent_file])).toEqual([['photo (1 of 1)', jpeg._id]])
+    expect(res.body[0]!.metadata).toMatchObject({ width: 64, height: 48, source_format: 'jpeg' })
   })
 
   it('refuses text named x.jpg with 422 and a clear message, and starts no job', async () => {

@@ -88,8 +88,8 @@ describe('variables through POST /files/:id/convert (Gotenberg 8.34 "POST /forms
       json: { to: '.txt', options: { variables: VARIABLES } },
     })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    expect(res.body.map((made: { extension: string }) => made.extension)).toEqual(['.pdf', '.txt'])
-    const { bytes } = await downloadBytes(`/files/${res.body[1]._id}/download`, { token: user.token })
+    expect(res.body.map((made) => made.extension)).toEqual(['.pdf', '.txt'])
+    const { bytes } = await downloadBytes(`/files/${res.body[1]!._id}/download`, { token: user.token })
     const text = new TextDecoder().decode(bytes).replace(/\s+/g, ' ')
     expect(text).toContain('Order for Smith & Sons')
     for (const [i, item] of VARIABLES.items.entries()) {
@@ -124,7 +124,7 @@ describe('variables through POST /files/:id/convert (Gotenberg 8.34 "POST /forms
     })
     expect(res.status).toBe(422)
     expect(res.body.message).toMatch(/failed: the document was refused: Bad Request: .*more than one list: 'a', 'b'/)
-    const job = await pollJob(res.body.job, user)
+    const job = await pollJob(res.body.job!, user)
     expect(job).toMatchObject({ status: 'failed', files: [] })
   })
 })
@@ -136,9 +136,9 @@ describe('Factur-X through POST /files/:id/convert (Gotenberg 8.34 "POST /forms/
     const options = { facturxXml: INVOICE_XML, facturxConformanceLevel: 'MINIMUM', facturxDocumentType: 'INVOICE' }
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token, json: { options } })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    const pdf = res.body.find((made: { extension: string }) => made.extension === '.pdf')
+    const pdf = res.body.find((made) => made.extension === '.pdf')
     expect(pdf).toMatchObject({ name: 'Invoice (1 of 1)', content_type: 'application/pdf', parent_file: source._id })
-    const { bytes } = await downloadBytes(`/files/${pdf._id}/download`, { token: user.token })
+    const { bytes } = await downloadBytes(`/files/${pdf!._id}/download`, { token: user.token })
     const found = await inspectPdf(bytes)
     expect(found.attachments).toContain('factur-x.xml')
     expect(found.facturxXml).toBe(INVOICE_XML)
@@ -175,7 +175,7 @@ describe('both at their bounds in one request', () => {
     const job = await pollJob(res.body._id, user)
     expect(job.status, job.error ?? '').toBe('done')
     expect(job.options).toMatchObject({ variables: JSON.stringify(variables), facturxXml })
-    const pdf = job.files.find((file: { content_type: string }) => file.content_type === 'application/pdf')!
+    const pdf = job.files.find((file) => file.content_type === 'application/pdf')!
     const { bytes } = await downloadBytes(`/files/${pdf._id}/download`, { token: user.token })
     expect((await inspectPdf(bytes)).facturxXml).toBe(facturxXml)
   })

@@ -168,7 +168,7 @@ describe('Office → PDF → PNG pages through the pipeline', () => {
           name: `${base} (${i + 1} of ${pages})`,
           extension: '.png',
           content_type: 'image/png',
-          parent_file: pdf._id,
+          parent_file: pdf!._id,
           part_index: i,
           part_total: pages,
         })
@@ -188,7 +188,7 @@ describe('Office → PDF → PNG pages through the pipeline', () => {
     expect(res.status).toBe(200)
     const [pdf] = res.body
     expect(pdf).toMatchObject({ name: 'Accessible (1 of 1)', content_type: 'application/pdf', parent_file: source._id })
-    const { bytes } = await downloadBytes(`/files/${pdf._id}/download`, { token: user.token })
+    const { bytes } = await downloadBytes(`/files/${pdf!._id}/download`, { token: user.token })
     const text = new TextDecoder('latin1').decode(bytes)
     expect(text).toMatch(/pdfuaid:part(="1"|>1<)/)
     expect(text).toContain('/StructTreeRoot')
@@ -235,10 +235,10 @@ describe('office-to-pdf: Gotenberg options through POST /files/:id/convert', () 
       options: { metadata: '{"Title":"Quarterly"}', exportBookmarks: false, rotateAngle: 90 },
     })
     expect(JSON.stringify(job)).not.toMatch(/p4ss|own3r/)
-    const pdf = job.files.find((file: { content_type: string }) => file.content_type === 'application/pdf')
+    const pdf = job.files.find((file) => file.content_type === 'application/pdf')
     const { bytes } = await downloadBytes(`/files/${pdf!._id}/download`, { token: user.token })
     expect(new TextDecoder('latin1').decode(bytes)).toContain('/Encrypt')
-    expect(job.files.filter((file: { content_type: string }) => file.content_type === 'image/png')).toHaveLength(1)
+    expect(job.files.filter((file) => file.content_type === 'image/png')).toHaveLength(1)
   })
 })
 

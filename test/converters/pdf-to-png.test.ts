@@ -245,14 +245,7 @@ describe('PDF → PNG through the pipeline', () => {
     const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
     // The seed (SPEC.md, files.name): 'Converted files are named "<name> (<n> of <m>)"': no extension in the name.
-    expect(
-      res.body.map((file: { name: string; extension: string; parent_file: string; part_index: number }) => [
-        file.name,
-        file.extension,
-        file.parent_file,
-        file.part_index,
-      ]),
-    ).toEqual([
+    expect(res.body.map((file) => [file.name, file.extension, file.parent_file, file.part_index])).toEqual([
       ['Report (1 of 3)', '.png', pdf._id, 0],
       ['Report (2 of 3)', '.png', pdf._id, 1],
       ['Report (3 of 3)', '.png', pdf._id, 2],
@@ -272,30 +265,26 @@ describe('PDF → PNG through the pipeline', () => {
     const pdf = await uploaded(user, 'Long.pdf', buildPdf(pages))
     const res = await callJson('POST', `/files/${pdf._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(
-      res.body.map((file: { name: string; part_index: number; metadata: { page: number } }) => [
-        file.name,
-        file.part_index,
-        file.metadata.page,
-      ]),
-    ).toEqual(Array.from({ length: 23 }, (_, i) => [`Long (${i + 1} of 23)`, i, i + 1]))
+    expect(res.body.map((file) => [file.name, file.part_index, file.metadata.page])).toEqual(
+      Array.from({ length: 23 }, (_, i) => [`Long (${i + 1} of 23)`, i, i + 1]),
+    )
     const [job] = (await callJson('GET', `/files/${pdf._id}/jobs`, { token: user.token })).body
     // The planning step (split into parts), then one step per range of CONVERT_PAGES_PER_STEP pages (the steps
     // were made together: their listed order says nothing, so they are sorted by range here).
-    const pdfSteps = job.steps
-      .filter((step: { converter: string }) => step.converter === 'pdf-to-png')
+    const pdfSteps = job!.steps
+      .filter((step) => step.converter === 'pdf-to-png')
       .sort(
         (a: { part: { start: number } | null }, b: { part: { start: number } | null }) =>
           (a.part?.start ?? -1) - (b.part?.start ?? -1),
       )
-    expect(pdfSteps.map((step: { part: unknown; status: string }) => [step.part, step.status])).toEqual([
+    expect(pdfSteps.map((step) => [step.part, step.status])).toEqual([
       [null, 'split'],
       [{ start: 0, end: 10 }, 'done'],
       [{ start: 10, end: 20 }, 'done'],
       [{ start: 20, end: 23 }, 'done'],
     ])
     const firstInkColumns = await Promise.all(
-      res.body.map(async (file: { _id: string }) => {
+      res.body.map(async (file) => {
         const image = await decodeImage(
           (await downloadBytes(`/files/${file._id}/download`, { token: user.token })).bytes,
           TEST_IMAGE_LIMITS,

@@ -71,7 +71,7 @@ describe('POST /files/:id/convert { to: ".txt" }', { timeout: 180_000 }, () => {
         metadata: { page_count: 3 },
       },
     ])
-    const text = await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).text()
+    const text = await (await call('GET', `/files/${res.body[0]!._id}/download`, { token: user.token })).text()
     expect(words(text)).toEqual(words(reference.text))
   })
 
@@ -80,8 +80,8 @@ describe('POST /files/:id/convert { to: ".txt" }', { timeout: 180_000 }, () => {
     const file = await uploaded(user, 'hello.docx', officeDocument('hello.docx'))
     const res = await callJson('POST', `/files/${file._id}/convert`, { token: user.token, json: { to: 'txt' } })
     expect(res.status).toBe(200)
-    expect(res.body.map((made: { extension: string }) => made.extension)).toEqual(['.pdf', '.txt'])
-    const text = await (await call('GET', `/files/${res.body[1]._id}/download`, { token: user.token })).text()
+    expect(res.body.map((made) => made.extension)).toEqual(['.pdf', '.txt'])
+    const text = await (await call('GET', `/files/${res.body[1]!._id}/download`, { token: user.token })).text()
     expect(words(text)).toEqual(words(inject('pdfTexts')['hello.pdf'].text))
   })
 
@@ -99,7 +99,7 @@ describe('POST /files/:id/convert { to: ".txt" }', { timeout: 180_000 }, () => {
     const res = await callJson('POST', `/files/${file._id}/convert`, { token: user.token, json: { to: '.txt' } })
     expect(res.status).toBe(200)
     // The transcript and its captions, and nothing made from them (the default chain would draw the text as PNG).
-    expect(res.body.map((made: { extension: string }) => made.extension)).toEqual(['.txt', '.vtt'])
+    expect(res.body.map((made) => made.extension)).toEqual(['.txt', '.vtt'])
   })
 
   it('refuses an image with 422 naming OCR as not supported, before any job', async () => {
@@ -123,7 +123,7 @@ describe('POST /files/:id/convert { to: ".txt" }', { timeout: 180_000 }, () => {
     const file = await uploaded(user, 'prose.pdf', bytes(inject('pdfTexts')['prose.pdf'].pdf))
     const res = await callJson('POST', `/files/${file._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((made: { extension: string }) => made.extension)).toEqual(['.png', '.png', '.png'])
+    expect(res.body.map((made) => made.extension)).toEqual(['.png', '.png', '.png'])
   })
 
   it('GET /convert/:extension lists every reachable target beside the default `to`', async () => {

@@ -211,9 +211,7 @@ describe('text → PNG through the pipeline', () => {
     const txt = await uploaded(user, 'readme.txt', 'Edgefloor turns text into pages.\n')
     const res = await callJson('POST', `/files/${txt._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string; parent_file: string }) => [file.name, file.parent_file])).toEqual([
-      ['readme (1 of 1)', txt._id],
-    ])
+    expect(res.body.map((file) => [file.name, file.parent_file])).toEqual([['readme (1 of 1)', txt._id]])
   })
 
   it('converts a text longer than a step (CONVERT_PAGES_PER_STEP, 10) in steps, each page named n of the total', async () => {
@@ -223,15 +221,13 @@ describe('text → PNG through the pipeline', () => {
     const txt = await uploaded(user, 'long.txt', `${lines.join('\n')}\n`)
     const res = await callJson('POST', `/files/${txt._id}/convert`, { token: user.token })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    const names = res.body
-      .map((file: { name: string }) => file.name)
-      .sort((a: string, b: string) => a.localeCompare(b, 'en', { numeric: true }))
+    const names = res.body.map((file) => file.name).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))
     expect(names).toEqual(Array.from({ length: 11 }, (_, i) => `long (${i + 1} of 11)`))
     // The planning step split the pages into two steps, one of CONVERT_PAGES_PER_STEP pages and one of the rest.
     const [job] = (await callJson('GET', `/files/${txt._id}/jobs`, { token: user.token })).body
-    const steps = job.steps
-      .map((step: { part: { start: number; end: number } | null; status: string }) => [step.part, step.status])
-      .sort((a: [{ start: number } | null], b: [{ start: number } | null]) => (a[0]?.start ?? -1) - (b[0]?.start ?? -1))
+    const steps = job!.steps
+      .map((step) => [step.part, step.status] as const)
+      .sort((a, b) => (a[0]?.start ?? -1) - (b[0]?.start ?? -1))
     expect(steps).toEqual([
       [null, 'split'],
       [{ start: 0, end: 10 }, 'done'],

@@ -17,7 +17,7 @@ import { D1Recorder } from '../support/counting-d1'
 import { uploaded } from '../support/files'
 import { grantRole } from '../support/roles'
 import { registerChainConverters } from '../support/chain-converters'
-import { SoftwareAuthenticator } from '../support/authenticator'
+import { type RegistrationOptions, type SignInOptions, SoftwareAuthenticator } from '../support/authenticator'
 import { APP_URL, backToApp, exchange, loginAt, signInThrough, startSignIn, throughProvider } from '../support/oauth'
 import { base32Decode, totp } from '../../worker/auth/otp'
 
@@ -59,13 +59,10 @@ const userToken = async (type: 'verify' | 'reset', user: TestUser) => {
 const newSessionId = async (user: TestUser) => {
   await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })
   const sessions = await callJson('GET', '/auth/sessions', { token: user.token })
-  return (sessions.body as Array<{ _id: string; current: boolean }>).find((session) => !session.current)!._id
+  return sessions.body.find((session) => !session.current)!._id
 }
 const freshLogin = async (user: TestUser) =>
-  (await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })).body as {
-    token: string
-    refresh_token: string
-  }
+  (await callJson('POST', '/auth/login', { json: { email: user.email, password: user.password } })).body
 const tusCreated = async (user: TestUser) => {
   const res = await callJson('POST', '/files/tus', {
     token: user.token,
@@ -74,7 +71,7 @@ const tusCreated = async (user: TestUser) => {
   return res.headers.get('location')!.split('/').pop()!
 }
 const partsUpload = async (user: TestUser) =>
-  (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big.bin' } })).body.upload_id as string
+  (await callJson('POST', '/files/uploads', { token: user.token, json: { name: 'big.bin' } })).body.upload_id
 const TUS = { 'tus-resumable': '1.0.0' }
 /** A tus PATCH of `body` at `offset`, with the Content-Length an HTTP client sends (a Request made here has none). */
 const tusPatch = (token: string, offset: number, body: string | Uint8Array) => ({
@@ -93,7 +90,7 @@ const nowSeconds = () => Date.now() / 1000
 const totpStarted = async () => {
   const user = await signUp()
   const started = await callJson('POST', '/auth/totp', { token: user.token })
-  return { user, secret: base32Decode(started.body.secret as string)! }
+  return { user, secret: base32Decode(started.body.secret)! }
 }
 /** A new account with a confirmed TOTP factor. Its next code is the next step's (RFC 6238 §5.2: a step is used once;
  * a verifier accepts one step either side of now). */
@@ -116,18 +113,20 @@ const providerAccount = async () => {
   ).searchParams.get('code')!
   const session = await exchange(code)
   const identities = await callJson('GET', '/auth/identities', { token: session.body.token })
-  return { token: session.body.token as string, identityId: identities.body[0]._id as string }
+  return { token: session.body.token, identityId: identities.body[0]!._id }
 }
 /** A passkey registered by a software authenticator for the user. */
 const passkeyOf = async (user: TestUser) => {
   const authenticator = await SoftwareAuthenticator.create()
-  const options = await callJson('POST', '/auth/passkeys/register/options', { token: user.token })
+  const options = await callJson<RegistrationOptions>('POST', '/auth/passkeys/register/options', {
+    token: user.token,
+  })
   const registered = await callJson('POST', '/auth/passkeys/register', {
     token: user.token,
     json: { credential: await authenticator.register(options.body) },
   })
   expect(registered.status).toBe(201)
-  return { authenticator, passkeyId: registered.body._id as string, userHandle: options.body.user.id as string }
+  return { authenticator, passkeyId: registered.body._id, userHandle: options.body.user.id }
 }
 
 /** A valid request of each route, as its owner would send it (2xx), on real resources. */
@@ -415,13 +414,15 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   'POST /auth/passkeys/register': async () => {
     const user = await signUp()
-    const options = await callJson('POST', '/auth/passkeys/register/options', { token: user.token })
+    const options = await callJson<RegistrationOptions>('POST', '/auth/passkeys/register/options', {
+      token: user.token,
+    })
     const credential = await (await SoftwareAuthenticator.create()).register(options.body)
     return ['POST', '/auth/passkeys/register', { token: user.token, json: { credential, name: 'laptop' } }]
   },
   'POST /auth/passkeys/login': async () => {
     const { authenticator, userHandle } = await passkeyOf(await signUp())
-    const options = await callJson('POST', '/auth/passkeys/login/options')
+    const options = await callJson<SignInOptions>('POST', '/auth/passkeys/login/options')
     return [
       'POST',
       '/auth/passkeys/login',
@@ -513,7 +514,7 @@ describe("a part's quota hold in the session check's round trip", () => {
   it('holds a declared size with the part, and a refused part leaves the hold as it was', async () => {
     const alice = await signUp()
     const started = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'x.bin', size: 3 } })
-    const id = started.body.upload_id as string
+    const id = started.body.upload_id
     const before = await reservation(id)
     expect(before).toMatchObject({ bytes: 3 })
     // R2's part rule: a declared 3 bytes are one part of 3 (partRuleViolation); 2 bytes are refused before R2.
@@ -572,7 +573,7 @@ describe('an upload whose quota hold shares the session check', () => {
   it('reserves, starts and stores nothing for a token whose session was logged out (a tus PATCH takes no part number and no lease either)', async () => {
     const alice = await signUp()
     const started = await callJson('POST', '/files/uploads', { token: alice.token, json: { name: 'x.bin', size: 3 } })
-    const id = started.body.upload_id as string
+    const id = started.body.upload_id
     const rows = (query: string, value: string) =>
       env.DB.prepare(query)
         .bind(value)

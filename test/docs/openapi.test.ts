@@ -152,10 +152,10 @@ describe('GET /openapi.json', () => {
 
   it('answers an invalid path parameter with the documented 400 and an unknown id with the documented 404', async () => {
     const { token } = await signUp()
-    const invalid = await callJson<{ message: string }>('GET', '/jobs/not-an-id', { token })
+    const invalid = await callJson('GET', '/jobs/not-an-id', { token })
     expect(invalid.status).toBe(400)
     expect(invalid.body.message).toContain('must be a 24-character hex id')
-    const unknown = await callJson<{ message: string }>('GET', `/jobs/${'0'.repeat(24)}`, { token })
+    const unknown = await callJson('GET', `/jobs/${'0'.repeat(24)}`, { token })
     expect(unknown.status).toBe(404)
     expect(unknown.body).toMatchObject({ message: 'job not found' })
   })

@@ -5,6 +5,7 @@
 import { describe, expect, inject, it } from 'vitest'
 import { browserForFile, CONSOLE_PASSWORD, openPage, registerInConsole } from './chromium.ts'
 import { grantAdmin, uniqueEmail } from './dev-worker.ts'
+import { fetchJson } from '../support/request.ts'
 
 const WAIT_MS = 60_000
 const SHOTS = '/tmp/console-shots'
@@ -12,38 +13,33 @@ const PASSWORD = CONSOLE_PASSWORD
 const worker = { url: inject('devWorkerUrl') }
 const browser = browserForFile(worker.url)
 
-async function post(path: string, body: unknown, token?: string) {
-  const res = await fetch(`${worker.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
-  })
-  return { status: res.status, body: (await res.json()) as any }
-}
-
 /** A user signed up through the API, with one upload converted (its job done) and one whose job failed. */
 async function userWithWork(prefix: string) {
   const email = uniqueEmail(prefix)
-  const registered = await post('/auth/register', { email, password: PASSWORD, name: 'Bob Tables' })
-  const { body: session } = await post('/auth/login', { email, password: PASSWORD })
+  const registered = await fetchJson(worker.url, 'POST', '/auth/register', {
+    json: { email, password: PASSWORD, name: 'Bob Tables' },
+  })
+  const { body: session } = await fetchJson(worker.url, 'POST', '/auth/login', { json: { email, password: PASSWORD } })
   const upload = async (name: string, body: string | Uint8Array) =>
-    (await (
-      await fetch(`${worker.url}/files`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${session.token}`, 'x-edgefloor-name': name },
+    (
+      await fetchJson(worker.url, 'POST', '/files', {
+        token: session.token,
+        headers: { 'x-edgefloor-name': name },
         body,
       })
-    ).json()) as { _id: string }
+    ).body
   const notes = await upload('notes.txt', 'Minutes of the meeting.\nEverybody agreed.')
-  expect((await post(`/files/${notes._id}/convert`, {}, session.token)).status).toBe(200)
+  expect(
+    (await fetchJson(worker.url, 'POST', `/files/${notes._id}/convert`, { json: {}, token: session.token })).status,
+  ).toBe(200)
   // A JPEG's first bytes and then nothing a decoder can read: a job that starts and fails.
   const broken = await upload(
     'broken.jpg',
     new Uint8Array([0xff, 0xd8, 0xff, 0xe0, ...new TextEncoder().encode('not the rest of a JPEG')]),
   )
-  const failed = await post(`/files/${broken._id}/convert`, {}, session.token)
+  const failed = await fetchJson(worker.url, 'POST', `/files/${broken._id}/convert`, { json: {}, token: session.token })
   expect(failed.body).toMatchObject({ code: expect.any(String), job: expect.any(String) })
-  return { id: registered.body.user._id as string, email, token: session.token as string }
+  return { id: registered.body.user._id, email, token: session.token }
 }
 
 const userStatus = async (token: string) =>
@@ -112,7 +108,9 @@ describe('the console: admin screen', () => {
     await page.locator(`#admin-users tr[data-id="${bob.id}"] button[data-action=delete]`).click()
     await page.locator(`#admin-users tr[data-id="${bob.id}"]`).waitFor({ state: 'detached', timeout: WAIT_MS })
     expect(await page.textContent('#admin-message')).toBe(`Deleted ${bob.email}.`)
-    expect((await post('/auth/login', { email: bob.email, password: PASSWORD })).status).toBe(401)
+    expect(
+      (await fetchJson(worker.url, 'POST', '/auth/login', { json: { email: bob.email, password: PASSWORD } })).status,
+    ).toBe(401)
     expect(errors).toEqual([])
     await page.close()
   })

@@ -438,7 +438,7 @@ async function partsUpload(user: TestUser, parts: Uint8Array[]) {
     json: { name: 'race.pdf', part_bytes: 5 * MiB },
   })
   expect(start.status).toBe(201)
-  const id = start.body.upload_id as string
+  const id = start.body.upload_id
   for (const [index, part] of parts.entries())
     expect((await call('PUT', `/files/uploads/${id}/${index + 1}`, partOptions(user, part, part.length))).status).toBe(
       200,
@@ -447,7 +447,7 @@ async function partsUpload(user: TestUser, parts: Uint8Array[]) {
 }
 
 /** Every answer a 2xx, or a 404/409 with its code; never a 5xx. */
-function expectClean(answers: { status: number; body: any }[], allowed: Record<number, string[]>) {
+function expectClean(answers: { status: number; body: { code?: string } }[], allowed: Record<number, string[]>) {
   for (const { status, body } of answers) {
     if (status < 300) continue
     expect(allowed[status], `status ${status}: ${JSON.stringify(body)}`).toBeDefined()

@@ -3,7 +3,7 @@ import { env } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase } from '../../worker/db/client'
 import { storeFile } from '../../worker/files/store'
-import { call, callJson, callWithSettings } from '../support/api'
+import { type Answer, call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { multipartBody, PNG_HEAD, uploaded } from '../support/files'
 
@@ -46,7 +46,7 @@ describe('listing and reading', () => {
     const first = await callJson('GET', '/files?limit=2', { token: owner.token })
     expect(ids(first.body)).toEqual([children[1]!.id, children[0]!.id])
     const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link')!)![1]!
-    const second = await callJson('GET', next, { token: owner.token })
+    const second = await callJson<typeof first.body>('GET', next, { token: owner.token })
     expect(ids(second.body)).toEqual([files[2]!._id, files[1]!._id])
   })
 
@@ -56,20 +56,16 @@ describe('listing and reading', () => {
     ['?content_type=application/pdf', () => [files[1]!._id]],
     ['?parent_file=PARENT', () => [children[1]!.id, children[0]!.id]],
   ])('filters %s', async (query, expected) => {
-    const res = await callJson('GET', `/files${query.replace('PARENT', files[1]!._id)}`, { token: owner.token })
+    const res = await callJson<Answer<'GET', '/files'>>('GET', `/files${query.replace('PARENT', files[1]!._id)}`, {
+      token: owner.token,
+    })
     expect(ids(res.body)).toEqual(expected())
   })
 
   it('reads one file with its children in page order', async () => {
     const res = await callJson('GET', `/files/${files[1]!._id}`, { token: owner.token })
     expect(res.body).toMatchObject({ _id: files[1]!._id, name: 'b.pdf', content_type: 'application/pdf' })
-    expect(
-      res.body.files.map((kid: { name: string; parent_file: string; part_index: number }) => [
-        kid.name,
-        kid.parent_file,
-        kid.part_index,
-      ]),
-    ).toEqual([
+    expect(res.body.files.map((kid) => [kid.name, kid.parent_file, kid.part_index])).toEqual([
       ['b (1 of 2).png', files[1]!._id, 0],
       ['b (2 of 2).png', files[1]!._id, 1],
     ])

@@ -1,7 +1,7 @@
 // Resumable uploads: an R2 multipart upload across requests, completed into a normal file record.
 import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
-import { call, callJson, callWithSettings, type CallOptions } from '../support/api'
+import { call, callJson, callJsonWithSettings, type CallOptions } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { sha256Hex } from '../support/bytes'
 
@@ -16,13 +16,8 @@ const partRequest = (user: TestUser, bytes: Uint8Array): CallOptions => ({
 const sendPart = (user: TestUser, uploadId: string, part: number, bytes: Uint8Array) =>
   callJson('PUT', `/files/uploads/${uploadId}/${part}`, partRequest(user, bytes))
 
-type Settings = Parameters<typeof callWithSettings>[0]
-
 /** The same routes on a Worker built with other limits (same D1 and R2, so an upload carries over). */
-async function withSettings(settings: Settings, method: string, path: string, options: CallOptions) {
-  const res = await callWithSettings(settings, method, path, options)
-  return { status: res.status, body: (await res.json()) as any }
-}
+const withSettings = callJsonWithSettings
 
 describe('resumable uploads', { timeout: 120_000 }, () => {
   it('stores parts sent in separate requests (in any order, one twice) and completes them into a file', async () => {

@@ -12,7 +12,7 @@ const HOW_TO_SEND =
   'send the file\'s bytes as the body (Content-Type: application/octet-stream or the file\'s own type, its name in X-Edgefloor-Name), or multipart/form-data with the file in the field "file"'
 
 async function filesOf(token: string): Promise<unknown[]> {
-  const { body } = await callJson<unknown[]>('GET', '/files', { token })
+  const { body } = await callJson('GET', '/files', { token })
   return body
 }
 

@@ -410,24 +410,23 @@ describe('POST /files reads the body into two reused 512 KiB blocks (worker/file
     new Request(BASE, { method: 'POST', body: bytes }).body!.getReader({ mode: 'byob' }).releaseLock()
     const uploads = {
       'raw body, Content-Length': () =>
-        call('POST', '/files', {
+        callJson('POST', '/files', {
           token: user.token,
           body: bytes,
           headers: { 'content-type': 'application/octet-stream', 'x-edgefloor-name': 'noise.bin' },
         }),
       'multipart, X-Edgefloor-Size': () =>
-        call('POST', '/files', {
+        callJson('POST', '/files', {
           token: user.token,
           body: multipartBody('noise.bin', bytes),
           headers: { 'x-edgefloor-size': String(bytes.length) },
         }),
       'multipart, unknown size (R2 parts)': () =>
-        call('POST', '/files', { token: user.token, body: multipartBody('noise.bin', bytes) }),
+        callJson('POST', '/files', { token: user.token, body: multipartBody('noise.bin', bytes) }),
     }
     for (const [kind, send] of Object.entries(uploads)) {
-      const res = await send()
-      const record = (await res.json()) as { _id: string; size: number; hash: string }
-      expect({ status: res.status, size: record.size, hash: record.hash }, kind).toEqual({
+      const { status, body: record } = await send()
+      expect({ status, size: record.size, hash: record.hash }, kind).toEqual({
         status: 201,
         size: bytes.length,
         hash: expected,

@@ -33,9 +33,7 @@ describe('hostile inputs through the queue', () => {
       const source = await uploaded(user, hostile.name, bytes)
       const before = await objectsOf(user.id)
       const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
-      const jobs = (await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })).body as Array<{
-        status: string
-      }>
+      const jobs = (await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })).body
 
       if (hostile.expect === 'refused') {
         expect(res.status).toBeGreaterThanOrEqual(400)

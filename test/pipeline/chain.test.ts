@@ -39,14 +39,14 @@ describe('POST /files/:id/convert', () => {
     const source = await uploaded(user, 'notes.tsplit', 'abcdwxyz')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    const names = res.body.map((file: { name: string }) => file.name)
+    const names = res.body.map((file) => file.name)
     expect(names).toEqual(['notes (1 of 2)', 'notes (2 of 2)', 'notes (1 of 1)', 'notes (1 of 1)'])
     const [part1, part2, upper1, upper2] = res.body
     expect(part1).toMatchObject({ parent_file: source._id, part_index: 0, part_total: 2, metadata: { half: 0 } })
-    expect(part2.parent_file).toBe(source._id)
-    expect(upper1.parent_file).toBe(part1._id)
-    expect(upper2.parent_file).toBe(part2._id)
-    expect(await (await call('GET', `/files/${upper2._id}/download`, { token: user.token })).text()).toBe('WXYZ')
+    expect(part2!.parent_file).toBe(source._id)
+    expect(upper1!.parent_file).toBe(part1!._id)
+    expect(upper2!.parent_file).toBe(part2!._id)
+    expect(await (await call('GET', `/files/${upper2!._id}/download`, { token: user.token })).text()).toBe('WXYZ')
     const original = await callJson('GET', `/files/${source._id}`, { token: user.token })
     expect(original.body).toMatchObject({ hash: source.hash, size: 8 })
   })
@@ -55,7 +55,7 @@ describe('POST /files/:id/convert', () => {
     const source = await uploaded(user, 'probe.tsettings', 'x')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    const seen = await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).json()
+    const seen = await (await call('GET', `/files/${res.body[0]!._id}/download`, { token: user.token })).json()
     // The AI binding is a binding, not a setting; no `resources` since test-settings lists no `…_PREFIX` setting.
     expect(seen).toEqual({ settings: ['PDF_DPI'], context: ['ai', 'attempt', 'jobId', 'options', 'settings'] })
   })
@@ -72,24 +72,22 @@ describe('POST /files/:id/convert', () => {
     const job = await pollJob(res.body._id, user)
     expect(job.status).toBe('done')
     expect(job.files).toHaveLength(4)
-    expect(
-      job.steps.map((step: { converter: string; status: string }) => `${step.converter}:${step.status}`).sort(),
-    ).toEqual(['test-split:done', 'test-upper:done', 'test-upper:done'])
+    expect(job.steps.map((step) => `${step.converter}:${step.status}`).sort()).toEqual([
+      'test-split:done',
+      'test-upper:done',
+      'test-upper:done',
+    ])
     const listed = await callJson('GET', `/files/${source._id}/jobs`, { token: user.token })
-    expect(listed.body.map((j: { _id: string }) => j._id)).toEqual([res.body._id])
+    expect(listed.body.map((j) => j._id)).toEqual([res.body._id])
   })
 
   it('fans a planned step out into parts and keeps the outputs in order', async () => {
     const source = await uploaded(user, 'word.tfan', 'edgefloor')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(res.body.map((file: { name: string }) => file.name)).toEqual(
-      Array.from({ length: 9 }, (_, i) => `word (${i + 1} of 9)`),
-    )
+    expect(res.body.map((file) => file.name)).toEqual(Array.from({ length: 9 }, (_, i) => `word (${i + 1} of 9)`))
     const texts = await Promise.all(
-      res.body.map(async (file: { _id: string }) =>
-        (await call('GET', `/files/${file._id}/download`, { token: user.token })).text(),
-      ),
+      res.body.map(async (file) => (await call('GET', `/files/${file._id}/download`, { token: user.token })).text()),
     )
     expect(texts.join('')).toBe('edgefloor')
     expect((await callJson('GET', `/files/${source._id}`, { token: user.token })).body.metadata).toEqual({
@@ -155,7 +153,7 @@ describe('POST /files/:id/convert', () => {
     const source = await uploaded(user, 'busy.tflaky', 'x')
     const res = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(res.status).toBe(200)
-    expect(await (await call('GET', `/files/${res.body[0]._id}/download`, { token: user.token })).text()).toBe(
+    expect(await (await call('GET', `/files/${res.body[0]!._id}/download`, { token: user.token })).text()).toBe(
       'worked on attempt 3',
     )
   }, 60_000)
@@ -200,7 +198,7 @@ describe('POST /jobs/:id/retry', () => {
       body: { message: 'test-gated on "gate.tgate" failed: the gate is closed' },
     })
     const failed = (await callJson('GET', `/jobs/${res.body.job}`, { token: user.token })).body
-    const statuses = failed.steps.map((step: { status: string }) => step.status)
+    const statuses = failed.steps.map((step) => step.status)
     expect(statuses.filter((status: string) => status === 'failed').length).toBeGreaterThan(0)
     // The parts delivered after the failure were settled unrun: they wait, queued, for a retry.
     expect(statuses.filter((status: string) => status === 'queued').length).toBeGreaterThan(0)
@@ -211,14 +209,8 @@ describe('POST /jobs/:id/retry', () => {
     expect(retried).toMatchObject({ status: 202, body: { status: 'running', error: null } })
     const job = await pollJob(failed._id, user)
     expect(job.status).toBe('done')
-    expect(job.steps.map((step: { status: string }) => step.status).sort()).toEqual([
-      'done',
-      'done',
-      'done',
-      'done',
-      'split',
-    ])
-    expect(job.files.map((file: { name: string }) => file.name)).toEqual([1, 2, 3, 4].map((n) => `gate (${n} of 4)`))
+    expect(job.steps.map((step) => step.status).sort()).toEqual(['done', 'done', 'done', 'done', 'split'])
+    expect(job.files.map((file) => file.name)).toEqual([1, 2, 3, 4].map((n) => `gate (${n} of 4)`))
     expect((await callJson('POST', `/jobs/${failed._id}/retry`, { token: user.token })).status).toBe(409)
   })
 })
@@ -228,7 +220,7 @@ describe('redelivery', () => {
     const source = await uploaded(user, 'again.tsplit', 'abcdefgh')
     const done = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(done.status).toBe(200)
-    const job = await callJson('GET', `/jobs/${done.body[0].job_id}`, { token: user.token })
+    const job = await callJson('GET', `/jobs/${done.body[0]!.job_id}`, { token: user.token })
     // Deliver every step's message again, three times, as at-least-once delivery may.
     const { runStep } = await import('../../worker/pipeline/step-runner')
     const { openDatabase } = await import('../../worker/db/client')
@@ -261,35 +253,35 @@ describe('redelivery', () => {
     const source = await uploaded(user, 'deploy.tpart', 'abc')
     const done = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(done.status).toBe(200)
-    const jobId = done.body[0].job_id
+    const jobId = done.body[0]!.job_id!
     const [step] = (await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body.steps
     // As if its message had been sent by the Worker before this one and not yet delivered.
     await env.DB.prepare('DELETE FROM files WHERE job_id = ?').bind(jobId).run()
-    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step._id).run()
+    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step!._id).run()
     await env.DB.prepare("UPDATE jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(jobId).run()
-    await env.CONVERSIONS.send({ jobId, stepId: step._id })
+    await env.CONVERSIONS.send({ jobId, stepId: step!._id })
     const job = await pollJob(jobId, user)
     expect(job).toMatchObject({ status: 'done', steps: [{ status: 'done' }] })
-    expect(job.files.map((file: { name: string }) => file.name)).toEqual(['deploy (1 of 1)'])
+    expect(job.files.map((file) => file.name)).toEqual(['deploy (1 of 1)'])
   })
 
   it('a step the real queue delivers three times overwrites its objects under deterministic keys', async () => {
     const source = await uploaded(user, 'thrice.tpart', 'abc', { 'x-edgefloor-prefix': 'inbox' })
     const done = await callJson('POST', `/files/${source._id}/convert`, { token: user.token })
     expect(done.status).toBe(200)
-    const jobId = done.body[0].job_id
+    const jobId = done.body[0]!.job_id!
     const [step] = (await callJson('GET', `/jobs/${jobId}`, { token: user.token })).body.steps
-    const key = `u/${user.id}/inbox/${step._id}-0`
+    const key = `u/${user.id}/inbox/${step!._id}-0`
     expect(await env.DB.prepare('SELECT key FROM files WHERE job_id = ?').bind(jobId).first('key')).toBe(key)
     // As if the step had written its object and died before D1 recorded it: the object stays, the record goes.
     await env.DB.prepare('DELETE FROM files WHERE job_id = ?').bind(jobId).run()
-    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step._id).run()
+    await env.DB.prepare("UPDATE job_steps SET status = 'queued', output_ids = '[]' WHERE id = ?").bind(step!._id).run()
     await env.DB.prepare("UPDATE jobs SET status = 'running', finished_at = NULL WHERE id = ?").bind(jobId).run()
     for (let delivery = 0; delivery < 3; delivery++)
-      await env.CONVERSIONS.send({ kind: 'step', jobId, stepId: step._id })
+      await env.CONVERSIONS.send({ kind: 'step', jobId, stepId: step!._id })
     const job = await pollJob(jobId, user)
     expect(job.status).toBe('done')
-    expect(job.files.map((file: { name: string }) => file.name)).toEqual(['thrice (1 of 1)'])
+    expect(job.files.map((file) => file.name)).toEqual(['thrice (1 of 1)'])
     const rows = await env.DB.prepare('SELECT key FROM files WHERE job_id = ?').bind(jobId).all<{ key: string }>()
     expect(rows.results).toEqual([{ key }])
     const objects = await env.BUCKET.list({ prefix: `u/${user.id}/inbox/` })

@@ -8,16 +8,17 @@ import { ConversionError, type Converter } from '../../worker/converters/convert
 import { converterNamed, registerConverter } from '../../worker/converters/registry'
 import { openDatabase } from '../../worker/db/client'
 import { newId } from '../../worker/db/ids'
-import { consumeDeadLetters, runStep, type PipelineDeps } from '../../worker/pipeline/step-runner'
+import { runStep, type PipelineDeps } from '../../worker/pipeline/step-runner'
 import { createJob } from '../../worker/pipeline/jobs'
 import type { StepMessage } from '../../worker/queue'
 import { findOwnedFile } from '../../worker/files/records'
 import { threePages } from '../fixtures/pdf/pdfs'
-import { call, callJson, callWithSettings } from '../support/api'
+import { call, callJson, callJsonWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { heldHasStarted, hold, registerChainConverters, resetHold } from '../support/chain-converters'
 import { multipartBody, uploaded } from '../support/files'
 import { pollJob } from '../support/jobs'
+import { DEAD_LETTER_QUEUE, deliver } from '../support/queue'
 import { localEngines } from '../../worker/engine-workers/local'
 
 /** Two pages, planned as two parts: page 1 at once, page 2 once the test releases `hold`. */
@@ -139,7 +140,7 @@ describe('the quota reached by a conversion', { timeout: 180_000 }, () => {
     const measured = await uploaded(measure, 'Pages.pdf', threePages)
     const pages = await callJson('POST', `/files/${measured._id}/convert`, { token: measure.token })
     expect(pages.status).toBe(200)
-    const sizes: number[] = pages.body.map((page: { size: number }) => page.size)
+    const sizes: number[] = pages.body.map((page) => page.size)
     // The test binds FILES_QUOTA_BYTES to 1 TiB: a record standing for what the user already stores leaves room
     // for the first page and half of the second.
     const owner = await signUp()
@@ -182,46 +183,36 @@ describe('each event once', { timeout: 120_000 }, () => {
   const deliveries = async (path: string) =>
     (await (await fetch(`${env.WEBHOOK_RECEIVER_URL}/deliveries?path=${path}`)).json()) as Array<{ body: string }>
 
-  function pipelineDeps(): PipelineDeps & { background: Promise<unknown>[] } {
-    const background: Promise<unknown>[] = []
+  function pipelineDeps(): PipelineDeps {
     return {
       db: openDatabase(env.DB),
       bucket: env.BUCKET,
       queue: env.CONVERSIONS,
       config: loadConfig(env),
       engines: localEngines,
-      waitUntil: (promise) => background.push(promise),
-      background,
+      waitUntil: () => {},
     }
-  }
-
-  function deadLetterBatch(body: StepMessage, attempts: number) {
-    return {
-      queue: 'edgefloor-conversions-dlq',
-      messages: [{ id: 'm1', timestamp: new Date(), body, attempts, ack: () => {}, retry: () => {} }],
-      ackAll: () => {},
-      retryAll: () => {},
-    } as unknown as MessageBatch<StepMessage>
   }
 
   it('sends job.failed once when a failed step is delivered again, and the dead letter counts the real attempts', async () => {
     const file = await uploaded(user, 'hooked-once.tbroken', 'x')
     const path = `/once/${file._id}`
-    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${file._id}/convert`, {
+    const res = await callJsonWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${file._id}/convert`, {
       token: user.token,
       json: { callback_url: receiver(path) },
     })
     expect(res.status).toBe(422)
-    const { job: jobId } = await res.json<{ job: string }>()
+    const jobId = res.body.job!
     const deadline = Date.now() + 30_000
     while ((await deliveries(path)).length < 1 && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 100))
     // The failed step reaches the dead-letter consumer too (a redelivery raced its failure): the job stays as it
     // was, and no second job.failed goes out.
     const job = await callJson('GET', `/jobs/${jobId}`, { token: user.token })
-    const deps = pipelineDeps()
-    await consumeDeadLetters(deadLetterBatch({ kind: 'step', jobId, stepId: job.body.steps[0]._id }, 1).messages, deps)
-    await Promise.all(deps.background)
+    const deadLetter = await deliver(DEAD_LETTER_QUEUE, [
+      { body: { kind: 'step', jobId, stepId: job.body.steps[0]!._id }, attempts: 1 },
+    ])
+    expect(deadLetter).toMatchObject({ outcome: 'ok', explicitAcks: ['m1'] })
     const sent = await deliveries(path)
     expect(sent).toHaveLength(1)
     expect(JSON.parse(sent[0]!.body)).toMatchObject({ event: 'job.failed' })
@@ -230,11 +221,12 @@ describe('each event once', { timeout: 120_000 }, () => {
     // A step the queue delivered six times: its dead letter (whose own count starts at 1) says six.
     // Made without a queue message, so only this test delivers it.
     const busy = await uploaded(user, 'six.tallbusy', 'x')
+    const deps = pipelineDeps()
     const created = await createJob(deps.db, await findOwnedFile(deps.db, user.id, busy._id), alwaysBusy, {})
     const message: StepMessage = { kind: 'step', jobId: created.job.id, stepId: created.step!.id }
     for (let attempt = 1; attempt <= 6; attempt++)
       await expect(runStep(deps, message, attempt)).rejects.toThrow('the engine is busy')
-    await consumeDeadLetters(deadLetterBatch(message, 1).messages, deps)
+    expect(await deliver(DEAD_LETTER_QUEUE, [{ body: message, attempts: 1 }])).toMatchObject({ explicitAcks: ['m1'] })
     expect((await callJson('GET', `/jobs/${message.jobId}`, { token: user.token })).body.error).toBe(
       'test-always-busy on "six.tallbusy" failed: gave up after 6 attempts: the engine is busy',
     )

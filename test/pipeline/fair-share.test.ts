@@ -139,6 +139,6 @@ describe('a fair share of the queue', { timeout: 180_000 }, () => {
     )
     const retried = await callJson('POST', `/jobs/${jobId}/retry`, { token: flooder.token })
     expect(retried).toMatchObject({ status: 202, body: { status: 'running', error: null } })
-    expect(retried.body.steps.map((step: { status: string }) => step.status)).toEqual(['queued'])
+    expect(retried.body.steps.map((step) => step.status)).toEqual(['queued'])
   })
 })

@@ -2,7 +2,7 @@
 // whose wait runs out. The test converter `test-held` pauses inside convert() until the test releases it.
 import { env } from 'cloudflare:test'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { call, callJson, callWithSettings } from '../support/api'
+import { bodyAt, call, callJson, callJsonWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { heldHasStarted, hold, registerChainConverters, resetHold } from '../support/chain-converters'
 import { uploaded } from '../support/files'
@@ -43,18 +43,17 @@ describe('a source deleted mid-conversion', () => {
 describe('POST /files/:id/convert when CONVERT_WAIT_MS runs out', () => {
   it('answers 202 with the job and its Location, and the job finishes later', async () => {
     const source = await uploaded(user, 'slow.thold', 'later')
-    const res = await callWithSettings({ CONVERT_WAIT_MS: '50' }, 'POST', `/files/${source._id}/convert`, {
+    const res = await callJsonWithSettings({ CONVERT_WAIT_MS: '50' }, 'POST', `/files/${source._id}/convert`, {
       token: user.token,
     })
-    expect(res.status).toBe(202)
-    const body = await res.json<{ _id: string; file_id: string; status: string }>()
+    const body = bodyAt(res, 202)
     expect(res.headers.get('location')).toBe(`/jobs/${body._id}`)
     expect(res.headers.get('preference-applied')).toBeNull()
     expect(body).toMatchObject({ file_id: source._id, status: expect.stringMatching(/^(queued|running)$/) })
     hold.release()
     const job = await pollJob(body._id, user)
     expect(job.status).toBe('done')
-    expect(job.files.map((file: { name: string }) => file.name)).toEqual(['slow (1 of 1)'])
+    expect(job.files.map((file) => file.name)).toEqual(['slow (1 of 1)'])
     expect(await (await call('GET', `/files/${job.files[0]!._id}/download`, { token: user.token })).text()).toBe(
       'later',
     )

@@ -2,7 +2,7 @@
 // loopback receiver (test/setup/webhook-receiver.ts), and jobs that uploads start by themselves.
 import { env } from 'cloudflare:test'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { call, callJson, callWithSettings } from '../support/api'
+import { bodyAt, call, callJson, callJsonWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { heldHasStarted, hold, registerChainConverters, resetHold } from '../support/chain-converters'
 import { multipartBody, uploaded } from '../support/files'
@@ -67,8 +67,7 @@ describe("a job's events_url (EventSource: no headers)", () => {
       token: owner.token,
       headers: { prefer: 'respond-async' },
     })
-    expect(started.status).toBe(202)
-    return started.body as { _id: string; events_url: string }
+    return bodyAt(started, 202)
   }
   const pathOf = (url: string) => {
     const parsed = new URL(url)
@@ -180,12 +179,11 @@ describe('webhooks', () => {
   it('delivers job.done, signed with the job secret, to a loopback receiver', async () => {
     const source = await uploaded(user, 'hooked.tpart', 'abc')
     const path = `/hooks/${source._id}`
-    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${source._id}/convert`, {
+    const res = await callJsonWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${source._id}/convert`, {
       token: user.token,
       json: { callback_url: receiver(path) },
     })
-    expect(res.status).toBe(200)
-    const [made] = await res.json<Array<{ job_id: string }>>()
+    const [made] = bodyAt(res, 200)
     const job = (await callJson('GET', `/jobs/${made!.job_id}`, { token: user.token })).body
     const [delivery] = await deliveries(path, 1)
     expect(JSON.parse(delivery!.body)).toEqual({
@@ -195,19 +193,19 @@ describe('webhooks', () => {
     expect(delivery!.headers['content-type']).toBe('application/json')
     const timestamp = delivery!.headers['x-edgefloor-timestamp']!
     expect(delivery!.headers['x-edgefloor-signature']).toBe(
-      await signatureOf(job.webhook_secret, `${timestamp}.${delivery!.body}`),
+      await signatureOf(job.webhook_secret!, `${timestamp}.${delivery!.body}`),
     )
   })
 
   it('delivers job.failed, and retries a receiver that answered 5xx', async () => {
     const source = await uploaded(user, 'hooked.tbroken', 'x')
     const path = `/flaky/${source._id}`
-    const res = await callWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${source._id}/convert`, {
+    const res = await callJsonWithSettings({ WEBHOOK_ALLOW_HTTP: 'true' }, 'POST', `/files/${source._id}/convert`, {
       token: user.token,
       json: { callback_url: receiver(path) },
     })
     expect(res.status).toBe(422)
-    const { job } = await res.json<{ job: string }>()
+    const { job } = res.body
     const received = await deliveries(path, 2)
     expect(received.map((delivery) => delivery.status)).toEqual([503, 200])
     expect(received[1]!.body).toBe(received[0]!.body)
@@ -224,7 +222,7 @@ describe('webhooks', () => {
 
 describe('FILES_AUTO_CONVERT', () => {
   const upload = (settings: Partial<Record<keyof Env, string>>, name: string, bytes: string) =>
-    callWithSettings(settings, 'POST', '/files', {
+    callJsonWithSettings(settings, 'POST', '/files', {
       token: user.token,
       body: multipartBody(name, bytes),
       headers: { 'x-edgefloor-name': name },
@@ -232,11 +230,10 @@ describe('FILES_AUTO_CONVERT', () => {
 
   it('starts the chain of an upload by itself', async () => {
     const res = await upload({ FILES_AUTO_CONVERT: 'true' }, 'auto.tpart', 'abc')
-    expect(res.status).toBe(201)
-    const file = await res.json<{ _id: string }>()
+    const file = bodyAt(res, 201)
     const [listed] = (await callJson('GET', `/files/${file._id}/jobs`, { token: user.token })).body
     expect(listed).toMatchObject({ file_id: file._id })
-    const job = await pollJob(listed._id, user)
+    const job = await pollJob(listed!._id, user)
     expect(job.status).toBe('done')
     expect(job.files.map((made) => [made.name, made.parent_file])).toEqual([['auto (1 of 1)', file._id]])
   })
@@ -245,14 +242,14 @@ describe('FILES_AUTO_CONVERT', () => {
     for (const name of ['auto.xyz', 'auto.jpg']) {
       const res = await upload({ FILES_AUTO_CONVERT: 'true' }, name, 'plain text')
       expect(res.status, name).toBe(201)
-      const file = await res.json<{ _id: string }>()
+      const file = res.body
       expect((await callJson('GET', `/files/${file._id}/jobs`, { token: user.token })).body, name).toEqual([])
     }
   })
 
   it('starts nothing when it is off', async () => {
     const res = await upload({}, 'manual.tpart', 'abc')
-    const file = await res.json<{ _id: string }>()
+    const file = res.body
     expect((await callJson('GET', `/files/${file._id}/jobs`, { token: user.token })).body).toEqual([])
   })
 })

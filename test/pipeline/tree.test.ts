@@ -39,27 +39,27 @@ describe('GET /files/:id/tree', () => {
       url: expect.stringContaining(`/files/${source._id}/download?token=`),
     })
     expect(new Set(files.map((file) => file._id))).toEqual(
-      new Set([source._id, part1._id, part2._id, upper1._id, upper2._id]),
+      new Set([source._id, part1!._id, part2!._id, upper1!._id, upper2!._id]),
     )
     // Two levels below the upload: the direct children alone (GET /files/:id) would miss these.
-    expect(files.find((file) => file._id === upper2._id)!.parent_file).toBe(part2._id)
+    expect(files.find((file) => file._id === upper2!._id)!.parent_file).toBe(part2!._id)
 
     expect(tree.body.jobs).toHaveLength(1)
     const [job] = tree.body.jobs
     expect(job).toMatchObject({ file_id: source._id, status: 'done', error: null, error_code: null })
-    expect(job.steps.map((step: { converter: string; status: string }) => `${step.converter}:${step.status}`)).toEqual([
+    expect(job!.steps.map((step) => `${step.converter}:${step.status}`)).toEqual([
       'test-split:done',
       'test-upper:done',
       'test-upper:done',
     ])
-    expect(job.files.map((file: TreeFile) => file._id)).toEqual([part1._id, part2._id, upper1._id, upper2._id])
+    expect(job!.files.map((file: TreeFile) => file._id)).toEqual([part1!._id, part2!._id, upper1!._id, upper2!._id])
   })
 
   it('answers the tree of a converted file from that file down', async () => {
     const source = await uploaded(user, 'halves.tsplit', 'abcdwxyz')
     const [part1, , upper1] = (await callJson('POST', `/files/${source._id}/convert`, { token: user.token })).body
-    const tree = await callJson('GET', `/files/${part1._id}/tree`, { token: user.token })
-    expect(tree.body.files.map((file: TreeFile) => file._id)).toEqual([part1._id, upper1._id])
+    const tree = await callJson('GET', `/files/${part1!._id}/tree`, { token: user.token })
+    expect(tree.body.files.map((file: TreeFile) => file._id)).toEqual([part1!._id, upper1!._id])
     // The job belongs to the upload, not to this file.
     expect(tree.body.jobs).toEqual([])
   })
@@ -76,7 +76,7 @@ describe('GET /files/:id/tree', () => {
       error_code: failed.body.code,
       error: expect.stringContaining('corrupt at byte 3'),
     })
-    expect(tree.body.jobs[0].steps).toMatchObject([
+    expect(tree.body.jobs[0]!.steps).toMatchObject([
       { converter: 'test-broken', status: 'failed', error: expect.stringContaining('corrupt at byte 3') },
     ])
   })
@@ -96,7 +96,7 @@ describe('GET /files/:id/tree', () => {
     expect(tree.body.truncated).toBe(true)
     expect(tree.body.files).toHaveLength(TREE_FILES_MAX)
     // Made before its pages by the clock's say (created_at 0 here), the file is still first.
-    expect(tree.body.files[0]._id).toBe(source._id)
+    expect(tree.body.files[0]!._id).toBe(source._id)
   })
 
   it("answers another user's file as if it did not exist", async () => {

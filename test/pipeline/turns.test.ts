@@ -15,6 +15,7 @@ import { consumeConversions, type PipelineDeps } from '../../worker/pipeline/ste
 import { claimStep, createJob, HANDED_OVER, turnToGive } from '../../worker/pipeline/jobs'
 import type { StepMessage } from '../../worker/queue'
 import { callJson } from '../support/api'
+import { CONVERSIONS_QUEUE, type Delivery, messageBatch, settled } from '../support/queue'
 import { signUp, type TestUser } from '../support/accounts'
 import { uploaded } from '../support/files'
 
@@ -49,24 +50,6 @@ const turns = defineConverter({
   },
 })
 
-interface Delivery {
-  readonly message: Message<StepMessage>
-  readonly settled: { acked: boolean; retryDelaySeconds?: number }
-}
-
-function delivery(body: StepMessage, attempts = 1): Delivery {
-  const settled: Delivery['settled'] = { acked: false }
-  const message = {
-    id: `${body.stepId}-${attempts}`,
-    timestamp: new Date(),
-    body,
-    attempts,
-    ack: () => (settled.acked = true),
-    retry: (options?: QueueRetryOptions) => (settled.retryDelaySeconds = options?.delaySeconds ?? 0),
-  } as unknown as Message<StepMessage>
-  return { message, settled }
-}
-
 /** The pipeline with a queue that records what is sent (nothing reaches the real queue). */
 function recordingDeps(): PipelineDeps & { sent: Array<{ body: StepMessage; delaySeconds?: number }> } {
   const sent: Array<{ body: StepMessage; delaySeconds?: number }> = []
@@ -96,11 +79,11 @@ async function unsentJob(deps: PipelineDeps, user: TestUser, name: string, conte
   return { kind: 'step', jobId: job.id, stepId: step!.id }
 }
 
-async function consume(deps: PipelineDeps, ...deliveries: Delivery[]): Promise<void> {
-  await consumeConversions(
-    deliveries.map((one) => one.message),
-    deps,
-  )
+/** Runs one batch through the consumer, as the queue delivers it, and answers what it acked and retried. */
+async function consume(deps: PipelineDeps, ...deliveries: Delivery<StepMessage>[]) {
+  const batch = messageBatch(CONVERSIONS_QUEUE, deliveries)
+  await consumeConversions(batch.messages, deps)
+  return settled(batch)
 }
 
 const jobOf = (user: TestUser, id: string) => callJson('GET', `/jobs/${id}`, { token: user.token })
@@ -121,9 +104,8 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
 
     // The flood's first message comes first: it goes to the back of the line (sent again in 1 s, acknowledged)
     // and the other user's step runs in its turn.
-    const first = delivery(flood[0]!)
-    await consume(deps, first)
-    expect(first.settled).toEqual({ acked: true })
+    const first = await consume(deps, { body: flood[0]! })
+    expect(first).toMatchObject({ explicitAcks: ['m1'], retryMessages: [] })
     expect(deps.sent).toEqual([{ body: flood[0], delaySeconds: 1 }])
     expect(ran).toEqual([{ jobId: mine.jobId, index: 0 }])
     expect((await jobOf(other, mine.jobId)).body).toMatchObject({
@@ -136,14 +118,13 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     })
 
     // Its own message, delivered after its turn (twice, as at-least-once delivery may): settled, nothing run again.
-    const own = [delivery(mine), delivery(mine)]
-    await consume(deps, ...own)
-    expect(own.map((one) => one.settled)).toEqual([{ acked: true }, { acked: true }])
+    const own = await consume(deps, { body: mine }, { body: mine })
+    expect(own).toMatchObject({ explicitAcks: ['m1', 'm2'], retryMessages: [] })
     expect(ran).toHaveLength(1)
     expect((await jobOf(other, mine.jobId)).body.files).toHaveLength(1)
 
     // No one else waits: the flood's 2nd to 21st steps run in their order, then the first one's message sent again.
-    await consume(deps, ...flood.slice(1).map((body) => delivery(body)), delivery(flood[0]!))
+    await consume(deps, ...flood.slice(1).map((body) => ({ body })), { body: flood[0]! })
     expect(ran.map((run) => run.jobId)).toEqual([
       mine.jobId,
       ...flood.slice(1).map((body) => body.jobId),
@@ -165,7 +146,7 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
       if (jobId === flood[0]!.jobId && !mine) mine = await unsentJob(deps, other, 'mine.tturn', 'm')
     }
     try {
-      await consume(deps, delivery(flood[0]!))
+      await consume(deps, { body: flood[0]! })
     } finally {
       during.firstOutput = async () => {}
     }
@@ -173,29 +154,27 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     const paused = (await jobOf(flooder, flood[0]!.jobId)).body
     expect(paused.status).toBe('running')
     expect(paused.steps).toMatchObject([
-      { status: 'done', part: { start: 0, end: 1 }, outputs: [paused.files[0]._id] },
+      { status: 'done', part: { start: 0, end: 1 }, outputs: [paused.files[0]!._id] },
       { status: 'queued', part: { start: 1, end: 4 }, attempts: 0 },
     ])
     expect(deps.sent).toEqual([
-      { body: { kind: 'step', jobId: flood[0]!.jobId, stepId: paused.steps[1]._id }, delaySeconds: 1 },
+      { body: { kind: 'step', jobId: flood[0]!.jobId, stepId: paused.steps[1]!._id }, delaySeconds: 1 },
     ])
     expect(ran).toEqual([{ jobId: flood[0]!.jobId, index: 0 }])
 
     // The flood's next message gives its turn to the other user's step.
-    await consume(deps, delivery(flood[1]!))
+    await consume(deps, { body: flood[1]! })
     expect(ran.at(-1)).toEqual({ jobId: mine!.jobId, index: 0 })
     expect((await jobOf(other, mine!.jobId)).body.status).toBe('done')
 
     // The rest of the part, delivered twice: pages 2–4 once, and the job has its four pages in order.
-    await consume(deps, delivery(deps.sent[0]!.body), delivery(deps.sent[0]!.body))
+    await consume(deps, { body: deps.sent[0]!.body }, { body: deps.sent[0]!.body })
     const done = (await jobOf(flooder, flood[0]!.jobId)).body
     expect(done.status).toBe('done')
-    expect(done.files.map((file: { name: string }) => file.name)).toEqual(
-      [1, 2, 3, 4].map((n) => `pages-0 (${n} of 4)`),
-    )
+    expect(done.files.map((file) => file.name)).toEqual([1, 2, 3, 4].map((n) => `pages-0 (${n} of 4)`))
     expect(ran.filter((run) => run.jobId === flood[0]!.jobId).map((run) => run.index)).toEqual([0, 1, 2, 3])
     // The rest of the flood runs whole (no one waits).
-    await consume(deps, ...flood.slice(1).map((body) => delivery(body)))
+    await consume(deps, ...flood.slice(1).map((body) => ({ body })))
     expect((await jobOf(flooder, flood[5]!.jobId)).body.steps).toMatchObject([{ status: 'done', part: null }])
   })
 
@@ -217,7 +196,7 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     expect(turn).toBeDefined()
     expect([failedOnce.stepId, ...theirs.map((step) => step.stepId)]).not.toContain(turn?.step?.stepId)
     // Settled here, lightest first (no one gives way), so that no later test finds them waiting.
-    await consume(deps, ...[failedOnce, ...theirs, ...flood].map((body) => delivery(body, 2)))
+    await consume(deps, ...[failedOnce, ...theirs, ...flood].map((body) => ({ body, attempts: 2 })))
     for (const [user, step] of [
       [backlogged, theirs[4]!],
       [retrying, failedOnce],
@@ -234,14 +213,12 @@ describe('a backlog takes turns', { timeout: 180_000 }, () => {
     // A turn handed over has it (as another consumer would, mid-run).
     expect(await claimStep(deps.db, step.stepId, HANDED_OVER)).toBe(true)
     expect(await claimStep(deps.db, step.stepId, HANDED_OVER)).toBe(false)
-    const first = delivery(step, 1)
-    await consume(deps, first)
-    expect(first.settled).toEqual({ acked: false, retryDelaySeconds: 30 })
+    const first = await consume(deps, { body: step, attempts: 1 })
+    expect(first).toMatchObject({ explicitAcks: [], retryMessages: [{ msgId: 'm1', delaySeconds: 30 }] })
     expect(ran).toEqual([])
     // The next delivery finds it still running: the turn's run ended without settling it, so this one runs it.
-    const second = delivery(step, 2)
-    await consume(deps, second)
-    expect(second.settled).toEqual({ acked: true })
+    const second = await consume(deps, { body: step, attempts: 2 })
+    expect(second).toMatchObject({ explicitAcks: ['m1'], retryMessages: [] })
     expect((await jobOf(user, step.jobId)).body).toMatchObject({
       status: 'done',
       steps: [{ status: 'done', attempts: 2 }],

@@ -6,21 +6,20 @@ import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { LOCAL_MODE, transcriptionUnavailable } from '../../worker/engines/transcribe/settings'
 import { speechWav } from '../fixtures/audio/speech'
-import { callJson, callWithSettings } from '../support/api'
+import { callJson, callJsonWithSettings } from '../support/api'
 import { signUp } from '../support/accounts'
 import { multipartBody, uploaded } from '../support/files'
 
 const NO_PROVIDER = { TRANSCRIBE_URL: '' }
-const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any })
 
 describe('audio → text with no transcription provider', () => {
   it('GET /convert/wav says the targets are unavailable and names TRANSCRIBE_URL', async () => {
     const user = await signUp()
-    const res = await json(await callWithSettings(NO_PROVIDER, 'GET', '/convert/wav', { token: user.token }))
+    const res = await callJsonWithSettings(NO_PROVIDER, 'GET', '/convert/wav', { token: user.token })
     const reason =
       'audio → text needs Workers AI (the AI binding, which runs only when deployed) or TRANSCRIBE_URL; set TRANSCRIBE_URL to an OpenAI-compatible server (whisper.cpp, speaches, LocalAI, OpenAI)'
     // The transcript's PNG pages (text → PNG) come through the transcript: unavailable with it.
-    expect(res).toEqual({
+    expect({ status: res.status, body: res.body }).toEqual({
       status: 200,
       body: {
         extension: '.wav',
@@ -36,18 +35,17 @@ describe('audio → text with no transcription provider', () => {
   it('POST /files/:id/convert answers 503 CONVERTER_NOT_CONFIGURED with what to set, and starts no job', async () => {
     const user = await signUp()
     // Uploaded with auto-conversion on: no job starts for audio that could only fail.
-    const upload = await json(
-      await callWithSettings({ ...NO_PROVIDER, FILES_AUTO_CONVERT: 'true' }, 'POST', '/files', {
-        token: user.token,
-        body: multipartBody('memo.wav', speechWav),
-        headers: { 'x-edgefloor-name': 'memo.wav' },
-      }),
-    )
+    const upload = await callJsonWithSettings({ ...NO_PROVIDER, FILES_AUTO_CONVERT: 'true' }, 'POST', '/files', {
+      token: user.token,
+      body: multipartBody('memo.wav', speechWav),
+      headers: { 'x-edgefloor-name': 'memo.wav' },
+    })
     expect(upload.status).toBe(201)
-    const res = await json(
-      await callWithSettings(NO_PROVIDER, 'POST', `/files/${upload.body._id}/convert`, { token: user.token, json: {} }),
-    )
-    expect(res).toEqual({
+    const res = await callJsonWithSettings(NO_PROVIDER, 'POST', `/files/${upload.body._id}/convert`, {
+      token: user.token,
+      json: {},
+    })
+    expect({ status: res.status, body: res.body }).toEqual({
       status: 503,
       body: {
         code: 'CONVERTER_NOT_CONFIGURED',
@@ -61,11 +59,14 @@ describe('audio → text with no transcription provider', () => {
   it('names the setting the chosen provider lacks', async () => {
     const user = await signUp()
     const file = await uploaded(user, 'memo.wav', speechWav)
-    const openai = await json(
-      await callWithSettings({ ...NO_PROVIDER, TRANSCRIBE_PROVIDER: 'openai' }, 'POST', `/files/${file._id}/convert`, {
+    const openai = await callJsonWithSettings(
+      { ...NO_PROVIDER, TRANSCRIBE_PROVIDER: 'openai' },
+      'POST',
+      `/files/${file._id}/convert`,
+      {
         token: user.token,
         json: {},
-      }),
+      },
     )
     expect(openai).toMatchObject({
       status: 503,
@@ -75,9 +76,9 @@ describe('audio → text with no transcription provider', () => {
       },
     })
     // Workers AI chosen by name: the URL does not help, the binding does not run here.
-    const workersAi = await json(
-      await callWithSettings({ TRANSCRIBE_PROVIDER: 'workers-ai' }, 'GET', '/convert/mp3', { token: user.token }),
-    )
+    const workersAi = await callJsonWithSettings({ TRANSCRIBE_PROVIDER: 'workers-ai' }, 'GET', '/convert/mp3', {
+      token: user.token,
+    })
     expect(workersAi.body).toMatchObject({
       accepted: false,
       reason: expect.stringMatching(/^audio → text: TRANSCRIBE_PROVIDER=workers-ai needs Workers AI/),
@@ -93,9 +94,12 @@ describe('audio → text with no transcription provider', () => {
       to: '.txt',
       targets: ['.txt', '.png'],
     })
-    expect(
-      (await json(await callWithSettings(NO_PROVIDER, 'GET', '/convert/docx', { token: user.token }))).body,
-    ).toEqual({ extension: '.docx', accepted: true, to: '.pdf', targets: ['.pdf', '.png', '.txt'] })
+    expect((await callJsonWithSettings(NO_PROVIDER, 'GET', '/convert/docx', { token: user.token })).body).toEqual({
+      extension: '.docx',
+      accepted: true,
+      to: '.pdf',
+      targets: ['.pdf', '.png', '.txt'],
+    })
   })
 })
 

@@ -6,7 +6,7 @@ import { env } from 'cloudflare:test'
 import { describe, expect, it } from 'vitest'
 import { checkCallbackUrl, resolveHost } from '../../worker/pipeline/webhooks'
 import { loadConfig } from '../../worker/config'
-import { callJson, callWithSettings } from '../support/api'
+import { callJson, callJsonWithSettings } from '../support/api'
 import { signUp } from '../support/accounts'
 import { uploaded } from '../support/files'
 
@@ -16,13 +16,12 @@ const STRICT = { WEBHOOK_ALLOWED_HOSTS: '' }
 async function convertWith(callbackUrl: string, name = 'n.txt', to?: string) {
   const user = await signUp()
   const file = await uploaded(user, name, 'hello')
-  const res = await callWithSettings(STRICT, 'POST', `/files/${file._id}/convert`, {
+  const { status, body } = await callJsonWithSettings(STRICT, 'POST', `/files/${file._id}/convert`, {
     token: user.token,
     json: { callback_url: callbackUrl, ...(to ? { to } : {}) },
   })
-  const body = (await res.json()) as { code?: string; message?: string }
   const jobs = await env.DB.prepare('SELECT COUNT(*) AS n FROM jobs WHERE file_id = ?').bind(file._id).first('n')
-  return { status: res.status, body, jobs }
+  return { status, body, jobs }
 }
 
 describe('callback_url addresses', { timeout: 120_000 }, () => {

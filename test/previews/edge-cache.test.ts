@@ -57,7 +57,7 @@ describe('previews from the edge cache', () => {
       (await call('GET', `/files/${file._id}/preview?w=64`, { token: stranger.token, headers: { accept: WEBP } }))
         .status,
     ).toBe(404)
-    const signed = new URL(record.preview_url).search
+    const signed = new URL(record.preview_url!).search
     expect((await call('GET', `/files/${file._id}/preview${signed}&w=64`, { headers: { accept: WEBP } })).status).toBe(
       200,
     )

@@ -10,11 +10,9 @@ import { pollJob } from '../support/jobs'
 import { officeDocument } from '../support/office-documents'
 import { until } from '../support/until'
 
-type Child = { _id: string; extension: string; parent_file: string }
-
 /** LibreOffice runs the sidecar made for any job of this file. */
 async function libreOfficeRuns(user: TestUser, fileId: string): Promise<number> {
-  const jobs = (await callJson<Array<{ _id: string }>>('GET', `/files/${fileId}/jobs`, { token: user.token })).body
+  const jobs = (await callJson('GET', `/files/${fileId}/jobs`, { token: user.token })).body
   const response = await fetch(`${inject('sidecarControlUrl')}/runs?trace=${jobs.map((job) => job._id).join(',')}`)
   return Number(await response.text())
 }
@@ -41,11 +39,11 @@ async function converted(user: TestUser, fileId: string) {
   expect(started.status).toBe(202)
   const job = await pollJob(started.body._id, user)
   expect(job).toMatchObject({ status: 'done', error: null })
-  return job.files as Child[]
+  return job.files
 }
 
 const children = async (user: TestUser, fileId: string) =>
-  (await callJson<Child[]>('GET', `/files/${fileId}/files`, { token: user.token })).body
+  (await callJson('GET', `/files/${fileId}/files`, { token: user.token })).body
 
 describe('an Office document previewed and converted', { timeout: 240_000 }, () => {
   it("previewed first: the conversion continues from the preview's PDF (one LibreOffice run, one PDF child)", async () => {
@@ -66,8 +64,7 @@ describe('an Office document previewed and converted', { timeout: 240_000 }, () 
     expect((await children(user, docx._id)).map((child) => child._id)).toEqual([pdf!._id])
     expect(await libreOfficeRuns(user, docx._id)).toBe(1)
     // The jobs listing shows the reused PDF in both jobs.
-    const jobs = (await callJson<Array<{ files: Child[] }>>('GET', `/files/${docx._id}/jobs`, { token: user.token }))
-      .body
+    const jobs = (await callJson('GET', `/files/${docx._id}/jobs`, { token: user.token })).body
     expect(jobs.map((job) => job.files[0]?._id)).toEqual([pdf!._id, pdf!._id])
   })
 

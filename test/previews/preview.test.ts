@@ -13,14 +13,14 @@ import { newId } from '../../worker/db/ids'
 import { failPreview, findPreview, queuePreview, storePreview, sweepPreviewRows } from '../../worker/files/previews'
 import { findFileOf } from '../../worker/files/records'
 import { PREVIEW_MAX_QUEUED_PER_USER, PREVIEW_REQUEUE_MS } from '../../worker/previews/make'
-import { drawPreview, previewDeadLetters } from '../../worker/previews/draw'
-import type { PreviewMessage } from '../../worker/queue'
+import { drawPreview } from '../../worker/previews/draw'
 import { call, callJson, callWithSettings } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { TEST_IMAGE_LIMITS } from '../support/conversion'
 import { multipartBody, uploaded } from '../support/files'
 import { officeDocument } from '../support/office-documents'
 import { buildPdf } from '../support/pdf'
+import { DEAD_LETTER_QUEUE, deliver } from '../support/queue'
 import { localEngines } from '../../worker/engine-workers/local'
 
 /** An 800 × 400 image: left half red, right half blue (so a cover crop's centre shows both). */
@@ -155,7 +155,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     expect(record.preview_url).toMatch(new RegExp(`/files/${file._id}/preview\\?token=`))
     const signed = await call(
       'GET',
-      `${new URL(record.preview_url).pathname}${new URL(record.preview_url).search}&w=64`,
+      `${new URL(record.preview_url!).pathname}${new URL(record.preview_url!).search}&w=64`,
     )
     expect(signed.status).toBe(200)
     expect(signed.headers.get('content-type')).toBe('image/webp')
@@ -222,7 +222,7 @@ describe('GET /files/:id/preview', { timeout: 120_000 }, () => {
     expect(readImageHeader(ready.bytes)).toMatchObject({ format: 'png', height: 256 })
     // Made through the chain toward .pdf only: the PDF exists, no PNG pages were made for the preview.
     const children = (await callJson('GET', `/files/${file._id}/files`, { token: user.token })).body
-    expect(children.map((child: { extension: string }) => child.extension)).toEqual(['.pdf'])
+    expect(children.map((child) => child.extension)).toEqual(['.pdf'])
   })
 
   it('is deleted with its file', async () => {
@@ -351,7 +351,7 @@ describe('hostile inputs through the preview path end as they do through convers
     expect(previewed.status).toBe(converted.status)
     expect(converted.body.message).toMatch(/ failed: /)
     expect(previewed.body).toEqual({
-      message: converted.body.message.replace(/^[a-z-]+ on ".*?" failed: /, ''),
+      message: converted.body.message!.replace(/^[a-z-]+ on ".*?" failed: /, ''),
       code: converted.body.code,
     })
     expect(await previewObjects(user, file._id)).toEqual([])
@@ -513,14 +513,10 @@ describe('previews are drawn by the consumer Worker, never in the API request', 
     const row = (await findFileOf(db, user.id, file._id))!
     const key = `p/${user.id}/${file._id}/${file.hash}/64x64-contain-p1.png`
     expect(await queuePreview(db, row, key)).toBe(true)
-    const acked: string[] = []
-    const message = {
-      body: { kind: 'preview', preview: { fileId: file._id, userId: user.id, key, params: pngParams } },
-      attempts: 1,
-      ack: () => acked.push(key),
-    } as unknown as Message<PreviewMessage>
-    await previewDeadLetters([message], drawDeps())
-    expect(acked).toEqual([key])
+    const deadLetter = await deliver(DEAD_LETTER_QUEUE, [
+      { body: { kind: 'preview', preview: { fileId: file._id, userId: user.id, key, params: pngParams } } },
+    ])
+    expect(deadLetter).toMatchObject({ outcome: 'ok', explicitAcks: ['m1'], retryMessages: [] })
     expect(await previewRows(file._id)).toMatchObject([
       { key, status: 'failed', error: 'the preview could not be drawn: ask again later', error_status: 503 },
     ])

@@ -2,13 +2,16 @@
 // records stored as JSON documents, rules as query filters, the foreign key and injected values set by the server.
 import { env } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { callWithResources } from '../support/api'
+import { callWithResources, type JsonAnswer, type ResourceRecord } from '../support/api'
 import { signUp, type TestUser } from '../support/accounts'
 import { grantRole } from '../support/roles'
 import { models, resourcesWithPosts, usersRoute, type ResourceConfig } from '../../worker/models/resources'
 
-const api = (method: string, path: string, user: TestUser, json?: unknown) =>
-  callWithResources(resourcesWithPosts, method, path, { token: user.token, json })
+/** A post as the Posts example stores it. */
+type Post = ResourceRecord & { title: string }
+
+const api = <Body = ResourceRecord>(method: string, path: string, user: TestUser, json?: unknown) =>
+  callWithResources<Body>(resourcesWithPosts, method, path, { token: user.token, json })
 
 let admin: TestUser
 let alice: TestUser
@@ -69,22 +72,20 @@ describe('relation route /users/posts(Posts)', () => {
   })
 
   it('lists drafts only to their author (and admins), filtering in the query', async () => {
-    const own = await api('GET', `/users/${alice.id}/posts`, alice)
-    expect(own.body.map((post: { _id: string }) => post._id)).toEqual(
-      expect.arrayContaining([draft._id, published._id]),
-    )
-    const other = await api('GET', `/users/${alice.id}/posts`, bob)
+    const own = await api<Post[]>('GET', `/users/${alice.id}/posts`, alice)
+    expect(own.body.map((post) => post._id)).toEqual(expect.arrayContaining([draft._id, published._id]))
+    const other = await api<Post[]>('GET', `/users/${alice.id}/posts`, bob)
     expect(other.status).toBe(200)
-    expect(other.body.map((post: { _id: string }) => post._id)).toEqual([published._id])
-    const all = await api('GET', `/users/${alice.id}/posts`, admin)
+    expect(other.body.map((post) => post._id)).toEqual([published._id])
+    const all = await api<Post[]>('GET', `/users/${alice.id}/posts`, admin)
     expect(all.body.length).toBe(own.body.length)
-    const bobs = await api('GET', `/users/${bob.id}/posts`, bob)
+    const bobs = await api<Post[]>('GET', `/users/${bob.id}/posts`, bob)
     expect(bobs.body).toEqual([])
   })
 
   it('filters by a readable field', async () => {
-    const res = await api('GET', `/users/${alice.id}/posts?published=true`, alice)
-    expect(res.body.map((post: { _id: string }) => post._id)).toEqual([published._id])
+    const res = await api<Post[]>('GET', `/users/${alice.id}/posts?published=true`, alice)
+    expect(res.body.map((post) => post._id)).toEqual([published._id])
     const bad = await api('GET', `/users/${alice.id}/posts?published=maybe`, alice)
     expect(bad.status).toBe(400)
   })
@@ -98,10 +99,10 @@ describe('relation route /users/posts(Posts)', () => {
       const pages: string[][] = []
       let next: string | undefined = `/users/${carol.id}/posts?limit=${limit}`
       while (next) {
-        const page = await api('GET', next, user)
+        const page: JsonAnswer<Post[]> = await api<Post[]>('GET', next, user)
         expect(page.status).toBe(200)
         expect(page.body.length).toBeLessThanOrEqual(limit)
-        pages.push(page.body.map((post: { title: string }) => post.title))
+        pages.push(page.body.map((post) => post.title))
         next = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1]
       }
       return pages

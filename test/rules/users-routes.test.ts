@@ -2,7 +2,7 @@
 // and custom fields, never role, email, email_verified or password_hash.
 import { env } from 'cloudflare:test'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { callJson, callWithResources } from '../support/api'
+import { callJson, callWithResources, type ErrorAnswer, type ResourceRecord } from '../support/api'
 import { signUp, uniqueEmail, type TestUser } from '../support/accounts'
 import { grantRole } from '../support/roles'
 import { usersRoute, type ResourceConfig } from '../../worker/models/resources'
@@ -31,10 +31,10 @@ describe('/users read', () => {
   })
 
   it('lists every account to an admin, newest first, paginated, without secrets', async () => {
-    const first = await callJson('GET', '/users?limit=2', { token: admin.token })
+    const first = await callJson<ResourceRecord[]>('GET', '/users?limit=2', { token: admin.token })
     expect(first.status).toBe(200)
     expect(first.body).toHaveLength(2)
-    expect(first.body[0]._id > first.body[1]._id).toBe(true)
+    expect(first.body[0]!._id > first.body[1]!._id).toBe(true)
     for (const user of first.body)
       expect(Object.keys(user).sort()).toEqual(
         ['_id', 'avatar_url', 'created_at', 'email', 'email_verified', 'name', 'preferences', 'role', 'updated_at']
@@ -44,13 +44,15 @@ describe('/users read', () => {
     expect(JSON.stringify(first.body)).not.toContain('password')
     const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1]
     expect(next).toContain('cursor=')
-    const second = await callJson('GET', next!, { token: admin.token })
-    expect(second.body[0]._id < first.body[1]._id).toBe(true)
+    const second = await callJson<ResourceRecord[]>('GET', next!, { token: admin.token })
+    expect(second.body[0]!._id < first.body[1]!._id).toBe(true)
   })
 
   it('filters the list by a readable field', async () => {
-    const res = await callJson('GET', `/users?email=${encodeURIComponent(bob.email)}`, { token: admin.token })
-    expect(res.body.map((user: { _id: string }) => user._id)).toEqual([bob.id])
+    const res = await callJson<ResourceRecord[]>('GET', `/users?email=${encodeURIComponent(bob.email)}`, {
+      token: admin.token,
+    })
+    expect(res.body.map((user) => user._id)).toEqual([bob.id])
   })
 
   it('lets a user read themself, and hides everyone else as not found', async () => {
@@ -92,7 +94,7 @@ describe('/users update', () => {
     [{ name: 'ok', role: 'admin' }, 403, 'not allowed to set role'],
   ])('refuses a mass-assignment attempt %j and changes nothing', async (body, status, message) => {
     const before = await storedUser(alice.id)
-    const res = await callJson('PUT', `/users/${alice.id}`, { token: alice.token, json: body })
+    const res = await callJson<ErrorAnswer>('PUT', `/users/${alice.id}`, { token: alice.token, json: body })
     expect(res.status).toBe(status)
     expect(res.body.message).toContain(message)
     if (status === 403) expect(res.body.rule).toBe('/users(Users)._privileged: @user.role=admin')
@@ -223,21 +225,26 @@ describe('/users with a Users model of its own configuration', () => {
     expect(updated.status).toBe(200)
     expect((await storedValues(id)).internal_note).toBe('still secret')
     const read = await callWithResources(configured, 'GET', `/users/${id}`, { token: admin.token })
-    const list = await callWithResources(configured, 'GET', `/users?email=${encodeURIComponent(email)}`, {
-      token: admin.token,
-    })
+    const list = await callWithResources<ResourceRecord[]>(
+      configured,
+      'GET',
+      `/users?email=${encodeURIComponent(email)}`,
+      {
+        token: admin.token,
+      },
+    )
     expect(list.body).toHaveLength(1)
     for (const body of [created.body, updated.body, read.body, list.body[0]]) {
       expect(body).not.toHaveProperty('internal_note')
       expect(JSON.stringify(body)).not.toContain('secret')
     }
     // Not filterable either: the unreadable field is not a query parameter, so it narrows nothing.
-    const filtered = await callWithResources(
+    const filtered = await callWithResources<ResourceRecord[]>(
       configured,
       'GET',
       `/users?email=${encodeURIComponent(email)}&internal_note=nope`,
       { token: admin.token },
     )
-    expect(filtered.body.map((user: { _id: string }) => user._id)).toEqual([id])
+    expect(filtered.body.map((user) => user._id)).toEqual([id])
   })
 })

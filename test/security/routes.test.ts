@@ -165,9 +165,9 @@ async function aliceResources(alice: TestUser): Promise<Owned> {
     jobId: job.body._id,
     uploadId: upload.body.upload_id,
     tusId,
-    sessionId: sessions.body[0]._id,
+    sessionId: sessions.body[0]!._id,
     apiKeyId: apiKey.body._id,
-    identityId: identities.body[0]._id,
+    identityId: identities.body[0]!._id,
     passkeyId,
   }
 }
@@ -288,18 +288,16 @@ describe('security matrix: every authenticated operation of the OpenAPI document
       _id: owned.user.id,
       name: 'Test User',
     })
-    expect(
-      (await callJson('GET', '/auth/sessions', { token })).body.map((session: { _id: string }) => session._id),
-    ).toContain(owned.sessionId)
-    expect((await callJson('GET', '/auth/api-keys', { token })).body.map((key: { _id: string }) => key._id)).toEqual([
-      owned.apiKeyId,
+    expect((await callJson('GET', '/auth/sessions', { token })).body.map((session) => session._id)).toContain(
+      owned.sessionId,
+    )
+    expect((await callJson('GET', '/auth/api-keys', { token })).body.map((key) => key._id)).toEqual([owned.apiKeyId])
+    expect((await callJson('GET', '/auth/identities', { token })).body.map((identity) => identity._id)).toEqual([
+      owned.identityId,
     ])
-    expect(
-      (await callJson('GET', '/auth/identities', { token })).body.map((identity: { _id: string }) => identity._id),
-    ).toEqual([owned.identityId])
-    expect(
-      (await callJson('GET', '/auth/passkeys', { token })).body.map((passkey: { _id: string }) => passkey._id),
-    ).toEqual([owned.passkeyId])
+    expect((await callJson('GET', '/auth/passkeys', { token })).body.map((passkey) => passkey._id)).toEqual([
+      owned.passkeyId,
+    ])
   })
 })
 

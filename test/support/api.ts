@@ -1,45 +1,28 @@
 // Drives the Worker through its own fetch handler in workerd, as a client would.
 import { exports } from 'cloudflare:workers'
 import type { ResourceConfig } from '../../worker/models/resources'
+import type { Answer, AnswersByStatus, ResourceRecord } from './answers'
+import { type CallOptions, type JsonAnswer, readJson, requestFor } from './request'
 
-export const BASE = 'http://edgefloor.test'
-
-export interface CallOptions {
-  token?: string
-  json?: unknown
-  body?: BodyInit
-  headers?: Record<string, string>
-  /** Client address as Cloudflare reports it; a fresh one per call unless given (rate limits are per IP). */
-  ip?: string
-}
-
-export function randomIp(): string {
-  const octet = () => Math.floor(Math.random() * 254) + 1
-  return `10.${octet()}.${octet()}.${octet()}`
-}
+export type { Answer, ErrorAnswer, ResourceRecord } from './answers'
+export { BASE, bodyAt, type CallOptions, type JsonAnswer, randomIp, requestFor } from './request'
 
 export async function call(method: string, path: string, options: CallOptions = {}): Promise<Response> {
-  const headers = new Headers(options.headers)
-  headers.set('cf-connecting-ip', options.ip ?? randomIp())
-  if (options.token) headers.set('authorization', `Bearer ${options.token}`)
-  let body = options.body
-  if (options.json !== undefined) {
-    headers.set('content-type', 'application/json')
-    body = JSON.stringify(options.json)
-  }
-  // The Worker's own answer, redirects included (a fetch would follow them: provider sign-in answers 302).
-  return exports.default.fetch(new Request(`${BASE}${path}`, { method, headers, body, redirect: 'manual' }))
+  return exports.default.fetch(requestFor(method, path, options))
 }
 
-/** Calls and parses the JSON body, returning both. */
-export async function callJson<T = any>(
-  method: string,
-  path: string,
-  options: CallOptions = {},
-): Promise<{ status: number; body: T; headers: Headers }> {
-  const response = await call(method, path, options)
-  const text = await response.text()
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, headers: response.headers }
+/**
+ * Calls and parses the JSON body. The body's type is the route's own (test/support/answers.ts) when the path is a
+ * literal or a template; for any other path it is `unknown` unless the caller names it: `callJson<Job>(…)`.
+ */
+export async function callJson<Method extends string, Path extends string>(
+  method: Method,
+  path: Path,
+  options?: CallOptions,
+): Promise<JsonAnswer<Answer<Method, Path>, AnswersByStatus<Method, Path>>>
+export async function callJson<Body>(method: string, path: string, options?: CallOptions): Promise<JsonAnswer<Body>>
+export async function callJson(method: string, path: string, options: CallOptions = {}): Promise<JsonAnswer<unknown>> {
+  return readJson(await call(method, path, options))
 }
 
 /**
@@ -55,29 +38,39 @@ export async function callWithSettings(
   return callBuiltApp({ settings }, method, path, options)
 }
 
-/** Calls a Worker built with other models and resource routes (e.g. the Posts example). */
-export async function callWithResources(
+/** callWithSettings, and parses the JSON body as callJson does. */
+export async function callJsonWithSettings<Method extends string, Path extends string>(
+  settings: Partial<Record<keyof Env, string>>,
+  method: Method,
+  path: Path,
+  options?: CallOptions,
+): Promise<JsonAnswer<Answer<Method, Path>, AnswersByStatus<Method, Path>>>
+export async function callJsonWithSettings<Body>(
+  settings: Partial<Record<keyof Env, string>>,
+  method: string,
+  path: string,
+  options?: CallOptions,
+): Promise<JsonAnswer<Body>>
+export async function callJsonWithSettings(
+  settings: Partial<Record<keyof Env, string>>,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<JsonAnswer<unknown>> {
+  return readJson(await callBuiltApp({ settings }, method, path, options))
+}
+
+/**
+ * Calls a Worker built with other models and resource routes (e.g. the Posts example). Their routes come from
+ * configuration: the body is a record unless the caller says otherwise (`ResourceRecord[]` for a list).
+ */
+export async function callWithResources<Body = ResourceRecord>(
   resources: ResourceConfig,
   method: string,
   path: string,
   options: CallOptions = {},
-) {
-  const response = await callBuiltApp({ resources }, method, path, options)
-  const text = await response.text()
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any, headers: response.headers }
-}
-
-/** The Request a call sends: a client address, the bearer token, a JSON body. */
-export function requestFor(method: string, path: string, options: CallOptions = {}): Request {
-  const headers = new Headers(options.headers)
-  headers.set('cf-connecting-ip', options.ip ?? randomIp())
-  if (options.token) headers.set('authorization', `Bearer ${options.token}`)
-  let body = options.body
-  if (options.json !== undefined) {
-    headers.set('content-type', 'application/json')
-    body = JSON.stringify(options.json)
-  }
-  return new Request(`${BASE}${path}`, { method, headers, body })
+): Promise<JsonAnswer<Body>> {
+  return readJson(await callBuiltApp({ resources }, method, path, options)) as Promise<JsonAnswer<Body>>
 }
 
 async function callBuiltApp(

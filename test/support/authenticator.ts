@@ -35,6 +35,19 @@ const UP = 0x01
 const UV = 0x04
 const AT = 0x40
 
+/** What the authenticator reads of POST /auth/passkeys/register/options (the API declares the options as any JSON). */
+export interface RegistrationOptions {
+  challenge: string
+  rp: { id: string }
+  user: { id: string }
+}
+
+/** What the authenticator reads of POST /auth/passkeys/login/options. */
+export interface SignInOptions {
+  challenge: string
+  rpId: string
+}
+
 export class SoftwareAuthenticator {
   private counter = 0
   private constructor(
@@ -55,7 +68,7 @@ export class SoftwareAuthenticator {
   }
 
   /** The answer to navigator.credentials.create() with these options, as RegistrationResponseJSON. */
-  async register(options: { challenge: string; rp: { id: string }; user: { id: string } }) {
+  async register(options: RegistrationOptions) {
     const jwk = (await crypto.subtle.exportKey('jwk', this.keys.publicKey)) as JsonWebKey
     const coseKey = new Map<number, number | Uint8Array>([
       [1, 2],
@@ -99,7 +112,7 @@ export class SoftwareAuthenticator {
   }
 
   /** The answer to navigator.credentials.get() with these options, as AuthenticationResponseJSON. */
-  async signIn(options: { challenge: string; rpId: string }, userHandle: string) {
+  async signIn(options: SignInOptions, userHandle: string) {
     this.counter += 1
     const authData = concat(
       await sha256(new TextEncoder().encode(options.rpId)),

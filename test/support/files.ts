@@ -1,5 +1,5 @@
 // Uploads through POST /files as a client would: multipart with the file in "file", X-Edgefloor-* headers.
-import { call, callJson } from './api'
+import { bodyAt, call, callJson } from './api'
 import type { TestUser } from './accounts'
 
 export function multipartBody(name: string, bytes: Uint8Array | string, type = 'application/octet-stream'): FormData {
@@ -29,15 +29,7 @@ export async function uploaded(
 ) {
   const res = await uploadFile(user, name, bytes, headers)
   if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${JSON.stringify(res.body)}`)
-  return res.body as {
-    _id: string
-    url: string
-    size: number
-    hash: string
-    content_type: string
-    name: string
-    extension: string
-  }
+  return bodyAt(res, 201)
 }
 
 export async function downloadBytes(path: string, init: { token?: string; headers?: Record<string, string> } = {}) {

@@ -5,7 +5,7 @@ import { callJson } from './api'
 import { until, type UntilOptions } from './until'
 
 export async function readJob(id: string, owner: TestUser): Promise<JobView> {
-  return (await callJson<JobView>('GET', `/jobs/${id}`, { token: owner.token })).body
+  return (await callJson('GET', `/jobs/${id}`, { token: owner.token })).body
 }
 
 export const settled = (job: JobView) => job.status === 'done' || job.status === 'failed'
