@@ -10,7 +10,7 @@
 //   and each step's peak resident memory (VmHWM) in a fresh isolate above its own after startup (measureMemory says
 //   why). A Cloudflare isolate has 128 MB for its JS heap, WebAssembly memories and buffers together; the check's
 //   budget is 100 MiB. `--memory-only` and `--startup-only` run one half.
-// It prints the figures and exits non-zero when a Worker passes a bound. `npm test` runs it (.ci/test.ts).
+// It prints the figures and exits non-zero when a Worker passes a bound. `npm test` runs its memory half (.ci/test.ts).
 import { spawnSync } from 'node:child_process'
 import { closeSync, cpSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
@@ -643,10 +643,10 @@ async function measureMemory(secrets: Record<string, string>, honoPeakBytes: num
       `peak resident memory during the step, run in a fresh isolate, above its own after startup, plus the WASM the Worker's`,
     )
     console.log(`earlier steps left alive)`)
-    // CHECK_DEPLOY_STEPS=JPEG runs only the steps whose label has that word, while working on them.
-    const chosen = (await steps(memory.vars)).filter((step) =>
-      step.label.includes(process.env.CHECK_DEPLOY_STEPS ?? ''),
-    )
+    // CHECK_DEPLOY_STEPS=JPEG runs only the steps whose Worker and label ("image engine: …") match that pattern, while
+    // working on them.
+    const pattern = new RegExp(process.env.CHECK_DEPLOY_STEPS ?? '')
+    const chosen = (await steps(memory.vars)).filter((step) => pattern.test(`${step.worker}: ${step.label}`))
     for (const worker of new Set(chosen.map((step) => step.worker))) {
       const sequence = await start()
       try {

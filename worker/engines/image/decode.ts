@@ -50,6 +50,16 @@ interface EmscriptenDecoder {
  */
 const WEBP_HEAP_BYTES_PER_PIXEL = 5
 const AVIF_HEAP_BYTES_PER_PIXEL = 20
+/**
+ * The heap a Squoosh decoder (WebP, AVIF) grows to for this file, estimated as checkDecodeHeap does; 0 for the
+ * other formats, whose decoders draw in bands or keep no heap past the decode.
+ */
+export function squooshDecodeHeapBytes(header: { format: string; width: number; height: number }, fileBytes: number) {
+  const perPixel =
+    header.format === 'webp' ? WEBP_HEAP_BYTES_PER_PIXEL : header.format === 'avif' ? AVIF_HEAP_BYTES_PER_PIXEL : 0
+  return perPixel ? fileBytes + header.width * header.height * perPixel : 0
+}
+
 /** The most a decoder's heap may grow to: with the RGBA copy and what the step makes, an isolate has 128 MB. */
 export const DECODE_HEAP_MAX_BYTES = 80 * 2 ** 20
 
@@ -135,6 +145,8 @@ function withPixelsInHeap<T>(decode: () => T): T {
       view.set(edges[0], 0)
       view.set(edges[1], view.byteLength - ALLOCATOR_EDGE_BYTES)
     }
+    // The proxy's handler closes over the view: nothing it leaves behind may reach the heap.
+    view = undefined
   }
 }
 
