@@ -503,6 +503,25 @@ async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
       path: '/convert/image-to-png?name=photo.png',
       input: png,
     },
+    // The PNGs the fast path does not read go to Squoosh's decoder (png-squoosh.ts), a fresh instance each.
+    {
+      worker: 'image engine',
+      label: `PNG ${width}×${height} palette with tRNS → PNG`,
+      path: '/convert/image-to-png?name=palette.png',
+      input: cached(async () => sharp(rgba, raw).png({ palette: true, colours: 256, effort: 1 }).toBuffer()),
+    },
+    {
+      worker: 'image engine',
+      label: `PNG ${width}×${height} 16-bit RGBA → PNG`,
+      path: '/convert/image-to-png?name=deep.png',
+      input: cached(async () => sharp(rgba, raw).toColourspace('rgb16').png().toBuffer()),
+    },
+    {
+      worker: 'image engine',
+      label: `PNG ${width}×${height} interlaced RGBA → PNG`,
+      path: '/convert/image-to-png?name=interlaced.png',
+      input: cached(async () => sharp(rgba, raw).png({ progressive: true }).toBuffer()),
+    },
     {
       worker: 'image engine',
       label: `WebP ${width}×${height} → PNG`,

@@ -1,20 +1,16 @@
 // Decoding images to RGBA pixels. JPEG with libjpeg-turbo in WASM (jpeg.ts), PNG and WebP through the Squoosh
 // codecs compiled to WASM (imported statically: workerd compiles no WebAssembly from bytes): WebP and AVIF (the
 // Squoosh libavif build) in a fresh instance per image, dropped with it (a WASM memory never shrinks: an instance
-// kept per isolate stayed at its largest image's heap for every later step); PNG's wasm-bindgen module keeps its one
-// instance (its glue refuses a second), and only the PNGs the fast path (png.ts) does not read reach it; GIF (first frame) read by omggif and decoded
+// kept per isolate stayed at its largest image's heap for every later step); the PNGs the fast path (png.ts) does
+// not read go to Squoosh's PNG decoder, also fresh per image (png-squoosh.ts); GIF (first frame) read by omggif and decoded
 // in slices (gif.ts), TIFF (first page) with UTIF (utif2, bounded and in slices: tiff.ts), BMP in TypeScript. Every
 // decode first checks, from the structure that decoder reads, every area it would allocate against the caller's
 // limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE): the check lives here, so every path to a decoder (conversions,
 // previews) gets it.
-import { decode as decodePngWasm } from '@jsquash/png/decode'
-import initPng from '@jsquash/png/codec/pkg/squoosh_png.js'
 import avifDecoderFactory from '@jsquash/avif/codec/dec/avif_dec.js'
 import avifWasm from '@jsquash/avif/codec/dec/avif_dec.wasm'
 import webpDecoderFactory from '@jsquash/webp/codec/dec/webp_dec.js'
 import { initEmscriptenModule } from '@jsquash/webp/utils.js'
-// The package's own .d.ts for this file describes the instance exports; the bundler gives the module.
-import * as pngWasmImport from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm'
 import webpWasm from '@jsquash/webp/codec/dec/webp_dec.wasm'
 import type { PixelRows, RawImage } from '../png/encode'
 import { decodeBmp } from './bmp'
@@ -22,12 +18,11 @@ import { decodeGifFirstFrame } from './gif'
 import { readImageHeader } from './header'
 import { decodeJpeg } from './jpeg'
 import { decodePngDrawn, decodePngRows } from './png'
+import { decodePngSquoosh } from './png-squoosh'
 import { type DrawBox, drawInto, drawnSize } from './resize'
 import { checkImageLimits, type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
 import { decodeTiffFirstPage } from './tiff'
 
-const pngWasm = (pngWasmImport as unknown as { default: WebAssembly.Module }).default
-let pngReady: Promise<unknown> | undefined
 const copyOf = (bytes: Uint8Array) =>
   bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
 
@@ -50,6 +45,12 @@ interface EmscriptenDecoder {
  */
 const WEBP_HEAP_BYTES_PER_PIXEL = 5
 const AVIF_HEAP_BYTES_PER_PIXEL = 20
+/**
+ * Squoosh's PNG decoder (palette, 16-bit, interlaced, tRNS PNGs): the check measured its heap at the file plus about
+ * 4 bytes a pixel for 12 MP (52, 83 and 79 MiB), and workerd's resident memory at 124 MiB (interlaced) and 166 MiB
+ * (16-bit): 7 bytes a pixel keeps both inside.
+ */
+const PNG_HEAP_BYTES_PER_PIXEL = 7
 /**
  * The heap a Squoosh decoder (WebP, AVIF) grows to for this file, estimated as checkDecodeHeap does; 0 for the
  * other formats, whose decoders draw in bands or keep no heap past the decode.
@@ -197,12 +198,8 @@ export async function decodeImage(
           rows.release()
         }
       }
-      // wasm-bindgen's module keeps one instance; its memory is reused from image to image.
-      pngReady ??= initPng(pngWasm)
-      await pngReady
-      return fromImageData(
-        (await decodePngWasm(copyOf(bytes))) as { width: number; height: number; data: Uint8ClampedArray },
-      )
+      checkDecodeHeap('PNG', header, bytes.byteLength, PNG_HEAP_BYTES_PER_PIXEL)
+      return decodePngSquoosh(bytes)
     }
     case 'gif':
       return await decodeGifFirstFrame(bytes)
