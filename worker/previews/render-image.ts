@@ -50,7 +50,7 @@ const WEBP_ENCODER_HEAP_BYTES_PER_PIXEL = 18
  * Refuses (422) a preview whose image decoder and encoder would pass PREVIEW_HEAP_MAX_BYTES together: the AVIF
  * preview of a 12 MP WebP took 62 + 33 MiB. A file whose header cannot be read is left to openImageInput's refusal.
  */
-function checkPreviewHeap(bytes: Uint8Array, params: PreviewParams): void {
+export function checkPreviewHeap(bytes: Uint8Array, params: PreviewParams): void {
   let header: ReturnType<typeof readImageHeader>
   try {
     header = readImageHeader(bytes)

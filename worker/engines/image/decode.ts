@@ -7,6 +7,8 @@
 // decode first checks, from the structure that decoder reads, every area it would allocate against the caller's
 // limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE): the check lives here, so every path to a decoder (conversions,
 // previews) gets it.
+// First: the codecs' glue must find an ImageData that holds none of their instances (image-data.ts).
+import './image-data'
 import avifDecoderFactory from '@jsquash/avif/codec/dec/avif_dec.js'
 import avifWasm from '@jsquash/avif/codec/dec/avif_dec.wasm'
 import webpDecoderFactory from '@jsquash/webp/codec/dec/webp_dec.js'
