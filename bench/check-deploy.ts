@@ -16,7 +16,7 @@ import { closeSync, cpSync, mkdirSync, openSync, readdirSync, readFileSync, rmSy
 import { createServer, request, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import sharp from 'sharp'
+import sharp, { type Sharp } from 'sharp'
 import { unstable_readConfig } from 'wrangler'
 import { spawnGroup } from './process-group.ts'
 import { freePort, root } from './wrangler-dev.ts'
@@ -522,6 +522,19 @@ async function steps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
       path: '/convert/image-to-png?name=interlaced.png',
       input: cached(async () => sharp(rgba, raw).png({ progressive: true }).toBuffer()),
     },
+    // The largest of them the decoder's bound (7 bytes a pixel and the file, 80 MiB) takes, at these files' sizes.
+    ...(
+      [
+        ['palette with tRNS', 3800, 2850, (image: Sharp) => image.png({ palette: true, colours: 256, effort: 1 })],
+        ['16-bit RGBA', 2900, 2175, (image: Sharp) => image.toColourspace('rgb16').png()],
+        ['interlaced RGBA', 3000, 2250, (image: Sharp) => image.png({ progressive: true })],
+      ] as const
+    ).map(([kind, w, h, encode]) => ({
+      worker: 'image engine' as const,
+      label: `PNG ${w}×${h} ${kind} → PNG (its most)`,
+      path: '/convert/image-to-png?name=largest.png',
+      input: cached(async () => encode(sharp(rgba, raw).resize(w, h, { fit: 'fill' })).toBuffer()),
+    })),
     {
       worker: 'image engine',
       label: `WebP ${width}×${height} → PNG`,
