@@ -65,7 +65,8 @@ function idatPieces(data: Uint8Array): Uint8Array[] {
   return [head, data, crc]
 }
 
-function chunk(type: string, data: Uint8Array): Uint8Array {
+/** A PNG chunk: its length, type, data and CRC. */
+export function pngChunk(type: string, data: Uint8Array): Uint8Array {
   const out = new Uint8Array(12 + data.length)
   const view = new DataView(out.buffer)
   view.setUint32(0, data.length)
@@ -279,7 +280,7 @@ export function encodePngRows(
           started = true
           const head = new Uint8Array(SIGNATURE.length + 25)
           head.set(SIGNATURE)
-          head.set(chunk('IHDR', header(width, height, COLOR_TYPE[await format.outputChannels])), SIGNATURE.length)
+          head.set(pngChunk('IHDR', header(width, height, COLOR_TYPE[await format.outputChannels])), SIGNATURE.length)
           controller.enqueue(head)
           return
         }
@@ -290,7 +291,7 @@ export function encodePngRows(
         })
         if (done) {
           await writing
-          controller.enqueue(chunk('IEND', new Uint8Array(0)))
+          controller.enqueue(pngChunk('IEND', new Uint8Array(0)))
           controller.close()
           return
         }
