@@ -26,6 +26,7 @@ function png(
     pngChunk('IEND', new Uint8Array(0)),
   )
 }
+
 const pixelsOf = async (bytes: Uint8Array) => {
   const image = await decodeImage(bytes, TEST_IMAGE_LIMITS)
   return { width: image.width, height: image.height, data: [...image.data] }
