@@ -10,13 +10,13 @@
 //   and each step's peak resident memory (VmHWM) in a fresh isolate above its own after startup (measureMemory says
 //   why). A Cloudflare isolate has 128 MB for its JS heap, WebAssembly memories and buffers together; the check's
 //   budget is 100 MiB. `--memory-only` and `--startup-only` run one half.
-// It prints the figures and exits non-zero when a Worker passes a bound. `npm test` runs it (.ci/test.ts).
+// It prints the figures and exits non-zero when a Worker passes a bound. `npm test` runs its memory half (.ci/test.ts).
 import { spawnSync } from 'node:child_process'
 import { closeSync, cpSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import sharp from 'sharp'
+import sharp, { type Sharp } from 'sharp'
 import { unstable_readConfig } from 'wrangler'
 import { spawnGroup } from './process-group.ts'
 import { freePort, root } from './wrangler-dev.ts'
@@ -507,6 +507,38 @@ export async function steps(vars: Readonly<Record<string, string>>): Promise<Ste
       path: '/convert/image-to-png?name=photo.png',
       input: png,
     },
+    // The PNGs the fast path does not read go to Squoosh's decoder (png-squoosh.ts), a fresh instance each.
+    {
+      worker: 'image engine',
+      label: `PNG ${width}×${height} palette with tRNS → PNG`,
+      path: '/convert/image-to-png?name=palette.png',
+      input: cached(async () => sharp(rgba, raw).png({ palette: true, colours: 256, effort: 1 }).toBuffer()),
+    },
+    {
+      worker: 'image engine',
+      label: `PNG ${width}×${height} 16-bit RGBA → PNG`,
+      path: '/convert/image-to-png?name=deep.png',
+      input: cached(async () => sharp(rgba, raw).toColourspace('rgb16').png().toBuffer()),
+    },
+    {
+      worker: 'image engine',
+      label: `PNG ${width}×${height} interlaced RGBA → PNG`,
+      path: '/convert/image-to-png?name=interlaced.png',
+      input: cached(async () => sharp(rgba, raw).png({ progressive: true }).toBuffer()),
+    },
+    // The largest of them the decoder's bound (7 bytes a pixel and the file, 80 MiB) takes, at these files' sizes.
+    ...(
+      [
+        ['palette with tRNS', 3800, 2850, (image: Sharp) => image.png({ palette: true, colours: 256, effort: 1 })],
+        ['16-bit RGBA', 2900, 2175, (image: Sharp) => image.toColourspace('rgb16').png()],
+        ['interlaced RGBA', 3000, 2250, (image: Sharp) => image.png({ progressive: true })],
+      ] as const
+    ).map(([kind, w, h, encode]) => ({
+      worker: 'image engine' as const,
+      label: `PNG ${w}×${h} ${kind} → PNG (its most)`,
+      path: '/convert/image-to-png?name=largest.png',
+      input: cached(async () => encode(sharp(rgba, raw).resize(w, h, { fit: 'fill' })).toBuffer()),
+    })),
     {
       worker: 'image engine',
       label: `WebP ${width}×${height} → PNG`,
@@ -647,10 +679,10 @@ async function measureMemory(secrets: Record<string, string>, honoPeakBytes: num
       `peak resident memory during the step, run in a fresh isolate, above its own after startup, plus the WASM the Worker's`,
     )
     console.log(`earlier steps left alive)`)
-    // CHECK_DEPLOY_STEPS=JPEG runs only the steps whose label has that word, while working on them.
-    const chosen = (await steps(memory.vars)).filter((step) =>
-      step.label.includes(process.env.CHECK_DEPLOY_STEPS ?? ''),
-    )
+    // CHECK_DEPLOY_STEPS=JPEG runs only the steps whose Worker and label ("image engine: …") match that pattern, while
+    // working on them.
+    const pattern = new RegExp(process.env.CHECK_DEPLOY_STEPS ?? '')
+    const chosen = (await steps(memory.vars)).filter((step) => pattern.test(`${step.worker}: ${step.label}`))
     for (const worker of new Set(chosen.map((step) => step.worker))) {
       const sequence = await start()
       try {

@@ -585,7 +585,10 @@ export function* findPdfStreamsInSlices(fileBytes: () => Uint8Array, work?: PdfS
       throw new PdfStreamSyntaxError(
         `the stream at byte ${at} names ${named.length} filters; at most ${MAX_FILTERS} are read`,
       )
-    const chain = named.map((filter) => index.resolve(filter))
+    // A loop, not a closure over `index`: optimized code that inlined such a closure would keep the index, and the
+    // file's bytes in a WASM heap it reads, past the document (PixelRows, engines/png/encode.ts).
+    const chain: (PdfValue | undefined)[] = []
+    for (const filter of named) chain.push(index.resolve(filter))
     const filters: string[] = []
     const earlyChange: number[] = []
     let isWhole = true

@@ -294,34 +294,45 @@ function imageHeapBytes(module: PdfiumModule, image: number, width: number, heig
  * The largest image a page draws, its form XObjects included (PDFium decodes an image at full size), the most
  * heap one of them needs to decode (imageHeapBytes), and the most scans of one of its JPEGs.
  */
-function largestImage(
-  module: PdfiumModule,
-  page: number,
-): { width: number; height: number; heapBytes: number; heapWidth: number; heapHeight: number; jpegScans: number } {
+function largestImage(module: PdfiumModule, page: number): LargestImage {
   const largest = { width: 0, height: 0, heapBytes: 0, heapWidth: 0, heapHeight: 0, jpegScans: 0 }
   const size = module.wasmExports.malloc(8)
   try {
-    const visit = (count: number, objectAt: (index: number) => number): void => {
-      for (let i = 0; i < count; i++) {
-        const object = objectAt(i)
-        const type = module._FPDFPageObj_GetType(object)
-        if (type === FPDF_PAGEOBJ_FORM)
-          visit(module._FPDFFormObj_CountObjects(object), (j) => module._FPDFFormObj_GetObject(object, j))
-        else if (type === FPDF_PAGEOBJ_IMAGE && module._FPDFImageObj_GetImagePixelSize(object, size, size + 4)) {
-          const width = module.HEAPU32[size / 4]!
-          const height = module.HEAPU32[size / 4 + 1]!
-          if (width * height > largest.width * largest.height) Object.assign(largest, { width, height })
-          const { heapBytes, jpegScans } = imageHeapBytes(module, object, width, height)
-          if (heapBytes > largest.heapBytes) Object.assign(largest, { heapBytes, heapWidth: width, heapHeight: height })
-          largest.jpegScans = Math.max(largest.jpegScans, jpegScans)
-        }
-      }
-    }
-    visit(module._FPDFPage_CountObjects(page), (i) => module._FPDFPage_GetObject(page, i))
+    measureImages(module, page, false, size, largest)
   } finally {
     module.wasmExports.free(size)
   }
   return largest
+}
+
+interface LargestImage {
+  width: number
+  height: number
+  heapBytes: number
+  heapWidth: number
+  heapHeight: number
+  jpegScans: number
+}
+
+/**
+ * Measures the images among a page's (or a form XObject's) objects into `largest`, form XObjects walked into. No
+ * closure over the module: optimized code may keep a closure it inlined, and its scope (PixelRows, png/encode.ts).
+ */
+function measureImages(module: PdfiumModule, parent: number, isForm: boolean, size: number, largest: LargestImage) {
+  const count = isForm ? module._FPDFFormObj_CountObjects(parent) : module._FPDFPage_CountObjects(parent)
+  for (let i = 0; i < count; i++) {
+    const object = isForm ? module._FPDFFormObj_GetObject(parent, i) : module._FPDFPage_GetObject(parent, i)
+    const type = module._FPDFPageObj_GetType(object)
+    if (type === FPDF_PAGEOBJ_FORM) measureImages(module, object, true, size, largest)
+    else if (type === FPDF_PAGEOBJ_IMAGE && module._FPDFImageObj_GetImagePixelSize(object, size, size + 4)) {
+      const width = module.HEAPU32[size / 4]!
+      const height = module.HEAPU32[size / 4 + 1]!
+      if (width * height > largest.width * largest.height) Object.assign(largest, { width, height })
+      const { heapBytes, jpegScans } = imageHeapBytes(module, object, width, height)
+      if (heapBytes > largest.heapBytes) Object.assign(largest, { heapBytes, heapWidth: width, heapHeight: height })
+      largest.jpegScans = Math.max(largest.jpegScans, jpegScans)
+    }
+  }
 }
 
 function* renderStrips(module: PdfiumModule, page: number, window: PixelWindow, scale: number): Generator<PixelRows> {
@@ -332,6 +343,13 @@ function* renderStrips(module: PdfiumModule, page: number, window: PixelWindow, 
   const matrix = module.wasmExports.malloc(6 * 4 + 4 * 4) // FS_MATRIX then FS_RECTF, both floats
   const clip = matrix + 6 * 4
   const bitmap = pixels && matrix ? module._FPDFBitmap_CreateEx(width, stripRows, FPDFBITMAP_BGRA, pixels, stride) : 0
+  // The rows' closure holds the module through this variable alone, emptied once the page is drawn: optimized code
+  // that inlined it may keep it, and its scope, past the step (PixelRows, engines/png/encode.ts).
+  let rendering: PdfiumModule | undefined = module
+  const heap = () => {
+    if (!rendering) throw new Error('the strip was read after its page was drawn')
+    return rendering
+  }
   try {
     if (!bitmap) throw new Error(`PDFium could not allocate a ${width} × ${stripRows} strip`)
     for (let top = 0; top < height; top += stripRows) {
@@ -340,9 +358,10 @@ function* renderStrips(module: PdfiumModule, page: number, window: PixelWindow, 
       // The page's display matrix (rotation, y down) is followed by ours: scale, then shift the strip to the top.
       module.HEAPF32.set([scale, 0, 0, scale, -window.left, -window.top - top, 0, 0, width, rows], matrix / 4)
       module._FPDF_RenderPageBitmapWithMatrix(bitmap, page, matrix, clip, FPDF_ANNOT | FPDF_REVERSE_BYTE_ORDER)
-      yield { rows, row: (r) => module.HEAPU8.subarray(pixels + r * stride, pixels + (r + 1) * stride) }
+      yield { rows, row: (r) => heap().HEAPU8.subarray(pixels + r * stride, pixels + (r + 1) * stride) }
     }
   } finally {
+    rendering = undefined
     if (bitmap) module._FPDFBitmap_Destroy(bitmap)
     module.wasmExports.free(matrix)
     module.wasmExports.free(pixels)
@@ -363,6 +382,14 @@ export async function* eachFromPdf<T>(
 ): AsyncGenerator<T> {
   const instance = instantiate()
   const module = await instance
+  // The closures below (handed to the scans and to `use`) reach the module through this variable alone, emptied
+  // once the document is done: optimized code that inlined one of them may keep it, and its scope, past the step
+  // (PixelRows, engines/png/encode.ts).
+  let held: PdfiumModule | undefined = module
+  const live = () => {
+    if (!held) throw new Error('the PDF was read after it was closed')
+    return held
+  }
   const data = module.wasmExports.malloc(Math.max(1, source.size))
   let document = 0
   try {
@@ -372,7 +399,7 @@ export async function* eachFromPdf<T>(
     // heap's view is asked for again after each): object and cross-reference streams before PDFium loads them, the
     // others once the page count sets their budget.
     // An encrypted document's streams are measured decrypted, with the key PDFium will find with this password.
-    const fileBytes = () => module.HEAPU8.subarray(data, data + source.size)
+    const fileBytes = () => live().HEAPU8.subarray(data, data + source.size)
     const streams = await inTurns(findPdfStreamsInSlices(fileBytes))
     const decryptions = await readDecryptions(fileBytes(), password)
     const structureBytes = await inTurns(
@@ -404,20 +431,20 @@ export async function* eachFromPdf<T>(
       ),
     )
     const withPage = <R>(index: number, read: (page: number) => R): R => {
-      const page = module._FPDF_LoadPage(loaded, index)
+      const page = live()._FPDF_LoadPage(loaded, index)
       if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
       try {
         return read(page)
       } finally {
-        module._FPDF_ClosePage(page)
+        live()._FPDF_ClosePage(page)
       }
     }
     yield* use({
       pageCount,
       pageSize: (index) =>
         withPage(index, (page) => ({
-          width: module._FPDF_GetPageWidth(page),
-          height: module._FPDF_GetPageHeight(page),
+          width: live()._FPDF_GetPageWidth(page),
+          height: live()._FPDF_GetPageHeight(page),
         })),
       renderPage(index, scale, window) {
         const { width: points, height: pointsHigh } = this.pageSize(index)
@@ -439,24 +466,24 @@ export async function* eachFromPdf<T>(
           height,
           strips: {
             *[Symbol.iterator]() {
-              const page = module._FPDF_LoadPage(loaded, index)
+              const page = live()._FPDF_LoadPage(loaded, index)
               if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
               try {
-                const image = largestImage(module, page)
+                const image = largestImage(live(), page)
                 if (image.width * image.height > limits.maxImagePixels)
                   throw new PdfImageTooLargeError(index + 1, image.width, image.height)
                 if (image.heapBytes > IMAGE_HEAP_MAX_BYTES)
                   throw new PdfImageTooLargeError(index + 1, image.heapWidth, image.heapHeight, image.heapBytes)
                 if (image.jpegScans > MAX_JPEG_SCANS) throw new PdfJpegScansError(index + 1, image.jpegScans)
-                yield* renderStrips(module, page, area, scale)
+                yield* renderStrips(live(), page, area, scale)
               } finally {
-                module._FPDF_ClosePage(page)
+                live()._FPDF_ClosePage(page)
               }
             },
           },
         }
       },
-      pageText: (index, maxChars) => withPage(index, (page) => readPageText(module, page, maxChars)),
+      pageText: (index, maxChars) => withPage(index, (page) => readPageText(live(), page, maxChars)),
     })
   } catch (error) {
     // A password, format or size problem is the document's; anything else may have left the engine broken.
@@ -474,6 +501,7 @@ export async function* eachFromPdf<T>(
     if (document) module._FPDF_CloseDocument(document)
     if (data) module.wasmExports.free(data)
     if (module.HEAPU8.byteLength > REUSE_MAX_HEAP_BYTES) dropInstance(instance)
+    held = undefined
   }
 }
 

@@ -2,21 +2,19 @@
 // - JPEG: libjpeg-turbo (jpeg.ts).
 // - WebP and AVIF: the Squoosh codecs, a fresh instance per image, dropped with it. A WASM memory never shrinks, so
 //   an instance kept per isolate would stay at its largest image's heap for every later step.
-// - PNG: the fast path (png.ts); the other PNGs go to Squoosh's wasm-bindgen module, which keeps its one instance
-//   (its glue refuses a second).
+// - PNG: the fast path (png.ts); the other PNGs go to Squoosh's PNG decoder, also a fresh instance per image
+//   (png-squoosh.ts).
 // - GIF (first frame): omggif's structure, decoded in slices (gif.ts). TIFF (first page): UTIF, bounded and in
 //   slices (tiff.ts). BMP: TypeScript (bmp.ts).
 // Every decode first checks, from the structure that decoder reads, every area it would allocate against the
 // caller's limits (IMAGE_MAX_PIXELS, IMAGE_MAX_SIDE). The check lives here, so every path to a decoder (conversions,
 // previews) gets it.
-import { decode as decodePngWasm } from '@jsquash/png/decode'
-import initPng from '@jsquash/png/codec/pkg/squoosh_png.js'
+// First: the codecs' glue must find an ImageData that holds none of their instances (image-data.ts).
+import './image-data'
 import avifDecoderFactory from '@jsquash/avif/codec/dec/avif_dec.js'
 import avifWasm from '@jsquash/avif/codec/dec/avif_dec.wasm'
 import webpDecoderFactory from '@jsquash/webp/codec/dec/webp_dec.js'
 import { initEmscriptenModule } from '@jsquash/webp/utils.js'
-// The package's own .d.ts for this file describes the instance exports; the bundler gives the module.
-import * as pngWasmImport from '@jsquash/png/codec/pkg/squoosh_png_bg.wasm'
 import webpWasm from '@jsquash/webp/codec/dec/webp_dec.wasm'
 import type { PixelRows, RawImage } from '../png/encode'
 import { decodeBmp } from './bmp'
@@ -24,12 +22,11 @@ import { decodeGifFirstFrame } from './gif'
 import { readImageHeader } from './header'
 import { decodeJpeg } from './jpeg'
 import { decodePngDrawn, decodePngRows } from './png'
+import { decodePngSquoosh } from './png-squoosh'
 import { type DrawBox, drawInto, drawnSize } from './resize'
 import { checkImageLimits, type ImageLimits, ImageStructureError, ImageTooLargeError } from './limits'
 import { decodeTiffFirstPage } from './tiff'
 
-const pngWasm = (pngWasmImport as unknown as { default: WebAssembly.Module }).default
-let pngReady: Promise<unknown> | undefined
 const copyOf = (bytes: Uint8Array) =>
   bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
 
@@ -52,6 +49,22 @@ interface EmscriptenDecoder {
  */
 const WEBP_HEAP_BYTES_PER_PIXEL = 5
 const AVIF_HEAP_BYTES_PER_PIXEL = 20
+/**
+ * Squoosh's PNG decoder (palette, 16-bit, interlaced, tRNS PNGs): the check measured its heap at the file plus about
+ * 4 bytes a pixel for 12 MP (52, 83 and 79 MiB), and workerd's resident memory at 124 MiB (interlaced) and 166 MiB
+ * (16-bit): 7 bytes a pixel keeps both inside.
+ */
+const PNG_HEAP_BYTES_PER_PIXEL = 7
+/**
+ * The heap a Squoosh decoder (WebP, AVIF) grows to for this file, estimated as checkDecodeHeap does; 0 for the
+ * other formats, whose decoders draw in bands or keep no heap past the decode.
+ */
+export function squooshDecodeHeapBytes(header: { format: string; width: number; height: number }, fileBytes: number) {
+  const perPixel =
+    header.format === 'webp' ? WEBP_HEAP_BYTES_PER_PIXEL : header.format === 'avif' ? AVIF_HEAP_BYTES_PER_PIXEL : 0
+  return perPixel ? fileBytes + header.width * header.height * perPixel : 0
+}
+
 /** The most a decoder's heap may grow to: with the RGBA copy and what the step makes, an isolate has 128 MB. */
 export const DECODE_HEAP_MAX_BYTES = 80 * 2 ** 20
 
@@ -137,6 +150,8 @@ function withPixelsInHeap<T>(decode: () => T): T {
       view.set(edges[0], 0)
       view.set(edges[1], view.byteLength - ALLOCATOR_EDGE_BYTES)
     }
+    // The proxy's handler closes over the view: nothing it leaves behind may reach the heap.
+    view = undefined
   }
 }
 
@@ -187,12 +202,8 @@ export async function decodeImage(
           rows.release()
         }
       }
-      // wasm-bindgen's module keeps one instance; its memory is reused from image to image.
-      pngReady ??= initPng(pngWasm)
-      await pngReady
-      return fromImageData(
-        (await decodePngWasm(copyOf(bytes))) as { width: number; height: number; data: Uint8ClampedArray },
-      )
+      checkDecodeHeap('PNG', header, bytes.byteLength, PNG_HEAP_BYTES_PER_PIXEL)
+      return decodePngSquoosh(bytes)
     }
     case 'gif':
       return await decodeGifFirstFrame(bytes)

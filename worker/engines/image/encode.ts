@@ -4,6 +4,8 @@
 // The factories are called directly rather than through the packages' init(), which picks a build by feature
 // detection and would need the matching .wasm: the SIMD WebP build and the single-threaded AVIF one are the
 // ones workerd runs.
+// First: the codecs' glue must find an ImageData that holds none of their instances (image-data.ts).
+import './image-data'
 import avifEncoderFactory from '@jsquash/avif/codec/enc/avif_enc.js'
 import avifEncWasm from '@jsquash/avif/codec/enc/avif_enc.wasm'
 import { defaultOptions as avifDefaults } from '@jsquash/avif/meta.js'

@@ -172,17 +172,22 @@ export function decodeJpeg(
     new Uint8Array(jpeg.memory.buffer, target, stride * height).fill(0)
     jpeg.tjDecompress2(handle, source, bytes.byteLength, target, width, stride, height, pixelFormat, 0)
     const at = target
-    let released = false
+    // The closures hold the instance through this variable alone, emptied on release: optimized code that inlined
+    // one of them may keep it, and its scope, past the step (PixelRows, engines/png/encode.ts).
+    let decoder: TurboJpeg | undefined = jpeg
+    const heap = () => {
+      if (!decoder) throw new Error('the JPEG pixels were released')
+      return decoder.memory.buffer
+    }
     return {
       width,
       height,
       channels,
-      rows: { rows: height, row: (r) => new Uint8Array(jpeg.memory.buffer, at + r * stride, stride) },
-      copy: () => new Uint8Array(jpeg.memory.buffer, at, stride * height).slice(),
+      rows: { rows: height, row: (r) => new Uint8Array(heap(), at + r * stride, stride) },
+      copy: () => new Uint8Array(heap(), at, stride * height).slice(),
       release() {
-        if (released) return
-        released = true
-        jpeg.free(at)
+        decoder?.free(at)
+        decoder = undefined
       },
     }
   } catch (error) {

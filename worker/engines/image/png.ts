@@ -77,6 +77,16 @@ function readStructure(
   throw new PngDecodeError('the file ends before its IEND chunk (truncated)')
 }
 
+/** Refuses an IDAT stream that did not inflate, or not to exactly the `filtered` bytes of its rows. */
+function checkInflated(inflated: { error?: Error; isCut: boolean; length: number }, filtered: number): void {
+  if (inflated.error)
+    throw new PngDecodeError(`the image data cannot be inflated: ${inflated.error.message}`, { cause: inflated.error })
+  if (inflated.isCut)
+    throw new PngDecodeError(`the image data cannot be inflated: it holds more than the ${filtered} bytes of its rows`)
+  if (inflated.length !== filtered)
+    throw new PngDecodeError(`the image data holds ${inflated.length} bytes of rows, not ${filtered}`)
+}
+
 /** Rows unfiltered between two turns of the event loop: about WORK_BYTES_PER_TURN of them. */
 const rowsPerTurn = (stride: number) => Math.max(1, Math.floor(WORK_BYTES_PER_TURN / (stride + 1)))
 
@@ -99,24 +109,28 @@ export async function decodePngRows(bytes: Uint8Array): Promise<PngPixels | unde
       wasm.memory.grow(Math.ceil((at + filtered - wasm.memory.buffer.byteLength) / PAGE_BYTES))
     // At most the rows' size: a deflate bomb stops there.
     const inflated = await inflateInto(idat, 'deflate', new Uint8Array(wasm.memory.buffer, at, filtered))
-    if (inflated.error)
-      throw new PngDecodeError(`the image data cannot be inflated: ${inflated.error.message}`, {
-        cause: inflated.error,
-      })
-    if (inflated.isCut)
-      throw new PngDecodeError(
-        `the image data cannot be inflated: it holds more than the ${filtered} bytes of its rows`,
-      )
-    if (inflated.length !== filtered)
-      throw new PngDecodeError(`the image data holds ${inflated.length} bytes of rows, not ${filtered}`)
+    checkInflated(inflated, filtered)
     const batch = rowsPerTurn(stride)
     for (let first = 0; first < height; first += batch) {
       if (first > 0) await yieldToEventLoop()
       const badRow = wasm.unfilter_rows(at, stride, first, Math.min(height, first + batch), channels)
       if (badRow) throw new PngDecodeError(`row ${badRow - 1} has an unknown filter type`)
     }
-    const rows: PixelRows = { rows: height, row: (r) => new Uint8Array(wasm.memory.buffer, at + r * stride, stride) }
-    return { width, height, channels, rows, release }
+    // The rows' closure holds the heap through this variable alone, emptied on release: optimized code that
+    // inlined it may keep it, and its scope, past the step (PixelRows, engines/png/encode.ts).
+    let heap: WebAssembly.Memory | undefined = wasm.memory
+    const rows: PixelRows = {
+      rows: height,
+      row: (r) => {
+        if (!heap) throw new Error('the PNG rows were released')
+        return new Uint8Array(heap.buffer, at + r * stride, stride)
+      },
+    }
+    const releaseRows = () => {
+      heap = undefined
+      release()
+    }
+    return { width, height, channels, rows, release: releaseRows }
   } catch (error) {
     release()
     throw error
@@ -141,13 +155,20 @@ async function decodePngBands(
   const stride = width * channels
   const filtered = height * (stride + 1)
   const band = Math.min(height, bandRows(stride))
-  const wasm = new WebAssembly.Instance(filterWasm, {}).exports as unknown as UnfilterExports
+  // The closures below hold the heap through this variable alone, emptied once the decode ends (decodePngRows says
+  // why).
+  let wasm: UnfilterExports | undefined = new WebAssembly.Instance(filterWasm, {}).exports as unknown as UnfilterExports
+  const heap = () => {
+    if (!wasm) throw new Error('the PNG decode has ended')
+    return wasm
+  }
+  try {
   // The row above the band (unfiltered, `stride` bytes), a byte of padding, then the band's filtered rows: in
   // unfilter_rows's layout, the row above is row 0 and the band's rows are rows 1 to `band`.
-  const at = wasm.__heap_base.value as number
+    const at = heap().__heap_base.value as number
   const bytesNeeded = at + (band + 1) * (stride + 1)
-  if (bytesNeeded > wasm.memory.buffer.byteLength)
-    wasm.memory.grow(Math.ceil((bytesNeeded - wasm.memory.buffer.byteLength) / PAGE_BYTES))
+    if (bytesNeeded > heap().memory.buffer.byteLength)
+      heap().memory.grow(Math.ceil((bytesNeeded - heap().memory.buffer.byteLength) / PAGE_BYTES))
   const bandBytes = band * (stride + 1)
   let filled = 0
   let rowsDone = 0
@@ -157,15 +178,17 @@ async function decodePngBands(
     const rows = filled / (stride + 1)
     const first = rowsDone === 0 ? 0 : 1
     const data = rowsDone === 0 ? at + stride + 1 : at
-    const badRow = wasm.unfilter_rows(data, stride, first, first + rows, channels)
+      const badRow = heap().unfilter_rows(data, stride, first, first + rows, channels)
     if (badRow) throw new PngDecodeError(`row ${rowsDone + badRow - 1 - first} has an unknown filter type`)
     if (
-      (await onBand({ rows, row: (r) => new Uint8Array(wasm.memory.buffer, data + (first + r) * stride, stride) })) ===
-      false
+        (await onBand({
+          rows,
+          row: (r) => new Uint8Array(heap().memory.buffer, data + (first + r) * stride, stride),
+        })) === false
     )
       isStopped = true
     // The band's last row is the next band's row above.
-    new Uint8Array(wasm.memory.buffer).copyWithin(
+      new Uint8Array(heap().memory.buffer).copyWithin(
       at,
       data + (first + rows - 1) * stride,
       data + (first + rows) * stride,
@@ -177,7 +200,7 @@ async function decodePngBands(
     try {
       for (let from = 0; from < chunk.length && !isStopped; ) {
         const taken = Math.min(chunk.length - from, bandBytes - filled)
-        new Uint8Array(wasm.memory.buffer, at + stride + 1 + filled, taken).set(chunk.subarray(from, from + taken))
+          new Uint8Array(heap().memory.buffer, at + stride + 1 + filled, taken).set(chunk.subarray(from, from + taken))
         filled += taken
         from += taken
         if (filled === bandBytes) await unfilterBand()
@@ -190,13 +213,11 @@ async function decodePngBands(
   })
   if (failure) throw failure
   if (isStopped) return
-  if (inflated.error)
-    throw new PngDecodeError(`the image data cannot be inflated: ${inflated.error.message}`, { cause: inflated.error })
-  if (inflated.isCut)
-    throw new PngDecodeError(`the image data cannot be inflated: it holds more than the ${filtered} bytes of its rows`)
-  if (inflated.length !== filtered)
-    throw new PngDecodeError(`the image data holds ${inflated.length} bytes of rows, not ${filtered}`)
+    checkInflated(inflated, filtered)
   if (filled > 0) await unfilterBand()
+  } finally {
+    wasm = undefined
+  }
 }
 
 /**

@@ -64,7 +64,8 @@ function idatPieces(data: Uint8Array): Uint8Array[] {
   return [head, data, crc]
 }
 
-function chunk(type: string, data: Uint8Array): Uint8Array {
+/** A PNG chunk: its length, type, data and CRC. */
+export function pngChunk(type: string, data: Uint8Array): Uint8Array {
   const out = new Uint8Array(12 + data.length)
   const view = new DataView(out.buffer)
   view.setUint32(0, data.length)
@@ -128,7 +129,13 @@ export async function reducedRowChannels(width: number, channels: Channels, rows
   return keepColour ? (keepAlpha ? 4 : 3) : keepAlpha ? 2 : 1
 }
 
-/** A PNG's rows given in batches, pixels of `channels` 8-bit samples (the input's, before any reduction). */
+/**
+ * A PNG's rows given in batches, pixels of `channels` 8-bit samples (the input's, before any reduction). Rows are
+ * often views of a WebAssembly heap (a decoder's, PDFium's): whoever makes a `row` closure over one empties the
+ * variable it reaches the heap through once the rows are done. TurboFan's code for a function that inlined the
+ * closure keeps the closure, and the scope it closes over, until that code is dropped: a WebP decoder's 64 MiB heap
+ * outlived its step that way, in the second of every run of WebP → PNG steps in one isolate.
+ */
 export interface PixelRows {
   readonly rows: number
   /** Row `r` of the batch (`width × channels` bytes); read before the next batch is asked for. */
@@ -226,11 +233,21 @@ export function encodePng(image: RawImage, options: EncodeOptions = {}): Readabl
   if (width < 1 || height < 1 || data.length < width * height * channels)
     throw new Error('image data does not match its size')
   const stride = width * channels
-  const bytes = data instanceof Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+  // The rows' closure lets go of the pixels once they are written: they may be a view of a decoder's heap (PixelRows).
+  let bytes: Uint8Array =
+    data instanceof Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
   const whole: PixelRows = { rows: height, row: (r) => bytes.subarray(r * stride, (r + 1) * stride) }
   return encodePngRows(
-    { width, height, channels, outputChannels: options.keepChannels ? channels : reducedChannels(image) },
+    {
+      width,
+      height,
+      channels,
+      outputChannels: options.keepChannels ? channels : reducedRowChannels(width, channels, whole),
+    },
     [whole],
+    () => {
+      bytes = new Uint8Array(0)
+    },
   )
 }
 
@@ -238,41 +255,21 @@ export function encodePng(image: RawImage, options: EncodeOptions = {}): Readabl
  * Encodes rows as they come: each batch is converted, filtered and handed to the compressor before the next is
  * asked for, so the caller may reuse the memory behind a batch (a strip of a WASM heap) for the next one. The
  * output's channels are fixed up front (the IHDR goes first); a row that needs more fails the stream with
- * PngChannelsError.
+ * PngChannelsError. `onWritten` runs once every row is written or the writing failed: a caller whose `row` closes
+ * over pixels lets go of them there (PixelRows).
  */
 export function encodePngRows(
   format: RowsFormat,
   batches: Iterable<PixelRows> | AsyncIterable<PixelRows>,
+  onWritten?: () => void,
 ): ReadableStream<Uint8Array> {
-  const { width, height, channels } = format
+  const { width, height } = format
   if (width < 1 || height < 1) throw new Error('a PNG needs at least one pixel')
   const compressor = createDeflate(DEFLATE_OPTIONS)
   // Its errors reach the reader (next() rejects); without a listener Node-style streams would also throw them.
-  compressor.on('error', () => {})
-  // One buffer for every batch's filtered rows, written again once the compressor has taken it (its write's
-  // callback). A slice a batch would leave the whole picture's filtered rows as garbage.
-  let filtered: Uint8Array | undefined
-  const writing = (async () => {
-    const outputChannels = await format.outputChannels
-    const filter = rowFilter(width * outputChannels, outputChannels)
-    const rowUnits = convertedRowUnits(width, channels, outputChannels)
-    const turn = workTurns(format.bytesPerTurn ?? BYTES_PER_TURN)
-    let y = 0
-    for await (const source of batches) {
-      for (let first = 0; first < source.rows; first += filter.batchRows) {
-        const rows = Math.min(filter.batchRows, source.rows - first, height - y)
-        if (rows <= 0) throw new Error("more rows than the PNG's height")
-        for (let r = 0; r < rows; r++) convertRow(source.row(first + r), width, channels, outputChannels, filter.row(r))
-        y += rows
-        filtered ??= new Uint8Array(filter.batchRows * (width * outputChannels + 1))
-        await written(compressor, filter.filter(rows, filtered))
-        await turn(rows * rowUnits)
-      }
-    }
-    if (y !== height) throw new Error(`${y} rows for a PNG ${height} rows high`)
-    compressor.end()
-  })()
-  writing.catch((error) => compressor.destroy(error))
+  compressor.on('error', ignoreError)
+  const writing = writeRows(compressor, format, batches)
+  writing.catch((error) => compressor.destroy(error)).finally(onWritten)
 
   const reader = compressor[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>
   let started = false
@@ -283,7 +280,7 @@ export function encodePngRows(
           started = true
           const head = new Uint8Array(SIGNATURE.length + 25)
           head.set(SIGNATURE)
-          head.set(chunk('IHDR', header(width, height, COLOR_TYPE[await format.outputChannels])), SIGNATURE.length)
+          head.set(pngChunk('IHDR', header(width, height, COLOR_TYPE[await format.outputChannels])), SIGNATURE.length)
           controller.enqueue(head)
           return
         }
@@ -294,7 +291,7 @@ export function encodePngRows(
         })
         if (done) {
           await writing
-          controller.enqueue(chunk('IEND', new Uint8Array(0)))
+          controller.enqueue(pngChunk('IEND', new Uint8Array(0)))
           controller.close()
           return
         }
@@ -306,6 +303,43 @@ export function encodePngRows(
     },
     { highWaterMark: 0 },
   )
+}
+
+const ignoreError = () => {}
+
+/**
+ * Converts, filters and writes every batch of rows to the compressor, then ends it. A function of its own, so that
+ * only its frame holds the rows, and only while it runs: the stream's closures (its pull, the compressor's
+ * listeners), which may outlive the step, share no scope with them, and the rows may be a view of a decoder's heap,
+ * which would keep that whole WASM memory alive.
+ */
+async function writeRows(
+  compressor: ReturnType<typeof createDeflate>,
+  format: RowsFormat,
+  batches: Iterable<PixelRows> | AsyncIterable<PixelRows>,
+): Promise<void> {
+  const { width, height, channels } = format
+  const outputChannels = await format.outputChannels
+  const filter = rowFilter(width * outputChannels, outputChannels)
+  const rowUnits = convertedRowUnits(width, channels, outputChannels)
+  const turn = workTurns(format.bytesPerTurn ?? BYTES_PER_TURN)
+  // One buffer for every batch's filtered rows, written again once the compressor has taken it (its write's
+  // callback): a slice a batch was the whole picture's filtered rows in garbage (34 MiB for a 12 MP photo).
+  let filtered: Uint8Array | undefined
+  let y = 0
+  for await (const source of batches) {
+    for (let first = 0; first < source.rows; first += filter.batchRows) {
+      const rows = Math.min(filter.batchRows, source.rows - first, height - y)
+      if (rows <= 0) throw new Error("more rows than the PNG's height")
+      for (let r = 0; r < rows; r++) convertRow(source.row(first + r), width, channels, outputChannels, filter.row(r))
+      y += rows
+      filtered ??= new Uint8Array(filter.batchRows * (width * outputChannels + 1))
+      await written(compressor, filter.filter(rows, filtered))
+      await turn(rows * rowUnits)
+    }
+  }
+  if (y !== height) throw new Error(`${y} rows for a PNG ${height} rows high`)
+  compressor.end()
 }
 
 /**
