@@ -163,58 +163,58 @@ async function decodePngBands(
     return wasm
   }
   try {
-  // The row above the band (unfiltered, `stride` bytes), a byte of padding, then the band's filtered rows: in
-  // unfilter_rows's layout, the row above is row 0 and the band's rows are rows 1 to `band`.
+    // The row above the band (unfiltered, `stride` bytes), a byte of padding, then the band's filtered rows: in
+    // unfilter_rows's layout, the row above is row 0 and the band's rows are rows 1 to `band`.
     const at = heap().__heap_base.value as number
-  const bytesNeeded = at + (band + 1) * (stride + 1)
+    const bytesNeeded = at + (band + 1) * (stride + 1)
     if (bytesNeeded > heap().memory.buffer.byteLength)
       heap().memory.grow(Math.ceil((bytesNeeded - heap().memory.buffer.byteLength) / PAGE_BYTES))
-  const bandBytes = band * (stride + 1)
-  let filled = 0
-  let rowsDone = 0
-  let failure: Error | undefined
-  let isStopped = false
-  const unfilterBand = async () => {
-    const rows = filled / (stride + 1)
-    const first = rowsDone === 0 ? 0 : 1
-    const data = rowsDone === 0 ? at + stride + 1 : at
+    const bandBytes = band * (stride + 1)
+    let filled = 0
+    let rowsDone = 0
+    let failure: Error | undefined
+    let isStopped = false
+    const unfilterBand = async () => {
+      const rows = filled / (stride + 1)
+      const first = rowsDone === 0 ? 0 : 1
+      const data = rowsDone === 0 ? at + stride + 1 : at
       const badRow = heap().unfilter_rows(data, stride, first, first + rows, channels)
-    if (badRow) throw new PngDecodeError(`row ${rowsDone + badRow - 1 - first} has an unknown filter type`)
-    if (
+      if (badRow) throw new PngDecodeError(`row ${rowsDone + badRow - 1 - first} has an unknown filter type`)
+      if (
         (await onBand({
           rows,
           row: (r) => new Uint8Array(heap().memory.buffer, data + (first + r) * stride, stride),
         })) === false
-    )
-      isStopped = true
-    // The band's last row is the next band's row above.
+      )
+        isStopped = true
+      // The band's last row is the next band's row above.
       new Uint8Array(heap().memory.buffer).copyWithin(
-      at,
-      data + (first + rows - 1) * stride,
-      data + (first + rows) * stride,
-    )
-    rowsDone += rows
-    filled = 0
-  }
-  const inflated = await inflateToSink(idat, 'deflate', filtered, async (chunk) => {
-    try {
-      for (let from = 0; from < chunk.length && !isStopped; ) {
-        const taken = Math.min(chunk.length - from, bandBytes - filled)
-          new Uint8Array(heap().memory.buffer, at + stride + 1 + filled, taken).set(chunk.subarray(from, from + taken))
-        filled += taken
-        from += taken
-        if (filled === bandBytes) await unfilterBand()
-      }
-    } catch (error) {
-      failure = error as Error
+        at,
+        data + (first + rows - 1) * stride,
+        data + (first + rows) * stride,
+      )
+      rowsDone += rows
+      filled = 0
     }
-    // Thrown into the inflating, which stops there.
-    if (failure || isStopped) throw failure ?? new Error('stopped')
-  })
-  if (failure) throw failure
-  if (isStopped) return
+    const inflated = await inflateToSink(idat, 'deflate', filtered, async (chunk) => {
+      try {
+        for (let from = 0; from < chunk.length && !isStopped; ) {
+          const taken = Math.min(chunk.length - from, bandBytes - filled)
+          new Uint8Array(heap().memory.buffer, at + stride + 1 + filled, taken).set(chunk.subarray(from, from + taken))
+          filled += taken
+          from += taken
+          if (filled === bandBytes) await unfilterBand()
+        }
+      } catch (error) {
+        failure = error as Error
+      }
+      // Thrown into the inflating, which stops there.
+      if (failure || isStopped) throw failure ?? new Error('stopped')
+    })
+    if (failure) throw failure
+    if (isStopped) return
     checkInflated(inflated, filtered)
-  if (filled > 0) await unfilterBand()
+    if (filled > 0) await unfilterBand()
   } finally {
     wasm = undefined
   }
