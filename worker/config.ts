@@ -23,7 +23,7 @@ type Fail = (message: string, continues?: boolean) => void
 
 /** A value of the wrong type, in zod's words. */
 const expected = (type: string, received: string) => `Invalid input: expected ${type}, received ${received}`
-/** An issue's value when the setting is refused: never read, since the whole configuration is refused. */
+/** A refused setting's value: never read, since the whole configuration is refused. */
 const REFUSED = undefined as never
 
 const text =
@@ -298,9 +298,8 @@ const SETTINGS = {
   /** Hosts a callback_url may name although they are loopback or private (comma-separated; for tests). */
   WEBHOOK_ALLOWED_HOSTS: (value = '') => items(value.toLowerCase()),
   /** The DNS-over-HTTPS JSON endpoint callback_url names are resolved with, to refuse special-use addresses; empty: not resolved. */
-  WEBHOOK_DNS_URL: (value = 'https://cloudflare-dns.com/dns-query', fail) => {
-    return value === '' ? value : checkedUrl(value, fail)
-  },
+  WEBHOOK_DNS_URL: (value = 'https://cloudflare-dns.com/dns-query', fail) =>
+    value === '' ? value : checkedUrl(value, fail),
 
   // image → PNG
   IMAGE_MAX_BYTES: integer(50 * MiB, 1),
