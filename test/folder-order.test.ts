@@ -12,7 +12,7 @@ const TIERS: readonly { name: string; files: readonly RegExp[] }[] = [
   // sweeps, the engine Workers).
   {
     name: 'entries',
-    files: [/^worker\/(index|consumer|app|app-shell|sweeps)\.ts$/, /^worker\/(engine-workers|groups)\//],
+    files: [/^worker\/(index|consumer|app|app-shell|shell|sweeps)\.ts$/, /^worker\/(engine-workers|groups)\//],
   },
   // HTTP: route files, the OpenAPI document and the route declaration helpers.
   {

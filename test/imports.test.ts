@@ -92,4 +92,23 @@ describe('the import graph of worker/', () => {
       'worker/auth/webauthn.ts',
     ])
   })
+
+  // Issue 29: a cold start's GET / (and a path no route takes) runs the API Worker's global scope and the status group,
+  // imported on the first request (worker/groups/dispatch.ts): zod's first use and the settings as a zod schema were
+  // 1.3× the minimal Hono Worker, drizzle's client and tables more (docs/platform-limits.md, Startup). Neither
+  // reaches them at run time; the other groups load them on their own first request.
+  it('keeps zod and drizzle out of the API Worker until a route group that needs them is built', () => {
+    const coldPath = [...reachedFrom(graph, 'worker/index.ts'), ...reachedFrom(graph, 'worker/groups/status.ts')]
+    expect(
+      coldPath
+        .filter(([file]) =>
+          ['zod', '@hono/zod-openapi', 'drizzle-orm'].some((pkg) => importsPackage(sources[file]!, pkg)),
+        )
+        .map(([, chain]) => chain),
+    ).toEqual([])
+    // The walk would find them: the files group reaches both.
+    const files = [...reachedFrom(graph, 'worker/groups/files.ts').keys()]
+    expect(files.some((file) => importsPackage(sources[file]!, 'zod'))).toBe(true)
+    expect(files.some((file) => importsPackage(sources[file]!, 'drizzle-orm'))).toBe(true)
+  })
 })

@@ -1,69 +1,12 @@
-// What every request of the Hono app passes, whichever routes it holds: the middleware in its order, and the answers
-// for a path no route takes (404, or 405 naming the methods it takes) and for errors. app.ts mounts every route group
-// in one shell; the API Worker builds a shell for each group on its first request (groups/dispatch.ts).
-import { bodyLimit } from 'hono/body-limit'
-import { methodsByPath } from './allowed-methods'
+// The shell (shell.ts) on a router of zod-validated, OpenAPI-described routes (api.ts) with the drizzle client: what
+// the whole app (app.ts) and every route group but the status route's are built in.
 import { newRouter } from './api'
-import { loadConfig } from './config'
-import { cors } from './cors'
 import { openDatabase } from './db/client'
-import { d1Session } from './db/replicas'
-import { ApiError, toErrorResponse } from './errors'
+import { withShell } from './shell'
 
-const JSON_BODY_MAX_BYTES = 1024 * 1024
+export { answerUnmatched } from './shell'
 
 /** A router with the middleware every request passes, in its order, and no route yet. */
 export function appShell() {
-  const app = newRouter()
-
-  app.use(async (c, next) => {
-    const requestId = c.req.header('cf-ray') ?? crypto.randomUUID()
-    c.set('requestId', requestId)
-    c.set('config', loadConfig(c.env))
-    c.set('db', openDatabase(c.env.DB))
-    try {
-      await next()
-    } catch (thrown) {
-      // Hono hands only Error instances to onError; anything else thrown would escape it as a bare 500.
-      throw thrown instanceof Error ? thrown : new Error(`non-Error thrown: ${String(thrown)}`, { cause: thrown })
-    }
-    c.header('x-request-id', requestId)
-    // Answers carry accounts, tokens and signed file URLs: no browser or proxy may keep them (login and refresh
-    // included), unless a route chose its own caching (downloads, static pages).
-    if (c.res.headers.get('content-type')?.includes('application/json') && !c.res.headers.has('cache-control'))
-      c.header('cache-control', 'no-store')
-  })
-
-  app.use(cors)
-  app.use(d1Session)
-
-  const limitJson = bodyLimit({
-    maxSize: JSON_BODY_MAX_BYTES,
-    onError: () => {
-      throw new ApiError('BODY_TOO_LARGE', {
-        message: `the request body is larger than ${JSON_BODY_MAX_BYTES} bytes`,
-        details: { max_bytes: JSON_BODY_MAX_BYTES },
-      })
-    },
-  })
-  app.use(async (c, next) => {
-    if (c.req.header('content-type')?.toLowerCase().includes('application/json')) return limitJson(c, next)
-    await next()
-  })
-  return app
-}
-
-/** Once every route is mounted: a path none takes answers 404, or 405 with the methods it takes; errors are JSON. */
-export function answerUnmatched(app: ReturnType<typeof appShell>): void {
-  const allowedMethods = methodsByPath(app.routes)
-  app.notFound((c) => {
-    const allowed = allowedMethods(c.req.path)
-    if (allowed.length === 0) throw new ApiError('NOT_FOUND')
-    throw new ApiError('METHOD_NOT_ALLOWED', {
-      message: `${c.req.method} is not allowed on ${c.req.path}: use ${allowed.join(', ')}`,
-      headers: { allow: allowed.join(', ') },
-      details: { allow: allowed },
-    })
-  })
-  app.onError((error, c) => toErrorResponse(error, c.get('requestId') ?? 'unknown'))
+  return withShell(newRouter(), openDatabase)
 }

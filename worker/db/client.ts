@@ -1,20 +1,13 @@
 // The drizzle client over the D1 binding, with the schema. One per binding and isolate: building it maps the
 // relations of every table (docs/benchmarks.md, "Accounts"), and it keeps no per-request state.
-// Each request runs its statements in its own D1 session (D1's Sessions API, read replication). `runInSession` puts
-// the session in an AsyncLocalStorage; a statement goes to the session of the request running it, or to the binding
-// outside any (the queue consumer, the sweeps).
-import { AsyncLocalStorage } from 'node:async_hooks'
+// Each request runs its statements in its own D1 session (D1's Sessions API, read replication, db/sessions.ts): a
+// statement goes to the session of the request running it, or to the binding outside any (the queue consumer, the
+// sweeps).
 import { drizzle } from 'drizzle-orm/d1'
 import * as schema from './schema'
+import { currentSession } from './sessions'
 
 export type Database = ReturnType<typeof drizzle<typeof schema, D1Database>>
-
-const sessions = new AsyncLocalStorage<D1DatabaseSession>()
-
-/** Runs `work` with every statement of the request in `session` (its reads see its writes, its bookmark grows). */
-export function runInSession<T>(session: D1DatabaseSession, work: () => Promise<T>): Promise<T> {
-  return sessions.run(session, work)
-}
 
 /**
  * A statement that picks its target when it runs: drizzle prepares a statement once and keeps it (the auth check is
@@ -38,7 +31,7 @@ class RoutedStatement {
   }
 
   private get target(): D1Database | D1DatabaseSession {
-    return sessions.getStore() ?? this.binding
+    return currentSession() ?? this.binding
   }
 
   first<T>(column?: string): Promise<T | null> {
@@ -63,7 +56,7 @@ function routedBinding(binding: D1Database): D1Database {
   const routed = {
     prepare: (query: string) => new RoutedStatement(binding, query),
     batch: <T>(statements: RoutedStatement[]) => {
-      const target = sessions.getStore() ?? binding
+      const target = currentSession() ?? binding
       return target.batch<T>(statements.map((statement) => statement.on(target)))
     },
     exec: (query: string) => binding.exec(query),

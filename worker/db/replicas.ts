@@ -5,7 +5,7 @@
 import { createMiddleware } from 'hono/factory'
 import type { AppEnv } from '../api'
 import { ApiError } from '../errors'
-import { runInSession } from './client'
+import { runInSession } from './sessions'
 
 export const BOOKMARK_HEADER = 'x-d1-bookmark'
 

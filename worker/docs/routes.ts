@@ -6,6 +6,7 @@ import { describeRoute, errorResponse } from '../api'
 import { ApiError } from '../errors'
 import { polishOperations } from './document'
 import packageJson from '../../package.json'
+import { serviceStatusBody } from './status'
 
 const tags = ['Documentation']
 
@@ -166,5 +167,4 @@ export const serviceStatusRoute = describeRoute({
 })
 
 /** GET /: the service's name, version and status. */
-export const serviceStatus: RouteHandler<typeof serviceStatusRoute, AppEnv> = (c) =>
-  c.json({ name: packageJson.name, version: packageJson.version, status: 'ok' as const }, 200)
+export const serviceStatus: RouteHandler<typeof serviceStatusRoute, AppEnv> = (c) => c.json(serviceStatusBody(), 200)
