@@ -57,9 +57,9 @@ function raiseFloor(bookmark: string, startedAtMs: number): void {
 
 /** What a request's session starts from: `first-primary`, or the newest bookmark it may start from. */
 function sessionStart(method: string, clientBookmark: string | undefined, nowMs: number): string {
-  const isFloorFresh = floor !== undefined && nowMs - floor.obtainedAtMs < FLOOR_MAX_AGE_MS
+  if (!floor || nowMs - floor.obtainedAtMs >= FLOOR_MAX_AGE_MS) return 'first-primary'
   // A write without a bookmark goes to the primary anyway; with one it starts where a read would.
-  if (!floor || !isFloorFresh || (!READ_METHODS.has(method) && !clientBookmark)) return 'first-primary'
+  if (!READ_METHODS.has(method) && !clientBookmark) return 'first-primary'
   return newerBookmark(floor.bookmark, clientBookmark)
 }
 
