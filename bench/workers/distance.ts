@@ -3,7 +3,9 @@
 // (`PRIMARY_MS,REPLICA_MS,R2_MS`, the bench's settings):
 // - `near`: no delay (the route's own compute, the baseline's second term);
 // - `far`: D1's primary PRIMARY_MS away, a read replica REPLICA_MS away, R2 R2_MS away; a D1 session's reads go to
-//   the replica, its writes to the primary, and the binding used outside a session to the primary;
+//   the replica, its writes to the primary, and the binding used outside a session to the primary. A `first-primary`
+//   session's first round trip goes to the primary: a write's, and the read's that refreshes the isolate's floor (one
+//   per FLOOR_MAX_AGE_MS, worker/db/replicas.ts); every other read starts from a bookmark, at the replica;
 // - `far, no replicas`: the same with every D1 round trip at the primary (a database without read replication).
 // A round trip is one statement run or one batch, as D1 sends them. `POST /__bench/cache-preview/:id` puts a 64-pixel
 // WebP preview of the file in the location's cache (this Worker runs without the consumer that draws previews), so the
