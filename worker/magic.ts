@@ -7,3 +7,9 @@ export function hasAscii(bytes: Uint8Array, offset: number, text: string): boole
     [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
   )
 }
+
+/** The four-character code at an offset (an ISO BMFF box type or brand, a PNG chunk type, a RIFF chunk id), as
+ * Latin-1 text; shorter where the bytes end first. */
+export function fourCharacterCode(bytes: Uint8Array, offset: number): string {
+  return String.fromCharCode(...bytes.subarray(offset, offset + 4))
+}

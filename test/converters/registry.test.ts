@@ -103,29 +103,29 @@ describe('converterForFile', () => {
       'x.jpg',
       '.jpg',
       'text/plain',
-      422,
+      'NOT_CONVERTIBLE',
       '"x.jpg" is named .jpg but its content is text/plain; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif',
     ],
     [
       'x.png',
       '.png',
       'application/octet-stream',
-      422,
+      'NOT_CONVERTIBLE',
       '"x.png" is named .png but its content is application/octet-stream; image-to-png reads only image/jpeg, image/png, image/webp, image/gif, image/bmp, image/tiff, image/avif',
     ],
     [
       'song.wma',
       '.wma',
       'application/octet-stream',
-      422,
+      'NOT_CONVERTIBLE',
       expect.stringMatching(/^"song\.wma" cannot be converted: Windows Media Audio /),
     ],
-    ['pic.wma', '.wma', 'image/jpeg', 422, expect.stringMatching(/^"pic\.wma" cannot be converted: /)],
+    ['pic.wma', '.wma', 'image/jpeg', 'NOT_CONVERTIBLE', expect.stringMatching(/^"pic\.wma" cannot be converted: /)],
     [
       'data.bin',
       '.bin',
       'application/octet-stream',
-      415,
+      'UNSUPPORTED_FORMAT',
       expect.stringMatching(
         /^no converter accepts \.bin; these extensions convert: \.avif, \.bmp, .*\.docx, .*\.pdf, .*\.txt/,
       ),
@@ -134,11 +134,11 @@ describe('converterForFile', () => {
       'README',
       '',
       'text/plain',
-      415,
+      'UNSUPPORTED_FORMAT',
       expect.stringMatching(/^no converter accepts files without an extension; these extensions convert: \.avif/),
     ],
-  ])('refuses %s (%s, %s) with %i and a reason', (name, extension, contentType, status, refusal) => {
-    expect(converterForFile({ name, extension, contentType })).toEqual({ refusal, status })
+  ])('refuses %s (%s, %s) with %s and a reason', (name, extension, contentType, code, refusal) => {
+    expect(converterForFile({ name, extension, contentType })).toEqual({ refusal, code })
   })
 })
 

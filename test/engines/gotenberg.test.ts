@@ -99,13 +99,20 @@ describe('Gotenberg client: the request', () => {
 describe('Gotenberg client: the answers', () => {
   it("fails with a document fault on 400, keeping Gotenberg's text as the reason", async () => {
     const failure = await convert(trace('status-400')).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'document', status: 400 })
+    expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'document', status: 400, code: 'CONVERSION_FAILED' })
     expect(failure.reason).toBe("Invalid form data: form field 'pdfa' is invalid (got 'PDF/A-9')")
   })
 
   it('fails permanently on 413, the document being too large', async () => {
     const failure = await convert(trace('status-413')).catch((error) => error)
     expect(failure).toMatchObject({ kind: 'document', status: 413, reason: 'Request Entity Too Large' })
+    expect(failure.code).toBe('FILE_TOO_LARGE')
+  })
+
+  // Gotenberg 8 answers 415 Unsupported Media Type when a route gets no file of an extension it converts.
+  it('fails with UNSUPPORTED_FORMAT on 415, the code coming from the engine', async () => {
+    const failure = await convert(trace('status-415')).catch((error) => error)
+    expect(failure).toMatchObject({ kind: 'document', status: 415, code: 'UNSUPPORTED_FORMAT' })
   })
 
   it.each([
@@ -115,21 +122,27 @@ describe('Gotenberg client: the answers', () => {
     [503, 'Service Unavailable'],
   ])('treats %i as transient, for the queue to retry', async (status, reason) => {
     const failure = await convert(trace(`status-${status}`)).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'server', status, reason })
+    expect(failure).toMatchObject({
+      name: 'GotenbergError',
+      kind: 'server',
+      status,
+      reason,
+      code: 'CONVERTER_UNAVAILABLE',
+    })
   })
 
   it("treats refused credentials as transient: a configuration fault, not the document's", async () => {
     const failure = await convert(trace('status-401'), {}, { username: 'edgefloor', password: 'wrong' }).catch(
       (error) => error,
     )
-    expect(failure).toMatchObject({ kind: 'credentials', status: 401 })
+    expect(failure).toMatchObject({ kind: 'credentials', status: 401, code: 'CONVERTER_MISCONFIGURED' })
     expect(failure.message).toContain('GOTENBERG_USERNAME')
   })
 
   it('gives up after GOTENBERG_TIMEOUT_MS and treats the timeout as transient', async () => {
     const jobId = trace('hang')
     const failure = await convert(jobId, {}, { timeoutMs: 300 }).catch((error) => error)
-    expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'timeout' })
+    expect(failure).toMatchObject({ name: 'GotenbergError', kind: 'timeout', code: 'CONVERTER_TIMEOUT' })
     expect(failure.message).toMatch(/did not answer within 300 ms$/)
     expect(await received(jobId)).toHaveLength(1)
   })

@@ -3,13 +3,12 @@
 // sessions, with ending a session. Everyone else is answered 403 naming the rule, before anything is looked up.
 // The views carry no signed links: an admin sees another user's records, not their bytes.
 import { z, type RouteConfig } from '@hono/zod-openapi'
-import { and, desc, eq, lt, sql } from 'drizzle-orm'
 import type { Context } from 'hono'
 import { errorResponse, Id, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { authorizedBatch, requireAuth } from '../auth/middleware'
 import { SessionView, UserFields } from '../auth/routes'
 import { endSession, listSessions } from '../auth/sessions'
-import { users } from '../db/schema'
+import { searchUsersQuery, userExistsQuery, userFields } from '../auth/users'
 import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { FileMetadataSchema, filesPage, listFilesQuery, toFileMetadata } from '../files/records'
@@ -128,42 +127,17 @@ function linkNext(c: Context<AppEnv>, next: string | undefined, limit: number): 
   c.header('link', `<${url.pathname}${url.search}>; rel="next"`)
 }
 
-/** Whether the user exists: read in the route's batch, so a missing one is a 404 (after the admin check). */
-const userExists = (c: Context<AppEnv>, id: string) =>
-  c.var.db.select({ id: users.id }).from(users).where(eq(users.id, id)).limit(1)
-
-/** `%text%` for LIKE, its own % and _ matched literally. */
-const containing = (text: string) => `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`
-
 export function adminRoutes() {
   return newRouter()
     .openapi(searchRoute, async (c) => {
       const { q, limit, cursor } = c.req.valid('query')
-      const pattern = q ? containing(q.trim()) : undefined
-      // drizzle's like() has no ESCAPE clause, without which the pattern's backslashes would be literal.
-      const escaped = pattern
-        ? sql`(${users.email} LIKE ${pattern} ESCAPE '\\' OR ${users.name} LIKE ${pattern} ESCAPE '\\')`
-        : undefined
-      const query = c.var.db
-        .select()
-        .from(users)
-        .where(and(escaped, cursor ? lt(users.id, cursor) : undefined))
-        .orderBy(desc(users.id))
-        .limit(limit + 1)
+      const query = searchUsersQuery(c.var.db, { text: q?.trim(), cursor, limit: limit + 1 })
       const [rows] = await authorizedBatch(c, [query])
       requireAdmin(c)
       const page = rows.slice(0, limit)
       linkNext(c, rows.length > limit ? page.at(-1)!.id : undefined, limit)
       return c.json(
-        page.map((row) => ({
-          _id: row.id,
-          email: row.email,
-          name: row.name,
-          role: row.role,
-          email_verified: row.emailVerified,
-          created_at: iso(row.createdAt),
-          updated_at: iso(row.updatedAt),
-        })),
+        page.map((row) => userFields(row)),
         200,
       )
     })
@@ -171,7 +145,7 @@ export function adminRoutes() {
       const { id } = c.req.valid('param')
       const { limit, cursor, root } = c.req.valid('query')
       const [found, rows] = await authorizedBatch(c, [
-        userExists(c, id),
+        userExistsQuery(c.var.db, id),
         listFilesQuery(c.var.db, id, { limit, cursor, rootOnly: root === 'true' }),
       ])
       requireAdmin(c)
@@ -184,7 +158,7 @@ export function adminRoutes() {
       const { id } = c.req.valid('param')
       const { limit, cursor } = c.req.valid('query')
       const [found, list, steps] = await authorizedBatch(c, [
-        userExists(c, id),
+        userExistsQuery(c.var.db, id),
         ...userJobsQueries(c.var.db, id, limit + 1, cursor),
       ])
       requireAdmin(c)
@@ -203,7 +177,10 @@ export function adminRoutes() {
     })
     .openapi(sessionsRoute, async (c) => {
       const { id } = c.req.valid('param')
-      const [found, rows] = await authorizedBatch(c, [userExists(c, id), listSessions(c.var.db, c.var.config, id)])
+      const [found, rows] = await authorizedBatch(c, [
+        userExistsQuery(c.var.db, id),
+        listSessions(c.var.db, c.var.config, id),
+      ])
       requireAdmin(c)
       if (found.length === 0) throw new ApiError('USER_NOT_FOUND')
       return c.json(

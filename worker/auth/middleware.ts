@@ -65,7 +65,8 @@ function sessionCheck(db: Database) {
 }
 
 type BearerOptions = {
-  missingUserStatus?: 401 | 404
+  /** What a valid token of an account that is gone answers: this code, else 401 TOKEN_INVALID. */
+  missingUser?: 'USER_NOT_FOUND'
   missingTokenMessage?: string
   request?: { method: string; routePath: string }
 }
@@ -97,10 +98,10 @@ async function verifiedClaims(config: Config, token: string): Promise<TokenClaim
 function settleCheck(
   row: SessionCheckRow | undefined,
   claims: TokenClaims,
-  options: { missingUserStatus?: 401 | 404 },
+  options: { missingUser?: 'USER_NOT_FOUND' },
 ) {
   if (!row) {
-    if (options.missingUserStatus === 404) throw new ApiError('USER_NOT_FOUND')
+    if (options.missingUser) throw new ApiError(options.missingUser)
     throw unauthorized('TOKEN_INVALID')
   }
   if (row.account.securityStamp !== claims.stm || !row.sessionId || row.revokedAt !== null)
@@ -115,7 +116,7 @@ function setCaller(c: Context<AppEnv>, caller: { user: AuthUser; account: Accoun
   c.set('pendingClaims', undefined)
 }
 
-export function requireAuth(options: { missingUserStatus?: 401 | 404; sharesRoundTrip?: boolean } = {}) {
+export function requireAuth(options: { missingUser?: 'USER_NOT_FOUND'; sharesRoundTrip?: boolean } = {}) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const header = c.req.header('authorization')
     const token = bearerToken(header)

@@ -333,7 +333,7 @@ function currentUserEndpoint(schemas: ValueSchemas) {
       method: 'get',
       path: '/auth/user',
       summary: 'The current user',
-      middleware: [requireAuth({ missingUserStatus: 404 })] as const,
+      middleware: [requireAuth({ missingUser: 'USER_NOT_FOUND' })] as const,
       responses: {
         200: jsonResponse(PublicUser, 'The current user'),
         404: errorResponse('The user no longer exists'),

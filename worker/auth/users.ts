@@ -1,5 +1,5 @@
 // User accounts: creating, authenticating, verifying and resetting, and the public shapes of a user.
-import { and, eq, sql, type SQL } from 'drizzle-orm'
+import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { insertForUser } from '../db/guarded'
@@ -52,9 +52,8 @@ export function loginShape(user: UserRecord) {
   return { _id: user.id, email: user.email, name: user.name, role: user.role }
 }
 
-/** Everything a user may read about an account: built-in fields and the custom fields with `r` (of the Users model
- * the app was made with). */
-export function publicShape(user: AccountRecord, schemas: ValueSchemas = userValueSchemas) {
+/** An account's built-in fields as the API answers them: the one view of a user that the other views extend. */
+export function userFields(user: AccountRecord) {
   return {
     _id: user.id,
     email: user.email,
@@ -63,8 +62,13 @@ export function publicShape(user: AccountRecord, schemas: ValueSchemas = userVal
     email_verified: user.emailVerified,
     created_at: iso(user.createdAt),
     updated_at: iso(user.updatedAt),
-    ...readableValues(schemas, user.values),
   }
+}
+
+/** Everything a user may read about an account: built-in fields and the custom fields with `r` (of the Users model
+ * the app was made with). */
+export function publicShape(user: AccountRecord, schemas: ValueSchemas = userValueSchemas) {
+  return { ...userFields(user), ...readableValues(schemas, user.values) }
 }
 
 /** An account as a sign-in reads it: with whether it confirmed a TOTP second factor (then the sign-in needs its
@@ -96,6 +100,32 @@ export async function findUser(db: Database, id: string): Promise<UserRecord | u
 export function findUserQuery(db: Database, id: string) {
   return db.select().from(users).where(eq(users.id, id)).limit(1)
 }
+
+/** Whether the account exists, as a statement a batch can carry (a list of at most one id). */
+export function userExistsQuery(db: Database, id: string) {
+  return db.select({ id: users.id }).from(users).where(eq(users.id, id)).limit(1)
+}
+
+/**
+ * Accounts whose email or name contains `text` (every account without it), newest first: `limit` of them after
+ * `cursor` (the last _id of the previous page), as a statement a batch can carry.
+ */
+export function searchUsersQuery(db: Database, options: { text?: string; cursor?: string; limit: number }) {
+  const pattern = options.text ? containing(options.text) : undefined
+  // drizzle's like() has no ESCAPE clause, without which the pattern's backslashes would be literal.
+  const matches = pattern
+    ? sql`(${users.email} LIKE ${pattern} ESCAPE '\\' OR ${users.name} LIKE ${pattern} ESCAPE '\\')`
+    : undefined
+  return db
+    .select()
+    .from(users)
+    .where(and(matches, options.cursor ? lt(users.id, options.cursor) : undefined))
+    .orderBy(desc(users.id))
+    .limit(options.limit)
+}
+
+/** `%text%` for LIKE, its own % and _ matched literally. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`
 
 /** The account with its password hash, as a query a route can batch with others. */
 export function userQuery(db: Database, id: string) {

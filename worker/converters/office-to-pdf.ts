@@ -120,39 +120,27 @@ export const officeToPdf = defineConverter({
   },
 })
 
-/** Gotenberg's failure as the job tells it: the document's fault with Gotenberg's reason, else which kind of
- * trouble the converter had; the URL and settings stay in the cause, for the log. */
+/** Gotenberg's failure as the job tells it: the engine's code, the document's fault with Gotenberg's reason, else
+ * which kind of trouble the converter had; the URL and settings stay in the cause, for the log. */
 export function toConversionError(error: GotenbergError): ConversionError {
+  return new ConversionError(failureMessage(error), {
+    retryable: error.kind !== 'document',
+    code: error.code,
+    cause: error,
+  })
+}
+
+function failureMessage(error: GotenbergError): string {
   switch (error.kind) {
     case 'document':
-      return new ConversionError(`the document was refused: ${error.reason}`, {
-        code:
-          error.status === 413 ? 'FILE_TOO_LARGE' : error.status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED',
-        cause: error,
-      })
+      return `the document was refused: ${error.reason}`
     case 'credentials':
-      return new ConversionError('the document converter is misconfigured', {
-        retryable: true,
-        code: 'CONVERTER_MISCONFIGURED',
-        cause: error,
-      })
+      return 'the document converter is misconfigured'
     case 'timeout':
-      return new ConversionError('the document converter did not answer in time', {
-        retryable: true,
-        code: 'CONVERTER_TIMEOUT',
-        cause: error,
-      })
+      return 'the document converter did not answer in time'
     case 'unreachable':
-      return new ConversionError('the document converter cannot be reached', {
-        retryable: true,
-        code: 'CONVERTER_UNAVAILABLE',
-        cause: error,
-      })
+      return 'the document converter cannot be reached'
     default:
-      return new ConversionError(`the document converter failed (${error.status})`, {
-        retryable: true,
-        code: 'CONVERTER_UNAVAILABLE',
-        cause: error,
-      })
+      return `the document converter failed (${error.status})`
   }
 }

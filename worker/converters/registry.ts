@@ -10,6 +10,7 @@ import { officeToPdfInfo } from './catalog/office-to-pdf'
 import { pdfToPngInfo, pdfToTextInfo } from './catalog/pdf'
 import { textToPngInfo } from './catalog/text-to-png'
 import type { Config } from '../config'
+import type { ErrorCode } from '../errors'
 import { acceptsWithExtension, settingsFor, type ConverterInfo, type OptionValues } from './converter'
 
 /** Every converter of the service; each converter adds its info here with one line. */
@@ -84,13 +85,16 @@ export function converterFor(extension: string): ConverterInfo | undefined {
 
 export type ConverterChoice =
   | { readonly converter: ConverterInfo; readonly refusal?: undefined }
-  | { readonly converter?: undefined; readonly refusal: string; readonly status: 415 | 422 }
+  | { readonly converter?: undefined; readonly refusal: string; readonly code: RefusalCode }
+
+/** The error table's codes for a file no converter takes: nothing converts its kind (415), or not this file (422). */
+export type RefusalCode = Extract<ErrorCode, 'UNSUPPORTED_FORMAT' | 'NOT_CONVERTIBLE'>
 
 /**
  * The converter for a stored file: by its extension when a converter claims it and reads its sniffed type; by the
- * sniffed type when no converter claims or refuses the extension. Otherwise why not: 422 for an empty file, for
- * bytes the extension's converter does not read and for an extension a converter refuses; 415 when nothing
- * converts the kind of file. An extension whose converter refuses the bytes is refused outright, never converted
+ * sniffed type when no converter claims or refuses the extension. Otherwise why not: NOT_CONVERTIBLE for an empty
+ * file, for bytes the extension's converter does not read and for an extension a converter refuses;
+ * UNSUPPORTED_FORMAT when nothing converts the kind of file. An extension whose converter refuses the bytes is refused outright, never converted
  * by another converter's reading of them.
  */
 export function converterForFile(file: {
@@ -102,23 +106,23 @@ export function converterForFile(file: {
   const extension = file.extension.toLowerCase()
   const byExtension = registry.byExtension.get(extension)
   if (file.size === 0 && (byExtension || registry.byContentType.has(file.contentType)))
-    return { refusal: `"${file.name}" is empty: there is nothing to convert`, status: 422 }
+    return { refusal: `"${file.name}" is empty: there is nothing to convert`, code: 'NOT_CONVERTIBLE' }
   if (byExtension) {
     if (acceptsWithExtension(byExtension, file.contentType)) return { converter: byExtension }
     const types = byExtension.accepts?.join(', ')
     return {
       refusal: `"${file.name}" is named ${extension} but its content is ${file.contentType}; ${byExtension.name} reads only ${types}`,
-      status: 422,
+      code: 'NOT_CONVERTIBLE',
     }
   }
   const refused = refusalFor(extension)
-  if (refused) return { refusal: `"${file.name}" cannot be converted: ${refused}`, status: 422 }
+  if (refused) return { refusal: `"${file.name}" cannot be converted: ${refused}`, code: 'NOT_CONVERTIBLE' }
   const byContentType = registry.byContentType.get(file.contentType)
   if (byContentType) return { converter: byContentType }
-  // A 415 names what is accepted (RFC 9110 §15.5.16: the server "MAY ... indicate which content types are accepted").
+  // UNSUPPORTED_FORMAT (415) names what is accepted (RFC 9110 §15.5.16: the server "MAY ... indicate which content types are accepted").
   return {
     refusal: `no converter accepts ${extension || 'files without an extension'}; these extensions convert: ${[...registry.byExtension.keys()].sort().join(', ')}`,
-    status: 415,
+    code: 'UNSUPPORTED_FORMAT',
   }
 }
 
@@ -170,10 +174,13 @@ export function converterToward(
     frontier = next
   }
   const reason = first.map((converter) => converter.refusals?.targets?.[wanted]).find(Boolean)
-  if (reason) return { refusal: `"${file.name}" cannot be converted to ${wanted}: ${reason}`, status: 422 }
+  if (reason) return { refusal: `"${file.name}" cannot be converted to ${wanted}: ${reason}`, code: 'NOT_CONVERTIBLE' }
   const choice = converterForFile(file)
   if (!choice.converter) return choice
-  return { refusal: `no chain of converters turns ${file.extension || 'this file'} into ${wanted}`, status: 422 }
+  return {
+    refusal: `no chain of converters turns ${file.extension || 'this file'} into ${wanted}`,
+    code: 'NOT_CONVERTIBLE',
+  }
 }
 
 /** The chains from a lower-case extension with its dot, leaving out `skipped` converters: the extensions they reach

@@ -1,16 +1,19 @@
 // What the generated OpenAPI document gets before it is served, so that client generators and linters (Redocly's
 // recommended rules, test/e2e/openapi-lint.test.ts) read it well: an operationId on every operation, `security: []`
-// on the public ones, an example on every error answer, and the server it was fetched from.
+// on the public ones, an example on every error answer, X-D1-Bookmark on every operation, and the server it was
+// fetched from.
 import { ERROR_CODES, ERRORS, type ErrorCode } from '../errors'
 
 interface ResponseObject {
   description?: string
   content?: Record<string, { schema?: { $ref?: string }; examples?: Record<string, unknown> }>
+  headers?: Record<string, unknown>
 }
 
 interface OperationObject {
   operationId?: string
   security?: unknown[]
+  parameters?: unknown[]
   responses?: Record<string, ResponseObject>
 }
 
@@ -30,7 +33,38 @@ const USUAL_CODE: Partial<Record<number, ErrorCode>> = {
   422: 'CONVERSION_FAILED',
 }
 
-/** The operations of `paths` with an operationId, a security requirement and error examples each (in place). */
+// Every request runs in a D1 session (worker/db/replicas.ts, Cloudflare's read-replication guide names the header).
+const BOOKMARK_DESCRIPTION =
+  'The D1 bookmark of an earlier answer: the request then reads at least what that answer had written (its own writes, from a replica).'
+
+/** The components the operations' X-D1-Bookmark refer to: the request header and the answer's header. */
+export const BOOKMARK_COMPONENTS = {
+  parameters: {
+    D1Bookmark: {
+      name: 'X-D1-Bookmark',
+      in: 'header',
+      required: false,
+      description: `${BOOKMARK_DESCRIPTION} Anything but a bookmark is 400 VALIDATION_FAILED.`,
+      schema: { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$' },
+      example: '00000085-0000024c-00004f6a-7d1f0c2b9d3e4f5a6b7c8d9e0f1a2b3c',
+    },
+  },
+  headers: {
+    D1Bookmark: {
+      description:
+        "The bookmark of this request's D1 session, when it read or wrote D1 or was sent one: send it back as X-D1-Bookmark to read what this answer wrote.",
+      schema: { type: 'string' },
+    },
+  },
+} as const
+
+const BOOKMARK_PARAMETER = { $ref: '#/components/parameters/D1Bookmark' }
+const BOOKMARK_HEADER = { $ref: '#/components/headers/D1Bookmark' }
+
+/**
+ * The operations of `paths` with an operationId, a security requirement, error examples and X-D1-Bookmark (asked
+ * and answered: BOOKMARK_COMPONENTS) each, in place.
+ */
 export function polishOperations(paths: Record<string, PathItem>): void {
   for (const [path, item] of Object.entries(paths)) {
     for (const method of METHODS) {
@@ -39,8 +73,11 @@ export function polishOperations(paths: Record<string, PathItem>): void {
       operation.operationId ??= operationIdOf(method, path)
       // A public operation says so: with no requirement at all, a reader cannot tell it from a forgotten one.
       operation.security ??= []
-      for (const [status, response] of Object.entries(operation.responses ?? {}))
+      operation.parameters = [...(operation.parameters ?? []), BOOKMARK_PARAMETER]
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
         addErrorExample(Number(status), response, path)
+        response.headers = { ...response.headers, 'X-D1-Bookmark': BOOKMARK_HEADER }
+      }
     }
   }
 }

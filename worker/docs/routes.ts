@@ -4,7 +4,7 @@ import { type OpenAPIHono, type RouteHandler, z } from '@hono/zod-openapi'
 import type { AppEnv } from '../api'
 import { describeRoute, errorResponse } from '../api'
 import { ApiError } from '../errors'
-import { polishOperations } from './document'
+import { BOOKMARK_COMPONENTS, polishOperations } from './document'
 import packageJson from '../../package.json'
 import { serviceStatusBody } from './status'
 
@@ -101,7 +101,12 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>, info: DocumentInfo) {
     Object.entries(generated.paths ?? {}).map(([path, item]) => [toOpenApiPath(path), item]),
   )
   polishOperations(paths as Parameters<typeof polishOperations>[0])
-  const document = { ...generated, paths }
+  const components = {
+    ...generated.components,
+    parameters: { ...generated.components?.parameters, ...BOOKMARK_COMPONENTS.parameters },
+    headers: { ...generated.components?.headers, ...BOOKMARK_COMPONENTS.headers },
+  }
+  const document = { ...generated, components, paths }
   documents.set(app, document)
   return document
 }

@@ -2,14 +2,18 @@
 // FormData, Gotenberg-Trace, optional basic auth or a Cloudflare Access service token, a timeout; through a
 // Container binding's stub when one is given, over the network otherwise. Gotenberg's statuses become
 // GotenbergErrors whose `kind` says whose fault: 'document' (400/413/415, permanent), 'credentials' (401/403),
-// 'unreachable', 'timeout' and 'server' (429/5xx, transient). Their messages name the URL: for the log only.
+// 'unreachable', 'timeout' and 'server' (429/5xx, transient), and whose `code` is the error table's. Their messages
+// name the URL: for the log only.
 import { Buffer } from 'node:buffer'
+import type { ConversionErrorCode } from '../conversion-error'
 
 export type GotenbergFailure = 'document' | 'credentials' | 'unreachable' | 'timeout' | 'server'
 
 export class GotenbergError extends Error {
   override readonly name = 'GotenbergError'
   readonly kind: GotenbergFailure
+  /** The error table's code for this failure: the one place Gotenberg's HTTP status is read. */
+  readonly code: ConversionErrorCode
   /** Gotenberg's HTTP status, when it answered. */
   readonly status: number | undefined
   /** Gotenberg's own reason for refusing a document (its form-field or document complaint), meant for its client. */
@@ -22,8 +26,24 @@ export class GotenbergError extends Error {
   ) {
     super(message, { cause: options.cause })
     this.kind = kind
+    this.code = failureCode(kind, options.status)
     this.status = options.status
     this.reason = options.reason
+  }
+}
+
+/** Gotenberg 8's refusals of a document: 413 "Request Entity Too Large" (its body limit), 415 for a file of a kind
+ * its route does not convert, 400 for the rest (a form field, a corrupt document). */
+function failureCode(kind: GotenbergFailure, status: number | undefined): ConversionErrorCode {
+  switch (kind) {
+    case 'document':
+      return status === 413 ? 'FILE_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_FORMAT' : 'CONVERSION_FAILED'
+    case 'credentials':
+      return 'CONVERTER_MISCONFIGURED'
+    case 'timeout':
+      return 'CONVERTER_TIMEOUT'
+    default:
+      return 'CONVERTER_UNAVAILABLE'
   }
 }
 

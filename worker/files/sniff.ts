@@ -1,6 +1,6 @@
 // The content type of stored bytes, from their magic numbers: a client's declared type is a hint, never
 // trusted over the bytes. Text formats without magic fall back to the extension.
-import { hasAscii } from '../magic'
+import { fourCharacterCode, hasAscii } from '../magic'
 
 /** Bytes enough for every signature below. */
 export const SNIFF_BYTES = 4100
@@ -46,7 +46,7 @@ function sniffMagic(head: Uint8Array, extension: string): string | undefined {
   if (hasAscii(head, 0, 'BM') && head.length > 14) return 'image/bmp'
   if (startsWith(head, [0x49, 0x49, 0x2a, 0x00]) || startsWith(head, [0x4d, 0x4d, 0x00, 0x2a])) return 'image/tiff'
   if (hasAscii(head, 4, 'ftyp')) {
-    const brand = String.fromCharCode(...head.subarray(8, 12))
+    const brand = fourCharacterCode(head, 8)
     if (brand === 'avif' || brand === 'avis') return 'image/avif'
     if (brand.startsWith('M4A')) return 'audio/mp4'
     if (brand.startsWith('heic') || brand === 'mif1') return 'image/heic'

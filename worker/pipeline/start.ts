@@ -51,8 +51,7 @@ export async function startJobWithView(
   request: StartRequest = {},
 ): Promise<{ job: JobRow; steps: StepRow[]; made: FileRow[] }> {
   const choice = request.target ? converterToward(file, request.target) : converterForFile(file)
-  if (!choice.converter)
-    throw new ApiError(choice.status === 415 ? 'UNSUPPORTED_FORMAT' : 'NOT_CONVERTIBLE', { message: choice.refusal })
+  if (!choice.converter) throw new ApiError(choice.code, { message: choice.refusal })
   const { converter } = choice
   const unavailable = await unavailableReason(converter, config, deps.ai)
   if (unavailable)

@@ -4,7 +4,7 @@
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm'
 import type { BatchItem } from 'drizzle-orm/batch'
 import { alias, type SQLiteColumn } from 'drizzle-orm/sqlite-core'
-import { createUser, findUser, findUserQuery, updateAccount, type UserRecord } from '../auth/users'
+import { createUser, findUser, findUserQuery, updateAccount, userFields, type UserRecord } from '../auth/users'
 import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { newId } from '../db/ids'
@@ -95,18 +95,8 @@ const USER_COLUMNS: Record<string, FieldAccess> = {
   email_verified: { kind: 'column', column: sql`${users.emailVerified}`, type: 'boolean' },
 }
 
-function userFields(user: UserRecord): ResourceFields {
-  return {
-    ...user.values,
-    _id: user.id,
-    email: user.email,
-    name: user.name,
-    role: user.role,
-    email_verified: user.emailVerified,
-    created_at: iso(user.createdAt),
-    updated_at: iso(user.updatedAt),
-  }
-}
+/** An account as the rules read it: its custom fields, all of them, under its built-in ones. */
+const accountFields = (user: UserRecord): ResourceFields => ({ ...user.values, ...userFields(user) })
 
 const BUILT_IN_USER_FIELDS = ['_id', 'email', 'name', 'role', 'email_verified', 'created_at', 'updated_at']
 
@@ -121,7 +111,7 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
   // The rows behind the records this store answered, for an update that follows its own read.
   const rowsOf = new WeakMap<ResourceFields, UserRecord>()
   const fieldsOf = (user: UserRecord) => {
-    const fields = userFields(user)
+    const fields = accountFields(user)
     rowsOf.set(fields, user)
     return fields
   }
@@ -146,7 +136,7 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
           .where(and(...listConditions(resolve, query, users.id)))
           .orderBy(desc(users.id))
           .limit(query.limit),
-        found: (rows) => (rows as UserRecord[]).map(userFields),
+        found: (rows) => (rows as UserRecord[]).map(accountFields),
       }
     },
     async insert(fields) {
@@ -161,7 +151,7 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
         emailVerified: fields.email_verified === true,
         values,
       })
-      return userFields(user)
+      return accountFields(user)
     },
     async update(id, fields, known) {
       const current = (known && rowsOf.get(known)) ?? (await findUser(db, id))
@@ -176,7 +166,7 @@ export function usersStore(deps: StoreDeps, route: CompiledRoute, children: read
         emailVerified: typeof fields.email_verified === 'boolean' ? fields.email_verified : undefined,
         values: Object.fromEntries(custom.map((name) => [name, fields[name]])),
       })
-      return userFields(user)
+      return accountFields(user)
     },
     async remove(id) {
       await deleteAccount(deps, id, children)

@@ -2,6 +2,7 @@
 // first records must be whole and plausible (a WAV's format chunk, an MP3's first frames, FLAC's STREAMINFO, an
 // Ogg page, MP4's top-level boxes, WebM's EBML header), so a truncated, lying or disguised file is refused here
 // with its reason instead of being uploaded, paid for and failed by the provider.
+import { fourCharacterCode } from '../../magic'
 import type { AudioContainer } from './container'
 import { AudioFormatError, checkRate, probeAudio } from './split'
 
@@ -46,7 +47,7 @@ function checkMp4(bytes: Uint8Array): void {
     if (size < 8) throw new AudioFormatError(`the MP4 box at byte ${at} declares ${size} bytes`)
     if (at + size > bytes.length)
       throw new AudioFormatError(
-        `the MP4 box "${String.fromCharCode(...bytes.subarray(at + 4, at + 8))}" at byte ${at} declares ${size} bytes; the file ends first (truncated)`,
+        `the MP4 box "${fourCharacterCode(bytes, at + 4)}" at byte ${at} declares ${size} bytes; the file ends first (truncated)`,
       )
     at += size
   }

@@ -5,7 +5,7 @@
 // VP8/VP8L/ANMF frame; TIFF's first IFD (and its tiles); PNG's IHDR; the JPEG frame's SOF; BMP's header.
 import { type Extent, ImageStructureError } from './limits'
 import { readTiffFirstIfd } from './tiff'
-import { hasAscii } from '../../magic'
+import { fourCharacterCode, hasAscii } from '../../magic'
 
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'gif' | 'bmp' | 'tiff' | 'avif'
 
@@ -54,7 +54,7 @@ function webpExtents(bytes: Uint8Array, view: DataView): Extent[] {
   }
   const walk = (start: number, end: number, depth: number) => {
     for (let at = start; at + 8 <= end; ) {
-      const fourcc = String.fromCharCode(...bytes.subarray(at, at + 4))
+      const fourcc = fourCharacterCode(bytes, at)
       const size = view.getUint32(at + 4, true)
       const data = at + 8
       if (fourcc === 'VP8X' && data + 10 <= end)
@@ -89,7 +89,7 @@ function boxes(bytes: Uint8Array, view: DataView, start: number, end: number): B
       header = 16
     } else if (size === 0) size = end - at
     if (size < header || at + size > end) break
-    found.push({ type: String.fromCharCode(...bytes.subarray(at + 4, at + 8)), start: at + header, end: at + size })
+    found.push({ type: fourCharacterCode(bytes, at + 4), start: at + header, end: at + size })
     at += size
   }
   return found
@@ -195,7 +195,7 @@ function itemTypes(bytes: Uint8Array, view: DataView, iinf: Box): Map<number, st
     if (version < 2) continue
     const id = version === 2 ? view.getUint16(infe.start + 4) : view.getUint32(infe.start + 4)
     const at = infe.start + 4 + (version === 2 ? 2 : 4) + 2
-    if (at + 4 <= infe.end) types.set(id, String.fromCharCode(...bytes.subarray(at, at + 4)))
+    if (at + 4 <= infe.end) types.set(id, fourCharacterCode(bytes, at))
   }
   return types
 }

@@ -5,6 +5,7 @@
 // of the heap. Squoosh's decoder (Rust's png crate in WASM, then an RGBA copy) is slower (docs/benchmarks.md,
 // "Engine constants"). Any other PNG (palette, 16-bit, fewer bits, interlaced, tRNS) answers undefined and goes to
 // Squoosh's decoder.
+import { fourCharacterCode, hasAscii } from '../../magic'
 import { yieldToEventLoop } from '../event-loop'
 import type { PixelRows, RawImage } from '../png/encode'
 import filterWasm from '../png/filter.wasm'
@@ -57,7 +58,7 @@ function readStructure(
   bytes: Uint8Array,
 ): { width: number; height: number; channels: 1 | 2 | 3 | 4; idat: Uint8Array[] } | undefined {
   if (bytes.length < 33 || !SIGNATURE.every((byte, i) => bytes[i] === byte)) return undefined
-  if (String.fromCharCode(...bytes.subarray(12, 16)) !== 'IHDR') throw new PngDecodeError('the first chunk is not IHDR')
+  if (!hasAscii(bytes, 12, 'IHDR')) throw new PngDecodeError('the first chunk is not IHDR')
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const width = view.getUint32(16)
   const height = view.getUint32(20)
@@ -67,7 +68,7 @@ function readStructure(
   const idat: Uint8Array[] = []
   for (let at = 8; at + 12 <= bytes.length; ) {
     const length = view.getUint32(at)
-    const type = String.fromCharCode(...bytes.subarray(at + 4, at + 8))
+    const type = fourCharacterCode(bytes, at + 4)
     if (at + 12 + length > bytes.length) throw new PngDecodeError(`the ${type} chunk runs past the end of the file`)
     if (type === 'tRNS') return undefined
     if (type === 'IDAT') idat.push(bytes.subarray(at + 8, at + 8 + length))

@@ -4,6 +4,7 @@
 // when the pixels allow: grayscale when no pixel has colour, no alpha channel when every pixel is opaque.
 
 import { crc32, constants as zlibConstants, createDeflate } from 'node:zlib'
+import { hasAscii } from '../../magic'
 import { workTurns } from '../event-loop'
 import { rowFilter } from './filter'
 
@@ -400,6 +401,6 @@ export async function pngBytes(stream: ReadableStream<Uint8Array>): Promise<Uint
 export function readPngHeader(bytes: Uint8Array): PngHeader | undefined {
   if (bytes.length < 33 || !SIGNATURE.every((byte, i) => bytes[i] === byte)) return undefined
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (String.fromCharCode(...bytes.subarray(12, 16)) !== 'IHDR') return undefined
+  if (!hasAscii(bytes, 12, 'IHDR')) return undefined
   return { width: view.getUint32(16), height: view.getUint32(20), bitDepth: bytes[24]!, colorType: bytes[25]! }
 }
