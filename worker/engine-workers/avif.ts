@@ -3,10 +3,11 @@
 // WASM that workerd compiles at each cold start of a Worker that bundles it, and a 35 MiB heap while it encodes: here,
 // only an AVIF preview pays them, in an isolate of its own (docs/platform-limits.md). No binding, no setting.
 import { WorkerEntrypoint } from 'cloudflare:workers'
+import { ConversionError } from '../conversion-error'
 import { encodeAvif } from '../engines/image/avif-encode'
 import type { RawImage } from '../engines/png/encode'
 import { AVIF_PREVIEW_MAX_SIDE } from '../previews/pages'
-import type { AvifService } from './protocol'
+import { type AvifService, asWireResult } from './protocol'
 
 /** Whether `image` is a picture this Worker encodes: whole pixels, at most AVIF_PREVIEW_MAX_SIDE a side. */
 function isPreviewPicture(image: RawImage): boolean {
@@ -22,12 +23,15 @@ function isPreviewPicture(image: RawImage): boolean {
 }
 
 export default class AvifWorker extends WorkerEntrypoint implements AvifService {
-  encode(image: RawImage): Promise<Uint8Array> {
-    // Only the drawing Workers call it, after checkPreviewPage: anything else is a bug of theirs, not a user's input.
-    if (!isPreviewPicture(image))
-      throw new Error(
-        `the AVIF Worker encodes pictures of at most ${AVIF_PREVIEW_MAX_SIDE} pixels a side, their data whole`,
-      )
-    return encodeAvif(image)
+  encode(image: RawImage) {
+    return asWireResult(async () => {
+      // The drawing Workers send no other picture (checkPreviewPage refuses a larger box before the drawing is
+      // queued); one would be drawn the same way again, so its refusal is permanent: the preview fails, unretried.
+      if (!isPreviewPicture(image))
+        throw new ConversionError(
+          `the AVIF Worker encodes pictures of at most ${AVIF_PREVIEW_MAX_SIDE} pixels a side, their data whole`,
+        )
+      return encodeAvif(image)
+    })
   }
 }

@@ -95,7 +95,7 @@ export function engineEntrypoint(
       const render = previews[kind]
       if (!render) throw new Error(`this engine Worker draws no ${kind} preview`)
       // AVIF in the AVIF Worker: its encoder's WASM and heap in an isolate of their own.
-      const avif: AvifEncoder = (image) => this.env.AVIF_ENGINE.encode(image)
+      const avif: AvifEncoder = async (image) => fromWire(await this.env.AVIF_ENGINE.encode(image))
       return asWireResult(() => render(remoteInput(input, source), params, settings as Config, avif))
     }
   }

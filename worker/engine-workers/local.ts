@@ -2,6 +2,7 @@
 // (each engine family is a Worker of its own there: engines.ts, and AVIF is encoded in the AVIF Worker: avif.ts).
 import { runnableConverter } from '../converters/runnable'
 import { encodeAvif } from '../engines/image/avif-encode'
+import type { AvifEncoder } from '../previews/encode'
 import type { Engines } from './engines'
 import { renderImagePreview } from './image'
 import { renderPdfPreview } from './pdf'
@@ -9,8 +10,13 @@ import { renderTextPreview } from './text'
 
 const renderers = { pdf: renderPdfPreview, image: renderImagePreview, text: renderTextPreview }
 
-export const localEngines: Engines = {
-  converter: runnableConverter,
-  renderPreview: (kind, input, params, settings) =>
-    renderers[kind](input, params, settings, (image) => encodeAvif(image)),
+/** The engines here, AVIF encoded by `avif` (the tests' single Worker: its AVIF_ENGINE binding, through RPC). */
+export function localEnginesWith(avif: AvifEncoder): Engines {
+  return {
+    converter: runnableConverter,
+    renderPreview: (kind, input, params, settings) => renderers[kind](input, params, settings, avif),
+  }
 }
+
+/** The engines here, AVIF too. */
+export const localEngines: Engines = localEnginesWith((image) => encodeAvif(image))

@@ -100,10 +100,10 @@ export interface EngineService {
 
 /**
  * The AVIF Worker's entrypoint (avif.ts): a drawing engine Worker hands it a preview's pixels (at most
- * AVIF_PREVIEW_MAX_SIDE a side: 4 MiB of RGBA) and it answers them encoded.
+ * AVIF_PREVIEW_MAX_SIDE a side: 4 MiB of RGBA) and it answers them encoded, or its refusal as data.
  */
 export interface AvifService {
-  encode(image: RawImage): Promise<Uint8Array>
+  encode(image: RawImage): Promise<WireResult<Uint8Array>>
 }
 
 /** A drawing engine Worker's binding to the AVIF Worker (wrangler.engine-{pdf,image,text}.toml [[services]]). */
