@@ -28,11 +28,11 @@ it('answers the pixels sent through its binding as an AVIF of their size and col
   const decoded = await decodeImage(bytes, TEST_IMAGE_LIMITS)
   const pixel = (x: number, y: number) => [...decoded.data.subarray((y * 64 + x) * 4, (y * 64 + x) * 4 + 3)]
   // Lossy, at quality 55: each channel within 40 of what was sent, far from the other half's.
-  for (const [x, want] of [
-    [8, [220, 20, 20]],
-    [56, [20, 20, 220]],
-  ] as const)
-    pixel(x, 24).forEach((value, channel) => expect(Math.abs(value - want[channel]!)).toBeLessThan(40))
+  const near = (got: number[], want: number[]) => got.every((value, channel) => Math.abs(value - want[channel]!) < 40)
+  expect([pixel(8, 24), pixel(56, 24)].map((got, half) => near(got, half ? [20, 20, 220] : [220, 20, 20]))).toEqual([
+    true,
+    true,
+  ])
 })
 
 it('encodes a picture at AVIF_PREVIEW_MAX_SIDE, and refuses, for good, one past it or with data not of its size', async () => {
