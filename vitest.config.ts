@@ -40,6 +40,7 @@ const UNIT = [
   'test/folder-order.test.ts',
   'test/files/multipart.test.ts',
   'test/queue.test.ts',
+  'test/previews/avif-worker.test.ts',
 ]
 /** Files that convert through the real sidecar (LibreOffice) or read the Office documents. */
 const OFFICE = [
@@ -126,7 +127,11 @@ function workerdProject(
           durableObjects: { SIDECAR_CONTAINER: { className: 'GotenbergContainer', useSQLite: true } },
           // The passkey Worker (wrangler.passkeys.toml) is the entrypoint test/setup/worker-entry.ts exports: the pool runs
           // one Worker, and the API Worker's calls still cross a service binding through Workers RPC.
-          serviceBindings: { PASSKEYS: { name: 'edgefloor', entrypoint: 'PasskeyWorker' } },
+          // The AVIF Worker (wrangler.engine-avif.toml) likewise: the queue consumer's previews encode AVIF through RPC.
+          serviceBindings: {
+            PASSKEYS: { name: 'edgefloor', entrypoint: 'PasskeyWorker' },
+            AVIF_ENGINE: { name: 'edgefloor', entrypoint: 'AvifWorker' },
+          },
           bindings: {
             JWT_SECRET: 'test-secret-at-least-32-characters-long!!',
             // A quota so large no test reaches it by uploading, finite so a test can bring one user near it (a

@@ -46,12 +46,13 @@ export function writeLocalConsumerConfig(dir: string, settings: Record<string, s
 }
 
 /** The configs of the Workers behind service bindings, run as they are (they have no binding and no setting): the
- * passkey Worker beside the API Worker, the engine Workers beside the consumer. */
+ * passkey Worker beside the API Worker, the engine Workers beside the consumer, the AVIF Worker beside them. */
 export const SERVICE_CONFIGS = [
   'wrangler.passkeys.toml',
   'wrangler.engine-pdf.toml',
   'wrangler.engine-image.toml',
   'wrangler.engine-text.toml',
+  'wrangler.engine-avif.toml',
 ]
 
 /** `wrangler dev` arguments for the Workers behind service bindings: one `-c` each. */

@@ -781,7 +781,7 @@ async function main(): Promise<void> {
               bundle: build('consumer', 'wrangler.consumer.toml', 'bench/workers/consumer-fetch.ts'),
               bound: OTHER_STARTUP_RATIO,
             },
-            ...['pdf', 'image', 'text'].map((family) => ({
+            ...['pdf', 'image', 'text', 'avif'].map((family) => ({
               bundle: build(
                 `engine-${family}`,
                 `wrangler.engine-${family}.toml`,
@@ -867,7 +867,9 @@ async function main(): Promise<void> {
             ? 'consumer Worker'
             : bundle.name === 'passkeys'
               ? 'passkey Worker'
-              : `${bundle.name.replace('engine-', '')} engine Worker`
+              : bundle.name === 'engine-avif'
+                ? 'AVIF Worker'
+                : `${bundle.name.replace('engine-', '')} engine Worker`
       console.log(
         `${label.padEnd(28)}${mib(sizes(bundle)).padStart(11)}${(median(seconds.get(bundle.name)!) * 1000).toFixed(0).padStart(9)}${ratio.toFixed(1).padStart(8)}${`${bound}×`.padStart(7)}`,
       )

@@ -93,6 +93,25 @@ describe('the import graph of worker/', () => {
     ])
   })
 
+  // Issue 29: libavif's encoder (3.5 MB of WASM, compiled at each cold start of a Worker that bundles it) was in all
+  // three drawing engine Workers; they send an AVIF preview's pixels to the AVIF Worker (wrangler.engine-avif.toml)
+  // through their AVIF_ENGINE binding. test/config/bundle-sizes.test.ts looks for its .wasm in the built bundles.
+  it('keeps the AVIF encoder in the AVIF Worker and out of every other deployed Worker', () => {
+    const encoder = '@jsquash/avif/codec/enc'
+    const others = ['index', 'consumer', 'engine-workers/pdf', 'engine-workers/image', 'engine-workers/text']
+    expect(
+      others.flatMap((entry) =>
+        [...reachedFrom(graph, `worker/${entry}.ts`)]
+          .filter(([file]) => importsPackage(sources[file]!, encoder))
+          .map(([, chain]) => chain),
+      ),
+    ).toEqual([])
+    const avif = [...reachedFrom(graph, 'worker/engine-workers/avif.ts').keys()]
+    expect(avif.filter((file) => importsPackage(sources[file]!, encoder))).toEqual([
+      'worker/engines/image/avif-encode.ts',
+    ])
+  })
+
   // Issue 29: a cold start's GET / (and a path no route takes) runs the API Worker's global scope and the status group,
   // imported on the first request (worker/groups/dispatch.ts): zod's first use and the settings as a zod schema were
   // 1.3× the minimal Hono Worker, drizzle's client and tables more (docs/platform-limits.md, Startup). Neither

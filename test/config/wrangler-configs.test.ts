@@ -131,7 +131,7 @@ describe('wrangler.consumer.toml (the consumer Worker)', () => {
 })
 
 describe('wrangler.engine-*.toml (the engine Workers)', () => {
-  it("are the consumer Worker's service bindings, one engine family each, with no binding, setting or route of their own", () => {
+  it("are the consumer Worker's service bindings, one engine family each, with no binding, setting or route of their own but the AVIF Worker's", () => {
     expect(
       consumer.services?.map((service: { binding: string; service: string }) => [service.binding, service.service]),
     ).toEqual([
@@ -144,8 +144,24 @@ describe('wrangler.engine-*.toml (the engine Workers)', () => {
       expect(engine.name).toBe(`edgefloor-engine-${family}`)
       expect(engine.main).toBe(join(root, `worker/engine-workers/${family}.ts`))
       expect(engine.workers_dev).toBe(false)
-      expect(ownBindings(engine)).toEqual([{}, [], [], [], []])
+      expect(ownBindings(engine)).toEqual([
+        {},
+        [],
+        [],
+        [],
+        [{ binding: 'AVIF_ENGINE', service: 'edgefloor-engine-avif' }],
+      ])
     }
+  })
+
+  // Issue 29: the AVIF encoder (3.5 MB of WASM, compiled at each cold start) in a Worker of its own, which the three
+  // drawing Workers call (their AVIF_ENGINE binding above).
+  it('has the AVIF Worker, with no binding, setting or route of its own', () => {
+    const avif = read('wrangler.engine-avif.toml')
+    expect(avif.name).toBe('edgefloor-engine-avif')
+    expect(avif.main).toBe(join(root, 'worker/engine-workers/avif.ts'))
+    expect(avif.workers_dev).toBe(false)
+    expect(ownBindings(avif)).toEqual([{}, [], [], [], []])
   })
 })
 

@@ -7,6 +7,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, inject, it } from 'vitest'
 import { EdgefloorClient } from '../../client/index.ts'
+import { readImageHeader } from '../../worker/engines/image/header.ts'
+import { gray_png } from '../fixtures/images/images.ts'
 import { threePages } from '../fixtures/pdf/pdfs.ts'
 import { PDF_MAX_PAGES, pngSize, START_MS, TRANSCRIBE_MODELS, uniqueEmail, waitForServers } from './dev-worker.ts'
 
@@ -132,5 +134,28 @@ describe('the consumer Worker under wrangler dev', () => {
       status: 422,
       message: 'pdf-to-png on "broken.pdf" failed: the PDF cannot be read: file not in PDF format or corrupted',
     })
+  })
+
+  // Issue 29: libavif's encoder is in the AVIF Worker alone (wrangler.engine-avif.toml); each drawing Worker sends it
+  // the preview's pixels through its AVIF_ENGINE binding. An AVIF file is an ISO BMFF file whose FileTypeBox has the
+  // brand "avif" (AV1 Image File Format, §7.2: "Files shall also include the brand avif"): header.ts reads it.
+  it('draws AVIF previews through each drawing Worker and the AVIF Worker: a PDF page, an image, a text', async () => {
+    const client = new EdgefloorClient(worker.url)
+    const email = uniqueEmail('avif')
+    await client.register({ email, password: 'a long enough password' })
+    await client.login({ email, password: 'a long enough password' })
+    const uploads = [
+      { name: 'three.pdf', type: 'application/pdf', bytes: threePages },
+      { name: 'gray.png', type: 'image/png', bytes: gray_png },
+      { name: 'note.txt', type: 'text/plain', bytes: new TextEncoder().encode('An AVIF preview of a text.\n') },
+    ]
+    for (const { name, type, bytes } of uploads) {
+      const upload = await client.upload(bytes, { name, type })
+      const answer = await client.preview(upload._id, { w: 64, format: 'avif' })
+      expect([name, answer.status, answer.headers.get('content-type')]).toEqual([name, 200, 'image/avif'])
+      const header = readImageHeader(new Uint8Array(await answer.arrayBuffer()))!
+      expect(header).toMatchObject({ format: 'avif' })
+      expect(Math.max(header.width, header.height)).toBeLessThanOrEqual(64)
+    }
   })
 })

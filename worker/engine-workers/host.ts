@@ -4,8 +4,10 @@
 import { WorkerEntrypoint } from 'cloudflare:workers'
 import type { Config } from '../config'
 import type { ConversionContext, ConversionInput, Converter, ResourceReader } from '../converters/converter'
+import type { AvifEncoder } from '../previews/encode'
 import type { PreviewParams } from '../previews/params'
 import {
+  type AvifBindings,
   asWireResult,
   fromWire,
   type EngineService,
@@ -17,8 +19,13 @@ import {
   type WireResult,
 } from './protocol'
 
-/** Draws one preview: its pixels, encoded in the format asked. */
-export type PreviewRenderer = (input: ConversionInput, params: PreviewParams, settings: Config) => Promise<Uint8Array>
+/** Draws one preview: its pixels, encoded in the format asked (AVIF by `avif`). */
+export type PreviewRenderer = (
+  input: ConversionInput,
+  params: PreviewParams,
+  settings: Config,
+  avif: AvifEncoder,
+) => Promise<Uint8Array>
 
 /** The input as a converter expects it, its bytes asked of the consumer's source. */
 function remoteInput(input: WireInput, source: InputSource): ConversionInput {
@@ -52,7 +59,7 @@ export function engineEntrypoint(
     if (!converter) throw new Error(`this engine Worker does not run ${name}`)
     return converter
   }
-  return class EngineWorker extends WorkerEntrypoint implements EngineService {
+  return class EngineWorker extends WorkerEntrypoint<AvifBindings> implements EngineService {
     plan(name: string, input: WireInput, source: InputSource, wire: WireContext, resources?: ResourceReader) {
       const converter = named(name)
       return asWireResult(async () => {
@@ -87,7 +94,9 @@ export function engineEntrypoint(
     ) {
       const render = previews[kind]
       if (!render) throw new Error(`this engine Worker draws no ${kind} preview`)
-      return asWireResult(() => render(remoteInput(input, source), params, settings as Config))
+      // AVIF in the AVIF Worker: its encoder's WASM and heap in an isolate of their own.
+      const avif: AvifEncoder = async (image) => fromWire(await this.env.AVIF_ENGINE.encode(image))
+      return asWireResult(() => render(remoteInput(input, source), params, settings as Config, avif))
     }
   }
 }

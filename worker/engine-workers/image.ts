@@ -4,7 +4,7 @@ import { encodePreview } from '../previews/encode'
 import { imagePixels } from '../previews/render-image'
 import { engineEntrypoint, type PreviewRenderer } from './host'
 
-export const renderImagePreview: PreviewRenderer = async (input, params, settings) =>
-  encodePreview(await imagePixels(input, params, settings), params)
+export const renderImagePreview: PreviewRenderer = async (input, params, settings, avif) =>
+  encodePreview(await imagePixels(input, params, settings), params, avif)
 
 export default engineEntrypoint([imageToPng], { image: renderImagePreview })

@@ -6,7 +6,7 @@ import { encodePreview } from '../previews/encode'
 import { pdfPixels } from '../previews/render-pdf'
 import { engineEntrypoint, type PreviewRenderer } from './host'
 
-export const renderPdfPreview: PreviewRenderer = async (input, params, settings) =>
-  encodePreview(await pdfPixels(input, params, settings), params)
+export const renderPdfPreview: PreviewRenderer = async (input, params, settings, avif) =>
+  encodePreview(await pdfPixels(input, params, settings), params, avif)
 
 export default engineEntrypoint([pdfToPng, pdfToText], { pdf: renderPdfPreview })

@@ -11,6 +11,7 @@ import {
   type PartRange,
   type ResourceReader,
 } from '../converters/converter'
+import type { RawImage } from '../engines/png/encode'
 import type { PreviewParams } from '../previews/params'
 
 export interface WireError {
@@ -95,4 +96,17 @@ export interface EngineService {
     params: PreviewParams,
     settings: Partial<Config>,
   ): Promise<WireResult<Uint8Array>>
+}
+
+/**
+ * The AVIF Worker's entrypoint (avif.ts): a drawing engine Worker hands it a preview's pixels (at most
+ * AVIF_PREVIEW_MAX_SIDE a side: 4 MiB of RGBA) and it answers them encoded, or its refusal as data.
+ */
+export interface AvifService {
+  encode(image: RawImage): Promise<WireResult<Uint8Array>>
+}
+
+/** A drawing engine Worker's binding to the AVIF Worker (wrangler.engine-{pdf,image,text}.toml [[services]]). */
+export interface AvifBindings {
+  readonly AVIF_ENGINE: AvifService
 }

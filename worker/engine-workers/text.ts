@@ -4,7 +4,7 @@ import { encodePreview } from '../previews/encode'
 import { textPixels } from '../previews/render-text'
 import { engineEntrypoint, type PreviewRenderer } from './host'
 
-export const renderTextPreview: PreviewRenderer = async (input, params) =>
-  encodePreview(await textPixels(input, params), params)
+export const renderTextPreview: PreviewRenderer = async (input, params, _settings, avif) =>
+  encodePreview(await textPixels(input, params), params, avif)
 
 export default engineEntrypoint([textToPng], { text: renderTextPreview })
