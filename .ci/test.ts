@@ -58,19 +58,22 @@ process.on('SIGTERM', () => {
   for (const child of running) child.kill('SIGTERM')
 })
 
-// check:deploy's memory half (bench/check-deploy.ts --memory-only: every Worker's worst inputs in its isolate,
-// within 100 MiB) runs beside the suite when CHECK_DEPLOY=memory, its figures printed. It is not on by default: it
-// does not pass in every run yet (docs/platform-limits.md, "Figures"), and a check that fails by chance would hold
-// back every change. It cleans up its own workerd processes: it is not in the sweep below, which runs when vitest
-// ends, maybe before it does.
+// check:deploy's startup half (bench/check-deploy.ts --startup-only: each Worker's CPU from spawn to its first answer
+// against a minimal Hono Worker's, at most 3× for the API Worker and 5× for the others) runs beside the suite, its
+// figures printed. Its memory half (--memory-only: every Worker's worst inputs in its isolate, within 100 MiB) runs
+// too when CHECK_DEPLOY=memory. It is not on by default: it does not pass in every run yet (docs/platform-limits.md,
+// "Figures"), and a check that fails by chance would hold back every change. Both clean up their own workerd
+// processes: they are not in the sweep below, which runs when vitest ends, maybe before they do.
+const startupCheck = 'check:deploy startup'
 const memoryCheck = 'check:deploy memory'
 const withMemoryCheck = process.env.CHECK_DEPLOY === 'memory'
+const checkDeploy = (name: string, half: string) =>
+  run(name, 'nice', ['-n', '10', process.execPath, 'bench/check-deploy.ts', half], true)
 const checks = [
   run('typecheck', 'nice', ['-n', '10', bin('tsc'), '--noEmit'], true),
   run('lint and format', 'nice', ['-n', '10', bin('biome'), 'check'], true),
-  ...(withMemoryCheck
-    ? [run(memoryCheck, 'nice', ['-n', '10', process.execPath, 'bench/check-deploy.ts', '--memory-only'], true)]
-    : []),
+  checkDeploy(startupCheck, '--startup-only'),
+  ...(withMemoryCheck ? [checkDeploy(memoryCheck, '--memory-only')] : []),
 ]
 const suite = await run(
   'vitest',
@@ -89,7 +92,7 @@ for (const left of sweepProcessGroups(groups)) console.log(`left running after t
 rmSync(groups, { recursive: true, force: true })
 const all = [...(await Promise.all(checks)), suite]
 for (const { name, status, seconds, output } of all) {
-  if ((status !== 0 && name !== 'vitest') || name === memoryCheck) process.stdout.write(output)
+  if ((status !== 0 && name !== 'vitest') || name === startupCheck || name === memoryCheck) process.stdout.write(output)
   console.log(`${name}: ${status === 0 ? 'passed' : `failed (exit ${status})`} in ${seconds.toFixed(0)} s`)
 }
 process.exitCode = all.find(({ status }) => status !== 0)?.status ?? 0
