@@ -73,7 +73,7 @@ function preScan(bytes: Uint8Array, pages: number): string {
   const budget = { maxStreamBytes: PDF_MAX_BYTES, maxTotalBytes: PDF_MAX_BYTES }
   const structure = finish(
     measurePdfStreams(
-      () => bytes,
+      bytes,
       streams.filter((s) => s.isStructure),
       budget,
       0,
@@ -83,7 +83,7 @@ function preScan(bytes: Uint8Array, pages: number): string {
   const maxTotalBytes = Math.max(PDF_MAX_BYTES, pages * PDF_MAX_PAGE_PIXELS * 4)
   const total = finish(
     measurePdfStreams(
-      () => bytes,
+      bytes,
       streams.filter((s) => !s.isStructure),
       { maxStreamBytes: PDF_MAX_BYTES, maxTotalBytes },
       structure,

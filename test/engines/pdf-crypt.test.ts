@@ -42,7 +42,7 @@ const decryptionsOf = (bytes: Uint8Array, password?: string) => finish(findPdfDe
 
 /** What the pre-scan counts of every stream, decrypted with the keys the password gives. */
 const measured = (bytes: Uint8Array, password?: string) =>
-  finish(measurePdfStreams(() => bytes, findPdfStreams(bytes), BUDGET, 0, decryptionsOf(bytes, password)))
+  finish(measurePdfStreams(bytes, findPdfStreams(bytes), BUDGET, 0, decryptionsOf(bytes, password)))
 
 /** Share of dark pixels in the rendered page's lower left quarter (the square) and in the rest. */
 async function squareInk(png: Uint8Array) {

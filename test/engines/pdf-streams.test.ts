@@ -27,7 +27,7 @@ const MiB = 2 ** 20
 
 /** Runs the pre-scan to its end, counting its pauses; answers them with its result or what it threw. */
 function slices(bytes: Uint8Array, budget: { maxStreamBytes: number; maxTotalBytes: number }) {
-  const steps = measurePdfStreams(() => bytes, findPdfStreams(bytes), budget)
+  const steps = measurePdfStreams(bytes, findPdfStreams(bytes), budget)
   let pauses = 0
   for (;;) {
     let step: IteratorResult<void, number>
@@ -83,7 +83,7 @@ function ascii85(bytes: Uint8Array): string {
 function scanned(bytes: Uint8Array, budget = { maxStreamBytes: 2 ** 40, maxTotalBytes: 2 ** 40 }) {
   const work: PdfScanWork = { bytesParsed: 0, bytesFed: 0 }
   try {
-    const steps = measurePdfStreams(() => bytes, findPdfStreams(bytes, work), budget, 0, [], work)
+    const steps = measurePdfStreams(bytes, findPdfStreams(bytes, work), budget, 0, [], work)
     for (;;) {
       const step = steps.next()
       if (step.done) return { work, bytes: step.value }
@@ -113,7 +113,7 @@ describe("the PDF pre-scan's work, linear in the file (issue 29)", () => {
   it('finds the streams in slices: a pause after about WORK_BYTES_PER_TURN of the file scanned and parsed', () => {
     const bytes = pdfSharedIndirectParams(6000, 350_000)
     const work: PdfScanWork = { bytesParsed: 0, bytesFed: 0 }
-    const steps = findPdfStreamsInSlices(() => bytes, work)
+    const steps = findPdfStreamsInSlices(bytes, work)
     let pauses = 0
     let step = steps.next()
     for (; !step.done; step = steps.next()) pauses++

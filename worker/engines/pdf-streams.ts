@@ -379,17 +379,14 @@ export class ObjectIndex {
    * `keepStrings`: read strings' bytes; `maxObjectBytes`: read no object past this many bytes from its start (a
    * reader of small dictionaries bounds its work whatever the file holds).
    */
+  /**
+   * `bytes`: the file's; a reader in slices hands the index a new view after each pause (a WASM heap grown meanwhile
+   * replaces its view).
+   */
   constructor(
-    private readonly source: Uint8Array | (() => Uint8Array),
+    public bytes: Uint8Array,
     private readonly options: { keepStrings?: boolean; maxObjectBytes?: number } = {},
   ) {}
-
-  /**
-   * The file's bytes: asked again each time when given as a function (a WASM heap grown meanwhile replaces its view).
-   */
-  private get bytes(): Uint8Array {
-    return typeof this.source === 'function' ? this.source() : this.source
-  }
 
   /** The value a reference names, resolved (once: a reference to a reference is not followed). */
   resolve(value: PdfValue | undefined): PdfValue | undefined {
@@ -519,7 +516,7 @@ const MAX_FILTERS = 16
  * dictionary cannot be read (PDFium would read it some way this reader cannot follow: refused, not guessed).
  */
 export function findPdfStreams(bytes: Uint8Array, work?: PdfScanWork): PdfStream[] {
-  const steps = findPdfStreamsInSlices(() => bytes, work)
+  const steps = findPdfStreamsInSlices(bytes, work)
   for (;;) {
     const step = steps.next()
     if (step.done) return step.value
@@ -527,21 +524,28 @@ export function findPdfStreams(bytes: Uint8Array, work?: PdfScanWork): PdfStream
 }
 
 /**
- * findPdfStreams in slices: pauses (yields) after about WORK_BYTES_PER_TURN of the file scanned and parsed, and
- * asks `fileBytes` again after each pause: one call over a large file's dictionaries is a long stretch.
+ * A reader of the file in slices: it pauses (yields) between slices, and the caller's `next(bytes)` may hand it the
+ * file's bytes anew (a WASM heap grown meanwhile replaces its view; `next()` keeps the view it has). No closure over
+ * the bytes is taken: optimized code that inlined one may keep it, and its scope (a WASM heap), past the document
+ * (docs/platform-limits.md, "No closure keeps a heap past its step").
  */
-export function* findPdfStreamsInSlices(fileBytes: () => Uint8Array, work?: PdfScanWork): Generator<void, PdfStream[]> {
+export type FileSlices<T> = Generator<void, T, Uint8Array | undefined>
+
+/**
+ * findPdfStreams in slices: pauses (yields) after about WORK_BYTES_PER_TURN of the file scanned and parsed (one call
+ * over a large file's dictionaries is a long stretch), taking the file's bytes anew after each pause (FileSlices).
+ */
+export function* findPdfStreamsInSlices(bytes: Uint8Array, work?: PdfScanWork): FileSlices<PdfStream[]> {
   const streams: PdfStream[] = []
-  const index = new ObjectIndex(fileBytes)
+  const index = new ObjectIndex(bytes)
   const ownWork: PdfScanWork = work ?? { bytesParsed: 0, bytesFed: 0 }
   let keywords: number[] | undefined
-  let bytes = fileBytes()
   let sliceFrom = 0
   let parsedBefore = ownWork.bytesParsed + index.parsedBytes
   for (let at = bytes.indexOf(0x73); at >= 0; at = bytes.indexOf(0x73, at + 1)) {
     if (at - sliceFrom + ownWork.bytesParsed + index.parsedBytes - parsedBefore >= WORK_BYTES_PER_TURN) {
-      yield
-      bytes = fileBytes()
+      bytes = (yield) ?? bytes
+      index.bytes = bytes
       sliceFrom = at
       parsedBefore = ownWork.bytesParsed + index.parsedBytes
     }
@@ -936,18 +940,16 @@ const fedLimit = (fileBytes: number) => 2 * fileBytes + 64 * 1024
  * Throws a PdfStreamTooLargeError as soon as one stream or all of them (with `alreadyBytes` counted before) pass
  * the budget. Throws a PdfStreamSyntaxError when the streams together feed their filters more than fedLimit, so
  * the work is linear in the file: at most fedLimit for each reading of a stream, and its output within the budget.
- * Pauses (yields) after every WORK_BYTES_PER_TURN of work. `fileBytes` is asked again after each pause: a WASM heap
- * grown meanwhile replaces its view.
+ * Pauses (yields) after every WORK_BYTES_PER_TURN of work, taking the file's bytes anew after each (FileSlices).
  */
 export function* measurePdfStreams(
-  fileBytes: () => Uint8Array,
+  bytes: Uint8Array,
   streams: readonly PdfStream[],
   budget: StreamBudget,
   alreadyBytes = 0,
   decryptions: readonly PdfDecryption[] = [],
   scanWork?: PdfScanWork,
-): Generator<void, number> {
-  let bytes = fileBytes()
+): FileSlices<number> {
   const maxFed = fedLimit(bytes.length)
   let fed = 0 // each measured stream's longest reading, added up
   const total = { bytes: alreadyBytes, max: budget.maxTotalBytes }
@@ -993,8 +995,7 @@ export function* measurePdfStreams(
           at = end
           if (work >= WORK_BYTES_PER_TURN) {
             work = 0
-            yield
-            bytes = fileBytes()
+            bytes = (yield) ?? bytes
           }
         }
         sink.end()

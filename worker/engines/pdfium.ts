@@ -11,11 +11,17 @@
 // pdf-crypt.ts finds, as PDFium will.
 import { PDFiumLibrary } from '@hyzyla/pdfium'
 import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
-import { inTurns } from './event-loop'
+import { inTurns, yieldToEventLoop } from './event-loop'
 import { MAX_JPEG_SCANS, readJpegStructure } from './image/jpeg-end'
 import { coefficientBytes, readJpegFrame } from './image/jpeg-memory'
 import { findPdfDecryptions, type PdfDecryption, PdfPasswordError, PdfSecurityHandlerError } from './pdf-crypt'
-import { findPdfStreamsInSlices, measurePdfStreams, PdfStreamSyntaxError, PdfStreamTooLargeError } from './pdf-streams'
+import {
+  type FileSlices,
+  findPdfStreamsInSlices,
+  measurePdfStreams,
+  PdfStreamSyntaxError,
+  PdfStreamTooLargeError,
+} from './pdf-streams'
 import type { PixelRows } from './png/encode'
 
 export { PdfStreamSyntaxError, PdfStreamTooLargeError }
@@ -399,17 +405,19 @@ export async function* eachFromPdf<T>(
     // heap's view is asked for again after each): object and cross-reference streams before PDFium loads them, the
     // others once the page count sets their budget.
     // An encrypted document's streams are measured decrypted, with the key PDFium will find with this password.
-    const fileBytes = () => live().HEAPU8.subarray(data, data + source.size)
-    const streams = await inTurns(findPdfStreamsInSlices(fileBytes))
-    const decryptions = await readDecryptions(fileBytes(), password)
-    const structureBytes = await inTurns(
+    // The scans are handed views of the heap, never a closure over it (FileSlices, pdf-streams.ts).
+    const file = { module, data, size: source.size }
+    const streams = await scanInTurns(findPdfStreamsInSlices(fileView(file)), file)
+    const decryptions = await readDecryptions(fileView(file), password)
+    const structureBytes = await scanInTurns(
       measurePdfStreams(
-        fileBytes,
+        fileView(file),
         streams.filter((stream) => stream.isStructure),
         { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes },
         0,
         decryptions,
       ),
+      file,
     )
     const passwordPointer = password ? cString(module, password) : 0
     document = module._FPDF_LoadMemDocument(data, source.size, passwordPointer)
@@ -421,14 +429,15 @@ export async function* eachFromPdf<T>(
     const loaded = document
     const pageCount = module._FPDF_GetPageCount(loaded)
     const maxTotalBytes = Math.max(limits.maxStreamBytes, pageCount * limits.streamBytesPerPage)
-    await inTurns(
+    await scanInTurns(
       measurePdfStreams(
-        fileBytes,
+        fileView(file),
         streams.filter((stream) => !stream.isStructure),
         { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes },
         structureBytes,
         decryptions,
       ),
+      file,
     )
     const withPage = <R>(index: number, read: (page: number) => R): R => {
       const page = live()._FPDF_LoadPage(loaded, index)
@@ -502,6 +511,27 @@ export async function* eachFromPdf<T>(
     if (data) module.wasmExports.free(data)
     if (module.HEAPU8.byteLength > REUSE_MAX_HEAP_BYTES) dropInstance(instance)
     held = undefined
+  }
+}
+
+/** The PDF's bytes in PDFium's heap. */
+interface HeapFile {
+  readonly module: PdfiumModule
+  readonly data: number
+  readonly size: number
+}
+
+/** A view of the file in the heap as it is now (HEAPU8 is read each time: a growing heap replaces the view). */
+const fileView = ({ module, data, size }: HeapFile) => module.HEAPU8.subarray(data, data + size)
+
+/**
+ * Runs a scan of the file, a turn of the event loop at each pause, handing it a new view of the file after each. No
+ * closure: the module is an argument here, and the scan's frame is dropped with it.
+ */
+async function scanInTurns<T>(slices: FileSlices<T>, file: HeapFile): Promise<T> {
+  for (let step = slices.next(undefined); ; step = slices.next(fileView(file))) {
+    if (step.done) return step.value
+    await yieldToEventLoop()
   }
 }
 
