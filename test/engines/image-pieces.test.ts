@@ -8,10 +8,12 @@ import { GifReader, GifWriter } from 'omggif'
 import pako from 'pako'
 import UTIF from 'utif2'
 import { describe, expect, it, vi } from 'vitest'
+import { imageToPng } from '../../worker/converters/image-to-png'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { decodePngRows } from '../../worker/engines/image/png'
-import { encodePngBytes, type RawImage } from '../../worker/engines/png/encode'
-import { TEST_IMAGE_LIMITS } from '../support/conversion'
+import { TIFF_BANDED_RGBA_BYTES, tiffBands } from '../../worker/engines/image/tiff'
+import { encodePng, encodePngBytes, pngChunks, type RawImage } from '../../worker/engines/png/encode'
+import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { tiffSharedStrips } from '../hostile/corpus'
 import { longestStretchDuring, turnsDuring } from '../support/turns'
 
@@ -181,33 +183,48 @@ function utifRgba(bytes: Uint8Array): Uint8Array {
   return UTIF.toRGBA8(first!)
 }
 
+/**
+ * A PNG's chunks other than IDAT, and its IDAT chunks' data joined (the zlib stream), as hex. W3C PNG, 3rd edition,
+ * "5.3 Chunk layout": Length (4 bytes), Chunk Type (4), Chunk Data (Length bytes), CRC (4).
+ */
+function pngParts(png: Uint8Array): { chunks: string[]; zlib: string } {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength)
+  const chunks: string[] = []
+  const idat: Uint8Array[] = []
+  for (let at = 8; at < png.length; ) {
+    const length = view.getUint32(at)
+    const type = String.fromCharCode(...png.subarray(at + 4, at + 8))
+    if (type === 'IDAT') idat.push(png.subarray(at + 8, at + 8 + length))
+    else chunks.push(Buffer.from(png.subarray(at, at + 12 + length)).toString('hex'))
+    at += 12 + length
+  }
+  return { chunks, zlib: Buffer.concat(idat).toString('hex') }
+}
+
+/** Pages of each kind tiff.ts decodes in pieces. */
+const TIFF_PAGES: Array<[string, TiffSpec]> = [
+  ['uncompressed RGB, 7 rows a strip', { width: 37, height: 29, samples: 3, bits: 8, compression: 1, rowsPerStrip: 7 }],
+  [
+    'Deflate RGB with predictor 2, one strip',
+    { width: 37, height: 29, samples: 3, bits: 8, compression: 8, predictor: true },
+  ],
+  ['Deflate gray, 16×16 tiles', { width: 37, height: 29, samples: 1, bits: 8, compression: 8, tile: 16 }],
+  [
+    'Deflate 16-bit big-endian gray, 5 rows a strip',
+    { width: 37, height: 29, samples: 1, bits: 16, compression: 8, bigEndian: true, rowsPerStrip: 5 },
+  ],
+  ['PackBits RGB, 4 rows a strip', { width: 37, height: 29, samples: 3, bits: 8, compression: 32773, rowsPerStrip: 4 }],
+  ['LZW gray, 3 rows a strip', { width: 37, height: 29, samples: 1, bits: 8, compression: 5, rowsPerStrip: 3 }],
+  // 4 bytes a pixel: converted to RGBA in place, band by band.
+  ['Deflate RGBA, 5 rows a strip', { width: 37, height: 29, samples: 4, bits: 8, compression: 8, rowsPerStrip: 5 }],
+  [
+    'uncompressed RGBA over two bands',
+    { width: 1024, height: 300, samples: 4, bits: 8, compression: 1, rowsPerStrip: 64 },
+  ],
+]
+
 describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
-  it.each<[string, TiffSpec]>([
-    [
-      'uncompressed RGB, 7 rows a strip',
-      { width: 37, height: 29, samples: 3, bits: 8, compression: 1, rowsPerStrip: 7 },
-    ],
-    [
-      'Deflate RGB with predictor 2, one strip',
-      { width: 37, height: 29, samples: 3, bits: 8, compression: 8, predictor: true },
-    ],
-    ['Deflate gray, 16×16 tiles', { width: 37, height: 29, samples: 1, bits: 8, compression: 8, tile: 16 }],
-    [
-      'Deflate 16-bit big-endian gray, 5 rows a strip',
-      { width: 37, height: 29, samples: 1, bits: 16, compression: 8, bigEndian: true, rowsPerStrip: 5 },
-    ],
-    [
-      'PackBits RGB, 4 rows a strip',
-      { width: 37, height: 29, samples: 3, bits: 8, compression: 32773, rowsPerStrip: 4 },
-    ],
-    ['LZW gray, 3 rows a strip', { width: 37, height: 29, samples: 1, bits: 8, compression: 5, rowsPerStrip: 3 }],
-    // 4 bytes a pixel: converted to RGBA in place, band by band.
-    ['Deflate RGBA, 5 rows a strip', { width: 37, height: 29, samples: 4, bits: 8, compression: 8, rowsPerStrip: 5 }],
-    [
-      'uncompressed RGBA over two bands',
-      { width: 1024, height: 300, samples: 4, bits: 8, compression: 1, rowsPerStrip: 64 },
-    ],
-  ])("gives UTIF's own pixels for %s", async (_kind, spec) => {
+  it.each(TIFF_PAGES)("gives UTIF's own pixels for %s", async (_kind, spec) => {
     const bytes = tiffOf(spec)
     const decoded = await decodeImage(bytes, TEST_IMAGE_LIMITS)
     expect({ width: decoded.width, height: decoded.height }).toEqual({ width: spec.width, height: spec.height })
@@ -340,6 +357,43 @@ describe('TIFF in pieces (strip by strip, tile by tile, RGBA in bands)', () => {
     expect(result).toMatchObject({ width: 1024, height: 1024 })
     expect(result.data.every((value, i) => (i % 4 === 3 ? value === 255 : value === 0))).toBe(true)
     expect(turns).toBeGreaterThanOrEqual(4)
+  })
+  it.each(TIFF_PAGES.filter(([, spec]) => !spec.tile))(
+    "gives UTIF's own pixels for %s in bands, strip by strip (tiffBands, image → PNG's way for a large page)",
+    async (_kind, spec) => {
+      const bytes = tiffOf(spec)
+      const bands = tiffBands(bytes, 0)!
+      expect({ width: bands.width, height: bands.height }).toEqual({ width: spec.width, height: spec.height })
+      const rows: Uint8Array[] = []
+      // Read twice, as image → PNG does: the same rows each time.
+      for (let reading = 0; reading < 2; reading++) {
+        rows.length = 0
+        for await (const band of bands.bands()) for (let r = 0; r < band.rows; r++) rows.push(band.row(r).slice())
+        expect(Buffer.concat(rows).equals(Buffer.from(utifRgba(bytes)))).toBe(true)
+      }
+    },
+  )
+
+  it('reads a tiled TIFF or a page of at most 16 MiB of RGBA whole, not in bands', () => {
+    expect(
+      tiffBands(tiffOf({ width: 37, height: 29, samples: 1, bits: 8, compression: 8, tile: 16 }), 0),
+    ).toBeUndefined()
+    expect(tiffBands(tiffOf({ width: 37, height: 29, samples: 4, bits: 8, compression: 1 }))).toBeUndefined()
+  })
+
+  it("converts a TIFF whose RGBA passes 16 MiB to PNG in bands: the whole page's IHDR and zlib stream, to the byte", async () => {
+    const spec: TiffSpec = { width: 2100, height: 2050, samples: 4, bits: 8, compression: 1, rowsPerStrip: 16 }
+    expect(spec.width * spec.height * 4).toBeGreaterThan(TIFF_BANDED_RGBA_BYTES)
+    const bytes = tiffOf(spec)
+    expect(tiffBands(bytes)).toBeDefined()
+    const [output] = await convertAll(imageToPng, inputFromBytes('large.tif', bytes), testContext())
+    expect(output!.metadata).toMatchObject({ width: spec.width, height: spec.height, source_format: 'tiff' })
+    const whole = await pngChunks(encodePng(await decodeImage(bytes, TEST_IMAGE_LIMITS)))
+    const expected = new Uint8Array(await new Response(whole.stream()).arrayBuffer())
+    const got = await outputBytes(output!)
+    // The same IHDR and the same zlib stream, byte for byte; only where the stream is cut into IDAT chunks differs
+    // (the compressor's output pieces follow the encoder's writes, a band at a time).
+    expect(pngParts(got)).toEqual(pngParts(expected))
   })
 })
 

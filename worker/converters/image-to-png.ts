@@ -6,6 +6,7 @@
 import type { ImageRows } from '../engines/image/decode'
 import { measureImage, openImageInput, refusedAs, withImageBands, withImageRows } from '../engines/image/open'
 import type { PngBands } from '../engines/image/png'
+import type { TiffBands } from '../engines/image/tiff'
 import { fitWithin } from '../engines/image/resize'
 import { encodePng, encodePngRows, type PngChunks, pngChunks, reducedRowChannels } from '../engines/png/encode'
 import { imageToPngInfo } from './catalog/image-to-png'
@@ -22,10 +23,12 @@ function encodeRows({ width, height, channels, rows }: ImageRows): Promise<PngCh
 }
 
 /**
- * The PNG of a large PNG read in bands twice, its rows never whole: once for the channels its pixels need (stopped
+ * The PNG of a large PNG (or a TIFF in strips) read in bands twice, its rows never whole: once for the channels its pixels need (stopped
  * as soon as colour and alpha are both known to stay), once into the encoder.
  */
-async function encodeBands(png: PngBands): Promise<{ pixels: { width: number; height: number }; png: PngChunks }> {
+async function encodeBands(
+  png: PngBands | TiffBands,
+): Promise<{ pixels: { width: number; height: number }; png: PngChunks }> {
   const { width, height, channels } = png
   const hasAlpha = channels === 2 || channels === 4
   const hasColour = channels >= 3

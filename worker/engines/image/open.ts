@@ -10,6 +10,7 @@ import { checkImageLimits, type ImageLimits, ImageStructureError, ImageTooLargeE
 import { PngDecodeError, type PngBands, pngBands } from './png'
 import type { ErrorCode } from '../../errors'
 import type { DrawBox } from './resize'
+import { type TiffBands, TiffDecodeError, tiffBands } from './tiff'
 
 /** The image is refused before or while decoding, with the code of the error table its client gets. */
 export class ImageRefusedError extends Error {
@@ -95,18 +96,20 @@ export async function withImageBands<T>(
   bytes: Uint8Array,
   header: ImageHeader,
   limits: ImageLimits,
-  use: (png: PngBands) => Promise<T>,
+  use: (png: PngBands | TiffBands) => Promise<T>,
 ): Promise<{ result: T } | undefined> {
-  if (header.format !== 'png') return undefined
+  if (header.format !== 'png' && header.format !== 'tiff') return undefined
   const png = await refusing(header, async () => {
     checkImageLimits(header, limits)
-    return pngBands(bytes)
+    return header.format === 'png' ? pngBands(bytes) : tiffBands(bytes)
   })
   if (!png) return undefined
   try {
     return { result: await use(png) }
   } catch (error) {
-    throw error instanceof PngDecodeError ? refusal(header, error) : error
+    throw error instanceof PngDecodeError || error instanceof ImageStructureError || error instanceof TiffDecodeError
+      ? refusal(header, error)
+      : error
   }
 }
 

@@ -6,6 +6,7 @@
 // page is decoded strip by strip (tile by tile) and converted to RGBA in bands, a turn of the event loop between.
 import UTIF from 'utif2'
 import { workTurns } from '../event-loop'
+import type { PixelRows } from '../png/encode'
 import { inflateInto } from './inflate'
 import { type Extent, ImageStructureError } from './limits'
 
@@ -336,6 +337,20 @@ async function toRgbaInBands(
   return rgba
 }
 
+/** UTIF's first IFD of the file (UTIF.decode would follow the whole chain), without maker notes. */
+function firstIfd(bytes: Uint8Array): { img: Ifd; data: Uint8Array } {
+  const data = bytes.slice()
+  const little = data[0] === 0x49
+  const ifds: Ifd[] = []
+  utif._readIFD(little ? utif._binLE : utif._binBE, data, new DataView(data.buffer).getUint32(4, little), ifds, 0, {
+    parseMN: false,
+    debug: false,
+  })
+  const first = ifds[0]
+  if (!first?.t256 || !first.t257) throw new ImageStructureError('the TIFF has no image')
+  return { img: Object.assign(first, { isLE: little, width: first.t256[0]!, height: first.t257[0]! }), data }
+}
+
 /**
  * The first page as RGBA, in slices with a turn of the event loop between them.
  * readTiffFirstIfd must have accepted the bytes.
@@ -343,18 +358,81 @@ async function toRgbaInBands(
 export async function decodeTiffFirstPage(
   bytes: Uint8Array,
 ): Promise<{ width: number; height: number; data: Uint8Array }> {
-  const data = bytes.slice()
-  const little = data[0] === 0x49
-  const ifds: Ifd[] = []
-  // The first IFD only (UTIF.decode would follow the whole chain), without maker notes.
-  utif._readIFD(little ? utif._binLE : utif._binBE, data, new DataView(data.buffer).getUint32(4, little), ifds, 0, {
-    parseMN: false,
-    debug: false,
-  })
-  const first = ifds[0]
-  if (!first?.t256 || !first.t257) throw new ImageStructureError('the TIFF has no image')
-  const img: Ifd = Object.assign(first, { isLE: little, width: first.t256[0]!, height: first.t257[0]! })
+  const { img, data } = firstIfd(bytes)
   const turn = workTurns(WORK_BYTES_PER_TURN)
   const raster = await decodeRaster(img, data, turn)
   return { width: img.width, height: img.height, data: await toRgbaInBands(img, raster, turn) }
+}
+
+/** A page's RGBA above this size is read in bands (tiffBands) by image → PNG rather than made whole. */
+export const TIFF_BANDED_RGBA_BYTES = 16 * 2 ** 20
+
+/** A TIFF's first page as RGBA rows a band at a time (tiffBands), read again as often as asked. */
+export interface TiffBands {
+  readonly width: number
+  readonly height: number
+  readonly channels: 4
+  /** The RGBA rows from the first, a band a batch, each batch valid until the next is asked for. */
+  bands(): AsyncIterable<PixelRows>
+}
+
+/**
+ * The first page of a TIFF in strips whose RGBA passes TIFF_BANDED_RGBA_BYTES, as bands: each strip decoded alone
+ * (decodeBlock, as decodeRaster does) and converted to RGBA a band of rows at a time (UTIF.toRGBA8, as toRgbaInBands
+ * does), so neither the page's raster nor its RGBA exists whole. Undefined, with nothing decoded, for a tiled TIFF
+ * or a page of at most `aboveRgbaBytes` of RGBA. readTiffFirstIfd must have accepted the bytes.
+ */
+export function tiffBands(bytes: Uint8Array, aboveRgbaBytes = TIFF_BANDED_RGBA_BYTES): TiffBands | undefined {
+  const { img, data } = firstIfd(bytes)
+  const { width, height } = img
+  // Zero rows a strip would be no band ever: decodeRaster reads such a page (as zeros).
+  if (img.t322 || !((img.t278?.[0] ?? height) >= 1) || width * height * 4 <= aboveRgbaBytes) return undefined
+  return { width, height, channels: 4, bands: () => stripBands(img, data) }
+}
+
+/** A fault of the file found while its bands are read (UTIF's decoders' errors): refused as a decoding fault is. */
+export class TiffDecodeError extends Error {
+  override readonly name = 'TiffDecodeError'
+}
+
+async function* stripBands(img: Ifd, data: Uint8Array): AsyncGenerator<PixelRows> {
+  try {
+    yield* stripBandsOf(img, data)
+  } catch (error) {
+    throw error instanceof ImageStructureError ? error : new TiffDecodeError(String(error), { cause: error })
+  }
+}
+
+async function* stripBandsOf(img: Ifd, data: Uint8Array): AsyncGenerator<PixelRows> {
+  const { width, height } = img
+  const bitsPerPixel = (img.t258?.[0] ?? 1) * (img.t277?.[0] ?? 1)
+  const rowBytes = Math.ceil((width * bitsPerPixel) / 8)
+  const compression = img.t259?.[0] ?? 1
+  const offsets = img.t273
+  if (!offsets) throw new ImageStructureError('the TIFF has no strip offsets')
+  const counts = compression === 1 && offsets.length === 1 ? [height * rowBytes] : img.t279
+  if (!counts) throw new ImageStructureError('the TIFF has no strip byte counts')
+  const rowsPerStrip = Math.min(img.t278?.[0] ?? height, height)
+  const turn = workTurns(WORK_BYTES_PER_TURN)
+  // A whole number of 4-byte words: UTIF.toRGBA8 views a gray page's buffer as floats when its rows' length is.
+  const strip = new Uint8Array(Math.ceil((rowsPerStrip * rowBytes) / 4) * 4)
+  const band = Math.max(1, Math.floor(WORK_BYTES_PER_TURN / (width * 4)))
+  const stride = width * 4
+  for (let first = 0, i = 0; first < height; first += rowsPerStrip, i++) {
+    const rows = Math.min(rowsPerStrip, height - first)
+    // A missing strip reads as zeros, as decodeRaster's raster, new for the page, leaves it.
+    strip.fill(0)
+    if (i < offsets.length)
+      await decodeBlock(img, data, offsets[i]!, counts[i] ?? 0, strip, 0, { width, rows, rowBytes }, turn)
+    for (let row = 0; row < rows; row += band) {
+      const count = Math.min(band, rows - row)
+      const rgba = utif.toRGBA8({
+        ...img,
+        height: count,
+        data: strip.subarray(row * rowBytes, (row + count) * rowBytes),
+      })
+      yield { rows: count, row: (r) => rgba.subarray(r * stride, (r + 1) * stride) }
+      await turn(count * stride)
+    }
+  }
 }
