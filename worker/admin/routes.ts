@@ -7,9 +7,8 @@ import type { Context } from 'hono'
 import { errorResponse, Id, jsonResponse, newRouter, securedRoute, type AppEnv } from '../api'
 import { authorizedBatch, requireAuth } from '../auth/middleware'
 import { SessionView, UserFields } from '../auth/routes'
-import { endSession, listSessions } from '../auth/sessions'
+import { endSession, listSessions, sessionView } from '../auth/sessions'
 import { searchUsersQuery, userExistsQuery, userFields } from '../auth/users'
-import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import { FileMetadataSchema, filesPage, listFilesQuery, toFileMetadata } from '../files/records'
 import { JobSummarySchema, toJobSummary, userJobsQueries } from '../pipeline/jobs'
@@ -183,16 +182,7 @@ export function adminRoutes() {
       ])
       requireAdmin(c)
       if (found.length === 0) throw new ApiError('USER_NOT_FOUND')
-      return c.json(
-        rows.map((row) => ({
-          _id: row.id,
-          device: row.device,
-          address: row.address,
-          created_at: iso(row.createdAt),
-          last_used_at: iso(row.lastUsedAt),
-        })),
-        200,
-      )
+      return c.json(rows.map(sessionView), 200)
     })
     .openapi(endSessionRoute, async (c) => {
       requireAdmin(c)

@@ -5,7 +5,6 @@ import { z, type RouteConfig, type RouteHandler } from '@hono/zod-openapi'
 import type { BatchItem } from 'drizzle-orm/batch'
 import type { Context } from 'hono'
 import { describeRoute, errorResponse, jsonBody, jsonResponse, newRouter, securedRoute, type AppEnv, Id } from '../api'
-import { iso } from '../db/times'
 import { ApiError } from '../errors'
 import type { CompiledRoute } from '../rules/compile'
 import { models } from '../models/resources'
@@ -22,6 +21,7 @@ import {
   endSessionOf,
   findRefreshToken,
   listSessions,
+  sessionView,
   rotateRefreshToken,
   sessionStartQuery,
   startSession,
@@ -565,14 +565,7 @@ const sessionsList = endpoint(
   async (c) => {
     const [rows] = await authorizedBatch(c, [listSessions(c.var.db, c.var.config, callerId(c))])
     return c.json(
-      rows.map((row) => ({
-        _id: row.id,
-        device: row.device,
-        address: row.address,
-        created_at: iso(row.createdAt),
-        last_used_at: iso(row.lastUsedAt),
-        current: row.id === c.var.sessionId,
-      })),
+      rows.map((row) => ({ ...sessionView(row), current: row.id === c.var.sessionId })),
       200,
     )
   },

@@ -7,6 +7,7 @@ import type { Config } from '../config'
 import type { Database } from '../db/client'
 import { insertForUser, previousChanged } from '../db/guarded'
 import { newId } from '../db/ids'
+import { iso } from '../db/times'
 import { refreshTokens, sessions, users } from '../db/schema'
 import { ApiError } from '../errors'
 
@@ -197,4 +198,15 @@ export function listSessions(db: Database, config: Config, userId: string) {
     orderBy: desc(sessions.lastUsedAt),
     limit: 100,
   })
+}
+
+/** A session as the API shows it (GET /auth/sessions, the admin's view of a user's sessions). */
+export function sessionView(row: typeof sessions.$inferSelect) {
+  return {
+    _id: row.id,
+    device: row.device,
+    address: row.address,
+    created_at: iso(row.createdAt),
+    last_used_at: iso(row.lastUsedAt),
+  }
 }
