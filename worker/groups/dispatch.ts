@@ -61,6 +61,8 @@ export function lazyApp(): Fetches {
       if (!app) {
         app = builders[name]()
         built.set(name, app)
+        // A build that failed is tried again by the next request rather than kept as this isolate's answer.
+        app.catch(() => built.delete(name))
       }
       return (await app).fetch(request, env, ctx)
     },
