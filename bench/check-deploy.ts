@@ -27,6 +27,8 @@ const STARTUP_RUNS = Number(process.env.CHECK_DEPLOY_RUNS ?? 7)
 const MiB = 1024 * 1024
 /** The budget per isolate: Cloudflare's 128 MB less a margin for what the check cannot see (the runtime's own). */
 const ISOLATE_BUDGET_BYTES = 100 * MiB
+/** Cloudflare's 128 MB, in MiB: the JavaScript heap's cap in the memory half's workerd. */
+const ISOLATE_HEAP_CAP_MIB = 122
 /** Startup bounds as multiples of the minimal Hono Worker's (issue 29). */
 const API_STARTUP_RATIO = 3
 const OTHER_STARTUP_RATIO = 5
@@ -210,6 +212,39 @@ function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return Number(kib) * 1024
 }
 
+/** Resident bytes of the process's executable mappings (compiled code), from its smaps. */
+export function codeBytes(pid: number): number {
+  let bytes = 0
+  let executable = false
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ (\S{4}) /.exec(line)
+    if (mapping) executable = mapping[1]!.includes('x')
+    else if (executable && line.startsWith('Rss:')) bytes += Number(/(\d+)/.exec(line)![1]) * 1024
+  }
+  return bytes
+}
+
+/**
+ * workerd's pid: the child of the watchdog shell (bench/process-group.ts) that runs the workerd binary. The shell's
+ * first child is not always it: with two checks running at once, another one came first and was gone by the first
+ * answer.
+ */
+function workerdChild(pgid: number): number | undefined {
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, 'utf8')
+    } catch {
+      return ''
+    }
+  }
+  return read(`/proc/${pgid}/task/${pgid}/children`)
+    .trim()
+    .split(' ')
+    .filter(Boolean)
+    .map(Number)
+    .find((child) => read(`/proc/${child}/cmdline`).split('\0')[0] === WORKERD)
+}
+
 export interface Running {
   readonly url: string
   readonly pid: number
@@ -242,10 +277,7 @@ export async function startWorkerd(
   const deadline = Date.now() + 60_000
   try {
     for (;;) {
-      // workerd is the watchdog shell's one child (bench/process-group.ts).
-      pid ??=
-        Number(readFileSync(`/proc/${group.pgid}/task/${group.pgid}/children`, 'utf8').trim().split(' ')[0]) ||
-        undefined
+      pid ??= workerdChild(group.pgid)
       if (pid) {
         const answer = await fetch(`${url}${bundle.firstPath ?? '/'}`).catch(() => undefined)
         if (answer) {
@@ -624,6 +656,29 @@ export async function startTranscriber(): Promise<{ url: string; server: Server 
   return { url: `http://127.0.0.1:${port}/v1/audio/transcriptions`, server }
 }
 
+/**
+ * The step's input on loopback, outside the isolate, as R2 is: a step that streams it reads it with requests of its
+ * own (bench/workers/deploy-memory.ts) and holds only what it keeps. Read from the POST, the whole file sat in the
+ * isolate for the step's length (5 MiB for a text preview that reads 64 KiB). A step that asks for the whole file
+ * reads the POST.
+ */
+async function startInputs(): Promise<{ serve: (input: Uint8Array) => string; server: Server }> {
+  let current: Uint8Array = new Uint8Array()
+  const server = createServer((request, response) => {
+    request.resume()
+    response.writeHead(200, { 'content-length': String(current.byteLength) }).end(current)
+  })
+  const port = await freePort()
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  return {
+    serve: (input) => {
+      current = input
+      return `input=${encodeURIComponent(`http://127.0.0.1:${port}/input`)}&size=${input.byteLength}`
+    },
+    server,
+  }
+}
+
 /** A POST without a deadline (fetch's is 300 s for the headers: a step on a busy machine may take longer). */
 export function post(url: string, body: Uint8Array): Promise<{ ok: boolean; status: number; text: string }> {
   return new Promise((resolve, reject) => {
@@ -664,9 +719,14 @@ const failures: string[] = []
 async function measureMemory(secrets: Record<string, string>, honoPeakBytes: number): Promise<void> {
   const memory = build('consumer-memory', 'wrangler.consumer.toml', 'bench/workers/deploy-memory.ts')
   const transcriber = await startTranscriber()
+  const inputs = await startInputs()
   const start = () =>
     startWorkerd(memory, { ...secrets, TRANSCRIBE_PROVIDER: 'openai', TRANSCRIBE_URL: transcriber.url }, [
       '--expose-gc',
+      // V8's heap capped as an isolate's is: V8 sizes the young generation from the cap (semi-spaces of about 1 MiB,
+      // not the 16 MiB of an uncapped heap), so short-lived garbage is collected as a 128 MB isolate collects it, and
+      // a JavaScript heap past the cap ends the step (workerd stops: the check fails).
+      `--max-heap-size=${ISOLATE_HEAP_CAP_MIB}`,
       // CHECK_DEPLOY_V8_FLAGS='--no-concurrent-recompilation' adds V8 flags, to look for what keeps a heap alive.
       ...(process.env.CHECK_DEPLOY_V8_FLAGS ?? '').split(' ').filter(Boolean),
     ])
@@ -678,9 +738,9 @@ async function measureMemory(secrets: Record<string, string>, honoPeakBytes: num
       `(WASM: the step's WebAssembly memories at their largest; after: those still alive after a collection; RSS: workerd's`,
     )
     console.log(
-      `peak resident memory during the step, run in a fresh isolate, above its own after startup, plus the WASM the Worker's`,
+      `peak resident memory during the step, run in a fresh isolate, above its own after startup, less the code it brought`,
     )
-    console.log(`earlier steps left alive)`)
+    console.log(`in, plus the WASM the Worker's isolate held beyond the fresh one's)`)
     // CHECK_DEPLOY_STEPS=JPEG runs only the steps whose Worker and label ("image engine: …") match that pattern, while
     // working on them.
     const pattern = new RegExp(process.env.CHECK_DEPLOY_STEPS ?? '')
@@ -697,36 +757,37 @@ async function measureMemory(secrets: Record<string, string>, honoPeakBytes: num
         // CHECK_DEPLOY_REPEAT=4 runs the Worker's steps four times in its isolate: what a step leaves alive shows in
         // the later rounds' "after" (the fresh isolate's RSS is taken in the first round only: it has no order).
         const rounds = Number(process.env.CHECK_DEPLOY_REPEAT ?? 1)
-        let carriedBytes = 0
         for (let round = 0; round < rounds; round++)
           for (const step of chosen.filter((step) => step.worker === worker))
-            carriedBytes = await measureStep(sequence, step, carriedBytes, round === 0 ? start : undefined)
+            await measureStep(sequence, step, inputs.serve, round === 0 ? start : undefined)
       } finally {
         await sequence.stop()
       }
     }
   } finally {
     transcriber.server.close()
+    inputs.server.close()
   }
 }
 
 const liveWasm = async (running: Running) =>
   ((await (await fetch(running.url)).json()) as { liveWasmBytes: number }).liveWasmBytes
 
-/** A step in the Worker's isolate, then in a fresh one; answers the WASM bytes it leaves alive. */
+/** A step in the Worker's isolate, then in a fresh one. */
 async function measureStep(
   sequence: Running,
   step: Step,
-  carriedBytes: number,
+  serve: (input: Uint8Array) => string,
   start: (() => Promise<Running>) | undefined,
-): Promise<number> {
+): Promise<void> {
   const input = await step.input()
-  const response = await post(`${sequence.url}${step.path}`, input)
+  const path = `${step.path}&${serve(input)}`
+  const response = await post(`${sequence.url}${path}`, input)
   const text = response.text
   if (!response.ok) {
     failures.push(`${step.label}: ${response.status} ${text.slice(0, 300)}`)
     console.log(`${step.label.padEnd(62)}${String(response.status).padStart(7)}`)
-    return carriedBytes
+    return
   }
   const result = JSON.parse(text) as {
     status: number
@@ -739,7 +800,7 @@ async function measureStep(
   // What is left once the step is over, read by a request of its own: a WeakRef read in the step's own job keeps
   // its target alive until that job ends.
   const afterBytes = await liveWasm(sequence)
-  const rss = start && (await freshRss(start, step, input, carriedBytes))
+  const rss = start && (await freshRss(start, path, input, result.peakWasmBytes))
   console.log(
     `${step.label.padEnd(62)}${String(result.status).padStart(7)}${mib(result.peakWasmBytes).padStart(10)}${mib(afterBytes).padStart(7)}${(rss === undefined ? '' : mib(rss)).padStart(9)}`,
   )
@@ -752,22 +813,35 @@ async function measureStep(
     failures.push(`${step.label}: WebAssembly memories reached ${mib(result.peakWasmBytes)} MiB`)
   if (rss !== undefined && rss > ISOLATE_BUDGET_BYTES)
     failures.push(`${step.label}: workerd's resident memory grew ${mib(rss)} MiB past its own after startup`)
-  return afterBytes
 }
 
-/** The step in a fresh isolate: workerd's peak resident memory above its own after startup, plus `carriedBytes`. */
+/**
+ * The step in a fresh isolate: workerd's peak resident memory above its own after startup, less the code the step
+ * brought in (the resident growth of executable mappings: V8's compiled code, workerd's own pages), which is neither
+ * JavaScript heap nor WebAssembly memory; plus the WebAssembly the sequence's isolate held during the step beyond
+ * what the fresh one did (`sequencePeakWasmBytes` less the fresh step's own peak). The memories earlier steps left
+ * alive are counted once: a memory the step itself uses again (resvg's, the PNG encoder's) is already in the fresh
+ * isolate's resident memory, grown to its size there.
+ */
 async function freshRss(
   start: () => Promise<Running>,
-  step: Step,
+  path: string,
   input: Uint8Array,
-  carriedBytes: number,
+  sequencePeakWasmBytes: number,
 ): Promise<number> {
   const fresh = await start()
   try {
-    // The fresh isolate's own memories (alive from its start) are in the sequence's too: only the rest is carried.
-    const ownBytes = await liveWasm(fresh)
-    await post(`${fresh.url}${step.path}`, input)
-    return statusBytes(fresh.pid, 'VmHWM') - fresh.startupPeakBytes + Math.max(0, carriedBytes - ownBytes)
+    const codeBefore = codeBytes(fresh.pid)
+    const response = await post(`${fresh.url}${path}`, input)
+    const codeGrowth = Math.max(0, codeBytes(fresh.pid) - codeBefore)
+    const freshPeakWasmBytes = response.ok ? (JSON.parse(response.text) as { peakWasmBytes: number }).peakWasmBytes : 0
+    if (process.env.CHECK_DEPLOY_DEBUG) console.log(`  code compiled and paged in: ${mib(codeGrowth)} MiB`)
+    return (
+      statusBytes(fresh.pid, 'VmHWM') -
+      fresh.startupPeakBytes -
+      codeGrowth +
+      Math.max(0, sequencePeakWasmBytes - freshPeakWasmBytes)
+    )
   } finally {
     await fresh.stop()
   }

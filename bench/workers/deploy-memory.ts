@@ -31,17 +31,37 @@ function streamOf(bytes: Uint8Array): ReadableStream<Uint8Array> {
     },
   })
 }
-function stepInput(name: string, bytes: Uint8Array, contentType: string): ConversionInput {
+
+/**
+ * The step's input: its bytes POSTed (read from the request only when a converter asks for the whole file, once), and
+ * the address outside the isolate that streams them (check:deploy's loopback server). A stream is read as the engines
+ * read R2: a fresh request each time, its body streamed, so the isolate holds only what the step keeps (a text
+ * preview its first 64 KiB), not the whole file. Without an address (bench:cpu), the POSTed bytes are streamed too.
+ */
+function stepInput(name: string, request: Request, source: { url: string; size: number } | undefined): ConversionInput {
+  let whole: Promise<Uint8Array> | undefined
+  const posted = () => (whole ??= request.arrayBuffer().then((buffer) => new Uint8Array(buffer)))
+  const size = source?.size ?? Number(request.headers.get('content-length'))
   return {
     name,
     extension: name.slice(name.lastIndexOf('.')).toLowerCase(),
-    contentType,
-    size: bytes.byteLength,
-    stream: () => streamOf(bytes),
+    contentType: request.headers.get('content-type') ?? 'application/octet-stream',
+    size,
+    stream: () => {
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>()
+      const body = source
+        ? fetch(source.url).then((response) => {
+            if (!response.ok || !response.body) throw new Error(`the check's input answered ${response.status}`)
+            return response.body
+          })
+        : posted().then(streamOf)
+      body.then((stream) => stream.pipeTo(writable)).catch((error: unknown) => writable.abort(error).catch(() => {}))
+      return readable
+    },
     bytes: async (maxBytes) => {
-      if (bytes.byteLength > maxBytes)
+      if (size > maxBytes)
         throw new ConversionError(`"${name}" is larger than ${maxBytes} bytes`, { code: 'FILE_TOO_LARGE' })
-      return bytes
+      return posted()
     },
   }
 }
@@ -96,10 +116,12 @@ async function runStep(request: Request, env: ConsumerEnv): Promise<Response> {
   const url = new URL(request.url)
   const [, route, what] = url.pathname.split('/')
   const name = url.searchParams.get('name') ?? 'input'
+  // ?input=<address>&size=<bytes>: where the input streams from, outside the isolate (check:deploy).
+  const inputUrl = url.searchParams.get('input')
   const input = stepInput(
     name,
-    new Uint8Array(await request.arrayBuffer()),
-    request.headers.get('content-type') ?? 'application/octet-stream',
+    request,
+    inputUrl ? { url: inputUrl, size: Number(url.searchParams.get('size')) } : undefined,
   )
   let step: () => Promise<{ outputs: number; bytes: number }>
   if (route === 'convert') {
