@@ -800,7 +800,7 @@ async function measureStep(
   // What is left once the step is over, read by a request of its own: a WeakRef read in the step's own job keeps
   // its target alive until that job ends.
   const afterBytes = await liveWasm(sequence)
-  const rss = start && (await freshRss(start, path, input, result.peakWasmBytes))
+  const rss = start && (await residentFigure(start, path, input, result.peakWasmBytes))
   console.log(
     `${step.label.padEnd(62)}${String(result.status).padStart(7)}${mib(result.peakWasmBytes).padStart(10)}${mib(afterBytes).padStart(7)}${(rss === undefined ? '' : mib(rss)).padStart(9)}`,
   )
@@ -813,6 +813,25 @@ async function measureStep(
     failures.push(`${step.label}: WebAssembly memories reached ${mib(result.peakWasmBytes)} MiB`)
   if (rss !== undefined && rss > ISOLATE_BUDGET_BYTES)
     failures.push(`${step.label}: workerd's resident memory grew ${mib(rss)} MiB past its own after startup`)
+}
+
+/**
+ * The step's resident figure, taken again in another fresh isolate when it passes the budget: a step fails when both
+ * runs pass it. In two whole runs of the check of about ten, one step came out 24–32 MiB above every other run of it
+ * (the largest interlaced PNG: 80–81 MiB, then 104 and 113), which neither that step alone nor the image engine's
+ * steps, repeated under CPU load, showed again (docs/platform-limits.md, "How it is measured").
+ */
+async function residentFigure(
+  start: () => Promise<Running>,
+  path: string,
+  input: Uint8Array,
+  sequencePeakWasmBytes: number,
+): Promise<number> {
+  const first = await freshRss(start, path, input, sequencePeakWasmBytes)
+  if (first <= ISOLATE_BUDGET_BYTES) return first
+  const again = await freshRss(start, path, input, sequencePeakWasmBytes)
+  console.log(`  resident ${mib(first)} MiB, past the budget; again in another fresh isolate: ${mib(again)} MiB`)
+  return Math.min(first, again)
 }
 
 /**
