@@ -101,4 +101,25 @@ describe('the route groups of the API Worker', () => {
       )
     }
   })
+
+  it('builds a group once for the requests that share it, and again after a build that failed', async () => {
+    const builds: GroupName[] = []
+    let failing = true
+    const lazy = lazyApp(async (name) => {
+      builds.push(name)
+      await Promise.resolve()
+      if (failing) throw new Error('the group could not be built')
+      return { fetch: () => new Response(name) }
+    })
+    const get = (path: string) => lazy.fetch(requestFor('GET', path), env, createExecutionContext())
+    // Two requests while the first build runs: both wait for it, and both get its failure.
+    const first = await Promise.allSettled([get('/files'), get('/files')])
+    expect(first.map((result) => result.status)).toEqual(['rejected', 'rejected'])
+    expect(builds).toEqual(['files'])
+    // The next request builds the group again, rather than getting the isolate's first failure for good.
+    failing = false
+    expect(await (await get('/files')).text()).toBe('files')
+    expect(await (await get('/jobs/x')).text()).toBe('files')
+    expect(builds).toEqual(['files', 'files'])
+  })
 })

@@ -51,15 +51,18 @@ export async function groupOf(path: string): Promise<GroupName> {
   return group ? 'whole' : 'resources'
 }
 
-/** The API Worker's fetch handler: the group of each request's path, built on its first request. */
-export function lazyApp(): Fetches {
+/**
+ * The API Worker's fetch handler: the group of each request's path, built on its first request (by `build`: the
+ * groups' own builders, or a test's).
+ */
+export function lazyApp(build: (name: GroupName) => Promise<Fetches> = (name) => builders[name]()): Fetches {
   const built = new Map<GroupName, Promise<Fetches>>()
   return {
     async fetch(request, env, ctx) {
       const name = await groupOf(getPath(request))
       let app = built.get(name)
       if (!app) {
-        app = builders[name]()
+        app = build(name)
         built.set(name, app)
         // A build that failed is tried again by the next request rather than kept as this isolate's answer.
         app.catch(() => built.delete(name))
