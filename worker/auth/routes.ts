@@ -45,7 +45,6 @@ import {
   stampHolds,
   tokenSpending,
   updateAccount,
-  userQuery,
   type UserRecord,
 } from './users'
 
@@ -363,7 +362,7 @@ async function callerAccount<const Q extends readonly BatchItem<'sqlite'>[]>(
 ) {
   const userId = callerId(c)
   const [[user], [session], ...rest] = await authorizedBatch(c, [
-    userQuery(c.var.db, userId),
+    findUserQuery(c.var.db, userId),
     sessionStartQuery(c.var.db, userId, callerSessionId(c)),
     ...more,
   ])

@@ -96,7 +96,7 @@ export async function findUser(db: Database, id: string): Promise<UserRecord | u
   return (await findUserQuery(db, id))[0]
 }
 
-/** The account with this id, as a statement a batch can carry (a list of at most one). */
+/** The account with this id (its password hash too), as a statement a batch can carry (a list of at most one). */
 export function findUserQuery(db: Database, id: string) {
   return db.select().from(users).where(eq(users.id, id)).limit(1)
 }
@@ -126,11 +126,6 @@ export function searchUsersQuery(db: Database, options: { text?: string; cursor?
 
 /** `%text%` for LIKE, its own % and _ matched literally. */
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`
-
-/** The account with its password hash, as a query a route can batch with others. */
-export function userQuery(db: Database, id: string) {
-  return db.select().from(users).where(eq(users.id, id)).limit(1)
-}
 
 export async function findUserByEmail(db: Database, email: string): Promise<UserRecord | undefined> {
   return db.query.users.findFirst({ where: eq(users.email, normalizeEmail(email)) })
