@@ -38,6 +38,7 @@ const UNIT = [
   'test/docs/error-table.test.ts',
   'test/imports.test.ts',
   'test/folder-order.test.ts',
+  'test/error-details.test.ts',
   'test/files/multipart.test.ts',
   'test/queue.test.ts',
   'test/previews/avif-worker.test.ts',

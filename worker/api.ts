@@ -62,13 +62,112 @@ export function newRouter() {
   })
 }
 
+/** A validation issue: the field's path (`expires_at`, `options.page`), what is wrong with it, and zod's issue code. */
+const IssueSchema = z.object({ path: z.string(), message: z.string(), code: z.string() })
+
+const count = () => z.number().int().nonnegative()
+
+/**
+ * The public fields an error may carry beside `message` and `code` (an ApiError's `details`, the request id of a
+ * 500): each names the codes that carry it. test/error-details.test.ts reads worker/ and fails on a detail that is
+ * set but not declared here; docs/api-and-client.md lists them from this declaration.
+ */
+export const ERROR_DETAILS = {
+  issues: z
+    .array(IssueSchema)
+    .optional()
+    .describe('`VALIDATION_FAILED`, and `NAME_FORMAT_CHARACTER` from a request schema: each input that was refused.'),
+  max_bytes: count()
+    .optional()
+    .describe(
+      '`BODY_TOO_LARGE`: the most bytes a JSON body or a sign-in form may have. `FILE_TOO_LARGE`: the most bytes the file may have (the size limit, or what is left of the quota).',
+    ),
+  max_part_bytes: count()
+    .optional()
+    .describe(
+      '`FILE_TOO_LARGE` of an upload part, and `VALIDATION_FAILED` of a `part_bytes` out of range: the most bytes one part may have.',
+    ),
+  min_part_bytes: count()
+    .optional()
+    .describe('`VALIDATION_FAILED` of a `part_bytes` out of range: the fewest bytes a part may have.'),
+  part_bytes: count()
+    .optional()
+    .describe(
+      "`PART_SIZE_MISMATCH`: the upload's part size in bytes, which every part but the last must have. `VALIDATION_FAILED` of a `part_bytes` that would need too many parts: the part size asked for.",
+    ),
+  max_parts: count()
+    .optional()
+    .describe(
+      '`VALIDATION_FAILED` of a `part_bytes` that would need too many parts: the most parts an upload may have.',
+    ),
+  offset: count()
+    .optional()
+    .describe(
+      '`UPLOAD_OFFSET_MISMATCH`: the bytes the server holds, where the next bytes must start (absent when another request changed the upload meanwhile: ask `HEAD`).',
+    ),
+  accepted: z
+    .array(z.string())
+    .optional()
+    .describe('`CONTENT_TYPE_UNSUPPORTED` of an upload: the ways a file may be sent.'),
+  used: count().optional().describe("`QUOTA_EXCEEDED`: the bytes the account's files use."),
+  quota: count().optional().describe("`QUOTA_EXCEEDED`: the account's storage quota in bytes."),
+  retry_after: count()
+    .optional()
+    .describe('`RATE_LIMITED`: seconds to wait before asking again (the `Retry-After` header says the same).'),
+  allow: z
+    .array(z.string())
+    .optional()
+    .describe('`METHOD_NOT_ALLOWED`: the methods the path answers (the `Allow` header says the same).'),
+  rule: z.string().optional().describe('`FORBIDDEN`: the access rule the caller did not pass (`@user.role=admin`).'),
+  scope: z
+    .string()
+    .optional()
+    .describe(
+      '`INSUFFICIENT_SCOPE`: the scope the route needs, which the API key lacks (absent where no key may call the route).',
+    ),
+  max_keys: count().optional().describe('`API_KEY_LIMIT_REACHED`: the most API keys an account may hold.'),
+  max_passkeys: count().optional().describe('`PASSKEY_LIMIT_REACHED`: the most passkeys an account may hold.'),
+  second_factor_token: z
+    .string()
+    .optional()
+    .describe('`SECOND_FACTOR_REQUIRED`: the token to send with the code to `POST /auth/login/totp`.'),
+  expires_in: count().optional().describe('`SECOND_FACTOR_REQUIRED`: seconds until `second_factor_token` expires.'),
+  methods: z
+    .array(z.string())
+    .optional()
+    .describe('`SECOND_FACTOR_REQUIRED`: the second factors the account may answer with (`totp`, `recovery_code`).'),
+  character: z
+    .string()
+    .optional()
+    .describe('`NAME_FORMAT_CHARACTER`: the format character the name may not hold, as `U+XXXX`.'),
+  job: z
+    .string()
+    .optional()
+    .describe(
+      'A failed conversion (its code: `CONVERSION_FAILED`, `FILE_TOO_LARGE`, `CONVERTER_TIMEOUT`, …): the id of the job, to read at `GET /jobs/{id}`.',
+    ),
+  converter: z
+    .string()
+    .optional()
+    .describe('`CONVERTER_NOT_CONFIGURED`: the converter the conversion needs, whose provider is not configured.'),
+  request_id: z
+    .string()
+    .optional()
+    .describe(
+      '`INTERNAL_ERROR`: the id the error was logged under, to quote when reporting it (also in `x-request-id`).',
+    ),
+}
+
 export const ErrorSchema = z
   .object({
     message: z.string().openapi({ example: 'file not found' }),
     code: z.enum(ERROR_CODES).openapi({ description: 'one code of the error table (docs/api-and-client.md, Errors)' }),
-    issues: z.array(z.object({ path: z.string(), message: z.string(), code: z.string() })).optional(),
+    ...ERROR_DETAILS,
   })
   .openapi('Error')
+
+/** What an error answer may carry beside `{ message, code }`: ERROR_DETAILS's fields. */
+export type ErrorDetails = Omit<z.infer<typeof ErrorSchema>, 'message' | 'code'>
 
 /**
  * A response entry for an error status, for route definitions. `code` picks the example the document shows;

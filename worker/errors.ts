@@ -2,6 +2,11 @@
 // a code, and the JSON answer `{ message, code }`. The private cause travels with the error and goes to the log.
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
+// A type only, erased before the Worker runs: the details are declared with the OpenAPI document's Error schema,
+// and this module stays free of zod (the API Worker's cold path loads it).
+import type { ErrorDetails } from './api'
+
+export type { ErrorDetails }
 
 interface ErrorEntry {
   readonly status: ContentfulStatusCode
@@ -111,18 +116,13 @@ export const ERRORS = {
 export type ErrorCode = keyof typeof ERRORS
 export const ERROR_CODES = Object.keys(ERRORS) as [ErrorCode, ...ErrorCode[]]
 
-export interface ErrorBody {
-  message: string
-  code: ErrorCode
-  issues?: unknown[]
-  [extra: string]: unknown
-}
+export type ErrorBody = { message: string; code: ErrorCode } & ErrorDetails
 
 export interface ApiErrorOptions {
   /** A more precise public message than the table's (numbers the client needs); never internal detail. */
   message?: string
-  /** Extra public fields of the answer (`issues`, `max_bytes`, `rule`, `job`). */
-  details?: Record<string, unknown>
+  /** Extra public fields of the answer (`issues`, `max_bytes`, `rule`, `job`), each declared in ERROR_DETAILS. */
+  details?: ErrorDetails
   headers?: Record<string, string>
   /** Private: logged under the request id, never answered. */
   cause?: unknown
@@ -132,7 +132,7 @@ export interface ApiErrorOptions {
 export class ApiError extends HTTPException {
   override readonly name = 'ApiError'
   readonly code: ErrorCode
-  readonly details: Record<string, unknown>
+  readonly details: ErrorDetails
   readonly headers: Record<string, string>
 
   constructor(code: ErrorCode, options: ApiErrorOptions = {}) {

@@ -11,7 +11,10 @@ import type { z } from '@hono/zod-openapi'
 /** Every typed route: the app's chain, plus the admin routes that it mounts by statement (worker/app.ts). */
 type Routes = ExtractSchema<App> & ExtractSchema<ReturnType<typeof adminRoutes>>
 
-/** An error answer: `{ message, code, issues? }` (worker/errors.ts). */
+/**
+ * An error answer: `{ message, code }` and the details an error may carry (`issues`, `retry_after`, the failed
+ * conversion's `job`, the request id of a 500), as the Worker's Error schema declares them (ERROR_DETAILS, worker/api.ts).
+ */
 export type ErrorBody = z.infer<typeof ErrorSchema>
 
 type Split<S extends string> = S extends `${infer Head}/${infer Tail}` ? [Head, ...Split<Tail>] : [S]
@@ -76,7 +79,7 @@ type EndpointOf<Route extends keyof Routes, Method extends string> = `$${Lowerca
 
 /** The JSON body of each status a route declares, as its response schemas say. */
 type Outputs<E> = E extends { status: infer Status extends number; output: infer Output; outputFormat: 'json' }
-  ? { [S in Status]: S extends SuccessStatusCode ? Output : Output & ErrorDetails }
+  ? { [S in Status]: S extends SuccessStatusCode ? Output : Output & ErrorAnswer }
   : never
 
 /**
@@ -87,33 +90,6 @@ type SuccessOf<E> = UnionToIntersection<
   E extends { status: SuccessStatusCode; output: infer Output; outputFormat: 'json' } ? Output : never
 >
 
-/**
- * What an error answer carries beside `{ message, code, issues }`: the details an ApiError adds (`details` in
- * worker/, e.g. the failed conversion's `job`), and the request id of a 500.
- */
-export interface ErrorDetails {
-  accepted?: string[]
-  allow?: string[]
-  character?: number
-  converter?: string
-  expires_in?: number
-  job?: string
-  max_bytes?: number
-  max_keys?: number
-  max_part_bytes?: number
-  max_passkeys?: number
-  methods?: string[]
-  offset?: number
-  part_bytes?: number
-  quota?: number
-  request_id?: string
-  retry_after?: number
-  rule?: string
-  scope?: string
-  second_factor_token?: string
-  used?: number
-}
-
 /** A record of a resource route: its fields come from configuration (worker/models/resources.ts). */
 export interface ResourceRecord {
   _id: string
@@ -121,7 +97,7 @@ export interface ResourceRecord {
 }
 
 /** An error answer, as a test reads it. */
-export type ErrorAnswer = ErrorBody & ErrorDetails
+export type ErrorAnswer = ErrorBody
 
 /**
  * The body a test reads: the route's success answer, with an error answer's fields optional beside it (a test

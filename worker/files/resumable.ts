@@ -54,8 +54,7 @@ export const uploadNotFound = () => new ApiError('UPLOAD_NOT_FOUND')
 const completedMeanwhile = () => new ApiError('UPLOAD_COMPLETED')
 const offsetMismatch = (message: string, offset: number) =>
   new ApiError('UPLOAD_OFFSET_MISMATCH', { message, details: { offset } })
-const invalid = (message: string, details?: Record<string, unknown>) =>
-  new ApiError('VALIDATION_FAILED', { message, details })
+const invalid = (message: string) => new ApiError('VALIDATION_FAILED', { message })
 const unequalPart = (message: string, partBytes: number) =>
   new ApiError('PART_SIZE_MISMATCH', { message, details: { part_bytes: partBytes } })
 const incomplete = (message: string) => new ApiError('UPLOAD_INCOMPLETE', { message })
@@ -95,16 +94,16 @@ export function tusPartBytes(length: number, defaultPartBytes = DEFAULT_PART_BYT
 function checkPartBytes(config: Config, partBytes: number, size: number | undefined) {
   const max = config.FILES_MAX_PART_BYTES
   if (!Number.isInteger(partBytes) || partBytes < MIN_PART_BYTES || partBytes > max) {
-    throw invalid(`part_bytes must be a whole number from ${MIN_PART_BYTES} to ${max} (FILES_MAX_PART_BYTES)`, {
-      min_part_bytes: MIN_PART_BYTES,
-      max_part_bytes: max,
+    throw new ApiError('VALIDATION_FAILED', {
+      message: `part_bytes must be a whole number from ${MIN_PART_BYTES} to ${max} (FILES_MAX_PART_BYTES)`,
+      details: { min_part_bytes: MIN_PART_BYTES, max_part_bytes: max },
     })
   }
   if (size !== undefined && Math.ceil(size / partBytes) > MAX_PARTS) {
-    throw invalid(
-      `${size} bytes in parts of ${partBytes} would take more than ${MAX_PARTS} parts; choose a larger part_bytes`,
-      { part_bytes: partBytes, max_parts: MAX_PARTS },
-    )
+    throw new ApiError('VALIDATION_FAILED', {
+      message: `${size} bytes in parts of ${partBytes} would take more than ${MAX_PARTS} parts; choose a larger part_bytes`,
+      details: { part_bytes: partBytes, max_parts: MAX_PARTS },
+    })
   }
 }
 
