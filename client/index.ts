@@ -21,7 +21,14 @@ import type {
   User,
 } from './types.ts'
 
-export { ERROR_CODES, EdgefloorError, isEdgefloorError, type ErrorCode } from './errors.ts'
+export {
+  ERROR_CODES,
+  EdgefloorError,
+  isEdgefloorError,
+  type ErrorCode,
+  type ErrorDetails,
+  type ValidationIssue,
+} from './errors.ts'
 export { memoryTokenStore, webStorageTokenStore, type KeyValueStorage, type TokenStore, type Tokens } from './tokens.ts'
 export type { ResumableOptions } from './tus.ts'
 export type * from './types.ts'
@@ -519,13 +526,13 @@ function requestInit(method: string, init: CallOptions, tokens: Tokens | undefin
   return { method, headers, body: body as BodyInit | undefined, signal: init.signal }
 }
 
-/** A failed job becomes the error its conversion answers (the job's message, with the job in the body). */
+/** A failed job becomes the error its conversion answers: the job's message and code, and its id in `job`. */
 function finished(job: Job): Job {
   if (job.status === 'done') return job
   throw new EdgefloorError(422, {
     message: job.error ?? 'the conversion failed',
-    code: 'CONVERSION_FAILED' satisfies ErrorCode,
-    job,
+    code: job.error_code ?? ('CONVERSION_FAILED' satisfies ErrorCode),
+    job: job._id,
   })
 }
 

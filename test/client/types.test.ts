@@ -7,11 +7,14 @@ import { describe, expect, expectTypeOf, it } from 'vitest'
 import type { z } from '@hono/zod-openapi'
 import {
   ERROR_CODES as PACKAGE_ERROR_CODES,
+  EdgefloorError,
   type ConversionTargets as PackageConversionTargets,
   type ErrorCode as PackageErrorCode,
+  type ErrorDetails as PackageErrorDetails,
   type FileRecord as PackageFile,
   type Job as PackageJob,
 } from '../../client/index.ts'
+import type { ErrorDetails } from '../../worker/api'
 import type { App } from '../../worker/app'
 import { ERROR_CODES, type ErrorCode } from '../../worker/errors'
 import type { FileResponse } from '../../worker/files/records'
@@ -83,6 +86,20 @@ describe("@edgefloor/client's standalone types", () => {
     expectTypeOf<PackageConversionTargets>().toEqualTypeOf<z.infer<typeof ConvertInfo>>()
     expectTypeOf<PackageErrorCode>().toEqualTypeOf<ErrorCode>()
     expect([...PACKAGE_ERROR_CODES]).toEqual(ERROR_CODES)
+  })
+
+  it("carry the details the Worker's Error schema declares, field for field", async () => {
+    expectTypeOf<PackageErrorDetails>().toEqualTypeOf<ErrorDetails>()
+    const user = await signUp()
+    const res = await exports.default.fetch(
+      new Request('http://edgefloor.test/files', {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${user.token}` },
+      }),
+    )
+    const error = new EdgefloorError(res.status, await res.json(), res.headers)
+    expect(error.code).toBe('METHOD_NOT_ALLOWED')
+    expect(error.details).toEqual({ allow: ['GET', 'HEAD', 'POST'] })
   })
 })
 
