@@ -10,7 +10,7 @@ import { signUp } from '../support/accounts'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
 import { turnsDuring } from '../support/turns'
-import { pdfFlateBomb, pdfJpegRepeatedScans } from '../hostile/corpus'
+import { pdfFlateBomb, pdfJpegRepeatedScans, pdfWholePageFills } from '../hostile/corpus'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
 
@@ -317,6 +317,60 @@ describe('PDF → PNG through the pipeline', () => {
       testContext({ settings: { PDF_DPI: 72 } }),
     )
     expect(readPngHeader(await outputBytes(page!))).toMatchObject({ width: 846, height: 124 })
+  })
+
+  it('refuses a page of 20,000 whole-page fills before PDFium draws it, its painted areas counted exactly', async () => {
+    // Issue 29: a page's bytes bound its objects, not their work. Each of these 23-byte fills paints every pixel
+    // (0.4 ms at 2.2 MP): the 8.8 MB a page may hold would be 150–194 s of CPU, past the step's 60 s cpu_ms.
+    const refused = await convertAll(
+      pdfToPng,
+      inputFromBytes('fills.pdf', pdfWholePageFills(20_000)),
+      testContext(),
+    ).catch((error) => error)
+    expect(refused).toMatchObject({
+      name: 'ConversionError',
+      code: 'CONVERSION_FAILED',
+      retryable: false,
+      message:
+        "page 1 paints 20000 times its area; pages are drawn painting at most 300 times their area (each object's box, weighted by its kind)",
+    })
+  })
+
+  it('draws a page of 300 whole-page fills, the most it takes, and refuses one of 301', async () => {
+    // At 72 dpi a point is a pixel: each fill's box is the page's exactly.
+    const settings = { PDF_DPI: 72 }
+    const [page] = await convertAll(
+      pdfToPng,
+      inputFromBytes('fills.pdf', pdfWholePageFills(300)),
+      testContext({ settings }),
+    )
+    expect(page!.metadata).toMatchObject({ width: 612, height: 792 })
+    const refused = await convertAll(
+      pdfToPng,
+      inputFromBytes('fills.pdf', pdfWholePageFills(301)),
+      testContext({ settings }),
+    ).catch((error) => error)
+    expect(refused.message).toMatch(/^page 1 paints 301 times its area;/)
+  })
+
+  it('draws a page of 100,000 small paths and a page of text in 400 page-sized form XObjects', async () => {
+    // A CAD-like page: each path's box is a few pixels, however many there are.
+    const paths = Array.from({ length: 100_000 }, (_, i) => `${(i * 37) % 600} ${(i * 91) % 780} 4 3 re f`)
+    // Text is often wrapped in a form XObject the page's size: it counts by its glyphs' boxes, not the form's.
+    const lines = Array.from(
+      { length: 400 },
+      (_, i) => `BT /F1 8 Tf 20 ${780 - 1.9 * i} Td (Line ${i} of the report.) Tj ET`,
+    )
+    const pdf = buildPdf([
+      { width: 612, height: 792, content: paths.join('\n') },
+      { width: 612, height: 792, helvetica: true, forms: lines, content: lines.map((_, i) => `/Fm${i} Do`).join('\n') },
+    ])
+    const outputs = await convertAll(pdfToPng, inputFromBytes('ordinary.pdf', pdf), testContext())
+    expect(outputs.map((output) => output.metadata)).toEqual([
+      { page: 1, width: 1275, height: 1650, dpi: 150 },
+      { page: 2, width: 1275, height: 1650, dpi: 150 },
+    ])
+    expect(await inkIn(await outputBytes(outputs[1]!), { x0: 0, y0: 0, x1: 0.3, y1: 0.95 })).toBeGreaterThan(0.01)
   })
 
   it.each([

@@ -647,6 +647,16 @@ export function pdfLongWord(digits = 1_000_000): Uint8Array {
   return rawPdf([...ONE_PAGE, `<< /Length 1 /W ${'1'.repeat(digits)}x >>\nstream\nx\nendstream`])
 }
 
+/**
+ * A US Letter page painted over by `fills` opaque fills of the whole page, 23 bytes of content each: the costliest
+ * drawing for its bytes (each fill paints every pixel). Issue 29 measured 0.4 ms a fill at 2.2 MP: the 8.8 MB of
+ * content a page may hold would be 150–194 s of CPU.
+ */
+export function pdfWholePageFills(fills: number): Uint8Array {
+  const content = Array.from({ length: fills }, (_, i) => `${(i % 10) / 10} g 0 0 612 792 re f`).join('\n')
+  return buildPdf([{ width: 612, height: 792, content }])
+}
+
 export function pdfPage(width: number, height: number): Uint8Array {
   return buildPdf([{ width, height, content: '0 0 0 rg 0 0 1 1 re f' }])
 }
@@ -979,6 +989,13 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     expect: 'failed',
     reason: /page 1 holds a JPEG image of 1002 scans; at most 100 are decoded/,
     bytes: async () => pdfJpegRepeatedScans(1000),
+  },
+  {
+    name: 'fill-bomb.pdf',
+    why: 'a page of 20,000 opaque fills of the whole page, each painting every pixel (460 KB)',
+    expect: 'failed',
+    reason: /page 1 paints 20000 times its area; pages are drawn painting at most 300 times their area/,
+    bytes: async () => pdfWholePageFills(20_000),
   },
   {
     name: 'long-word.pdf',

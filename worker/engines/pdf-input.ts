@@ -8,6 +8,7 @@ import {
   PdfJpegScansError,
   PdfOpenError,
   PdfPageTooLargeError,
+  PdfPaintTooLargeError,
   PdfStreamSyntaxError,
   PdfStreamTooLargeError,
   type OpenPdf,
@@ -71,7 +72,8 @@ export async function* readPdfInput<T>(
       throw new ConversionError(`${error.message}; ${limit}`)
     }
     if (error instanceof PdfStreamSyntaxError) throw new ConversionError(`the PDF cannot be read: ${error.message}`)
-    if (error instanceof PdfJpegScansError) throw new ConversionError(error.message)
+    if (error instanceof PdfJpegScansError || error instanceof PdfPaintTooLargeError)
+      throw new ConversionError(error.message)
     if (error instanceof PdfImageTooLargeError) {
       if (error.heapBytes) throw new ConversionError(error.message)
       const limit = settings.PDF_MAX_IMAGE_PIXELS

@@ -15,6 +15,7 @@ import { inTurns, yieldToEventLoop } from './event-loop'
 import { MAX_JPEG_SCANS, readJpegStructure } from './image/jpeg-end'
 import { coefficientBytes, readJpegFrame } from './image/jpeg-memory'
 import { findPdfDecryptions, type PdfDecryption, PdfPasswordError, PdfSecurityHandlerError } from './pdf-crypt'
+import { countPagePaint, type PdfiumPaintApi, PdfPaintTooLargeError } from './pdf-paint'
 import {
   type FileSlices,
   findPdfStreamsInSlices,
@@ -24,7 +25,7 @@ import {
 } from './pdf-streams'
 import type { PixelRows } from './png/encode'
 
-export { PdfStreamSyntaxError, PdfStreamTooLargeError }
+export { PdfPaintTooLargeError, PdfStreamSyntaxError, PdfStreamTooLargeError }
 
 /** Largest bitmap rendered at once: a strip of the page, as wide as the page. */
 export const STRIP_BYTES = 2 * 2 ** 20
@@ -47,28 +48,18 @@ const FPDF_ERRORS: Record<number, string> = {
 const FPDF_ERR_PASSWORD = 4
 
 /** The part of PDFium's C API (as the emscripten module exports it) this engine uses. */
-export interface PdfiumModule {
+export interface PdfiumModule extends PdfiumPaintApi {
   HEAPU8: Uint8Array
-  HEAPF32: Float32Array
-  HEAPU32: Uint32Array
-  wasmExports: { malloc(size: number): number; free(pointer: number): void }
   _FPDF_LoadMemDocument(data: number, size: number, password: number): number
   _FPDF_GetLastError(): number
   _FPDF_CloseDocument(document: number): void
   _FPDF_GetPageCount(document: number): number
   _FPDF_LoadPage(document: number, index: number): number
   _FPDF_ClosePage(page: number): void
-  _FPDF_GetPageWidth(page: number): number
-  _FPDF_GetPageHeight(page: number): number
   _FPDFBitmap_CreateEx(width: number, height: number, format: number, buffer: number, stride: number): number
   _FPDFBitmap_FillRect(bitmap: number, left: number, top: number, width: number, height: number, color: number): void
   _FPDFBitmap_Destroy(bitmap: number): void
   _FPDF_RenderPageBitmapWithMatrix(bitmap: number, page: number, matrix: number, clipping: number, flags: number): void
-  _FPDFPage_CountObjects(page: number): number
-  _FPDFPage_GetObject(page: number, index: number): number
-  _FPDFPageObj_GetType(object: number): number
-  _FPDFFormObj_CountObjects(form: number): number
-  _FPDFFormObj_GetObject(form: number, index: number): number
   _FPDFImageObj_GetImagePixelSize(image: number, width: number, height: number): number
   _FPDFImageObj_GetImageFilterCount(image: number): number
   _FPDFImageObj_GetImageFilter(image: number, index: number, buffer: number, length: number): number
@@ -484,6 +475,8 @@ export async function* eachFromPdf<T>(
                 if (image.heapBytes > IMAGE_HEAP_MAX_BYTES)
                   throw new PdfImageTooLargeError(index + 1, image.heapWidth, image.heapHeight, image.heapBytes)
                 if (image.jpegScans > MAX_JPEG_SCANS) throw new PdfJpegScansError(index + 1, image.jpegScans)
+                // Its bytes bound a page's objects, not their work: what they paint is counted before it is drawn.
+                countPagePaint(live(), page, index + 1, scale, area)
                 yield* renderStrips(live(), page, area, scale)
               } finally {
                 live()._FPDF_ClosePage(page)
@@ -501,6 +494,7 @@ export async function* eachFromPdf<T>(
       PdfImageTooLargeError,
       PdfJpegScansError,
       PdfPageTooLargeError,
+      PdfPaintTooLargeError,
       PdfStreamTooLargeError,
       PdfStreamSyntaxError,
     ].some((fault) => error instanceof fault)

@@ -1,0 +1,273 @@
+// The work of drawing a PDF page, counted before PDFium draws it. A page's bytes bound its objects, not their work:
+// each one may paint the whole page (`0 0 612 792 re f`, 20 bytes). So each object's box on the drawn rectangle is
+// summed, form XObjects walked into, weighted by what PDFium spends on a pixel of its kind (docs/platform-limits.md,
+// "A PDF page's drawing"), and a page whose sum passes MAX_PAINTED_AREAS is refused before it is drawn.
+
+/** The part of PDFium's C API the count reads. */
+export interface PdfiumPaintApi {
+  HEAPF32: Float32Array
+  HEAP32: Int32Array
+  HEAPU32: Uint32Array
+  wasmExports: { malloc(size: number): number; free(pointer: number): void }
+  _FPDF_GetPageWidth(page: number): number
+  _FPDF_GetPageHeight(page: number): number
+  _FPDF_PageToDevice(
+    page: number,
+    startX: number,
+    startY: number,
+    sizeX: number,
+    sizeY: number,
+    rotate: number,
+    pageX: number,
+    pageY: number,
+    deviceX: number,
+    deviceY: number,
+  ): number
+  _FPDFPage_CountObjects(page: number): number
+  _FPDFPage_GetObject(page: number, index: number): number
+  _FPDFPageObj_GetType(object: number): number
+  _FPDFFormObj_CountObjects(form: number): number
+  _FPDFFormObj_GetObject(form: number, index: number): number
+  _FPDFPageObj_GetBounds(object: number, left: number, bottom: number, right: number, top: number): number
+  _FPDFPageObj_GetMatrix(object: number, matrix: number): number
+  _FPDFPageObj_HasTransparency(object: number): number
+  _FPDFPageObj_GetFillColor(object: number, r: number, g: number, b: number, a: number): number
+  _FPDFPageObj_GetStrokeColor(object: number, r: number, g: number, b: number, a: number): number
+  _FPDFPageObj_GetStrokeWidth(object: number, width: number): number
+  _FPDFPath_GetDrawMode(path: number, fillMode: number, stroke: number): number
+  _FPDFPath_CountSegments(path: number): number
+}
+
+/**
+ * The most a page may paint, in areas of the drawn rectangle painted by opaque paths. A unit costs PDFium at most
+ * 3.2 ms at PDF_MAX_PAGE_PIXELS (filled curves larger than the page), so 300 are at most about 1 s: less than the
+ * dense drawing of the worst PDF step config.ts counts (12,000 filled curves in boxes up to a fifth of the page's
+ * side: 96 areas, 1.05 s). A text page paints under one area, a page-sized image 12.
+ */
+export const MAX_PAINTED_AREAS = 300
+/** Objects a page's count visits at most, form XObjects' included: PDFium has already built each one. */
+export const MAX_PAINT_OBJECTS = 1_000_000
+
+/**
+ * What painting the drawn area once costs for each kind of object, in areas of opaque paths (2.3 ms at 2.2 MP),
+ * measured and rounded up: a page-sized image 10 ms, 24 ms with a soft mask (92 ms rotated or skewed, where PDFium
+ * transforms each pixel), an axial shading 19 ms, a tiling pattern of small cells 26 ms; a blend mode, an alpha or
+ * a soft mask of the graphics state adds up to 34 ms (docs/platform-limits.md, "A PDF page's drawing").
+ */
+export const PAINT_WEIGHTS = {
+  path: 1,
+  text: 1,
+  image: 12,
+  skewedImage: 40,
+  shading: 10,
+  /** A path filled or stroked with a colour PDFium gives patterns: it may be a tiling pattern's or a shading's. */
+  pattern: 12,
+  transparency: 15,
+} as const
+
+/** The page would paint more than MAX_PAINTED_AREAS times its drawn area, or has more than MAX_PAINT_OBJECTS. */
+export class PdfPaintTooLargeError extends Error {
+  override readonly name = 'PdfPaintTooLargeError'
+  constructor(
+    readonly page: number,
+    /** Areas painted, weighted, as counted up to where the count stopped. */
+    readonly paintedAreas: number,
+    /** Objects visited up to there. */
+    readonly objects: number,
+  ) {
+    super(
+      objects > MAX_PAINT_OBJECTS
+        ? `page ${page} draws more than ${MAX_PAINT_OBJECTS} objects`
+        : `page ${page} paints ${Math.round(paintedAreas)} times its area; pages are drawn painting at most ${MAX_PAINTED_AREAS} times their area (each object's box, weighted by its kind)`,
+    )
+  }
+}
+
+const FPDF_PAGEOBJ_TEXT = 1
+const FPDF_PAGEOBJ_PATH = 2
+const FPDF_PAGEOBJ_IMAGE = 3
+const FPDF_PAGEOBJ_SHADING = 4
+const FPDF_PAGEOBJ_FORM = 5
+/** The colour PDFium gives a path painted with a coloured tiling pattern (BGR 0xBFBFBF), and with a shading one. */
+const PATTERN_COLOURS = new Set([0xbfbfbf, 0xffffff])
+/** How many times larger than the page's points the rectangle FPDF_PageToDevice maps it onto is (pageToDevice). */
+const DEVICE_PRECISION = 1000
+
+/** An affine matrix [a b c d e f]: (x, y) → (a x + c y + e, b x + d y + f). */
+type Matrix = readonly [number, number, number, number, number, number]
+
+/** `inner` then `outer`. */
+const compose = (inner: Matrix, outer: Matrix): Matrix => [
+  inner[0] * outer[0] + inner[1] * outer[2],
+  inner[0] * outer[1] + inner[1] * outer[3],
+  inner[2] * outer[0] + inner[3] * outer[2],
+  inner[2] * outer[1] + inner[3] * outer[3],
+  inner[4] * outer[0] + inner[5] * outer[2] + outer[4],
+  inner[4] * outer[1] + inner[5] * outer[3] + outer[5],
+]
+
+/** What the count needs besides the module: the scratch memory it reads answers from, the drawn size, the tally. */
+interface Tally {
+  readonly scratch: number
+  readonly width: number
+  readonly height: number
+  readonly page: number
+  areas: number
+  boxWidth: number
+  boxHeight: number
+  objects: number
+}
+
+/**
+ * Counts the areas a page paints when drawn at `scale` pixels a point, shifted by `window` (its left and top), on a
+ * `window.width` × `window.height` rectangle, as renderStrips draws it; throws PdfPaintTooLargeError past the bounds.
+ * Linear in the objects PDFium has built for the page, and stops at MAX_PAINT_OBJECTS. No closure over the module
+ * (PixelRows, png/encode.ts).
+ */
+export function countPagePaint(
+  module: PdfiumPaintApi,
+  page: number,
+  pageNumber: number,
+  scale: number,
+  window: { left: number; top: number; width: number; height: number },
+): { paintedAreas: number; objects: number } {
+  const scratch = module.wasmExports.malloc(32)
+  if (!scratch) throw new Error('PDFium could not allocate 32 bytes')
+  try {
+    const toDevice = compose(displayMatrix(module, page, scratch), [scale, 0, 0, scale, -window.left, -window.top])
+    const tally: Tally = {
+      scratch,
+      width: window.width,
+      height: window.height,
+      page: pageNumber,
+      areas: 0,
+      objects: 0,
+      boxWidth: 0,
+      boxHeight: 0,
+    }
+    countObjects(module, page, false, toDevice, tally)
+    const paintedAreas = tally.areas / (window.width * window.height)
+    if (paintedAreas > MAX_PAINTED_AREAS) throw new PdfPaintTooLargeError(pageNumber, paintedAreas, tally.objects)
+    return { paintedAreas, objects: tally.objects }
+  } finally {
+    module.wasmExports.free(scratch)
+  }
+}
+
+/** The page's display matrix (its rotation, y down) onto its whole points, as FPDF_RenderPageBitmapWithMatrix uses. */
+function displayMatrix(module: PdfiumPaintApi, page: number, scratch: number): Matrix {
+  const unit = DEVICE_PRECISION
+  const [e, f] = pageToDevice(module, page, 0, 0, scratch)
+  const [ax, ay] = pageToDevice(module, page, unit, 0, scratch)
+  const [cx, cy] = pageToDevice(module, page, 0, unit, scratch)
+  return [(ax - e) / unit, (ay - f) / unit, (cx - e) / unit, (cy - f) / unit, e, f]
+}
+
+/**
+ * Where a point of the page falls on its whole points: FPDF_PageToDevice answers whole pixels, so it is asked on a
+ * rectangle DEVICE_PRECISION times larger.
+ */
+function pageToDevice(module: PdfiumPaintApi, page: number, x: number, y: number, scratch: number): [number, number] {
+  const width = Math.floor(module._FPDF_GetPageWidth(page)) * DEVICE_PRECISION
+  const height = Math.floor(module._FPDF_GetPageHeight(page)) * DEVICE_PRECISION
+  module._FPDF_PageToDevice(page, 0, 0, width, height, 0, x, y, scratch, scratch + 4)
+  return [module.HEAP32[scratch / 4]! / DEVICE_PRECISION, module.HEAP32[scratch / 4 + 1]! / DEVICE_PRECISION]
+}
+
+function readMatrix(module: PdfiumPaintApi, object: number, scratch: number): Matrix | undefined {
+  if (!module._FPDFPageObj_GetMatrix(object, scratch)) return undefined
+  const [a, b, c, d, e, f] = module.HEAPF32.subarray(scratch / 4, scratch / 4 + 6)
+  return [a!, b!, c!, d!, e!, f!]
+}
+
+/** Adds the objects of a page or a form XObject, whose coordinates `toDevice` maps onto the drawn rectangle. */
+function countObjects(module: PdfiumPaintApi, parent: number, isForm: boolean, toDevice: Matrix, tally: Tally): void {
+  const count = isForm ? module._FPDFFormObj_CountObjects(parent) : module._FPDFPage_CountObjects(parent)
+  for (let i = 0; i < count; i++) {
+    if (++tally.objects > MAX_PAINT_OBJECTS)
+      throw new PdfPaintTooLargeError(tally.page, tally.areas / (tally.width * tally.height), tally.objects)
+    const object = isForm ? module._FPDFFormObj_GetObject(parent, i) : module._FPDFPage_GetObject(parent, i)
+    const type = module._FPDFPageObj_GetType(object)
+    if (type === FPDF_PAGEOBJ_FORM) {
+      // A form's objects are in its own space; its matrix maps that onto its parent's.
+      const matrix = readMatrix(module, object, tally.scratch)
+      if (matrix) countObjects(module, object, true, compose(matrix, toDevice), tally)
+      continue
+    }
+    const box = deviceBox(module, object, toDevice, tally)
+    if (box <= 0) continue
+    const transparency = module._FPDFPageObj_HasTransparency(object) ? PAINT_WEIGHTS.transparency : 0
+    if (type === FPDF_PAGEOBJ_PATH) tally.areas += pathPaint(module, object, toDevice, tally, transparency)
+    else tally.areas += box * (otherWeight(module, object, type, toDevice, tally.scratch) + transparency)
+  }
+}
+
+/** The pixels of the drawn rectangle under the object's box (its stroke included); its sides go to the tally. */
+function deviceBox(module: PdfiumPaintApi, object: number, toDevice: Matrix, tally: Tally): number {
+  const { scratch } = tally
+  if (!module._FPDFPageObj_GetBounds(object, scratch, scratch + 4, scratch + 8, scratch + 12)) return 0
+  const bounds = module.HEAPF32.subarray(scratch / 4, scratch / 4 + 4)
+  let x0 = Number.POSITIVE_INFINITY
+  let y0 = Number.POSITIVE_INFINITY
+  let x1 = Number.NEGATIVE_INFINITY
+  let y1 = Number.NEGATIVE_INFINITY
+  for (const [x, y] of [
+    [bounds[0]!, bounds[1]!],
+    [bounds[2]!, bounds[1]!],
+    [bounds[0]!, bounds[3]!],
+    [bounds[2]!, bounds[3]!],
+  ]) {
+    const deviceX = x! * toDevice[0] + y! * toDevice[2] + toDevice[4]
+    const deviceY = x! * toDevice[1] + y! * toDevice[3] + toDevice[5]
+    x0 = Math.min(x0, deviceX)
+    x1 = Math.max(x1, deviceX)
+    y0 = Math.min(y0, deviceY)
+    y1 = Math.max(y1, deviceY)
+  }
+  tally.boxWidth = Math.min(x1, tally.width) - Math.max(x0, 0)
+  tally.boxHeight = Math.min(y1, tally.height) - Math.max(y0, 0)
+  return tally.boxWidth > 0 && tally.boxHeight > 0 ? tally.boxWidth * tally.boxHeight : 0
+}
+
+/**
+ * A path's paint: its box (the tally's last), weighted as a pattern's when its colour is the one PDFium gives
+ * patterns, plus `transparency`. A stroked, unfilled path costs PDFium its lines, not its box (a diagonal across the
+ * page is a pixel a row): each segment is at most the box's width plus its height long, and at least a pixel wide.
+ */
+function pathPaint(module: PdfiumPaintApi, path: number, toDevice: Matrix, tally: Tally, transparency: number) {
+  const { scratch, boxWidth, boxHeight } = tally
+  const box = boxWidth * boxHeight
+  if (!module._FPDFPath_GetDrawMode(path, scratch, scratch + 4)) return box * (PAINT_WEIGHTS.pattern + transparency)
+  const isFilled = module.HEAP32[scratch / 4] !== 0
+  const isStroked = module.HEAP32[scratch / 4 + 1] !== 0
+  const isPattern =
+    (isFilled &&
+      module._FPDFPageObj_GetFillColor(path, scratch, scratch + 4, scratch + 8, scratch + 12) &&
+      isPatternColour(module, scratch)) ||
+    (isStroked &&
+      module._FPDFPageObj_GetStrokeColor(path, scratch, scratch + 4, scratch + 8, scratch + 12) &&
+      isPatternColour(module, scratch))
+  const weight = (isPattern ? PAINT_WEIGHTS.pattern : PAINT_WEIGHTS.path) + transparency
+  if (isFilled || !isStroked || !module._FPDFPageObj_GetStrokeWidth(path, scratch)) return box * weight
+  const scaleOfWidth = Math.sqrt(Math.abs(toDevice[0] * toDevice[3] - toDevice[1] * toDevice[2]))
+  const lineWidth = Math.max(1, module.HEAPF32[scratch / 4]! * scaleOfWidth)
+  return Math.min(box, module._FPDFPath_CountSegments(path) * (boxWidth + boxHeight) * lineWidth) * weight
+}
+
+/** What a pixel of a text, a shading or an image (or an unknown object) costs, in pixels of an opaque path. */
+function otherWeight(module: PdfiumPaintApi, object: number, type: number, toDevice: Matrix, scratch: number) {
+  if (type === FPDF_PAGEOBJ_TEXT) return PAINT_WEIGHTS.text
+  if (type === FPDF_PAGEOBJ_SHADING) return PAINT_WEIGHTS.shading
+  if (type !== FPDF_PAGEOBJ_IMAGE) return PAINT_WEIGHTS.skewedImage
+  const matrix = readMatrix(module, object, scratch)
+  const [a, b, c, d] = matrix ? compose(matrix, toDevice) : [1, 1, 1, 1]
+  // PDFium stretches an image drawn upright or turned a quarter, and transforms every pixel of any other.
+  const isUpright = Math.abs(b) < Math.abs(a) / 20 && Math.abs(c) < Math.abs(d) / 20
+  const isQuarterTurned = Math.abs(a) < Math.abs(b) / 20 && Math.abs(d) < Math.abs(c) / 20
+  return isUpright || isQuarterTurned ? PAINT_WEIGHTS.image : PAINT_WEIGHTS.skewedImage
+}
+
+const isPatternColour = (module: PdfiumPaintApi, scratch: number) =>
+  PATTERN_COLOURS.has(
+    (module.HEAPU32[scratch / 4]! << 16) | (module.HEAPU32[scratch / 4 + 1]! << 8) | module.HEAPU32[scratch / 4 + 2]!,
+  )
