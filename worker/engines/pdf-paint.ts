@@ -1,7 +1,7 @@
 // The work of drawing a PDF page, counted before PDFium draws it. A page's bytes bound its objects, not their work:
 // each one may paint the whole page (`0 0 612 792 re f`, 20 bytes). So each object's box on the drawn rectangle is
 // summed, form XObjects walked into, weighted by what PDFium spends on a pixel of its kind (docs/platform-limits.md,
-// "A PDF page's drawing"), and a page whose sum passes MAX_PAINTED_AREAS is refused before it is drawn.
+// "What bounds a PDF page's drawing"), and a page whose sum passes MAX_PAINTED_AREAS is refused before it is drawn.
 
 /** The part of PDFium's C API the count reads. */
 export interface PdfiumPaintApi {
@@ -52,7 +52,7 @@ export const MAX_PAINT_OBJECTS = 1_000_000
  * What painting the drawn area once costs for each kind of object, in areas of opaque paths (2.3 ms at 2.2 MP),
  * measured and rounded up: a page-sized image 10 ms, 24 ms with a soft mask (92 ms rotated or skewed, where PDFium
  * transforms each pixel), an axial shading 19 ms, a tiling pattern of small cells 26 ms; a blend mode, an alpha or
- * a soft mask of the graphics state adds up to 34 ms (docs/platform-limits.md, "A PDF page's drawing").
+ * a soft mask of the graphics state adds up to 34 ms (docs/platform-limits.md, "What bounds a PDF page's drawing").
  */
 export const PAINT_WEIGHTS = {
   path: 1,
