@@ -10,7 +10,7 @@ import { signUp } from '../support/accounts'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
 import { turnsDuring } from '../support/turns'
-import { pdfFlateBomb, pdfJpegRepeatedScans, pdfWholePageFills } from '../hostile/corpus'
+import { pdfAnnotationFills, pdfFlateBomb, pdfJpegRepeatedScans, pdfWholePageFills } from '../hostile/corpus'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
 
@@ -351,6 +351,25 @@ describe('PDF → PNG through the pipeline', () => {
       testContext({ settings }),
     ).catch((error) => error)
     expect(refused.message).toMatch(/^page 1 paints 301 times its area;/)
+  })
+
+  it("counts what an annotation's appearance paints: 300 fills of the page draw, 2,000 are refused", async () => {
+    // PDFium draws annotations' appearances over the page (FPDF_ANNOT); they are not among the page's objects.
+    const settings = { PDF_DPI: 72 }
+    const [page] = await convertAll(
+      pdfToPng,
+      inputFromBytes('annotated.pdf', pdfAnnotationFills(300)),
+      testContext({ settings }),
+    )
+    // The appearance's last fill (0.9 gray) covers the page.
+    const { data } = await decodeImage(await outputBytes(page!), TEST_IMAGE_LIMITS)
+    expect([data[0], data[data.length - 4]]).toEqual([230, 230])
+    const refused = await convertAll(
+      pdfToPng,
+      inputFromBytes('annotated.pdf', pdfAnnotationFills(2000)),
+      testContext({ settings }),
+    ).catch((error) => error)
+    expect(refused.message).toMatch(/^page 1 paints 2000 times its area;/)
   })
 
   it('draws a page of 100,000 small paths and a page of text in 400 page-sized form XObjects', async () => {

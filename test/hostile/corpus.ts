@@ -657,6 +657,22 @@ export function pdfWholePageFills(fills: number): Uint8Array {
   return buildPdf([{ width: 612, height: 792, content }])
 }
 
+/**
+ * A US Letter page with one annotation whose appearance paints `fills` opaque fills of its whole box, the
+ * annotation's rectangle the page's: PDFium draws annotations' appearances over the page.
+ */
+export function pdfAnnotationFills(fills: number): Uint8Array {
+  const appearance = Array.from({ length: fills }, (_, i) => `${(i % 10) / 10} g 0 0 100 100 re f`).join('\n')
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Annots [5 0 R] >>',
+    '<< /Length 0 >>\nstream\n\nendstream',
+    '<< /Type /Annot /Subtype /Square /Rect [0 0 612 792] /AP << /N 6 0 R >> >>',
+    streamObject('/Type /XObject /Subtype /Form /BBox [0 0 100 100]', text(appearance)),
+  ])
+}
+
 export function pdfPage(width: number, height: number): Uint8Array {
   return buildPdf([{ width, height, content: '0 0 0 rg 0 0 1 1 re f' }])
 }
@@ -996,6 +1012,13 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     expect: 'failed',
     reason: /page 1 paints 20000 times its area; pages are drawn painting at most 300 times their area/,
     bytes: async () => pdfWholePageFills(20_000),
+  },
+  {
+    name: 'annotation-fills.pdf',
+    why: "an annotation whose appearance paints 20,000 fills of the page's size",
+    expect: 'failed',
+    reason: /page 1 paints 20000 times its area; pages are drawn painting at most 300 times their area/,
+    bytes: async () => pdfAnnotationFills(20_000),
   },
   {
     name: 'long-word.pdf',

@@ -36,6 +36,12 @@ export interface PdfiumPaintApi {
   _FPDFPageObj_GetStrokeWidth(object: number, width: number): number
   _FPDFPath_GetDrawMode(path: number, fillMode: number, stroke: number): number
   _FPDFPath_CountSegments(path: number): number
+  _FPDFPage_GetAnnotCount(page: number): number
+  _FPDFPage_GetAnnot(page: number, index: number): number
+  _FPDFPage_CloseAnnot(annotation: number): void
+  _FPDFAnnot_GetRect(annotation: number, rect: number): number
+  _FPDFAnnot_GetObjectCount(annotation: number): number
+  _FPDFAnnot_GetObject(annotation: number, index: number): number
 }
 
 /**
@@ -149,7 +155,8 @@ export function countPagePaint(
       boxWidth: 0,
       boxHeight: 0,
     }
-    countObjects(module, page, false, toDevice, tally)
+    countObjects(module, page, 'page', toDevice, tally)
+    countAnnotations(module, page, toDevice, tally)
     const paintedAreas = tally.areas / (window.width * window.height)
     if (paintedAreas > MAX_PAINTED_AREAS) throw new PdfPaintTooLargeError(pageNumber, paintedAreas, tally.objects)
     return { paintedAreas, objects: tally.objects }
@@ -184,18 +191,36 @@ function readMatrix(module: PdfiumPaintApi, object: number, scratch: number): Ma
   return [a!, b!, c!, d!, e!, f!]
 }
 
-/** Adds the objects of a page or a form XObject, whose coordinates `toDevice` maps onto the drawn rectangle. */
-function countObjects(module: PdfiumPaintApi, parent: number, isForm: boolean, toDevice: Matrix, tally: Tally): void {
-  const count = isForm ? module._FPDFFormObj_CountObjects(parent) : module._FPDFPage_CountObjects(parent)
+/** What holds objects: a page, a form XObject, an annotation's appearance. */
+type Parent = 'page' | 'form' | 'annotation'
+
+function countOf(module: PdfiumPaintApi, parent: number, kind: Parent): number {
+  if (kind === 'page') return module._FPDFPage_CountObjects(parent)
+  return kind === 'form' ? module._FPDFFormObj_CountObjects(parent) : module._FPDFAnnot_GetObjectCount(parent)
+}
+
+function objectOf(module: PdfiumPaintApi, parent: number, kind: Parent, index: number): number {
+  if (kind === 'page') return module._FPDFPage_GetObject(parent, index)
+  return kind === 'form' ? module._FPDFFormObj_GetObject(parent, index) : module._FPDFAnnot_GetObject(parent, index)
+}
+
+/** One more object visited, or PdfPaintTooLargeError past MAX_PAINT_OBJECTS. */
+function visit(tally: Tally): void {
+  if (++tally.objects > MAX_PAINT_OBJECTS)
+    throw new PdfPaintTooLargeError(tally.page, tally.areas / (tally.width * tally.height), tally.objects)
+}
+
+/** Adds the objects of a page, a form XObject or an appearance, whose space `toDevice` maps onto the drawn rectangle. */
+function countObjects(module: PdfiumPaintApi, parent: number, kind: Parent, toDevice: Matrix, tally: Tally): void {
+  const count = countOf(module, parent, kind)
   for (let i = 0; i < count; i++) {
-    if (++tally.objects > MAX_PAINT_OBJECTS)
-      throw new PdfPaintTooLargeError(tally.page, tally.areas / (tally.width * tally.height), tally.objects)
-    const object = isForm ? module._FPDFFormObj_GetObject(parent, i) : module._FPDFPage_GetObject(parent, i)
+    visit(tally)
+    const object = objectOf(module, parent, kind, i)
     const type = module._FPDFPageObj_GetType(object)
     if (type === FPDF_PAGEOBJ_FORM) {
       // A form's objects are in its own space; its matrix maps that onto its parent's.
       const matrix = readMatrix(module, object, tally.scratch)
-      if (matrix) countObjects(module, object, true, compose(matrix, toDevice), tally)
+      if (matrix) countObjects(module, object, 'form', compose(matrix, toDevice), tally)
       continue
     }
     const box = deviceBox(module, object, toDevice, tally)
@@ -204,6 +229,53 @@ function countObjects(module: PdfiumPaintApi, parent: number, isForm: boolean, t
     if (type === FPDF_PAGEOBJ_PATH) tally.areas += pathPaint(module, object, toDevice, tally, transparency)
     else tally.areas += box * (otherWeight(module, object, type, toDevice, tally.scratch) + transparency)
   }
+}
+
+/**
+ * Adds what the page's annotations paint (PDFium draws their appearances over the page). An appearance's objects
+ * are in its own space, which PDF maps from its bounding box onto the annotation's rectangle; the count maps the box
+ * of the objects instead (no larger than the bounding box they are drawn in), so an object counts at least its
+ * share of the rectangle.
+ */
+function countAnnotations(module: PdfiumPaintApi, page: number, toDevice: Matrix, tally: Tally): void {
+  const count = module._FPDFPage_GetAnnotCount(page)
+  for (let i = 0; i < count; i++) {
+    visit(tally)
+    const annotation = module._FPDFPage_GetAnnot(page, i)
+    if (!annotation) continue
+    try {
+      const toPage = appearanceToPage(module, annotation, tally)
+      if (toPage) countObjects(module, annotation, 'annotation', compose(toPage, toDevice), tally)
+    } finally {
+      module._FPDFPage_CloseAnnot(annotation)
+    }
+  }
+}
+
+/** The matrix from the box of an appearance's objects onto its annotation's rectangle, if it has both. */
+function appearanceToPage(module: PdfiumPaintApi, annotation: number, tally: Tally): Matrix | undefined {
+  const { scratch } = tally
+  const count = module._FPDFAnnot_GetObjectCount(annotation)
+  if (count <= 0 || !module._FPDFAnnot_GetRect(annotation, scratch)) return undefined
+  const [left, top, right, bottom] = module.HEAPF32.subarray(scratch / 4, scratch / 4 + 4) as unknown as number[]
+  let x0 = Number.POSITIVE_INFINITY
+  let y0 = Number.POSITIVE_INFINITY
+  let x1 = Number.NEGATIVE_INFINITY
+  let y1 = Number.NEGATIVE_INFINITY
+  for (let i = 0; i < count; i++) {
+    visit(tally)
+    const object = module._FPDFAnnot_GetObject(annotation, i)
+    if (!module._FPDFPageObj_GetBounds(object, scratch, scratch + 4, scratch + 8, scratch + 12)) continue
+    const bounds = module.HEAPF32.subarray(scratch / 4, scratch / 4 + 4)
+    x0 = Math.min(x0, bounds[0]!)
+    y0 = Math.min(y0, bounds[1]!)
+    x1 = Math.max(x1, bounds[2]!)
+    y1 = Math.max(y1, bounds[3]!)
+  }
+  if (!(x1 > x0 && y1 > y0)) return undefined
+  const scaleX = (right! - left!) / (x1 - x0)
+  const scaleY = (top! - bottom!) / (y1 - y0)
+  return [scaleX, 0, 0, scaleY, left! - x0 * scaleX, bottom! - y0 * scaleY]
 }
 
 /** The pixels of the drawn rectangle under the object's box (its stroke included); its sides go to the tally. */
