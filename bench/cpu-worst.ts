@@ -33,6 +33,12 @@ import { freePort, root } from './wrangler-dev.ts'
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
 
+/**
+ * The most of denseDrawing a page at PDF_MAX_PAGE_PIXELS takes beside its page-sized image (12 areas): the paint bound
+ * (MAX_PAINTED_AREAS, engines/pdf-paint.ts) counts about 255 areas a MB of it, so 1.05 MB is about 280 of the 300.
+ */
+const DRAWING_MAX_BYTES = 1_050_000
+
 /** Whole-page fills of the fill bomb (issue 29: 0.4 ms each at 2.2 MP), refused by the paint bound. */
 const BOMB_FILLS = 20_000
 
@@ -90,7 +96,8 @@ async function pdfStep(vars: Readonly<Record<string, string>>): Promise<Uint8Arr
   const rgb = sharp(photoPixels(imageWidth, imageHeight), {
     raw: { width: imageWidth, height: imageHeight, channels: 4 },
   }).removeAlpha()
-  const drawingBytes = Math.floor(setting('PDF_MAX_BYTES') / pages / 2)
+  // As much of the drawing as fits half the file's share of a page, and as the paint bound takes beside the image.
+  const drawingBytes = Math.min(Math.floor(setting('PDF_MAX_BYTES') / pages / 2), DRAWING_MAX_BYTES)
   for (let quality = 90; quality >= 10; quality -= 10) {
     const jpeg = await rgb.clone().jpeg({ quality, chromaSubsampling: '4:4:4' }).toBuffer()
     if (pages * (jpeg.byteLength + drawingBytes) > setting('PDF_MAX_BYTES') * 0.98) continue

@@ -319,7 +319,7 @@ describe('PDF → PNG through the pipeline', () => {
     expect(readPngHeader(await outputBytes(page!))).toMatchObject({ width: 846, height: 124 })
   })
 
-  it('refuses a page of 20,000 whole-page fills before PDFium draws it, its painted areas counted exactly', async () => {
+  it('refuses a page of 20,000 whole-page fills before PDFium draws it, its painted pixels counted exactly', async () => {
     // Issue 29: a page's bytes bound its objects, not their work. Each of these 23-byte fills paints every pixel
     // (0.4 ms at 2.2 MP): the 8.8 MB a page may hold would be 150–194 s of CPU, past the step's 60 s cpu_ms.
     const refused = await convertAll(
@@ -331,26 +331,28 @@ describe('PDF → PNG through the pipeline', () => {
       name: 'ConversionError',
       code: 'CONVERSION_FAILED',
       retryable: false,
+      // 20,000 × (1275 × 1650 pixels + 3000 an object), against 300 × PDF_MAX_PAGE_PIXELS (2,200,000).
       message:
-        "page 1 paints 20000 times its area; pages are drawn painting at most 300 times their area (each object's box, weighted by its kind)",
+        "page 1 would paint 42135.0 megapixels (each object's box, weighted by its kind); at most 660.0 are painted (300 times PDF_MAX_PAGE_PIXELS)",
     })
   })
 
-  it('draws a page of 300 whole-page fills, the most it takes, and refuses one of 301', async () => {
-    // At 72 dpi a point is a pixel: each fill's box is the page's exactly.
-    const settings = { PDF_DPI: 72 }
+  it('draws 298 whole-page fills, the most a page of PDF_MAX_PAGE_PIXELS takes, and refuses 299', async () => {
+    // At 72 dpi a point is a pixel: each fill paints the page's 484,704 pixels, and counts 3000 more as an object.
+    // 298 × 487,704 is within 300 × 484,704; 299 × 487,704 (145,823,496) is not.
+    const settings = { PDF_DPI: 72, PDF_MAX_PAGE_PIXELS: 612 * 792 }
     const [page] = await convertAll(
       pdfToPng,
-      inputFromBytes('fills.pdf', pdfWholePageFills(300)),
+      inputFromBytes('fills.pdf', pdfWholePageFills(298)),
       testContext({ settings }),
     )
     expect(page!.metadata).toMatchObject({ width: 612, height: 792 })
     const refused = await convertAll(
       pdfToPng,
-      inputFromBytes('fills.pdf', pdfWholePageFills(301)),
+      inputFromBytes('fills.pdf', pdfWholePageFills(299)),
       testContext({ settings }),
     ).catch((error) => error)
-    expect(refused.message).toMatch(/^page 1 paints 301 times its area;/)
+    expect(refused.message).toMatch(/^page 1 would paint 145\.8 megapixels .*; at most 145\.4 are painted/)
   })
 
   it("counts what an annotation's appearance paints: 300 fills of the page draw, 2,000 are refused", async () => {
@@ -369,7 +371,7 @@ describe('PDF → PNG through the pipeline', () => {
       inputFromBytes('annotated.pdf', pdfAnnotationFills(2000)),
       testContext({ settings }),
     ).catch((error) => error)
-    expect(refused.message).toMatch(/^page 1 paints 2000 times its area;/)
+    expect(refused.message).toMatch(/^page 1 would paint 975\.4 megapixels /)
   })
 
   it('draws a page of 100,000 small paths and a page of text in 400 page-sized form XObjects', async () => {

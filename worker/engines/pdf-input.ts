@@ -13,6 +13,7 @@ import {
   PdfStreamTooLargeError,
   type OpenPdf,
 } from './pdfium'
+import { MAX_PAINTED_AREAS } from './pdf-paint'
 
 /** A page's streams may decode to its largest RGBA bitmap: 4 bytes for each pixel of PDF_MAX_PAGE_PIXELS. */
 const STREAM_BYTES_PER_PIXEL = 4
@@ -72,8 +73,9 @@ export async function* readPdfInput<T>(
       throw new ConversionError(`${error.message}; ${limit}`)
     }
     if (error instanceof PdfStreamSyntaxError) throw new ConversionError(`the PDF cannot be read: ${error.message}`)
-    if (error instanceof PdfJpegScansError || error instanceof PdfPaintTooLargeError)
-      throw new ConversionError(error.message)
+    if (error instanceof PdfJpegScansError) throw new ConversionError(error.message)
+    if (error instanceof PdfPaintTooLargeError)
+      throw new ConversionError(`${error.message} (${MAX_PAINTED_AREAS} times PDF_MAX_PAGE_PIXELS)`)
     if (error instanceof PdfImageTooLargeError) {
       if (error.heapBytes) throw new ConversionError(error.message)
       const limit = settings.PDF_MAX_IMAGE_PIXELS

@@ -1,7 +1,7 @@
 // The work of drawing a PDF page, counted before PDFium draws it. A page's bytes bound its objects, not their work:
 // each one may paint the whole page (`0 0 612 792 re f`, 20 bytes). So each object's box on the drawn rectangle is
 // summed, form XObjects walked into, weighted by what PDFium spends on a pixel of its kind (docs/platform-limits.md,
-// "What bounds a PDF page's drawing"), and a page whose sum passes MAX_PAINTED_AREAS is refused before it is drawn.
+// "What bounds a PDF page's drawing"), and a page whose sum passes its bound is refused before it is drawn.
 
 /** The part of PDFium's C API the count reads. */
 export interface PdfiumPaintApi {
@@ -36,6 +36,10 @@ export interface PdfiumPaintApi {
   _FPDFPageObj_GetStrokeWidth(object: number, width: number): number
   _FPDFPath_GetDrawMode(path: number, fillMode: number, stroke: number): number
   _FPDFPath_CountSegments(path: number): number
+  _FPDFPath_GetPathSegment(path: number, index: number): number
+  _FPDFPathSegment_GetPoint(segment: number, x: number, y: number): number
+  _FPDFPathSegment_GetType(segment: number): number
+  _FPDFPathSegment_GetClose(segment: number): number
   _FPDFPage_GetAnnotCount(page: number): number
   _FPDFPage_GetAnnot(page: number, index: number): number
   _FPDFPage_CloseAnnot(annotation: number): void
@@ -45,23 +49,25 @@ export interface PdfiumPaintApi {
 }
 
 /**
- * The most a page may paint, in areas of the drawn rectangle painted by opaque paths. A unit costs PDFium at most
- * 3.2 ms at PDF_MAX_PAGE_PIXELS (filled curves larger than the page), so 300 are at most about 1 s: less than the
- * dense drawing of the worst PDF step config.ts counts (12,000 filled curves in boxes up to a fifth of the page's
- * side: 96 areas, 1.05 s). A text page paints under one area, a page-sized image 12.
+ * The most a page may paint, in pixels of opaque fills: this many times the largest page's pixels (PDF_MAX_PAGE_PIXELS,
+ * the caller's), whatever its scale or crop. Painting the largest page's area costs PDFium at most 3.6 ms (filled
+ * curves larger than the page), so a page is at most about 1.1 s of drawing; with a 12 MP image decoded, still under
+ * the 880 ms a megapixel config.ts counts a PDF page. A text page paints under one area, a page-sized image 12.
  */
 export const MAX_PAINTED_AREAS = 300
 /** Objects a page's count visits at most, form XObjects' included: PDFium has already built each one. */
 export const MAX_PAINT_OBJECTS = 1_000_000
 
 /**
- * What painting the drawn area once costs for each kind of object, in areas of opaque paths (2.3 ms at 2.2 MP),
- * measured and rounded up: a page-sized image 10 ms, 24 ms with a soft mask (92 ms rotated or skewed, where PDFium
- * transforms each pixel), an axial shading 19 ms, a tiling pattern of small cells 26 ms; a blend mode, an alpha or
- * a soft mask of the graphics state adds up to 34 ms (docs/platform-limits.md, "What bounds a PDF page's drawing").
+ * What painting a pixel costs for each kind of object, in pixels of an opaque fill (0.3–3.6 ms for the area of a
+ * 2.2 MP page), measured and rounded up: a page-sized image 10 ms, 24 ms with a soft mask (92 ms rotated or skewed,
+ * where PDFium transforms each pixel), a shading 19 ms, a tiling pattern of small cells 26 ms; a blend mode, an alpha
+ * or a soft mask of the graphics state adds up to 34 ms (docs/platform-limits.md, "What bounds a PDF page's drawing").
  */
 export const PAINT_WEIGHTS = {
   path: 1,
+  /** A pixel of a stroke's length, besides the pixels its width covers. */
+  strokeLength: 50,
   text: 1,
   image: 12,
   skewedImage: 40,
@@ -69,26 +75,32 @@ export const PAINT_WEIGHTS = {
   /** A path filled or stroked with a colour PDFium gives patterns: it may be a tiling pattern's or a shading's. */
   pattern: 12,
   transparency: 15,
+  /** Pixels each object counts, however small (3–5 µs each to build, clip and draw). */
+  object: 3000,
 } as const
 
-/** The page would paint more than MAX_PAINTED_AREAS times its drawn area, or has more than MAX_PAINT_OBJECTS. */
+/** The page would paint more than its bound (MAX_PAINTED_AREAS), or has more than MAX_PAINT_OBJECTS objects. */
 export class PdfPaintTooLargeError extends Error {
   override readonly name = 'PdfPaintTooLargeError'
   readonly page: number
-  /** Areas painted, weighted, as counted up to where the count stopped. */
-  readonly paintedAreas: number
+  /** Pixels painted, weighted, as counted up to where the count stopped. */
+  readonly paintedPixels: number
+  /** The most the page could paint. */
+  readonly maxPixels: number
   /** Objects visited up to there. */
   readonly objects: number
 
   // Fields, not parameter properties: bench/cpu-worst.ts imports this module under Node's type stripping.
-  constructor(page: number, paintedAreas: number, objects: number) {
+  constructor(page: number, paintedPixels: number, maxPixels: number, objects: number) {
+    const megapixels = (pixels: number) => (pixels / 1e6).toFixed(1)
     super(
       objects > MAX_PAINT_OBJECTS
         ? `page ${page} draws more than ${MAX_PAINT_OBJECTS} objects`
-        : `page ${page} paints ${Math.round(paintedAreas)} times its area; pages are drawn painting at most ${MAX_PAINTED_AREAS} times their area (each object's box, weighted by its kind)`,
+        : `page ${page} would paint ${megapixels(paintedPixels)} megapixels (each object's box, weighted by its kind); at most ${megapixels(maxPixels)} are painted`,
     )
     this.page = page
-    this.paintedAreas = paintedAreas
+    this.paintedPixels = paintedPixels
+    this.maxPixels = maxPixels
     this.objects = objects
   }
 }
@@ -98,6 +110,7 @@ const FPDF_PAGEOBJ_PATH = 2
 const FPDF_PAGEOBJ_IMAGE = 3
 const FPDF_PAGEOBJ_SHADING = 4
 const FPDF_PAGEOBJ_FORM = 5
+const FPDF_SEGMENT_MOVETO = 2
 /** The colour PDFium gives a path painted with a coloured tiling pattern (BGR 0xBFBFBF), and with a shading one. */
 const PATTERN_COLOURS = new Set([0xbfbfbf, 0xffffff])
 /** How many times larger than the page's points the rectangle FPDF_PageToDevice maps it onto is (pageToDevice). */
@@ -122,15 +135,17 @@ interface Tally {
   readonly width: number
   readonly height: number
   readonly page: number
-  areas: number
+  readonly maxPixels: number
+  pixels: number
   boxWidth: number
   boxHeight: number
   objects: number
 }
 
 /**
- * Counts the areas a page paints when drawn at `scale` pixels a point, shifted by `window` (its left and top), on a
- * `window.width` × `window.height` rectangle, as renderStrips draws it; throws PdfPaintTooLargeError past the bounds.
+ * Counts the pixels a page paints when drawn at `scale` pixels a point, shifted by `window` (its left and top), on a
+ * `window.width` × `window.height` rectangle, as renderStrips draws it; throws PdfPaintTooLargeError past
+ * MAX_PAINTED_AREAS × `maxPagePixels`.
  * Linear in the objects PDFium has built for the page, and stops at MAX_PAINT_OBJECTS. No closure over the module
  * (PixelRows, png/encode.ts).
  */
@@ -140,7 +155,8 @@ export function countPagePaint(
   pageNumber: number,
   scale: number,
   window: { left: number; top: number; width: number; height: number },
-): { paintedAreas: number; objects: number } {
+  maxPagePixels: number,
+): { paintedPixels: number; objects: number } {
   const scratch = module.wasmExports.malloc(32)
   if (!scratch) throw new Error('PDFium could not allocate 32 bytes')
   try {
@@ -150,16 +166,17 @@ export function countPagePaint(
       width: window.width,
       height: window.height,
       page: pageNumber,
-      areas: 0,
+      maxPixels: MAX_PAINTED_AREAS * maxPagePixels,
+      pixels: 0,
       objects: 0,
       boxWidth: 0,
       boxHeight: 0,
     }
     countObjects(module, page, 'page', toDevice, tally)
     countAnnotations(module, page, toDevice, tally)
-    const paintedAreas = tally.areas / (window.width * window.height)
-    if (paintedAreas > MAX_PAINTED_AREAS) throw new PdfPaintTooLargeError(pageNumber, paintedAreas, tally.objects)
-    return { paintedAreas, objects: tally.objects }
+    if (tally.pixels > tally.maxPixels)
+      throw new PdfPaintTooLargeError(pageNumber, tally.pixels, tally.maxPixels, tally.objects)
+    return { paintedPixels: tally.pixels, objects: tally.objects }
   } finally {
     module.wasmExports.free(scratch)
   }
@@ -207,7 +224,7 @@ function objectOf(module: PdfiumPaintApi, parent: number, kind: Parent, index: n
 /** One more object visited, or PdfPaintTooLargeError past MAX_PAINT_OBJECTS. */
 function visit(tally: Tally): void {
   if (++tally.objects > MAX_PAINT_OBJECTS)
-    throw new PdfPaintTooLargeError(tally.page, tally.areas / (tally.width * tally.height), tally.objects)
+    throw new PdfPaintTooLargeError(tally.page, tally.pixels, tally.maxPixels, tally.objects)
 }
 
 /** Adds the objects of a page, a form XObject or an appearance, whose space `toDevice` maps onto the drawn rectangle. */
@@ -215,6 +232,7 @@ function countObjects(module: PdfiumPaintApi, parent: number, kind: Parent, toDe
   const count = countOf(module, parent, kind)
   for (let i = 0; i < count; i++) {
     visit(tally)
+    tally.pixels += PAINT_WEIGHTS.object
     const object = objectOf(module, parent, kind, i)
     const type = module._FPDFPageObj_GetType(object)
     if (type === FPDF_PAGEOBJ_FORM) {
@@ -226,8 +244,8 @@ function countObjects(module: PdfiumPaintApi, parent: number, kind: Parent, toDe
     const box = deviceBox(module, object, toDevice, tally)
     if (box <= 0) continue
     const transparency = module._FPDFPageObj_HasTransparency(object) ? PAINT_WEIGHTS.transparency : 0
-    if (type === FPDF_PAGEOBJ_PATH) tally.areas += pathPaint(module, object, toDevice, tally, transparency)
-    else tally.areas += box * (otherWeight(module, object, type, toDevice, tally.scratch) + transparency)
+    if (type === FPDF_PAGEOBJ_PATH) tally.pixels += pathPaint(module, object, toDevice, tally, transparency)
+    else tally.pixels += box * (otherWeight(module, object, type, toDevice, tally.scratch) + transparency)
   }
 }
 
@@ -306,9 +324,8 @@ function deviceBox(module: PdfiumPaintApi, object: number, toDevice: Matrix, tal
 }
 
 /**
- * A path's paint: its box (the tally's last), weighted as a pattern's when its colour is the one PDFium gives
- * patterns, plus `transparency`. A stroked, unfilled path costs PDFium its lines, not its box (a diagonal across the
- * page is a pixel a row): each segment is at most the box's width plus its height long, and at least a pixel wide.
+ * A path's paint: its box filled, weighted as a pattern's when its colour is the one PDFium gives patterns, plus
+ * `transparency`; its lines stroked (strokePaint).
  */
 function pathPaint(module: PdfiumPaintApi, path: number, toDevice: Matrix, tally: Tally, transparency: number) {
   const { scratch, boxWidth, boxHeight } = tally
@@ -324,10 +341,38 @@ function pathPaint(module: PdfiumPaintApi, path: number, toDevice: Matrix, tally
       module._FPDFPageObj_GetStrokeColor(path, scratch, scratch + 4, scratch + 8, scratch + 12) &&
       isPatternColour(module, scratch))
   const weight = (isPattern ? PAINT_WEIGHTS.pattern : PAINT_WEIGHTS.path) + transparency
-  if (isFilled || !isStroked || !module._FPDFPageObj_GetStrokeWidth(path, scratch)) return box * weight
-  const scaleOfWidth = Math.sqrt(Math.abs(toDevice[0] * toDevice[3] - toDevice[1] * toDevice[2]))
-  const lineWidth = Math.max(1, module.HEAPF32[scratch / 4]! * scaleOfWidth)
-  return Math.min(box, module._FPDFPath_CountSegments(path) * (boxWidth + boxHeight) * lineWidth) * weight
+  return ((isFilled ? box : 0) + (isStroked ? strokePaint(module, path, toDevice, tally, box) : 0)) * weight
+}
+
+/**
+ * A stroke costs PDFium its lines' length, not its box (a diagonal across the page is a pixel a row), and a pixel of
+ * line costs many of a fill (the curve flattened, the stroker, the antialiasing of both edges): its length in
+ * pixels (of the polygon through its points, at least a Bézier curve's), times PAINT_WEIGHTS.strokeLength, plus
+ * the area it covers, its box at most.
+ */
+function strokePaint(module: PdfiumPaintApi, path: number, toDevice: Matrix, tally: Tally, box: number): number {
+  const { scratch } = tally
+  const width = module._FPDFPageObj_GetStrokeWidth(path, scratch) ? module.HEAPF32[scratch / 4]! : 1
+  const matrix = readMatrix(module, path, scratch)
+  const toPixels = matrix ? compose(matrix, toDevice) : toDevice
+  const lineWidth = width * Math.sqrt(Math.abs(toPixels[0] * toPixels[3] - toPixels[1] * toPixels[2]))
+  let length = 0
+  let [x, y, startX, startY] = [0, 0, 0, 0]
+  const count = module._FPDFPath_CountSegments(path)
+  for (let i = 0; i < count; i++) {
+    const segment = module._FPDFPath_GetPathSegment(path, i)
+    if (!segment || !module._FPDFPathSegment_GetPoint(segment, scratch, scratch + 4)) continue
+    const pointX = module.HEAPF32[scratch / 4]!
+    const pointY = module.HEAPF32[scratch / 4 + 1]!
+    const deviceX = pointX * toPixels[0] + pointY * toPixels[2] + toPixels[4]
+    const deviceY = pointX * toPixels[1] + pointY * toPixels[3] + toPixels[5]
+    if (i > 0 && module._FPDFPathSegment_GetType(segment) !== FPDF_SEGMENT_MOVETO)
+      length += Math.hypot(deviceX - x, deviceY - y)
+    else [startX, startY] = [deviceX, deviceY]
+    ;[x, y] = [deviceX, deviceY]
+    if (module._FPDFPathSegment_GetClose(segment)) length += Math.hypot(startX - x, startY - y)
+  }
+  return length * PAINT_WEIGHTS.strokeLength + Math.min(box, length * Math.max(1, lineWidth))
 }
 
 /** What a pixel of a text, a shading or an image (or an unknown object) costs, in pixels of an opaque path. */

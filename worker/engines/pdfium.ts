@@ -476,7 +476,7 @@ export async function* eachFromPdf<T>(
                   throw new PdfImageTooLargeError(index + 1, image.heapWidth, image.heapHeight, image.heapBytes)
                 if (image.jpegScans > MAX_JPEG_SCANS) throw new PdfJpegScansError(index + 1, image.jpegScans)
                 // Its bytes bound a page's objects, not their work: what they paint is counted before it is drawn.
-                countPagePaint(live(), page, index + 1, scale, area)
+                countPagePaint(live(), page, index + 1, scale, area, limits.maxPagePixels)
                 yield* renderStrips(live(), page, area, scale)
               } finally {
                 live()._FPDF_ClosePage(page)
