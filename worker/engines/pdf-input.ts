@@ -13,7 +13,7 @@ import {
   PdfStreamTooLargeError,
   type OpenPdf,
 } from './pdfium'
-import { MAX_PAINTED_AREAS } from './pdf-paint'
+import { MAX_PAINT_OBJECTS, MAX_PAINTED_AREAS } from './pdf-paint'
 
 /** A page's streams may decode to its largest RGBA bitmap: 4 bytes for each pixel of PDF_MAX_PAGE_PIXELS. */
 const STREAM_BYTES_PER_PIXEL = 4
@@ -74,8 +74,10 @@ export async function* readPdfInput<T>(
     }
     if (error instanceof PdfStreamSyntaxError) throw new ConversionError(`the PDF cannot be read: ${error.message}`)
     if (error instanceof PdfJpegScansError) throw new ConversionError(error.message)
-    if (error instanceof PdfPaintTooLargeError)
+    if (error instanceof PdfPaintTooLargeError) {
+      if (error.objects > MAX_PAINT_OBJECTS) throw new ConversionError(error.message)
       throw new ConversionError(`${error.message} (${MAX_PAINTED_AREAS} times PDF_MAX_PAGE_PIXELS)`)
+    }
     if (error instanceof PdfImageTooLargeError) {
       if (error.heapBytes) throw new ConversionError(error.message)
       const limit = settings.PDF_MAX_IMAGE_PIXELS

@@ -49,10 +49,11 @@ export interface PdfiumPaintApi {
 }
 
 /**
- * The most a page may paint, in pixels of opaque fills: this many times the largest page's pixels (PDF_MAX_PAGE_PIXELS,
- * the caller's), whatever its scale or crop. Painting the largest page's area costs PDFium at most 3.6 ms (filled
- * curves larger than the page), so a page is at most about 1.1 s of drawing; with a 12 MP image decoded, still under
- * the 880 ms a megapixel config.ts counts a PDF page. A text page paints under one area, a page-sized image 12.
+ * The most a page may paint, in pixels of opaque fills: this many times the largest page's pixels (the caller's
+ * PDF_MAX_PAGE_PIXELS), whatever its scale or crop. The largest page's area costs PDFium at most 3.6 ms to paint
+ * (filled curves larger than the page), so a page is at most about 1.1 s of drawing; with a 12 MP image decoded,
+ * still under the 880 ms a megapixel config.ts counts a PDF page. Pages of text paint a few areas, a page-sized
+ * image 12.
  */
 export const MAX_PAINTED_AREAS = 300
 /** Objects a page's count visits at most, form XObjects' included: PDFium has already built each one. */
@@ -227,7 +228,7 @@ function visit(tally: Tally): void {
     throw new PdfPaintTooLargeError(tally.page, tally.pixels, tally.maxPixels, tally.objects)
 }
 
-/** Adds the objects of a page, a form XObject or an appearance, whose space `toDevice` maps onto the drawn rectangle. */
+/** Adds the objects of a page, a form XObject or an appearance, whose space `toDevice` maps onto the drawn area. */
 function countObjects(module: PdfiumPaintApi, parent: number, kind: Parent, toDevice: Matrix, tally: Tally): void {
   const count = countOf(module, parent, kind)
   for (let i = 0; i < count; i++) {
