@@ -1,7 +1,7 @@
 // PDF → PNG pages with PDFium in WASM, on real PDFs made by LibreOffice.
 import { describe, expect, it } from 'vitest'
 import { pageScale, pdfToPng } from '../../worker/converters/pdf-to-png'
-import { pdfiumHeapBytes, REUSE_MAX_HEAP_BYTES, STRIP_BYTES } from '../../worker/engines/pdfium'
+import { PDFIUM_HEAP_MAX_BYTES, pdfiumHeapBytes, REUSE_MAX_HEAP_BYTES, STRIP_BYTES } from '../../worker/engines/pdfium'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { readPngHeader } from '../../worker/engines/png/encode'
 import { encrypted, threePages } from '../fixtures/pdf/pdfs'
@@ -10,7 +10,13 @@ import { signUp } from '../support/accounts'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
 import { turnsDuring } from '../support/turns'
-import { pdfAnnotationFills, pdfFlateBomb, pdfJpegRepeatedScans, pdfWholePageFills } from '../hostile/corpus'
+import {
+  pdfAnnotationFills,
+  pdfFlateBomb,
+  pdfJpegRepeatedScans,
+  pdfNestedForms,
+  pdfWholePageFills,
+} from '../hostile/corpus'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
 
@@ -235,6 +241,36 @@ describe('the PDFium instance', () => {
     const fresh = await pdfiumHeapBytes()
     expect(fresh).toBeGreaterThan(0)
     expect(fresh).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
+  })
+})
+
+describe("PDFium's heap", () => {
+  it('is capped at 100 MiB: a page whose forms draw each other 100 × 100 times is refused, and the next PDF converts', async () => {
+    // 16 KB make 10 million objects, which PDFium builds while it loads the page, before any count of ours: at 30 × 30
+    // its heap grew to 275 MiB, at 100 × 100 past 2 GiB. Capped, its allocation fails and it aborts.
+    const onePage = testContext({ part: { start: 0, end: 1 } })
+    const bomb = pdfNestedForms(100, 1000)
+    expect(bomb.byteLength).toBeLessThan(17 * 1024)
+    const refused = await convertAll(pdfToPng, inputFromBytes('forms.pdf', bomb), onePage).catch((error) => error)
+    expect(refused).toMatchObject({
+      name: 'ConversionError',
+      code: 'CONVERSION_FAILED',
+      retryable: false,
+      message: expect.stringMatching(
+        /^reading this PDF needs more memory than PDFium may take: its heap would pass 100 MiB \(it asked for \d+ MiB; a Worker has 128 MB\)$/,
+      ),
+    })
+    expect(PDFIUM_HEAP_MAX_BYTES).toBe(100 * 2 ** 20)
+    // The aborted instance is gone; a new one draws the next document.
+    expect(await pdfiumHeapBytes()).toBe(0)
+    const [page] = await convertAll(pdfToPng, inputFromBytes('three.pdf', threePages), onePage)
+    expect(readPngHeader(await outputBytes(page!))).toMatchObject({ colorType: expect.any(Number) })
+    expect(await pdfiumHeapBytes()).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
+  })
+
+  it('draws forms that draw each other within the cap: 10 × 10 references of 100 fills', async () => {
+    const [page] = await convertAll(pdfToPng, inputFromBytes('forms.pdf', pdfNestedForms(10, 100)), testContext())
+    expect(readPngHeader(await outputBytes(page!))).toMatchObject({ width: 1275, height: 1650 })
   })
 })
 

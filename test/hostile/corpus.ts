@@ -673,6 +673,27 @@ export function pdfAnnotationFills(fills: number): Uint8Array {
   ])
 }
 
+/**
+ * A US Letter page that draws form /A `references` times; /A draws form /B `references` times, and /B holds `fills`
+ * small fills. A few kilobytes make references² × fills objects, which PDFium builds in its heap when it loads the
+ * page, before anything counts them: at 30 references and 1,000 fills, 900,000 objects in 275 MiB.
+ */
+export function pdfNestedForms(references: number, fills: number): Uint8Array {
+  const draws = (form: string) => Array.from({ length: references }, () => `/${form} Do`).join('\n')
+  const leaf = Array.from({ length: fills }, (_, i) => `${i % 600} 0 1 1 re f`).join('\n')
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /XObject << /A 5 0 R >> >> >>',
+    streamObject('', text(draws('A'))),
+    streamObject(
+      '/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /B 6 0 R >> >>',
+      text(draws('B')),
+    ),
+    streamObject('/Type /XObject /Subtype /Form /BBox [0 0 612 792]', text(leaf)),
+  ])
+}
+
 export function pdfPage(width: number, height: number): Uint8Array {
   return buildPdf([{ width, height, content: '0 0 0 rg 0 0 1 1 re f' }])
 }
@@ -1012,6 +1033,13 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     expect: 'failed',
     reason: /page 1 would paint 42135\.0 megapixels .*; at most 660\.0 are painted/,
     bytes: async () => pdfWholePageFills(20_000),
+  },
+  {
+    name: 'nested-forms.pdf',
+    why: 'a page drawing a form 100 times that draws another 100 times, of 1,000 fills: 10 million objects in 16 KB',
+    expect: 'failed',
+    reason: /reading this PDF needs more memory than PDFium may take: its heap would pass 100 MiB/,
+    bytes: async () => pdfNestedForms(100, 1000),
   },
   {
     name: 'annotation-fills.pdf',

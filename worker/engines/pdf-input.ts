@@ -4,6 +4,7 @@ import type { Config } from '../config'
 import { ConversionError } from '../conversion-error'
 import {
   eachFromPdf,
+  PdfHeapLimitError,
   PdfImageTooLargeError,
   PdfJpegScansError,
   PdfOpenError,
@@ -73,7 +74,8 @@ export async function* readPdfInput<T>(
       throw new ConversionError(`${error.message}; ${limit}`)
     }
     if (error instanceof PdfStreamSyntaxError) throw new ConversionError(`the PDF cannot be read: ${error.message}`)
-    if (error instanceof PdfJpegScansError) throw new ConversionError(error.message)
+    if (error instanceof PdfJpegScansError || error instanceof PdfHeapLimitError)
+      throw new ConversionError(error.message)
     if (error instanceof PdfPaintTooLargeError) {
       if (error.objects > MAX_PAINT_OBJECTS) throw new ConversionError(error.message)
       throw new ConversionError(`${error.message} (${MAX_PAINTED_AREAS} times PDF_MAX_PAGE_PIXELS)`)

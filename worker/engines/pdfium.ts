@@ -117,6 +117,20 @@ export class PdfJpegScansError extends Error {
 }
 
 /** A page rendered at the asked scale would pass a limit, once its size is rounded to whole pixels. */
+/** Drawing the document needed more heap than PDFIUM_HEAP_MAX_BYTES: PDFium asked for `askedBytes`. */
+export class PdfHeapLimitError extends Error {
+  override readonly name = 'PdfHeapLimitError'
+  constructor(
+    readonly askedBytes: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `reading this PDF needs more memory than PDFium may take: its heap would pass ${PDFIUM_HEAP_MAX_BYTES / 2 ** 20} MiB (it asked for ${Math.ceil(askedBytes / 2 ** 20)} MiB; a Worker has 128 MB)`,
+      options,
+    )
+  }
+}
+
 export class PdfPageTooLargeError extends Error {
   override readonly name = 'PdfPageTooLargeError'
   constructor(
@@ -184,7 +198,7 @@ export interface PdfSource {
   stream(): ReadableStream<Uint8Array>
 }
 
-let shared: Promise<PdfiumModule> | undefined
+let shared: Promise<CappedModule> | undefined
 
 /**
  * Removes the accessors the emscripten glue defines on globalThis while a module is made (hookGlobalSymbolAccess:
@@ -200,17 +214,50 @@ function forgetGlobalHooks(before: ReadonlySet<PropertyKey>): void {
   }
 }
 
-function instantiate(): Promise<PdfiumModule> {
+/**
+ * PDFium's heap at most: the isolate's budget (docs/platform-limits.md, "Memory per isolate"). A growth that would
+ * pass it is refused, PDFium's allocation fails and it aborts: the document is refused with that reason, and the
+ * instance dropped, where an isolate past 128 MB would be killed with every request it serves. No allowed input comes
+ * near (a page with a 12 MP image: 70.6 MiB); a page whose forms draw one another thousands of times does.
+ */
+export const PDFIUM_HEAP_MAX_BYTES = 100 * 2 ** 20
+/**
+ * How much more than asked the emscripten glue grows a heap: up to a fifth of its size (`_emscripten_resize_heap`
+ * in @hyzyla/pdfium's glue). A growth is refused when what the glue would grow to passes the cap.
+ */
+const GLUE_OVERGROWTH = 1.2
+
+/** What the cap refused in an instance: the heap PDFium asked for, 0 until then. */
+interface HeapCap {
+  refusedBytes: number
+}
+
+/** The module and its cap. */
+type CappedModule = PdfiumModule & { readonly heapCap: HeapCap }
+
+function instantiate(): Promise<CappedModule> {
   const globals = new Set(Reflect.ownKeys(globalThis))
+  const heapCap: HeapCap = { refusedBytes: 0 }
   shared ??= PDFiumLibrary.init({
     instantiateWasm: (imports, done) => {
+      const env = (imports as { env: Record<string, unknown> }).env
+      const grow = env.emscripten_resize_heap as (bytes: number) => boolean
+      let memory: WebAssembly.Memory | undefined
+      env.emscripten_resize_heap = (bytes: number) => {
+        const asked = bytes >>> 0
+        const grown = Math.max(asked, (memory?.buffer.byteLength ?? 0) * GLUE_OVERGROWTH)
+        if (grown <= PDFIUM_HEAP_MAX_BYTES) return grow(bytes)
+        heapCap.refusedBytes = asked
+        return false
+      }
       const instance = new WebAssembly.Instance(pdfiumWasm as WebAssembly.Module, imports)
+      memory = instance.exports.memory as WebAssembly.Memory
       ;(done as unknown as (instance: WebAssembly.Instance) => void)(instance)
       return instance.exports
     },
   }).then((library) => {
     forgetGlobalHooks(globals)
-    return library['module'] as unknown as PdfiumModule
+    return Object.assign(library['module'] as unknown as PdfiumModule, { heapCap })
   })
   return shared
 }
@@ -488,6 +535,12 @@ export async function* eachFromPdf<T>(
       pageText: (index, maxChars) => withPage(index, (page) => readPageText(live(), page, maxChars)),
     })
   } catch (error) {
+    // PDFium asked for more heap than the cap: it aborted, or failed the allocation and answered an error of its own.
+    // Either way the instance is not used again, and the reason is the document's.
+    if (module.heapCap.refusedBytes) {
+      dropInstance(instance)
+      throw new PdfHeapLimitError(module.heapCap.refusedBytes, { cause: error })
+    }
     // A password, format or size problem is the document's; anything else may have left the engine broken.
     const isDocumentFault = [
       PdfOpenError,
@@ -501,8 +554,11 @@ export async function* eachFromPdf<T>(
     if (!isDocumentFault) dropInstance(instance)
     throw error
   } finally {
-    if (document) module._FPDF_CloseDocument(document)
-    if (data) module.wasmExports.free(data)
+    // An instance that aborted is not called again: it is dropped, with the document in its heap.
+    if (!module.heapCap.refusedBytes) {
+      if (document) module._FPDF_CloseDocument(document)
+      if (data) module.wasmExports.free(data)
+    }
     if (module.HEAPU8.byteLength > REUSE_MAX_HEAP_BYTES) dropInstance(instance)
     held = undefined
   }
