@@ -27,18 +27,20 @@ import {
   startWorkerd,
   steps,
 } from './check-deploy.ts'
+import { MAX_PAINTED_AREAS } from '../worker/engines/pdf-paint.ts'
 import { freePort, root } from './wrangler-dev.ts'
 
 const MiB = 1024 * 1024
 const GiB = 1024 * MiB
 
-/** Whole-page fills drawn on the fill-bomb page (a fraction of what its bytes may hold: it is scaled). */
-const FILLS = Number(process.env.BENCH_CPU_FILLS ?? 2000)
+/**
+ * The most of denseDrawing a page at PDF_MAX_PAGE_PIXELS takes beside its page-sized image (12 areas): the paint bound
+ * (MAX_PAINTED_AREAS, engines/pdf-paint.ts) counts about 255 areas a MB of it, so 1.05 MB is about 280 of the 300.
+ */
+const DRAWING_MAX_BYTES = 1_050_000
 
-interface CpuStep extends Step {
-  /** The step's work is this many times what was run (a fraction was measured: see its label). */
-  readonly scale?: number
-}
+/** Whole-page fills of the fill bomb (issue 29: 0.4 ms each at 2.2 MP), refused by the paint bound. */
+const BOMB_FILLS = 20_000
 
 /** The converter a hostile case's extension goes to (the registry's choice for each extension of the corpus). */
 function hostileConverter(name: string): string {
@@ -94,7 +96,8 @@ async function pdfStep(vars: Readonly<Record<string, string>>): Promise<Uint8Arr
   const rgb = sharp(photoPixels(imageWidth, imageHeight), {
     raw: { width: imageWidth, height: imageHeight, channels: 4 },
   }).removeAlpha()
-  const drawingBytes = Math.floor(setting('PDF_MAX_BYTES') / pages / 2)
+  // As much of the drawing as fits half the file's share of a page, and as the paint bound takes beside the image.
+  const drawingBytes = Math.min(Math.floor(setting('PDF_MAX_BYTES') / pages / 2), DRAWING_MAX_BYTES)
   for (let quality = 90; quality >= 10; quality -= 10) {
     const jpeg = await rgb.clone().jpeg({ quality, chromaSubsampling: '4:4:4' }).toBuffer()
     if (pages * (jpeg.byteLength + drawingBytes) > setting('PDF_MAX_BYTES') * 0.98) continue
@@ -111,14 +114,19 @@ async function pdfStep(vars: Readonly<Record<string, string>>): Promise<Uint8Arr
 }
 
 /**
- * One page at PDF_MAX_PAGE_PIXELS painted over by `fills` opaque fills of the whole page, 20 bytes of content each:
- * the costliest drawing for its bytes (every fill touches every pixel of the page).
+ * One page at PDF_MAX_PAGE_PIXELS painted over `count` times by opaque fills of the whole page, each 20 bytes of
+ * content (every fill touches every pixel), or by filled circles larger than the page: the costliest paint for its
+ * counted area measured (engines/pdf-paint.ts), 3.2 ms an area against 0.4 ms for a fill.
  */
-function pdfOfFills(vars: Readonly<Record<string, string>>, fills: number): Uint8Array {
+function pdfOfPaint(vars: Readonly<Record<string, string>>, count: number, shape: 'fills' | 'circles'): Uint8Array {
   const pixelsWide = Math.floor(Math.sqrt((Number(vars.PDF_MAX_PAGE_PIXELS) * 4) / 3))
   const width = Math.floor((pixelsWide * 72) / Number(vars.PDF_DPI))
   const height = Math.floor((width * 3) / 4)
-  const content = Array.from({ length: fills }, (_, i) => `${(i % 10) / 10} g 0 0 ${width} ${height} re f`).join('\n')
+  const [x, y, r] = [width / 2, height / 2, width]
+  const k = 0.5523 * r
+  const circle = `${x + r} ${y} m ${x + r} ${y + k} ${x + k} ${y + r} ${x} ${y + r} c ${x - k} ${y + r} ${x - r} ${y + k} ${x - r} ${y} c ${x - r} ${y - k} ${x - k} ${y - r} ${x} ${y - r} c ${x + k} ${y - r} ${x + r} ${y - k} ${x + r} ${y} c h f`
+  const paint = shape === 'fills' ? `0 0 ${width} ${height} re f` : circle
+  const content = Array.from({ length: count }, (_, i) => `${(i % 10) / 10} g ${paint}`).join('\n')
   return buildPdf([{ width, height, content }])
 }
 
@@ -161,7 +169,7 @@ function photoOf(pixels: number) {
   return sharp(photoPixels(width, height), { raw: { width, height, channels: 4 } }).removeAlpha()
 }
 
-async function consumerSteps(vars: Readonly<Record<string, string>>): Promise<CpuStep[]> {
+async function consumerSteps(vars: Readonly<Record<string, string>>): Promise<Step[]> {
   const setting = (name: string) => Number(vars[name])
   const cached = (make: () => Promise<Uint8Array>) => {
     let made: Promise<Uint8Array> | undefined
@@ -169,11 +177,10 @@ async function consumerSteps(vars: Readonly<Record<string, string>>): Promise<Cp
   }
   const perStep = setting('CONVERT_PAGES_PER_STEP')
   const pdf = cached(() => pdfStep(vars))
-  const fillScale = (4 * setting('PDF_MAX_PAGE_PIXELS')) / pdfOfFills(vars, FILLS).byteLength
   const text = cached(async () => denseText(setting('TEXT_MAX_BYTES')))
   // The memory check's steps, but text → PNG as a whole step (the memory check draws 3 pages).
   const memorySteps = (await steps(vars)).filter((step) => !step.path.startsWith('/convert/text-to-png'))
-  const hostile: CpuStep[] = HOSTILE_CASES.filter((hostile) => hostile.expect !== 'refused').map((hostile) => ({
+  const hostile: Step[] = HOSTILE_CASES.filter((hostile) => hostile.expect !== 'refused').map((hostile) => ({
     worker: 'consumer',
     label: `hostile: ${hostile.name}`,
     // A PDF's step: its pages up to CONVERT_PAGES_PER_STEP, after the plan that counts them.
@@ -193,14 +200,21 @@ async function consumerSteps(vars: Readonly<Record<string, string>>): Promise<Cp
       path: '/preview/pdf?name=step.pdf&format=avif&w=1024',
       input: pdf,
     },
+    // A page's bytes bound its objects, not their work: the paint bound (MAX_PAINTED_AREAS) does. The most it takes,
+    // of the cheapest and of the costliest paint for its counted area, and the fill bomb it refuses.
+    ...(['fills', 'circles'] as const).map(
+      (shape): Step => ({
+        worker: 'PDF engine',
+        label: `PDF page at the paint bound: ${MAX_PAINTED_AREAS} ${shape === 'fills' ? 'opaque fills of the whole page' : 'filled circles larger than the page'}`,
+        path: `/convert/pdf-to-png?name=${shape}.pdf`,
+        input: cached(async () => pdfOfPaint(vars, MAX_PAINTED_AREAS, shape)),
+      }),
+    ),
     {
       worker: 'PDF engine',
-      // A fraction: the page's content may decode to 4 bytes a pixel of PDF_MAX_PAGE_PIXELS (engines/pdf-streams.ts),
-      // and more when other pages of the PDF give it theirs; the figure is scaled to that 4 bytes a pixel.
-      label: `PDF page of ${FILLS} whole-page fills, scaled to content of 4 bytes a pixel (${(fillScale).toFixed(0)}×)`,
-      path: '/convert/pdf-to-png?name=fills.pdf',
-      input: cached(async () => pdfOfFills(vars, FILLS)),
-      scale: fillScale,
+      label: `PDF page of ${BOMB_FILLS} whole-page fills (the fill bomb, refused by the paint bound)`,
+      path: '/convert/pdf-to-png?name=fill-bomb.pdf',
+      input: cached(async () => pdfOfPaint(vars, BOMB_FILLS, 'fills')),
     },
     {
       worker: 'PDF engine',
@@ -301,7 +315,7 @@ async function measureConsumer(secrets: Record<string, string>): Promise<void> {
           const input = await step.input()
           const { ms, status, outputs, message } = await cpuOf(running, step.path, input)
           const answer = status === 200 ? `${outputs ?? ''} out` : String(status)
-          console.log(row(step.label, answer, ms * ((step as CpuStep).scale ?? 1), limitMs))
+          console.log(row(step.label, answer, ms, limitMs))
           if (status !== 200 && message) console.log(`  ${message.slice(0, 160)}`)
         }
       } finally {

@@ -1,7 +1,7 @@
 // PDF → PNG pages with PDFium in WASM, on real PDFs made by LibreOffice.
 import { describe, expect, it } from 'vitest'
 import { pageScale, pdfToPng } from '../../worker/converters/pdf-to-png'
-import { pdfiumHeapBytes, REUSE_MAX_HEAP_BYTES, STRIP_BYTES } from '../../worker/engines/pdfium'
+import { PDFIUM_HEAP_MAX_BYTES, pdfiumHeapBytes, REUSE_MAX_HEAP_BYTES, STRIP_BYTES } from '../../worker/engines/pdfium'
 import { decodeImage } from '../../worker/engines/image/decode'
 import { readPngHeader } from '../../worker/engines/png/encode'
 import { encrypted, threePages } from '../fixtures/pdf/pdfs'
@@ -10,7 +10,13 @@ import { signUp } from '../support/accounts'
 import { convertAll, inputFromBytes, outputBytes, TEST_IMAGE_LIMITS, testContext } from '../support/conversion'
 import { downloadBytes, uploaded } from '../support/files'
 import { turnsDuring } from '../support/turns'
-import { pdfFlateBomb, pdfJpegRepeatedScans } from '../hostile/corpus'
+import {
+  pdfAnnotationFills,
+  pdfFlateBomb,
+  pdfJpegRepeatedScans,
+  pdfNestedForms,
+  pdfWholePageFills,
+} from '../hostile/corpus'
 import { buildPdf } from '../support/pdf'
 import { pattern_jpg } from '../fixtures/images/images'
 
@@ -238,6 +244,36 @@ describe('the PDFium instance', () => {
   })
 })
 
+describe("PDFium's heap", () => {
+  it('is capped at 100 MiB: a page whose forms draw each other 100 × 100 times is refused, and the next PDF converts', async () => {
+    // 16 KB make 10 million objects, which PDFium builds while it loads the page, before any count of ours: at 30 × 30
+    // its heap grew to 275 MiB, at 100 × 100 past 2 GiB. Capped, its allocation fails and it aborts.
+    const onePage = testContext({ part: { start: 0, end: 1 } })
+    const bomb = pdfNestedForms(100, 1000)
+    expect(bomb.byteLength).toBeLessThan(17 * 1024)
+    const refused = await convertAll(pdfToPng, inputFromBytes('forms.pdf', bomb), onePage).catch((error) => error)
+    expect(refused).toMatchObject({
+      name: 'ConversionError',
+      code: 'CONVERSION_FAILED',
+      retryable: false,
+      message: expect.stringMatching(
+        /^reading this PDF needs more memory than PDFium may take: its heap would pass 100 MiB \(it asked for \d+ MiB; a Worker has 128 MB\)$/,
+      ),
+    })
+    expect(PDFIUM_HEAP_MAX_BYTES).toBe(100 * 2 ** 20)
+    // The aborted instance is gone; a new one draws the next document.
+    expect(await pdfiumHeapBytes()).toBe(0)
+    const [page] = await convertAll(pdfToPng, inputFromBytes('three.pdf', threePages), onePage)
+    expect(readPngHeader(await outputBytes(page!))).toMatchObject({ colorType: expect.any(Number) })
+    expect(await pdfiumHeapBytes()).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
+  })
+
+  it('draws forms that draw each other within the cap: 10 × 10 references of 100 fills', async () => {
+    const [page] = await convertAll(pdfToPng, inputFromBytes('forms.pdf', pdfNestedForms(10, 100)), testContext())
+    expect(readPngHeader(await outputBytes(page!))).toMatchObject({ width: 1275, height: 1650 })
+  })
+})
+
 describe('PDF → PNG through the pipeline', () => {
   it('makes one PNG per page, named "<name> (<n> of <m>)" as the seed says, ordered, each the child of the PDF', async () => {
     const user = await signUp()
@@ -317,6 +353,81 @@ describe('PDF → PNG through the pipeline', () => {
       testContext({ settings: { PDF_DPI: 72 } }),
     )
     expect(readPngHeader(await outputBytes(page!))).toMatchObject({ width: 846, height: 124 })
+  })
+
+  it('refuses a page of 20,000 whole-page fills before PDFium draws it, its painted pixels counted exactly', async () => {
+    // Issue 29: a page's bytes bound its objects, not their work. Each of these 23-byte fills paints every pixel
+    // (0.4 ms at 2.2 MP): the 8.8 MB a page may hold would be 150–194 s of CPU, past the step's 60 s cpu_ms.
+    const refused = await convertAll(
+      pdfToPng,
+      inputFromBytes('fills.pdf', pdfWholePageFills(20_000)),
+      testContext(),
+    ).catch((error) => error)
+    expect(refused).toMatchObject({
+      name: 'ConversionError',
+      code: 'CONVERSION_FAILED',
+      retryable: false,
+      // 20,000 × (1275 × 1650 pixels + 3000 an object), against 300 × PDF_MAX_PAGE_PIXELS (2,200,000).
+      message:
+        "page 1 would paint 42135.0 megapixels (each object's box, weighted by its kind); at most 660.0 are painted (300 times PDF_MAX_PAGE_PIXELS)",
+    })
+  })
+
+  it('draws 298 whole-page fills, the most a page of PDF_MAX_PAGE_PIXELS takes, and refuses 299', async () => {
+    // At 72 dpi a point is a pixel: each fill paints the page's 484,704 pixels, and counts 3000 more as an object.
+    // 298 × 487,704 is within 300 × 484,704; 299 × 487,704 (145,823,496) is not.
+    const settings = { PDF_DPI: 72, PDF_MAX_PAGE_PIXELS: 612 * 792 }
+    const [page] = await convertAll(
+      pdfToPng,
+      inputFromBytes('fills.pdf', pdfWholePageFills(298)),
+      testContext({ settings }),
+    )
+    expect(page!.metadata).toMatchObject({ width: 612, height: 792 })
+    const refused = await convertAll(
+      pdfToPng,
+      inputFromBytes('fills.pdf', pdfWholePageFills(299)),
+      testContext({ settings }),
+    ).catch((error) => error)
+    expect(refused.message).toMatch(/^page 1 would paint 145\.8 megapixels .*; at most 145\.4 are painted/)
+  })
+
+  it("counts what an annotation's appearance paints: 300 fills of the page draw, 2,000 are refused", async () => {
+    // PDFium draws annotations' appearances over the page (FPDF_ANNOT); they are not among the page's objects.
+    const settings = { PDF_DPI: 72 }
+    const [page] = await convertAll(
+      pdfToPng,
+      inputFromBytes('annotated.pdf', pdfAnnotationFills(300)),
+      testContext({ settings }),
+    )
+    // The appearance's last fill (0.9 gray) covers the page.
+    const { data } = await decodeImage(await outputBytes(page!), TEST_IMAGE_LIMITS)
+    expect([data[0], data[data.length - 4]]).toEqual([230, 230])
+    const refused = await convertAll(
+      pdfToPng,
+      inputFromBytes('annotated.pdf', pdfAnnotationFills(2000)),
+      testContext({ settings }),
+    ).catch((error) => error)
+    expect(refused.message).toMatch(/^page 1 would paint 975\.4 megapixels /)
+  })
+
+  it('draws a page of 100,000 small paths and a page of text in 400 page-sized form XObjects', async () => {
+    // A CAD-like page: each path's box is a few pixels, however many there are.
+    const paths = Array.from({ length: 100_000 }, (_, i) => `${(i * 37) % 600} ${(i * 91) % 780} 4 3 re f`)
+    // Text is often wrapped in a form XObject the page's size: it counts by its glyphs' boxes, not the form's.
+    const lines = Array.from(
+      { length: 400 },
+      (_, i) => `BT /F1 8 Tf 20 ${780 - 1.9 * i} Td (Line ${i} of the report.) Tj ET`,
+    )
+    const pdf = buildPdf([
+      { width: 612, height: 792, content: paths.join('\n') },
+      { width: 612, height: 792, helvetica: true, forms: lines, content: lines.map((_, i) => `/Fm${i} Do`).join('\n') },
+    ])
+    const outputs = await convertAll(pdfToPng, inputFromBytes('ordinary.pdf', pdf), testContext())
+    expect(outputs.map((output) => output.metadata)).toEqual([
+      { page: 1, width: 1275, height: 1650, dpi: 150 },
+      { page: 2, width: 1275, height: 1650, dpi: 150 },
+    ])
+    expect(await inkIn(await outputBytes(outputs[1]!), { x0: 0, y0: 0, x1: 0.3, y1: 0.95 })).toBeGreaterThan(0.01)
   })
 
   it.each([

@@ -647,6 +647,53 @@ export function pdfLongWord(digits = 1_000_000): Uint8Array {
   return rawPdf([...ONE_PAGE, `<< /Length 1 /W ${'1'.repeat(digits)}x >>\nstream\nx\nendstream`])
 }
 
+/**
+ * A US Letter page painted over by `fills` opaque fills of the whole page, 23 bytes of content each: the costliest
+ * drawing for its bytes (each fill paints every pixel). Issue 29 measured 0.4 ms a fill at 2.2 MP: the 8.8 MB of
+ * content a page may hold would be 150–194 s of CPU.
+ */
+export function pdfWholePageFills(fills: number): Uint8Array {
+  const content = Array.from({ length: fills }, (_, i) => `${(i % 10) / 10} g 0 0 612 792 re f`).join('\n')
+  return buildPdf([{ width: 612, height: 792, content }])
+}
+
+/**
+ * A US Letter page with one annotation whose appearance paints `fills` opaque fills of its whole box, the
+ * annotation's rectangle the page's: PDFium draws annotations' appearances over the page.
+ */
+export function pdfAnnotationFills(fills: number): Uint8Array {
+  const appearance = Array.from({ length: fills }, (_, i) => `${(i % 10) / 10} g 0 0 100 100 re f`).join('\n')
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Annots [5 0 R] >>',
+    '<< /Length 0 >>\nstream\n\nendstream',
+    '<< /Type /Annot /Subtype /Square /Rect [0 0 612 792] /AP << /N 6 0 R >> >>',
+    streamObject('/Type /XObject /Subtype /Form /BBox [0 0 100 100]', text(appearance)),
+  ])
+}
+
+/**
+ * A US Letter page that draws form /A `references` times; /A draws form /B `references` times, and /B holds `fills`
+ * small fills. A few kilobytes make references² × fills objects, which PDFium builds in its heap when it loads the
+ * page, before anything counts them: at 30 references and 1,000 fills, 900,000 objects in 275 MiB.
+ */
+export function pdfNestedForms(references: number, fills: number): Uint8Array {
+  const draws = (form: string) => Array.from({ length: references }, () => `/${form} Do`).join('\n')
+  const leaf = Array.from({ length: fills }, (_, i) => `${i % 600} 0 1 1 re f`).join('\n')
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /XObject << /A 5 0 R >> >> >>',
+    streamObject('', text(draws('A'))),
+    streamObject(
+      '/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /XObject << /B 6 0 R >> >>',
+      text(draws('B')),
+    ),
+    streamObject('/Type /XObject /Subtype /Form /BBox [0 0 612 792]', text(leaf)),
+  ])
+}
+
 export function pdfPage(width: number, height: number): Uint8Array {
   return buildPdf([{ width, height, content: '0 0 0 rg 0 0 1 1 re f' }])
 }
@@ -979,6 +1026,27 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     expect: 'failed',
     reason: /page 1 holds a JPEG image of 1002 scans; at most 100 are decoded/,
     bytes: async () => pdfJpegRepeatedScans(1000),
+  },
+  {
+    name: 'fill-bomb.pdf',
+    why: 'a page of 20,000 opaque fills of the whole page, each painting every pixel (460 KB)',
+    expect: 'failed',
+    reason: /page 1 would paint 42135\.0 megapixels .*; at most 660\.0 are painted/,
+    bytes: async () => pdfWholePageFills(20_000),
+  },
+  {
+    name: 'nested-forms.pdf',
+    why: 'a page drawing a form 100 times that draws another 100 times, of 1,000 fills: 10 million objects in 16 KB',
+    expect: 'failed',
+    reason: /reading this PDF needs more memory than PDFium may take: its heap would pass 100 MiB/,
+    bytes: async () => pdfNestedForms(100, 1000),
+  },
+  {
+    name: 'annotation-fills.pdf',
+    why: "an annotation whose appearance paints 20,000 fills of the page's size",
+    expect: 'failed',
+    reason: /page 1 would paint 42135\.0 megapixels .*; at most 660\.0 are painted/,
+    bytes: async () => pdfAnnotationFills(20_000),
   },
   {
     name: 'long-word.pdf',

@@ -20,6 +20,7 @@ import { TEST_IMAGE_LIMITS } from '../support/conversion'
 import { multipartBody, uploaded } from '../support/files'
 import { officeDocument } from '../support/office-documents'
 import { buildPdf } from '../support/pdf'
+import { pdfWholePageFills } from '../hostile/corpus'
 import { DEAD_LETTER_QUEUE, deliver } from '../support/queue'
 import { localEngines } from '../../worker/engine-workers/local'
 
@@ -365,6 +366,23 @@ describe('hostile inputs through the preview path end as they do through convers
     })
     expect(await previewJson(user, `/files/${file._id}/preview?w=256`)).toEqual(previewed)
     expect(await previewRows(file._id)).toEqual([failed])
+  })
+
+  it("refuses a 256-px preview of a page of 20,000 whole-page fills: the paint bound is the largest page's", async () => {
+    // A preview draws a small crop, but the bound is on work: 300 times PDF_MAX_PAGE_PIXELS, whatever the scale.
+    const user = await signUp()
+    const file = await uploaded(user, 'fills.pdf', pdfWholePageFills(20_000))
+    const previewed = await previewJson(user, `/files/${file._id}/preview?w=256`)
+    expect(previewed).toEqual({
+      status: 422,
+      body: {
+        message: expect.stringMatching(
+          /^page 1 would paint \d+\.\d megapixels \(each object's box, weighted by its kind\); at most 660\.0 are painted \(300 times PDF_MAX_PAGE_PIXELS\)$/,
+        ),
+        code: 'CONVERSION_FAILED',
+      },
+    })
+    expect(await previewObjects(user, file._id)).toEqual([])
   })
 
   it('an Office document LibreOffice cannot open: the preview answers the failed conversion', {

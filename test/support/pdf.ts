@@ -12,6 +12,8 @@ export interface TestPage {
   readonly helvetica?: boolean
   /** A JPEG drawn by the content as /Im0. */
   readonly jpeg?: { bytes: Uint8Array; width: number; height: number }
+  /** Form XObjects of the page's size, drawn by the content as /Fm0, /Fm1, …, each with the page's fonts. */
+  readonly forms?: readonly string[]
 }
 
 export function buildPdf(pages: readonly TestPage[]): Uint8Array {
@@ -26,9 +28,16 @@ export function buildPdf(pages: readonly TestPage[]): Uint8Array {
   for (const page of pages) {
     const content = encoder.encode(page.content)
     const contentId = add(`<< /Length ${content.length} >>\nstream\n`, content, '\nendstream')
-    let resources = page.helvetica
-      ? '<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>'
-      : '<< >>'
+    const fonts = page.helvetica ? '/Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >>' : ''
+    let resources = page.helvetica ? `<< ${fonts} >>` : '<< >>'
+    if (page.forms) {
+      const forms = page.forms.map((form, index) => {
+        const bytes = encoder.encode(form)
+        const dictionary = `/Type /XObject /Subtype /Form /BBox [0 0 ${page.width} ${page.height}] /Resources << ${fonts} >>`
+        return `/Fm${index} ${add(`<< ${dictionary} /Length ${bytes.length} >>\nstream\n`, bytes, '\nendstream')} 0 R`
+      })
+      resources = `<< ${fonts} /XObject << ${forms.join(' ')} >> >>`
+    }
     if (page.jpeg) {
       const image = add(
         `<< /Type /XObject /Subtype /Image /Width ${page.jpeg.width} /Height ${page.jpeg.height} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length ${page.jpeg.bytes.length} >>\nstream\n`,

@@ -4,14 +4,17 @@ import type { Config } from '../config'
 import { ConversionError } from '../conversion-error'
 import {
   eachFromPdf,
+  PdfHeapLimitError,
   PdfImageTooLargeError,
   PdfJpegScansError,
   PdfOpenError,
   PdfPageTooLargeError,
+  PdfPaintTooLargeError,
   PdfStreamSyntaxError,
   PdfStreamTooLargeError,
   type OpenPdf,
 } from './pdfium'
+import { MAX_PAINT_OBJECTS, MAX_PAINTED_AREAS } from './pdf-paint'
 
 /** A page's streams may decode to its largest RGBA bitmap: 4 bytes for each pixel of PDF_MAX_PAGE_PIXELS. */
 const STREAM_BYTES_PER_PIXEL = 4
@@ -71,7 +74,12 @@ export async function* readPdfInput<T>(
       throw new ConversionError(`${error.message}; ${limit}`)
     }
     if (error instanceof PdfStreamSyntaxError) throw new ConversionError(`the PDF cannot be read: ${error.message}`)
-    if (error instanceof PdfJpegScansError) throw new ConversionError(error.message)
+    if (error instanceof PdfJpegScansError || error instanceof PdfHeapLimitError)
+      throw new ConversionError(error.message)
+    if (error instanceof PdfPaintTooLargeError) {
+      if (error.objects > MAX_PAINT_OBJECTS) throw new ConversionError(error.message)
+      throw new ConversionError(`${error.message} (${MAX_PAINTED_AREAS} times PDF_MAX_PAGE_PIXELS)`)
+    }
     if (error instanceof PdfImageTooLargeError) {
       if (error.heapBytes) throw new ConversionError(error.message)
       const limit = settings.PDF_MAX_IMAGE_PIXELS

@@ -15,6 +15,7 @@ import { inTurns, yieldToEventLoop } from './event-loop'
 import { MAX_JPEG_SCANS, readJpegStructure } from './image/jpeg-end'
 import { coefficientBytes, readJpegFrame } from './image/jpeg-memory'
 import { findPdfDecryptions, type PdfDecryption, PdfPasswordError, PdfSecurityHandlerError } from './pdf-crypt'
+import { countPagePaint, type PdfiumPaintApi, PdfPaintTooLargeError } from './pdf-paint'
 import {
   type FileSlices,
   findPdfStreamsInSlices,
@@ -24,7 +25,7 @@ import {
 } from './pdf-streams'
 import type { PixelRows } from './png/encode'
 
-export { PdfStreamSyntaxError, PdfStreamTooLargeError }
+export { PdfPaintTooLargeError, PdfStreamSyntaxError, PdfStreamTooLargeError }
 
 /** Largest bitmap rendered at once: a strip of the page, as wide as the page. */
 export const STRIP_BYTES = 2 * 2 ** 20
@@ -47,28 +48,18 @@ const FPDF_ERRORS: Record<number, string> = {
 const FPDF_ERR_PASSWORD = 4
 
 /** The part of PDFium's C API (as the emscripten module exports it) this engine uses. */
-export interface PdfiumModule {
+export interface PdfiumModule extends PdfiumPaintApi {
   HEAPU8: Uint8Array
-  HEAPF32: Float32Array
-  HEAPU32: Uint32Array
-  wasmExports: { malloc(size: number): number; free(pointer: number): void }
   _FPDF_LoadMemDocument(data: number, size: number, password: number): number
   _FPDF_GetLastError(): number
   _FPDF_CloseDocument(document: number): void
   _FPDF_GetPageCount(document: number): number
   _FPDF_LoadPage(document: number, index: number): number
   _FPDF_ClosePage(page: number): void
-  _FPDF_GetPageWidth(page: number): number
-  _FPDF_GetPageHeight(page: number): number
   _FPDFBitmap_CreateEx(width: number, height: number, format: number, buffer: number, stride: number): number
   _FPDFBitmap_FillRect(bitmap: number, left: number, top: number, width: number, height: number, color: number): void
   _FPDFBitmap_Destroy(bitmap: number): void
   _FPDF_RenderPageBitmapWithMatrix(bitmap: number, page: number, matrix: number, clipping: number, flags: number): void
-  _FPDFPage_CountObjects(page: number): number
-  _FPDFPage_GetObject(page: number, index: number): number
-  _FPDFPageObj_GetType(object: number): number
-  _FPDFFormObj_CountObjects(form: number): number
-  _FPDFFormObj_GetObject(form: number, index: number): number
   _FPDFImageObj_GetImagePixelSize(image: number, width: number, height: number): number
   _FPDFImageObj_GetImageFilterCount(image: number): number
   _FPDFImageObj_GetImageFilter(image: number, index: number, buffer: number, length: number): number
@@ -126,6 +117,20 @@ export class PdfJpegScansError extends Error {
 }
 
 /** A page rendered at the asked scale would pass a limit, once its size is rounded to whole pixels. */
+/** Drawing the document needed more heap than PDFIUM_HEAP_MAX_BYTES: PDFium asked for `askedBytes`. */
+export class PdfHeapLimitError extends Error {
+  override readonly name = 'PdfHeapLimitError'
+  constructor(
+    readonly askedBytes: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `reading this PDF needs more memory than PDFium may take: its heap would pass ${PDFIUM_HEAP_MAX_BYTES / 2 ** 20} MiB (it asked for ${Math.ceil(askedBytes / 2 ** 20)} MiB; a Worker has 128 MB)`,
+      options,
+    )
+  }
+}
+
 export class PdfPageTooLargeError extends Error {
   override readonly name = 'PdfPageTooLargeError'
   constructor(
@@ -193,7 +198,7 @@ export interface PdfSource {
   stream(): ReadableStream<Uint8Array>
 }
 
-let shared: Promise<PdfiumModule> | undefined
+let shared: Promise<CappedModule> | undefined
 
 /**
  * Removes the accessors the emscripten glue defines on globalThis while a module is made (hookGlobalSymbolAccess:
@@ -209,17 +214,50 @@ function forgetGlobalHooks(before: ReadonlySet<PropertyKey>): void {
   }
 }
 
-function instantiate(): Promise<PdfiumModule> {
+/**
+ * PDFium's heap at most: the isolate's budget (docs/platform-limits.md, "Memory per isolate"). A growth that would
+ * pass it is refused, PDFium's allocation fails and it aborts: the document is refused with that reason, and the
+ * instance dropped, where an isolate past 128 MB would be killed with every request it serves. No allowed input comes
+ * near (a page with a 12 MP image: 70.6 MiB); a page whose forms draw one another thousands of times does.
+ */
+export const PDFIUM_HEAP_MAX_BYTES = 100 * 2 ** 20
+/**
+ * How much more than asked the emscripten glue grows a heap: up to a fifth of its size (`_emscripten_resize_heap`
+ * in @hyzyla/pdfium's glue). A growth is refused when what the glue would grow to passes the cap.
+ */
+const GLUE_OVERGROWTH = 1.2
+
+/** What the cap refused in an instance: the heap PDFium asked for, 0 until then. */
+interface HeapCap {
+  refusedBytes: number
+}
+
+/** The module and its cap. */
+type CappedModule = PdfiumModule & { readonly heapCap: HeapCap }
+
+function instantiate(): Promise<CappedModule> {
   const globals = new Set(Reflect.ownKeys(globalThis))
+  const heapCap: HeapCap = { refusedBytes: 0 }
   shared ??= PDFiumLibrary.init({
     instantiateWasm: (imports, done) => {
+      const env = (imports as { env: Record<string, unknown> }).env
+      const grow = env.emscripten_resize_heap as (bytes: number) => boolean
+      let memory: WebAssembly.Memory | undefined
+      env.emscripten_resize_heap = (bytes: number) => {
+        const asked = bytes >>> 0
+        const grown = Math.max(asked, (memory?.buffer.byteLength ?? 0) * GLUE_OVERGROWTH)
+        if (grown <= PDFIUM_HEAP_MAX_BYTES) return grow(bytes)
+        heapCap.refusedBytes = asked
+        return false
+      }
       const instance = new WebAssembly.Instance(pdfiumWasm as WebAssembly.Module, imports)
+      memory = instance.exports.memory as WebAssembly.Memory
       ;(done as unknown as (instance: WebAssembly.Instance) => void)(instance)
       return instance.exports
     },
   }).then((library) => {
     forgetGlobalHooks(globals)
-    return library['module'] as unknown as PdfiumModule
+    return Object.assign(library['module'] as unknown as PdfiumModule, { heapCap })
   })
   return shared
 }
@@ -484,6 +522,8 @@ export async function* eachFromPdf<T>(
                 if (image.heapBytes > IMAGE_HEAP_MAX_BYTES)
                   throw new PdfImageTooLargeError(index + 1, image.heapWidth, image.heapHeight, image.heapBytes)
                 if (image.jpegScans > MAX_JPEG_SCANS) throw new PdfJpegScansError(index + 1, image.jpegScans)
+                // Its bytes bound a page's objects, not their work: what they paint is counted before it is drawn.
+                countPagePaint(live(), page, index + 1, scale, area, limits.maxPagePixels)
                 yield* renderStrips(live(), page, area, scale)
               } finally {
                 live()._FPDF_ClosePage(page)
@@ -495,20 +535,30 @@ export async function* eachFromPdf<T>(
       pageText: (index, maxChars) => withPage(index, (page) => readPageText(live(), page, maxChars)),
     })
   } catch (error) {
+    // PDFium asked for more heap than the cap: it aborted, or failed the allocation and answered an error of its own.
+    // Either way the instance is not used again, and the reason is the document's.
+    if (module.heapCap.refusedBytes) {
+      dropInstance(instance)
+      throw new PdfHeapLimitError(module.heapCap.refusedBytes, { cause: error })
+    }
     // A password, format or size problem is the document's; anything else may have left the engine broken.
     const isDocumentFault = [
       PdfOpenError,
       PdfImageTooLargeError,
       PdfJpegScansError,
       PdfPageTooLargeError,
+      PdfPaintTooLargeError,
       PdfStreamTooLargeError,
       PdfStreamSyntaxError,
     ].some((fault) => error instanceof fault)
     if (!isDocumentFault) dropInstance(instance)
     throw error
   } finally {
-    if (document) module._FPDF_CloseDocument(document)
-    if (data) module.wasmExports.free(data)
+    // An instance that aborted is not called again: it is dropped, with the document in its heap.
+    if (!module.heapCap.refusedBytes) {
+      if (document) module._FPDF_CloseDocument(document)
+      if (data) module.wasmExports.free(data)
+    }
     if (module.HEAPU8.byteLength > REUSE_MAX_HEAP_BYTES) dropInstance(instance)
     held = undefined
   }
