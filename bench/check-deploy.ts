@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import sharp, { type Sharp } from 'sharp'
 import { unstable_readConfig } from 'wrangler'
+import { pdfNestedForms } from '../test/hostile/corpus.ts'
 import { spawnGroup } from './process-group.ts'
 import { freePort, root } from './wrangler-dev.ts'
 
@@ -619,6 +620,12 @@ export async function steps(vars: Readonly<Record<string, string>>): Promise<Ste
       label: 'the same with a progressive 4:4:4 JPEG → PNG',
       path: '/convert/pdf-to-png?name=page.pdf',
       input: progressivePdf,
+    },
+    {
+      worker: 'PDF engine',
+      label: "forms drawing one another 100 × 100 times (PDFium's heap cap)",
+      path: '/convert/pdf-to-png?name=forms.pdf',
+      input: async () => pdfNestedForms(100, 1000),
     },
     {
       worker: 'text engine',

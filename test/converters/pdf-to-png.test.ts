@@ -257,7 +257,7 @@ describe("PDFium's heap", () => {
       code: 'CONVERSION_FAILED',
       retryable: false,
       message: expect.stringMatching(
-        /^reading this PDF needs more memory than PDFium may take: its heap would pass 100 MiB \(it asked for \d+ MiB; a Worker has 128 MB\)$/,
+        /^reading this PDF needs more memory than PDFium may take: its heap would grow to \d+ MiB, past the 100 MiB it may take \(a Worker has 128 MB\)$/,
       ),
     })
     expect(PDFIUM_HEAP_MAX_BYTES).toBe(100 * 2 ** 20)

@@ -117,15 +117,15 @@ export class PdfJpegScansError extends Error {
 }
 
 /** A page rendered at the asked scale would pass a limit, once its size is rounded to whole pixels. */
-/** Drawing the document needed more heap than PDFIUM_HEAP_MAX_BYTES: PDFium asked for `askedBytes`. */
+/** Drawing the document needed more heap than PDFIUM_HEAP_MAX_BYTES: the heap would have grown to `grownBytes`. */
 export class PdfHeapLimitError extends Error {
   override readonly name = 'PdfHeapLimitError'
   constructor(
-    readonly askedBytes: number,
+    readonly grownBytes: number,
     options?: ErrorOptions,
   ) {
     super(
-      `reading this PDF needs more memory than PDFium may take: its heap would pass ${PDFIUM_HEAP_MAX_BYTES / 2 ** 20} MiB (it asked for ${Math.ceil(askedBytes / 2 ** 20)} MiB; a Worker has 128 MB)`,
+      `reading this PDF needs more memory than PDFium may take: its heap would grow to ${Math.ceil(grownBytes / 2 ** 20)} MiB, past the ${PDFIUM_HEAP_MAX_BYTES / 2 ** 20} MiB it may take (a Worker has 128 MB)`,
       options,
     )
   }
@@ -227,7 +227,7 @@ export const PDFIUM_HEAP_MAX_BYTES = 100 * 2 ** 20
  */
 const GLUE_OVERGROWTH = 1.2
 
-/** What the cap refused in an instance: the heap PDFium asked for, 0 until then. */
+/** What the cap refused in an instance: the size the heap would have grown to, 0 until then. */
 interface HeapCap {
   refusedBytes: number
 }
@@ -247,7 +247,7 @@ function instantiate(): Promise<CappedModule> {
         const asked = bytes >>> 0
         const grown = Math.max(asked, (memory?.buffer.byteLength ?? 0) * GLUE_OVERGROWTH)
         if (grown <= PDFIUM_HEAP_MAX_BYTES) return grow(bytes)
-        heapCap.refusedBytes = asked
+        heapCap.refusedBytes = grown
         return false
       }
       const instance = new WebAssembly.Instance(pdfiumWasm as WebAssembly.Module, imports)
