@@ -214,7 +214,7 @@ function statusBytes(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 }
 
 /** Resident bytes of the process's executable mappings (compiled code), from its smaps. */
-export function codeBytes(pid: number): number {
+function codeBytes(pid: number): number {
   let bytes = 0
   let executable = false
   for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {

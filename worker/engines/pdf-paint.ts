@@ -108,9 +108,9 @@ export class PdfPaintTooLargeError extends Error {
 
 const FPDF_PAGEOBJ_TEXT = 1
 const FPDF_PAGEOBJ_PATH = 2
-const FPDF_PAGEOBJ_IMAGE = 3
+export const FPDF_PAGEOBJ_IMAGE = 3
 const FPDF_PAGEOBJ_SHADING = 4
-const FPDF_PAGEOBJ_FORM = 5
+export const FPDF_PAGEOBJ_FORM = 5
 const FPDF_SEGMENT_MOVETO = 2
 /** The colour PDFium gives a path painted with a coloured tiling pattern (BGR 0xBFBFBF), and with a shading one. */
 const PATTERN_COLOURS = new Set([0xbfbfbf, 0xffffff])
@@ -138,8 +138,6 @@ interface Tally {
   readonly page: number
   readonly maxPixels: number
   pixels: number
-  boxWidth: number
-  boxHeight: number
   objects: number
 }
 
@@ -170,8 +168,6 @@ export function countPagePaint(
       maxPixels: MAX_PAINTED_AREAS * maxPagePixels,
       pixels: 0,
       objects: 0,
-      boxWidth: 0,
-      boxHeight: 0,
     }
     countObjects(module, page, 'page', toDevice, tally)
     countAnnotations(module, page, toDevice, tally)
@@ -245,7 +241,7 @@ function countObjects(module: PdfiumPaintApi, parent: number, kind: Parent, toDe
     const box = deviceBox(module, object, toDevice, tally)
     if (box <= 0) continue
     const transparency = module._FPDFPageObj_HasTransparency(object) ? PAINT_WEIGHTS.transparency : 0
-    if (type === FPDF_PAGEOBJ_PATH) tally.pixels += pathPaint(module, object, toDevice, tally, transparency)
+    if (type === FPDF_PAGEOBJ_PATH) tally.pixels += pathPaint(module, object, toDevice, tally, box, transparency)
     else tally.pixels += box * (otherWeight(module, object, type, toDevice, tally.scratch) + transparency)
   }
 }
@@ -297,7 +293,7 @@ function appearanceToPage(module: PdfiumPaintApi, annotation: number, tally: Tal
   return [scaleX, 0, 0, scaleY, left! - x0 * scaleX, bottom! - y0 * scaleY]
 }
 
-/** The pixels of the drawn rectangle under the object's box (its stroke included); its sides go to the tally. */
+/** The pixels of the drawn rectangle under the object's box (its stroke included). */
 function deviceBox(module: PdfiumPaintApi, object: number, toDevice: Matrix, tally: Tally): number {
   const { scratch } = tally
   if (!module._FPDFPageObj_GetBounds(object, scratch, scratch + 4, scratch + 8, scratch + 12)) return 0
@@ -319,18 +315,24 @@ function deviceBox(module: PdfiumPaintApi, object: number, toDevice: Matrix, tal
     y0 = Math.min(y0, deviceY)
     y1 = Math.max(y1, deviceY)
   }
-  tally.boxWidth = Math.min(x1, tally.width) - Math.max(x0, 0)
-  tally.boxHeight = Math.min(y1, tally.height) - Math.max(y0, 0)
-  return tally.boxWidth > 0 && tally.boxHeight > 0 ? tally.boxWidth * tally.boxHeight : 0
+  const width = Math.min(x1, tally.width) - Math.max(x0, 0)
+  const height = Math.min(y1, tally.height) - Math.max(y0, 0)
+  return width > 0 && height > 0 ? width * height : 0
 }
 
 /**
- * A path's paint: its box filled, weighted as a pattern's when its colour is the one PDFium gives patterns, plus
- * `transparency`; its lines stroked (strokePaint).
+ * A path's paint: its `box` (deviceBox) filled, weighted as a pattern's when its colour is the one PDFium gives
+ * patterns, plus `transparency`; its lines stroked (strokePaint).
  */
-function pathPaint(module: PdfiumPaintApi, path: number, toDevice: Matrix, tally: Tally, transparency: number) {
-  const { scratch, boxWidth, boxHeight } = tally
-  const box = boxWidth * boxHeight
+function pathPaint(
+  module: PdfiumPaintApi,
+  path: number,
+  toDevice: Matrix,
+  tally: Tally,
+  box: number,
+  transparency: number,
+) {
+  const { scratch } = tally
   if (!module._FPDFPath_GetDrawMode(path, scratch, scratch + 4)) return box * (PAINT_WEIGHTS.pattern + transparency)
   const isFilled = module.HEAP32[scratch / 4] !== 0
   const isStroked = module.HEAP32[scratch / 4 + 1] !== 0

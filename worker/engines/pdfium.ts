@@ -15,7 +15,13 @@ import { inTurns, yieldToEventLoop } from './event-loop'
 import { MAX_JPEG_SCANS, readJpegStructure } from './image/jpeg-end'
 import { coefficientBytes, readJpegFrame } from './image/jpeg-memory'
 import { findPdfDecryptions, type PdfDecryption, PdfPasswordError, PdfSecurityHandlerError } from './pdf-crypt'
-import { countPagePaint, type PdfiumPaintApi, PdfPaintTooLargeError } from './pdf-paint'
+import {
+  countPagePaint,
+  FPDF_PAGEOBJ_FORM,
+  FPDF_PAGEOBJ_IMAGE,
+  type PdfiumPaintApi,
+  PdfPaintTooLargeError,
+} from './pdf-paint'
 import {
   type FileSlices,
   findPdfStreamsInSlices,
@@ -116,7 +122,6 @@ export class PdfJpegScansError extends Error {
   }
 }
 
-/** A page rendered at the asked scale would pass a limit, once its size is rounded to whole pixels. */
 /** Drawing the document needed more heap than PDFIUM_HEAP_MAX_BYTES: the heap would have grown to `grownBytes`. */
 export class PdfHeapLimitError extends Error {
   override readonly name = 'PdfHeapLimitError'
@@ -131,6 +136,7 @@ export class PdfHeapLimitError extends Error {
   }
 }
 
+/** A page rendered at the asked scale would pass a limit, once its size is rounded to whole pixels. */
 export class PdfPageTooLargeError extends Error {
   override readonly name = 'PdfPageTooLargeError'
   constructor(
@@ -285,9 +291,6 @@ function cString(module: PdfiumModule, text: string): number {
   module.HEAPU8[pointer + bytes.length] = 0
   return pointer
 }
-
-const FPDF_PAGEOBJ_IMAGE = 3
-const FPDF_PAGEOBJ_FORM = 5
 
 /**
  * What PDFium's heap holds to draw an image, besides the document: its decoded bitmap (4 bytes a pixel at most) and,
