@@ -31,6 +31,7 @@ const UNIT = [
   'test/engines/png-filter.test.ts',
   'test/engines/jpeg-end.test.ts',
   'test/engines/pdf-streams.test.ts',
+  'test/engines/pdf-content.test.ts',
   'test/engines/image-fast-decoders.test.ts',
   'test/converters/registry.test.ts',
   'test/converters/pdf-golden.test.ts',

@@ -623,7 +623,7 @@ export async function steps(vars: Readonly<Record<string, string>>): Promise<Ste
     },
     {
       worker: 'PDF engine',
-      label: "forms drawing one another 100 × 100 times (PDFium's heap cap)",
+      label: 'forms drawing one another 100 × 100 times (refused by the content count, before PDFium loads the page)',
       path: '/convert/pdf-to-png?name=forms.pdf',
       input: async () => pdfNestedForms(100, 1000),
     },

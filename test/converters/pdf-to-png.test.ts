@@ -245,12 +245,28 @@ describe('the PDFium instance', () => {
 })
 
 describe("PDFium's heap", () => {
-  it('is capped at 100 MiB: a page whose forms draw each other 100 × 100 times is refused, and the next PDF converts', async () => {
-    // 16 KB make 10 million objects, which PDFium builds while it loads the page, before any count of ours: at 30 × 30
-    // its heap grew to 275 MiB, at 100 × 100 past 2 GiB. Capped, its allocation fails and it aborts.
-    const onePage = testContext({ part: { start: 0, end: 1 } })
+  it('refuses a page whose forms draw each other 100 × 100 times by counting them, before PDFium loads it', async () => {
+    // 16 KB make 10 million objects, which PDFium builds while it loads the page: at 30 × 30 its heap grew to
+    // 275 MiB, at 100 × 100 past 2 GiB. The content count (engines/pdf-content.ts) multiplies each form by its
+    // references first: 100 + 100 × (100 + 100 × 1000).
     const bomb = pdfNestedForms(100, 1000)
     expect(bomb.byteLength).toBeLessThan(17 * 1024)
+    const refused = await convertAll(pdfToPng, inputFromBytes('forms.pdf', bomb), testContext()).catch((error) => error)
+    expect(refused).toMatchObject({
+      name: 'ConversionError',
+      code: 'CONVERSION_FAILED',
+      retryable: false,
+      message:
+        'page 1 would draw 10010100 objects and glyphs, and soft masks, pattern cells and coloured Type 3 glyphs over 0.0 times its area, each as often as it is drawn: 13650.1 areas of the page at 3000 pixels an object or a glyph; at most 300 are drawn (areas of PDF_MAX_PAGE_PIXELS)',
+    })
+    expect(await pdfiumHeapBytes()).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
+  })
+
+  it('is capped at 100 MiB: with the count lifted, the same page is refused by the cap, and the next PDF converts', async () => {
+    // PDF_MAX_PAGE_PIXELS of 1.1 billion lets the count take 11 million objects a page, so PDFium builds them. Capped,
+    // its allocation fails and it aborts: the cap holds what no count of ours sees.
+    const onePage = testContext({ part: { start: 0, end: 1 }, settings: { PDF_MAX_PAGE_PIXELS: 1_100_000_000 } })
+    const bomb = pdfNestedForms(100, 1000)
     const refused = await convertAll(pdfToPng, inputFromBytes('forms.pdf', bomb), onePage).catch((error) => error)
     expect(refused).toMatchObject({
       name: 'ConversionError',

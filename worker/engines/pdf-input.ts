@@ -4,6 +4,7 @@ import type { Config } from '../config'
 import { ConversionError } from '../conversion-error'
 import {
   eachFromPdf,
+  PdfDrawingTooLargeError,
   PdfHeapLimitError,
   PdfImageTooLargeError,
   PdfJpegScansError,
@@ -76,6 +77,8 @@ export async function* readPdfInput<T>(
     if (error instanceof PdfStreamSyntaxError) throw new ConversionError(`the PDF cannot be read: ${error.message}`)
     if (error instanceof PdfJpegScansError || error instanceof PdfHeapLimitError)
       throw new ConversionError(error.message)
+    if (error instanceof PdfDrawingTooLargeError)
+      throw new ConversionError(`${error.message} (areas of PDF_MAX_PAGE_PIXELS)`)
     if (error instanceof PdfPaintTooLargeError) {
       if (error.objects > MAX_PAINT_OBJECTS) throw new ConversionError(error.message)
       throw new ConversionError(`${error.message} (${MAX_PAINTED_AREAS} times PDF_MAX_PAGE_PIXELS)`)

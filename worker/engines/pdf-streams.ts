@@ -35,12 +35,22 @@ export interface PdfStream {
   readonly earlyChange: readonly number[]
   /** Object and cross-reference streams: PDFium decodes these while loading the document. */
   readonly isStructure: boolean
+  /** Its dictionary, as read. */
+  readonly dictionary: ReadonlyMap<string, PdfValue>
+  /**
+   * Where a reader of its data without filters stops: `end` when /Length is verified, else at the first `endstream`
+   * or `endobj` after the data (a data end that only a filter's end of data would otherwise mark).
+   */
+  readonly rawEnd: number
 }
 
 /** A stream's dictionary cannot be read: the file is refused rather than measured wrongly. */
 export class PdfStreamSyntaxError extends Error {
   override readonly name = 'PdfStreamSyntaxError'
 }
+
+/** The objects read take more bytes than the file: they overlap (nested in one another's strings). */
+export class PdfObjectsOverlapError extends PdfStreamSyntaxError {}
 
 /** A stream, or all of them together, would decode to more than the budget allows. */
 export class PdfStreamTooLargeError extends Error {
@@ -318,7 +328,7 @@ export class ObjectReader {
 
 export const nameOf = (value: PdfValue | undefined) =>
   value && typeof value === 'object' && 'name' in value ? value.name : undefined
-const asArray = (value: PdfValue | undefined): PdfValue[] =>
+export const asArray = (value: PdfValue | undefined): PdfValue[] =>
   Array.isArray(value) ? value : value === undefined || value === null ? [] : [value]
 
 export function spells(bytes: Uint8Array, at: number, word: string): boolean {
@@ -329,7 +339,7 @@ export function spells(bytes: Uint8Array, at: number, word: string): boolean {
 const digitsAt = (bytes: Uint8Array, start: number, end: number) => Number(latin1(bytes.subarray(start, end)))
 
 /** The object header (`N G obj`) whose `obj` is at `at`, or undefined. */
-function objectHeaderAt(
+export function objectHeaderAt(
   bytes: Uint8Array,
   at: number,
 ): { body: number; object: number; generation: number } | undefined {
@@ -388,8 +398,11 @@ export class ObjectIndex {
     private readonly options: { keepStrings?: boolean; maxObjectBytes?: number } = {},
   ) {}
 
-  /** The value a reference names, resolved (once: a reference to a reference is not followed). */
-  resolve(value: PdfValue | undefined): PdfValue | undefined {
+  /**
+   * The value a reference names, resolved (once: a reference to a reference is not followed). An object not in the
+   * file's bytes is refused (PdfStreamSyntaxError), or undefined when `optional`.
+   */
+  resolve(value: PdfValue | undefined, optional = false): PdfValue | undefined {
     if (!value || typeof value !== 'object' || !('ref' in value)) return value
     const key = value.ref.join(' ')
     const known = this.values.get(key)
@@ -404,6 +417,7 @@ export class ObjectIndex {
       }
     }
     const body = this.bodies.get(key)
+    if (body === undefined && optional) return undefined
     // PDFium may find it in an object stream this reader does not open: refused rather than left unmeasured.
     if (body === undefined)
       throw new PdfStreamSyntaxError(
@@ -419,7 +433,7 @@ export class ObjectIndex {
       this.parsedBytes += reader.at - body
     }
     if (this.parsedBytes > bytes.length + PARSE_SLACK_BYTES) {
-      throw new PdfStreamSyntaxError(
+      throw new PdfObjectsOverlapError(
         `the objects its stream dictionaries name take more than ${bytes.length + PARSE_SLACK_BYTES} bytes to read (they overlap)`,
       )
     }
@@ -566,11 +580,12 @@ export function* findPdfStreamsInSlices(bytes: Uint8Array, work?: PdfScanWork): 
     const [first] = [...starts].sort((a, b) => b - a)
     const byLength = lengthEnd(bytes, first!, dictionary.get('Length'))
     let end = typeof byLength === 'number' ? byLength : bytes.length
-    if (byLength === 'unverified') {
+    let rawEnd = end
+    if (typeof byLength !== 'number') {
       keywords ??= endKeywords(bytes)
       const keyword = firstFrom(keywords, Math.min(...starts))
       // PDFium takes the end of line before the keyword off too: CR LF, else one CR or LF.
-      end =
+      rawEnd =
         keyword === undefined
           ? at + 6
           : keyword -
@@ -579,6 +594,7 @@ export function* findPdfStreamsInSlices(bytes: Uint8Array, work?: PdfScanWork): 
               : bytes[keyword - 1] === 0x0d || bytes[keyword - 1] === 0x0a
                 ? 1
                 : 0)
+      if (byLength === 'unverified') end = rawEnd
     }
     const isImage = nameOf(dictionary.get('Subtype')) === 'Image'
     const type = nameOf(dictionary.get('Type'))
@@ -622,6 +638,8 @@ export function* findPdfStreamsInSlices(bytes: Uint8Array, work?: PdfScanWork): 
       filters,
       earlyChange,
       isStructure: type === 'ObjStm' || type === 'XRef',
+      dictionary,
+      rawEnd,
     })
   }
   ownWork.bytesParsed += index.parsedBytes
@@ -629,7 +647,7 @@ export function* findPdfStreamsInSlices(bytes: Uint8Array, work?: PdfScanWork): 
 }
 
 /** Where a filter's output goes, a piece at a time (a piece is valid only during the call). */
-interface Sink {
+export interface Sink {
   write(piece: Uint8Array): void
   end(): void
   /** The filter takes no more input (its end-of-data, or an error): the rest of the file is not fed. */
@@ -935,6 +953,17 @@ function nextPieceBytes(inputBytes: number, outputBytes: number): number {
  */
 const fedLimit = (fileBytes: number) => 2 * fileBytes + 64 * 1024
 
+/** A reader of streams' decoded data besides the count: `open` gives a sink for each reading of a stream it wants. */
+export interface StreamObserver {
+  wants(stream: PdfStream): boolean
+  open(stream: PdfStream): Sink
+}
+
+const overlapping = (maxFed: number) =>
+  new PdfStreamSyntaxError(
+    `its streams' data overlap: read as PDFium may read them, they run past ${maxFed} bytes in all (twice the file)`,
+  )
+
 /**
  * Runs each stream's filter chain, counting every filter's output and keeping none. Returns the bytes counted.
  * Throws a PdfStreamTooLargeError as soon as one stream or all of them (with `alreadyBytes` counted before) pass
@@ -949,6 +978,7 @@ export function* measurePdfStreams(
   alreadyBytes = 0,
   decryptions: readonly PdfDecryption[] = [],
   scanWork?: PdfScanWork,
+  observer?: StreamObserver,
 ): FileSlices<number> {
   const maxFed = fedLimit(bytes.length)
   let fed = 0 // each measured stream's longest reading, added up
@@ -959,7 +989,34 @@ export function* measurePdfStreams(
   // PDFium leaves some streams as they are (cross-reference streams, /Identity, clear metadata).
   const readings = [undefined, ...decryptions]
   for (const stream of streams) {
-    if (stream.filters.length === 0) continue
+    if (stream.filters.length === 0) {
+      // Data without filters is only read by an observer: as it is, and decrypted with each key.
+      if (!observer?.wants(stream)) continue
+      let longest = 0
+      for (const [start, decryption] of stream.starts.flatMap((start) =>
+        readings.map((decryption) => [start, decryption] as const),
+      )) {
+        const reader = observer.open(stream)
+        const sink = decryption
+          ? decryptingSink(decryption.forStream(stream.object, stream.generation), reader)
+          : reader
+        for (let at = start; at < stream.rawEnd; ) {
+          const end = Math.min(stream.rawEnd, at + INPUT_PIECE_BYTES * 64)
+          if (fed + Math.max(longest, end - start) > maxFed) throw overlapping(maxFed)
+          sink.write(bytes.subarray(at, end))
+          longest = Math.max(longest, end - start)
+          work += end - at
+          at = end
+          if (work >= WORK_BYTES_PER_TURN) {
+            work = 0
+            bytes = (yield) ?? bytes
+          }
+        }
+        sink.end()
+      }
+      fed += longest
+      continue
+    }
     // Each reading of where the data starts (and with which key) is measured; the largest counts (the others fail
     // at once).
     let largest = 0
@@ -970,7 +1027,11 @@ export function* measurePdfStreams(
       // A zlib stream that does not start with a zlib header is refused by PDFium's inflate at once: so here.
       if (!decryption && stream.filters[0] === 'FlateDecode' && !isZlibHeader(bytes[start], bytes[start + 1])) continue
       const before = total.bytes
-      let sink: Sink = countingSink(undefined, budget.maxStreamBytes, total)
+      let sink: Sink = countingSink(
+        observer?.wants(stream) ? observer.open(stream) : undefined,
+        budget.maxStreamBytes,
+        total,
+      )
       for (let i = stream.filters.length - 1; i >= 0; i--) {
         sink = filterSink(stream.filters[i]!, sink, stream.earlyChange[i]!)
         if (i > 0) sink = countingSink(sink, budget.maxStreamBytes, total)
@@ -980,11 +1041,7 @@ export function* measurePdfStreams(
         let piece = INPUT_PIECE_BYTES
         for (let at = start; at < stream.end && !sink.isDone; ) {
           const end = Math.min(stream.end, at + piece)
-          if (fed + Math.max(longest, end - start) > maxFed) {
-            throw new PdfStreamSyntaxError(
-              `its streams' data overlap: read as PDFium may read them, they run past ${maxFed} bytes in all (twice the file)`,
-            )
-          }
+          if (fed + Math.max(longest, end - start) > maxFed) throw overlapping(maxFed)
           if (scanWork) scanWork.bytesFed += end - at
           sink.write(bytes.subarray(at, end))
           longest = Math.max(longest, end - start)

@@ -14,6 +14,7 @@ import pdfiumWasm from '@hyzyla/pdfium/pdfium.wasm'
 import { inTurns, yieldToEventLoop } from './event-loop'
 import { MAX_JPEG_SCANS, readJpegStructure } from './image/jpeg-end'
 import { coefficientBytes, readJpegFrame } from './image/jpeg-memory'
+import { ContentScan, PdfDrawingTooLargeError } from './pdf-content'
 import { findPdfDecryptions, type PdfDecryption, PdfPasswordError, PdfSecurityHandlerError } from './pdf-crypt'
 import {
   countPagePaint,
@@ -31,7 +32,7 @@ import {
 } from './pdf-streams'
 import type { PixelRows } from './png/encode'
 
-export { PdfPaintTooLargeError, PdfStreamSyntaxError, PdfStreamTooLargeError }
+export { PdfDrawingTooLargeError, PdfPaintTooLargeError, PdfStreamSyntaxError, PdfStreamTooLargeError }
 
 /** Largest bitmap rendered at once: a strip of the page, as wide as the page. */
 export const STRIP_BYTES = 2 * 2 ** 20
@@ -449,6 +450,8 @@ export async function* eachFromPdf<T>(
     // The scans are handed views of the heap, never a closure over it (FileSlices, pdf-streams.ts).
     const file = { module, data, size: source.size }
     const streams = await scanInTurns(findPdfStreamsInSlices(fileView(file)), file)
+    // Content is lexed as it is decoded, and object streams kept, for the count of what each page draws.
+    const content = new ContentScan()
     const decryptions = await readDecryptions(fileView(file), password)
     const structureBytes = await scanInTurns(
       measurePdfStreams(
@@ -457,6 +460,8 @@ export async function* eachFromPdf<T>(
         { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes: limits.maxStreamBytes },
         0,
         decryptions,
+        undefined,
+        content,
       ),
       file,
     )
@@ -477,9 +482,12 @@ export async function* eachFromPdf<T>(
         { maxStreamBytes: limits.maxStreamBytes, maxTotalBytes },
         structureBytes,
         decryptions,
+        undefined,
+        content,
       ),
       file,
     )
+    content.check(fileView(file), streams, limits.maxPagePixels)
     const withPage = <R>(index: number, read: (page: number) => R): R => {
       const page = live()._FPDF_LoadPage(loaded, index)
       if (!page) throw new PdfOpenError(`page ${index + 1} cannot be loaded`, false)
@@ -551,6 +559,7 @@ export async function* eachFromPdf<T>(
       PdfJpegScansError,
       PdfPageTooLargeError,
       PdfPaintTooLargeError,
+      PdfDrawingTooLargeError,
       PdfStreamTooLargeError,
       PdfStreamSyntaxError,
     ].some((fault) => error instanceof fault)
