@@ -1,18 +1,20 @@
 // bench/pdf-draw-cost: what PDFium's drawing costs for the work the paint walk cannot see (worker/engines/pdf-paint.ts
-// sees PDFium's page objects: a text object's box, a path's box, not what a glyph, a pattern's cell or a soft mask's
-// group draws each time it is used). Four hostile pages of test/hostile/corpus.ts, each at two or three sizes of its
-// count, drawn as pdf-to-png draws a page (150 dpi, at most PDF_MAX_PAGE_PIXELS, in strips of STRIP_BYTES with
-// annotations) by the same @hyzyla/pdfium WASM binary in Node:
-// - a pile of Helvetica glyphs (pdfGlyphPile): a unit is a byte shown;
-// - Type 3 glyphs whose procedure fills its box (pdfType3Glyphs): glyphs × (procFills + 1);
-// - page-sized fills with a tiling pattern whose one cell is the page (pdfPatternCells): objects × (cellFills + 1);
-// - page-sized fills under a luminosity soft mask (pdfSoftMaskRedraw): objects × (groupFills + 1).
-// Each is set against two baselines measured in the same run: an opaque fill of the whole page (pdfWholePageFills)
-// and a 1 × 1 pt fill (the walk's 3,000 pixels an object). CPU is the process's (process.cpuUsage), for loading the
-// page (PDFium parses its content and builds its objects) and drawing it. A unit's cost is the slope between the
-// first and the largest size of its class, so what a page costs whatever its count (the document, the bitmap) is
-// left out; doubling the count must double the cost for the work to be linear in it.
-// Run: npm run bench:pdf-draw-cost (under 3 minutes).
+// sees PDFium's page objects: a text object's box, a path's box, not what each glyph, a pattern's cell or a soft
+// mask's group draws each time it is used). Hostile pages of test/hostile/corpus.ts, each at two to five sizes of its
+// counts, drawn as pdf-to-png draws a page (150 dpi, at most PDF_MAX_PAGE_PIXELS, in strips of STRIP_BYTES, with
+// annotations) by the same @hyzyla/pdfium WASM binary in Node, and again in one bitmap:
+// - Helvetica glyphs piled on one spot (pdfGlyphPile), at 12 and 600 pt: a unit is a byte shown;
+// - Type 3 glyphs whose procedure fills its box (pdfType3Glyphs), at 12, 600 and 2000 pt, d0 and d1:
+//   glyphs × (procFills + 1);
+// - fills with a tiling pattern whose one cell is the page (pdfPatternCells): objects × (cellFills + 1);
+// - fills under a luminosity soft mask (pdfSoftMaskRedraw): objects × (groupFills + 1);
+// the last two with objects the page's size and 1 × 1 pt. Each is set against two baselines measured in the same run:
+// an opaque fill of the whole page (pdfWholePageFills) and a 1 × 1 pt fill (an object the walk counts 3,000 pixels).
+// CPU is the process's (process.cpuUsage), for loading the page (PDFium parses its content and builds its objects)
+// and drawing it, each page in a fresh PDFium. A unit's cost is the slope from the first size of its class to the
+// largest, so what a page costs whatever its count (the document, the bitmap) is left out; doubling the count must
+// double the cost for the work to be linear in it.
+// Run: npm run bench:pdf-draw-cost (about 75 s).
 import { readFileSync } from 'node:fs'
 import { register } from 'node:module'
 import { loadavg } from 'node:os'
@@ -41,6 +43,11 @@ const FPDF_REVERSE_BYTE_ORDER = 0x10
 const FPDFBITMAP_BGRA = 4
 /** The walk's weight of an object however small (PAINT_WEIGHTS.object, worker/engines/pdf-paint.ts). */
 const OBJECT_PIXELS = 3000
+/**
+ * The rule PAINT_WEIGHTS were set by (docs/platform-limits.md): a weighted area of PDF_MAX_PAGE_PIXELS costs at most
+ * what filled curves cost, 3.6 ms; a walk's pixel is worth 1.64 ns of drawing, and its 3,000 an object 4.9 µs.
+ */
+const WEIGHTED_AREA_MS = 3.6
 
 type Pdfium = PdfiumModule & {
   _FPDF_RenderPageBitmapWithMatrix(bitmap: number, page: number, matrix: number, clip: number, flags: number): void
@@ -162,8 +169,25 @@ const multiplied = (
   })),
 })
 
+/** A multiplied class twice: its objects the page's size, and 1 × 1 pt. */
+const bySize = (
+  name: string,
+  unit: string,
+  label: (count: number, fills: number) => string,
+  sizes: { page: readonly (readonly [number, number])[]; tiny: readonly (readonly [number, number])[] },
+  page: (count: number, fills: number, rectangle?: string) => Uint8Array,
+): Class[] => [
+  multiplied(`page-sized ${name}`, unit, label, sizes.page, (count, fills) => page(count, fills)),
+  multiplied(`1 × 1 pt ${name}`, unit, label, sizes.tiny, (count, fills) => page(count, fills, '300 400 1 1')),
+]
+
 const HIDDEN: readonly Class[] = [
-  counted('Helvetica glyphs on one spot (pdfGlyphPile)', 'glyph', [100_000, 200_000, 400_000], corpus.pdfGlyphPile),
+  counted('Helvetica glyphs of 12 pt on one spot (pdfGlyphPile)', 'glyph', [100_000, 200_000, 400_000], (glyphs) =>
+    corpus.pdfGlyphPile(glyphs),
+  ),
+  counted('Helvetica glyphs of 600 pt on one spot (pdfGlyphPile)', 'glyph', [500, 1000, 2000], (glyphs) =>
+    corpus.pdfGlyphPile(glyphs, 600),
+  ),
   multiplied(
     'Type 3 glyphs of 600 pt, each a procedure of fills (pdfType3Glyphs)',
     'glyph × (procFills + 1)',
@@ -174,7 +198,7 @@ const HIDDEN: readonly Class[] = [
       [400, 10],
       [200, 20],
     ],
-    corpus.pdfType3Glyphs,
+    (glyphs, fills) => corpus.pdfType3Glyphs(glyphs, fills),
   ),
   multiplied(
     'Type 3 glyphs of 2000 pt, past the page (pdfType3Glyphs)',
@@ -184,31 +208,66 @@ const HIDDEN: readonly Class[] = [
       [50, 10],
       [100, 10],
     ],
-    (glyphs, fills) => corpus.pdfType3Glyphs(glyphs, fills, 2000),
+    (glyphs, fills) => corpus.pdfType3Glyphs(glyphs, fills, { points: 2000 }),
   ),
   multiplied(
-    'page-sized fills with a page-sized tiling pattern (pdfPatternCells)',
+    'Type 3 glyphs of 600 pt declared with d1 (pdfType3Glyphs)',
+    'glyph × (procFills + 1)',
+    (glyphs, fills) => `${glyphs} glyphs × ${fills} fills`,
+    [
+      [50, 10],
+      [100, 10],
+    ],
+    (glyphs, fills) => corpus.pdfType3Glyphs(glyphs, fills, { declaration: 'd1' }),
+  ),
+  multiplied(
+    'Type 3 glyphs of 12 pt (pdfType3Glyphs)',
+    'glyph × (procFills + 1)',
+    (glyphs, fills) => `${glyphs} glyphs × ${fills} fills`,
+    [
+      [2000, 10],
+      [4000, 10],
+      [4000, 40],
+    ],
+    (glyphs, fills) => corpus.pdfType3Glyphs(glyphs, fills, { points: 12 }),
+  ),
+  ...bySize(
+    'fills with a page-sized tiling pattern (pdfPatternCells)',
     'object × (cellFills + 1)',
     (objects, fills) => `${objects} objects × ${fills} cell fills`,
-    [
-      [20, 10],
-      [40, 10],
-      [80, 10],
-      [40, 20],
-    ],
+    {
+      page: [
+        [20, 10],
+        [40, 10],
+        [80, 10],
+        [40, 20],
+      ],
+      tiny: [
+        [2000, 10],
+        [4000, 10],
+        [4000, 40],
+      ],
+    },
     corpus.pdfPatternCells,
   ),
-  multiplied(
-    'page-sized fills under a soft mask (pdfSoftMaskRedraw)',
+  ...bySize(
+    'fills under a soft mask (pdfSoftMaskRedraw)',
     'object × (groupFills + 1)',
     (objects, fills) => `${objects} objects × ${fills} group fills`,
-    [
-      [5, 50],
-      [10, 50],
-      [20, 50],
-      [10, 100],
-      [20, 0],
-    ],
+    {
+      page: [
+        [5, 50],
+        [10, 50],
+        [20, 50],
+        [10, 100],
+        [20, 0],
+      ],
+      tiny: [
+        [2000, 50],
+        [4000, 50],
+        [4000, 200],
+      ],
+    },
     corpus.pdfSoftMaskRedraw,
   ),
 ]
@@ -274,11 +333,12 @@ for (const hidden of HIDDEN) {
       (unitMs / fillMs).toFixed(3),
       (unitMs / objectMs).toFixed(1),
       ((unitMs / fillMs) * pagePixels).toFixed(0),
+      ((unitMs / WEIGHTED_AREA_MS) * PDF_MAX_PAGE_PIXELS).toFixed(0),
       (wholeUnitMs / fill.wholeUnitMs).toFixed(3),
     ].join(' | '),
   )
 }
 console.log(
-  `\nclass | unit | µs a unit | × a whole-page fill | × a 1 × 1 pt fill | pixels of fill a unit | × a whole-page fill, both in one bitmap`,
+  `\nclass | unit | µs a unit | × a whole-page fill | × a 1 × 1 pt fill | pixels of fill a unit | walk pixels a unit (3.6 ms an area) | × a whole-page fill, both in one bitmap`,
 )
 for (const row of summary) console.log(row)

@@ -714,14 +714,15 @@ const shown = (character: string, count: number) =>
   ).join('\n')
 
 /**
- * A US Letter page that shows `glyphs` bytes of Helvetica (the standard font, not embedded) at 12 pt, the character
- * spacing set to minus each glyph's advance so that every glyph lands on the same spot, a box of 9 × 12 pt however
- * many are shown, 10,000 to a text object. Flate makes them small: 1,000,000 glyphs are a 2 KB file. Issue 29
+ * A US Letter page that shows `glyphs` bytes of Helvetica (the standard font, not embedded) at `points` (12), the
+ * character spacing set to minus each glyph's advance so that every glyph lands on the same spot, a box of 9 × 12 pt
+ * at 12 pt however many are shown, 10,000 to a text object. Flate makes them small: 1,000,000 glyphs are a 2 KB file. Issue 29
  * measured 900,000 glyphs drawing in 2.4 s; the walk sees 100 small text objects.
  */
-export async function pdfGlyphPile(glyphs: number): Promise<Uint8Array> {
+export async function pdfGlyphPile(glyphs: number, points = 12): Promise<Uint8Array> {
   // 'H' is 722 units of 1000 wide in Helvetica: 8.664 pt at 12 pt.
-  const content = await deflate(text(`BT /F1 12 Tf -8.664 Tc 100 400 Td\n${shown('H', glyphs)}\nET`))
+  const spacing = -0.722 * points
+  const content = await deflate(text(`BT /F1 ${points} Tf ${spacing} Tc 100 400 Td\n${shown('H', glyphs)}\nET`))
   return rawPdf([
     ...letterPage('<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>'),
     streamObject('/Filter /FlateDecode', content),
@@ -731,11 +732,16 @@ export async function pdfGlyphPile(glyphs: number): Promise<Uint8Array> {
 /**
  * A US Letter page that shows `glyphs` copies of the one glyph of a Type 3 font at `points` (600: 600 × 600 pt of the
  * page), each on the same spot, whose glyph procedure paints `procFills` opaque fills of its 1000 × 1000 box. The
- * procedure begins with `d0`, so the glyph is coloured and PDFium draws the procedure for each glyph (a `d1` glyph's
- * mask could be cached). Flate makes the content small; the walk sees a text object for each 10,000 glyphs.
+ * procedure begins with `d0` (a coloured glyph: nothing PDFium could cache as a mask) or `d1` (a shape in the text's
+ * colour); PDFium draws the procedure again for each glyph either way. Flate makes the content small; the walk sees a
+ * text object for each 10,000 glyphs.
  */
-export async function pdfType3Glyphs(glyphs: number, procFills: number, points = 600): Promise<Uint8Array> {
-  const procedure = `1000 0 d0\n${fillsOf(procFills, '0 0 1000 1000')}`
+export async function pdfType3Glyphs(
+  glyphs: number,
+  procFills: number,
+  { points = 600, declaration = 'd0' }: { points?: number; declaration?: 'd0' | 'd1' } = {},
+): Promise<Uint8Array> {
+  const procedure = `${declaration === 'd0' ? '1000 0 d0' : '1000 0 0 0 1000 1000 d1'}\n${fillsOf(procFills, '0 0 1000 1000')}`
   const content = await deflate(text(`BT /F1 ${points} Tf -${points} Tc 6 96 Td\n${shown('a', glyphs)}\nET`))
   return rawPdf([
     ...letterPage('<< /Font << /F1 5 0 R >> >>'),
@@ -746,12 +752,12 @@ export async function pdfType3Glyphs(glyphs: number, procFills: number, points =
 }
 
 /**
- * A US Letter page that fills itself `objects` times with a tiling pattern whose one cell is the page (BBox, XStep
- * and YStep 612 × 792) and paints `cellFills` opaque fills of itself: PDFium draws the cell for each fill that uses
- * the pattern. The walk sees `objects` paths of the page's size.
+ * A US Letter page that fills `rectangle` (the page: "0 0 612 792") `objects` times with a tiling pattern whose one
+ * cell is the page (BBox, XStep and YStep 612 × 792) and paints `cellFills` opaque fills of itself: PDFium draws the
+ * cell for each fill that uses the pattern. The walk sees `objects` paths of the rectangle's size.
  */
-export function pdfPatternCells(objects: number, cellFills: number): Uint8Array {
-  const content = `/Pattern cs /P1 scn\n${Array.from({ length: objects }, () => '0 0 612 792 re f').join('\n')}`
+export function pdfPatternCells(objects: number, cellFills: number, rectangle = '0 0 612 792'): Uint8Array {
+  const content = `/Pattern cs /P1 scn\n${Array.from({ length: objects }, () => `${rectangle} re f`).join('\n')}`
   return rawPdf([
     ...letterPage('<< /Pattern << /P1 5 0 R >> >>'),
     streamObject('', text(content)),
@@ -764,16 +770,17 @@ export function pdfPatternCells(objects: number, cellFills: number): Uint8Array 
 
 /**
  * A US Letter page that sets a luminosity soft mask (ExtGState /GS1, its group a page-sized transparency group of
- * `groupFills` opaque fills, grey 0.5 to 0.9) and fills itself `objects` times under it: PDFium draws the mask's
- * group again for each object. Issue 29 measured 10 fills over a 1,000-fill group taking 4.6 s at 1.1 MP.
+ * `groupFills` opaque fills, grey 0.5 to 0.9) and fills `rectangle` (the page: "0 0 612 792") `objects` times under
+ * it: PDFium draws the mask's group again for each object, within the object's box. Issue 29 measured 10 fills over
+ * a 1,000-fill group taking 4.6 s at 1.1 MP.
  */
-export function pdfSoftMaskRedraw(objects: number, groupFills: number): Uint8Array {
+export function pdfSoftMaskRedraw(objects: number, groupFills: number, rectangle = '0 0 612 792'): Uint8Array {
   const group = Array.from({ length: groupFills }, (_, i) => `${0.5 + (i % 5) / 10} g 0 0 612 792 re f`).join('\n')
   return rawPdf([
     ...letterPage(
       '<< /ExtGState << /GS1 << /Type /ExtGState /SMask << /Type /Mask /S /Luminosity /G 5 0 R >> >> >> >>',
     ),
-    streamObject('', text(`/GS1 gs\n${fillsOf(objects, '0 0 612 792')}`)),
+    streamObject('', text(`/GS1 gs\n${fillsOf(objects, rectangle)}`)),
     streamObject(
       '/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Group << /S /Transparency /CS /DeviceGray >> /Resources << >>',
       text(group),

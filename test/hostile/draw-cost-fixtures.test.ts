@@ -44,6 +44,9 @@ describe('the pages of bench:pdf-draw-cost', () => {
     expect(pages).toBe(1)
     expect(greyAt(image, 300, 400)).toBeCloseTo(0.2 * 255, -1)
     expect(greyAt(image, 300, 50)).toBe(255) // below the glyph, which starts at 96 pt
+    // d1: "… declare that the glyph description specifies only shape, not colour": the text's colour, black.
+    const shape = await drawn(await pdfType3Glyphs(3, 3, { declaration: 'd1' }))
+    expect(greyAt(shape.image, 300, 400)).toBe(0)
   })
 
   it('fills the page with a tiling pattern whose cell is the page', async () => {
