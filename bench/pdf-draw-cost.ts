@@ -13,7 +13,8 @@
 // CPU is the process's (process.cpuUsage), for loading the page (PDFium parses its content and builds its objects)
 // and drawing it, each page in a fresh PDFium. A unit's cost is the slope from the first size of its class to the
 // largest, so what a page costs whatever its count (the document, the bitmap) is left out; doubling the count must
-// double the cost for the work to be linear in it.
+// double the cost for the work to be linear in it. Beside each page, what the walk counts for it (countPagePaint, as
+// pdfium.ts calls it before drawing) and the CPU of each area it counts: the bound assumes at most 3.6 ms.
 // Run: npm run bench:pdf-draw-cost (about 75 s).
 import { readFileSync } from 'node:fs'
 import { register } from 'node:module'
@@ -32,6 +33,7 @@ export async function resolve(specifier, context, next) {
 const corpus = await import('../test/hostile/corpus.ts')
 const { buildPdf } = await import('../test/support/pdf.ts')
 const { PDFiumLibrary } = await import('@hyzyla/pdfium')
+const { countPagePaint, PdfPaintTooLargeError } = await import('../worker/engines/pdf-paint.ts')
 
 // pdf-to-png's defaults (worker/config.ts: PDF_DPI, PDF_MAX_PAGE_PIXELS) and how worker/engines/pdfium.ts draws a
 // page: strips of STRIP_BYTES, BGRA reversed to RGBA, annotations drawn.
@@ -75,6 +77,9 @@ const cpuMs = () => {
 
 interface Drawn {
   readonly pixels: number
+  /** The walk's count in areas of PDF_MAX_PAGE_PIXELS, and whether it refused the page (it stops counting there). */
+  readonly areas: number
+  readonly isRefused: boolean
   readonly loadMs: number
   readonly drawMs: number
 }
@@ -95,6 +100,7 @@ async function drawFirstPage(bytes: Uint8Array, isWhole = false): Promise<Drawn>
   const [points, pointsHigh] = [pdfium._FPDF_GetPageWidth(page), pdfium._FPDF_GetPageHeight(page)]
   const scale = Math.min(DPI / 72, Math.sqrt(PDF_MAX_PAGE_PIXELS / (points * pointsHigh)))
   const [width, height] = [Math.floor(Math.floor(points) * scale), Math.floor(Math.floor(pointsHigh) * scale)]
+  const counted = countedAreas(pdfium, page, scale, width, height)
   const stride = width * 4
   const stripRows = isWhole ? height : Math.min(height, Math.floor(STRIP_BYTES / stride))
   const pixels = pdfium.wasmExports.malloc(stride * stripRows)
@@ -111,7 +117,19 @@ async function drawFirstPage(bytes: Uint8Array, isWhole = false): Promise<Drawn>
   pdfium._FPDFBitmap_Destroy(bitmap)
   pdfium._FPDF_ClosePage(page)
   pdfium._FPDF_CloseDocument(document)
-  return { pixels: width * height, loadMs, drawMs }
+  return { pixels: width * height, ...counted, loadMs, drawMs }
+}
+
+/** What the walk counts for the page, as pdfium.ts asks it to before drawing. */
+function countedAreas(pdfium: Pdfium, page: number, scale: number, width: number, height: number) {
+  try {
+    const window = { left: 0, top: 0, width, height }
+    const { paintedPixels } = countPagePaint(pdfium, page, 1, scale, window, PDF_MAX_PAGE_PIXELS)
+    return { areas: paintedPixels / PDF_MAX_PAGE_PIXELS, isRefused: false }
+  } catch (error) {
+    if (!(error instanceof PdfPaintTooLargeError)) throw error
+    return { areas: error.paintedPixels / PDF_MAX_PAGE_PIXELS, isRefused: true }
+  }
 }
 
 /** One size of a class: its label, the units it draws, and its page. */
@@ -282,12 +300,14 @@ function slope(rows: readonly { units: number; ms: number }[]): number {
 /** Every size of a class drawn; a unit's CPU ms drawn in strips (as deployed) and in one bitmap. */
 async function measure(drawn: Class): Promise<{ unitMs: number; wholeUnitMs: number }> {
   console.log(`\n${drawn.name}, a unit is a ${drawn.unit}`)
-  console.log('size | KB | units | load ms | draw ms | CPU ms | µs a unit | × the first size | CPU ms in one bitmap')
+  console.log(
+    "size | KB | units | load ms | draw ms | CPU ms | µs a unit | × the first size | CPU ms in one bitmap | walk's areas | CPU ms an area counted",
+  )
   const rows: { units: number; ms: number }[] = []
   const wholeRows: { units: number; ms: number }[] = []
   for (const size of drawn.sizes) {
     const bytes = await size.bytes()
-    const { loadMs, drawMs, pixels } = await drawFirstPage(bytes)
+    const { loadMs, drawMs, pixels, areas, isRefused } = await drawFirstPage(bytes)
     const ms = loadMs + drawMs
     rows.push({ units: size.units, ms })
     const whole = await drawFirstPage(bytes, true)
@@ -302,6 +322,8 @@ async function measure(drawn: Class): Promise<{ unitMs: number; wholeUnitMs: num
       ((ms / size.units) * 1000).toFixed(2),
       `${(size.units / rows[0]!.units).toFixed(1)} units: ${(ms / rows[0]!.ms).toFixed(2)} CPU`,
       (whole.loadMs + whole.drawMs).toFixed(0),
+      isRefused ? `${areas.toFixed(1)}: refused` : areas.toFixed(1),
+      (ms / areas).toFixed(1),
     ]
     console.log(`${cells.join(' | ')}${rows.length === 1 ? ` (${(pixels / 1e6).toFixed(2)} MP)` : ''}`)
   }
