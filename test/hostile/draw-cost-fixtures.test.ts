@@ -37,7 +37,7 @@ describe('the pages of bench:pdf-draw-cost', () => {
     expect(inkIn(image, { x0: 112, y0: 395, x1: 300, y1: 420 })).toBe(0)
   })
 
-  it('draws a coloured Type 3 glyph with its procedure, at 600 pt', async () => {
+  it('draws a Type 3 glyph by its procedure at 600 pt, coloured (d0) or in the text colour (d1)', async () => {
     // ISO 32000-1, 9.6.5, d0: "Set width information for the glyph and declare that the glyph description specifies
     // both its shape and its colour." The third of three fills (grey 0.2) is the glyph's colour.
     const { pages, image } = await drawn(await pdfType3Glyphs(3, 3))
