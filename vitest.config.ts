@@ -35,6 +35,7 @@ const UNIT = [
   'test/engines/image-fast-decoders.test.ts',
   'test/converters/registry.test.ts',
   'test/converters/pdf-golden.test.ts',
+  'test/hostile/draw-cost-fixtures.test.ts',
   'test/converters/text-fallback-fonts.test.ts',
   'test/docs/error-table.test.ts',
   'test/imports.test.ts',

@@ -647,14 +647,17 @@ export function pdfLongWord(digits = 1_000_000): Uint8Array {
   return rawPdf([...ONE_PAGE, `<< /Length 1 /W ${'1'.repeat(digits)}x >>\nstream\nx\nendstream`])
 }
 
+/** `count` opaque fills of one rectangle ("x y width height"), in ten greys by turns. */
+const fillsOf = (count: number, rectangle: string) =>
+  Array.from({ length: count }, (_, i) => `${(i % 10) / 10} g ${rectangle} re f`).join('\n')
+
 /**
  * A US Letter page painted over by `fills` opaque fills of the whole page, 23 bytes of content each: the costliest
  * drawing for its bytes (each fill paints every pixel). Issue 29 measured 0.4 ms a fill at 2.2 MP: the 8.8 MB of
  * content a page may hold would be 150–194 s of CPU.
  */
 export function pdfWholePageFills(fills: number): Uint8Array {
-  const content = Array.from({ length: fills }, (_, i) => `${(i % 10) / 10} g 0 0 612 792 re f`).join('\n')
-  return buildPdf([{ width: 612, height: 792, content }])
+  return buildPdf([{ width: 612, height: 792, content: fillsOf(fills, '0 0 612 792') }])
 }
 
 /**
@@ -662,14 +665,13 @@ export function pdfWholePageFills(fills: number): Uint8Array {
  * annotation's rectangle the page's: PDFium draws annotations' appearances over the page.
  */
 export function pdfAnnotationFills(fills: number): Uint8Array {
-  const appearance = Array.from({ length: fills }, (_, i) => `${(i % 10) / 10} g 0 0 100 100 re f`).join('\n')
   return rawPdf([
     '<< /Type /Catalog /Pages 2 0 R >>',
     '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
     '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Annots [5 0 R] >>',
     '<< /Length 0 >>\nstream\n\nendstream',
     '<< /Type /Annot /Subtype /Square /Rect [0 0 612 792] /AP << /N 6 0 R >> >>',
-    streamObject('/Type /XObject /Subtype /Form /BBox [0 0 100 100]', text(appearance)),
+    streamObject('/Type /XObject /Subtype /Form /BBox [0 0 100 100]', text(fillsOf(fills, '0 0 100 100'))),
   ])
 }
 
@@ -691,6 +693,98 @@ export function pdfNestedForms(references: number, fills: number): Uint8Array {
       text(draws('B')),
     ),
     streamObject('/Type /XObject /Subtype /Form /BBox [0 0 612 792]', text(leaf)),
+  ])
+}
+
+/** The catalog, a one-page tree and a US Letter page whose content is object 4 and whose resources are `resources`. */
+const letterPage = (resources: string) => [
+  '<< /Type /Catalog /Pages 2 0 R >>',
+  '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+  `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources ${resources} >>`,
+]
+
+/**
+ * `count` copies of one character shown 10,000 to a `Tj`: PDFium keeps the first 32,767 bytes of a string in a
+ * content stream (`kMaxStringLength`, cpdf_streamparser.cpp), and makes a text object of each.
+ */
+const shown = (character: string, count: number) =>
+  Array.from(
+    { length: Math.ceil(count / 10_000) },
+    (_, i) => `(${character.repeat(Math.min(10_000, count - i * 10_000))}) Tj`,
+  ).join('\n')
+
+/**
+ * A US Letter page that shows `glyphs` bytes of Helvetica (the standard font, not embedded) at `points` (12), the
+ * character spacing set to minus each glyph's advance so that every glyph lands on the same spot, a box of 9 × 12 pt
+ * at 12 pt however many are shown, 10,000 to a text object. Flate makes them small: 1,000,000 glyphs are a 2 KB file. Issue 29
+ * measured 900,000 glyphs drawing in 2.4 s; the walk sees 100 small text objects.
+ */
+export async function pdfGlyphPile(glyphs: number, points = 12): Promise<Uint8Array> {
+  // 'H' is 722 units of 1000 wide in Helvetica: 8.664 pt at 12 pt.
+  const spacing = -0.722 * points
+  const content = await deflate(text(`BT /F1 ${points} Tf ${spacing} Tc 100 400 Td\n${shown('H', glyphs)}\nET`))
+  return rawPdf([
+    ...letterPage('<< /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >>'),
+    streamObject('/Filter /FlateDecode', content),
+  ])
+}
+
+/**
+ * A US Letter page that shows `glyphs` copies of the one glyph of a Type 3 font at `points` (600: 600 × 600 pt of the
+ * page), each on the same spot, whose glyph procedure paints `procFills` opaque fills of its 1000 × 1000 box. The
+ * procedure begins with `d0` (a coloured glyph: nothing PDFium could cache as a mask) or `d1` (a shape in the text's
+ * colour); PDFium draws the procedure again for each glyph either way. Flate makes the content small; the walk sees a
+ * text object for each 10,000 glyphs.
+ */
+export async function pdfType3Glyphs(
+  glyphs: number,
+  procFills: number,
+  { points = 600, declaration = 'd0' }: { points?: number; declaration?: 'd0' | 'd1' } = {},
+): Promise<Uint8Array> {
+  const procedure = `${declaration === 'd0' ? '1000 0 d0' : '1000 0 0 0 1000 1000 d1'}\n${fillsOf(procFills, '0 0 1000 1000')}`
+  const content = await deflate(text(`BT /F1 ${points} Tf -${points} Tc 6 96 Td\n${shown('a', glyphs)}\nET`))
+  return rawPdf([
+    ...letterPage('<< /Font << /F1 5 0 R >> >>'),
+    streamObject('/Filter /FlateDecode', content),
+    '<< /Type /Font /Subtype /Type3 /FontBBox [0 0 1000 1000] /FontMatrix [0.001 0 0 0.001 0 0] /CharProcs << /a 6 0 R >> /Encoding << /Type /Encoding /Differences [97 /a] >> /FirstChar 97 /LastChar 97 /Widths [1000] /Resources << >> >>',
+    streamObject('', text(procedure)),
+  ])
+}
+
+/**
+ * A US Letter page that fills `rectangle` (the page: "0 0 612 792") `objects` times with a tiling pattern whose one
+ * cell is the page (BBox, XStep and YStep 612 × 792) and paints `cellFills` opaque fills of itself: PDFium draws the
+ * cell for each fill that uses the pattern. The walk sees `objects` paths of the rectangle's size.
+ */
+export function pdfPatternCells(objects: number, cellFills: number, rectangle = '0 0 612 792'): Uint8Array {
+  const content = `/Pattern cs /P1 scn\n${Array.from({ length: objects }, () => `${rectangle} re f`).join('\n')}`
+  return rawPdf([
+    ...letterPage('<< /Pattern << /P1 5 0 R >> >>'),
+    streamObject('', text(content)),
+    streamObject(
+      '/Type /Pattern /PatternType 1 /PaintType 1 /TilingType 1 /BBox [0 0 612 792] /XStep 612 /YStep 792 /Resources << >>',
+      text(fillsOf(cellFills, '0 0 612 792')),
+    ),
+  ])
+}
+
+/**
+ * A US Letter page that sets a luminosity soft mask (ExtGState /GS1, its group a page-sized transparency group of
+ * `groupFills` opaque fills, grey 0.5 to 0.9) and fills `rectangle` (the page: "0 0 612 792") `objects` times under
+ * it: PDFium draws the mask's group again for each object, within the object's box. Issue 29 measured 10 fills over
+ * a 1,000-fill group taking 4.6 s at 1.1 MP.
+ */
+export function pdfSoftMaskRedraw(objects: number, groupFills: number, rectangle = '0 0 612 792'): Uint8Array {
+  const group = Array.from({ length: groupFills }, (_, i) => `${0.5 + (i % 5) / 10} g 0 0 612 792 re f`).join('\n')
+  return rawPdf([
+    ...letterPage(
+      '<< /ExtGState << /GS1 << /Type /ExtGState /SMask << /Type /Mask /S /Luminosity /G 5 0 R >> >> >> >>',
+    ),
+    streamObject('', text(`/GS1 gs\n${fillsOf(objects, rectangle)}`)),
+    streamObject(
+      '/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Group << /S /Transparency /CS /DeviceGray >> /Resources << >>',
+      text(group),
+    ),
   ])
 }
 
