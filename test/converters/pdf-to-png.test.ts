@@ -13,8 +13,12 @@ import { turnsDuring } from '../support/turns'
 import {
   pdfAnnotationFills,
   pdfFlateBomb,
+  pdfGlyphPile,
   pdfJpegRepeatedScans,
   pdfNestedForms,
+  pdfPatternCells,
+  pdfSoftMaskRedraw,
+  pdfType3Glyphs,
   pdfWholePageFills,
 } from '../hostile/corpus'
 import { buildPdf } from '../support/pdf'
@@ -257,7 +261,7 @@ describe("PDFium's heap", () => {
       code: 'CONVERSION_FAILED',
       retryable: false,
       message:
-        'page 1 would draw 10010100 objects and glyphs, and soft masks, pattern cells and coloured Type 3 glyphs over 0.0 times its area, each as often as it is drawn: 13650.1 areas of the page at 3000 pixels an object or a glyph; at most 300 are drawn (areas of PDF_MAX_PAGE_PIXELS)',
+        'page 1 would draw 10010100 objects and glyphs over 0.0 times its area (glyphs, soft-mask groups, pattern cells and Type 3 procedures counted each time they are drawn): 13650.1 areas of the page at 3000 pixels an object or a glyph; at most 300 are drawn (areas of PDF_MAX_PAGE_PIXELS)',
     })
     expect(await pdfiumHeapBytes()).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
   })
@@ -287,6 +291,72 @@ describe("PDFium's heap", () => {
   it('draws forms that draw each other within the cap: 10 × 10 references of 100 fills', async () => {
     const [page] = await convertAll(pdfToPng, inputFromBytes('forms.pdf', pdfNestedForms(10, 100)), testContext())
     expect(readPngHeader(await outputBytes(page!))).toMatchObject({ width: 1275, height: 1650 })
+  })
+})
+
+describe("what a page's content draws, counted before PDFium loads the page (engines/pdf-content.ts)", () => {
+  it('draws 150,000 glyphs piled on one spot and refuses a million, each glyph counted', async () => {
+    // 150,015 objects and glyphs at 3,000 pixels of PDF_MAX_PAGE_PIXELS' 2.2 million (204.6 areas) and 150,000 em
+    // squares of 12 pt (44.6 pages of area): 249.2 of the 300 areas. A million: 1,660.9.
+    const [page] = await convertAll(pdfToPng, inputFromBytes('pile.pdf', await pdfGlyphPile(150_000)), testContext())
+    expect(readPngHeader(await outputBytes(page!))).toMatchObject({ width: 1275, height: 1650 })
+    const refused = await convertAll(
+      pdfToPng,
+      inputFromBytes('pile.pdf', await pdfGlyphPile(1_000_000)),
+      testContext(),
+    ).then(
+      () => undefined,
+      (error) => error,
+    )
+    expect(refused).toMatchObject({
+      name: 'ConversionError',
+      code: 'CONVERSION_FAILED',
+      retryable: false,
+      message:
+        'page 1 would draw 1000100 objects and glyphs over 297.1 times its area (glyphs, soft-mask groups, pattern cells and Type 3 procedures counted each time they are drawn): 1660.9 areas of the page at 3000 pixels an object or a glyph; at most 300 are drawn (areas of PDF_MAX_PAGE_PIXELS)',
+    })
+  })
+
+  it("refuses what the walk of PDFium's objects counted as nothing: Type 3 procedures, pattern cells, soft-mask groups", async () => {
+    // bench:pdf-draw-cost: 400 Type 3 glyphs of 600 pt took 6.4 s and the walk counted 0.7 areas; 10 fills under a
+    // 1,000-fill soft mask took 4.6 s at 1.1 MP (issue 29) and counted 160.
+    const cases: [string, Uint8Array, RegExp][] = [
+      [
+        'type3.pdf',
+        await pdfType3Glyphs(400, 10),
+        /^page 1 would draw 4401 objects and glyphs over 3268\.0 times its area/,
+      ],
+      [
+        'cells.pdf',
+        pdfPatternCells(100, 100),
+        /^page 1 would draw 10100 objects and glyphs over 10000\.0 times its area/,
+      ],
+      [
+        'mask.pdf',
+        pdfSoftMaskRedraw(10, 1000),
+        /^page 1 would draw 10010 objects and glyphs over 10000\.0 times its area/,
+      ],
+    ]
+    for (const [name, bytes, reason] of cases) {
+      const refused = await convertAll(pdfToPng, inputFromBytes(name, bytes), testContext()).then(
+        () => undefined,
+        (error) => error,
+      )
+      expect(refused).toMatchObject({
+        name: 'ConversionError',
+        retryable: false,
+        message: expect.stringMatching(reason),
+      })
+    }
+    // The same drawings at small sizes draw: 1,000 glyphs of 12 pt, 4 cells of 10 fills, 4 fills under 10.
+    for (const bytes of [
+      await pdfType3Glyphs(1_000, 10, { points: 12 }),
+      pdfPatternCells(4, 10),
+      pdfSoftMaskRedraw(4, 10),
+    ]) {
+      const [page] = await convertAll(pdfToPng, inputFromBytes('small.pdf', bytes), testContext())
+      expect(readPngHeader(await outputBytes(page!))).toMatchObject({ width: 1275, height: 1650 })
+    }
   })
 })
 

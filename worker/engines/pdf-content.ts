@@ -31,7 +31,7 @@ export class PdfDrawingTooLargeError extends Error {
   constructor(what: string, drawing: Drawing, areas: number) {
     const count = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : 'endlessly many')
     super(
-      `${what} would draw ${count(drawing.units).replace(/\.0$/, '')} objects and glyphs, and soft masks, pattern cells and coloured Type 3 glyphs over ${count(drawing.boxes)} times its area, each as often as it is drawn: ${count(areas)} areas of the page at ${PAINT_WEIGHTS.object} pixels an object or a glyph; at most ${MAX_PAINTED_AREAS} are drawn`,
+      `${what} would draw ${count(drawing.units).replace(/\.0$/, '')} objects and glyphs over ${count(drawing.boxes)} times its area (glyphs, soft-mask groups, pattern cells and Type 3 procedures counted each time they are drawn): ${count(areas)} areas of the page at ${PAINT_WEIGHTS.object} pixels an object or a glyph; at most ${MAX_PAINTED_AREAS} are drawn`,
     )
     this.drawing = drawing
     this.areas = areas
@@ -71,6 +71,8 @@ export interface ContentSummary {
 export interface Use {
   times: number
   scale: number
+  /** The areas of the objects a soft mask or a pattern is drawn for, added up: PDFium draws it within each one's box. */
+  within: number
 }
 
 /** Distinct names a stream's summary keeps; the rest are counted under their kind's `*`. */
@@ -169,17 +171,19 @@ function readNumber(word: Uint8Array, length: number): number {
   return Number.isFinite(value) ? sign * value : 0
 }
 
-const enum Mode {
-  Normal,
-  Word,
-  Comment,
-  String,
-  Hex,
+/** What the lexer is reading. */
+const Mode = {
+  Normal: 0,
+  Word: 1,
+  Comment: 2,
+  String: 3,
+  Hex: 4,
   /** After `<`: a hex string or `<<`. */
-  Angle,
+  Angle: 5,
   /** Inline image data, after `ID`: up to an `EI` that stands alone. */
-  ImageData,
-}
+  ImageData: 6,
+} as const
+type Mode = (typeof Mode)[keyof typeof Mode]
 
 const PATH_FILLS = new Set(['f', 'F', 'f*'])
 const PATH_STROKES = new Set(['S', 's'])
@@ -207,7 +211,7 @@ const isDelimiter = (byte: number) =>
  */
 export class ContentLexer implements Sink {
   readonly summary: ContentSummary = { objects: 0, glyphs: 0, uses: new Map(), area: 0, glyphArea: 0 }
-  private mode = Mode.Normal
+  private mode: Mode = Mode.Normal
   private readonly word = new Uint8Array(MAX_WORD_BYTES)
   private wordLength = 0
   private wordIsName = false
@@ -478,7 +482,8 @@ export class ContentLexer implements Sink {
         this.paint(false, false, this.state.clip ? boxArea2(this.state.clip) : Number.POSITIVE_INFINITY)
         return
       case 'Do':
-        this.paint(false, false, 0) // an image's or a form's area is added when its name is resolved
+        // An image's or a form's area is added when its name is resolved.
+        this.paint(false, false, 0, Number.POSITIVE_INFINITY)
         if (this.lastName !== undefined) this.use('X', this.lastName, 1, areaScale(state.matrix))
         return
       case 'BI':
@@ -575,7 +580,7 @@ export class ContentLexer implements Sink {
     this.summary.glyphArea = Math.min(Number.MAX_VALUE, this.summary.glyphArea + glyphs * glyphScale)
     this.paint(false, false, glyphs * glyphScale)
     if (state.font !== undefined) this.use('F', state.font, glyphs, glyphs * glyphScale)
-    if (state.fill !== undefined) this.use('P', state.fill, glyphs, glyphs)
+    if (state.fill !== undefined) this.use('P', state.fill, glyphs, glyphs, glyphs * glyphScale)
   }
 
   /** A soft mask's group is drawn in the space of the `gs` that set it: the scale of then is kept with it. */
@@ -593,17 +598,20 @@ export class ContentLexer implements Sink {
     this.state = { ...state, states, stateScales }
   }
 
-  /** One object drawn over `area` (in the stream's space): counted, and once for each soft mask and pattern. */
-  private paint(fills: boolean, strokes: boolean, area: number): void {
+  /**
+   * One object drawn over `area` (in the stream's space): counted, and once for each soft mask and pattern, which
+   * PDFium draws within the object's box (`within`: unbounded for a `Do`, whose area is known once it is resolved).
+   */
+  private paint(fills: boolean, strokes: boolean, area: number, within = area): void {
     this.summary.objects++
-    this.summary.area = Math.min(Number.POSITIVE_INFINITY, this.summary.area + area)
+    this.summary.area += area
     const { states, stateScales, fill, stroke } = this.state
-    for (const [i, name] of states.entries()) this.use('G', name, 1, stateScales[i]!)
-    if (fills && fill !== undefined) this.use('P', fill, 1, 1)
-    if (strokes && stroke !== undefined) this.use('P', stroke, 1, 1)
+    for (const [i, name] of states.entries()) this.use('G', name, 1, stateScales[i]!, within)
+    if (fills && fill !== undefined) this.use('P', fill, 1, 1, within)
+    if (strokes && stroke !== undefined) this.use('P', stroke, 1, 1, within)
   }
 
-  private use(kind: string, name: string, times: number, scale: number): void {
+  private use(kind: string, name: string, times: number, scale: number, within = Number.POSITIVE_INFINITY): void {
     const { uses } = this.summary
     let key = `${kind}${name}`
     if (!uses.has(key) && uses.size >= MAX_NAMES) key = `${kind}*`
@@ -611,7 +619,8 @@ export class ContentLexer implements Sink {
     if (use) {
       use.times += times
       use.scale = Math.min(Number.MAX_VALUE, use.scale + scale)
-    } else uses.set(key, { times, scale })
+      use.within += within
+    } else uses.set(key, { times, scale, within })
   }
 }
 
@@ -624,7 +633,11 @@ function merge(into: ContentSummary | undefined, summary: ContentSummary): Conte
   into.glyphArea = Math.max(into.glyphArea, summary.glyphArea)
   for (const [key, use] of summary.uses) {
     const known = into.uses.get(key)
-    into.uses.set(key, { times: Math.max(known?.times ?? 0, use.times), scale: Math.max(known?.scale ?? 0, use.scale) })
+    into.uses.set(key, {
+      times: Math.max(known?.times ?? 0, use.times),
+      scale: Math.max(known?.scale ?? 0, use.scale),
+      within: Math.max(known?.within ?? 0, use.within),
+    })
   }
   return into
 }
@@ -922,7 +935,7 @@ class DrawingCount {
 
   /**
    * What a content stream draws with `resources`: its objects and glyphs and what it draws by name, as units; the
-   * areas no walk of PDFium's objects sees (glyphs; soft masks' groups, pattern cells and Type 3 glyphs drawn again),
+   * areas no walk of PDFium's objects sees (glyphs; soft-mask groups, pattern cells and Type 3 glyphs drawn again),
    * in boxes of `clip` (the area its drawing is clipped to in its own space: a page's box, a form's /BBox; NaN:
    * unknown); and the area all it draws covers, in its own space (paint).
    */
@@ -996,7 +1009,7 @@ class DrawingCount {
           ? this.streamOf(this.dictionary(this.dictionary(value)?.get('SMask'))?.get('G'))
           : this.streamOf(value)
       if (!container) return nothing()
-      return this.drawnUnseen(this.form(container, resources), container.dictionary, times, scale, clip)
+      return this.drawnUnseen(this.form(container, resources), container.dictionary, use, clip)
     }
     // A Type 3 glyph runs its procedure for each glyph (PDFium caches neither `d0` nor `d1` glyphs), in glyph space:
     // its font matrix, then the glyph's em square at its size.
@@ -1010,25 +1023,22 @@ class DrawingCount {
       const stream = this.streamOf(procedure)
       if (stream) mostOf(procedures, this.stream(stream, fontResources, Number.NaN))
     }
-    return this.drawnUnseen(procedures, font!, times, scale, clip)
+    return this.drawnUnseen(procedures, font!, use, clip)
   }
 
   /**
-   * What a drawing the walk does not see adds, drawn `times` at area scales adding up to `scale` (the container's
-   * /Matrix applied on top): its units each time; its paint, clipped to its /BBox, in boxes of the caller's `clip`,
-   * each of its units at most one box each time.
+   * What a drawing the walk does not see adds for `use`, drawn at area scales adding up to its scale (the
+   * container's /Matrix on top): its units each time; its paint, clipped to its /BBox and to the objects it is drawn
+   * for (each of its units covering at most the object), in boxes of the caller's `clip`, each unit at most one box.
    */
-  private drawnUnseen(
-    drawn: Drawing,
-    container: ReadonlyMap<string, PdfValue>,
-    times: number,
-    scale: number,
-    clip: number,
-  ): Drawing {
+  private drawnUnseen(drawn: Drawing, container: ReadonlyMap<string, PdfValue>, use: Use, clip: number): Drawing {
     const matrix = container.get('Matrix') ?? container.get('FontMatrix')
-    const mapped = scale * matrixScale(this.resolve(matrix))
-    const paint = mapped * clippedPaint(drawn, boxArea(this.resolve(container.get('BBox'))))
-    const most = times * drawn.units
+    const mapped = use.scale * matrixScale(this.resolve(matrix))
+    const paint = Math.min(
+      mapped * clippedPaint(drawn, boxArea(this.resolve(container.get('BBox')))),
+      drawn.units * use.within,
+    )
+    const most = use.times * drawn.units
     return { units: most, boxes: clip > 0 ? Math.min(most, paint / clip) : most, paint }
   }
 }
