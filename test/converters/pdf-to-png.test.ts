@@ -13,11 +13,14 @@ import { turnsDuring } from '../support/turns'
 import {
   pdfAnnotationFills,
   pdfFlateBomb,
+  pdfFunctionShading,
   pdfGlyphPile,
   pdfJpegRepeatedScans,
+  pdfMeshShading,
   pdfNestedForms,
   pdfPatternCells,
   pdfSoftMaskRedraw,
+  pdfTintImage,
   pdfType3Glyphs,
   pdfWholePageFills,
 } from '../hostile/corpus'
@@ -261,7 +264,7 @@ describe("PDFium's heap", () => {
       code: 'CONVERSION_FAILED',
       retryable: false,
       message:
-        'page 1 would draw 10010100 objects and glyphs over 0.0 times its area (glyphs, soft-mask groups, pattern cells and Type 3 procedures counted each time they are drawn): 13650.1 areas of the page at 3000 pixels an object or a glyph; at most 300 are drawn (areas of PDF_MAX_PAGE_PIXELS)',
+        'page 1 would draw 10010100 objects and glyphs and 0.0 times its area again (glyphs, soft-mask groups, pattern cells, Type 3 procedures, shading functions and meshes, each time they are drawn): 13650.1 areas of the page at 3000 pixels an object or a glyph; at most 300 are drawn (areas of PDF_MAX_PAGE_PIXELS)',
     })
     expect(await pdfiumHeapBytes()).toBeLessThanOrEqual(REUSE_MAX_HEAP_BYTES)
   })
@@ -313,29 +316,32 @@ describe("what a page's content draws, counted before PDFium loads the page (eng
       code: 'CONVERSION_FAILED',
       retryable: false,
       message:
-        'page 1 would draw 1000100 objects and glyphs over 297.1 times its area (glyphs, soft-mask groups, pattern cells and Type 3 procedures counted each time they are drawn): 1660.9 areas of the page at 3000 pixels an object or a glyph; at most 300 are drawn (areas of PDF_MAX_PAGE_PIXELS)',
+        'page 1 would draw 1000100 objects and glyphs and 297.1 times its area again (glyphs, soft-mask groups, pattern cells, Type 3 procedures, shading functions and meshes, each time they are drawn): 1660.9 areas of the page at 3000 pixels an object or a glyph; at most 300 are drawn (areas of PDF_MAX_PAGE_PIXELS)',
     })
   })
 
-  it("refuses what the walk of PDFium's objects counted as nothing: Type 3 procedures, pattern cells, soft-mask groups", async () => {
+  it("refuses what the walk of PDFium's objects counts as little: Type 3 procedures, cells, masks, functions, meshes", async () => {
     // bench:pdf-draw-cost: 400 Type 3 glyphs of 600 pt took 6.4 s and the walk counted 0.7 areas; 10 fills under a
     // 1,000-fill soft mask took 4.6 s at 1.1 MP (issue 29) and counted 160.
     const cases: [string, Uint8Array, RegExp][] = [
       [
         'type3.pdf',
         await pdfType3Glyphs(400, 10),
-        /^page 1 would draw 4401 objects and glyphs over 3268\.0 times its area/,
+        /^page 1 would draw 4401 objects and glyphs and 3268\.0 times its area again/,
       ],
       [
         'cells.pdf',
         pdfPatternCells(100, 100),
-        /^page 1 would draw 10100 objects and glyphs over 10000\.0 times its area/,
+        /^page 1 would draw 10100 objects and glyphs and 10000\.0 times its area again/,
       ],
       [
         'mask.pdf',
         pdfSoftMaskRedraw(10, 1000),
-        /^page 1 would draw 10010 objects and glyphs over 10000\.0 times its area/,
+        /^page 1 would draw 10010 objects and glyphs and 10000\.0 times its area again/,
       ],
+      ['function.pdf', await pdfFunctionShading(1_200), /^page 1 would draw 1 objects and glyphs and 2433\.0 times/],
+      ['mesh.pdf', await pdfMeshShading(400), /^page 1 would draw 1 objects and glyphs and 2400\.0 times/],
+      ['tint.pdf', await pdfTintImage(1000, 600), /: 2280\.9 areas of the page/],
     ]
     for (const [name, bytes, reason] of cases) {
       const refused = await convertAll(pdfToPng, inputFromBytes(name, bytes), testContext()).then(
@@ -348,11 +354,15 @@ describe("what a page's content draws, counted before PDFium loads the page (eng
         message: expect.stringMatching(reason),
       })
     }
-    // The same drawings at small sizes draw: 1,000 glyphs of 12 pt, 4 cells of 10 fills, 4 fills under 10.
+    // The same drawings at small sizes draw: 1,000 glyphs of 12 pt, 4 cells of 10 fills, 4 fills under 10, a function
+    // of 30 operators (93 areas), 10 triangles (60), a tint of 3 operators on 1 MP (110).
     for (const bytes of [
       await pdfType3Glyphs(1_000, 10, { points: 12 }),
       pdfPatternCells(4, 10),
       pdfSoftMaskRedraw(4, 10),
+      await pdfFunctionShading(30),
+      await pdfMeshShading(10),
+      await pdfTintImage(1000, 3),
     ]) {
       const [page] = await convertAll(pdfToPng, inputFromBytes('small.pdf', bytes), testContext())
       expect(readPngHeader(await outputBytes(page!))).toMatchObject({ width: 1275, height: 1650 })

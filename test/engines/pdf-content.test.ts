@@ -96,7 +96,7 @@ describe('the content lexer', () => {
       objects: 12,
       // Hello 5, World 5, a(b)c 5, \101\102\7 3, <48656c6c6f> 5, <4 8 6> 2
       glyphs: 25,
-      uses: { XIm1: 1, FF1: 25 },
+      uses: { SSh1: 1, XIm1: 1, FF1: 25 },
     })
   })
 
@@ -133,8 +133,8 @@ describe('the content lexer', () => {
 describe("a page's count", () => {
   it('weighs an object or a glyph as the paint walk does: 220,000 are the 300 areas of a page of 2.2 MP', () => {
     expect(PAINT_WEIGHTS.object).toBe(3000)
-    expect(drawnAreas({ units: 220_000, boxes: 0, paint: 0 }, PAGE_PIXELS)).toBe(MAX_PAINTED_AREAS)
-    expect(drawnAreas({ units: 0, boxes: 300, paint: 0 }, PAGE_PIXELS)).toBe(MAX_PAINTED_AREAS)
+    expect(drawnAreas({ units: 220_000, boxes: 0, paint: 0, pixels: 0 }, PAGE_PIXELS)).toBe(MAX_PAINTED_AREAS)
+    expect(drawnAreas({ units: 0, boxes: 300, paint: 0, pixels: 0 }, PAGE_PIXELS)).toBe(MAX_PAINTED_AREAS)
   })
 
   it('multiplies forms by their references, as PDFium builds them: 30 × 30 references of 300 fills', () => {
@@ -168,7 +168,7 @@ describe("a page's count", () => {
     const refused = refusal(() => countPdf(pdf))
     expect(refused).toBeInstanceOf(PdfDrawingTooLargeError)
     expect(refused.drawing).toMatchObject({ units: 601, boxes: (600 * 600 * 600) / LETTER })
-    expect(refused.message).toMatch(/^page 1 would draw 601 objects and glyphs over 445\.6 times its area/)
+    expect(refused.message).toMatch(/^page 1 would draw 601 objects and glyphs and 445\.6 times its area again/)
   })
 
   it('counts at most the 32,767 bytes of a string PDFium keeps (kMaxStringLength)', () => {
@@ -219,6 +219,45 @@ describe("a page's count", () => {
     // Each of the group's two fills covers the whole masked object, and no more: a page, or a point.
     expect(countPdf(masked('0 0 612 792 re f 0 0 612 792 re f'))).toMatchObject({ units: 2 + 2 * 2, boxes: 2 * 2 })
     expect(countPdf(masked('0 0 1 1 re f 0 0 1 1 re f')).boxes).toBeCloseTo((2 * 2) / LETTER, 12)
+  })
+
+  it("runs a function shading's PostScript function for each pixel, and a DeviceN image's tint for each of its pixels", () => {
+    // ISO 32000-1 §7.10.5: a type 4 function is a program of operators, here `dup 0.5 mul pop` 10 times: 30.
+    const program = `{ ${'dup 0.5 mul pop '.repeat(10)}}`
+    const shading = pdfOf([
+      ...onePage('<< /Shading << /S1 5 0 R >> >>'),
+      stream('', 'q 0 0 306 792 re W n /S1 sh Q'),
+      '<< /ShadingType 1 /ColorSpace /DeviceGray /Function 6 0 R >>',
+      stream('/FunctionType 4 /Domain [0 1 0 1] /Range [0 1]', program),
+    ])
+    // Half the page, each pixel 33 + 2 × 30 pixels of work.
+    expect(countPdf(shading)).toMatchObject({ units: 1, boxes: (33 + 2 * 30) / 2 })
+    const image = (space: string) =>
+      pdfOf([
+        ...onePage('<< /XObject << /Im 5 0 R >> >>'),
+        stream('', '612 0 0 792 0 0 cm /Im Do /Im Do'),
+        stream(`/Subtype /Image /Width 100 /Height 50 /BitsPerComponent 8 /ColorSpace ${space}`, ''),
+        stream('/FunctionType 4 /Domain [0 1 0 1] /Range [0 1]', program),
+      ])
+    // Two inks: each pixel through the tint, drawn twice. One: a palette of 256.
+    expect(countPdf(image('[/DeviceN [/A /B] /DeviceGray 6 0 R]')).pixels).toBe(2 * 100 * 50 * (210 + 8 * 30))
+    expect(countPdf(image('[/Separation /A /DeviceGray 6 0 R]')).pixels).toBe(2 * 256 * 8 * 30)
+  })
+
+  it("draws a mesh's triangles, which its data bounds: a vertex a triangle at most, each over the shading's area", () => {
+    // 16-bit coordinates, an 8-bit flag and an 8-bit grey: 6 bytes a vertex, 60 bytes 10 vertices.
+    const mesh = pdfOf([
+      ...onePage('<< /Shading << /M1 5 0 R >> >>'),
+      stream('', '0 0 612 396 re W n /M1 sh'),
+      stream(
+        '/ShadingType 4 /ColorSpace /DeviceGray /BitsPerCoordinate 16 /BitsPerComponent 8 /BitsPerFlag 8 /Decode [0 612 0 792 0 1]',
+        'x'.repeat(60),
+      ),
+    ])
+    // The data read from the line end before it too (a reading pdf-streams.ts tries) is 61 bytes: 10⅙ vertices.
+    const counted = countPdf(mesh)
+    expect(counted.units).toBe(1)
+    expect(counted.boxes).toBeCloseTo((2 * (61 / 6)) / 2, 12)
   })
 
   it("adds a page's content streams and its annotations' appearances, with resources inherited from its parents", () => {
@@ -281,7 +320,7 @@ describe("a page's count", () => {
     expect(countPdf(pdf, 1211).units).toBe(121)
     expect(countPdf(pdf, 1211).areas).toBeCloseTo((121 * 3000) / 1211 + 110 / LETTER, 9)
     expect(() => countPdf(pdf, 1200)).toThrow(
-      'page 1 would draw 121 objects and glyphs over 0.0 times its area (glyphs, soft-mask groups, pattern cells and Type 3 procedures counted each time they are drawn): 302.5 areas of the page at 3000 pixels an object or a glyph; at most 300 are drawn',
+      'page 1 would draw 121 objects and glyphs and 0.0 times its area again (glyphs, soft-mask groups, pattern cells, Type 3 procedures, shading functions and meshes, each time they are drawn): 302.5 areas of the page at 3000 pixels an object or a glyph; at most 300 are drawn',
     )
   })
 })

@@ -31,7 +31,7 @@ export class PdfDrawingTooLargeError extends Error {
   constructor(what: string, drawing: Drawing, areas: number) {
     const count = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : 'endlessly many')
     super(
-      `${what} would draw ${count(drawing.units).replace(/\.0$/, '')} objects and glyphs over ${count(drawing.boxes)} times its area (glyphs, soft-mask groups, pattern cells and Type 3 procedures counted each time they are drawn): ${count(areas)} areas of the page at ${PAINT_WEIGHTS.object} pixels an object or a glyph; at most ${MAX_PAINTED_AREAS} are drawn`,
+      `${what} would draw ${count(drawing.units).replace(/\.0$/, '')} objects and glyphs and ${count(drawing.boxes)} times its area again (glyphs, soft-mask groups, pattern cells, Type 3 procedures, shading functions and meshes, each time they are drawn): ${count(areas)} areas of the page at ${PAINT_WEIGHTS.object} pixels an object or a glyph; at most ${MAX_PAINTED_AREAS} are drawn`,
     )
     this.drawing = drawing
     this.areas = areas
@@ -40,7 +40,7 @@ export class PdfDrawingTooLargeError extends Error {
 
 /** What `drawing` costs in areas of a page of `maxPagePixels`: the paint bound's unit. */
 export const drawnAreas = (drawing: Drawing, maxPagePixels: number) =>
-  (drawing.units * PAINT_WEIGHTS.object) / maxPagePixels + drawing.boxes
+  (drawing.units * PAINT_WEIGHTS.object + drawing.pixels) / maxPagePixels + drawing.boxes
 
 /** What one content stream draws by itself, and what it draws by name from its resources (how many times). */
 export interface ContentSummary {
@@ -61,6 +61,8 @@ export interface ContentSummary {
   area: number
   /** The part of `area` its glyphs cover: PDFium draws each glyph, where the walk sees a text object's box. */
   glyphArea: number
+  /** Operators of any kind (a PostScript function's are its cost). */
+  words: number
 }
 
 /**
@@ -210,7 +212,7 @@ const isDelimiter = (byte: number) =>
  * program read by mistake) are lexed the same way and count what they happen to spell.
  */
 export class ContentLexer implements Sink {
-  readonly summary: ContentSummary = { objects: 0, glyphs: 0, uses: new Map(), area: 0, glyphArea: 0 }
+  readonly summary: ContentSummary = { objects: 0, glyphs: 0, uses: new Map(), area: 0, glyphArea: 0, words: 0 }
   private mode: Mode = Mode.Normal
   private readonly word = new Uint8Array(MAX_WORD_BYTES)
   private wordLength = 0
@@ -395,6 +397,7 @@ export class ContentLexer implements Sink {
       this.pushNumber(readNumber(word, length))
       return
     }
+    this.summary.words++
     // An operator the count reads is 1 to 3 bytes; any other word (true, false, null among them) changes nothing.
     const op = this.wordLength <= 3 ? OPERATORS.get(wordCode(word, length)) : undefined
     if (op === undefined && isOperand(word, this.wordLength)) return
@@ -478,9 +481,13 @@ export class ContentLexer implements Sink {
       case 'n':
         this.endPath()
         return
-      case 'sh':
-        this.paint(false, false, this.state.clip ? boxArea2(this.state.clip) : Number.POSITIVE_INFINITY)
+      case 'sh': {
+        // A shading fills the clip: its function or its mesh is resolved by name.
+        const area = this.state.clip ? boxArea2(this.state.clip) : Number.POSITIVE_INFINITY
+        this.paint(false, false, area)
+        if (this.lastName !== undefined) this.use('S', this.lastName, 1, 1, area)
         return
+      }
       case 'Do':
         // An image's or a form's area is added when its name is resolved.
         this.paint(false, false, 0, Number.POSITIVE_INFINITY)
@@ -631,6 +638,7 @@ function merge(into: ContentSummary | undefined, summary: ContentSummary): Conte
   into.glyphs = Math.max(into.glyphs, summary.glyphs)
   into.area = Math.max(into.area, summary.area)
   into.glyphArea = Math.max(into.glyphArea, summary.glyphArea)
+  into.words = Math.max(into.words, summary.words)
   for (const [key, use] of summary.uses) {
     const known = into.uses.get(key)
     into.uses.set(key, {
@@ -654,6 +662,12 @@ function mayBeContent(stream: PdfStream): boolean {
   return !stream.isStructure
 }
 
+/** Shadings of triangles and patches (types 4 to 7): their data's size bounds their triangles. */
+const isMesh = (dictionary: ReadonlyMap<string, PdfValue>) => {
+  const type = dictionary.get('ShadingType')
+  return typeof type === 'number' && type >= 4 && type <= 7
+}
+
 /** Bytes of object streams kept for the count, at most (their objects name pages, resources, fonts). */
 const MAX_KEPT_OBJECT_STREAM_BYTES = 16 * 2 ** 20
 
@@ -664,15 +678,37 @@ const MAX_KEPT_OBJECT_STREAM_BYTES = 16 * 2 ** 20
 export class ContentScan implements StreamObserver {
   private readonly summaries = new Map<string, ContentSummary>()
   private readonly objectStreams = new Map<PdfStream, Uint8Array>()
+  /** A PostScript function's operators, a mesh shading's decoded bytes, by object. */
+  private readonly dataSizes = new Map<string, number>()
   private keptBytes = 0
 
   wants(stream: PdfStream): boolean {
-    return nameOf(stream.dictionary.get('Type')) === 'ObjStm' || mayBeContent(stream)
+    return (
+      nameOf(stream.dictionary.get('Type')) === 'ObjStm' ||
+      mayBeContent(stream) ||
+      stream.dictionary.get('FunctionType') === 4 ||
+      isMesh(stream.dictionary)
+    )
   }
 
   open(stream: PdfStream): Sink {
     if (nameOf(stream.dictionary.get('Type')) === 'ObjStm') return this.keeper(stream)
     const key = `${stream.object} ${stream.generation}`
+    if (stream.dictionary.get('FunctionType') === 4) {
+      // A PostScript calculator function: its operators, each run for every value it is asked for.
+      return new ContentLexer((summary) =>
+        this.dataSizes.set(key, Math.max(this.dataSizes.get(key) ?? 0, summary.words)),
+      )
+    }
+    if (isMesh(stream.dictionary)) {
+      let bytes = 0
+      return {
+        write: (piece) => {
+          bytes += piece.length
+        },
+        end: () => this.dataSizes.set(key, Math.max(this.dataSizes.get(key) ?? 0, bytes)),
+      }
+    }
     return new ContentLexer((summary) => this.summaries.set(key, merge(this.summaries.get(key), summary)))
   }
 
@@ -701,14 +737,14 @@ export class ContentScan implements StreamObserver {
   }
 
   /**
-   * Counts what each page of the file draws, and each content stream alone, in areas of a page of `maxPagePixels`
+   * Counts what each page of the file draws, and each content stream no page draws, alone, in areas of a page of `maxPagePixels`
    * (drawnAreas), and throws PdfDrawingTooLargeError for the first past MAX_PAINTED_AREAS. Pages are every
    * dictionary with /Contents the file's bytes or its object streams hold (PDFium's page tree picks among them).
    * Returns the costliest (what tests and benches count).
    */
   check(bytes: Uint8Array, streams: readonly PdfStream[], maxPagePixels: number): Drawing & { areas: number } {
-    const count = new DrawingCount(bytes, streams, this.summaries, this.objectStreams)
-    let most = { units: 0, boxes: 0, paint: 0, areas: 0 }
+    const count = new DrawingCount(bytes, streams, this.summaries, this.objectStreams, this.dataSizes)
+    let most = { units: 0, boxes: 0, paint: 0, pixels: 0, areas: 0 }
     const weigh = (what: string, drawing: Drawing) => {
       const areas = drawnAreas(drawing, maxPagePixels)
       if (!(areas <= MAX_PAINTED_AREAS)) throw new PdfDrawingTooLargeError(what, drawing, areas)
@@ -719,8 +755,10 @@ export class ContentScan implements StreamObserver {
       const number = numbers.get(`${page.object} ${page.generation}`)
       weigh(number ? `page ${number}` : `the page in object ${page.object}`, count.page(page.dictionary))
     }
+    // A stream no page draws (PDFium may find a page this count does not) is counted alone, its boxes as pages.
     for (const stream of streams) {
-      if (this.summaries.has(`${stream.object} ${stream.generation}`))
+      const key = `${stream.object} ${stream.generation}`
+      if (this.summaries.has(key) && !count.counted.has(key))
         weigh(`object ${stream.object}'s content`, count.form(stream, undefined))
     }
     return most
@@ -746,12 +784,15 @@ class DrawingCount {
   private readonly resourceIds = new WeakMap<object, number>()
   private readonly drawing = new Set<string>()
   private lastResourceId = 0
+  /** The streams counted so far, as a page's or within one. */
+  readonly counted = new Set<string>()
 
   constructor(
     private readonly bytes: Uint8Array,
     streams: readonly PdfStream[],
     private readonly summaries: ReadonlyMap<string, ContentSummary>,
     objectStreams: ReadonlyMap<PdfStream, Uint8Array>,
+    private readonly dataSizes: ReadonlyMap<string, number>,
   ) {
     this.index = new ObjectIndex(bytes)
     for (const stream of streams) this.streamsByKey.set(`${stream.object} ${stream.generation}`, stream)
@@ -943,6 +984,7 @@ class DrawingCount {
     const key = `${stream.object} ${stream.generation}`
     const summary = this.summaries.get(key)
     if (!summary) return nothing()
+    this.counted.add(key)
     const memo = `${key}|${resources ? this.idOf(resources) : 0}|${clip}`
     const known = this.costs.get(memo)
     if (known !== undefined) return known
@@ -953,6 +995,7 @@ class DrawingCount {
       units: summary.objects + summary.glyphs,
       boxes: clip > 0 ? Math.min(summary.glyphs, summary.glyphArea / clip) : 0,
       paint: summary.area,
+      pixels: 0,
     }
     try {
       for (const [name, use] of summary.uses) {
@@ -972,6 +1015,70 @@ class DrawingCount {
     return total
   }
 
+  /**
+   * A shading drawn for `use` (within the areas it records, in boxes of `clip`): a function shading runs its function
+   * for each pixel (a PostScript function's operators each a pixel of work, bench:pdf-draw-cost); an axial or radial
+   * one for each of 256 samples; a mesh draws each of its triangles, which its data's size bounds (a vertex each).
+   */
+  private shading(value: PdfValue | undefined, use: Use, clip: number): Drawing {
+    const mesh = this.streamOf(value)
+    const dictionary = mesh?.dictionary ?? this.dictionary(value)
+    if (!dictionary) return nothing()
+    const type = dictionary.get('ShadingType')
+    const operators = Math.max(1, this.functionOperators(dictionary.get('Function'), 0))
+    const covered = clip > 0 ? Math.min(use.times, use.within / clip) : use.times
+    const { shadingPixel, shadingOperator, tintOperator, meshVertex } = FUNCTION_WEIGHTS
+    if (type === 1)
+      return { units: 0, boxes: (shadingPixel + shadingOperator * operators) * covered, paint: 0, pixels: 0 }
+    if (type === 2 || type === 3)
+      return { units: 0, boxes: 0, paint: 0, pixels: use.times * 256 * tintOperator * operators }
+    if (!mesh || !isMesh(dictionary)) return nothing()
+    const bits = ['BitsPerFlag', 'BitsPerCoordinate', 'BitsPerComponent'].map((key) => dictionary.get(key))
+    const [flag, coordinate, component] = bits.map((bit) => (typeof bit === 'number' && bit > 0 ? bit : 1))
+    const vertexBits = (type === 5 ? 0 : flag!) + 2 * coordinate! + component!
+    const vertices = ((this.dataSizes.get(`${mesh.object} ${mesh.generation}`) ?? 0) * 8) / vertexBits
+    // A lattice's vertex is two triangles; each may cover the shading's whole area.
+    return { units: 0, boxes: meshVertex * vertices * operators * covered, paint: 0, pixels: 0 }
+  }
+
+  /** Operators a function runs for each value (a PostScript function's; 1 for the others; the costliest of a stitching). */
+  private functionOperators(value: PdfValue | undefined, depth: number): number {
+    if (depth > MAX_NESTING) return 0
+    const resolved = this.resolve(value)
+    if (Array.isArray(resolved))
+      return resolved.reduce<number>((sum, item) => sum + this.functionOperators(item, depth + 1), 0)
+    const stream = this.streamOf(value)
+    const dictionary = stream?.dictionary ?? (resolved instanceof Map ? resolved : undefined)
+    const type = dictionary?.get('FunctionType')
+    if (type === 4 && stream) return this.dataSizes.get(`${stream.object} ${stream.generation}`) ?? 0
+    if (type === 3) {
+      let most = 1
+      for (const item of asArray(this.resolve(dictionary?.get('Functions'))))
+        most = Math.max(most, this.functionOperators(item, depth + 1))
+      return most
+    }
+    return dictionary ? 1 : 0
+  }
+
+  /**
+   * What an image's colour space costs, in pixels of an opaque fill: a DeviceN space of two inks or more converts
+   * each pixel through its tint transform (`perPixel`); a Separation or one-ink DeviceN space makes a palette of 256
+   * (`once`).
+   */
+  private tintCost(space: PdfValue | undefined, resources: Resources): { perPixel: number; once: number } {
+    let resolved = this.resolve(space)
+    const name = nameOf(resolved)
+    if (name !== undefined) resolved = this.resolve(this.dictionary(resources?.get('ColorSpace'))?.get(name))
+    const family = Array.isArray(resolved) ? nameOf(this.resolve(resolved[0])) : undefined
+    if (!Array.isArray(resolved) || (family !== 'DeviceN' && family !== 'Separation')) return { perPixel: 0, once: 0 }
+    const operators = this.functionOperators(resolved[3], 0)
+    const { deviceNPixel, tintOperator } = FUNCTION_WEIGHTS
+    const inks = family === 'DeviceN' ? asArray(this.resolve(resolved[1])).length : 1
+    return inks > 1
+      ? { perPixel: deviceNPixel + tintOperator * operators, once: 0 }
+      : { perPixel: 0, once: 256 * tintOperator * operators }
+  }
+
   private idOf(resources: object): number {
     let id = this.resourceIds.get(resources)
     if (id === undefined) {
@@ -987,8 +1094,15 @@ class DrawingCount {
     if (kind === 'X') {
       const form = this.streamOf(value)
       if (!form) return nothing()
-      // An image covers its unit square: the scales of the `Do`s that draw it.
-      if (nameOf(form.dictionary.get('Subtype')) !== 'Form') return { units: 0, boxes: 0, paint: scale }
+      // An image covers its unit square (the scales of the `Do`s that draw it); a PostScript function that makes its
+      // colours (DeviceN, Separation) runs for each of its pixels.
+      if (nameOf(form.dictionary.get('Subtype')) !== 'Form') {
+        const { dictionary } = form
+        const [width, height] = [dictionary.get('Width'), dictionary.get('Height')]
+        const pixels = typeof width === 'number' && typeof height === 'number' ? Math.abs(width * height) : 0
+        const tint = this.tintCost(dictionary.get('ColorSpace') ?? dictionary.get('CS'), resources)
+        return { units: 0, boxes: 0, paint: scale, pixels: times * (pixels * tint.perPixel + tint.once) }
+      }
       // PDFium builds a form's objects for each reference, and the walk sees them: its units and the boxes it
       // holds, mapped onto the caller's by the matrices it is drawn with (each drawing at most the caller's box).
       const drawn = this.form(form, resources)
@@ -999,7 +1113,13 @@ class DrawingCount {
         units: times * drawn.units,
         boxes: drawn.boxes * Math.min(times, ratio),
         paint: mapped * clippedPaint(drawn, box),
+        pixels: times * drawn.pixels,
       }
+    }
+    if (kind === 'S') return this.shading(value, use, clip)
+    if (kind === 'P' && !this.streamOf(value)) {
+      // A shading pattern paints its shading within each object painted with it.
+      return this.shading(this.dictionary(value)?.get('Shading'), use, clip)
     }
     if (kind === 'G' || kind === 'P') {
       // A soft mask's group is drawn for each object drawn under it, in the space of its `gs`; a tiling pattern's
@@ -1039,12 +1159,33 @@ class DrawingCount {
       drawn.units * use.within,
     )
     const most = use.times * drawn.units
-    return { units: most, boxes: clip > 0 ? Math.min(most, paint / clip) : most, paint }
+    return {
+      units: most,
+      boxes: clip > 0 ? Math.min(most, paint / clip) : most,
+      paint,
+      pixels: use.times * drawn.pixels,
+    }
   }
 }
 
+/**
+ * What PDFium spends on functions and meshes, in pixels of an opaque fill (1.64 ns each, the walk's unit), measured
+ * at 2.1 MP (docs/platform-limits.md, "The content count") and rounded up. A Separation image's tint makes a palette
+ * of 256 colours; an axial or radial shading samples its function 256 times.
+ */
+const FUNCTION_WEIGHTS = {
+  /** A pixel of a function shading, whatever its function (53 ns), and each PostScript operator on it (2.1 ns). */
+  shadingPixel: 33,
+  shadingOperator: 2,
+  /** A pixel of an image in a DeviceN space of two inks or more (345 ns), and each operator of its tint (11–13 ns). */
+  deviceNPixel: 210,
+  tintOperator: 8,
+  /** A vertex of a mesh: each page-sized triangle costs 1.5 areas. */
+  meshVertex: 2,
+} as const
+
 /** The resource dictionary each kind of use names. */
-const CATEGORIES = { X: 'XObject', G: 'ExtGState', P: 'Pattern', F: 'Font' } as const
+const CATEGORIES = { X: 'XObject', G: 'ExtGState', P: 'Pattern', F: 'Font', S: 'Shading' } as const
 
 /**
  * What a page or a stream draws: objects and glyphs (units); areas no walk of PDFium's objects sees, in boxes of the
@@ -1054,20 +1195,27 @@ export interface Drawing {
   units: number
   boxes: number
   paint: number
+  /**
+   * Work that is neither objects nor area, in pixels of an opaque fill: a PostScript function's operators for each
+   * pixel of an image whose colours it makes, or for each of the 256 samples of an axial or radial shading.
+   */
+  pixels: number
 }
 
-const nothing = (): Drawing => ({ units: 0, boxes: 0, paint: 0 })
+const nothing = (): Drawing => ({ units: 0, boxes: 0, paint: 0, pixels: 0 })
 
 function addTo(total: Drawing, drawing: Drawing): void {
   total.units += drawing.units
   total.boxes += drawing.boxes
   total.paint += drawing.paint
+  total.pixels += drawing.pixels
 }
 
 function mostOf(most: Drawing, drawing: Drawing): void {
   most.units = Math.max(most.units, drawing.units)
   most.boxes = Math.max(most.boxes, drawing.boxes)
   most.paint = Math.max(most.paint, drawing.paint)
+  most.pixels = Math.max(most.pixels, drawing.pixels)
 }
 
 /** A drawing's paint within its /BBox: each of its units covers the box at most. */
