@@ -8,14 +8,18 @@
 //   glyphs × (procFills + 1);
 // - fills with a tiling pattern whose one cell is the page (pdfPatternCells): objects × (cellFills + 1);
 // - fills under a luminosity soft mask (pdfSoftMaskRedraw): objects × (groupFills + 1);
-// the last two with objects the page's size and 1 × 1 pt. Each is set against two baselines measured in the same run:
+// the last two with objects the page's size and 1 × 1 pt;
+// - a function shading whose PostScript function runs for each pixel (pdfFunctionShading), a 1 MP image in DeviceN
+//   inks whose tint transform runs for each pixel (pdfTintImage): a unit is an operator; page-sized triangles of a
+//   mesh shading (pdfMeshShading): a triangle.
+// Each is set against two baselines measured in the same run:
 // an opaque fill of the whole page (pdfWholePageFills) and a 1 × 1 pt fill (an object the walk counts 3,000 pixels).
 // CPU is the process's (process.cpuUsage), for loading the page (PDFium parses its content and builds its objects)
 // and drawing it, each page in a fresh PDFium. A unit's cost is the slope from the first size of its class to the
 // largest, so what a page costs whatever its count (the document, the bitmap) is left out; doubling the count must
 // double the cost for the work to be linear in it. Beside each page, what the walk counts for it (countPagePaint, as
 // pdfium.ts calls it before drawing) and the CPU of each area it counts: the bound assumes at most 3.6 ms.
-// Run: npm run bench:pdf-draw-cost (about 75 s).
+// Run: npm run bench:pdf-draw-cost (about 2 minutes).
 import { readFileSync } from 'node:fs'
 import { register } from 'node:module'
 import { loadavg } from 'node:os'
@@ -287,6 +291,21 @@ const HIDDEN: readonly Class[] = [
       ],
     },
     corpus.pdfSoftMaskRedraw,
+  ),
+  counted(
+    'a function shading over the page, each pixel running its PostScript function (pdfFunctionShading)',
+    'operator',
+    [30, 300, 1200],
+    (operators) => corpus.pdfFunctionShading(operators),
+  ),
+  counted(
+    'a 1 MP image in two DeviceN inks, each pixel running its tint transform (pdfTintImage)',
+    'operator',
+    [3, 30, 300],
+    (operators) => corpus.pdfTintImage(1000, operators),
+  ),
+  counted('page-sized triangles of a mesh shading (pdfMeshShading)', 'triangle', [10, 100, 400], (triangles) =>
+    corpus.pdfMeshShading(triangles),
   ),
 ]
 

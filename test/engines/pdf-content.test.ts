@@ -171,6 +171,12 @@ describe("a page's count", () => {
     expect(refused.message).toMatch(/^page 1 would draw 601 objects and glyphs and 445\.6 times its area again/)
   })
 
+  it("counts a matrix past a double's range as the largest, each glyph then the whole page, never nothing", () => {
+    const huge = `1${'0'.repeat(400)}`
+    const pdf = pdfOf([...onePage('<< >>'), stream('', `BT /F1 12 Tf ${huge} 0 0 ${huge} 0 0 Tm (ab) Tj ET`)])
+    expect(countPdf(pdf)).toMatchObject({ units: 3, boxes: 2 })
+  })
+
   it('counts at most the 32,767 bytes of a string PDFium keeps (kMaxStringLength)', () => {
     expect(lex(`(${'a'.repeat(40_000)}) Tj <${'61'.repeat(40_000)}> Tj`).glyphs).toBe(2 * 32_767)
   })

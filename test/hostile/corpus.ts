@@ -1201,7 +1201,7 @@ export const HOSTILE_CASES: readonly HostileCase[] = [
     why: 'a page drawing a form 100 times that draws another 100 times, of 1,000 fills: 10 million objects in 16 KB',
     expect: 'failed',
     reason:
-      /page 1 would draw 10010100 objects and glyphs over .*: 13650\.1 areas of the page .*; at most 300 are drawn/,
+      /page 1 would draw 10010100 objects and glyphs and .*: 13650\.1 areas of the page .*; at most 300 are drawn/,
     bytes: async () => pdfNestedForms(100, 1000),
   },
   {

@@ -1,11 +1,11 @@
 // What a page's content streams draw, counted before PDFium loads the page: the work pdf-paint.ts's walk of PDFium's
 // objects cannot see. A glyph costs PDFium about as much as a small object, and one text operator shows any number
 // of them at one spot; a form is built again for each reference; a Type 3 glyph runs its procedure, a tiling
-// pattern its cell and a soft mask its group, for each object drawn with them. So the content of every stream is
+// pattern its cell and a soft mask its group, for each object drawn with them; a function shading runs its function
+// for each pixel, a DeviceN image its tint transform, a mesh fills each triangle. So the content of every stream is
 // lexed as pdf-streams.ts decodes it (its operators counted, never kept), and each page's work is added up through
-// its resources: objects and glyphs, each form, pattern cell, mask group and Type 3 procedure as many times as it
-// is drawn. A page past its bound is refused before it is loaded (docs/platform-limits.md, "Work the walk cannot
-// see").
+// its resources, each drawing as many times as it is drawn, over the area it covers. A page past the walk's bound is
+// refused before it is loaded (docs/platform-limits.md, "The content count").
 import { MAX_PAINTED_AREAS, PAINT_WEIGHTS } from './pdf-paint'
 import {
   asArray,
@@ -51,7 +51,8 @@ export interface ContentSummary {
   /**
    * Times a resource is drawn, by kind and name: `X` an XObject (`Do`), `G` a graphics state (objects drawn while it
    * is set: its soft mask's group is drawn for each), `P` a pattern (objects painted with it), `F` a font (glyphs
-   * shown with it). `X*` and the like: names past MAX_NAMES, taken as the costliest of their kind.
+   * shown with it), `S` a shading (`sh`). `X*` and the like: names past MAX_NAMES, taken as the costliest of their
+   * kind.
    */
   uses: Map<string, Use>
   /**
@@ -120,7 +121,7 @@ const compose = (inner: ArrayLike<number>, outer: Matrix): Matrix => [
   inner[4]! * outer[1] + inner[5]! * outer[3] + outer[5],
 ]
 
-const boxArea2 = (box: Box) => Math.max(0, box[2] - box[0]) * Math.max(0, box[3] - box[1])
+const clipArea = (box: Box) => Math.max(0, box[2] - box[0]) * Math.max(0, box[3] - box[1])
 
 /** |a d − b c|: the factor a matrix [a b c d e f] multiplies areas by. */
 const areaScale = (matrix: ArrayLike<number>) => {
@@ -170,7 +171,8 @@ function readNumber(word: Uint8Array, length: number): number {
       else value = value * 10 + (byte - 0x30)
     } else break
   }
-  return Number.isFinite(value) ? sign * value : 0
+  // Past a double's range: the largest, so that what it scales counts as large as can be (never as nothing).
+  return sign * Math.min(value, Number.MAX_VALUE)
 }
 
 /** What the lexer is reading. */
@@ -233,6 +235,8 @@ export class ContentLexer implements Sink {
   /** The bytes before this one in image data: an `EI` stands between two of white space or delimiters. */
   private previous = 0x20
   private beforePrevious = 0x20
+  /** The byte before those two: an `EI` ends the data only after white space or a delimiter. */
+  private third = 0x20
   private state: DrawState = {
     states: [],
     stateScales: [],
@@ -308,8 +312,6 @@ export class ContentLexer implements Sink {
     this.onEnd?.(this.summary)
   }
 
-  /** The byte three before the `EI` that may end image data, kept apart from the two that spell it. */
-  private third = 0x20
   private track(byte: number): void {
     this.third = this.beforePrevious
     this.beforePrevious = this.previous
@@ -483,7 +485,7 @@ export class ContentLexer implements Sink {
         return
       case 'sh': {
         // A shading fills the clip: its function or its mesh is resolved by name.
-        const area = this.state.clip ? boxArea2(this.state.clip) : Number.POSITIVE_INFINITY
+        const area = this.state.clip ? clipArea(this.state.clip) : Number.POSITIVE_INFINITY
         this.paint(false, false, area)
         if (this.lastName !== undefined) this.use('S', this.lastName, 1, 1, area)
         return
@@ -571,7 +573,14 @@ export class ContentLexer implements Sink {
       const y0 = Math.max(box[1] - half, clip ? clip[1] : Number.NEGATIVE_INFINITY)
       const x1 = Math.min(box[2] + half, clip ? clip[2] : Number.POSITIVE_INFINITY)
       const y1 = Math.min(box[3] + half, clip ? clip[3] : Number.POSITIVE_INFINITY)
-      area = x1 > x0 && y1 > y0 ? (x1 - x0) * (y1 - y0) : 0
+      const [width, height] = [x1 - x0, y1 - y0]
+      // A box past a double's range (NaN) counts as unbounded.
+      area =
+        Number.isNaN(width) || Number.isNaN(height)
+          ? Number.POSITIVE_INFINITY
+          : width > 0 && height > 0
+            ? width * height
+            : 0
     }
     this.endPath()
     this.paint(fills, strokes, area)
