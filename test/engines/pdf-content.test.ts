@@ -246,7 +246,7 @@ describe("a page's count", () => {
         stream('/FunctionType 4 /Domain [0 1 0 1] /Range [0 1]', program),
       ])
     // Two inks: each pixel through the tint, drawn twice. One: a palette of 256.
-    expect(countPdf(image('[/DeviceN [/A /B] /DeviceGray 6 0 R]')).pixels).toBe(2 * 100 * 50 * (210 + 8 * 30))
+    expect(countPdf(image('[/DeviceN [/A /B] /DeviceGray 6 0 R]')).pixels).toBe(2 * 100 * 50 * (240 + 8 * 30))
     expect(countPdf(image('[/Separation /A /DeviceGray 6 0 R]')).pixels).toBe(2 * 256 * 8 * 30)
   })
 

@@ -1186,8 +1186,8 @@ const FUNCTION_WEIGHTS = {
   /** A pixel of a function shading, whatever its function (53 ns), and each PostScript operator on it (2.1 ns). */
   shadingPixel: 33,
   shadingOperator: 2,
-  /** A pixel of an image in a DeviceN space of two inks or more (345 ns), and each operator of its tint (11–13 ns). */
-  deviceNPixel: 210,
+  /** A pixel of an image in a DeviceN space of two inks or more (356 ns), and each operator of its tint (11 ns). */
+  deviceNPixel: 240,
   tintOperator: 8,
   /** A vertex of a mesh: each page-sized triangle costs 1.5 areas. */
   meshVertex: 2,
