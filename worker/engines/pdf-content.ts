@@ -746,10 +746,10 @@ export class ContentScan implements StreamObserver {
   }
 
   /**
-   * Counts what each page of the file draws, and each content stream no page draws, alone, in areas of a page of `maxPagePixels`
-   * (drawnAreas), and throws PdfDrawingTooLargeError for the first past MAX_PAINTED_AREAS. Pages are every
-   * dictionary with /Contents the file's bytes or its object streams hold (PDFium's page tree picks among them).
-   * Returns the costliest (what tests and benches count).
+   * Counts what each page of the file draws, and each content stream no page draws, alone, in areas of a page of
+   * `maxPagePixels` (drawnAreas), and throws PdfDrawingTooLargeError for the first past MAX_PAINTED_AREAS. Pages are
+   * every dictionary with /Contents the file's bytes or its object streams hold (PDFium's page tree picks among
+   * them). Returns the costliest (what tests and benches count).
    */
   check(bytes: Uint8Array, streams: readonly PdfStream[], maxPagePixels: number): Drawing & { areas: number } {
     const count = new DrawingCount(bytes, streams, this.summaries, this.objectStreams, this.dataSizes)
