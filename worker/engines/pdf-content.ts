@@ -74,7 +74,7 @@ export interface ContentSummary {
 export interface Use {
   times: number
   scale: number
-  /** The areas of the objects a soft mask or a pattern is drawn for, added up: PDFium draws it within each one's box. */
+  /** The areas of the objects a soft mask or a pattern is drawn for, added up: PDFium draws it within each one. */
   within: number
 }
 
@@ -84,7 +84,7 @@ const MAX_NAMES = 1024
 const MAX_STATE_DEPTH = 1024
 /** Graphics states kept in force at once; more count as `G*`. */
 const MAX_STATES_SET = 4
-/** Bytes of a string PDFium keeps in a content stream (kMaxStringLength, cpdf_streamparser.cpp): the rest is dropped. */
+/** Bytes of a string PDFium keeps in a content stream (kMaxStringLength, cpdf_streamparser.cpp); it drops the rest. */
 const MAX_STRING_BYTES = 32_767
 /** Bytes of a name or an operator kept: PDF names are at most 127 bytes. */
 const MAX_WORD_BYTES = 128
@@ -977,7 +977,7 @@ class DrawingCount {
     return most
   }
 
-  /** A form, a pattern's cell, a mask's group, a glyph procedure: with its own resources, else those it is drawn with. */
+  /** A form, a pattern's cell, a mask's group, a glyph procedure: with its own resources, else its caller's. */
   form(stream: PdfStream, inherited: Resources): Drawing {
     const resources = this.dictionary(stream.dictionary.get('Resources')) ?? inherited
     return this.stream(stream, resources, boxArea(this.resolve(stream.dictionary.get('BBox'))) ?? Number.NaN)
@@ -1050,7 +1050,7 @@ class DrawingCount {
     return { units: 0, boxes: meshVertex * vertices * operators * covered, paint: 0, pixels: 0 }
   }
 
-  /** Operators a function runs for each value (a PostScript function's; 1 for the others; the costliest of a stitching). */
+  /** Operators a function runs for each value: a PostScript function's, 1 for others, a stitching's costliest. */
   private functionOperators(value: PdfValue | undefined, depth: number): number {
     if (depth > MAX_NESTING) return 0
     const resolved = this.resolve(value)
