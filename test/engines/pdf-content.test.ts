@@ -177,6 +177,16 @@ describe("a page's count", () => {
     expect(countPdf(pdf)).toMatchObject({ units: 3, boxes: 2 })
   })
 
+  it('counts the glyphs of a form without /BBox against a Letter page, each drawing of it at most the whole page', () => {
+    const pdf = pdfOf([
+      ...onePage('<< /XObject << /X1 5 0 R >> >>'),
+      stream('', '/X1 Do /X1 Do'),
+      stream('/Subtype /Form', `BT /F1 600 Tf (${'H'.repeat(100)}) Tj ET`),
+    ])
+    // Two drawings of 100 glyphs of 600 pt: 74.3 pages of area each.
+    expect(countPdf(pdf)).toMatchObject({ units: 2 + 2 * 101, boxes: (2 * 100 * 600 * 600) / LETTER })
+  })
+
   it('counts at most the 32,767 bytes of a string PDFium keeps (kMaxStringLength)', () => {
     expect(lex(`(${'a'.repeat(40_000)}) Tj <${'61'.repeat(40_000)}> Tj`).glyphs).toBe(2 * 32_767)
   })

@@ -1002,7 +1002,8 @@ class DrawingCount {
     this.drawing.add(key)
     const total: Drawing = {
       units: summary.objects + summary.glyphs,
-      boxes: clip > 0 ? Math.min(summary.glyphs, summary.glyphArea / clip) : 0,
+      // Without a box of its own (a form without /BBox), its glyphs are measured against a Letter page.
+      boxes: Math.min(summary.glyphs, summary.glyphArea / (clip > 0 ? clip : LETTER_AREA)),
       paint: summary.area,
       pixels: 0,
     }
