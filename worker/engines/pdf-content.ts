@@ -9,6 +9,7 @@
 import { MAX_PAINTED_AREAS, PAINT_WEIGHTS } from './pdf-paint'
 import {
   asArray,
+  isRegular,
   isWhite,
   nameOf,
   ObjectIndex,
@@ -19,6 +20,7 @@ import {
   PdfStreamSyntaxError,
   type PdfValue,
   type Sink,
+  spells,
   type StreamObserver,
 } from './pdf-streams'
 
@@ -196,18 +198,6 @@ const TEXT_SHOWS = new Set(['Tj', 'TJ', "'", '"'])
 const FILL_COLOURS = new Set(['cs', 'sc', 'g', 'rg', 'k'])
 const STROKE_COLOURS = new Set(['CS', 'SC', 'G', 'RG', 'K'])
 
-const isDelimiter = (byte: number) =>
-  byte === 0x28 ||
-  byte === 0x29 ||
-  byte === 0x3c ||
-  byte === 0x3e ||
-  byte === 0x5b ||
-  byte === 0x5d ||
-  byte === 0x7b ||
-  byte === 0x7d ||
-  byte === 0x2f ||
-  byte === 0x25
-
 /**
  * Lexes a content stream's decoded bytes as they come, in pieces, and counts what its operators draw. Linear in the
  * bytes; keeps a word of at most MAX_WORD_BYTES and the graphics-state stack. Bytes that are not content (a font
@@ -258,7 +248,7 @@ export class ContentLexer implements Sink {
       const byte = piece[i]!
       switch (this.mode) {
         case Mode.Word:
-          if (!isWhite(byte) && !isDelimiter(byte)) {
+          if (isRegular(byte)) {
             if (this.wordLength < MAX_WORD_BYTES) this.word[this.wordLength] = byte
             this.wordLength++
             continue
@@ -288,12 +278,7 @@ export class ContentLexer implements Sink {
           continue
         case Mode.ImageData:
           // `EI` between white space or delimiters ends the data (PDFium skips what is before its keyword `EI` too).
-          if (
-            (isWhite(byte) || isDelimiter(byte)) &&
-            this.previous === 0x49 &&
-            this.beforePrevious === 0x45 &&
-            this.isImageDataEnd()
-          ) {
+          if (!isRegular(byte) && this.previous === 0x49 && this.beforePrevious === 0x45 && this.isImageDataEnd()) {
             this.mode = Mode.Normal
             this.paint(false, false, areaScale(this.state.matrix))
           }
@@ -318,7 +303,7 @@ export class ContentLexer implements Sink {
     this.previous = byte
   }
   private isImageDataEnd(): boolean {
-    return isWhite(this.third) || isDelimiter(this.third)
+    return !isRegular(this.third)
   }
 
   private normalByte(byte: number): void {
@@ -749,9 +734,21 @@ export class ContentScan implements StreamObserver {
    * Counts what each page of the file draws, and each content stream no page draws, alone, in areas of a page of
    * `maxPagePixels` (drawnAreas), and throws PdfDrawingTooLargeError for the first past MAX_PAINTED_AREAS. Pages are
    * every dictionary with /Contents the file's bytes or its object streams hold (PDFium's page tree picks among
-   * them). Returns the costliest (what tests and benches count).
+   * them). Returns the costliest (what tests and benches count). The scan is done with after it.
    */
   check(bytes: Uint8Array, streams: readonly PdfStream[], maxPagePixels: number): Drawing & { areas: number } {
+    try {
+      return this.countPages(bytes, streams, maxPagePixels)
+    } finally {
+      // Counted once: what was kept (object streams' data, up to 16 MiB) is not held while the pages are drawn.
+      this.summaries.clear()
+      this.objectStreams.clear()
+      this.dataSizes.clear()
+      this.keptBytes = 0
+    }
+  }
+
+  private countPages(bytes: Uint8Array, streams: readonly PdfStream[], maxPagePixels: number) {
     const count = new DrawingCount(bytes, streams, this.summaries, this.objectStreams, this.dataSizes)
     let most = { units: 0, boxes: 0, paint: 0, pixels: 0, areas: 0 }
     const weigh = (what: string, drawing: Drawing) => {
@@ -872,10 +869,9 @@ class DrawingCount {
   pageNumbers(streams: readonly PdfStream[]): Map<string, number> {
     const { bytes } = this
     let root: PdfValue | undefined
-    const trailer = [...'trailer'].map((char) => char.charCodeAt(0))
-    for (let at = bytes.lastIndexOf(0x74); at >= 0 && root === undefined; at = bytes.lastIndexOf(0x74, at - 1)) {
-      if (!trailer.every((byte, i) => bytes[at + i] === byte)) continue
-      const reader = new ObjectReader(bytes, at + trailer.length, bytes.length)
+    for (let at = bytes.lastIndexOf(0x74); at >= 0; at = bytes.lastIndexOf(0x74, at - 1)) {
+      if (!spells(bytes, at, 'trailer')) continue
+      const reader = new ObjectReader(bytes, at + 'trailer'.length, bytes.length)
       try {
         reader.skipWhite()
         const value = reader.value()
@@ -913,10 +909,9 @@ class DrawingCount {
       if (header) headers.push({ at, object: header.object, generation: header.generation })
     }
     const seen = new Set<string>()
-    const needle = [...'/Contents'].map((char) => char.charCodeAt(0))
     let nearest = -1
     for (let at = bytes.indexOf(0x2f); at >= 0; at = bytes.indexOf(0x2f, at + 1)) {
-      if (!needle.every((byte, i) => bytes[at + i] === byte)) continue
+      if (!spells(bytes, at, '/Contents')) continue
       while (nearest + 1 < headers.length && headers[nearest + 1]!.at < at) nearest++
       const header = headers[nearest]
       if (!header) continue
@@ -924,21 +919,23 @@ class DrawingCount {
       if (seen.has(key)) continue
       seen.add(key)
       const dictionary = this.dictionary({ ref: [header.object, header.generation] })
-      if (dictionary && this.hasContentStreams(dictionary))
+      if (dictionary && this.contentStreams(dictionary).length > 0)
         yield { object: header.object, generation: header.generation, dictionary }
     }
     for (const key of this.packed.keys()) {
       if (seen.has(key)) continue
       const [object, generation] = key.split(' ').map(Number) as [number, number]
       const dictionary = this.dictionary({ ref: [object, generation] })
-      if (dictionary && this.hasContentStreams(dictionary)) yield { object, generation, dictionary }
+      if (dictionary && this.contentStreams(dictionary).length > 0) yield { object, generation, dictionary }
     }
   }
 
-  private hasContentStreams(dictionary: ReadonlyMap<string, PdfValue>): boolean {
-    const contents = dictionary.get('Contents')
-    if (this.streamOf(contents)) return true
-    return asArray(this.resolve(contents)).some((item) => this.streamOf(item) !== undefined)
+  /** The streams a page's /Contents names: one, or an array of them. */
+  private contentStreams(page: ReadonlyMap<string, PdfValue>): PdfStream[] {
+    const contents = page.get('Contents')
+    const one = this.streamOf(contents)
+    if (one) return [one]
+    return asArray(this.resolve(contents)).flatMap((item) => this.streamOf(item) ?? [])
   }
 
   /** What a page draws: its content streams with its resources (its own or inherited), and its annotations. */
@@ -952,13 +949,8 @@ class DrawingCount {
       parent = this.dictionary(parent.get('Parent'))
     }
     const clip = box ?? LETTER_AREA
-    const contents = page.get('Contents')
-    const items = this.streamOf(contents) ? [contents] : asArray(this.resolve(contents))
     const total = nothing()
-    for (const item of items) {
-      const stream = this.streamOf(item)
-      if (stream) addTo(total, this.stream(stream, resources, clip))
-    }
+    for (const stream of this.contentStreams(page)) addTo(total, this.stream(stream, resources, clip))
     for (const annotation of asArray(this.resolve(page.get('Annots')))) {
       const appearances = this.dictionary(this.dictionary(annotation)?.get('AP'))
       addTo(total, this.appearance(appearances?.get('N'), resources))

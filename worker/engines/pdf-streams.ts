@@ -1001,7 +1001,7 @@ export function* measurePdfStreams(
           ? decryptingSink(decryption.forStream(stream.object, stream.generation), reader)
           : reader
         for (let at = start; at < stream.rawEnd; ) {
-          const end = Math.min(stream.rawEnd, at + INPUT_PIECE_BYTES * 64)
+          const end = Math.min(stream.rawEnd, at + PIECE_BYTES)
           if (fed + Math.max(longest, end - start) > maxFed) throw overlapping(maxFed)
           sink.write(bytes.subarray(at, end))
           longest = Math.max(longest, end - start)
